@@ -6,8 +6,7 @@
 //! `cargo run --release -p planet-terrain --example core_table [earth|moon|mars] [SAMPLES]`
 
 use planet_terrain::precision::{
-    NodeCentre, lattice_step, naive_f32_vertex_offset, offset_error, reference_vertex_offset,
-    vertex_offset,
+    NodeCentre, lattice_step, naive_f32_vertex_offset, offset_error, reference_vertex_offset, vertex_offset,
 };
 use planet_terrain::{Body, MAX_DEPTH, TileAddress};
 
@@ -35,39 +34,19 @@ struct Worst {
     metres: f64,
 }
 
-fn measure(
-    body: &Body,
-    depth: u8,
-    samples: usize,
-    within_a_metre: bool,
-    rng: &mut Rng,
-) -> (Worst, f64) {
+fn measure(body: &Body, depth: u8, samples: usize, within_a_metre: bool, rng: &mut Rng) -> (Worst, f64) {
     let ellipsoid = body.ellipsoid();
-    let mut worst = Worst {
-        ulps: 0.0,
-        metres: 0.0,
-    };
+    let mut worst = Worst { ulps: 0.0, metres: 0.0 };
     let mut naive_worst: f64 = 0.0;
     let size = 1u64 << depth;
     for _ in 0..samples {
-        let tile = TileAddress::new(
-            rng.below(6) as u8,
-            depth,
-            rng.below(size) as u32,
-            rng.below(size) as u32,
-        )
-        .expect("random address is in range");
+        let tile = TileAddress::new(rng.below(6) as u8, depth, rng.below(size) as u32, rng.below(size) as u32)
+            .expect("random address is in range");
         let centre_height = rng.uniform(-11_000.0, 9_000.0);
-        let height = if within_a_metre {
-            centre_height + rng.uniform(-1.0, 1.0)
-        } else {
-            rng.uniform(-11_000.0, 9_000.0)
-        };
+        let height =
+            if within_a_metre { centre_height + rng.uniform(-1.0, 1.0) } else { rng.uniform(-11_000.0, 9_000.0) };
         let centre = NodeCentre::new(ellipsoid, tile, centre_height);
-        let (ds, dt) = (
-            lattice_step(depth, rng.below(33) as u32),
-            lattice_step(depth, rng.below(33) as u32),
-        );
+        let (ds, dt) = (lattice_step(depth, rng.below(33) as u32), lattice_step(depth, rng.below(33) as u32));
         let dh = (height - centre_height) as f32;
         let computed = vertex_offset(&centre.frame, ds, dt, dh, height as f32);
         // The reference sees the f32-rounded height difference the GPU sees.
@@ -84,14 +63,8 @@ fn measure(
             worst.ulps = ulps;
         }
         worst.metres = worst.metres.max(metres);
-        let naive = naive_f32_vertex_offset(
-            ellipsoid,
-            tile,
-            centre_height,
-            ds,
-            dt,
-            (centre_height + f64::from(dh)) as f32,
-        );
+        let naive =
+            naive_f32_vertex_offset(ellipsoid, tile, centre_height, ds, dt, (centre_height + f64::from(dh)) as f32);
         naive_worst = naive_worst.max((naive.as_dvec3() - reference).length());
     }
     (worst, naive_worst)
@@ -119,14 +92,7 @@ fn main() {
     println!();
     println!(
         "{:>5} {:>22} {:>12} {:>12} | {:>12} {:>13} | {:>13} {:>13}",
-        "depth",
-        "tiles",
-        "tile size",
-        "sample",
-        "any h: ulps",
-        "|dh|<=1m: m",
-        "|dh|<=1m ulps",
-        "naive f32 m"
+        "depth", "tiles", "tile size", "sample", "any h: ulps", "|dh|<=1m: m", "|dh|<=1m ulps", "naive f32 m"
     );
     for depth in 0..=MAX_DEPTH.min(24) {
         let tiles = 6u128 << (2 * u32::from(depth));

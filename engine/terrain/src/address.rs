@@ -47,12 +47,7 @@ pub enum AddressError {
     #[error("depth {depth} is deeper than the deepest addressable level {max}")]
     DepthTooDeep { depth: u8, max: u8 },
     #[error("cell ({x}, {y}) is outside a depth-{depth} face of {size}x{size} tiles")]
-    CellOutOfRange {
-        depth: u8,
-        x: u32,
-        y: u32,
-        size: u32,
-    },
+    CellOutOfRange { depth: u8, x: u32, y: u32, size: u32 },
     #[error("tile key {key:#018x} is not valid: {reason}")]
     InvalidKey { key: u64, reason: &'static str },
     #[error("'{text}' is not a tile address (expected face/depth/x/y, e.g. 3/7/45/102): {reason}")]
@@ -107,10 +102,7 @@ impl TileAddress {
     pub fn new(face: u8, depth: u8, x: u32, y: u32) -> Result<Self, AddressError> {
         let face = Face::new(face).ok_or(AddressError::FaceOutOfRange { face })?;
         if depth > MAX_DEPTH {
-            return Err(AddressError::DepthTooDeep {
-                depth,
-                max: MAX_DEPTH,
-            });
+            return Err(AddressError::DepthTooDeep { depth, max: MAX_DEPTH });
         }
         let size = 1u32 << depth;
         if x >= size || y >= size {
@@ -121,12 +113,7 @@ impl TileAddress {
 
     /// The depth-0 tile that is a whole face.
     pub const fn root(face: Face) -> Self {
-        TileAddress {
-            face,
-            depth: 0,
-            x: 0,
-            y: 0,
-        }
+        TileAddress { face, depth: 0, x: 0, y: 0 }
     }
 
     /// The six roots: together they cover the body exactly once.
@@ -153,12 +140,7 @@ impl TileAddress {
     }
 
     pub fn parent(self) -> Option<TileAddress> {
-        (self.depth > 0).then(|| TileAddress {
-            face: self.face,
-            depth: self.depth - 1,
-            x: self.x >> 1,
-            y: self.y >> 1,
-        })
+        (self.depth > 0).then(|| TileAddress { face: self.face, depth: self.depth - 1, x: self.x >> 1, y: self.y >> 1 })
     }
 
     /// Which quarter of its parent this tile is: `dx + 2 * dy` (0..4).
@@ -183,12 +165,7 @@ impl TileAddress {
     pub fn ancestor_at(self, depth: u8) -> Option<TileAddress> {
         (depth <= self.depth).then(|| {
             let shift = self.depth - depth;
-            TileAddress {
-                face: self.face,
-                depth,
-                x: self.x >> shift,
-                y: self.y >> shift,
-            }
+            TileAddress { face: self.face, depth, x: self.x >> shift, y: self.y >> shift }
         })
     }
 
@@ -201,12 +178,7 @@ impl TileAddress {
     pub fn neighbour(self, edge: Edge) -> Neighbour {
         let last = self.tiles_per_face_edge() - 1;
         let same_face = |x, y| Neighbour {
-            address: TileAddress {
-                face: self.face,
-                depth: self.depth,
-                x,
-                y,
-            },
+            address: TileAddress { face: self.face, depth: self.depth, x, y },
             shared_edge: edge.opposite(),
             reversed: false,
         };
@@ -219,27 +191,14 @@ impl TileAddress {
         }
         let crossing = face_edge_crossing(self.face, edge);
         let along = if edge.is_u_edge() { self.y } else { self.x };
-        let along = if crossing.reversed {
-            last - along
-        } else {
-            along
-        };
+        let along = if crossing.reversed { last - along } else { along };
         let across = match crossing.edge {
             Edge::MinU | Edge::MinV => 0,
             Edge::MaxU | Edge::MaxV => last,
         };
-        let (x, y) = if crossing.edge.is_u_edge() {
-            (across, along)
-        } else {
-            (along, across)
-        };
+        let (x, y) = if crossing.edge.is_u_edge() { (across, along) } else { (along, across) };
         Neighbour {
-            address: TileAddress {
-                face: crossing.face,
-                depth: self.depth,
-                x,
-                y,
-            },
+            address: TileAddress { face: crossing.face, depth: self.depth, x, y },
             shared_edge: crossing.edge,
             reversed: crossing.reversed,
         }
@@ -276,21 +235,13 @@ impl TileAddress {
     pub fn sample(self, i: i32, j: i32) -> FaceSample {
         let lo = -(TILE_APRON as i32);
         let hi = TILE_CELLS as i32 + TILE_APRON as i32;
-        assert!(
-            (lo..=hi).contains(&i) && (lo..=hi).contains(&j),
-            "sample ({i}, {j}) is outside the stored tile"
-        );
+        assert!((lo..=hi).contains(&i) && (lo..=hi).contains(&j), "sample ({i}, {j}) is outside the stored tile");
         let cells_log2 = self.depth + 7;
         let n = i64::from(TILE_CELLS) << self.depth;
         let gi = i64::from(self.x) * i64::from(TILE_CELLS) + i64::from(i);
         let gj = i64::from(self.y) * i64::from(TILE_CELLS) + i64::from(j);
         let inside = |g: i64| (0..=n).contains(&g);
-        let on_face = |face, gi: i64, gj: i64| FaceSample {
-            face,
-            cells_log2,
-            i: gi as u64,
-            j: gj as u64,
-        };
+        let on_face = |face, gi: i64, gj: i64| FaceSample { face, cells_log2, i: gi as u64, j: gj as u64 };
         match (inside(gi), inside(gj)) {
             (true, true) => on_face(self.face, gi, gj),
             (false, false) => on_face(self.face, gi.clamp(0, n), gj.clamp(0, n)),
@@ -349,11 +300,7 @@ fn face_edge_crossing(face: Face, edge: Edge) -> FaceEdgeCrossing {
         (0, 1) => (Edge::MaxV, dot(along, nb.u)),
         _ => unreachable!("adjacent faces share exactly one edge"),
     };
-    FaceEdgeCrossing {
-        face: next,
-        edge,
-        reversed: sign < 0,
-    }
+    FaceEdgeCrossing { face: next, edge, reversed: sign < 0 }
 }
 
 impl fmt::Display for TileAddress {
@@ -372,10 +319,7 @@ impl FromStr for TileAddress {
     type Err = AddressError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let parse_error = |reason: String| AddressError::Parse {
-            text: text.to_owned(),
-            reason,
-        };
+        let parse_error = |reason: String| AddressError::Parse { text: text.to_owned(), reason };
         let parts: Vec<&str> = text.split('/').collect();
         if parts.len() != 4 {
             return Err(parse_error(format!("{} fields, not 4", parts.len())));
@@ -383,22 +327,15 @@ impl FromStr for TileAddress {
         let field = |index: usize, name: &str| -> Result<u32, AddressError> {
             let part = parts[index];
             if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(parse_error(format!(
-                    "{name} '{part}' is not a decimal number"
-                )));
+                return Err(parse_error(format!("{name} '{part}' is not a decimal number")));
             }
-            part.parse::<u32>()
-                .map_err(|_| parse_error(format!("{name} '{part}' is too large")))
+            part.parse::<u32>().map_err(|_| parse_error(format!("{name} '{part}' is too large")))
         };
         let face = field(0, "face")?;
         let depth = field(1, "depth")?;
         let (x, y) = (field(2, "x")?, field(3, "y")?);
-        let face =
-            u8::try_from(face).map_err(|_| AddressError::FaceOutOfRange { face: u8::MAX })?;
-        let depth = u8::try_from(depth).map_err(|_| AddressError::DepthTooDeep {
-            depth: u8::MAX,
-            max: MAX_DEPTH,
-        })?;
+        let face = u8::try_from(face).map_err(|_| AddressError::FaceOutOfRange { face: u8::MAX })?;
+        let depth = u8::try_from(depth).map_err(|_| AddressError::DepthTooDeep { depth: u8::MAX, max: MAX_DEPTH })?;
         TileAddress::new(face, depth, x, y)
     }
 }
@@ -432,8 +369,7 @@ impl TileKey {
     }
 
     pub fn address(self) -> TileAddress {
-        self.checked_address()
-            .expect("a TileKey is valid by construction")
+        self.checked_address().expect("a TileKey is valid by construction")
     }
 
     fn checked_address(self) -> Result<TileAddress, AddressError> {

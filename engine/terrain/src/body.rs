@@ -42,11 +42,7 @@ pub struct Geodetic {
 
 impl Geodetic {
     pub fn from_degrees(latitude: f64, longitude: f64, height: f64) -> Geodetic {
-        Geodetic {
-            latitude: latitude.to_radians(),
-            longitude: longitude.to_radians(),
-            height,
-        }
+        Geodetic { latitude: latitude.to_radians(), longitude: longitude.to_radians(), height }
     }
 
     /// The unit normal this latitude/longitude names.
@@ -65,9 +61,7 @@ impl Ellipsoid {
     pub fn new(x: f64, y: f64, z: f64) -> Result<Ellipsoid, BodyError> {
         let ok = |r: f64| r.is_finite() && r > 0.0;
         if ok(x) && ok(y) && ok(z) {
-            Ok(Ellipsoid {
-                radii: DVec3::new(x, y, z),
-            })
+            Ok(Ellipsoid { radii: DVec3::new(x, y, z) })
         } else {
             Err(BodyError::BadRadii { x, y, z })
         }
@@ -125,21 +119,13 @@ impl Ellipsoid {
     /// Latitude and longitude of a point on the surface (height is zero).
     pub fn surface_point_to_geodetic(&self, p: DVec3) -> Geodetic {
         let (latitude, longitude) = normal_to_lat_lon(p / (self.radii * self.radii));
-        Geodetic {
-            latitude,
-            longitude,
-            height: 0.0,
-        }
+        Geodetic { latitude, longitude, height: 0.0 }
     }
 
     /// Latitude and longitude of the surface point reached by direction `d`.
     pub fn direction_to_geodetic(&self, d: DVec3) -> Geodetic {
         let (latitude, longitude) = normal_to_lat_lon(d / self.radii);
-        Geodetic {
-            latitude,
-            longitude,
-            height: 0.0,
-        }
+        Geodetic { latitude, longitude, height: 0.0 }
     }
 
     /// The direction whose surface point lies at this latitude/longitude.
@@ -155,11 +141,7 @@ impl Ellipsoid {
         let normal_dir = foot / (self.radii * self.radii);
         let n = normal_dir.normalize();
         let (latitude, longitude) = normal_to_lat_lon(n);
-        Geodetic {
-            latitude,
-            longitude,
-            height: (p - foot).dot(n),
-        }
+        Geodetic { latitude, longitude, height: (p - foot).dot(n) }
     }
 
     /// The closest surface point to `p`: `x_i = r_i^2 p_i / (r_i^2 + k)` where
@@ -230,10 +212,7 @@ impl Body {
 
     fn preset(name: &str, a: f64, b: f64) -> Body {
         let ellipsoid = Ellipsoid::spheroid(a, b).expect("preset radii are valid");
-        Body {
-            name: name.to_owned(),
-            ellipsoid,
-        }
+        Body { name: name.to_owned(), ellipsoid }
     }
 
     /// A preset by name (case-insensitive).
@@ -249,10 +228,7 @@ impl Body {
     /// Any body with arbitrary radii (x, y, z).
     pub fn custom(name: &str, radii: [f64; 3]) -> Result<Body, BodyError> {
         let ellipsoid = Ellipsoid::new(radii[0], radii[1], radii[2])?;
-        Ok(Body {
-            name: name.to_owned(),
-            ellipsoid,
-        })
+        Ok(Body { name: name.to_owned(), ellipsoid })
     }
 
     pub fn name(&self) -> &str {
@@ -294,18 +270,14 @@ mod tests {
     #[test]
     fn zero_zero_is_on_plus_x_at_the_equatorial_radius() {
         let earth = Body::earth();
-        let p = earth
-            .ellipsoid()
-            .geodetic_to_point(Geodetic::from_degrees(0.0, 0.0, 0.0));
+        let p = earth.ellipsoid().geodetic_to_point(Geodetic::from_degrees(0.0, 0.0, 0.0));
         assert_eq!(p, DVec3::new(6_378_137.0, 0.0, 0.0));
     }
 
     #[test]
     fn north_pole_is_at_the_polar_radius() {
         let earth = Body::earth();
-        let p = earth
-            .ellipsoid()
-            .geodetic_to_point(Geodetic::from_degrees(90.0, 0.0, 0.0));
+        let p = earth.ellipsoid().geodetic_to_point(Geodetic::from_degrees(90.0, 0.0, 0.0));
         assert!(p.x.abs() < 1e-9 && p.y.abs() < 1e-9, "{p}");
         assert!((p.z - 6_356_752.314_245).abs() < 1e-8, "{p}");
     }
@@ -313,9 +285,7 @@ mod tests {
     #[test]
     fn ninety_east_is_on_plus_y() {
         let earth = Body::earth();
-        let p = earth
-            .ellipsoid()
-            .geodetic_to_point(Geodetic::from_degrees(0.0, 90.0, 100.0));
+        let p = earth.ellipsoid().geodetic_to_point(Geodetic::from_degrees(0.0, 90.0, 100.0));
         assert!((p.y - 6_378_237.0).abs() < 1e-8 && p.x.abs() < 1e-8 && p.z.abs() < 1e-8);
     }
 
@@ -323,9 +293,7 @@ mod tests {
     fn known_wgs84_point_matches_published_ecef() {
         // Geodetic 45 N, 45 E, 1000 m: N = a / sqrt(1 - e^2 sin^2 lat).
         let earth = Body::earth();
-        let p = earth
-            .ellipsoid()
-            .geodetic_to_point(Geodetic::from_degrees(45.0, 45.0, 1000.0));
+        let p = earth.ellipsoid().geodetic_to_point(Geodetic::from_degrees(45.0, 45.0, 1000.0));
         let a: f64 = 6_378_137.0;
         let b: f64 = 6_356_752.314_245;
         let e2 = 1.0 - (b * b) / (a * a);

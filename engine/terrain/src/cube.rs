@@ -124,10 +124,7 @@ mod tests {
         };
         let step = 2.0 / 1024.0;
         let ratio = angle(0.0, step) / angle(-1.0, -1.0 + step);
-        assert!(
-            (0.95..1.05).contains(&ratio),
-            "warped cell angle ratio {ratio}"
-        );
+        assert!((0.95..1.05).contains(&ratio), "warped cell angle ratio {ratio}");
     }
 
     #[test]

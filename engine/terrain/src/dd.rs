@@ -17,26 +17,17 @@ pub struct Dd {
 fn two_sum(a: f64, b: f64) -> Dd {
     let s = a + b;
     let bb = s - a;
-    Dd {
-        hi: s,
-        lo: (a - (s - bb)) + (b - bb),
-    }
+    Dd { hi: s, lo: (a - (s - bb)) + (b - bb) }
 }
 
 fn quick_two_sum(a: f64, b: f64) -> Dd {
     let s = a + b;
-    Dd {
-        hi: s,
-        lo: b - (s - a),
-    }
+    Dd { hi: s, lo: b - (s - a) }
 }
 
 fn two_prod(a: f64, b: f64) -> Dd {
     let p = a * b;
-    Dd {
-        hi: p,
-        lo: a.mul_add(b, -p),
-    }
+    Dd { hi: p, lo: a.mul_add(b, -p) }
 }
 
 impl Dd {
@@ -71,10 +62,7 @@ impl Add for Dd {
 impl Neg for Dd {
     type Output = Dd;
     fn neg(self) -> Dd {
-        Dd {
-            hi: -self.hi,
-            lo: -self.lo,
-        }
+        Dd { hi: -self.hi, lo: -self.lo }
     }
 }
 
@@ -119,11 +107,7 @@ impl Dd3 {
     }
 
     fn zip(self, o: Dd3, f: impl Fn(Dd, Dd) -> Dd) -> Dd3 {
-        Dd3([
-            f(self.0[0], o.0[0]),
-            f(self.0[1], o.0[1]),
-            f(self.0[2], o.0[2]),
-        ])
+        Dd3([f(self.0[0], o.0[0]), f(self.0[1], o.0[1]), f(self.0[2], o.0[2])])
     }
 
     pub fn add(self, o: Dd3) -> Dd3 {

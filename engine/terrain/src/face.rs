@@ -126,11 +126,7 @@ mod tests {
     use super::*;
 
     fn cross(a: IntAxis, b: IntAxis) -> IntAxis {
-        [
-            a[1] * b[2] - a[2] * b[1],
-            a[2] * b[0] - a[0] * b[2],
-            a[0] * b[1] - a[1] * b[0],
-        ]
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
     }
 
     #[test]
@@ -147,14 +143,7 @@ mod tests {
     fn normals_are_the_six_signed_axes() {
         let mut normals: Vec<IntAxis> = Face::ALL.iter().map(|f| f.basis().normal).collect();
         normals.sort();
-        let mut expected = vec![
-            [1, 0, 0],
-            [-1, 0, 0],
-            [0, 1, 0],
-            [0, -1, 0],
-            [0, 0, 1],
-            [0, 0, -1],
-        ];
+        let mut expected = vec![[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]];
         expected.sort();
         assert_eq!(normals, expected);
         for face in Face::ALL {

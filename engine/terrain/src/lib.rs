@@ -16,7 +16,9 @@ pub mod body;
 pub mod cube;
 mod dd;
 pub mod face;
+pub mod pack;
 pub mod precision;
+pub mod source;
 
 pub use address::{
     AddressError, FaceSample, MAX_DEPTH, Neighbour, TILE_APRON, TILE_CELLS, TILE_CORE_SAMPLES,

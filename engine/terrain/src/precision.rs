@@ -96,11 +96,7 @@ fn narrow(v: DVec3) -> [f32; 3] {
 /// The part of `v` that [`narrow`] rounds away.
 fn narrow_remainder(v: DVec3) -> [f32; 3] {
     let hi = narrow(v);
-    [
-        (v.x - f64::from(hi[0])) as f32,
-        (v.y - f64::from(hi[1])) as f32,
-        (v.z - f64::from(hi[2])) as f32,
-    ]
+    [(v.x - f64::from(hi[0])) as f32, (v.y - f64::from(hi[1])) as f32, (v.z - f64::from(hi[2])) as f32]
 }
 
 impl NodeCentre {
@@ -156,12 +152,8 @@ fn warp_step(ds: f32, tan_pi4: f32) -> f32 {
     // x = ds * pi/4; sin x = (pi/4) ds (1 + sigma), cos x = 1 - gamma.
     let x = ds * FRAC_PI_4_F32;
     let x2 = x * x;
-    let sigma =
-        x2 * (-1.0 / 6.0 + x2 * (1.0 / 120.0 + x2 * (-1.0 / 5040.0 + x2 * (1.0 / 362_880.0))));
-    let gamma = x2
-        * (0.5
-            - x2 * (1.0 / 24.0
-                - x2 * (1.0 / 720.0 - x2 * (1.0 / 40_320.0 - x2 * (1.0 / 3_628_800.0)))));
+    let sigma = x2 * (-1.0 / 6.0 + x2 * (1.0 / 120.0 + x2 * (-1.0 / 5040.0 + x2 * (1.0 / 362_880.0))));
+    let gamma = x2 * (0.5 - x2 * (1.0 / 24.0 - x2 * (1.0 / 720.0 - x2 * (1.0 / 40_320.0 - x2 * (1.0 / 3_628_800.0)))));
     let sin_scaled = ds + ds * sigma;
     let a_sin = tan_pi4 * sin_scaled;
     let denominator = (1.0 - gamma) - a_sin;
@@ -182,11 +174,7 @@ fn v3(a: [f32; 3]) -> Vec3 {
 
 /// Fused `a * b + c` per component, as the shader's `fma`.
 fn fma3(a: Vec3, b: f32, c: Vec3) -> Vec3 {
-    Vec3::new(
-        a.x.mul_add(b, c.x),
-        a.y.mul_add(b, c.y),
-        a.z.mul_add(b, c.z),
-    )
+    Vec3::new(a.x.mul_add(b, c.x), a.y.mul_add(b, c.y), a.z.mul_add(b, c.z))
 }
 
 fn surface_delta(f: &NodeFrame, ds: f32, dt: f32) -> SurfaceDelta {
@@ -226,13 +214,7 @@ pub fn ellipsoid_point_delta(frame: &NodeFrame, ds: f32, dt: f32) -> Vec3 {
 /// metres above the centre's own elevation. `height_above_centre` carries
 /// the precision (the host forms it as a small difference); `height` only
 /// scales the tilt of the normal.
-pub fn vertex_offset(
-    frame: &NodeFrame,
-    ds: f32,
-    dt: f32,
-    height_above_centre: f32,
-    height: f32,
-) -> Vec3 {
+pub fn vertex_offset(frame: &NodeFrame, ds: f32, dt: f32, height_above_centre: f32, height: f32) -> Vec3 {
     let SurfaceDelta { main, tail } = surface_delta(frame, ds, dt);
     let (m_c, n_c) = (v3(frame.m), v3(frame.normal));
     let dm = (main + tail) * v3(frame.kappa);

@@ -17,9 +17,7 @@ fn every_tile_to_depth(max_depth: u8) -> impl Iterator<Item = TileAddress> {
     (0..=max_depth).flat_map(|depth| {
         let size = 1u32 << depth;
         (0u8..6).flat_map(move |face| {
-            (0..size).flat_map(move |x| {
-                (0..size).map(move |y| TileAddress::new(face, depth, x, y).unwrap())
-            })
+            (0..size).flat_map(move |x| (0..size).map(move |y| TileAddress::new(face, depth, x, y).unwrap()))
         })
     })
 }
@@ -120,41 +118,16 @@ fn known_keys() {
 
 #[test]
 fn invalid_addresses_are_refused_with_the_reason() {
-    assert_eq!(
-        TileAddress::new(6, 0, 0, 0),
-        Err(AddressError::FaceOutOfRange { face: 6 })
-    );
+    assert_eq!(TileAddress::new(6, 0, 0, 0), Err(AddressError::FaceOutOfRange { face: 6 }));
     assert_eq!(
         TileAddress::new(0, MAX_DEPTH + 1, 0, 0),
-        Err(AddressError::DepthTooDeep {
-            depth: MAX_DEPTH + 1,
-            max: MAX_DEPTH
-        })
+        Err(AddressError::DepthTooDeep { depth: MAX_DEPTH + 1, max: MAX_DEPTH })
     );
-    assert_eq!(
-        TileAddress::new(0, 2, 4, 0),
-        Err(AddressError::CellOutOfRange {
-            depth: 2,
-            x: 4,
-            y: 0,
-            size: 4
-        })
-    );
-    for bad in [
-        "",
-        "1/2/3",
-        "1/2/3/4/5",
-        "a/0/0/0",
-        "0/0/-1/0",
-        "0/0/0/ 0",
-        "0/99999999999/0/0",
-    ] {
+    assert_eq!(TileAddress::new(0, 2, 4, 0), Err(AddressError::CellOutOfRange { depth: 2, x: 4, y: 0, size: 4 }));
+    for bad in ["", "1/2/3", "1/2/3/4/5", "a/0/0/0", "0/0/-1/0", "0/0/0/ 0", "0/99999999999/0/0"] {
         assert!(bad.parse::<TileAddress>().is_err(), "{bad:?} parsed");
     }
-    assert!(matches!(
-        "0/2/4/0".parse::<TileAddress>(),
-        Err(AddressError::CellOutOfRange { .. })
-    ));
+    assert!(matches!("0/2/4/0".parse::<TileAddress>(), Err(AddressError::CellOutOfRange { .. })));
     let invalid_keys = [
         29u64 << 59,             // depth too deep
         6u64 << 56,              // face 6
@@ -162,10 +135,7 @@ fn invalid_addresses_are_refused_with_the_reason() {
         (3u64 << 59) | (1 << 6), // index 64 does not fit depth 3
     ];
     for raw in invalid_keys {
-        assert!(
-            matches!(TileKey::from_raw(raw), Err(AddressError::InvalidKey { .. })),
-            "{raw:#x}"
-        );
+        assert!(matches!(TileKey::from_raw(raw), Err(AddressError::InvalidKey { .. })), "{raw:#x}");
     }
 }
 
@@ -214,11 +184,7 @@ fn shared_edges_have_bit_identical_sample_directions() {
                 let there = sample_inside(n.shared_edge, along, 0);
                 let a = sample_direction(tile.sample(here.0, here.1));
                 let b = sample_direction(n.address.sample(there.0, there.1));
-                assert_eq!(
-                    a, b,
-                    "{tile} {edge:?} sample {k} vs {} {:?}",
-                    n.address, n.shared_edge
-                );
+                assert_eq!(a, b, "{tile} {edge:?} sample {k} vs {} {:?}", n.address, n.shared_edge);
             }
         }
     }

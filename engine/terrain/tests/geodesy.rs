@@ -20,23 +20,11 @@ fn bodies() -> Vec<Body> {
 
 /// Latitudes and longitudes in degrees with the awkward values over-weighted.
 fn latitude() -> impl Strategy<Value = f64> {
-    prop_oneof![
-        Just(90.0),
-        Just(-90.0),
-        Just(0.0),
-        Just(89.999_999_9),
-        -90.0..=90.0f64
-    ]
+    prop_oneof![Just(90.0), Just(-90.0), Just(0.0), Just(89.999_999_9), -90.0..=90.0f64]
 }
 
 fn longitude() -> impl Strategy<Value = f64> {
-    prop_oneof![
-        Just(180.0),
-        Just(-180.0),
-        Just(179.999_999_9),
-        Just(0.0),
-        -180.0..=180.0f64
-    ]
+    prop_oneof![Just(180.0), Just(-180.0), Just(179.999_999_9), Just(0.0), -180.0..=180.0f64]
 }
 
 fn angle_difference(a: f64, b: f64) -> f64 {
@@ -48,11 +36,7 @@ fn angle_difference(a: f64, b: f64) -> f64 {
 /// longitude too wherever it is defined (off the poles), the point within 1e-6 m.
 fn check_round_trip(body: &Body, original: Geodetic, back: Geodetic) {
     let e = body.ellipsoid();
-    assert!(
-        (back.latitude - original.latitude).abs() <= 1e-12,
-        "{}: lat {original:?} -> {back:?}",
-        body.name()
-    );
+    assert!((back.latitude - original.latitude).abs() <= 1e-12, "{}: lat {original:?} -> {back:?}", body.name());
     if original.latitude.cos() > 1e-9 {
         assert!(
             angle_difference(back.longitude, original.longitude) <= 1e-12,
@@ -60,18 +44,9 @@ fn check_round_trip(body: &Body, original: Geodetic, back: Geodetic) {
             body.name()
         );
     }
-    assert!(
-        (back.height - original.height).abs() <= 1e-6,
-        "{}: height {original:?} -> {back:?}",
-        body.name()
-    );
+    assert!((back.height - original.height).abs() <= 1e-6, "{}: height {original:?} -> {back:?}", body.name());
     let (p, q) = (e.geodetic_to_point(original), e.geodetic_to_point(back));
-    assert!(
-        (p - q).length() <= 1e-6,
-        "{}: {original:?} -> {back:?} is {} m away",
-        body.name(),
-        (p - q).length()
-    );
+    assert!((p - q).length() <= 1e-6, "{}: {original:?} -> {back:?} is {} m away", body.name(), (p - q).length());
 }
 
 proptest! {
@@ -113,24 +88,12 @@ proptest! {
 #[test]
 fn face_centres_fall_where_the_face_table_says() {
     let earth = Body::earth();
-    let centres = [
-        (0.0, 0.0),
-        (0.0, 90.0),
-        (0.0, 180.0),
-        (0.0, -90.0),
-        (90.0, 0.0),
-        (-90.0, 0.0),
-    ];
+    let centres = [(0.0, 0.0), (0.0, 90.0), (0.0, 180.0), (0.0, -90.0), (90.0, 0.0), (-90.0, 0.0)];
     for (face, (lat, lon)) in Face::ALL.into_iter().zip(centres) {
-        let g = earth
-            .ellipsoid()
-            .direction_to_geodetic(face_grid_to_direction(face, 0.0, 0.0));
+        let g = earth.ellipsoid().direction_to_geodetic(face_grid_to_direction(face, 0.0, 0.0));
         assert!((g.latitude.to_degrees() - lat).abs() < 1e-12, "face {face}");
         if lat.abs() < 90.0 {
-            assert!(
-                angle_difference(g.longitude, f64::to_radians(lon)) < 1e-12,
-                "face {face}"
-            );
+            assert!(angle_difference(g.longitude, f64::to_radians(lon)) < 1e-12, "face {face}");
         }
     }
 }
@@ -177,7 +140,6 @@ fn geodetic_normal_tilts_away_from_radial_on_earth() {
     let normal = Geodetic::from_degrees(45.0, 10.0, 0.0).normal();
     let tilt = normal.angle_between(p.normalize()).to_degrees();
     assert!((0.19..0.20).contains(&tilt), "tilt {tilt}");
-    let equator =
-        e.normal_at_direction(e.geodetic_to_direction(Geodetic::from_degrees(0.0, 0.0, 0.0)));
+    let equator = e.normal_at_direction(e.geodetic_to_direction(Geodetic::from_degrees(0.0, 0.0, 0.0)));
     assert!((equator - DVec3::X).length() < 1e-15, "{equator}");
 }

@@ -8,8 +8,7 @@
 //! within 1 micrometre.
 
 use planet_terrain::precision::{
-    NodeCentre, lattice_step, naive_f32_vertex_offset, offset_error, reference_vertex_offset,
-    vertex_offset,
+    NodeCentre, lattice_step, naive_f32_vertex_offset, offset_error, reference_vertex_offset, vertex_offset,
 };
 use planet_terrain::{Body, TileAddress};
 use proptest::prelude::*;
@@ -38,34 +37,19 @@ fn case(depths: std::ops::RangeInclusive<u8>, within_a_metre: bool) -> impl Stra
         -11_000.0..9_000.0f64,
         -1.0..=1.0f64,
     )
-        .prop_map(
-            move |(face, depth, x, y, i, j, centre_height, anywhere, near)| {
-                let size = 1u32 << depth;
-                let tile = TileAddress::new(face, depth, x % size, y % size).unwrap();
-                let height = if within_a_metre {
-                    centre_height + near
-                } else {
-                    anywhere
-                };
-                Case {
-                    tile,
-                    i,
-                    j,
-                    centre_height,
-                    height,
-                }
-            },
-        )
+        .prop_map(move |(face, depth, x, y, i, j, centre_height, anywhere, near)| {
+            let size = 1u32 << depth;
+            let tile = TileAddress::new(face, depth, x % size, y % size).unwrap();
+            let height = if within_a_metre { centre_height + near } else { anywhere };
+            Case { tile, i, j, centre_height, height }
+        })
 }
 
 /// Runs the f32 path and the reference on one case; returns (ulps, metres).
 fn check(body: &Body, c: &Case) -> (f64, f64) {
     let e = body.ellipsoid();
     let centre = NodeCentre::new(e, c.tile, c.centre_height);
-    let (ds, dt) = (
-        lattice_step(c.tile.depth(), c.i),
-        lattice_step(c.tile.depth(), c.j),
-    );
+    let (ds, dt) = (lattice_step(c.tile.depth(), c.i), lattice_step(c.tile.depth(), c.j));
     let dh = (c.height - c.centre_height) as f32;
     let computed = vertex_offset(&centre.frame, ds, dt, dh, c.height as f32);
     let reference = reference_vertex_offset(
@@ -106,34 +90,19 @@ fn naive_f32_fails_the_same_bound() {
     let e = earth.ellipsoid();
     let mut worst: f64 = 0.0;
     for k in 0..200u32 {
-        let tile = TileAddress::new(
-            (k % 6) as u8,
-            20,
-            (1000 + 7919 * k) % (1 << 20),
-            (5000 + 104_729 * k) % (1 << 20),
-        )
-        .unwrap();
+        let tile = TileAddress::new((k % 6) as u8, 20, (1000 + 7919 * k) % (1 << 20), (5000 + 104_729 * k) % (1 << 20))
+            .unwrap();
         let centre_height = 100.0 + f64::from(k);
         let (ds, dt) = (lattice_step(20, k % 33), lattice_step(20, (k * 7) % 33));
-        let reference = reference_vertex_offset(
-            e,
-            tile,
-            centre_height,
-            f64::from(ds),
-            f64::from(dt),
-            centre_height + 0.5,
-        );
-        let naive =
-            naive_f32_vertex_offset(e, tile, centre_height, ds, dt, (centre_height + 0.5) as f32);
+        let reference =
+            reference_vertex_offset(e, tile, centre_height, f64::from(ds), f64::from(dt), centre_height + 0.5);
+        let naive = naive_f32_vertex_offset(e, tile, centre_height, ds, dt, (centre_height + 0.5) as f32);
         worst = worst.max((naive.as_dvec3() - reference).length());
         let centre = NodeCentre::new(e, tile, centre_height);
         let good = vertex_offset(&centre.frame, ds, dt, 0.5, (centre_height + 0.5) as f32);
         assert!(offset_error(good, reference).1 <= DEEP_BOUND_M);
     }
-    assert!(
-        worst > 0.1,
-        "naive f32 worst error only {worst} m: the reference cannot tell"
-    );
+    assert!(worst > 0.1, "naive f32 worst error only {worst} m: the reference cannot tell");
 }
 
 #[test]

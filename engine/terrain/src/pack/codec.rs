@@ -1,0 +1,295 @@
+//! Tile payloads: quantisation, the prediction transform and zstd.
+//!
+//! Elevations are stored as u16 fractions of the tile's own range, so the
+//! quantisation step is the tile's relief / 65535 and the bake's accuracy
+//! claim is a number. Before compression each plane goes through the
+//! gradient predictor `left + up - upleft` (exact, modular) and zig-zag
+//! coding, and 16-bit residuals are split into a low-byte plane and a
+//! high-byte plane: smooth ground leaves small residuals, the high plane is
+//! then nearly all zero, and zstd takes both for almost nothing. The
+//! transform is a pure function of the samples, so equal tiles give equal
+//! bytes on any thread.
+
+use crate::address::{TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES, TileAddress};
+use crate::pack::error::PackError;
+use crate::pack::format::{Codec, IndexEntry};
+
+const WIDTH: usize = TILE_STORED_SAMPLES as usize;
+const N: usize = TILE_STORED_SAMPLE_COUNT;
+
+/// What a writer is given for one tile: 131x131 samples in stored order
+/// (row `j` = -1..=129 along v, column `i` = -1..=129 along u; index
+/// `(j + 1) * 131 + (i + 1)`).
+#[derive(Clone, Copy, Debug)]
+pub struct TileContent<'a> {
+    /// Elevations in metres; all finite.
+    pub heights: &'a [f64],
+    /// One surface class per sample (codec >= 1).
+    pub classes: Option<&'a [u8]>,
+    /// Red, green, blue per sample (codec 2).
+    pub colour: Option<&'a [[u8; 3]]>,
+    /// Metres this tile's surface departs from the finest data it stands for.
+    pub geometric_error: f64,
+    /// Every sample measured at this depth.
+    pub measured: bool,
+}
+
+/// A tile ready to place: its compressed payload and the index fields the
+/// writer needs (offset is filled in at placement).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncodedTile {
+    pub tile: TileAddress,
+    pub payload: Vec<u8>,
+    pub checksum: u32,
+    pub min_elevation: f32,
+    pub max_elevation: f32,
+    pub geometric_error: f32,
+    pub measured: bool,
+}
+
+/// A decoded tile: quantised elevations with their range, and the optional
+/// class and colour blocks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecodedTile {
+    pub tile: TileAddress,
+    pub min_elevation: f32,
+    pub max_elevation: f32,
+    pub quantised: Vec<u16>,
+    pub classes: Option<Vec<u8>>,
+    pub colour: Option<Vec<[u8; 3]>>,
+    pub measured: bool,
+}
+
+impl DecodedTile {
+    /// The elevation (metres) a stored value stands for:
+    /// `min + (max - min) * q / 65535`, evaluated in f64.
+    pub fn dequantise(&self, q: u16) -> f64 {
+        let (min, max) = (f64::from(self.min_elevation), f64::from(self.max_elevation));
+        min + (max - min) * (f64::from(q) / 65535.0)
+    }
+
+    /// Elevation of stored sample `(i, j)`, `i, j` in -1..=129.
+    pub fn elevation(&self, i: i32, j: i32) -> f64 {
+        self.dequantise(self.quantised[stored_index(i, j)])
+    }
+
+    /// All 131x131 elevations in metres, stored order.
+    pub fn heights(&self) -> Vec<f64> {
+        self.quantised.iter().map(|&q| self.dequantise(q)).collect()
+    }
+
+    /// The quantisation step: the tile's relief over 65535.
+    pub fn quantisation_step(&self) -> f64 {
+        (f64::from(self.max_elevation) - f64::from(self.min_elevation)) / 65535.0
+    }
+}
+
+/// Index of stored sample `(i, j)`, `i, j` in -1..=129.
+pub fn stored_index(i: i32, j: i32) -> usize {
+    (j + 1) as usize * WIDTH + (i + 1) as usize
+}
+
+fn round_down_f32(v: f64) -> f32 {
+    let f = v as f32;
+    if f64::from(f) > v { f.next_down() } else { f }
+}
+
+fn round_up_f32(v: f64) -> f32 {
+    let f = v as f32;
+    if f64::from(f) < v { f.next_up() } else { f }
+}
+
+/// Quantises, transforms and compresses one tile for `codec`.
+pub fn encode_tile(
+    tile: TileAddress,
+    codec: Codec,
+    content: &TileContent<'_>,
+    level: i32,
+) -> Result<EncodedTile, PackError> {
+    let bad = |reason: String| PackError::BadContent { tile, reason };
+    if content.heights.len() != N {
+        return Err(bad(format!("{} heights, expected {N} (131 x 131)", content.heights.len())));
+    }
+    if let Some(position) = content.heights.iter().position(|h| !h.is_finite()) {
+        let (i, j) = (position % WIDTH, position / WIDTH);
+        return Err(bad(format!(
+            "height at stored sample ({}, {}) is {}",
+            i as i32 - 1,
+            j as i32 - 1,
+            content.heights[position]
+        )));
+    }
+    if !(content.geometric_error.is_finite() && content.geometric_error >= 0.0) {
+        return Err(bad(format!("geometric error {} must be finite and >= 0", content.geometric_error)));
+    }
+    let classes = match (codec.has_classes(), content.classes) {
+        (true, Some(c)) if c.len() == N => Some(c),
+        (true, Some(c)) => return Err(bad(format!("{} classes, expected {N}", c.len()))),
+        (true, None) => return Err(bad(format!("codec {} needs a class block", codec.code()))),
+        (false, _) => None,
+    };
+    let colour = match (codec.has_colour(), content.colour) {
+        (true, Some(c)) if c.len() == N => Some(c),
+        (true, Some(c)) => return Err(bad(format!("{} colours, expected {N}", c.len()))),
+        (true, None) => return Err(bad(format!("codec {} needs a colour block", codec.code()))),
+        (false, _) => None,
+    };
+
+    let (lo, hi) =
+        content.heights.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(h), hi.max(h)));
+    let (min, max) = (round_down_f32(lo), round_up_f32(hi));
+    if !(min.is_finite() && max.is_finite()) {
+        return Err(bad(format!("elevation range {lo} .. {hi} does not fit in f32")));
+    }
+    let range = f64::from(max) - f64::from(min);
+    let quantised: Vec<u16> =
+        content
+            .heights
+            .iter()
+            .map(|&h| {
+                if range > 0.0 {
+                    ((h - f64::from(min)) / range * 65535.0).round().clamp(0.0, 65535.0) as u16
+                } else {
+                    0
+                }
+            })
+            .collect();
+
+    let mut raw = Vec::with_capacity(codec.decoded_length());
+    let residuals = predict(&quantised, 0xffff);
+    raw.extend(residuals.iter().map(|&r| r as u8));
+    raw.extend(residuals.iter().map(|&r| (r >> 8) as u8));
+    if let Some(classes) = classes {
+        raw.extend_from_slice(classes);
+    }
+    if let Some(colour) = colour {
+        for channel in 0..3 {
+            let plane: Vec<u16> = colour.iter().map(|c| u16::from(c[channel])).collect();
+            raw.extend(predict(&plane, 0xff).iter().map(|&r| r as u8));
+        }
+    }
+    debug_assert_eq!(raw.len(), codec.decoded_length());
+    let payload = zstd::bulk::compress(&raw, level).map_err(|e| bad(format!("zstd compression failed: {e}")))?;
+    Ok(EncodedTile {
+        tile,
+        checksum: crc32fast::hash(&payload),
+        payload,
+        min_elevation: min,
+        max_elevation: max,
+        geometric_error: round_up_f32(content.geometric_error),
+        measured: content.measured,
+    })
+}
+
+/// Verifies, decompresses and decodes a payload read from `offset`.
+pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64) -> Result<DecodedTile, PackError> {
+    let tile = entry.tile();
+    let computed = crc32fast::hash(payload);
+    if computed != entry.payload_checksum {
+        return Err(PackError::PayloadChecksum { tile, offset, stored: entry.payload_checksum, computed });
+    }
+    let decode_error = |reason: String| PackError::PayloadDecode { tile, offset, reason };
+    let expected = codec.decoded_length();
+    let raw = zstd::bulk::decompress(payload, expected).map_err(|e| decode_error(format!("zstd: {e}")))?;
+    if raw.len() != expected {
+        return Err(decode_error(format!(
+            "decompressed to {} bytes, codec {} needs {expected}",
+            raw.len(),
+            codec.code()
+        )));
+    }
+    let residuals: Vec<u16> = (0..N).map(|k| u16::from(raw[k]) | (u16::from(raw[N + k]) << 8)).collect();
+    let quantised = unpredict(&residuals, 0xffff);
+    let mut at = 2 * N;
+    let classes = codec.has_classes().then(|| {
+        at += N;
+        raw[at - N..at].to_vec()
+    });
+    let colour = codec.has_colour().then(|| {
+        let planes: Vec<Vec<u16>> = (0..3)
+            .map(|c| {
+                let plane: Vec<u16> = raw[at + c * N..at + (c + 1) * N].iter().map(|&b| u16::from(b)).collect();
+                unpredict(&plane, 0xff)
+            })
+            .collect();
+        (0..N).map(|k| [planes[0][k] as u8, planes[1][k] as u8, planes[2][k] as u8]).collect()
+    });
+    Ok(DecodedTile {
+        tile,
+        min_elevation: entry.min_elevation,
+        max_elevation: entry.max_elevation,
+        quantised,
+        classes,
+        colour,
+        measured: entry.measured,
+    })
+}
+
+/// The prediction of sample `k` from already-seen neighbours: the gradient
+/// `left + up - upleft`, `left` on the first row, `up` in the first column,
+/// 0 for the first sample; modular in `mask + 1`.
+fn prediction(values: &[u16], k: usize, mask: u16) -> u16 {
+    let (row, col) = (k / WIDTH, k % WIDTH);
+    let p = match (row, col) {
+        (0, 0) => 0,
+        (0, _) => values[k - 1],
+        (_, 0) => values[k - WIDTH],
+        _ => values[k - 1].wrapping_add(values[k - WIDTH]).wrapping_sub(values[k - WIDTH - 1]),
+    };
+    p & mask
+}
+
+fn zigzag(d: u16, mask: u16) -> u16 {
+    let half = mask / 2 + 1;
+    // d is a residual modulo mask + 1; read it as signed and fold the sign into bit 0.
+    if d < half { d << 1 } else { ((mask - d) << 1) | 1 }
+}
+
+fn unzigzag(z: u16, mask: u16) -> u16 {
+    if z & 1 == 0 { z >> 1 } else { mask - (z >> 1) }
+}
+
+fn predict(values: &[u16], mask: u16) -> Vec<u16> {
+    (0..values.len()).map(|k| zigzag(values[k].wrapping_sub(prediction(values, k, mask)) & mask, mask)).collect()
+}
+
+fn unpredict(residuals: &[u16], mask: u16) -> Vec<u16> {
+    let mut values = vec![0u16; residuals.len()];
+    for k in 0..residuals.len() {
+        values[k] = unzigzag(residuals[k], mask).wrapping_add(prediction(&values, k, mask)) & mask;
+    }
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prediction_transform_is_exact_for_extreme_planes() {
+        for mask in [0xffu16, 0xffff] {
+            let patterns: [Box<dyn Fn(usize) -> u16>; 3] = [
+                Box::new(move |k| if k % 2 == 0 { 0 } else { mask }),
+                Box::new(move |k| (k as u16).wrapping_mul(40503) & mask),
+                Box::new(move |k| if (k / WIDTH + k % WIDTH).is_multiple_of(3) { mask } else { 0 }),
+            ];
+            for pattern in patterns {
+                let values: Vec<u16> = (0..N).map(&pattern).collect();
+                let residuals = predict(&values, mask);
+                assert!(residuals.iter().all(|&r| r <= mask));
+                assert_eq!(unpredict(&residuals, mask), values);
+            }
+        }
+    }
+
+    #[test]
+    fn zigzag_folds_small_residuals_to_small_codes() {
+        assert_eq!(zigzag(0, 0xffff), 0);
+        assert_eq!(zigzag(1, 0xffff), 2);
+        assert_eq!(zigzag(0xffff, 0xffff), 1); // -1
+        assert_eq!(zigzag(0xff, 0xff), 1);
+        for d in 0..=0xffffu16 {
+            assert_eq!(unzigzag(zigzag(d, 0xffff), 0xffff), d);
+        }
+    }
+}

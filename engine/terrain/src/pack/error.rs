@@ -1,0 +1,118 @@
+//! The one error type of the pack reader and writer.
+//!
+//! Every variant that concerns bytes names the rule that failed, the byte
+//! offset where it failed and, where a tile is involved, the tile, so a user
+//! can go from the message to the spec section (docs/planetpack.md) and the
+//! hex dump without a debugger.
+
+use std::path::PathBuf;
+
+use crate::address::TileAddress;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    #[error("{path}: {source}")]
+    File {
+        path: PathBuf,
+        #[source]
+        source: Box<PackError>,
+    },
+    #[error("I/O error while {doing}: {source}")]
+    Io {
+        doing: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("truncated: the {section} needs bytes {start}..{end} but the file has {file_length} bytes")]
+    Truncated { section: &'static str, start: u64, end: u64, file_length: u64 },
+    #[error("bad magic at byte 0: expected \"PLNTPACK\", found {found:02x?}")]
+    BadMagic { found: [u8; 8] },
+    #[error("unsupported version {found} at byte 8 (this reader reads version {supported})")]
+    UnsupportedVersion { found: u16, supported: u16 },
+    #[error("header checksum mismatch at byte {offset}: stored {stored:#010x}, computed {computed:#010x}")]
+    HeaderChecksum { offset: u64, stored: u32, computed: u32 },
+    #[error("header field '{field}' at byte {offset} is invalid: {reason}")]
+    HeaderField { field: &'static str, offset: u64, reason: String },
+    #[error(
+        "tile geometry mismatch at byte {offset}: the pack was baked for {core_samples} core samples with a {apron}-sample apron, this reader expects 129 and 1"
+    )]
+    GeometryMismatch { offset: u64, core_samples: u16, apron: u8 },
+    #[error("index checksum mismatch (index at byte {offset}): stored {stored:#010x}, computed {computed:#010x}")]
+    IndexChecksum { offset: u64, stored: u32, computed: u32 },
+    #[error("index entry {entry} at byte {offset}: key {raw:#018x} is not a valid tile key")]
+    InvalidKey { entry: u64, offset: u64, raw: u64 },
+    #[error(
+        "index entry {entry} at byte {offset}: tile {tile} is not after the previous entry's tile {previous} (the index must ascend strictly)"
+    )]
+    IndexOrder { entry: u64, offset: u64, tile: TileAddress, previous: TileAddress },
+    #[error("index entry {entry} at byte {offset}: tile {tile} appears twice")]
+    DuplicateKey { entry: u64, offset: u64, tile: TileAddress },
+    #[error("index entry {entry} at byte {offset}: tile {tile} field '{field}' is invalid: {reason}")]
+    EntryField { entry: u64, offset: u64, tile: TileAddress, field: &'static str, reason: String },
+    #[error(
+        "index entry {entry} at byte {offset}: tile {tile} payload {payload_offset}..{payload_end} lies outside the payload region {region_start}..{region_end}"
+    )]
+    PayloadOutOfBounds {
+        entry: u64,
+        offset: u64,
+        tile: TileAddress,
+        payload_offset: u64,
+        payload_end: u64,
+        region_start: u64,
+        region_end: u64,
+    },
+    #[error(
+        "index entry {entry} at byte {offset}: tile {tile} payload {payload_offset}..{payload_end} overlaps the payload of tile {other}"
+    )]
+    PayloadOverlap {
+        entry: u64,
+        offset: u64,
+        tile: TileAddress,
+        payload_offset: u64,
+        payload_end: u64,
+        other: TileAddress,
+    },
+    #[error(
+        "index entry {entry} at byte {offset}: tile {tile} payload length {length} is not legal for codec {codec} (must be {min}..={max})"
+    )]
+    PayloadLength { entry: u64, offset: u64, tile: TileAddress, length: u32, codec: u8, min: u32, max: u32 },
+    #[error("tile {tile} is not in the pack")]
+    TileNotFound { tile: TileAddress },
+    #[error(
+        "tile {tile} payload at byte {offset}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}); the tile is torn or corrupt"
+    )]
+    PayloadChecksum { tile: TileAddress, offset: u64, stored: u32, computed: u32 },
+    #[error("tile {tile} payload at byte {offset}: {reason}")]
+    PayloadDecode { tile: TileAddress, offset: u64, reason: String },
+    #[error("invalid tile content for {tile}: {reason}")]
+    BadContent { tile: TileAddress, reason: String },
+    #[error("invalid pack description: {0}")]
+    BadSpec(String),
+    #[error("tile {tile} is not in the declared tile set")]
+    Undeclared { tile: TileAddress },
+    #[error("{missing} declared tiles were never written (first: {first})")]
+    Incomplete { missing: usize, first: TileAddress },
+    #[error("cannot resume: {0}")]
+    ResumeMismatch(String),
+}
+
+impl PackError {
+    pub(crate) fn io(doing: &'static str) -> impl FnOnce(std::io::Error) -> PackError {
+        move |source| PackError::Io { doing, source }
+    }
+
+    pub(crate) fn in_file(self, path: &std::path::Path) -> PackError {
+        match self {
+            PackError::File { .. } => self,
+            other => PackError::File { path: path.to_owned(), source: Box::new(other) },
+        }
+    }
+
+    /// The innermost error, past any file wrapper.
+    pub fn rule(&self) -> &PackError {
+        match self {
+            PackError::File { source, .. } => source.rule(),
+            other => other,
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! The byte layout of a `.planetpack`: header and index entry encoding, and
+//! the validation of each. docs/planetpack.md is the authority; every
+//! constant here is named there, and the tests check the two agree through
+//! the test vectors.
+//!
+//! Decoding is split from validating on purpose: `decode_*` only reads
+//! fields, `validate_*` applies the rules, so a rule is one `if` with one
+//! error and can be tested with one crafted file.
+
+use crate::address::{MAX_DEPTH, TILE_APRON, TILE_CORE_SAMPLES, TILE_STORED_SAMPLE_COUNT, TileAddress, TileKey};
+use crate::body::{Body, Ellipsoid};
+use crate::pack::error::PackError;
+
+pub const MAGIC: [u8; 8] = *b"PLNTPACK";
+pub const VERSION: u16 = 1;
+pub const HEADER_LENGTH: usize = 256;
+pub const ENTRY_LENGTH: usize = 40;
+/// Byte offset of the header checksum (the last four header bytes).
+pub const HEADER_CHECKSUM_OFFSET: usize = 252;
+pub const NAME_LENGTH: usize = 32;
+pub const FINGERPRINT_LENGTH: usize = 32;
+/// Compression code 1: one zstd frame per tile.
+pub const COMPRESSION_ZSTD: u8 = 1;
+pub const MIN_COMPRESSION_LEVEL: i8 = -7;
+pub const MAX_COMPRESSION_LEVEL: i8 = 22;
+/// Smallest legal zstd frame: magic (4) + frame header (2) + block header (3).
+pub const MIN_PAYLOAD_LENGTH: u32 = 9;
+
+/// Entry flag bit 0: every sample of this tile was measured at this tile's
+/// depth (clear: resampled from an ancestor, or invented).
+pub const FLAG_MEASURED: u8 = 1;
+
+/// What a tile's payload holds. Each codec is the previous plus one block.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
+pub enum Codec {
+    /// u16 elevations as fractions of the tile's own min..max range.
+    Heights = 0,
+    /// + one surface-class byte per sample.
+    HeightsClasses = 1,
+    /// + three colour bytes (R, G, B) per sample.
+    HeightsClassesColour = 2,
+}
+
+impl Codec {
+    pub fn from_code(code: u8) -> Option<Codec> {
+        match code {
+            0 => Some(Codec::Heights),
+            1 => Some(Codec::HeightsClasses),
+            2 => Some(Codec::HeightsClassesColour),
+            _ => None,
+        }
+    }
+
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn has_classes(self) -> bool {
+        self >= Codec::HeightsClasses
+    }
+
+    pub fn has_colour(self) -> bool {
+        self >= Codec::HeightsClassesColour
+    }
+
+    /// Length of the decompressed payload.
+    pub fn decoded_length(self) -> usize {
+        let n = TILE_STORED_SAMPLE_COUNT;
+        2 * n + if self.has_classes() { n } else { 0 } + if self.has_colour() { 3 * n } else { 0 }
+    }
+
+    /// Legal compressed payload lengths: a zstd frame no longer than zstd's
+    /// bound for the decoded length.
+    pub fn payload_length_range(self) -> (u32, u32) {
+        let bound = zstd::zstd_safe::compress_bound(self.decoded_length());
+        (MIN_PAYLOAD_LENGTH, bound as u32)
+    }
+}
+
+/// The geographic box a pack's data covers, in degrees. `west > east` means
+/// the box crosses the antimeridian.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct Coverage {
+    pub south: f64,
+    pub west: f64,
+    pub north: f64,
+    pub east: f64,
+}
+
+impl Coverage {
+    pub const GLOBAL: Coverage = Coverage { south: -90.0, west: -180.0, north: 90.0, east: 180.0 };
+
+    pub fn validate(&self) -> Result<(), String> {
+        let finite = [self.south, self.west, self.north, self.east].iter().all(|v| v.is_finite());
+        if !finite {
+            return Err("coverage contains a non-finite value".into());
+        }
+        if !(-90.0..=90.0).contains(&self.south) || !(-90.0..=90.0).contains(&self.north) || self.south >= self.north {
+            return Err(format!(
+                "latitudes must satisfy -90 <= south < north <= 90, got {} .. {}",
+                self.south, self.north
+            ));
+        }
+        if !(-180.0..=180.0).contains(&self.west) || !(-180.0..=180.0).contains(&self.east) || self.west == self.east {
+            return Err(format!("longitudes must lie in -180..=180 and differ, got {} .. {}", self.west, self.east));
+        }
+        Ok(())
+    }
+
+    pub fn is_global(&self) -> bool {
+        *self == Coverage::GLOBAL
+    }
+
+    /// True if the point (degrees) lies in the box.
+    pub fn contains(&self, lat: f64, lon: f64) -> bool {
+        if lat < self.south || lat > self.north {
+            return false;
+        }
+        if self.west <= self.east {
+            (self.west..=self.east).contains(&lon)
+        } else {
+            lon >= self.west || lon <= self.east
+        }
+    }
+}
+
+/// The decoded header.
+#[derive(Clone, PartialEq, Debug)]
+pub struct PackHeader {
+    pub codec: Codec,
+    pub height_data_depth: u8,
+    pub colour_data_depth: u8,
+    pub max_depth: u8,
+    /// The zstd level the payloads were compressed at, so a region patch
+    /// writes the bytes a full bake would.
+    pub compression_level: i8,
+    pub body: Body,
+    pub tier: String,
+    pub tile_count: u64,
+    pub index_offset: u64,
+    pub payload_offset: u64,
+    pub file_length: u64,
+    pub fingerprint: [u8; FINGERPRINT_LENGTH],
+    pub coverage: Coverage,
+    pub index_checksum: u32,
+}
+
+/// One decoded index entry.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct IndexEntry {
+    pub key: TileKey,
+    pub payload_offset: u64,
+    pub payload_length: u32,
+    pub payload_checksum: u32,
+    /// Elevation range of the tile's samples, apron included (metres).
+    pub min_elevation: f32,
+    pub max_elevation: f32,
+    /// How far the surface this tile draws departs from the finest data it
+    /// stands for (metres).
+    pub geometric_error: f32,
+    /// Every sample measured at this depth (not resampled or invented).
+    pub measured: bool,
+}
+
+impl IndexEntry {
+    pub fn tile(&self) -> TileAddress {
+        self.key.address()
+    }
+}
+
+fn put_u16(b: &mut [u8], at: usize, v: u16) {
+    b[at..at + 2].copy_from_slice(&v.to_le_bytes());
+}
+fn put_u32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+fn put_u64(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+fn put_f64(b: &mut [u8], at: usize, v: f64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+pub(crate) fn get_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes(b[at..at + 2].try_into().expect("two bytes"))
+}
+pub(crate) fn get_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("four bytes"))
+}
+pub(crate) fn get_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("eight bytes"))
+}
+fn get_f64(b: &[u8], at: usize) -> f64 {
+    f64::from_le_bytes(b[at..at + 8].try_into().expect("eight bytes"))
+}
+fn get_f32(b: &[u8], at: usize) -> f32 {
+    f32::from_le_bytes(b[at..at + 4].try_into().expect("four bytes"))
+}
+
+fn put_name(b: &mut [u8], at: usize, name: &str) {
+    b[at..at + name.len()].copy_from_slice(name.as_bytes());
+}
+
+/// Checks a name fits the 32-byte NUL-padded field: 1..=32 bytes of UTF-8
+/// with no NUL.
+pub fn validate_name(what: &str, name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > NAME_LENGTH || name.contains('\0') {
+        return Err(format!("{what} '{name}' must be 1..=32 bytes of UTF-8 without NUL"));
+    }
+    Ok(())
+}
+
+fn get_name(b: &[u8], at: usize, field: &'static str) -> Result<String, PackError> {
+    let raw = &b[at..at + NAME_LENGTH];
+    let end = raw.iter().position(|&c| c == 0).unwrap_or(NAME_LENGTH);
+    let bad = |reason: String| PackError::HeaderField { field, offset: at as u64, reason };
+    if raw[end..].iter().any(|&c| c != 0) {
+        return Err(bad("bytes after the terminating NUL are not zero".into()));
+    }
+    let name = std::str::from_utf8(&raw[..end]).map_err(|e| bad(format!("not UTF-8: {e}")))?;
+    if name.is_empty() {
+        return Err(bad("empty".into()));
+    }
+    Ok(name.to_owned())
+}
+
+/// Header field offsets (see docs/planetpack.md, "Header").
+mod at {
+    pub const VERSION: usize = 8;
+    pub const HEADER_LENGTH: usize = 10;
+    pub const CORE_SAMPLES: usize = 12;
+    pub const APRON: usize = 14;
+    pub const CODEC: usize = 15;
+    pub const COMPRESSION: usize = 16;
+    pub const HEIGHT_DEPTH: usize = 17;
+    pub const COLOUR_DEPTH: usize = 18;
+    pub const MAX_DEPTH: usize = 19;
+    pub const COMPRESSION_LEVEL: usize = 20;
+    pub const RESERVED_A: usize = 21;
+    pub const RADII: usize = 24;
+    pub const BODY: usize = 48;
+    pub const TIER: usize = 80;
+    pub const TILE_COUNT: usize = 112;
+    pub const INDEX_OFFSET: usize = 120;
+    pub const PAYLOAD_OFFSET: usize = 128;
+    pub const FILE_LENGTH: usize = 136;
+    pub const FINGERPRINT: usize = 144;
+    pub const COVERAGE: usize = 176;
+    pub const INDEX_CHECKSUM: usize = 208;
+    pub const RESERVED: usize = 212;
+}
+
+/// Encodes a header, computing its checksum.
+pub fn encode_header(h: &PackHeader) -> [u8; HEADER_LENGTH] {
+    let mut b = [0u8; HEADER_LENGTH];
+    b[..8].copy_from_slice(&MAGIC);
+    put_u16(&mut b, at::VERSION, VERSION);
+    put_u16(&mut b, at::HEADER_LENGTH, HEADER_LENGTH as u16);
+    put_u16(&mut b, at::CORE_SAMPLES, TILE_CORE_SAMPLES as u16);
+    b[at::APRON] = TILE_APRON as u8;
+    b[at::CODEC] = h.codec.code();
+    b[at::COMPRESSION] = COMPRESSION_ZSTD;
+    b[at::HEIGHT_DEPTH] = h.height_data_depth;
+    b[at::COLOUR_DEPTH] = h.colour_data_depth;
+    b[at::MAX_DEPTH] = h.max_depth;
+    b[at::COMPRESSION_LEVEL] = h.compression_level as u8;
+    let radii = h.body.ellipsoid().radii();
+    for (k, r) in radii.to_array().into_iter().enumerate() {
+        put_f64(&mut b, at::RADII + 8 * k, r);
+    }
+    put_name(&mut b, at::BODY, h.body.name());
+    put_name(&mut b, at::TIER, &h.tier);
+    put_u64(&mut b, at::TILE_COUNT, h.tile_count);
+    put_u64(&mut b, at::INDEX_OFFSET, h.index_offset);
+    put_u64(&mut b, at::PAYLOAD_OFFSET, h.payload_offset);
+    put_u64(&mut b, at::FILE_LENGTH, h.file_length);
+    b[at::FINGERPRINT..at::FINGERPRINT + FINGERPRINT_LENGTH].copy_from_slice(&h.fingerprint);
+    let c = h.coverage;
+    for (k, v) in [c.south, c.west, c.north, c.east].into_iter().enumerate() {
+        put_f64(&mut b, at::COVERAGE + 8 * k, v);
+    }
+    put_u32(&mut b, at::INDEX_CHECKSUM, h.index_checksum);
+    let checksum = crc32fast::hash(&b[..HEADER_CHECKSUM_OFFSET]);
+    put_u32(&mut b, HEADER_CHECKSUM_OFFSET, checksum);
+    b
+}
+
+/// Decodes and validates a header against the length of the file it came
+/// from. Checks run in the order docs/planetpack.md lists them.
+pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackError> {
+    if bytes.len() < HEADER_LENGTH {
+        return Err(PackError::Truncated { section: "header", start: 0, end: HEADER_LENGTH as u64, file_length });
+    }
+    let b = &bytes[..HEADER_LENGTH];
+    if b[..8] != MAGIC {
+        return Err(PackError::BadMagic { found: b[..8].try_into().expect("eight bytes") });
+    }
+    let version = get_u16(b, at::VERSION);
+    if version != VERSION {
+        return Err(PackError::UnsupportedVersion { found: version, supported: VERSION });
+    }
+    let stored = get_u32(b, HEADER_CHECKSUM_OFFSET);
+    let computed = crc32fast::hash(&b[..HEADER_CHECKSUM_OFFSET]);
+    if stored != computed {
+        return Err(PackError::HeaderChecksum { offset: HEADER_CHECKSUM_OFFSET as u64, stored, computed });
+    }
+    let field = |field: &'static str, offset: usize, reason: String| PackError::HeaderField {
+        field,
+        offset: offset as u64,
+        reason,
+    };
+    let header_length = get_u16(b, at::HEADER_LENGTH);
+    if usize::from(header_length) != HEADER_LENGTH {
+        return Err(field("header_length", at::HEADER_LENGTH, format!("{header_length}, must be {HEADER_LENGTH}")));
+    }
+    let (core_samples, apron) = (get_u16(b, at::CORE_SAMPLES), b[at::APRON]);
+    if u32::from(core_samples) != TILE_CORE_SAMPLES || u32::from(apron) != TILE_APRON {
+        return Err(PackError::GeometryMismatch { offset: at::CORE_SAMPLES as u64, core_samples, apron });
+    }
+    let codec = Codec::from_code(b[at::CODEC])
+        .ok_or_else(|| field("codec", at::CODEC, format!("{} is not a known codec (0, 1, 2)", b[at::CODEC])))?;
+    if b[at::COMPRESSION] != COMPRESSION_ZSTD {
+        return Err(field(
+            "compression",
+            at::COMPRESSION,
+            format!("{} is not a known compression (1 = zstd)", b[at::COMPRESSION]),
+        ));
+    }
+    let (height_data_depth, colour_data_depth, max_depth) =
+        (b[at::HEIGHT_DEPTH], b[at::COLOUR_DEPTH], b[at::MAX_DEPTH]);
+    if max_depth > MAX_DEPTH {
+        return Err(field(
+            "max_depth",
+            at::MAX_DEPTH,
+            format!("{max_depth} exceeds the deepest addressable level {MAX_DEPTH}"),
+        ));
+    }
+    if height_data_depth > max_depth {
+        return Err(field(
+            "height_data_depth",
+            at::HEIGHT_DEPTH,
+            format!("{height_data_depth} exceeds max_depth {max_depth}"),
+        ));
+    }
+    if colour_data_depth > max_depth || (!codec.has_colour() && colour_data_depth != 0) {
+        return Err(field(
+            "colour_data_depth",
+            at::COLOUR_DEPTH,
+            format!(
+                "{colour_data_depth} with codec {} and max_depth {max_depth} (must be 0 without colour)",
+                codec.code()
+            ),
+        ));
+    }
+    let compression_level = b[at::COMPRESSION_LEVEL] as i8;
+    if !(MIN_COMPRESSION_LEVEL..=MAX_COMPRESSION_LEVEL).contains(&compression_level) {
+        return Err(field(
+            "compression_level",
+            at::COMPRESSION_LEVEL,
+            format!("{compression_level} is outside zstd's {MIN_COMPRESSION_LEVEL}..={MAX_COMPRESSION_LEVEL}"),
+        ));
+    }
+    if b[at::RESERVED_A..at::RADII].iter().any(|&c| c != 0) {
+        return Err(field("reserved", at::RESERVED_A, "reserved bytes must be zero".into()));
+    }
+    let radii = [get_f64(b, at::RADII), get_f64(b, at::RADII + 8), get_f64(b, at::RADII + 16)];
+    let ellipsoid_ok =
+        Ellipsoid::new(radii[0], radii[1], radii[2]).map_err(|e| field("radii", at::RADII, e.to_string()));
+    ellipsoid_ok?;
+    let name = get_name(b, at::BODY, "body")?;
+    let body = Body::custom(&name, radii).map_err(|e| field("radii", at::RADII, e.to_string()))?;
+    let tier = get_name(b, at::TIER, "tier")?;
+    let tile_count = get_u64(b, at::TILE_COUNT);
+    if tile_count == 0 {
+        return Err(field("tile_count", at::TILE_COUNT, "a pack holds at least one tile".into()));
+    }
+    let index_offset = get_u64(b, at::INDEX_OFFSET);
+    if index_offset != HEADER_LENGTH as u64 {
+        return Err(field("index_offset", at::INDEX_OFFSET, format!("{index_offset}, must be {HEADER_LENGTH}")));
+    }
+    let expected_payload = tile_count
+        .checked_mul(ENTRY_LENGTH as u64)
+        .and_then(|n| n.checked_add(index_offset))
+        .ok_or_else(|| field("tile_count", at::TILE_COUNT, format!("{tile_count} tiles overflow the index size")))?;
+    let payload_offset = get_u64(b, at::PAYLOAD_OFFSET);
+    if payload_offset != expected_payload {
+        return Err(field(
+            "payload_offset",
+            at::PAYLOAD_OFFSET,
+            format!("{payload_offset}, must be index_offset + {ENTRY_LENGTH} x tile_count = {expected_payload}"),
+        ));
+    }
+    let declared_length = get_u64(b, at::FILE_LENGTH);
+    if declared_length < payload_offset {
+        return Err(field(
+            "file_length",
+            at::FILE_LENGTH,
+            format!("{declared_length} is before the payload region at {payload_offset}"),
+        ));
+    }
+    if file_length < payload_offset {
+        return Err(PackError::Truncated { section: "index", start: index_offset, end: payload_offset, file_length });
+    }
+    if file_length < declared_length {
+        return Err(PackError::Truncated {
+            section: "payload region",
+            start: payload_offset,
+            end: declared_length,
+            file_length,
+        });
+    }
+    let mut fingerprint = [0u8; FINGERPRINT_LENGTH];
+    fingerprint.copy_from_slice(&b[at::FINGERPRINT..at::FINGERPRINT + FINGERPRINT_LENGTH]);
+    let coverage = Coverage {
+        south: get_f64(b, at::COVERAGE),
+        west: get_f64(b, at::COVERAGE + 8),
+        north: get_f64(b, at::COVERAGE + 16),
+        east: get_f64(b, at::COVERAGE + 24),
+    };
+    coverage.validate().map_err(|reason| field("coverage", at::COVERAGE, reason))?;
+    if b[at::RESERVED..HEADER_CHECKSUM_OFFSET].iter().any(|&c| c != 0) {
+        return Err(field("reserved", at::RESERVED, "reserved bytes must be zero".into()));
+    }
+    Ok(PackHeader {
+        codec,
+        height_data_depth,
+        colour_data_depth,
+        max_depth,
+        compression_level,
+        body,
+        tier,
+        tile_count,
+        index_offset,
+        payload_offset,
+        file_length: declared_length,
+        fingerprint,
+        coverage,
+        index_checksum: get_u32(b, at::INDEX_CHECKSUM),
+    })
+}
+
+pub fn encode_entry(e: &IndexEntry) -> [u8; ENTRY_LENGTH] {
+    let mut b = [0u8; ENTRY_LENGTH];
+    put_u64(&mut b, 0, e.key.raw());
+    put_u64(&mut b, 8, e.payload_offset);
+    put_u32(&mut b, 16, e.payload_length);
+    put_u32(&mut b, 20, e.payload_checksum);
+    b[24..28].copy_from_slice(&e.min_elevation.to_le_bytes());
+    b[28..32].copy_from_slice(&e.max_elevation.to_le_bytes());
+    b[32..36].copy_from_slice(&e.geometric_error.to_le_bytes());
+    b[36] = if e.measured { FLAG_MEASURED } else { 0 };
+    b
+}
+
+/// Decodes and validates one entry in isolation (order, overlap and
+/// placement are checked by the caller, which sees all entries).
+pub fn decode_entry(b: &[u8], entry: u64, offset: u64, header: &PackHeader) -> Result<IndexEntry, PackError> {
+    let raw = get_u64(b, 0);
+    let key = TileKey::from_raw(raw).map_err(|_| PackError::InvalidKey { entry, offset, raw })?;
+    let tile = key.address();
+    let bad = |field: &'static str, reason: String| PackError::EntryField { entry, offset, tile, field, reason };
+    if tile.depth() > header.max_depth {
+        return Err(bad(
+            "key",
+            format!("depth {} is deeper than the header's max_depth {}", tile.depth(), header.max_depth),
+        ));
+    }
+    let e = IndexEntry {
+        key,
+        payload_offset: get_u64(b, 8),
+        payload_length: get_u32(b, 16),
+        payload_checksum: get_u32(b, 20),
+        min_elevation: get_f32(b, 24),
+        max_elevation: get_f32(b, 28),
+        geometric_error: get_f32(b, 32),
+        measured: b[36] & FLAG_MEASURED != 0,
+    };
+    if !(e.min_elevation.is_finite() && e.max_elevation.is_finite()) || e.min_elevation > e.max_elevation {
+        return Err(bad(
+            "min/max elevation",
+            format!("{} .. {} must be finite with min <= max", e.min_elevation, e.max_elevation),
+        ));
+    }
+    if !(e.geometric_error.is_finite() && e.geometric_error >= 0.0) {
+        return Err(bad("geometric_error", format!("{} must be finite and >= 0", e.geometric_error)));
+    }
+    if b[36] & !FLAG_MEASURED != 0 || b[37..40].iter().any(|&c| c != 0) {
+        return Err(bad("flags", format!("{:#04x} sets undefined bits or reserved bytes are not zero", b[36])));
+    }
+    let (min, max) = header.codec.payload_length_range();
+    if !(min..=max).contains(&e.payload_length) {
+        return Err(PackError::PayloadLength {
+            entry,
+            offset,
+            tile,
+            length: e.payload_length,
+            codec: header.codec.code(),
+            min,
+            max,
+        });
+    }
+    let end = e.payload_offset.saturating_add(u64::from(e.payload_length));
+    if e.payload_offset < header.payload_offset || end > header.file_length {
+        return Err(PackError::PayloadOutOfBounds {
+            entry,
+            offset,
+            tile,
+            payload_offset: e.payload_offset,
+            payload_end: end,
+            region_start: header.payload_offset,
+            region_end: header.file_length,
+        });
+    }
+    Ok(e)
+}

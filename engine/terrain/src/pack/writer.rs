@@ -1,0 +1,391 @@
+//! Writing a pack: declare the tile set, accept tiles in any order from any
+//! thread, and produce bytes that depend only on the tile set and contents.
+//!
+//! The key decision: tiles are staged, not placed. Each `put` appends the
+//! compressed tile as one checksummed record to `OUT.partial` (memory stays
+//! bounded whatever the pack size); `finish` lays the final file out in key
+//! order, so a payload's offset is a pure function of the tile set and the
+//! sizes before it, never of arrival order or thread count. The final file
+//! is written to `OUT.tmp` and renamed over `OUT` only when complete, so a
+//! killed writer never leaves anything that looks like a finished pack. The
+//! partial file is also the resume journal: `resume` keeps every record whose
+//! checksum holds, drops a torn tail, and refuses a different bake.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::address::{TileAddress, TileKey};
+use crate::body::Body;
+use crate::pack::codec::{EncodedTile, TileContent, encode_tile};
+use crate::pack::error::PackError;
+use crate::pack::format::{
+    Codec, Coverage, ENTRY_LENGTH, FINGERPRINT_LENGTH, HEADER_LENGTH, IndexEntry, MAX_COMPRESSION_LEVEL,
+    MIN_COMPRESSION_LEVEL, PackHeader, encode_entry, encode_header, get_u32, get_u64, validate_name,
+};
+
+/// Everything about a pack that is fixed before its first tile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackSpec {
+    pub body: Body,
+    pub tier: String,
+    pub codec: Codec,
+    pub height_data_depth: u8,
+    pub colour_data_depth: u8,
+    pub coverage: Coverage,
+    /// A digest of the bake's inputs and parameters (opaque to the format).
+    pub fingerprint: [u8; FINGERPRINT_LENGTH],
+    pub compression_level: i8,
+}
+
+impl PackSpec {
+    fn validate(&self) -> Result<(), PackError> {
+        validate_name("body name", self.body.name()).map_err(PackError::BadSpec)?;
+        validate_name("tier name", &self.tier).map_err(PackError::BadSpec)?;
+        self.coverage.validate().map_err(PackError::BadSpec)?;
+        if !(MIN_COMPRESSION_LEVEL..=MAX_COMPRESSION_LEVEL).contains(&self.compression_level) {
+            return Err(PackError::BadSpec(format!(
+                "compression level {} outside zstd's range",
+                self.compression_level
+            )));
+        }
+        if !self.codec.has_colour() && self.colour_data_depth != 0 {
+            return Err(PackError::BadSpec("a colour data depth needs codec 2".into()));
+        }
+        Ok(())
+    }
+
+    /// Encodes one tile as this pack would store it.
+    pub fn encode(&self, tile: TileAddress, content: &TileContent<'_>) -> Result<EncodedTile, PackError> {
+        encode_tile(tile, self.codec, content, i32::from(self.compression_level))
+    }
+
+    fn header(&self, tile_set: &BTreeMap<TileKey, Option<Staged>>) -> PackHeader {
+        let tile_count = tile_set.len() as u64;
+        let max_depth = tile_set.keys().map(|k| k.address().depth()).max().unwrap_or(0);
+        PackHeader {
+            codec: self.codec,
+            height_data_depth: self.height_data_depth,
+            colour_data_depth: self.colour_data_depth,
+            max_depth,
+            compression_level: self.compression_level,
+            body: self.body.clone(),
+            tier: self.tier.clone(),
+            tile_count,
+            index_offset: HEADER_LENGTH as u64,
+            payload_offset: HEADER_LENGTH as u64 + tile_count * ENTRY_LENGTH as u64,
+            file_length: 0,
+            fingerprint: self.fingerprint,
+            coverage: self.coverage,
+            index_checksum: 0,
+        }
+    }
+}
+
+/// Every declared tile, staged or not yet.
+type StagedSet = BTreeMap<TileKey, Option<Staged>>;
+
+/// Where a staged tile's record lies in the partial file.
+#[derive(Clone, Copy, Debug)]
+struct Staged {
+    payload_at: u64,
+    entry: IndexEntry,
+}
+
+const PARTIAL_MAGIC: [u8; 8] = *b"PLNTPART";
+const RECORD_MAGIC: u32 = u32::from_le_bytes(*b"TILE");
+/// Record: magic u32, key u64, length u32, checksum u32, min f32, max f32,
+/// error f32, measured u8, 3 zero bytes; then the payload; then a CRC-32
+/// of everything before it in the record.
+const RECORD_HEAD: usize = 36;
+
+/// A pack being written.
+#[derive(Debug)]
+pub struct PackWriter {
+    out: PathBuf,
+    partial_path: PathBuf,
+    spec: PackSpec,
+    state: Mutex<WriterState>,
+}
+
+#[derive(Debug)]
+struct WriterState {
+    partial: File,
+    end: u64,
+    tiles: BTreeMap<TileKey, Option<Staged>>,
+}
+
+/// What a finished pack holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteSummary {
+    pub tiles: u64,
+    pub file_length: u64,
+    pub payload_bytes: u64,
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// The journal a writer for `out` stages tiles in.
+pub fn partial_path(out: &Path) -> PathBuf {
+    sibling(out, ".partial")
+}
+
+impl PackWriter {
+    /// Starts a new pack at `out` holding exactly `tile_set`, replacing any
+    /// earlier partial bake of it.
+    pub fn create(
+        out: &Path,
+        spec: PackSpec,
+        tile_set: impl IntoIterator<Item = TileAddress>,
+    ) -> Result<PackWriter, PackError> {
+        let (tiles, preamble) = PackWriter::prepare(&spec, tile_set)?;
+        let partial_path = partial_path(out);
+        let wrap = |e: PackError| e.in_file(&partial_path);
+        let mut partial = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&partial_path)
+            .map_err(PackError::io("creating the partial file"))
+            .map_err(wrap)?;
+        partial.write_all(&preamble).map_err(PackError::io("writing the partial file")).map_err(wrap)?;
+        let end = preamble.len() as u64;
+        Ok(PackWriter {
+            out: out.to_owned(),
+            partial_path,
+            spec,
+            state: Mutex::new(WriterState { partial, end, tiles }),
+        })
+    }
+
+    /// Continues a killed writer for the same pack: keeps every intact staged
+    /// tile, drops a torn tail, and refuses if the spec or tile set differ.
+    /// With no partial file, starts afresh.
+    pub fn resume(
+        out: &Path,
+        spec: PackSpec,
+        tile_set: impl IntoIterator<Item = TileAddress>,
+    ) -> Result<PackWriter, PackError> {
+        let partial_path = partial_path(out);
+        if !partial_path.exists() {
+            return PackWriter::create(out, spec, tile_set);
+        }
+        let (mut tiles, preamble) = PackWriter::prepare(&spec, tile_set)?;
+        let wrap = |e: PackError| e.in_file(&partial_path);
+        let mut partial = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&partial_path)
+            .map_err(PackError::io("opening the partial file"))
+            .map_err(wrap)?;
+        let mut existing = Vec::new();
+        partial.read_to_end(&mut existing).map_err(PackError::io("reading the partial file")).map_err(wrap)?;
+        if existing.len() < preamble.len() || existing[..preamble.len()] != preamble[..] {
+            return Err(wrap(PackError::ResumeMismatch(
+                "the partial bake was started with different inputs, parameters or tile set; delete it or bake without --resume".into(),
+            )));
+        }
+        let mut at = preamble.len();
+        while let Some((record_length, staged)) = parse_record(&existing[at..], at as u64) {
+            match tiles.get_mut(&staged.entry.key) {
+                Some(slot @ None) => *slot = Some(staged),
+                // A record for an undeclared or already staged tile means the
+                // journal is not this bake's: stop trusting it here.
+                _ => break,
+            }
+            at += record_length;
+        }
+        partial.set_len(at as u64).map_err(PackError::io("truncating the partial file's torn tail")).map_err(wrap)?;
+        partial.seek(SeekFrom::Start(at as u64)).map_err(PackError::io("seeking the partial file")).map_err(wrap)?;
+        Ok(PackWriter {
+            out: out.to_owned(),
+            partial_path,
+            spec,
+            state: Mutex::new(WriterState { partial, end: at as u64, tiles }),
+        })
+    }
+
+    fn prepare(
+        spec: &PackSpec,
+        tile_set: impl IntoIterator<Item = TileAddress>,
+    ) -> Result<(StagedSet, Vec<u8>), PackError> {
+        spec.validate()?;
+        let tiles: BTreeMap<TileKey, Option<Staged>> = tile_set.into_iter().map(|t| (t.key(), None)).collect();
+        let Some(max_depth) = tiles.keys().map(|k| k.address().depth()).max() else {
+            return Err(PackError::BadSpec("the tile set is empty".into()));
+        };
+        if spec.height_data_depth > max_depth || spec.colour_data_depth > max_depth {
+            return Err(PackError::BadSpec(format!(
+                "data depths (height {}, colour {}) exceed the deepest tile in the set ({max_depth})",
+                spec.height_data_depth, spec.colour_data_depth
+            )));
+        }
+        // The preamble identifies the bake: the header template (spec and
+        // tile count) and a digest of the exact tile set.
+        let mut keys = crc32fast::Hasher::new();
+        for key in tiles.keys() {
+            keys.update(&key.raw().to_le_bytes());
+        }
+        let mut preamble = Vec::with_capacity(8 + HEADER_LENGTH + 4);
+        preamble.extend_from_slice(&PARTIAL_MAGIC);
+        preamble.extend_from_slice(&encode_header(&spec.header(&tiles)));
+        preamble.extend_from_slice(&keys.finalize().to_le_bytes());
+        Ok((tiles, preamble))
+    }
+
+    pub fn spec(&self) -> &PackSpec {
+        &self.spec
+    }
+
+    /// Tiles declared but not yet written, ascending by key.
+    pub fn pending(&self) -> Vec<TileAddress> {
+        let state = self.state.lock().expect("writer lock");
+        state.tiles.iter().filter(|(_, s)| s.is_none()).map(|(k, _)| k.address()).collect()
+    }
+
+    /// Encodes and stages one tile. Safe to call from many threads.
+    pub fn put(&self, tile: TileAddress, content: &TileContent<'_>) -> Result<(), PackError> {
+        let encoded = self.spec.encode(tile, content)?;
+        self.put_encoded(&encoded)
+    }
+
+    /// Stages an already encoded tile.
+    pub fn put_encoded(&self, tile: &EncodedTile) -> Result<(), PackError> {
+        let mut record = Vec::with_capacity(RECORD_HEAD + tile.payload.len() + 4);
+        record.extend_from_slice(&RECORD_MAGIC.to_le_bytes());
+        record.extend_from_slice(&tile.tile.key().raw().to_le_bytes());
+        record.extend_from_slice(&(tile.payload.len() as u32).to_le_bytes());
+        record.extend_from_slice(&tile.checksum.to_le_bytes());
+        record.extend_from_slice(&tile.min_elevation.to_le_bytes());
+        record.extend_from_slice(&tile.max_elevation.to_le_bytes());
+        record.extend_from_slice(&tile.geometric_error.to_le_bytes());
+        record.extend_from_slice(&[u8::from(tile.measured), 0, 0, 0]);
+        record.extend_from_slice(&tile.payload);
+        let crc = crc32fast::hash(&record);
+        record.extend_from_slice(&crc.to_le_bytes());
+
+        let mut state = self.state.lock().expect("writer lock");
+        match state.tiles.get(&tile.tile.key()) {
+            None => return Err(PackError::Undeclared { tile: tile.tile }),
+            Some(Some(_)) => {
+                return Err(PackError::BadContent { tile: tile.tile, reason: "written twice".into() });
+            }
+            Some(None) => {}
+        }
+        let at = state.end;
+        state.partial.write_all(&record).map_err(PackError::io("appending to the partial file"))?;
+        state.end += record.len() as u64;
+        let entry = IndexEntry {
+            key: tile.tile.key(),
+            payload_offset: 0,
+            payload_length: tile.payload.len() as u32,
+            payload_checksum: tile.checksum,
+            min_elevation: tile.min_elevation,
+            max_elevation: tile.max_elevation,
+            geometric_error: tile.geometric_error,
+            measured: tile.measured,
+        };
+        state.tiles.insert(entry.key, Some(Staged { payload_at: at + RECORD_HEAD as u64, entry }));
+        Ok(())
+    }
+
+    /// Lays the pack out in key order, writes it beside `out`, and renames
+    /// it into place. Refuses while any declared tile is missing.
+    pub fn finish(self) -> Result<WriteSummary, PackError> {
+        let out = self.out.clone();
+        self.finish_inner().map_err(|e| e.in_file(&out))
+    }
+
+    fn finish_inner(self) -> Result<WriteSummary, PackError> {
+        let state = self.state.into_inner().expect("writer lock");
+        let missing: Vec<TileKey> = state.tiles.iter().filter(|(_, s)| s.is_none()).map(|(k, _)| *k).collect();
+        if let Some(first) = missing.first() {
+            return Err(PackError::Incomplete { missing: missing.len(), first: first.address() });
+        }
+        state.partial.sync_all().map_err(PackError::io("syncing the partial file"))?;
+        let mut header = self.spec.header(&state.tiles);
+        let mut offset = header.payload_offset;
+        let mut index = Vec::with_capacity(state.tiles.len() * ENTRY_LENGTH);
+        let staged: Vec<Staged> = state.tiles.values().map(|s| s.expect("checked complete")).collect();
+        for s in &staged {
+            let entry = IndexEntry { payload_offset: offset, ..s.entry };
+            index.extend_from_slice(&encode_entry(&entry));
+            offset += u64::from(entry.payload_length);
+        }
+        header.file_length = offset;
+        header.index_checksum = crc32fast::hash(&index);
+
+        let tmp = sibling(&self.out, ".tmp");
+        let file = File::create(&tmp).map_err(PackError::io("creating the pack's temporary file"))?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let write_error = PackError::io("writing the pack");
+        let result = (|| -> std::io::Result<()> {
+            w.write_all(&encode_header(&header))?;
+            w.write_all(&index)?;
+            let mut buffer = Vec::new();
+            for s in &staged {
+                buffer.resize(s.entry.payload_length as usize, 0);
+                state.partial.read_exact_at(&mut buffer, s.payload_at)?;
+                w.write_all(&buffer)?;
+            }
+            let file = w.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()
+        })();
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(write_error(e));
+        }
+        std::fs::rename(&tmp, &self.out).map_err(PackError::io("renaming the finished pack into place"))?;
+        if let Some(dir) = self.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = File::open(dir).and_then(|d| d.sync_all());
+        }
+        drop(state);
+        std::fs::remove_file(&self.partial_path).map_err(PackError::io("removing the partial file"))?;
+        Ok(WriteSummary {
+            tiles: staged.len() as u64,
+            file_length: header.file_length,
+            payload_bytes: header.file_length - header.payload_offset,
+        })
+    }
+}
+
+/// One intact record at the start of `bytes` (which lies at `at` in the
+/// file), or `None` if it is torn, truncated or corrupt.
+fn parse_record(bytes: &[u8], at: u64) -> Option<(usize, Staged)> {
+    if bytes.len() < RECORD_HEAD || get_u32(bytes, 0) != RECORD_MAGIC {
+        return None;
+    }
+    let length = get_u32(bytes, 12) as usize;
+    let total = RECORD_HEAD + length + 4;
+    if bytes.len() < total {
+        return None;
+    }
+    if crc32fast::hash(&bytes[..total - 4]) != get_u32(bytes, total - 4) {
+        return None;
+    }
+    let key = TileKey::from_raw(get_u64(bytes, 4)).ok()?;
+    let f32_at = |k: usize| f32::from_le_bytes(bytes[k..k + 4].try_into().expect("four bytes"));
+    let checksum = get_u32(bytes, 16);
+    if crc32fast::hash(&bytes[RECORD_HEAD..RECORD_HEAD + length]) != checksum {
+        return None;
+    }
+    let entry = IndexEntry {
+        key,
+        payload_offset: 0,
+        payload_length: length as u32,
+        payload_checksum: checksum,
+        min_elevation: f32_at(20),
+        max_elevation: f32_at(24),
+        geometric_error: f32_at(28),
+        measured: bytes[32] != 0,
+    };
+    Some((total, Staged { payload_at: at + RECORD_HEAD as u64, entry }))
+}

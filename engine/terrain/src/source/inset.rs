@@ -1,0 +1,126 @@
+//! A higher-resolution regional pack over a base source.
+//!
+//! Inside the inset's coverage box its samples win; across a blend band
+//! inside the box's border the two mix with a smoothstep weight of the
+//! distance to the border (in degrees of arc, longitude scaled by
+//! cos(latitude)), so there is no step at the edge of the inset's data.
+//! A tile is `Measured` only where every sample that contributes to it was.
+
+use std::sync::Arc;
+
+use crate::address::TileAddress;
+use crate::body::Body;
+use crate::pack::Coverage;
+use crate::source::{HeightSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions};
+
+#[derive(Debug, Clone)]
+pub struct InsetSource {
+    base: Arc<dyn HeightSource>,
+    inset: PackSource,
+    coverage: Coverage,
+    blend_degrees: f64,
+}
+
+impl InsetSource {
+    /// `inset` must be a pack of the same body; its header's coverage is the
+    /// box it answers for.
+    pub fn new(base: Arc<dyn HeightSource>, inset: PackSource, blend_degrees: f64) -> InsetSource {
+        let coverage = inset.pack().header().coverage;
+        InsetSource { base, inset, coverage, blend_degrees: blend_degrees.max(0.0) }
+    }
+
+    /// Weight of the inset at a latitude/longitude (degrees): 0 outside the
+    /// box, 1 deeper inside it than the blend band.
+    pub fn weight(&self, lat: f64, lon: f64) -> f64 {
+        let c = &self.coverage;
+        if !c.contains(lat, lon) {
+            return 0.0;
+        }
+        let lat_inside = (lat - c.south).min(c.north - lat);
+        let east_of_west = (lon - c.west).rem_euclid(360.0);
+        let west_of_east = (c.east - lon).rem_euclid(360.0);
+        let lon_inside =
+            if c.is_global() { f64::INFINITY } else { east_of_west.min(west_of_east) * lat.to_radians().cos() };
+        let inside = lat_inside.min(lon_inside);
+        if self.blend_degrees == 0.0 {
+            return 1.0;
+        }
+        let t = (inside / self.blend_degrees).clamp(0.0, 1.0);
+        t * t * (3.0 - 2.0 * t)
+    }
+}
+
+fn least_measured(a: Provenance, b: Provenance) -> Provenance {
+    match (a, b) {
+        (Provenance::Invented, _) | (_, Provenance::Invented) => Provenance::Invented,
+        (Provenance::Resampled { from_depth: x }, Provenance::Resampled { from_depth: y }) => {
+            Provenance::Resampled { from_depth: x.min(y) }
+        }
+        (r @ Provenance::Resampled { .. }, _) | (_, r @ Provenance::Resampled { .. }) => r,
+        _ => Provenance::Measured,
+    }
+}
+
+impl HeightSource for InsetSource {
+    fn body(&self) -> &Body {
+        self.base.body()
+    }
+
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let mut base = self.base.tile(tile)?;
+        let inset = match self.inset.tile(tile) {
+            Ok(inset) => inset,
+            Err(SourceError::NoData { .. }) => return Ok(base),
+            Err(e) => return Err(e),
+        };
+        let ellipsoid = self.body().ellipsoid();
+        let (mut used_base, mut used_inset) = (false, false);
+        for (k, d) in sample_directions(tile).into_iter().enumerate() {
+            let g = ellipsoid.direction_to_geodetic(d);
+            let w = self.weight(g.latitude.to_degrees(), g.longitude.to_degrees());
+            used_inset |= w > 0.0;
+            used_base |= w < 1.0;
+            base.heights[k] = ((1.0 - w) * f64::from(base.heights[k]) + w * f64::from(inset.heights[k])) as f32;
+            if let (Some(dst), Some(src)) = (base.colour.as_mut(), inset.colour.as_ref())
+                && w > 0.0
+            {
+                dst[k] = std::array::from_fn(|c| {
+                    ((1.0 - w) * f64::from(dst[k][c]) + w * f64::from(src[k][c])).round() as u8
+                });
+            }
+            if let (Some(dst), Some(src)) = (base.classes.as_mut(), inset.classes.as_ref())
+                && w >= 0.5
+            {
+                dst[k] = src[k];
+            }
+        }
+        base.provenance = match (used_base, used_inset) {
+            (true, true) => least_measured(base.provenance, inset.provenance),
+            (false, true) => inset.provenance,
+            _ => base.provenance,
+        };
+        Ok(base)
+    }
+
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        let base = self.base.tile_bounds(tile)?;
+        match self.inset.tile_bounds(tile) {
+            Ok(inset) => Ok(TileBounds {
+                min_elevation: base.min_elevation.min(inset.min_elevation),
+                max_elevation: base.max_elevation.max(inset.max_elevation),
+                geometric_error: base.geometric_error.max(inset.geometric_error),
+                provenance: least_measured(base.provenance, inset.provenance),
+            }),
+            Err(SourceError::NoData { .. }) => Ok(base),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.base.data_depth().max(self.inset.data_depth())
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.base.colour_data_depth().max(self.inset.colour_data_depth())
+    }
+}

@@ -1,0 +1,154 @@
+//! Height sources: where a tile's samples come from.
+//!
+//! One trait, three implementations no consumer can tell apart: a baked
+//! pack, a seeded procedural generator, and a higher-resolution regional
+//! inset over a base. The key decision is that every source says how deep
+//! its *measurement* goes ([`HeightSource::data_depth`]) and every tile says
+//! where its samples came from ([`Provenance`]), so nothing downstream
+//! mistakes resampled or invented ground for measured ground. Bounds come
+//! without producing a tile ([`HeightSource::tile_bounds`]), because a cull
+//! tests far more nodes than it draws.
+
+mod function;
+mod inset;
+mod pack;
+mod procedural;
+
+pub use function::{HeightFunction, LayerStack};
+pub use inset::InsetSource;
+pub use pack::PackSource;
+pub use procedural::ProceduralSource;
+
+use crate::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TileAddress};
+use crate::body::{Body, Geodetic};
+use crate::cube::{direction_to_face_grid, sample_direction};
+use crate::pack::PackError;
+use crate::pack::codec::stored_index;
+
+/// Where a tile's samples came from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Provenance {
+    /// Measured at this tile's depth.
+    Measured,
+    /// Interpolated from a stored ancestor at `from_depth`.
+    Resampled { from_depth: u8 },
+    /// Made up (procedural).
+    Invented,
+}
+
+impl Provenance {
+    pub fn is_measured(self) -> bool {
+        self == Provenance::Measured
+    }
+}
+
+/// A source tile: 131x131 samples in stored order (see [`stored_index`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceTile {
+    pub tile: TileAddress,
+    /// Elevations in metres.
+    pub heights: Vec<f32>,
+    pub classes: Option<Vec<u8>>,
+    pub colour: Option<Vec<[u8; 3]>>,
+    pub provenance: Provenance,
+}
+
+impl SourceTile {
+    /// Elevation of stored sample `(i, j)`, `i, j` in -1..=129.
+    pub fn height(&self, i: i32, j: i32) -> f32 {
+        self.heights[stored_index(i, j)]
+    }
+
+    /// Bilinear elevation at fractional stored coordinates (`u, v` in
+    /// -1..=129, core 0..=128).
+    pub fn bilinear(&self, u: f64, v: f64) -> f64 {
+        bilinear(&self.heights, u, v)
+    }
+}
+
+/// What selection needs about a tile before (or instead of) reading it.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct TileBounds {
+    pub min_elevation: f64,
+    pub max_elevation: f64,
+    /// Metres the tile's surface departs from the finest ground it stands for.
+    pub geometric_error: f64,
+    pub provenance: Provenance,
+}
+
+/// Why a source could not produce a tile.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error(transparent)]
+    Pack(#[from] PackError),
+    #[error("no data for tile {tile}: the source holds neither it nor any ancestor")]
+    NoData { tile: TileAddress },
+}
+
+/// One implementation per kind of ground; see the module documentation.
+pub trait HeightSource: Send + Sync + std::fmt::Debug {
+    fn body(&self) -> &Body;
+    /// All 131x131 samples of a tile.
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError>;
+    /// Elevation range and geometric error, without producing the tile.
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError>;
+    /// Deepest level whose heights were measured; `None` when nothing was.
+    fn data_depth(&self) -> Option<u8>;
+    /// Deepest level whose colour was measured; `None` when there is none.
+    fn colour_data_depth(&self) -> Option<u8>;
+}
+
+/// Bilinear interpolation over a 131x131 stored grid.
+pub(crate) fn bilinear<T: Copy + Into<f64>>(grid: &[T], u: f64, v: f64) -> f64 {
+    debug_assert_eq!(grid.len(), TILE_STORED_SAMPLE_COUNT);
+    let last = TILE_CELLS as f64; // 128: the last cell starts at 128 (apron on the far side).
+    let u0 = u.floor().clamp(-1.0, last);
+    let v0 = v.floor().clamp(-1.0, last);
+    let (fu, fv) = (u - u0, v - v0);
+    let at = |i: f64, j: f64| -> f64 { grid[stored_index(i as i32, j as i32)].into() };
+    let bottom = at(u0, v0) * (1.0 - fu) + at(u0 + 1.0, v0) * fu;
+    let top = at(u0, v0 + 1.0) * (1.0 - fu) + at(u0 + 1.0, v0 + 1.0) * fu;
+    bottom * (1.0 - fv) + top * fv
+}
+
+/// An elevation where a person would stand.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct GroundSample {
+    pub elevation_m: f64,
+    /// Depth of the tile the sample came from.
+    pub depth: u8,
+    pub provenance: Provenance,
+}
+
+/// The tile at `depth` containing a latitude/longitude, and the point's
+/// fractional stored coordinates in it.
+pub fn locate(body: &Body, at: Geodetic, depth: u8) -> (TileAddress, f64, f64) {
+    let direction = body.ellipsoid().geodetic_to_direction(at);
+    let (face, s, t) = direction_to_face_grid(direction);
+    let size = f64::from(1u32 << depth);
+    let to_cell = |c: f64| ((c + 1.0) * 0.5 * size).clamp(0.0, size);
+    let (gx, gy) = (to_cell(s), to_cell(t));
+    let x = (gx.floor() as u32).min((1u32 << depth) - 1);
+    let y = (gy.floor() as u32).min((1u32 << depth) - 1);
+    let tile = TileAddress::new(face.index(), depth, x, y).expect("in range by construction");
+    let cells = f64::from(TILE_CELLS);
+    (tile, (gx - f64::from(x)) * cells, (gy - f64::from(y)) * cells)
+}
+
+/// Elevation at a latitude/longitude, from the tile at `depth` that holds it.
+pub fn sample_ground(source: &dyn HeightSource, at: Geodetic, depth: u8) -> Result<GroundSample, SourceError> {
+    let (tile, u, v) = locate(source.body(), at, depth);
+    let samples = source.tile(tile)?;
+    Ok(GroundSample { elevation_m: samples.bilinear(u, v), depth, provenance: samples.provenance })
+}
+
+/// The unit directions of all 131x131 stored samples of a tile.
+pub fn sample_directions(tile: TileAddress) -> Vec<glam::DVec3> {
+    let mut directions = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
+    for j in -1..=TILE_CELLS as i32 + 1 {
+        for i in -1..=TILE_CELLS as i32 + 1 {
+            directions.push(sample_direction(tile.sample(i, j)));
+        }
+    }
+    directions
+}

@@ -1,0 +1,125 @@
+//! Ground from a baked pack.
+//!
+//! Past the deepest stored tile, a tile is resampled from its nearest stored
+//! ancestor by bilinear interpolation in that ancestor's face grid (its own
+//! stored samples, apron included). The filter is stated because it is what
+//! makes resampled ground continuous: along a shared edge both sides
+//! interpolate the same edge samples with the same weights, on one face or
+//! across two, since the apron holds the neighbour face's own samples.
+
+use std::sync::Arc;
+
+use crate::address::{TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
+use crate::body::Body;
+use crate::pack::{DecodedTile, Pack, stored_index};
+use crate::source::{HeightSource, Provenance, SourceError, SourceTile, TileBounds, bilinear};
+
+#[derive(Debug, Clone)]
+pub struct PackSource {
+    pack: Arc<Pack>,
+}
+
+impl PackSource {
+    pub fn new(pack: Arc<Pack>) -> PackSource {
+        PackSource { pack }
+    }
+
+    pub fn pack(&self) -> &Pack {
+        &self.pack
+    }
+}
+
+fn provenance_of(decoded: &DecodedTile, stored_depth: u8, data_depth: u8) -> Provenance {
+    if decoded.measured && stored_depth <= data_depth {
+        Provenance::Measured
+    } else {
+        Provenance::Resampled { from_depth: stored_depth.min(data_depth) }
+    }
+}
+
+impl HeightSource for PackSource {
+    fn body(&self) -> &Body {
+        &self.pack.header().body
+    }
+
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let entry = *self.pack.deepest_stored_ancestor(tile).ok_or(SourceError::NoData { tile })?;
+        let decoded = self.pack.decode(&entry)?;
+        let stored = entry.tile();
+        let data_depth = self.pack.header().height_data_depth;
+        if stored == tile {
+            let provenance = provenance_of(&decoded, stored.depth(), data_depth);
+            return Ok(SourceTile {
+                tile,
+                heights: decoded.heights().into_iter().map(|h| h as f32).collect(),
+                classes: decoded.classes,
+                colour: decoded.colour,
+                provenance,
+            });
+        }
+        // Position of this tile's stored samples in the ancestor's grid.
+        let k = tile.depth() - stored.depth();
+        let scale = 1.0 / f64::from(1u32 << k);
+        let cells = f64::from(TILE_CELLS);
+        let origin_u = f64::from(tile.x() - (stored.x() << k)) * cells * scale;
+        let origin_v = f64::from(tile.y() - (stored.y() << k)) * cells * scale;
+        let heights = decoded.heights();
+        let planes: Option<[Vec<f32>; 3]> = decoded
+            .colour
+            .as_ref()
+            .map(|colour| [0, 1, 2].map(|c| colour.iter().map(|rgb| f32::from(rgb[c])).collect()));
+        let n = TILE_STORED_SAMPLES as i32;
+        let mut out = Vec::with_capacity((n * n) as usize);
+        let mut classes = decoded.classes.as_ref().map(|_| Vec::with_capacity((n * n) as usize));
+        let mut colour = planes.as_ref().map(|_| Vec::with_capacity((n * n) as usize));
+        for j in -1..n - 1 {
+            for i in -1..n - 1 {
+                let u = origin_u + f64::from(i) * scale;
+                let v = origin_v + f64::from(j) * scale;
+                out.push(bilinear(&heights, u, v) as f32);
+                // Classes are categories: nearest, never blended.
+                if let (Some(dst), Some(src)) = (classes.as_mut(), decoded.classes.as_ref()) {
+                    dst.push(src[stored_index(u.round() as i32, v.round() as i32)]);
+                }
+                if let (Some(dst), Some(planes)) = (colour.as_mut(), planes.as_ref()) {
+                    dst.push(planes.each_ref().map(|p| bilinear(p, u, v).round().clamp(0.0, 255.0) as u8));
+                }
+            }
+        }
+        Ok(SourceTile {
+            tile,
+            heights: out,
+            classes,
+            colour,
+            provenance: Provenance::Resampled { from_depth: stored.depth().min(data_depth) },
+        })
+    }
+
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        let entry = self.pack.deepest_stored_ancestor(tile).ok_or(SourceError::NoData { tile })?;
+        let data_depth = self.pack.header().height_data_depth;
+        let stored_depth = entry.tile().depth();
+        // A resampled tile is a bilinear blend of its ancestor's samples, so
+        // the ancestor's range and error bound it.
+        let provenance = if stored_depth == tile.depth() && entry.measured && stored_depth <= data_depth {
+            Provenance::Measured
+        } else {
+            Provenance::Resampled { from_depth: stored_depth.min(data_depth) }
+        };
+        Ok(TileBounds {
+            min_elevation: f64::from(entry.min_elevation),
+            max_elevation: f64::from(entry.max_elevation),
+            geometric_error: f64::from(entry.geometric_error),
+            provenance,
+        })
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        Some(self.pack.header().height_data_depth)
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        let header = self.pack.header();
+        header.codec.has_colour().then_some(header.colour_data_depth)
+    }
+}

@@ -1,0 +1,470 @@
+//! The .planetpack format: round trips, deterministic bytes, resume, one
+//! crafted file per validation rule, no panics on any input, and patching.
+
+mod support;
+
+use std::sync::OnceLock;
+
+use planet_terrain::TileAddress;
+use planet_terrain::pack::format::{ENTRY_LENGTH, HEADER_CHECKSUM_OFFSET, HEADER_LENGTH};
+use planet_terrain::pack::{Codec, Pack, PackError, PackWriter, partial_path, patch_tiles};
+use proptest::prelude::*;
+use rayon::prelude::*;
+use support::{OwnedContent, spec, tiles_to_depth, write_pack};
+
+const CODECS: [Codec; 3] = [Codec::Heights, Codec::HeightsClasses, Codec::HeightsClassesColour];
+
+fn bytes_of(codec: Codec, tiles: &[TileAddress]) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.planetpack");
+    write_pack(&path, codec, tiles);
+    std::fs::read(&path).unwrap()
+}
+
+/// A valid depth-0..=1 codec-0 pack (30 tiles), built once.
+fn valid() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| bytes_of(Codec::Heights, &tiles_to_depth(1)))
+}
+
+#[test]
+fn every_codec_round_trips_within_the_quantisation_step() {
+    let tiles = tiles_to_depth(1);
+    for codec in CODECS {
+        let pack = Pack::from_bytes(bytes_of(codec, &tiles)).unwrap();
+        assert_eq!(pack.header().codec, codec);
+        assert_eq!(pack.entries().len(), tiles.len());
+        for &tile in &tiles {
+            let original = OwnedContent::analytic(tile);
+            let decoded = pack.read_tile(tile).unwrap();
+            let tolerance = decoded.quantisation_step() / 2.0 + 1e-9;
+            for (k, (&h, d)) in original.heights.iter().zip(decoded.heights()).enumerate() {
+                assert!(
+                    (h - d).abs() <= tolerance,
+                    "{tile} sample {k}: {h} vs {d} (step {})",
+                    decoded.quantisation_step()
+                );
+            }
+            assert!(f64::from(decoded.min_elevation) <= original.heights.iter().cloned().fold(f64::INFINITY, f64::min));
+            assert_eq!(decoded.classes.as_deref(), codec.has_classes().then_some(&original.classes[..]));
+            assert_eq!(decoded.colour.as_deref(), codec.has_colour().then_some(&original.colour[..]));
+        }
+        assert_eq!(pack.verify().unwrap().tiles, tiles.len() as u64);
+    }
+}
+
+#[test]
+fn a_newer_reader_reads_every_older_codec() {
+    // Codec 0 and 1 payloads decode with their own blocks only; nothing
+    // beyond is invented.
+    let tile = TileAddress::new(2, 1, 1, 0).unwrap();
+    let pack0 = Pack::from_bytes(bytes_of(Codec::Heights, &[tile])).unwrap();
+    let pack2 = Pack::from_bytes(bytes_of(Codec::HeightsClassesColour, &[tile])).unwrap();
+    let (t0, t2) = (pack0.read_tile(tile).unwrap(), pack2.read_tile(tile).unwrap());
+    assert_eq!(t0.quantised, t2.quantised);
+    assert!(t0.classes.is_none() && t0.colour.is_none());
+    assert_eq!(pack0.header().colour_data_depth, 0);
+}
+
+#[test]
+fn bytes_are_identical_whatever_the_order_or_thread_count() {
+    let tiles = tiles_to_depth(2);
+    for codec in CODECS {
+        let serial = bytes_of(codec, &tiles);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("parallel.planetpack");
+        let mut shuffled = tiles.clone();
+        // A fixed permutation, far from key order.
+        shuffled.sort_by_key(|t| (t.key().raw().wrapping_mul(0x9e37_79b9_7f4a_7c15)).rotate_left(17));
+        let writer = PackWriter::create(&path, spec(codec), tiles.iter().copied()).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+        pool.install(|| {
+            shuffled
+                .par_iter()
+                .for_each(|&tile| writer.put(tile, &OwnedContent::analytic(tile).as_content(codec)).unwrap());
+        });
+        writer.finish().unwrap();
+        assert!(std::fs::read(&path).unwrap() == serial, "codec {codec:?}: parallel shuffled bytes differ");
+        assert!(!partial_path(&path).exists(), "the partial file is removed on success");
+    }
+}
+
+#[test]
+fn resume_after_a_kill_mid_record_gives_identical_bytes() {
+    let tiles = tiles_to_depth(1);
+    let expected = bytes_of(Codec::HeightsClasses, &tiles);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("resumed.planetpack");
+    {
+        let writer = PackWriter::create(&path, spec(Codec::HeightsClasses), tiles.iter().copied()).unwrap();
+        for &tile in tiles.iter().rev().take(11) {
+            writer.put(tile, &OwnedContent::analytic(tile).as_content(Codec::HeightsClasses)).unwrap();
+        }
+        // Killed: the writer is dropped without finishing.
+    }
+    // The kill landed mid-record: half of a twelfth record is on disk.
+    let partial = partial_path(&path);
+    let mut bytes = std::fs::read(&partial).unwrap();
+    let torn_tile = tiles[0];
+    let encoded = spec(Codec::HeightsClasses)
+        .encode(torn_tile, &OwnedContent::analytic(torn_tile).as_content(Codec::HeightsClasses))
+        .unwrap();
+    bytes.extend_from_slice(b"TILE");
+    bytes.extend_from_slice(&torn_tile.key().raw().to_le_bytes());
+    bytes.extend_from_slice(&(encoded.payload.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&encoded.payload[..encoded.payload.len() / 2]);
+    std::fs::write(&partial, &bytes).unwrap();
+    assert!(!path.exists(), "nothing that looks like a finished pack");
+
+    let writer = PackWriter::resume(&path, spec(Codec::HeightsClasses), tiles.iter().copied()).unwrap();
+    let pending = writer.pending();
+    assert_eq!(pending.len(), tiles.len() - 11);
+    assert!(pending.contains(&torn_tile), "the torn record is dropped");
+    for tile in pending {
+        writer.put(tile, &OwnedContent::analytic(tile).as_content(Codec::HeightsClasses)).unwrap();
+    }
+    writer.finish().unwrap();
+    assert!(std::fs::read(&path).unwrap() == expected, "resumed bytes differ from an uninterrupted write");
+}
+
+#[test]
+fn resume_refuses_a_different_bake() {
+    let tiles = tiles_to_depth(1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.planetpack");
+    drop(PackWriter::create(&path, spec(Codec::Heights), tiles.iter().copied()).unwrap());
+    let mut other = spec(Codec::Heights);
+    other.fingerprint[0] ^= 1;
+    let err = PackWriter::resume(&path, other, tiles.iter().copied()).unwrap_err();
+    assert!(matches!(err.rule(), PackError::ResumeMismatch(_)), "{err}");
+    let err = PackWriter::resume(&path, spec(Codec::Heights), tiles[1..].iter().copied()).unwrap_err();
+    assert!(matches!(err.rule(), PackError::ResumeMismatch(_)), "{err}");
+}
+
+#[test]
+fn finish_refuses_an_incomplete_tile_set_and_leaves_no_pack() {
+    let tiles = tiles_to_depth(1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.planetpack");
+    let writer = PackWriter::create(&path, spec(Codec::Heights), tiles.iter().copied()).unwrap();
+    writer.put(tiles[3], &OwnedContent::analytic(tiles[3]).as_content(Codec::Heights)).unwrap();
+    let stray = TileAddress::new(0, 5, 0, 0).unwrap();
+    let err = writer.put(stray, &OwnedContent::analytic(stray).as_content(Codec::Heights)).unwrap_err();
+    assert!(matches!(err, PackError::Undeclared { .. }));
+    let err = writer.finish().unwrap_err();
+    assert!(matches!(err.rule(), PackError::Incomplete { missing: 29, .. }), "{err}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn bad_content_is_refused_with_the_place() {
+    let tile = TileAddress::new(1, 0, 0, 0).unwrap();
+    let mut content = OwnedContent::analytic(tile);
+    content.heights[131 * 5 + 7] = f64::NAN;
+    let err = spec(Codec::Heights).encode(tile, &content.as_content(Codec::Heights)).unwrap_err();
+    assert!(err.to_string().contains("(6, 4)") && err.to_string().contains("NaN"), "{err}");
+    let ok = OwnedContent::analytic(tile);
+    let mut no_classes = ok.as_content(Codec::HeightsClasses);
+    no_classes.classes = None;
+    assert!(spec(Codec::HeightsClasses).encode(tile, &no_classes).is_err());
+}
+
+// ---- One crafted file per validation rule -------------------------------
+
+fn put_u32(bytes: &mut [u8], at: usize, v: u32) {
+    bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+fn refresh_header_checksum(bytes: &mut [u8]) {
+    let crc = crc32fast::hash(&bytes[..HEADER_CHECKSUM_OFFSET]);
+    put_u32(bytes, HEADER_CHECKSUM_OFFSET, crc);
+}
+
+fn tile_count(bytes: &[u8]) -> usize {
+    u64::from_le_bytes(bytes[112..120].try_into().unwrap()) as usize
+}
+
+fn refresh_index_checksum(bytes: &mut [u8]) {
+    let end = HEADER_LENGTH + tile_count(bytes) * ENTRY_LENGTH;
+    let crc = crc32fast::hash(&bytes[HEADER_LENGTH..end]);
+    put_u32(bytes, 208, crc);
+    refresh_header_checksum(bytes);
+}
+
+fn entry_at(n: usize) -> usize {
+    HEADER_LENGTH + n * ENTRY_LENGTH
+}
+
+/// Applies `edit` to a copy of the valid pack and returns the open error.
+fn refusal(edit: impl FnOnce(&mut Vec<u8>)) -> PackError {
+    let mut bytes = valid().to_vec();
+    edit(&mut bytes);
+    Pack::from_bytes(bytes).expect_err("the crafted pack must be refused")
+}
+
+#[test]
+fn rule_magic() {
+    let e = refusal(|b| b[0] = b'X');
+    assert!(matches!(e, PackError::BadMagic { found } if &found[1..] == b"LNTPACK"), "{e}");
+}
+
+#[test]
+fn rule_version() {
+    let e = refusal(|b| {
+        b[8] = 2;
+        refresh_header_checksum(b);
+    });
+    assert!(matches!(e, PackError::UnsupportedVersion { found: 2, supported: 1 }), "{e}");
+}
+
+#[test]
+fn rule_header_checksum() {
+    let e = refusal(|b| b[150] ^= 0x40);
+    assert!(matches!(e, PackError::HeaderChecksum { offset: 252, .. }), "{e}");
+}
+
+#[test]
+fn rule_geometry() {
+    let e = refusal(|b| {
+        b[12..14].copy_from_slice(&65u16.to_le_bytes());
+        refresh_header_checksum(b);
+    });
+    assert!(matches!(e, PackError::GeometryMismatch { core_samples: 65, apron: 1, .. }), "{e}");
+    let e = refusal(|b| {
+        b[14] = 2;
+        refresh_header_checksum(b);
+    });
+    assert!(matches!(e, PackError::GeometryMismatch { apron: 2, .. }), "{e}");
+}
+
+#[test]
+fn rule_header_fields() {
+    let cases: [(usize, u8, &str); 5] = [
+        (15, 3, "codec"),
+        (16, 2, "compression"),
+        (19, 29, "max_depth"),
+        (21, 1, "reserved"),
+        (18, 1, "colour_data_depth"),
+    ];
+    for (at, value, field) in cases {
+        let e = refusal(|b| {
+            b[at] = value;
+            refresh_header_checksum(b);
+        });
+        assert!(
+            matches!(&e, PackError::HeaderField { field: f, offset, .. } if *f == field && *offset == at as u64),
+            "{field}: {e}"
+        );
+    }
+}
+
+#[test]
+fn rule_index_checksum() {
+    let e = refusal(|b| b[entry_at(3) + 25] ^= 1);
+    assert!(matches!(e, PackError::IndexChecksum { offset: 256, .. }), "{e}");
+}
+
+#[test]
+fn rule_index_order() {
+    let e = refusal(|b| {
+        let (a, c) = (entry_at(4), entry_at(5));
+        let first: Vec<u8> = b[a..a + ENTRY_LENGTH].to_vec();
+        b.copy_within(c..c + ENTRY_LENGTH, a);
+        b[c..c + ENTRY_LENGTH].copy_from_slice(&first);
+        refresh_index_checksum(b);
+    });
+    assert!(matches!(e, PackError::IndexOrder { entry: 5, offset, .. } if offset == entry_at(5) as u64), "{e}");
+}
+
+#[test]
+fn rule_duplicate_key() {
+    let e = refusal(|b| {
+        let (a, c) = (entry_at(6), entry_at(7));
+        b.copy_within(a..a + 8, c);
+        refresh_index_checksum(b);
+    });
+    assert!(matches!(e, PackError::DuplicateKey { entry: 7, .. }), "{e}");
+}
+
+#[test]
+fn rule_invalid_key() {
+    let e = refusal(|b| {
+        b[entry_at(2)..entry_at(2) + 8].copy_from_slice(&(6u64 << 56).to_le_bytes());
+        refresh_index_checksum(b);
+    });
+    assert!(matches!(e, PackError::InvalidKey { entry: 2, .. }), "{e}");
+}
+
+#[test]
+fn rule_payload_outside_the_file() {
+    let e = refusal(|b| {
+        let len = b.len() as u64;
+        b[entry_at(9) + 8..entry_at(9) + 16].copy_from_slice(&(len - 4).to_le_bytes());
+        refresh_index_checksum(b);
+    });
+    assert!(matches!(e, PackError::PayloadOutOfBounds { entry: 9, .. }), "{e}");
+    let e = refusal(|b| {
+        b[entry_at(0) + 8..entry_at(0) + 16].copy_from_slice(&100u64.to_le_bytes());
+        refresh_index_checksum(b);
+    });
+    assert!(matches!(e, PackError::PayloadOutOfBounds { entry: 0, .. }), "inside the header: {e}");
+}
+
+#[test]
+fn rule_payload_length_for_the_codec() {
+    for length in [0u32, 8, 1_000_000] {
+        let e = refusal(|b| {
+            put_u32(b, entry_at(1) + 16, length);
+            refresh_index_checksum(b);
+        });
+        assert!(matches!(e, PackError::PayloadLength { entry: 1, codec: 0, .. }), "{length}: {e}");
+    }
+}
+
+#[test]
+fn rule_payloads_do_not_overlap() {
+    let e = refusal(|b| {
+        let other = b[entry_at(10) + 8..entry_at(10) + 16].to_vec();
+        b[entry_at(11) + 8..entry_at(11) + 16].copy_from_slice(&other);
+        refresh_index_checksum(b);
+    });
+    assert!(matches!(e, PackError::PayloadOverlap { .. }), "{e}");
+}
+
+#[test]
+fn rule_entry_fields() {
+    let e = refusal(|b| {
+        let at = entry_at(12);
+        b[at + 24..at + 28].copy_from_slice(&5000f32.to_le_bytes());
+        b[at + 28..at + 32].copy_from_slice(&(-5000f32).to_le_bytes());
+        refresh_index_checksum(b);
+    });
+    assert!(matches!(e, PackError::EntryField { entry: 12, field: "min/max elevation", .. }), "{e}");
+    let e = refusal(|b| {
+        b[entry_at(13) + 36] = 0x80;
+        refresh_index_checksum(b);
+    });
+    assert!(matches!(e, PackError::EntryField { entry: 13, field: "flags", .. }), "{e}");
+}
+
+#[test]
+fn rule_payload_checksum_is_checked_on_read() {
+    let mut bytes = valid().to_vec();
+    let pack = Pack::from_bytes(bytes.clone()).unwrap();
+    let entry = pack.entries()[17];
+    bytes[entry.payload_offset as usize + 20] ^= 0x10;
+    let pack = Pack::from_bytes(bytes).expect("payload bytes are checked on read, not at open");
+    let e = pack.read_tile(entry.tile()).unwrap_err();
+    assert!(matches!(e, PackError::PayloadChecksum { offset, .. } if offset == entry.payload_offset), "{e}");
+    assert!(matches!(pack.verify().unwrap_err(), PackError::PayloadChecksum { .. }));
+    assert!(pack.read_tile(pack.entries()[16].tile()).is_ok(), "other tiles still read");
+}
+
+#[test]
+fn rule_truncated_at_every_section_boundary() {
+    let b = valid();
+    let count = tile_count(b);
+    let payload_start = HEADER_LENGTH + count * ENTRY_LENGTH;
+    let cases = [
+        (0, "header"),
+        (7, "header"),
+        (HEADER_LENGTH - 1, "header"),
+        (HEADER_LENGTH, "index"),
+        (HEADER_LENGTH + ENTRY_LENGTH / 2, "index"),
+        (payload_start - 1, "index"),
+        (payload_start, "payload region"),
+        (payload_start + 100, "payload region"),
+        (b.len() - 1, "payload region"),
+    ];
+    for (length, section) in cases {
+        let e = Pack::from_bytes(b[..length].to_vec()).unwrap_err();
+        assert!(matches!(&e, PackError::Truncated { section: s, .. } if *s == section), "cut at {length}: {e}");
+    }
+    // A file on disk, too: the error names it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.planetpack");
+    std::fs::write(&path, &b[..payload_start + 10]).unwrap();
+    let e = Pack::open(&path).unwrap_err();
+    assert!(e.to_string().starts_with(&path.display().to_string()), "{e}");
+    assert!(matches!(e.rule(), PackError::Truncated { .. }));
+    std::fs::write(&path, b"").unwrap();
+    assert!(matches!(Pack::open(&path).unwrap_err().rule(), PackError::Truncated { file_length: 0, .. }));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Any mutation of a valid pack is either refused with a typed error or
+    /// accepted; reading every tile of an accepted one never panics.
+    #[test]
+    fn mutated_packs_never_panic(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8), cut in any::<prop::sample::Index>(), truncate in any::<bool>()) {
+        let mut bytes = valid().to_vec();
+        // Bias half of the edits into the header and index, where the rules live.
+        for (k, (index, value)) in edits.iter().enumerate() {
+            let span = if k % 2 == 0 { HEADER_LENGTH + tile_count(valid()) * ENTRY_LENGTH } else { bytes.len() };
+            let at = index.index(span);
+            bytes[at] = *value;
+        }
+        if truncate {
+            let length = cut.index(bytes.len());
+            bytes.truncate(length);
+        }
+        if let Ok(pack) = Pack::from_bytes(bytes) {
+            for entry in pack.entries() {
+                let _ = pack.decode(entry);
+            }
+        }
+    }
+}
+
+// ---- Patching in place ----------------------------------------------------
+
+#[test]
+fn patching_rewrites_only_the_patched_tiles() {
+    let tiles = tiles_to_depth(2);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("patched.planetpack");
+    write_pack(&path, Codec::HeightsClassesColour, &tiles);
+    let before = Pack::open(&path).unwrap();
+    let before_bytes = std::fs::read(&path).unwrap();
+
+    // New ground for a few tiles: one flatter (smaller payload, fits in
+    // place) and one much rougher (larger, appended).
+    let codec = Codec::HeightsClassesColour;
+    let flat = TileAddress::new(0, 2, 1, 1).unwrap();
+    let rough = TileAddress::new(4, 2, 3, 0).unwrap();
+    let ancestor = TileAddress::new(0, 0, 0, 0).unwrap();
+    let new_ground = |tile: TileAddress| {
+        let noisy = tile == rough;
+        OwnedContent::of(tile, move |d| {
+            let base = support::analytic_height(d) * 0.5;
+            if noisy { base + 37.0 * ((d.x * 1e5).sin() * (d.y * 7e4).cos()) } else { base }
+        })
+    };
+    let patch: Vec<_> = [flat, rough, ancestor]
+        .into_iter()
+        .map(|t| spec(codec).encode(t, &new_ground(t).as_content(codec)).unwrap())
+        .collect();
+    let summary = patch_tiles(&path, &patch).unwrap();
+    assert_eq!(summary.tiles, 3);
+    assert!(summary.appended >= 1 && summary.rewritten_in_place >= 1, "{summary:?}");
+
+    let after = Pack::open(&path).unwrap();
+    after.verify().unwrap();
+    let after_bytes = std::fs::read(&path).unwrap();
+    for e in before.entries() {
+        let tile = e.tile();
+        let new = after.entry(tile).unwrap();
+        if [flat, rough, ancestor].contains(&tile) {
+            let expected = patch.iter().find(|p| p.tile == tile).unwrap();
+            assert_eq!(after.payload(new).unwrap().as_ref(), &expected.payload[..], "{tile} holds the fresh encoding");
+        } else {
+            assert_eq!(new, e, "{tile}: index entry unchanged");
+            let range = e.payload_offset as usize..(e.payload_offset + u64::from(e.payload_length)) as usize;
+            assert_eq!(&after_bytes[range.clone()], &before_bytes[range], "{tile}: payload bytes unchanged");
+        }
+    }
+    let missing = TileAddress::new(0, 5, 0, 0).unwrap();
+    let stray = spec(codec).encode(missing, &new_ground(missing).as_content(codec)).unwrap();
+    assert!(matches!(patch_tiles(&path, &[stray]).unwrap_err().rule(), PackError::TileNotFound { .. }));
+}
