@@ -15,6 +15,9 @@ use crate::address::{TILE_CELLS, TileAddress};
 use crate::body::Body;
 use crate::source::{HeightSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions};
 
+/// Shifts the continent field: negative means more ocean.
+const CONTINENT_BIAS: f64 = -0.08;
+
 /// Relief as a fraction of the body's mean radius (Earth: ~8.3 km).
 const RELIEF: f64 = 1.3e-3;
 
@@ -163,20 +166,21 @@ impl ProceduralSource {
 
     /// Elevation (metres) at a unit direction.
     pub fn elevation(&self, d: DVec3) -> f64 {
-        let continent = self.fbm(d, CONTINENTS, 0.0) + 0.08;
+        let continent = self.fbm(d, CONTINENTS, 0.0) + CONTINENT_BIAS;
         let land = smoothstep(-0.02, 0.12, continent);
         let belt = smoothstep(0.05, 0.45, self.fbm(d, BELTS, 57.0));
         let ridges = self.ridged(d, RIDGES);
         let detail = self.fbm(d, DETAIL, 211.0);
-        let shape = 0.55 * continent + land * (0.04 + 0.75 * belt * ridges) + detail;
+        // Continental shelves rise gently; ocean basins fall away steeply.
+        let shape = 0.4 * continent + 0.8 * continent.min(0.0) + land * (0.04 + 0.75 * belt * ridges) + detail;
         self.relief_m * shape
     }
 
     /// A bound on |elevation| from the octave amplitudes (noise magnitude <= 1.1).
     fn elevation_bound(&self) -> f64 {
         let noise = 1.1;
-        let continent = CONTINENTS.total_amplitude() * noise + 0.08;
-        let shape = 0.55 * continent + 0.04 + 0.75 * RIDGES.total_amplitude() + DETAIL.total_amplitude() * noise;
+        let continent = CONTINENTS.total_amplitude() * noise + CONTINENT_BIAS.abs();
+        let shape = 1.2 * continent + 0.04 + 0.75 * RIDGES.total_amplitude() + DETAIL.total_amplitude() * noise;
         self.relief_m * shape
     }
 }
@@ -203,7 +207,7 @@ impl HeightSource for ProceduralSource {
         let bound = self.elevation_bound();
         let spacing = std::f64::consts::FRAC_PI_2 / (f64::from(TILE_CELLS) * f64::from(1u32 << tile.depth()));
         let unresolved = 8.0 * spacing;
-        let error = 0.55 * CONTINENTS.amplitude_below(unresolved)
+        let error = 1.2 * CONTINENTS.amplitude_below(unresolved)
             + 0.75 * RIDGES.amplitude_below(unresolved)
             + DETAIL.amplitude_below(unresolved);
         Ok(TileBounds {
