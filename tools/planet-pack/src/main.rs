@@ -1,0 +1,281 @@
+//! planet-pack: inspect, verify, sample and look at `.planetpack` files.
+//!
+//! A thin command-line layer over planet-terrain's reader: every rule it
+//! reports is the reader's, so `verify` and the renderer can never disagree
+//! about whether a pack is sound. Errors print their whole cause chain and
+//! exit non-zero.
+
+mod image;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use planet_terrain::pack::{IndexEntry, Pack};
+use planet_terrain::source::{HeightSource, PackSource, locate};
+use planet_terrain::{Geodetic, TileAddress};
+use serde_json::json;
+
+#[derive(Parser, Debug)]
+#[command(name = "planet-pack", version, about = "Inspect, verify, sample and look at .planetpack files")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Header fields, depths, tile counts per depth, sizes and compression.
+    Info {
+        pack: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Also list every index entry.
+        #[arg(long)]
+        tiles: bool,
+    },
+    /// Check every rule of the format and every payload checksum.
+    Verify { pack: PathBuf },
+    /// The elevation (metres) where a person would stand at a latitude/longitude.
+    Sample {
+        pack: PathBuf,
+        /// Latitude in degrees, north positive.
+        #[arg(long, allow_hyphen_values = true)]
+        lat: f64,
+        /// Longitude in degrees, east positive.
+        #[arg(long, allow_hyphen_values = true)]
+        lon: f64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a hillshaded picture of one stored tile.
+    Tile {
+        pack: PathBuf,
+        /// Tile address as face/depth/x/y, e.g. 3/7/45/102.
+        key: String,
+        /// Output PNG path.
+        #[arg(long)]
+        png: PathBuf,
+        /// Pixels per sample.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=16))]
+        scale: u32,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            for cause in error.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
+        Command::Verify { pack } => verify(&pack),
+        Command::Sample { pack, lat, lon, json } => sample(open(&pack)?, lat, lon, json),
+        Command::Tile { pack, key, png, scale } => tile(&open(&pack)?, &key, &png, scale),
+    }
+}
+
+fn open(path: &Path) -> Result<Pack> {
+    Ok(Pack::open(path)?)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn entry_json(e: &IndexEntry) -> serde_json::Value {
+    json!({
+        "tile": e.tile().to_string(),
+        "key": format!("{:#018x}", e.key.raw()),
+        "payload_offset": e.payload_offset,
+        "payload_length": e.payload_length,
+        "payload_crc32": format!("{:#010x}", e.payload_checksum),
+        "min_elevation_m": e.min_elevation,
+        "max_elevation_m": e.max_elevation,
+        "geometric_error_m": e.geometric_error,
+        "measured": e.measured,
+    })
+}
+
+fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
+    let h = pack.header();
+    let mut per_depth = vec![0u64; usize::from(h.max_depth) + 1];
+    for e in pack.entries() {
+        per_depth[usize::from(e.tile().depth())] += 1;
+    }
+    let payload_bytes: u64 = pack.entries().iter().map(|e| u64::from(e.payload_length)).sum();
+    let decoded_bytes = h.tile_count * h.codec.decoded_length() as u64;
+    let ratio = decoded_bytes as f64 / payload_bytes.max(1) as f64;
+    let radii = h.body.ellipsoid().radii();
+    let c = h.coverage;
+    if as_json {
+        let mut value = json!({
+            "path": pack.path().map(|p| p.display().to_string()),
+            "version": 1,
+            "body": h.body.name(),
+            "radii_m": [radii.x, radii.y, radii.z],
+            "tier": h.tier,
+            "codec": h.codec.code(),
+            "compression": "zstd",
+            "compression_level": h.compression_level,
+            "height_data_depth": h.height_data_depth,
+            "colour_data_depth": h.colour_data_depth,
+            "max_depth": h.max_depth,
+            "tile_count": h.tile_count,
+            "tiles_per_depth": per_depth,
+            "coverage": {"south": c.south, "west": c.west, "north": c.north, "east": c.east},
+            "fingerprint": hex(&h.fingerprint),
+            "file_bytes": pack.file_length(),
+            "index_bytes": h.payload_offset - h.index_offset,
+            "payload_bytes": payload_bytes,
+            "decoded_bytes": decoded_bytes,
+            "compression_ratio": ratio,
+        });
+        if list_tiles {
+            value["tiles"] = pack.entries().iter().map(entry_json).collect();
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    if let Some(path) = pack.path() {
+        println!("pack          {}", path.display());
+    }
+    println!("body          {} (radii {} x {} x {} m)", h.body.name(), radii.x, radii.y, radii.z);
+    println!("tier          {}", h.tier);
+    println!("codec         {} ({})", h.codec.code(), codec_name(h.codec.code()));
+    println!("compression   zstd level {}", h.compression_level);
+    println!(
+        "depths        heights measured to {}, colour to {}, stored to {}",
+        h.height_data_depth, h.colour_data_depth, h.max_depth
+    );
+    println!(
+        "coverage      {}..{} N, {}..{} E{}",
+        c.south,
+        c.north,
+        c.west,
+        c.east,
+        if c.is_global() { " (global)" } else { "" }
+    );
+    println!("fingerprint   {}", hex(&h.fingerprint));
+    println!("tiles         {}", h.tile_count);
+    for (depth, count) in per_depth.iter().enumerate().filter(|(_, n)| **n > 0) {
+        println!("  depth {depth:>2}    {count}");
+    }
+    println!(
+        "bytes         {} file, {} index, {} payload ({:.2}x smaller than the {} decoded)",
+        pack.file_length(),
+        h.payload_offset - h.index_offset,
+        payload_bytes,
+        ratio,
+        decoded_bytes
+    );
+    if list_tiles {
+        println!(
+            "{:<16} {:>12} {:>8} {:>11} {:>11} {:>9} measured",
+            "tile", "offset", "length", "min m", "max m", "error m"
+        );
+        for e in pack.entries() {
+            println!(
+                "{:<16} {:>12} {:>8} {:>11.2} {:>11.2} {:>9.3} {}",
+                e.tile().to_string(),
+                e.payload_offset,
+                e.payload_length,
+                e.min_elevation,
+                e.max_elevation,
+                e.geometric_error,
+                e.measured
+            );
+        }
+    }
+    Ok(())
+}
+
+fn codec_name(code: u8) -> &'static str {
+    match code {
+        0 => "heights",
+        1 => "heights + classes",
+        _ => "heights + classes + colour",
+    }
+}
+
+fn verify(path: &Path) -> Result<()> {
+    let pack = open(path)?;
+    let summary = pack.verify()?;
+    println!(
+        "ok: {} — every rule holds; {} tiles, {} payload bytes decoded and checksummed",
+        path.display(),
+        summary.tiles,
+        summary.payload_bytes
+    );
+    Ok(())
+}
+
+fn sample(pack: Pack, lat: f64, lon: f64, as_json: bool) -> Result<()> {
+    if !(-90.0..=90.0).contains(&lat) || !(-180.0..=360.0).contains(&lon) {
+        bail!("--lat must be in -90..=90 and --lon in -180..=360 degrees (got {lat}, {lon})");
+    }
+    let pack = Arc::new(pack);
+    let source = PackSource::new(pack.clone());
+    let at = Geodetic::from_degrees(lat, lon, 0.0);
+    let deepest = pack.header().max_depth;
+    let (deepest_tile, _, _) = locate(source.body(), at, deepest);
+    let stored = pack
+        .deepest_stored_ancestor(deepest_tile)
+        .map(|e| e.tile())
+        .context("the pack holds no tile over this point")?;
+    // The point's position inside the stored tile it is read from.
+    let (_, u, v) = locate(source.body(), at, stored.depth());
+    let samples = source.tile(stored).with_context(|| format!("reading tile {stored}"))?;
+    let elevation = samples.bilinear(u, v);
+    let measured = samples.provenance.is_measured();
+    if as_json {
+        let value = json!({
+            "lat": lat,
+            "lon": lon,
+            "elevation_m": elevation,
+            "depth": stored.depth(),
+            "tile": stored.to_string(),
+            "measured": measured,
+            "height_data_depth": pack.header().height_data_depth,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        println!(
+            "{elevation:.2} m at {lat}, {lon} (tile {stored}, depth {}, {})",
+            stored.depth(),
+            if measured { "measured" } else { "resampled" }
+        );
+    }
+    Ok(())
+}
+
+fn tile(pack: &Pack, key: &str, out: &Path, scale: u32) -> Result<()> {
+    let tile: TileAddress = key.parse()?;
+    let Some(entry) = pack.entry(tile) else {
+        let hint = match pack.deepest_stored_ancestor(tile) {
+            Some(a) => format!("; its deepest stored ancestor is {}", a.tile()),
+            None => String::new(),
+        };
+        bail!("tile {tile} is not stored in this pack{hint}");
+    };
+    let decoded = pack.decode(entry)?;
+    let body = &pack.header().body;
+    let spacing = body.sample_spacing_m(tile.depth());
+    let picture = image::hillshade(&decoded, spacing, scale);
+    image::write_png(out, &picture).with_context(|| format!("writing {}", out.display()))?;
+    println!("wrote {} ({}x{} px, tile {tile})", out.display(), picture.width, picture.height);
+    Ok(())
+}

@@ -1,0 +1,169 @@
+//! planet-pack end to end: the real binary on packs the tests write.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use planet_terrain::pack::{Codec, Coverage, PackSpec, PackWriter, TileContent};
+use planet_terrain::source::sample_directions;
+use planet_terrain::{Body, Geodetic, TileAddress};
+
+fn ground(d: glam::DVec3) -> f64 {
+    2000.0 * (2.0 * d.x).sin() + 1000.0 * d.z
+}
+
+fn write_fixture(dir: &Path, codec: Codec) -> PathBuf {
+    let path = dir.join("fixture.planetpack");
+    let tiles: Vec<TileAddress> = (0..=1u8)
+        .flat_map(|depth| {
+            let n = 1u32 << depth;
+            (0..6u8).flat_map(move |f| {
+                (0..n).flat_map(move |x| (0..n).map(move |y| TileAddress::new(f, depth, x, y).unwrap()))
+            })
+        })
+        .collect();
+    let spec = PackSpec {
+        body: Body::earth(),
+        tier: "standard".into(),
+        codec,
+        height_data_depth: 1,
+        colour_data_depth: if codec.has_colour() { 1 } else { 0 },
+        coverage: Coverage::GLOBAL,
+        fingerprint: [0xab; 32],
+        compression_level: 3,
+    };
+    let writer = PackWriter::create(&path, spec, tiles.iter().copied()).unwrap();
+    for tile in tiles {
+        let directions = sample_directions(tile);
+        let heights: Vec<f64> = directions.iter().map(|&d| ground(d)).collect();
+        let classes: Vec<u8> = heights.iter().map(|&h| if h < 0.0 { 1 } else { 2 }).collect();
+        let colour: Vec<[u8; 3]> =
+            heights.iter().map(|&h| if h < 0.0 { [20, 60, 150] } else { [90, 140, 60] }).collect();
+        let content = TileContent {
+            heights: &heights,
+            classes: codec.has_classes().then_some(&classes[..]),
+            colour: codec.has_colour().then_some(&colour[..]),
+            geometric_error: 10.0,
+            measured: true,
+        };
+        writer.put(tile, &content).unwrap();
+    }
+    writer.finish().unwrap();
+    path
+}
+
+fn planet_pack(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planet-pack")).args(args).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn info_reports_header_depths_counts_and_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::HeightsClassesColour);
+    let p = pack.to_str().unwrap();
+    let out = planet_pack(&["info", p, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["body"], "earth");
+    assert_eq!(v["tier"], "standard");
+    assert_eq!(v["codec"], 2);
+    assert_eq!(v["tile_count"], 30);
+    assert_eq!(v["tiles_per_depth"], serde_json::json!([6, 24]));
+    assert_eq!(v["height_data_depth"], 1);
+    assert!(v["compression_ratio"].as_f64().unwrap() > 1.0);
+    assert_eq!(v["file_bytes"].as_u64().unwrap(), std::fs::metadata(&pack).unwrap().len());
+
+    let out = planet_pack(&["info", p, "--json", "--tiles"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["tiles"].as_array().unwrap().len(), 30);
+    assert_eq!(v["tiles"][0]["tile"], "0/0/0/0");
+
+    let out = planet_pack(&["info", p]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("depth  1    24"), "{}", stdout(&out));
+}
+
+#[test]
+fn verify_passes_a_sound_pack_and_names_the_first_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let p = pack.to_str().unwrap();
+    let out = planet_pack(&["verify", p]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("ok: "));
+
+    let mut bytes = std::fs::read(&pack).unwrap();
+    let last = bytes.len() - 10;
+    bytes[last] ^= 0xff;
+    std::fs::write(&pack, &bytes).unwrap();
+    let out = planet_pack(&["verify", p]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains(p) && err.contains("checksum mismatch") && err.contains("tile 5/1/"), "{err}");
+
+    bytes[0] = b'Q';
+    std::fs::write(&pack, &bytes).unwrap();
+    let out = planet_pack(&["verify", p]);
+    assert!(!out.status.success() && stderr(&out).contains("bad magic at byte 0"), "{}", stderr(&out));
+}
+
+#[test]
+fn sample_answers_where_a_person_stands() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let p = pack.to_str().unwrap();
+    let earth = Body::earth();
+    for (lat, lon) in [(46.5, 8.0), (-33.9, -70.2), (89.0, 179.0)] {
+        let out = planet_pack(&["sample", p, "--lat", &lat.to_string(), "--lon", &lon.to_string(), "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let expected = ground(earth.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(lat, lon, 0.0)));
+        let got = v["elevation_m"].as_f64().unwrap();
+        assert!((got - expected).abs() < 25.0, "({lat}, {lon}): {got} vs {expected}");
+        assert_eq!(v["depth"], 1);
+        assert_eq!(v["measured"], true);
+    }
+    let out = planet_pack(&["sample", p, "--lat", "95", "--lon", "0"]);
+    assert!(!out.status.success() && stderr(&out).contains("--lat"));
+}
+
+#[test]
+fn tile_writes_a_picture_and_refuses_what_is_not_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    for codec in [Codec::Heights, Codec::HeightsClasses, Codec::HeightsClassesColour] {
+        let pack = write_fixture(dir.path(), codec);
+        let png_path = dir.path().join("tile.png");
+        let out = planet_pack(&["tile", pack.to_str().unwrap(), "0/1/1/0", "--png", png_path.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png_path).unwrap()));
+        let reader = decoder.read_info().unwrap();
+        assert_eq!((reader.info().width, reader.info().height), (524, 524));
+    }
+    let pack = dir.path().join("fixture.planetpack");
+    let out = planet_pack(&["tile", pack.to_str().unwrap(), "0/4/1/0", "--png", "/dev/null"]);
+    assert!(!out.status.success() && stderr(&out).contains("deepest stored ancestor is 0/1/0/0"), "{}", stderr(&out));
+    let out = planet_pack(&["tile", pack.to_str().unwrap(), "7/0/0/0", "--png", "/dev/null"]);
+    assert!(!out.status.success() && stderr(&out).contains("face 7"), "{}", stderr(&out));
+}
+
+#[test]
+fn missing_files_and_bad_flags_fail_clearly() {
+    let out = planet_pack(&["info", "/nonexistent/earth.planetpack"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("/nonexistent/earth.planetpack") && stderr(&out).contains("opening the pack"),
+        "{}",
+        stderr(&out)
+    );
+    let out = planet_pack(&["info"]);
+    assert!(!out.status.success());
+    let out = planet_pack(&["frobnicate", "x"]);
+    assert!(!out.status.success());
+}
