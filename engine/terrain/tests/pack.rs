@@ -468,3 +468,64 @@ fn patching_rewrites_only_the_patched_tiles() {
     let stray = spec(codec).encode(missing, &new_ground(missing).as_content(codec)).unwrap();
     assert!(matches!(patch_tiles(&path, &[stray]).unwrap_err().rule(), PackError::TileNotFound { .. }));
 }
+
+// ---- The spec's test vector ------------------------------------------------
+
+/// The tiny pack of docs/planetpack.md, "Test vectors": Earth, tier "demo",
+/// codec 0, zstd level 3, one tile 0/0/0/0 of flat sea level, fingerprint
+/// bytes 0x00..=0x1f.
+fn spec_test_vector() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.planetpack");
+    let mut s = spec(Codec::Heights);
+    s.tier = "demo".into();
+    s.height_data_depth = 0;
+    s.colour_data_depth = 0;
+    s.fingerprint = std::array::from_fn(|k| k as u8);
+    let tile = TileAddress::new(0, 0, 0, 0).unwrap();
+    let writer = PackWriter::create(&path, s, [tile]).unwrap();
+    let heights = vec![0.0; planet_terrain::TILE_STORED_SAMPLE_COUNT];
+    let content = planet_terrain::pack::TileContent {
+        heights: &heights,
+        classes: None,
+        colour: None,
+        geometric_error: 0.0,
+        measured: true,
+    };
+    writer.put(tile, &content).unwrap();
+    writer.finish().unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+fn hex_dump(bytes: &[u8]) -> String {
+    bytes
+        .chunks(16)
+        .enumerate()
+        .map(|(row, chunk)| {
+            let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{:04x}: {}", row * 16, hex.join(" "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_spec_test_vector_matches_the_writer() {
+    let bytes = spec_test_vector();
+    let expected_dump = hex_dump(&bytes[..HEADER_LENGTH + ENTRY_LENGTH]);
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/planetpack.md")).unwrap();
+    let start = doc.find("<!-- test-vector:begin -->").expect("docs/planetpack.md has the test vector");
+    let end = doc.find("<!-- test-vector:end -->").unwrap();
+    let documented: String =
+        doc[start..end].lines().filter(|l| l.len() > 6 && l.as_bytes()[4] == b':').collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        documented, expected_dump,
+        "docs/planetpack.md's header + first entry dump is stale; the writer produces:\n{expected_dump}"
+    );
+    let pack = Pack::from_bytes(bytes.clone()).unwrap();
+    let e = pack.entries()[0];
+    assert_eq!(e.tile().to_string(), "0/0/0/0");
+    assert_eq!(pack.file_length(), bytes.len() as u64);
+    let documented_length = doc.lines().find_map(|l| l.strip_prefix("Total file length: ")).unwrap();
+    assert_eq!(documented_length.trim_end_matches(" bytes."), bytes.len().to_string());
+}

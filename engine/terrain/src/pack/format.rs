@@ -512,3 +512,24 @@ pub fn decode_entry(b: &[u8], entry: u64, offset: u64, header: &PackHeader) -> R
     }
     Ok(e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codec_lengths_match_the_spec() {
+        // docs/planetpack.md, "Payloads".
+        assert_eq!(Codec::Heights.decoded_length(), 34_322);
+        assert_eq!(Codec::HeightsClasses.decoded_length(), 51_483);
+        assert_eq!(Codec::HeightsClassesColour.decoded_length(), 102_966);
+        assert_eq!(Codec::Heights.payload_length_range(), (9, 34_503));
+        assert_eq!(Codec::HeightsClasses.payload_length_range(), (9, 51_722));
+        assert_eq!(Codec::HeightsClassesColour.payload_length_range(), (9, 103_381));
+    }
+
+    #[test]
+    fn checksum_is_crc32_iso_hdlc() {
+        assert_eq!(crc32fast::hash(b"123456789"), 0xcbf4_3926);
+    }
+}
