@@ -7,8 +7,16 @@
 # script stays the one place a fresh machine learns what Planet needs.
 set -euo pipefail
 
-BUILD=(pkg-config gcc)                 # zstd-sys and other -sys crates build C
+BUILD=(pkg-config gcc g++)             # zstd-sys builds C; libfuzzer-sys builds C++
+BENCH=(gdal-bin python3-gdal python3-numpy)  # peers in tools/bench (GDAL's COG)
+
 PACKAGES=("${BUILD[@]}")
+for arg in "$@"; do
+    case "$arg" in
+        --bench) PACKAGES+=("${BENCH[@]}") ;;
+        *) echo "deps: unknown option '$arg' (known: --bench)" >&2; exit 2 ;;
+    esac
+done
 
 installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

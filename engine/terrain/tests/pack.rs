@@ -6,7 +6,8 @@ mod support;
 use std::sync::OnceLock;
 
 use planet_terrain::TileAddress;
-use planet_terrain::pack::format::{ENTRY_LENGTH, HEADER_CHECKSUM_OFFSET, HEADER_LENGTH};
+use planet_terrain::pack::format::{ENTRY_LENGTH, HEADER_LENGTH};
+use planet_terrain::pack::testing::refresh_checksums;
 use planet_terrain::pack::{Codec, Pack, PackError, PackWriter, partial_path, patch_tiles};
 use proptest::prelude::*;
 use rayon::prelude::*;
@@ -175,20 +176,8 @@ fn put_u32(bytes: &mut [u8], at: usize, v: u32) {
     bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 
-fn refresh_header_checksum(bytes: &mut [u8]) {
-    let crc = crc32fast::hash(&bytes[..HEADER_CHECKSUM_OFFSET]);
-    put_u32(bytes, HEADER_CHECKSUM_OFFSET, crc);
-}
-
 fn tile_count(bytes: &[u8]) -> usize {
     u64::from_le_bytes(bytes[112..120].try_into().unwrap()) as usize
-}
-
-fn refresh_index_checksum(bytes: &mut [u8]) {
-    let end = HEADER_LENGTH + tile_count(bytes) * ENTRY_LENGTH;
-    let crc = crc32fast::hash(&bytes[HEADER_LENGTH..end]);
-    put_u32(bytes, 208, crc);
-    refresh_header_checksum(bytes);
 }
 
 fn entry_at(n: usize) -> usize {
@@ -212,7 +201,7 @@ fn rule_magic() {
 fn rule_version() {
     let e = refusal(|b| {
         b[8] = 2;
-        refresh_header_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::UnsupportedVersion { found: 2, supported: 1 }), "{e}");
 }
@@ -227,12 +216,12 @@ fn rule_header_checksum() {
 fn rule_geometry() {
     let e = refusal(|b| {
         b[12..14].copy_from_slice(&65u16.to_le_bytes());
-        refresh_header_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::GeometryMismatch { core_samples: 65, apron: 1, .. }), "{e}");
     let e = refusal(|b| {
         b[14] = 2;
-        refresh_header_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::GeometryMismatch { apron: 2, .. }), "{e}");
 }
@@ -249,7 +238,7 @@ fn rule_header_fields() {
     for (at, value, field) in cases {
         let e = refusal(|b| {
             b[at] = value;
-            refresh_header_checksum(b);
+            refresh_checksums(b);
         });
         assert!(
             matches!(&e, PackError::HeaderField { field: f, offset, .. } if *f == field && *offset == at as u64),
@@ -271,7 +260,7 @@ fn rule_index_order() {
         let first: Vec<u8> = b[a..a + ENTRY_LENGTH].to_vec();
         b.copy_within(c..c + ENTRY_LENGTH, a);
         b[c..c + ENTRY_LENGTH].copy_from_slice(&first);
-        refresh_index_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::IndexOrder { entry: 5, offset, .. } if offset == entry_at(5) as u64), "{e}");
 }
@@ -281,7 +270,7 @@ fn rule_duplicate_key() {
     let e = refusal(|b| {
         let (a, c) = (entry_at(6), entry_at(7));
         b.copy_within(a..a + 8, c);
-        refresh_index_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::DuplicateKey { entry: 7, .. }), "{e}");
 }
@@ -290,7 +279,7 @@ fn rule_duplicate_key() {
 fn rule_invalid_key() {
     let e = refusal(|b| {
         b[entry_at(2)..entry_at(2) + 8].copy_from_slice(&(6u64 << 56).to_le_bytes());
-        refresh_index_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::InvalidKey { entry: 2, .. }), "{e}");
 }
@@ -300,12 +289,12 @@ fn rule_payload_outside_the_file() {
     let e = refusal(|b| {
         let len = b.len() as u64;
         b[entry_at(9) + 8..entry_at(9) + 16].copy_from_slice(&(len - 4).to_le_bytes());
-        refresh_index_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::PayloadOutOfBounds { entry: 9, .. }), "{e}");
     let e = refusal(|b| {
         b[entry_at(0) + 8..entry_at(0) + 16].copy_from_slice(&100u64.to_le_bytes());
-        refresh_index_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::PayloadOutOfBounds { entry: 0, .. }), "inside the header: {e}");
 }
@@ -315,7 +304,7 @@ fn rule_payload_length_for_the_codec() {
     for length in [0u32, 8, 1_000_000] {
         let e = refusal(|b| {
             put_u32(b, entry_at(1) + 16, length);
-            refresh_index_checksum(b);
+            refresh_checksums(b);
         });
         assert!(matches!(e, PackError::PayloadLength { entry: 1, codec: 0, .. }), "{length}: {e}");
     }
@@ -326,7 +315,7 @@ fn rule_payloads_do_not_overlap() {
     let e = refusal(|b| {
         let other = b[entry_at(10) + 8..entry_at(10) + 16].to_vec();
         b[entry_at(11) + 8..entry_at(11) + 16].copy_from_slice(&other);
-        refresh_index_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::PayloadOverlap { .. }), "{e}");
 }
@@ -337,12 +326,12 @@ fn rule_entry_fields() {
         let at = entry_at(12);
         b[at + 24..at + 28].copy_from_slice(&5000f32.to_le_bytes());
         b[at + 28..at + 32].copy_from_slice(&(-5000f32).to_le_bytes());
-        refresh_index_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::EntryField { entry: 12, field: "min/max elevation", .. }), "{e}");
     let e = refusal(|b| {
         b[entry_at(13) + 36] = 0x80;
-        refresh_index_checksum(b);
+        refresh_checksums(b);
     });
     assert!(matches!(e, PackError::EntryField { entry: 13, field: "flags", .. }), "{e}");
 }
@@ -395,9 +384,11 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     /// Any mutation of a valid pack is either refused with a typed error or
-    /// accepted; reading every tile of an accepted one never panics.
+    /// accepted; reading every tile of an accepted one never panics. Half the
+    /// cases repair the checksums so mutations reach the deeper rules and the
+    /// payload decoder.
     #[test]
-    fn mutated_packs_never_panic(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8), cut in any::<prop::sample::Index>(), truncate in any::<bool>()) {
+    fn mutated_packs_never_panic(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8), cut in any::<prop::sample::Index>(), truncate in any::<bool>(), repair in any::<bool>()) {
         let mut bytes = valid().to_vec();
         // Bias half of the edits into the header and index, where the rules live.
         for (k, (index, value)) in edits.iter().enumerate() {
@@ -408,6 +399,9 @@ proptest! {
         if truncate {
             let length = cut.index(bytes.len());
             bytes.truncate(length);
+        }
+        if repair {
+            refresh_checksums(&mut bytes);
         }
         if let Ok(pack) = Pack::from_bytes(bytes) {
             for entry in pack.entries() {

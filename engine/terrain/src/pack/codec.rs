@@ -225,20 +225,6 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
     })
 }
 
-/// The prediction of sample `k` from already-seen neighbours: the gradient
-/// `left + up - upleft`, `left` on the first row, `up` in the first column,
-/// 0 for the first sample; modular in `mask + 1`.
-fn prediction(values: &[u16], k: usize, mask: u16) -> u16 {
-    let (row, col) = (k / WIDTH, k % WIDTH);
-    let p = match (row, col) {
-        (0, 0) => 0,
-        (0, _) => values[k - 1],
-        (_, 0) => values[k - WIDTH],
-        _ => values[k - 1].wrapping_add(values[k - WIDTH]).wrapping_sub(values[k - WIDTH - 1]),
-    };
-    p & mask
-}
-
 fn zigzag(d: u16, mask: u16) -> u16 {
     let half = mask / 2 + 1;
     // d is a residual modulo mask + 1; read it as signed and fold the sign into bit 0.
@@ -249,15 +235,41 @@ fn unzigzag(z: u16, mask: u16) -> u16 {
     if z & 1 == 0 { z >> 1 } else { mask - (z >> 1) }
 }
 
+/// Runs the prediction over a plane in sample order, row by row: `step`
+/// receives each value's prediction (the gradient `left + up - upleft`,
+/// `left` on the first row, `up` in the first column, 0 for the first
+/// sample; modular in `mask + 1`) and returns the value it fixes there.
+/// Encoding and decoding differ only in `step`, so they cannot disagree.
+fn run_prediction(values: &mut [u16], mask: u16, mut step: impl FnMut(usize, u16) -> u16) {
+    values[0] = step(0, 0);
+    for k in 1..WIDTH {
+        values[k] = step(k, values[k - 1] & mask);
+    }
+    for row in 1..WIDTH {
+        let (done, rest) = values.split_at_mut(row * WIDTH);
+        let up = &done[(row - 1) * WIDTH..];
+        let here = &mut rest[..WIDTH];
+        here[0] = step(row * WIDTH, up[0] & mask);
+        for c in 1..WIDTH {
+            let p = here[c - 1].wrapping_add(up[c]).wrapping_sub(up[c - 1]) & mask;
+            here[c] = step(row * WIDTH + c, p);
+        }
+    }
+}
+
 fn predict(values: &[u16], mask: u16) -> Vec<u16> {
-    (0..values.len()).map(|k| zigzag(values[k].wrapping_sub(prediction(values, k, mask)) & mask, mask)).collect()
+    let mut residuals = vec![0u16; values.len()];
+    let mut scratch = values.to_vec();
+    run_prediction(&mut scratch, mask, |k, p| {
+        residuals[k] = zigzag(values[k].wrapping_sub(p) & mask, mask);
+        values[k]
+    });
+    residuals
 }
 
 fn unpredict(residuals: &[u16], mask: u16) -> Vec<u16> {
     let mut values = vec![0u16; residuals.len()];
-    for k in 0..residuals.len() {
-        values[k] = unzigzag(residuals[k], mask).wrapping_add(prediction(&values, k, mask)) & mask;
-    }
+    run_prediction(&mut values, mask, |k, p| unzigzag(residuals[k], mask).wrapping_add(p) & mask);
     values
 }
 
