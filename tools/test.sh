@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 tools/deps.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The fuzz target links libFuzzer; clippy only checks it, so build it.
+cargo build --locked -p planet-fuzz
 cargo test --workspace --locked --doc
 # nextest runs every other test binary, one process per test (window tests
 # need that), and closes with a summary line of what ran.
