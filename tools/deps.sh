@@ -7,7 +7,7 @@
 # script stays the one place a fresh machine learns what Planet needs.
 set -euo pipefail
 
-BUILD=(pkg-config gcc g++)             # zstd-sys builds C; libfuzzer-sys builds C++
+BUILD=(pkg-config gcc g++ libgdal-dev) # zstd-sys builds C, libfuzzer-sys C++; planet-bake links GDAL
 BENCH=(gdal-bin python3-gdal python3-numpy)  # peers in tools/bench (GDAL's COG)
 
 PACKAGES=("${BUILD[@]}")

@@ -251,6 +251,13 @@ impl PackWriter {
         state.tiles.iter().filter(|(_, s)| s.is_none()).map(|(k, _)| k.address()).collect()
     }
 
+    /// The index fields of a staged tile (its offset is not yet known), so a
+    /// bake can derive a parent's geometric error from its children's.
+    pub fn staged_entry(&self, tile: TileAddress) -> Option<IndexEntry> {
+        let state = self.state.lock().expect("writer lock");
+        state.tiles.get(&tile.key()).copied().flatten().map(|s| s.entry)
+    }
+
     /// Encodes and stages one tile. Safe to call from many threads.
     pub fn put(&self, tile: TileAddress, content: &TileContent<'_>) -> Result<(), PackError> {
         let encoded = self.spec.encode(tile, content)?;

@@ -1,0 +1,185 @@
+//! planet-bake: any GDAL-readable DEM to a `.planetpack`.
+//!
+//! The binary is flags, progress and the report; everything else is the
+//! library. Progress is a live line on a terminal and a sparse log
+//! otherwise, so a bake under CI or nohup writes a readable log. Errors
+//! print their whole cause chain, exit 1, and leave nothing at `--out` that
+//! looks like a finished pack.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use planet_bake::landmarks::Landmark;
+use planet_bake::{BakeOptions, Progress, Region, bake};
+use planet_terrain::Body;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "planet-bake",
+    version,
+    about = "Bake a GDAL raster into a .planetpack, with landmark and accuracy audits"
+)]
+struct Cli {
+    /// The elevation raster (anything GDAL opens: GeoTIFF, netCDF, VRT, COG, ...).
+    #[arg(long)]
+    dem: PathBuf,
+    /// An RGB raster to colour the ground with (makes a codec 2 pack).
+    #[arg(long)]
+    imagery: Option<PathBuf>,
+    /// A surface-class raster, e.g. a land/sea mask (makes codec 1, or 2 with imagery).
+    #[arg(long)]
+    classes: Option<PathBuf>,
+    /// The body: earth, moon or mars.
+    #[arg(long, conflicts_with = "radii")]
+    body: Option<String>,
+    /// Ellipsoid radii A,B,C in metres, for any other body.
+    #[arg(long, value_delimiter = ',', num_args = 3)]
+    radii: Option<Vec<f64>>,
+    /// Name for a body given by --radii.
+    #[arg(long, default_value = "body")]
+    name: String,
+    /// Output pack.
+    #[arg(long)]
+    out: PathBuf,
+    /// Deepest depth to bake (default: the depth the data supports).
+    #[arg(long)]
+    depth: Option<u8>,
+    /// Quality tier name written into the pack.
+    #[arg(long, default_value = "standard")]
+    tier: String,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Continue a killed bake of the same inputs and parameters.
+    #[arg(long)]
+    resume: bool,
+    /// Re-bake only the tiles this box touches, in place in an existing --out: S,W,N,E degrees.
+    #[arg(long, allow_hyphen_values = true)]
+    region: Option<String>,
+    /// Write a JSON report of the bake here.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// An extra landmark LAT,LON,MIN,MAX (degrees, metres); repeatable.
+    #[arg(long = "landmark", allow_hyphen_values = true)]
+    landmarks: Vec<String>,
+    /// Memory for the raster chunk cache, MiB.
+    #[arg(long, default_value_t = 512)]
+    cache_mib: usize,
+    /// zstd level for tile payloads.
+    #[arg(long, default_value_t = 9, allow_hyphen_values = true)]
+    level: i8,
+}
+
+struct Reporter {
+    terminal: bool,
+    start: Instant,
+    last: Mutex<Instant>,
+}
+
+impl Progress for Reporter {
+    fn stage(&self, message: &str) {
+        if self.terminal {
+            eprint!("\r\x1b[2K");
+        }
+        eprintln!("[{:>7.1}s] {message}", self.start.elapsed().as_secs_f64());
+    }
+
+    fn tiles(&self, done: usize, total: usize) {
+        let mut last = self.last.lock().expect("progress lock");
+        let interval = if self.terminal { 0.2 } else { 10.0 };
+        if last.elapsed().as_secs_f64() < interval && done != total {
+            return;
+        }
+        *last = Instant::now();
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let rate = done as f64 / elapsed.max(1e-9);
+        let eta = (total - done) as f64 / rate.max(1e-9);
+        let line = format!("{done}/{total} tiles, {rate:.0} tiles/s, ETA {eta:.0} s");
+        if self.terminal {
+            let width = 30;
+            let filled = width * done / total.max(1);
+            eprint!("\r\x1b[2K[{}{}] {line}", "#".repeat(filled), " ".repeat(width - filled));
+            if done == total {
+                eprintln!();
+            }
+            let _ = std::io::stderr().flush();
+        } else {
+            eprintln!("[{elapsed:>7.1}s] {line}");
+        }
+    }
+}
+
+fn options(cli: &Cli) -> Result<BakeOptions> {
+    let body = match (&cli.body, &cli.radii) {
+        (Some(name), None) => Body::named(name)?,
+        (None, Some(r)) => Body::custom(&cli.name, [r[0], r[1], r[2]])?,
+        (None, None) => bail!("give --body earth|moon|mars or --radii A,B,C"),
+        (Some(_), Some(_)) => unreachable!("clap refuses both"),
+    };
+    let landmarks =
+        cli.landmarks.iter().map(|l| Landmark::parse(l).map_err(anyhow::Error::msg)).collect::<Result<_>>()?;
+    let region = cli.region.as_deref().map(Region::parse).transpose().map_err(anyhow::Error::msg)?;
+    if region.is_some() && !cli.out.exists() {
+        bail!("--region patches an existing pack, and {} does not exist", cli.out.display());
+    }
+    if region.is_some() && cli.resume {
+        bail!("--region and --resume do not combine: a patch is re-run, not resumed");
+    }
+    if cli.jobs == Some(0) {
+        bail!("--jobs must be at least 1");
+    }
+    Ok(BakeOptions {
+        dem: cli.dem.clone(),
+        imagery: cli.imagery.clone(),
+        classes: cli.classes.clone(),
+        body,
+        out: cli.out.clone(),
+        depth: cli.depth,
+        tier: cli.tier.clone(),
+        jobs: cli.jobs,
+        resume: cli.resume,
+        region,
+        landmarks,
+        cache_bytes: cli.cache_mib << 20,
+        compression_level: cli.level,
+    })
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let options = options(&cli)?;
+    let reporter =
+        Reporter { terminal: std::io::stderr().is_terminal(), start: Instant::now(), last: Mutex::new(Instant::now()) };
+    let report = bake(&options, &reporter)?;
+    let json = &report.json;
+    if let Some(path) = &cli.report {
+        std::fs::write(path, serde_json::to_string_pretty(json)? + "\n")
+            .with_context(|| format!("writing the report {}", path.display()))?;
+    }
+    let rate =
+        json["output_samples_per_second"].as_f64().map(|r| format!(", {:.2} M samples/s", r / 1e6)).unwrap_or_default();
+    reporter.stage(&format!(
+        "done: {} ({} tiles{rate}); accuracy audit passed{}",
+        options.out.display(),
+        json["tiles"].as_u64().or(json["tiles_patched"].as_u64()).unwrap_or(0),
+        cli.report.as_ref().map(|p| format!("; report in {}", p.display())).unwrap_or_default()
+    ));
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            for cause in error.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

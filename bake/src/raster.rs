@@ -1,0 +1,485 @@
+//! A GDAL raster as something that answers "what is the value at this
+//! latitude/longitude".
+//!
+//! The key decision: every lookup goes through the raster's own
+//! georeferencing (its geotransform and CRS, as GDAL reports them), never
+//! through assumptions about the file. Geographic rasters are addressed in
+//! their own longitude convention (-180..180, 0..360, anything), with the
+//! longitude period detected so a global grid wraps and a duplicated wrap
+//! column is not counted twice; rows may run north-up or south-up; a
+//! projected raster has each point transformed by GDAL/PROJ. Values are read
+//! in fixed chunks through a bounded cache, so memory stays bounded whatever
+//! the raster's size, and each worker thread reads through its own dataset
+//! handle from a pool (GDAL handles are not shareable between threads).
+//!
+//! The filter is bilinear between pixel centres. A tap that is nodata drops
+//! out and the remaining weights are renormalised; a point with no valid
+//! tap has no value.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use gdal::Dataset;
+use gdal::spatial_ref::{AxisMappingStrategy, CoordTransform, SpatialRef};
+
+/// Why a raster could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RasterError {
+    #[error("{path}: cannot open as a raster: {source}")]
+    Open { path: PathBuf, source: Box<gdal::errors::GdalError> },
+    #[error("{path}: {reason}")]
+    Unusable { path: PathBuf, reason: String },
+    #[error("{path}: reading pixels {x}..{}, {y}..{} of band {band}: {source}", x + w, y + h)]
+    Read { path: PathBuf, band: usize, x: usize, y: usize, w: usize, h: usize, source: Box<gdal::errors::GdalError> },
+    #[error("{path}: transforming coordinates into the raster's CRS: {source}")]
+    Transform { path: PathBuf, source: Box<gdal::errors::GdalError> },
+}
+
+const CHUNK: usize = 256;
+
+/// How the raster's coordinates relate to latitude/longitude.
+#[derive(Clone, Debug)]
+enum Grid {
+    /// Longitude/latitude degrees; `period` is the longitude period in
+    /// pixels when the raster goes all the way round.
+    Geographic { period: Option<f64> },
+    /// A projected CRS (WKT), reached through GDAL/PROJ per point.
+    Projected { wkt: String },
+}
+
+/// A raster band (or several, for imagery) opened for sampling.
+#[derive(Debug)]
+pub struct Raster {
+    path: PathBuf,
+    width: usize,
+    height: usize,
+    bands: usize,
+    transform: [f64; 6],
+    inverse: [f64; 6],
+    grid: Grid,
+    nodata: Vec<Option<f64>>,
+    scale_offset: Vec<(f64, f64)>,
+    pool: Mutex<Vec<Dataset>>,
+    cache: Mutex<ChunkCache>,
+}
+
+/// A chunk is addressed by (band, chunk column, chunk row).
+type ChunkKey = (usize, usize, usize);
+
+#[derive(Debug, Default)]
+struct ChunkCache {
+    /// Decoded chunks with the clock tick of their last use.
+    chunks: HashMap<ChunkKey, (Arc<Vec<f32>>, u64)>,
+    clock: u64,
+    capacity: usize,
+}
+
+/// Pixel taps and weights for one point, ready to evaluate on any band.
+#[derive(Clone, Copy, Debug)]
+pub struct Taps {
+    pixels: [(usize, usize); 4],
+    weights: [f64; 4],
+}
+
+/// The box a raster covers, in degrees (west > east crosses the antimeridian).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Extent {
+    pub south: f64,
+    pub west: f64,
+    pub north: f64,
+    pub east: f64,
+    pub global_longitude: bool,
+}
+
+fn invert(gt: &[f64; 6]) -> Option<[f64; 6]> {
+    let det = gt[1] * gt[5] - gt[2] * gt[4];
+    if det == 0.0 || !det.is_finite() {
+        return None;
+    }
+    let (a, b, d, e) = (gt[5] / det, -gt[2] / det, -gt[4] / det, gt[1] / det);
+    Some([-(a * gt[0] + b * gt[3]), a, b, -(d * gt[0] + e * gt[3]), d, e])
+}
+
+fn wgs84() -> Result<SpatialRef, gdal::errors::GdalError> {
+    let mut srs = SpatialRef::from_epsg(4326)?;
+    srs.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+    Ok(srs)
+}
+
+impl Raster {
+    /// Opens a raster; `cache_bytes` bounds the decoded-chunk cache.
+    pub fn open(path: &Path, cache_bytes: usize) -> Result<Raster, RasterError> {
+        let unusable = |reason: String| RasterError::Unusable { path: path.to_owned(), reason };
+        if !path.exists() {
+            return Err(unusable("no such file".into()));
+        }
+        let dataset = Dataset::open(path)
+            .map_err(|source| RasterError::Open { path: path.to_owned(), source: Box::new(source) })?;
+        let (width, height) = dataset.raster_size();
+        let bands = dataset.raster_count();
+        if width == 0 || height == 0 || bands == 0 {
+            return Err(unusable(format!("the raster is empty ({width} x {height} pixels, {bands} bands)")));
+        }
+        let transform = dataset.geo_transform().map_err(|_| {
+            unusable("has no georeferencing (no geotransform); give it one, e.g. with a .vrt or world file".into())
+        })?;
+        let inverse = invert(&transform).ok_or_else(|| unusable(format!("geotransform {transform:?} is singular")))?;
+        let srs = dataset.spatial_ref().ok();
+        let grid = match &srs {
+            Some(s) if s.is_projected() => {
+                Grid::Projected { wkt: s.to_wkt().map_err(|e| unusable(format!("cannot read its CRS: {e}")))? }
+            }
+            // Geographic, or no CRS at all (read as longitude/latitude degrees).
+            _ => {
+                let rotated = transform[2] != 0.0 || transform[4] != 0.0;
+                let period = if rotated { None } else { Some(360.0 / transform[1].abs()) };
+                let spans = width as f64 * transform[1].abs();
+                Grid::Geographic { period: period.filter(|_| spans >= 360.0 - 1e-6 * 360.0) }
+            }
+        };
+        if let Grid::Geographic { .. } = grid {
+            let (lon0, lat0) = (transform[0], transform[3]);
+            let lat1 = lat0 + height as f64 * transform[5];
+            // Node-registered grids put pixel centres on the poles, so their
+            // edges reach half a pixel beyond.
+            let slack = transform[5].abs() + 1e-6;
+            if !(lat0.max(lat1) <= 90.0 + slack && lat0.min(lat1) >= -90.0 - slack && (-540.0..=540.0).contains(&lon0))
+            {
+                return Err(unusable(format!(
+                    "its geotransform {transform:?} does not describe longitude/latitude degrees (latitudes {lat1}..{lat0}); a projected raster needs its CRS set"
+                )));
+            }
+        }
+        let mut nodata = Vec::with_capacity(bands);
+        let mut scale_offset = Vec::with_capacity(bands);
+        for b in 1..=bands {
+            let band = dataset.rasterband(b).map_err(|e| unusable(format!("band {b}: {e}")))?;
+            nodata.push(band.no_data_value());
+            scale_offset.push((band.scale().unwrap_or(1.0), band.offset().unwrap_or(0.0)));
+        }
+        let chunk_bytes = CHUNK * CHUNK * 4;
+        Ok(Raster {
+            path: path.to_owned(),
+            width,
+            height,
+            bands,
+            transform,
+            inverse,
+            grid,
+            nodata,
+            scale_offset,
+            pool: Mutex::new(vec![dataset]),
+            cache: Mutex::new(ChunkCache { capacity: (cache_bytes / chunk_bytes).max(16), ..Default::default() }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
+    pub fn bands(&self) -> usize {
+        self.bands
+    }
+
+    pub fn is_projected(&self) -> bool {
+        matches!(self.grid, Grid::Projected { .. })
+    }
+
+    /// Pixel size in metres at the equator of `radius` (geographic), or in
+    /// the CRS's own units (projected, assumed metres).
+    pub fn resolution_m(&self, radius: f64) -> f64 {
+        let pixel = self.transform[1].abs().min(self.transform[5].abs());
+        match self.grid {
+            Grid::Geographic { .. } => pixel.to_radians() * radius,
+            Grid::Projected { .. } => pixel,
+        }
+    }
+
+    /// The latitude/longitude box the raster covers.
+    pub fn extent(&self) -> Result<Extent, RasterError> {
+        let corners =
+            [(0.0, 0.0), (self.width as f64, 0.0), (0.0, self.height as f64), (self.width as f64, self.height as f64)];
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        for (px, py) in corners {
+            points.push(self.pixel_to_crs(px, py));
+        }
+        match &self.grid {
+            Grid::Geographic { period } => {
+                let lats = points.iter().map(|p| p.1);
+                let (south, north) = lats.fold((90.0f64, -90.0f64), |(s, n), v| (s.min(v), n.max(v)));
+                let lons: Vec<f64> = points.iter().map(|p| p.0).collect();
+                let (w, e) = lons.iter().fold((f64::MAX, f64::MIN), |(w, e), &v| (w.min(v), e.max(v)));
+                let wrap = |v: f64| (v + 180.0).rem_euclid(360.0) - 180.0;
+                let global_longitude = period.is_some();
+                let (west, east) = if global_longitude { (-180.0, 180.0) } else { (wrap(w), wrap(e)) };
+                Ok(Extent { south: south.max(-90.0), west, north: north.min(90.0), east, global_longitude })
+            }
+            Grid::Projected { .. } => {
+                // Sample the border densely: projected edges are curves in lat/lon.
+                let mut border = Vec::new();
+                for k in 0..=64 {
+                    let t = k as f64 / 64.0;
+                    for (px, py) in [
+                        (t * self.width as f64, 0.0),
+                        (t * self.width as f64, self.height as f64),
+                        (0.0, t * self.height as f64),
+                        (self.width as f64, t * self.height as f64),
+                    ] {
+                        border.push(self.pixel_to_crs(px, py));
+                    }
+                }
+                let lonlat = self.crs_to_lonlat(&border)?;
+                let (mut s, mut n, mut w, mut e) = (90.0f64, -90.0f64, 180.0f64, -180.0f64);
+                for (lon, lat) in lonlat {
+                    s = s.min(lat);
+                    n = n.max(lat);
+                    w = w.min(lon);
+                    e = e.max(lon);
+                }
+                Ok(Extent { south: s, west: w, north: n, east: e, global_longitude: false })
+            }
+        }
+    }
+
+    fn pixel_to_crs(&self, px: f64, py: f64) -> (f64, f64) {
+        let g = &self.transform;
+        (g[0] + px * g[1] + py * g[2], g[3] + px * g[4] + py * g[5])
+    }
+
+    fn crs_to_lonlat(&self, points: &[(f64, f64)]) -> Result<Vec<(f64, f64)>, RasterError> {
+        let Grid::Projected { wkt } = &self.grid else { return Ok(points.to_vec()) };
+        let transform_error = |source| RasterError::Transform { path: self.path.clone(), source: Box::new(source) };
+        let mut source = SpatialRef::from_wkt(wkt).map_err(transform_error)?;
+        source.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+        let t = CoordTransform::new(&source, &wgs84().map_err(transform_error)?).map_err(transform_error)?;
+        let mut x: Vec<f64> = points.iter().map(|p| p.0).collect();
+        let mut y: Vec<f64> = points.iter().map(|p| p.1).collect();
+        t.transform_coords(&mut x, &mut y, &mut []).map_err(transform_error)?;
+        Ok(x.into_iter().zip(y).collect())
+    }
+
+    /// Bilinear taps for each (lat, lon) in degrees; `None` where the point
+    /// lies outside the raster.
+    pub fn taps(&self, points: &[(f64, f64)]) -> Result<Vec<Option<Taps>>, RasterError> {
+        let crs_points: Vec<(f64, f64)> = match &self.grid {
+            Grid::Geographic { .. } => points.iter().map(|&(lat, lon)| (lon, lat)).collect(),
+            Grid::Projected { wkt } => {
+                let transform_error =
+                    |source| RasterError::Transform { path: self.path.clone(), source: Box::new(source) };
+                let mut target = SpatialRef::from_wkt(wkt).map_err(transform_error)?;
+                target.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+                let t = CoordTransform::new(&wgs84().map_err(transform_error)?, &target).map_err(transform_error)?;
+                let mut x: Vec<f64> = points.iter().map(|p| p.1).collect();
+                let mut y: Vec<f64> = points.iter().map(|p| p.0).collect();
+                // Points PROJ cannot transform come back as infinities; they
+                // are outside the raster, not an error of the whole tile.
+                if t.transform_coords(&mut x, &mut y, &mut []).is_err() {
+                    for k in 0..points.len() {
+                        let (mut xs, mut ys) = ([points[k].1], [points[k].0]);
+                        let ok = t.transform_coords(&mut xs, &mut ys, &mut []).is_ok();
+                        x[k] = if ok { xs[0] } else { f64::INFINITY };
+                        y[k] = if ok { ys[0] } else { f64::INFINITY };
+                    }
+                }
+                x.into_iter().zip(y).collect()
+            }
+        };
+        Ok(crs_points.into_iter().map(|(cx, cy)| self.taps_at(cx, cy)).collect())
+    }
+
+    fn taps_at(&self, cx: f64, cy: f64) -> Option<Taps> {
+        if !(cx.is_finite() && cy.is_finite()) {
+            return None;
+        }
+        let inv = &self.inverse;
+        let to_pixel = |cx: f64| (inv[0] + cx * inv[1] + cy * inv[2], inv[3] + cx * inv[4] + cy * inv[5]);
+        let (mut px, py) = to_pixel(cx);
+        let (w, h) = (self.width as f64, self.height as f64);
+        let period = match self.grid {
+            Grid::Geographic { period } => period,
+            Grid::Projected { .. } => None,
+        };
+        if let Some(p) = period {
+            px = px.rem_euclid(p);
+        } else if !(0.0..=w).contains(&px) {
+            // A regional geographic raster may use another longitude
+            // convention than the query: try one turn either way.
+            let turn = 360.0 * self.inverse[1].abs();
+            let candidates = [px + turn, px - turn];
+            px = match (
+                matches!(self.grid, Grid::Geographic { .. }),
+                candidates.iter().find(|c| (0.0..=w).contains(*c)),
+            ) {
+                (true, Some(&c)) => c,
+                _ => return None,
+            };
+        }
+        if !(0.0..=h).contains(&py) {
+            // Beyond the last row: only a pole the raster stops just short of.
+            if period.is_some() && (py > -1.0 && py < h + 1.0) {
+            } else {
+                return None;
+            }
+        }
+        // Pixel centres sit at +0.5.
+        let (x, y) = (px - 0.5, (py - 0.5).clamp(0.0, h - 1.0));
+        let x0 = x.floor();
+        let y0 = y.floor().min(h - 1.0);
+        let (fx, fy) = (x - x0, y - y0);
+        let column = |c: f64| -> usize {
+            match period {
+                Some(p) => {
+                    let wrapped = c.rem_euclid(p.round());
+                    (wrapped as usize).min(self.width - 1)
+                }
+                None => c.clamp(0.0, w - 1.0) as usize,
+            }
+        };
+        let row = |r: f64| r.clamp(0.0, h - 1.0) as usize;
+        let (c0, c1) = (column(x0), column(x0 + 1.0));
+        let (r0, r1) = (row(y0), row(y0 + 1.0));
+        Some(Taps {
+            pixels: [(c0, r0), (c1, r0), (c0, r1), (c1, r1)],
+            weights: [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy],
+        })
+    }
+
+    /// Evaluates taps on `band` (1-based). `None` where every tap is nodata.
+    pub fn evaluate(&self, band: usize, taps: &[Option<Taps>]) -> Result<Vec<Option<f64>>, RasterError> {
+        // Gather the chunks these taps touch once, then read lock-free.
+        let mut needed: Vec<(usize, usize)> = Vec::new();
+        for t in taps.iter().flatten() {
+            for &(c, r) in &t.pixels {
+                let key = (c / CHUNK, r / CHUNK);
+                if !needed.contains(&key) {
+                    needed.push(key);
+                }
+            }
+        }
+        let mut local: HashMap<(usize, usize), Arc<Vec<f32>>> = HashMap::with_capacity(needed.len());
+        for key in needed {
+            local.insert(key, self.chunk(band, key.0, key.1)?);
+        }
+        let value = |c: usize, r: usize| -> f32 {
+            let chunk = &local[&(c / CHUNK, r / CHUNK)];
+            chunk[(r % CHUNK) * CHUNK + (c % CHUNK)]
+        };
+        Ok(taps
+            .iter()
+            .map(|t| {
+                let t = t.as_ref()?;
+                let (mut sum, mut weight) = (0.0, 0.0);
+                for k in 0..4 {
+                    let v = value(t.pixels[k].0, t.pixels[k].1);
+                    if !v.is_nan() {
+                        sum += f64::from(v) * t.weights[k];
+                        weight += t.weights[k];
+                    }
+                }
+                (weight > 1e-9).then(|| sum / weight)
+            })
+            .collect())
+    }
+
+    /// Evaluates taps on `band` taking the nearest valid tap's value, for
+    /// categories that must not be blended.
+    pub fn evaluate_nearest(&self, band: usize, taps: &[Option<Taps>]) -> Result<Vec<Option<f64>>, RasterError> {
+        let nearest: Vec<Option<Taps>> = taps
+            .iter()
+            .map(|t| {
+                t.map(|t| {
+                    let k = (0..4).max_by(|&a, &b| t.weights[a].total_cmp(&t.weights[b])).unwrap_or(0);
+                    Taps { pixels: [t.pixels[k]; 4], weights: [1.0, 0.0, 0.0, 0.0] }
+                })
+            })
+            .collect();
+        self.evaluate(band, &nearest)
+    }
+
+    /// Chunk `(cx, cy)` of `band`, scaled, with nodata as NaN.
+    fn chunk(&self, band: usize, cx: usize, cy: usize) -> Result<Arc<Vec<f32>>, RasterError> {
+        let key = (band, cx, cy);
+        {
+            let mut cache = self.cache.lock().expect("cache lock");
+            cache.clock += 1;
+            let clock = cache.clock;
+            if let Some(entry) = cache.chunks.get_mut(&key) {
+                entry.1 = clock;
+                return Ok(entry.0.clone());
+            }
+        }
+        let (x, y) = (cx * CHUNK, cy * CHUNK);
+        let (w, h) = (CHUNK.min(self.width - x), CHUNK.min(self.height - y));
+        let dataset = self.pool.lock().expect("pool lock").pop();
+        let dataset = match dataset {
+            Some(d) => d,
+            None => Dataset::open(&self.path)
+                .map_err(|source| RasterError::Open { path: self.path.clone(), source: Box::new(source) })?,
+        };
+        let read =
+            dataset.rasterband(band).and_then(|b| b.read_as::<f64>((x as isize, y as isize), (w, h), (w, h), None));
+        self.pool.lock().expect("pool lock").push(dataset);
+        let buffer = read.map_err(|source| RasterError::Read {
+            path: self.path.clone(),
+            band,
+            x,
+            y,
+            w,
+            h,
+            source: Box::new(source),
+        })?;
+        let (scale, offset) = self.scale_offset[band - 1];
+        let nodata = self.nodata[band - 1];
+        let mut values = vec![f32::NAN; CHUNK * CHUNK];
+        for row in 0..h {
+            for col in 0..w {
+                let raw = buffer.data()[row * w + col];
+                // Fill values are often stored at f32 precision while the declared
+                // nodata is an f64 (ETOPO5: -9.9999998e33 vs -1e34); compare both ways.
+                let is_nodata = !raw.is_finite() || nodata.is_some_and(|n| raw == n || (raw as f32) == (n as f32));
+                if !is_nodata {
+                    values[row * CHUNK + col] = (raw * scale + offset) as f32;
+                }
+            }
+        }
+        let chunk = Arc::new(values);
+        let mut cache = self.cache.lock().expect("cache lock");
+        if cache.chunks.len() >= cache.capacity {
+            // Evict the least recently used eighth in one pass.
+            let mut ages: Vec<u64> = cache.chunks.values().map(|v| v.1).collect();
+            ages.sort_unstable();
+            let cutoff = ages[ages.len() / 8];
+            cache.chunks.retain(|_, v| v.1 > cutoff);
+        }
+        let clock = cache.clock;
+        cache.chunks.insert(key, (chunk.clone(), clock));
+        Ok(chunk)
+    }
+
+    /// True if the band holds at least one valid value (checked on a coarse
+    /// overview-sized read, so it is cheap for any raster size).
+    pub fn has_any_data(&self, band: usize) -> Result<bool, RasterError> {
+        let dataset = Dataset::open(&self.path)
+            .map_err(|source| RasterError::Open { path: self.path.clone(), source: Box::new(source) })?;
+        let (w, h) = (self.width.min(512), self.height.min(512));
+        let buffer = dataset
+            .rasterband(band)
+            .and_then(|b| b.read_as::<f64>((0, 0), (self.width, self.height), (w, h), None))
+            .map_err(|source| RasterError::Read {
+                path: self.path.clone(),
+                band,
+                x: 0,
+                y: 0,
+                w: self.width,
+                h: self.height,
+                source: Box::new(source),
+            })?;
+        let nodata = self.nodata[band - 1];
+        Ok(buffer.data().iter().any(|&v| v.is_finite() && nodata.is_none_or(|n| v != n)))
+    }
+}

@@ -1,0 +1,468 @@
+//! planet-bake end to end on rasters the tests write: accuracy against the
+//! analytic field, grid conventions accepted and misreadings refused, nodata,
+//! projected rasters, imagery and classes, kill and resume, region patches,
+//! and bad input.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use planet_bake::{BakeError, BakeOptions, Progress, Region, bake};
+use planet_terrain::pack::Pack;
+use planet_terrain::source::sample_directions;
+use planet_terrain::{Body, TileAddress};
+use support::*;
+
+struct Quiet;
+impl Progress for Quiet {
+    fn stage(&self, _: &str) {}
+    fn tiles(&self, _: usize, _: usize) {}
+}
+
+fn nodes() -> &'static [f32] {
+    static NODES: OnceLock<Vec<f32>> = OnceLock::new();
+    NODES.get_or_init(earth_nodes)
+}
+
+fn options(dem: &Path, out: &Path) -> BakeOptions {
+    BakeOptions {
+        dem: dem.to_owned(),
+        imagery: None,
+        classes: None,
+        body: Body::earth(),
+        out: out.to_owned(),
+        depth: Some(2),
+        tier: "test".into(),
+        jobs: Some(2),
+        resume: false,
+        region: None,
+        landmarks: Vec::new(),
+        cache_bytes: 64 << 20,
+        compression_level: 3,
+    }
+}
+
+/// Compares every stored sample of every tile with `expected(lat, lon)`
+/// (skipping `None`) and returns the worst error in quantisation steps.
+fn check_pack(path: &Path, mut expected: impl FnMut(f64, f64) -> Option<f64>) -> f64 {
+    let pack = Pack::open(path).unwrap();
+    let body = pack.header().body.clone();
+    let mut worst_steps: f64 = 0.0;
+    for entry in pack.entries() {
+        let tile = entry.tile();
+        let decoded = pack.decode(entry).unwrap();
+        let step = decoded.quantisation_step();
+        for (k, d) in sample_directions(tile).into_iter().enumerate() {
+            let g = body.ellipsoid().direction_to_geodetic(d);
+            let Some(want) = expected(g.latitude.to_degrees(), g.longitude.to_degrees()) else { continue };
+            let got = decoded.dequantise(decoded.quantised[k]);
+            // Half a step, plus the f32 rounding of the raster's own values.
+            let bound = 0.5 * step + 2e-3;
+            assert!((got - want).abs() <= bound, "{tile} sample {k}: baked {got}, field {want}, bound {bound}");
+            if step > 0.0 {
+                worst_steps = worst_steps.max((got - want).abs() / step);
+            }
+        }
+    }
+    worst_steps
+}
+
+#[test]
+fn a_global_bake_reproduces_the_analytic_field_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let out = dir.path().join("earth.planetpack");
+    let report = bake(&options(&dem, &out), &Quiet).unwrap().json;
+    check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
+    assert_eq!(report["tiles"], 126);
+    assert_eq!(report["data_depth"], 1, "0.25 degrees is ~28 km: depth 1 samples every 39 km");
+    assert_eq!(report["height_data_depth"], 1);
+    assert_eq!(report["landmarks"]["verdict"], "accepted");
+    assert_eq!(report["accuracy_audit"]["passed"], true);
+    assert_eq!(report["accuracy_audit"]["per_depth"].as_array().unwrap().len(), 3);
+    assert_eq!(report["coverage"]["global"], true);
+    let pack = Pack::open(&out).unwrap();
+    // Depth 2 is deeper than the data supports: not presented as measured.
+    assert!(pack.entries().iter().all(|e| e.measured == (e.tile().depth() <= 1)));
+    // Parents are never claimed more accurate than their children.
+    for e in pack.entries() {
+        for child in e.tile().children().unwrap().iter().filter_map(|c| pack.entry(*c)) {
+            assert!(e.geometric_error >= child.geometric_error, "{} vs child {}", e.tile(), child.tile());
+        }
+    }
+}
+
+#[test]
+fn other_grid_conventions_are_accepted_and_read_right() {
+    let dir = tempfile::tempdir().unwrap();
+    // 0..360 longitudes.
+    let shifted = remap(nodes(), |c, r| ((c + WIDTH / 2) % WIDTH, r));
+    let dem = earth_tiff(dir.path(), "east.tif", &shifted, [0.0, STEP, 0.0, 90.0, 0.0, -STEP]);
+    let out = dir.path().join("east.planetpack");
+    bake(&BakeOptions { depth: Some(1), ..options(&dem, &out) }, &Quiet).unwrap();
+    check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
+    // Rows south-up.
+    let south_up = remap(nodes(), |c, r| (c, HEIGHT - 1 - r));
+    let dem = earth_tiff(dir.path(), "south-up.tif", &south_up, [-180.0, STEP, 0.0, -90.0, 0.0, STEP]);
+    let out = dir.path().join("south-up.planetpack");
+    bake(&BakeOptions { depth: Some(1), ..options(&dem, &out) }, &Quiet).unwrap();
+    check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
+    // A duplicated wrap column (the first column repeated at +180).
+    let mut with_wrap = Vec::with_capacity((WIDTH + 1) * HEIGHT);
+    for row in 0..HEIGHT {
+        with_wrap.extend_from_slice(&nodes()[row * WIDTH..(row + 1) * WIDTH]);
+        with_wrap.push(nodes()[row * WIDTH]);
+    }
+    let path = dir.path().join("wrap.tif");
+    write_tiff(&path, (WIDTH + 1, HEIGHT), GEO, Some(4326), &[with_wrap], None);
+    let out = dir.path().join("wrap.planetpack");
+    bake(&BakeOptions { depth: Some(1), ..options(&path, &out) }, &Quiet).unwrap();
+    check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
+}
+
+#[test]
+fn misread_grids_are_refused_with_the_diagnosis() {
+    let dir = tempfile::tempdir().unwrap();
+    type Misreading = Box<dyn Fn(usize, usize) -> (usize, usize)>;
+    let cases: [(&str, Misreading, &str); 3] = [
+        ("reversed.tif", Box::new(|c, r| (WIDTH - 1 - c, r)), "longitude runs backwards"),
+        ("flipped.tif", Box::new(|c, r| (c, HEIGHT - 1 - r)), "latitude is flipped"),
+        ("half-turn.tif", Box::new(|c, r| ((c + WIDTH / 2) % WIDTH, r)), "shifted by 180 degrees"),
+    ];
+    for (name, map, diagnosis) in cases {
+        let dem = earth_tiff(dir.path(), name, &remap(nodes(), map), GEO);
+        let out = dir.path().join(format!("{name}.planetpack"));
+        let err = bake(&options(&dem, &out), &Quiet).unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, BakeError::Landmarks { .. }), "{name}: {message}");
+        assert!(message.contains(diagnosis) && message.contains(name), "{name}: {message}");
+        assert!(message.contains("Mount Everest massif"), "names the landmarks that disagree: {message}");
+        assert!(!out.exists() && !planet_terrain::pack::partial_path(&out).exists(), "nothing written for {name}");
+    }
+}
+
+#[test]
+fn nodata_is_filled_reported_and_never_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut values = nodes().to_vec();
+    // A void over the central Pacific, 4 x 4 degrees.
+    let mut holes = 0;
+    for row in 0..HEIGHT {
+        for column in 0..WIDTH {
+            let (lat, lon) = node(column, row);
+            if (0.0..4.0).contains(&lat) && (-150.0..-146.0).contains(&lon) {
+                values[row * WIDTH + column] = -32768.0;
+                holes += 1;
+            }
+        }
+    }
+    assert!(holes > 200);
+    let path = dir.path().join("void.tif");
+    write_tiff(&path, (WIDTH, HEIGHT), GEO, Some(4326), &[values], Some(-32768.0));
+    let out = dir.path().join("void.planetpack");
+    let report = bake(&options(&path, &out), &Quiet).unwrap().json;
+    assert!(report["samples_filled"].as_u64().unwrap() > 0);
+    assert!(report["nodata_policy"].as_str().unwrap().contains("fill"));
+    let pack = Pack::open(&out).unwrap();
+    let hole_tile =
+        planet_terrain::source::locate(&Body::earth(), planet_terrain::Geodetic::from_degrees(2.0, -148.0, 0.0), 1).0;
+    let e = pack.entry(hole_tile).unwrap();
+    assert!(!e.measured, "a tile with filled samples is not measured");
+    // Filled values come from the surroundings (ocean floor near -4 km
+    // here), not a silent zero.
+    let decoded = pack.decode(e).unwrap();
+    assert!(decoded.max_elevation < 1000.0 && decoded.min_elevation > -1000.0 - 10_000.0);
+    let sample = planet_terrain::source::sample_ground(
+        &planet_terrain::source::PackSource::new(std::sync::Arc::new(pack)),
+        planet_terrain::Geodetic::from_degrees(2.0, -148.0, 0.0),
+        1,
+    )
+    .unwrap();
+    assert!(sample.elevation_m.abs() > 50.0, "filled, not zero: {}", sample.elevation_m);
+
+    // NaN-only and all-nodata rasters are refused.
+    let nan = dir.path().join("nan.tif");
+    write_tiff(&nan, (64, 32), [-180.0, 5.625, 0.0, 90.0, 0.0, -5.625], Some(4326), &[vec![f32::NAN; 64 * 32]], None);
+    let err = bake(&options(&nan, &dir.path().join("nan.planetpack")), &Quiet).unwrap_err();
+    assert!(err.to_string().contains("no valid elevation"), "{err}");
+    let empty = dir.path().join("empty.tif");
+    write_tiff(
+        &empty,
+        (64, 32),
+        [-180.0, 5.625, 0.0, 90.0, 0.0, -5.625],
+        Some(4326),
+        &[vec![-9999.0f32; 64 * 32]],
+        Some(-9999.0),
+    );
+    assert!(bake(&options(&empty, &dir.path().join("e.planetpack")), &Quiet).is_err());
+}
+
+#[test]
+fn a_projected_regional_raster_bakes_its_coverage() {
+    let dir = tempfile::tempdir().unwrap();
+    // UTM 32N, 100 m pixels, 400 x 400 over the Swiss Alps; an affine field
+    // in easting/northing, which bilinear filtering reproduces exactly.
+    let (e0, n0, px, size) = (400_000.0, 5_150_000.0, 100.0, 400usize);
+    let height = |e: f64, n: f64| 1000.0 + 0.01 * (e - e0) + 0.02 * (n0 - n);
+    let mut values = vec![0f32; size * size];
+    for row in 0..size {
+        for column in 0..size {
+            values[row * size + column] = height(e0 + px * (column as f64 + 0.5), n0 - px * (row as f64 + 0.5)) as f32;
+        }
+    }
+    let path = dir.path().join("utm.tif");
+    write_tiff(&path, (size, size), [e0, px, 0.0, n0, 0.0, -px], Some(32632), &[values], None);
+    let out = dir.path().join("utm.planetpack");
+    let mut o = options(&path, &out);
+    o.depth = Some(9);
+    // The raster's centre (E 420 km, N 5130 km) is near 46.32 N, 7.96 E.
+    o.landmarks = vec![planet_bake::landmarks::Landmark::parse("46.32,7.96,1000,2500").unwrap()];
+    let report = bake(&o, &Quiet).unwrap().json;
+    assert_eq!(report["coverage"]["global"], false);
+    assert_eq!(report["inputs"]["dem_projected"], true);
+    assert_eq!(report["landmarks"]["verdict"], "accepted");
+    assert!(
+        report["landmarks"]["checks"].as_array().unwrap().iter().any(|c| c["name"]
+            .as_str()
+            .unwrap()
+            .contains("user landmark")
+            && c["ok"] == true)
+    );
+    let pack = Pack::open(&out).unwrap();
+    let c = pack.header().coverage;
+    assert!(c.contains(46.32, 7.96) && c.north - c.south < 0.5 && c.east - c.west < 0.7, "{c:?}");
+    assert!(pack.entries().len() < 100, "only the tiles over the raster: {}", pack.entries().len());
+    drop(pack);
+    // Inside the raster (a pixel in from its edges), every sample is the field.
+    let mut utm = gdal::spatial_ref::SpatialRef::from_epsg(32632).unwrap();
+    utm.set_axis_mapping_strategy(gdal::spatial_ref::AxisMappingStrategy::TraditionalGisOrder);
+    let mut wgs = gdal::spatial_ref::SpatialRef::from_epsg(4326).unwrap();
+    wgs.set_axis_mapping_strategy(gdal::spatial_ref::AxisMappingStrategy::TraditionalGisOrder);
+    let to_utm = gdal::spatial_ref::CoordTransform::new(&wgs, &utm).unwrap();
+    let inside = (e0 + px..e0 + px * (size as f64 - 1.0), n0 - px * (size as f64 - 1.0)..n0 - px);
+    let mut checked = 0;
+    check_pack(&out, |lat, lon| {
+        let (mut x, mut y) = ([lon], [lat]);
+        to_utm.transform_coords(&mut x, &mut y, &mut []).unwrap();
+        let ok = inside.0.contains(&x[0]) && inside.1.contains(&y[0]);
+        checked += usize::from(ok);
+        ok.then(|| height(x[0], y[0]))
+    });
+    assert!(checked > 20_000, "{checked} samples inside the raster");
+}
+
+#[test]
+fn imagery_and_classes_make_a_codec_2_pack_that_audits() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let (w, h) = (360usize, 180usize);
+    let geo = [-180.0, 1.0, 0.0, 90.0, 0.0, -1.0];
+    let channel = |f: fn(usize, usize) -> u8| (0..w * h).map(|k| f(k % w, k / w)).collect::<Vec<u8>>();
+    let rgb = vec![
+        channel(|c, _| (c * 255 / 359) as u8),
+        channel(|_, r| (r * 255 / 179) as u8),
+        channel(|c, r| ((c + r) % 256) as u8),
+    ];
+    let imagery = dir.path().join("rgb.tif");
+    write_tiff(&imagery, (w, h), geo, Some(4326), &rgb, None);
+    let classes = dir.path().join("classes.tif");
+    write_tiff(&classes, (w, h), geo, Some(4326), &[channel(|_, r| if r < 90 { 1 } else { 2 })], None);
+    let out = dir.path().join("colour.planetpack");
+    let mut o = options(&dem, &out);
+    o.depth = Some(1);
+    o.imagery = Some(imagery);
+    o.classes = Some(classes);
+    let report = bake(&o, &Quiet).unwrap().json;
+    assert_eq!(report["codec"], 2);
+    assert_eq!(report["colour_data_depth"], 0, "1-degree imagery supports depth 0 only");
+    for d in report["accuracy_audit"]["per_depth"].as_array().unwrap() {
+        assert_eq!(d["worst_colour_error"], 0);
+        assert_eq!(d["class_mismatches"], 0);
+    }
+    let pack = Pack::open(&out).unwrap();
+    let north = pack.read_tile(TileAddress::root(planet_terrain::Face::new(4).unwrap())).unwrap();
+    assert!(north.classes.unwrap().iter().all(|&c| c == 1), "the northern hemisphere is class 1");
+    assert!(north.colour.unwrap().iter().any(|c| c[1] < 60), "green follows the row");
+}
+
+fn planet_bake(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planet-bake")).args(args).output().unwrap()
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn a_killed_bake_resumes_to_identical_bytes_with_one_and_two_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let reference = dir.path().join("reference.planetpack");
+    let common = ["--body", "earth", "--depth", "2", "--tier", "test", "--level", "3"];
+    let run = |out: &Path, jobs: &str, extra: &[&str]| {
+        let mut args = vec!["--dem", path_str(&dem), "--out", path_str(out), "--jobs", jobs];
+        args.extend_from_slice(&common);
+        args.extend_from_slice(extra);
+        planet_bake(&args)
+    };
+    assert!(run(&reference, "2", &[]).status.success());
+    let expected = std::fs::read(&reference).unwrap();
+    for jobs in ["1", "2"] {
+        for kill_after_ms in [150u64, 400, 900] {
+            let out = dir.path().join(format!("killed-{jobs}-{kill_after_ms}.planetpack"));
+            let mut args = vec![
+                "--dem".to_owned(),
+                path_str(&dem).to_owned(),
+                "--out".into(),
+                path_str(&out).to_owned(),
+                "--jobs".into(),
+                jobs.into(),
+            ];
+            args.extend(common.iter().map(|s| s.to_string()));
+            let mut child = Command::new(env!("CARGO_BIN_EXE_planet-bake"))
+                .args(&args)
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(kill_after_ms));
+            let _ = child.kill(); // SIGKILL: no chance to clean up
+            let _ = child.wait();
+            if !out.exists() {
+                // Killed mid-bake: the journal is there and differently
+                // parameterised resumes are refused.
+                assert!(planet_terrain::pack::partial_path(&out).exists(), "jobs {jobs}, {kill_after_ms} ms");
+                let refused = run(&out, jobs, &["--resume", "--landmark", "0,0,-11000,9000"]);
+                assert!(!refused.status.success());
+                assert!(
+                    String::from_utf8_lossy(&refused.stderr).contains("cannot resume"),
+                    "{}",
+                    String::from_utf8_lossy(&refused.stderr)
+                );
+            }
+            let resumed = run(&out, jobs, &["--resume"]);
+            assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+            assert!(
+                std::fs::read(&out).unwrap() == expected,
+                "jobs {jobs}, killed after {kill_after_ms} ms: bytes differ"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_region_patch_rewrites_exactly_the_region_and_matches_a_fresh_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "before.tif", nodes(), GEO);
+    let region = Region { south: 10.0, west: 20.0, north: 15.0, east: 30.0 };
+    let changed = {
+        let mut v = nodes().to_vec();
+        for row in 0..HEIGHT {
+            for column in 0..WIDTH {
+                let (lat, lon) = node(column, row);
+                if (region.south..=region.north).contains(&lat) && (region.west..=region.east).contains(&lon) {
+                    v[row * WIDTH + column] += 750.0;
+                }
+            }
+        }
+        v
+    };
+    let dem_after = earth_tiff(dir.path(), "after.tif", &changed, GEO);
+    let patched = dir.path().join("patched.planetpack");
+    let fresh = dir.path().join("fresh.planetpack");
+    bake(&options(&dem, &patched), &Quiet).unwrap();
+    bake(&options(&dem_after, &fresh), &Quiet).unwrap();
+    let before = std::fs::read(&patched).unwrap();
+    let original = Pack::open(&patched).unwrap();
+    let original_entries = original.entries().to_vec();
+    drop(original);
+
+    let report = bake(&BakeOptions { region: Some(region), ..options(&dem_after, &patched) }, &Quiet).unwrap().json;
+    let patched_count = report["tiles_patched"].as_u64().unwrap();
+    assert!((3..126).contains(&patched_count), "{patched_count}");
+    assert_eq!(report["accuracy_audit"]["passed"], true);
+
+    let after_bytes = std::fs::read(&patched).unwrap();
+    let after = Pack::open(&patched).unwrap();
+    let fresh = Pack::open(&fresh).unwrap();
+    let patched_tiles: Vec<String> =
+        report["patched"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
+    assert_eq!(patched_tiles.len() as u64, patched_count);
+    for old in &original_entries {
+        let tile = old.tile();
+        let now = after.entry(tile).unwrap();
+        let want = fresh.entry(tile).unwrap();
+        // Every tile now equals the fresh bake of the new source.
+        assert_eq!(after.payload(now).unwrap(), fresh.payload(want).unwrap(), "{tile}");
+        assert_eq!(
+            (now.min_elevation, now.max_elevation, now.geometric_error),
+            (want.min_elevation, want.max_elevation, want.geometric_error),
+            "{tile}"
+        );
+        if !patched_tiles.contains(&tile.to_string()) {
+            assert_eq!(now, old, "{tile} is outside the patch: its entry is unchanged");
+            let range = old.payload_offset as usize..(old.payload_offset + u64::from(old.payload_length)) as usize;
+            assert_eq!(
+                after_bytes[range.clone()],
+                before[range],
+                "{tile} is outside the patch: its bytes are unchanged"
+            );
+        }
+    }
+    // The region's own tiles really changed.
+    let inside =
+        planet_terrain::source::locate(&Body::earth(), planet_terrain::Geodetic::from_degrees(12.5, 25.0, 0.0), 2).0;
+    assert!(patched_tiles.contains(&inside.to_string()));
+    assert_ne!(
+        after.entry(inside).unwrap().max_elevation,
+        original_entries.iter().find(|e| e.tile() == inside).unwrap().max_elevation
+    );
+
+    // A patch that would change the pack's codec or tier is refused.
+    let mut wrong_tier = options(&dem_after, &patched);
+    wrong_tier.region = Some(region);
+    wrong_tier.tier = "other".into();
+    assert!(bake(&wrong_tier, &Quiet).unwrap_err().to_string().contains("tier"));
+    let mut wrong_codec = options(&dem_after, &patched);
+    wrong_codec.region = Some(region);
+    wrong_codec.classes = Some(dem_after.clone());
+    assert!(bake(&wrong_codec, &Quiet).unwrap_err().to_string().contains("codec"));
+    let mut wrong_body = options(&dem_after, &patched);
+    wrong_body.region = Some(region);
+    wrong_body.body = Body::mars();
+    assert!(bake(&wrong_body, &Quiet).unwrap_err().to_string().contains("mars"));
+}
+
+#[test]
+fn bad_flags_and_bad_files_fail_clearly_and_leave_no_pack() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("never.planetpack");
+    let garbage = dir.path().join("garbage.tif");
+    std::fs::write(&garbage, b"this is not a raster").unwrap();
+    let missing: PathBuf = dir.path().join("missing.tif");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--dem", path_str(&missing), "--body", "earth", "--out", path_str(&out)], "missing.tif: no such file"),
+        (vec!["--dem", path_str(&garbage), "--body", "earth", "--out", path_str(&out)], "garbage.tif"),
+        (vec!["--dem", path_str(&garbage), "--body", "vulcan", "--out", path_str(&out)], "unknown body 'vulcan'"),
+        (vec!["--dem", path_str(&garbage), "--out", path_str(&out)], "--body"),
+        (
+            vec!["--dem", path_str(&garbage), "--body", "earth", "--out", path_str(&out), "--region", "1,2,3,4"],
+            "does not exist",
+        ),
+        (vec!["--dem", path_str(&garbage), "--body", "earth", "--out", path_str(&out), "--jobs", "0"], "--jobs"),
+        (
+            vec!["--dem", path_str(&garbage), "--body", "earth", "--out", path_str(&out), "--landmark", "1,2"],
+            "LAT,LON,MIN,MAX",
+        ),
+        (vec!["--dem", path_str(&garbage), "--radii", "1,2", "--out", path_str(&out)], "radii"),
+    ];
+    for (args, needle) in cases {
+        let o = planet_bake(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} left a pack");
+    }
+}
