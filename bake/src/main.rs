@@ -70,6 +70,9 @@ struct Cli {
     /// Memory for the raster chunk cache, MiB.
     #[arg(long, default_value_t = 512)]
     cache_mib: usize,
+    /// Keep an existing --out baked from the same inputs and parameters.
+    #[arg(long)]
+    if_unchanged: bool,
     /// zstd level for tile payloads.
     #[arg(long, default_value_t = 9, allow_hyphen_values = true)]
     level: i8,
@@ -147,6 +150,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         landmarks,
         cache_bytes: cli.cache_mib << 20,
         compression_level: cli.level,
+        if_unchanged: cli.if_unchanged,
     })
 }
 

@@ -351,22 +351,31 @@ impl Raster {
 
     /// Evaluates taps on `band` (1-based). `None` where every tap is nodata.
     pub fn evaluate(&self, band: usize, taps: &[Option<Taps>]) -> Result<Vec<Option<f64>>, RasterError> {
-        // Gather the chunks these taps touch once, then read lock-free.
-        let mut needed: Vec<(usize, usize)> = Vec::new();
+        // Gather the chunks these taps touch once, then read lock-free
+        // through a dense grid over their chunk-coordinate box (a tile's taps
+        // span a handful of chunks, so a lookup is one index).
+        let (mut lo, mut hi) = ((usize::MAX, usize::MAX), (0, 0));
         for t in taps.iter().flatten() {
             for &(c, r) in &t.pixels {
-                let key = (c / CHUNK, r / CHUNK);
-                if !needed.contains(&key) {
-                    needed.push(key);
+                lo = (lo.0.min(c / CHUNK), lo.1.min(r / CHUNK));
+                hi = (hi.0.max(c / CHUNK), hi.1.max(r / CHUNK));
+            }
+        }
+        if lo.0 == usize::MAX {
+            return Ok(vec![None; taps.len()]);
+        }
+        let columns = hi.0 - lo.0 + 1;
+        let mut grid: Vec<Option<Arc<Vec<f32>>>> = vec![None; columns * (hi.1 - lo.1 + 1)];
+        for t in taps.iter().flatten() {
+            for &(c, r) in &t.pixels {
+                let slot = (r / CHUNK - lo.1) * columns + (c / CHUNK - lo.0);
+                if grid[slot].is_none() {
+                    grid[slot] = Some(self.chunk(band, c / CHUNK, r / CHUNK)?);
                 }
             }
         }
-        let mut local: HashMap<(usize, usize), Arc<Vec<f32>>> = HashMap::with_capacity(needed.len());
-        for key in needed {
-            local.insert(key, self.chunk(band, key.0, key.1)?);
-        }
         let value = |c: usize, r: usize| -> f32 {
-            let chunk = &local[&(c / CHUNK, r / CHUNK)];
+            let chunk = grid[(r / CHUNK - lo.1) * columns + (c / CHUNK - lo.0)].as_ref().expect("gathered above");
             chunk[(r % CHUNK) * CHUNK + (c % CHUNK)]
         };
         Ok(taps

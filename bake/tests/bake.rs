@@ -42,6 +42,7 @@ fn options(dem: &Path, out: &Path) -> BakeOptions {
         landmarks: Vec::new(),
         cache_bytes: 64 << 20,
         compression_level: 3,
+        if_unchanged: false,
     }
 }
 
@@ -84,6 +85,15 @@ fn a_global_bake_reproduces_the_analytic_field_and_reports() {
     assert_eq!(report["accuracy_audit"]["passed"], true);
     assert_eq!(report["accuracy_audit"]["per_depth"].as_array().unwrap().len(), 3);
     assert_eq!(report["coverage"]["global"], true);
+    let again = bake(&BakeOptions { if_unchanged: true, ..options(&dem, &out) }, &Quiet).unwrap().json;
+    assert_eq!(again["mode"], "up to date", "an unchanged bake is reused");
+    let deeper = bake(
+        &BakeOptions { if_unchanged: true, depth: Some(1), ..options(&dem, &dir.path().join("d1.planetpack")) },
+        &Quiet,
+    )
+    .unwrap()
+    .json;
+    assert_eq!(deeper["mode"], "bake");
     let pack = Pack::open(&out).unwrap();
     // Depth 2 is deeper than the data supports: not presented as measured.
     assert!(pack.entries().iter().all(|e| e.measured == (e.tile().depth() <= 1)));

@@ -142,12 +142,29 @@ pub fn sample_ground(source: &dyn HeightSource, at: Geodetic, depth: u8) -> Resu
     Ok(GroundSample { elevation_m: samples.bilinear(u, v), depth, provenance: samples.provenance })
 }
 
-/// The unit directions of all 131x131 stored samples of a tile.
+/// The unit directions of all 131x131 stored samples of a tile, in stored
+/// order. Core samples share one warp per row and per column (the same
+/// function of the same grid coordinate, so the same bits as
+/// [`sample_direction`]); apron samples, which may lie on another face, go
+/// through [`TileAddress::sample`].
 pub fn sample_directions(tile: TileAddress) -> Vec<glam::DVec3> {
+    let cells = TILE_CELLS as i32;
+    let warped: Vec<(f64, f64)> = (0..=cells)
+        .map(|k| {
+            let (s, t) = tile.sample(k, k).grid_coordinates();
+            (crate::cube::warp(s), crate::cube::warp(t))
+        })
+        .collect();
     let mut directions = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
-    for j in -1..=TILE_CELLS as i32 + 1 {
-        for i in -1..=TILE_CELLS as i32 + 1 {
-            directions.push(sample_direction(tile.sample(i, j)));
+    for j in -1..=cells + 1 {
+        for i in -1..=cells + 1 {
+            let core = (0..=cells).contains(&i) && (0..=cells).contains(&j);
+            directions.push(if core {
+                let p = crate::cube::cube_point(tile.face(), warped[i as usize].0, warped[j as usize].1);
+                crate::cube::normalize_exactly_ordered(p)
+            } else {
+                sample_direction(tile.sample(i, j))
+            });
         }
     }
     directions

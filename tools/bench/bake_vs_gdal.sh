@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Bake throughput against GDAL writing a zstd COG (a tiled, compressed
+# pyramid) of the same raster, side by side in one run, both on every core.
+# Rates are output samples per second: pack tiles x 131^2 for planet-bake,
+# pixels of the full-resolution image plus its overviews for GDAL.
+#
+# usage: tools/bench/bake_vs_gdal.sh [OUT_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-target/bake-bench}
+mkdir -p "$out"
+tools/deps.sh --bench --demo
+cargo build --release --locked -q -p planet-bake
+etopo5=/usr/share/ferret-vis/data/etopo5.cdf
+# 8192 x 4096 from ETOPO5 (bilinear), so it is real ground that passes the
+# landmark audit; written as a tiled GeoTIFF. ETOPO5 runs 0..360, and
+# gdalwarp does not wrap a source across the antimeridian, so its columns
+# are rolled to -180..180 first.
+if [[ ! -f $out/earth-8192.tif ]]; then
+    /usr/bin/python3 - "$etopo5" "$out/etopo5-180.tif" <<'PY'
+import sys
+import numpy as np
+from osgeo import gdal
+gdal.UseExceptions()
+src = gdal.Open(sys.argv[1])
+a = src.GetRasterBand(1).ReadAsArray()
+gt = list(src.GetGeoTransform())
+a = np.roll(a, -a.shape[1] // 2, axis=1)
+gt[0] -= 180.0
+out = gdal.GetDriverByName("GTiff").Create(sys.argv[2], a.shape[1], a.shape[0], 1, gdal.GDT_Float32, ["TILED=YES"])
+out.SetGeoTransform(gt)
+out.SetProjection(src.GetProjection() or 'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]]')
+out.GetRasterBand(1).WriteArray(a)
+out = None
+PY
+    gdalwarp -q -overwrite -r bilinear -ts 8192 4096 -te -180 -90 180 90 -t_srs EPSG:4326 \
+        -co TILED=YES -ot Float32 "$out/etopo5-180.tif" "$out/earth-8192.tif"
+fi
+
+cog_samples() {  # full image plus overviews
+    /usr/bin/python3 -c "
+from osgeo import gdal
+ds = gdal.Open('$1')  # keep the dataset alive while its band is used
+b = ds.GetRasterBand(1)
+n = b.XSize * b.YSize + sum(b.GetOverview(i).XSize * b.GetOverview(i).YSize for i in range(b.GetOverviewCount()))
+print(n)"
+}
+
+echo "| raster | tool | output samples | seconds | M samples/s |"
+echo "|---|---|---:|---:|---:|"
+for raster in "$etopo5" "$out/earth-8192.tif"; do
+    name=$(basename "$raster")
+    pack=$out/$name.planetpack
+    start=$(date +%s.%N)
+    target/release/planet-bake --dem "$raster" --body earth --out "$pack" --report "$out/$name.json" 2>/dev/null
+    seconds=$(echo "$(date +%s.%N) - $start" | bc)
+    samples=$(/usr/bin/python3 -c "import json; r = json.load(open('$out/$name.json')); print(r['samples'])")
+    bake_s=$(/usr/bin/python3 -c "import json; r = json.load(open('$out/$name.json')); print(round(r['timings_s']['bake'], 2))")
+    audit_s=$(/usr/bin/python3 -c "import json; r = json.load(open('$out/$name.json')); print(round(r['timings_s']['audit'], 2))")
+    echo "| $name | planet-bake, bake only (audit $audit_s s more) | $samples | $bake_s | $(echo "scale=2; $samples / $bake_s / 1000000" | bc) |"
+    echo "| $name | planet-bake, whole command incl. audits | $samples | $seconds | $(echo "scale=2; $samples / $seconds / 1000000" | bc) |"
+    start=$(date +%s.%N)
+    gdal_translate -q -of COG -co COMPRESS=ZSTD -co NUM_THREADS=ALL_CPUS "$raster" "$out/$name.cog.tif"
+    seconds=$(echo "$(date +%s.%N) - $start" | bc)
+    samples=$(cog_samples "$out/$name.cog.tif")
+    echo "| $name | gdal_translate -of COG -co COMPRESS=ZSTD | $samples | $seconds | $(echo "scale=2; $samples / $seconds / 1000000" | bc) |"
+done
