@@ -476,3 +476,44 @@ fn bad_flags_and_bad_files_fail_clearly_and_leave_no_pack() {
         assert!(!out.exists(), "{args:?} left a pack");
     }
 }
+
+#[test]
+fn scale_offset_and_pixel_is_point_rasters_read_right() {
+    use gdal::Metadata;
+    let dir = tempfile::tempdir().unwrap();
+    // Int16 with scale 0.5 and offset -2000: stored = (h + 2000) / 0.5.
+    let quantised: Vec<f32> =
+        nodes().iter().map(|&h| ((f64::from(h) + 2000.0) / 0.5).round() as f32 * 0.5 - 2000.0).collect();
+    let raw: Vec<i16> = quantised.iter().map(|&h| ((f64::from(h) + 2000.0) / 0.5) as i16).collect();
+    let path = dir.path().join("scaled.tif");
+    {
+        let driver = gdal::DriverManager::get_driver_by_name("GTiff").unwrap();
+        let mut ds = driver.create_with_band_type::<i16, _>(&path, WIDTH, HEIGHT, 1).unwrap();
+        ds.set_geo_transform(&GEO).unwrap();
+        ds.set_spatial_ref(&gdal::spatial_ref::SpatialRef::from_epsg(4326).unwrap()).unwrap();
+        let mut band = ds.rasterband(1).unwrap();
+        band.set_scale(0.5).unwrap();
+        band.set_offset(-2000.0).unwrap();
+        band.write((0, 0), (WIDTH, HEIGHT), &mut gdal::raster::Buffer::new((WIDTH, HEIGHT), raw)).unwrap();
+    }
+    let out = dir.path().join("scaled.planetpack");
+    bake(&BakeOptions { depth: Some(1), ..options(&path, &out) }, &Quiet).unwrap();
+    check_pack(&out, |lat, lon| Some(field(lat, lon, &quantised)));
+
+    // Pixel-is-point registration: GDAL presents its geotransform as pixel
+    // corners whatever the file's registration, and the bake must agree.
+    let path = dir.path().join("point.tif");
+    {
+        let driver = gdal::DriverManager::get_driver_by_name("GTiff").unwrap();
+        let mut ds = driver.create_with_band_type::<f32, _>(&path, WIDTH, HEIGHT, 1).unwrap();
+        ds.set_metadata_item("AREA_OR_POINT", "Point", "").unwrap();
+        ds.set_geo_transform(&GEO).unwrap();
+        ds.set_spatial_ref(&gdal::spatial_ref::SpatialRef::from_epsg(4326).unwrap()).unwrap();
+        let mut band = ds.rasterband(1).unwrap();
+        band.write((0, 0), (WIDTH, HEIGHT), &mut gdal::raster::Buffer::new((WIDTH, HEIGHT), nodes().to_vec())).unwrap();
+    }
+    assert_eq!(gdal::Dataset::open(&path).unwrap().metadata_item("AREA_OR_POINT", ""), Some("Point".to_owned()));
+    let out = dir.path().join("point.planetpack");
+    bake(&BakeOptions { depth: Some(1), ..options(&path, &out) }, &Quiet).unwrap();
+    check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
+}
