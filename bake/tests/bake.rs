@@ -340,10 +340,10 @@ fn a_killed_bake_resumes_to_identical_bytes_with_one_and_two_jobs() {
             std::thread::sleep(Duration::from_millis(kill_after_ms));
             let _ = child.kill(); // SIGKILL: no chance to clean up
             let _ = child.wait();
-            if !out.exists() {
-                // Killed mid-bake: the journal is there and differently
-                // parameterised resumes are refused.
-                assert!(planet_terrain::pack::partial_path(&out).exists(), "jobs {jobs}, {kill_after_ms} ms");
+            // Killed before the journal existed, mid-bake, or after the pack
+            // was renamed into place: only mid-bake leaves a journal, and
+            // then a differently parameterised resume is refused.
+            if !out.exists() && planet_terrain::pack::partial_path(&out).exists() {
                 let refused = run(&out, jobs, &["--resume", "--landmark", "0,0,-11000,9000"]);
                 assert!(!refused.status.success());
                 assert!(

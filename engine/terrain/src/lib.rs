@@ -9,7 +9,8 @@
 //! Map: [`face`] (cube faces and their bases), [`address`] (tiles, keys,
 //! neighbours, the sample layout), [`cube`] (the warped cube-sphere
 //! projection), [`body`] (ellipsoids and geodesy), [`precision`] (the f32
-//! vertex path and its reference).
+//! vertex path and its reference), [`pack`] (the pack format), [`source`]
+//! (height sources), [`select`] (cut selection, residency, the view).
 
 pub mod address;
 pub mod body;
@@ -18,6 +19,7 @@ mod dd;
 pub mod face;
 pub mod pack;
 pub mod precision;
+pub mod select;
 pub mod source;
 
 pub use address::{

@@ -129,6 +129,29 @@ fn resume_after_a_kill_mid_record_gives_identical_bytes() {
 }
 
 #[test]
+fn resume_after_a_kill_while_starting_starts_afresh() {
+    // Regression: a kill between creating the journal and finishing its
+    // preamble left a short journal that resume refused as "different inputs".
+    let tiles = tiles_to_depth(1);
+    let expected = bytes_of(Codec::Heights, &tiles);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.planetpack");
+    drop(PackWriter::create(&path, spec(Codec::Heights), tiles.iter().copied()).unwrap());
+    let journal = std::fs::read(partial_path(&path)).unwrap();
+    for cut in [0, 5, journal.len() / 2] {
+        std::fs::write(partial_path(&path), &journal[..cut]).unwrap();
+        let writer = PackWriter::resume(&path, spec(Codec::Heights), tiles.iter().copied()).unwrap();
+        assert_eq!(writer.pending().len(), tiles.len());
+        for &tile in &tiles {
+            writer.put(tile, &OwnedContent::analytic(tile).as_content(Codec::Heights)).unwrap();
+        }
+        writer.finish().unwrap();
+        assert!(std::fs::read(&path).unwrap() == expected, "cut at {cut}");
+        drop(PackWriter::create(&path, spec(Codec::Heights), tiles.iter().copied()).unwrap());
+    }
+}
+
+#[test]
 fn resume_refuses_a_different_bake() {
     let tiles = tiles_to_depth(1);
     let dir = tempfile::tempdir().unwrap();

@@ -188,6 +188,11 @@ impl PackWriter {
             .map_err(wrap)?;
         let mut existing = Vec::new();
         partial.read_to_end(&mut existing).map_err(PackError::io("reading the partial file")).map_err(wrap)?;
+        if existing.len() < preamble.len() && preamble.starts_with(&existing) {
+            // Killed while the preamble was being written: nothing was staged.
+            drop(partial);
+            return PackWriter::create(out, spec, tiles.into_keys().map(TileKey::address));
+        }
         if existing.len() < preamble.len() || existing[..preamble.len()] != preamble[..] {
             return Err(wrap(PackError::ResumeMismatch(
                 "the partial bake was started with different inputs, parameters or tile set; delete it or bake without --resume".into(),

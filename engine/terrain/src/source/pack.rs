@@ -100,7 +100,12 @@ impl HeightSource for PackSource {
         let data_depth = self.pack.header().height_data_depth;
         let stored_depth = entry.tile().depth();
         // A resampled tile is a bilinear blend of its ancestor's samples, so
-        // the ancestor's range and error bound it.
+        // the ancestor's range bounds it. Its surface is the ancestor's
+        // bilinear surface drawn on a finer lattice, which departs from it
+        // by a quarter as much per level deeper (curvature error scales with
+        // the square of the lattice spacing).
+        let levels_below = u32::from(tile.depth() - stored_depth);
+        let geometric_error = f64::from(entry.geometric_error) / 4f64.powi(levels_below as i32);
         let provenance = if stored_depth == tile.depth() && entry.measured && stored_depth <= data_depth {
             Provenance::Measured
         } else {
@@ -109,7 +114,7 @@ impl HeightSource for PackSource {
         Ok(TileBounds {
             min_elevation: f64::from(entry.min_elevation),
             max_elevation: f64::from(entry.max_elevation),
-            geometric_error: f64::from(entry.geometric_error),
+            geometric_error,
             provenance,
         })
     }

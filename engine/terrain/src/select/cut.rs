@@ -1,0 +1,263 @@
+//! Cut selection: which quadtree nodes a frame draws.
+//!
+//! The key decision: refine, don't descend. The six roots already cover the
+//! body; selection repeatedly replaces whichever node is furthest over the
+//! screen-space-error target with its four children (a max-heap on
+//! projected error). Splitting a cut yields a cut, so at every stage,
+//! including where the node budget stops it, every point of the body lies in
+//! exactly one node: a budget gives coarser ground, never a hole. Because the
+//! heap pops in descending error, the cut a budget stops at is the complete
+//! cut of a larger error, which is reported as the effective screen error.
+//! Culling (frustum, horizon) runs after the cover is decided and only marks
+//! nodes, so the cover itself never depends on the view direction.
+//!
+//! Projected error = geometric error (from the source's bounds, i.e. the
+//! pack index, never a tile decode) / distance from the camera to the node's
+//! bounding sphere x pixels per radian. The sphere is built from the node's
+//! corner directions at its minimum and maximum elevation: on a sphere the
+//! patch point farthest from the centre is a corner, at an extreme
+//! elevation; a relative slack covers the ellipsoid's flattening (a property
+//! test checks every sample of random tiles lies inside).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use glam::DVec3;
+
+use crate::address::{MAX_DEPTH, TileAddress};
+use crate::body::Ellipsoid;
+use crate::cube::face_grid_to_direction;
+use crate::select::view::View;
+use crate::source::{HeightSource, SourceError, TileBounds};
+
+/// What selection aims for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SelectionSettings {
+    /// Largest acceptable projected geometric error, pixels.
+    pub target_error_px: f64,
+    /// Most nodes the cut may hold (the pre-cull cover).
+    pub node_budget: usize,
+    /// Near plane distance for frustum culling, metres.
+    pub near_m: f64,
+}
+
+impl Default for SelectionSettings {
+    fn default() -> Self {
+        SelectionSettings { target_error_px: 1.0, node_budget: 4096, near_m: 0.1 }
+    }
+}
+
+/// Why a node of the cover is not drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Culled {
+    Frustum,
+    Horizon,
+}
+
+/// A node's bounding sphere in body-fixed metres.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoundingSphere {
+    pub centre: DVec3,
+    pub radius: f64,
+}
+
+impl BoundingSphere {
+    /// Encloses the patch of `tile` between `min` and `max` elevation.
+    pub fn of_tile(ellipsoid: &Ellipsoid, tile: TileAddress, min_elevation: f64, max_elevation: f64) -> BoundingSphere {
+        let (s0, t0, s1, t1) = tile.grid_bounds();
+        let (sc, tc) = tile.grid_centre();
+        let face = tile.face();
+        let centre_direction = face_grid_to_direction(face, sc, tc);
+        let centre = ellipsoid.point_from_direction(centre_direction, 0.5 * (min_elevation + max_elevation));
+        let mut radius: f64 = 0.0;
+        for (s, t) in [(s0, t0), (s1, t0), (s0, t1), (s1, t1)] {
+            let d = face_grid_to_direction(face, s, t);
+            for h in [min_elevation, max_elevation] {
+                radius = radius.max((ellipsoid.point_from_direction(d, h) - centre).length());
+            }
+        }
+        // Flattening bends the patch slightly away from a sphere's; the slack
+        // is checked by a property test over random tiles.
+        let flattening = 1.0 - ellipsoid.min_radius() / ellipsoid.max_radius();
+        BoundingSphere { centre, radius: radius * (1.0 + 4.0 * flattening + 1e-6) + 1e-3 }
+    }
+
+    /// Distance from `p` to the sphere's surface (0 inside).
+    pub fn distance(&self, p: DVec3) -> f64 {
+        ((p - self.centre).length() - self.radius).max(0.0)
+    }
+}
+
+/// One node of the cut.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SelectedNode {
+    pub tile: TileAddress,
+    pub bounds: TileBounds,
+    pub sphere: BoundingSphere,
+    /// Projected geometric error, pixels (infinite with the camera inside
+    /// the bounding sphere).
+    pub projected_error_px: f64,
+    pub culled: Option<Culled>,
+}
+
+/// The result of selection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cut {
+    /// The cover, culled nodes included (marked), in no particular order.
+    pub nodes: Vec<SelectedNode>,
+    /// The largest projected error left unsplit: the error the cut meets.
+    pub effective_screen_error_px: f64,
+    /// True when the node budget, not the target, ended refinement.
+    pub stopped_by_budget: bool,
+    pub statistics: SelectionStatistics,
+}
+
+/// Per-frame figures of a selection.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SelectionStatistics {
+    pub nodes_selected: usize,
+    pub nodes_culled: usize,
+    pub nodes_drawn: usize,
+    pub nodes_evaluated: usize,
+    pub effective_screen_error_pixels: f64,
+    pub selection_cpu_ms: f64,
+}
+
+struct Candidate {
+    error: f64,
+    index: usize,
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Candidate {}
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Larger error first; ties broken by index for determinism.
+        self.error.total_cmp(&other.error).then(other.index.cmp(&self.index))
+    }
+}
+
+/// Geometric error below this is no error: a millimetre is below anything a
+/// lattice can show, and refining for it would only spend the budget.
+pub const NEGLIGIBLE_ERROR_M: f64 = 1e-3;
+
+fn evaluate(
+    source: &dyn HeightSource,
+    view: &View,
+    camera_height: f64,
+    tile: TileAddress,
+) -> Result<SelectedNode, SourceError> {
+    let bounds = source.tile_bounds(tile)?;
+    let sphere = BoundingSphere::of_tile(source.body().ellipsoid(), tile, bounds.min_elevation, bounds.max_elevation);
+    // Height above the ellipsoid changes by at most the distance moved, so a
+    // camera above the node's highest point is at least that far from it.
+    let distance = sphere.distance(view.position).max(camera_height - bounds.max_elevation);
+    let projected_error_px = if bounds.geometric_error <= NEGLIGIBLE_ERROR_M {
+        0.0
+    } else if distance <= 0.0 {
+        f64::INFINITY
+    } else {
+        bounds.geometric_error / distance * view.pixels_per_radian()
+    };
+    Ok(SelectedNode { tile, bounds, sphere, projected_error_px, culled: None })
+}
+
+/// Selects the cut for `view`. See the module documentation.
+pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettings) -> Result<Cut, SourceError> {
+    let start = Instant::now();
+    let mut slots: Vec<Option<SelectedNode>> = Vec::with_capacity(settings.node_budget.max(6) * 2);
+    let mut heap = BinaryHeap::new();
+    let camera_height = source.body().ellipsoid().point_to_geodetic(view.position).height;
+    for root in TileAddress::roots() {
+        let node = evaluate(source, view, camera_height, root)?;
+        heap.push(Candidate { error: node.projected_error_px, index: slots.len() });
+        slots.push(Some(node));
+    }
+    let mut live = 6usize;
+    let mut evaluated = 6usize;
+    let mut settled_error: f64 = 0.0; // largest error of nodes that cannot split
+    let mut stopped_by_budget = false;
+    while let Some(top) = heap.peek() {
+        if top.error <= settings.target_error_px {
+            break;
+        }
+        if live + 3 > settings.node_budget {
+            stopped_by_budget = true;
+            break;
+        }
+        let Candidate { error, index } = heap.pop().expect("peeked");
+        let node = slots[index].expect("a heap entry is live");
+        if node.tile.depth() >= MAX_DEPTH {
+            settled_error = settled_error.max(error);
+            continue;
+        }
+        slots[index] = None;
+        for child in node.tile.children().expect("below MAX_DEPTH") {
+            let c = evaluate(source, view, camera_height, child)?;
+            heap.push(Candidate { error: c.projected_error_px, index: slots.len() });
+            slots.push(Some(c));
+        }
+        live += 3;
+        evaluated += 4;
+    }
+    let effective = heap.peek().map_or(0.0, |c| c.error).max(settled_error);
+    let mut nodes: Vec<SelectedNode> = slots.into_iter().flatten().collect();
+    cull(&mut nodes, view, source.body().ellipsoid(), settings.near_m);
+    let culled = nodes.iter().filter(|n| n.culled.is_some()).count();
+    let statistics = SelectionStatistics {
+        nodes_selected: nodes.len(),
+        nodes_culled: culled,
+        nodes_drawn: nodes.len() - culled,
+        nodes_evaluated: evaluated,
+        effective_screen_error_pixels: effective,
+        selection_cpu_ms: start.elapsed().as_secs_f64() * 1e3,
+    };
+    Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, statistics })
+}
+
+/// Marks nodes outside the frustum or wholly below the horizon. The horizon
+/// occluder is the largest sphere certainly inside the ground: the
+/// ellipsoid's smallest radius lowered by the deepest elevation any node
+/// reports.
+fn cull(nodes: &mut [SelectedNode], view: &View, ellipsoid: &Ellipsoid, near: f64) {
+    let planes = view.frustum(near);
+    let lowest = nodes.iter().map(|n| n.bounds.min_elevation).fold(0.0f64, f64::min);
+    let occluder = (ellipsoid.min_radius() + lowest).max(0.0);
+    let camera = view.position;
+    let camera_distance = camera.length();
+    let horizon = (camera_distance > occluder).then(|| {
+        let tangent = (camera_distance * camera_distance - occluder * occluder).sqrt();
+        let cone = (occluder / camera_distance).asin();
+        (tangent, cone)
+    });
+    for node in nodes.iter_mut() {
+        let s = node.sphere;
+        if planes.iter().any(|p| p.signed_distance(s.centre) < -s.radius) {
+            node.culled = Some(Culled::Frustum);
+            continue;
+        }
+        if let Some((tangent, cone)) = horizon {
+            let to_node = s.centre - camera;
+            let distance = to_node.length();
+            if distance > s.radius {
+                let off_axis = to_node.angle_between(-camera);
+                let half_angle = (s.radius / distance).asin();
+                // Wholly inside the occluder's shadow cone and beyond its
+                // tangent points: hidden.
+                if off_axis + half_angle < cone && distance - s.radius > tangent {
+                    node.culled = Some(Culled::Horizon);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Which tiles live in which GPU slots, decided on the host.
+//!
+//! The key decision: slots are anonymous storage under an LRU, and a node
+//! whose own tile is missing binds its nearest resident ancestor through a
+//! scaled UV rectangle, so it draws correct, coarser ground instead of
+//! nothing. The six roots are pinned once resident, so after the first
+//! frames a fallback always exists. A slot bound within the frames-in-flight
+//! window is never evicted: the GPU may still be reading it from a frame
+//! already submitted. Uploads share a per-frame byte budget; re-staging of
+//! tiles already resident (edits) is served before streaming misses, coarse
+//! misses before fine ones, larger projected error first within a depth.
+
+use std::collections::HashMap;
+
+use crate::address::{TileAddress, TileKey};
+
+/// Sizes and budgets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResidencySettings {
+    pub slots: usize,
+    /// Frames the GPU may still be reading after they are recorded.
+    pub frames_in_flight: u64,
+    pub upload_budget_bytes: usize,
+    /// Bytes one tile upload costs.
+    pub tile_bytes: usize,
+}
+
+/// Where in its bound tile a node reads: texel coordinates of the node's
+/// core span are `offset + uv * scale`, with uv in [0, 1] over the node and
+/// the result in [0, 1] over the bound tile's core samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UvRect {
+    pub offset: [f64; 2],
+    pub scale: f64,
+}
+
+impl UvRect {
+    pub const FULL: UvRect = UvRect { offset: [0.0, 0.0], scale: 1.0 };
+
+    /// The rectangle of `tile` inside its ancestor `ancestor`.
+    pub fn within(tile: TileAddress, ancestor: TileAddress) -> UvRect {
+        let k = tile.depth() - ancestor.depth();
+        let scale = 1.0 / f64::from(1u32 << k);
+        let dx = f64::from(tile.x() - (ancestor.x() << k));
+        let dy = f64::from(tile.y() - (ancestor.y() << k));
+        UvRect { offset: [dx * scale, dy * scale], scale }
+    }
+}
+
+/// What a selected node draws from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Binding {
+    pub tile: TileAddress,
+    /// The tile whose slot is bound (the node's own, or an ancestor).
+    pub source: TileAddress,
+    pub slot: usize,
+    pub uv: UvRect,
+}
+
+/// One upload to perform this frame: write `tile` into `slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Upload {
+    pub tile: TileAddress,
+    pub slot: usize,
+    /// True for re-staging an edited tile into the slot it already holds.
+    pub restage: bool,
+}
+
+/// The outcome of a frame's residency pass.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FramePlan {
+    /// One per node that could bind something, in the order given.
+    pub bindings: Vec<Binding>,
+    /// Nodes with neither their own tile nor any ancestor resident.
+    pub dropped: Vec<TileAddress>,
+    pub uploads: Vec<Upload>,
+    pub upload_bytes: usize,
+    /// Misses still waiting after this frame's uploads.
+    pub pending: usize,
+    /// True only when every node drew real data for its own level or an
+    /// ancestor and nothing was dropped.
+    pub covers_body: bool,
+    pub resident: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    tile: Option<TileAddress>,
+    last_bound: Option<u64>,
+    pinned: bool,
+}
+
+/// The slot table.
+#[derive(Debug)]
+pub struct Residency {
+    settings: ResidencySettings,
+    slots: Vec<Slot>,
+    lookup: HashMap<TileKey, usize>,
+    frame: u64,
+    restage: Vec<TileAddress>,
+}
+
+impl Residency {
+    pub fn new(settings: ResidencySettings) -> Residency {
+        assert!(settings.slots >= 6, "six slots at least: the roots are pinned");
+        Residency {
+            settings,
+            slots: vec![Slot::default(); settings.slots],
+            lookup: HashMap::new(),
+            frame: 0,
+            restage: Vec::new(),
+        }
+    }
+
+    pub fn settings(&self) -> &ResidencySettings {
+        &self.settings
+    }
+
+    /// The slot holding `tile`, if resident.
+    pub fn slot_of(&self, tile: TileAddress) -> Option<usize> {
+        self.lookup.get(&tile.key()).copied()
+    }
+
+    pub fn resident(&self) -> usize {
+        self.lookup.len()
+    }
+
+    /// The edit hook: `tile`, if resident, is re-uploaded into its own slot
+    /// ahead of streaming misses.
+    pub fn request_restage(&mut self, tile: TileAddress) {
+        if self.slot_of(tile).is_some() && !self.restage.contains(&tile) {
+            self.restage.push(tile);
+        }
+    }
+
+    fn evictable(&self, slot: &Slot) -> bool {
+        !slot.pinned && slot.last_bound.is_none_or(|f| f + self.settings.frames_in_flight <= self.frame)
+    }
+
+    /// Plans frame `frame` for the nodes of a cut (with their projected
+    /// errors): binds, then schedules uploads within the budget. Tiles
+    /// uploaded now are bindable from the next frame on.
+    pub fn plan(&mut self, frame: u64, nodes: &[(TileAddress, f64)]) -> FramePlan {
+        assert!(frame >= self.frame, "frames advance");
+        self.frame = frame;
+        let mut plan = FramePlan::default();
+        let mut misses: Vec<(TileAddress, f64)> = Vec::new();
+        for &(tile, error) in nodes {
+            let bound = (0..=tile.depth()).rev().find_map(|d| {
+                let ancestor = tile.ancestor_at(d)?;
+                self.slot_of(ancestor).map(|slot| (ancestor, slot))
+            });
+            match bound {
+                Some((source, slot)) => {
+                    self.slots[slot].last_bound = Some(frame);
+                    plan.bindings.push(Binding { tile, source, slot, uv: UvRect::within(tile, source) });
+                    if source != tile {
+                        misses.push((tile, error));
+                    }
+                }
+                None => {
+                    plan.dropped.push(tile);
+                    misses.push((tile, error));
+                }
+            }
+        }
+        // A node missing its tile also wants the ancestors that would stand
+        // in for it, coarse first: the roots before anything else.
+        let mut wanted: Vec<(TileAddress, f64)> = Vec::new();
+        for &(tile, error) in &misses {
+            for d in 0..=tile.depth() {
+                let a = tile.ancestor_at(d).expect("d <= depth");
+                if self.slot_of(a).is_none() && !wanted.iter().any(|w| w.0 == a) {
+                    wanted.push((a, error));
+                } else if let Some(w) = wanted.iter_mut().find(|w| w.0 == a) {
+                    w.1 = w.1.max(error);
+                }
+            }
+        }
+        wanted.sort_by(|a, b| a.0.depth().cmp(&b.0.depth()).then(b.1.total_cmp(&a.1)).then(a.0.cmp(&b.0)));
+
+        let budget = self.settings.upload_budget_bytes;
+        let cost = self.settings.tile_bytes;
+        for tile in std::mem::take(&mut self.restage) {
+            if plan.upload_bytes + cost > budget {
+                self.restage.push(tile);
+                continue;
+            }
+            if let Some(slot) = self.slot_of(tile) {
+                plan.uploads.push(Upload { tile, slot, restage: true });
+                plan.upload_bytes += cost;
+            }
+        }
+        let mut waiting = 0;
+        for (tile, _) in wanted {
+            if plan.upload_bytes + cost > budget {
+                waiting += 1;
+                continue;
+            }
+            let Some(slot) = self.allocate() else {
+                waiting += 1;
+                continue;
+            };
+            if let Some(old) = self.slots[slot].tile.take() {
+                self.lookup.remove(&old.key());
+            }
+            self.slots[slot] = Slot { tile: Some(tile), last_bound: None, pinned: tile.depth() == 0 };
+            self.lookup.insert(tile.key(), slot);
+            plan.uploads.push(Upload { tile, slot, restage: false });
+            plan.upload_bytes += cost;
+        }
+        plan.pending = waiting + self.restage.len();
+        plan.covers_body = plan.dropped.is_empty();
+        plan.resident = self.lookup.len();
+        plan
+    }
+
+    /// A free slot, or the least recently bound evictable one.
+    fn allocate(&self) -> Option<usize> {
+        if let Some(free) = self.slots.iter().position(|s| s.tile.is_none()) {
+            return Some(free);
+        }
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| self.evictable(s))
+            .min_by_key(|(k, s)| (s.last_bound.map_or(0, |f| f + 1), *k))
+            .map(|(k, _)| k)
+    }
+}

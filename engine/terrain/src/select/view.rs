@@ -1,0 +1,168 @@
+//! The camera, in the body-fixed frame, and the crossing into it from an
+//! observer's (inertial) frame.
+//!
+//! Terrain lives in the body-fixed frame: the one the elevations were baked
+//! in, with the ellipsoid at the origin, +Z through the north pole and +X
+//! through (0 N, 0 E). A viewer usually thinks in an inertial frame in which
+//! the body turns. The crossing is plain host math kept here, with its three
+//! silent conventions made explicit and tested: where longitude 0 lies at
+//! time zero, which way the body turns (prograde: east, counter-clockwise
+//! seen from above the north pole), and how a camera's heading and pitch
+//! are measured (heading clockwise from north, pitch up from the local
+//! horizontal, both in the geodetic east-north-up frame).
+
+use glam::{DMat3, DQuat, DVec3};
+
+use crate::body::{Body, Geodetic};
+
+/// A camera: position and orientation in body-fixed axes (f64), vertical
+/// field of view, viewport in pixels. The camera looks along its local -Z
+/// with +Y up (the usual graphics convention).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct View {
+    pub position: DVec3,
+    /// Camera-to-body-fixed rotation.
+    pub orientation: DQuat,
+    pub vertical_fov: f64,
+    pub viewport: (u32, u32),
+}
+
+/// The geodetic east-north-up frame at a point: columns east, north, up.
+pub fn east_north_up(at: Geodetic) -> DMat3 {
+    let up = at.normal();
+    let (sin_lon, cos_lon) = at.longitude.sin_cos();
+    let east = DVec3::new(-sin_lon, cos_lon, 0.0);
+    let north = up.cross(east);
+    DMat3::from_cols(east, north, up)
+}
+
+impl View {
+    /// A camera at a geodetic position, looking along `heading` (degrees
+    /// clockwise from north) tilted by `pitch` (degrees above the local
+    /// horizontal; -90 looks straight down).
+    pub fn looking_from(
+        body: &Body,
+        at: Geodetic,
+        heading_deg: f64,
+        pitch_deg: f64,
+        vertical_fov: f64,
+        viewport: (u32, u32),
+    ) -> View {
+        let enu = east_north_up(at);
+        let (heading, pitch) = (heading_deg.to_radians(), pitch_deg.to_radians());
+        let horizontal = enu.col(0) * heading.sin() + enu.col(1) * heading.cos();
+        let forward = horizontal * pitch.cos() + enu.col(2) * pitch.sin();
+        // Up is the local up tilted with the pitch; looking straight down,
+        // it becomes the heading direction.
+        let up = -horizontal * pitch.sin() + enu.col(2) * pitch.cos();
+        let right = forward.cross(up);
+        let orientation = DQuat::from_mat3(&DMat3::from_cols(right, up, -forward)).normalize();
+        View { position: body.ellipsoid().geodetic_to_point(at), orientation, vertical_fov, viewport }
+    }
+
+    pub fn forward(&self) -> DVec3 {
+        self.orientation * DVec3::NEG_Z
+    }
+
+    pub fn up(&self) -> DVec3 {
+        self.orientation * DVec3::Y
+    }
+
+    pub fn right(&self) -> DVec3 {
+        self.orientation * DVec3::X
+    }
+
+    /// Pixels per radian at the viewport centre.
+    pub fn pixels_per_radian(&self) -> f64 {
+        f64::from(self.viewport.1) / (2.0 * (0.5 * self.vertical_fov).tan())
+    }
+
+    pub fn aspect(&self) -> f64 {
+        f64::from(self.viewport.0) / f64::from(self.viewport.1.max(1))
+    }
+
+    /// Where a body-fixed point lands in the viewport (pixels from the top
+    /// left), or `None` behind the camera.
+    pub fn project(&self, point: DVec3) -> Option<(f64, f64)> {
+        let local = self.orientation.inverse() * (point - self.position);
+        if local.z >= 0.0 {
+            return None;
+        }
+        let f = 1.0 / (0.5 * self.vertical_fov).tan();
+        let (x, y) = (f * local.x / -local.z / self.aspect(), f * local.y / -local.z);
+        let (w, h) = (f64::from(self.viewport.0), f64::from(self.viewport.1));
+        Some(((x + 1.0) * 0.5 * w, (1.0 - y) * 0.5 * h))
+    }
+
+    /// The side planes of the view frustum (normals pointing inwards, through
+    /// the camera), plus the near plane at `near` metres. Infinite far.
+    pub fn frustum(&self, near: f64) -> [Plane; 5] {
+        let (f, r, u) = (self.forward(), self.right(), self.up());
+        let ty = (0.5 * self.vertical_fov).tan();
+        let tx = ty * self.aspect();
+        let side = |edge: DVec3, along: DVec3| Plane::through(self.position, along.cross(edge).normalize());
+        [
+            side(f + r * tx, u),  // right
+            side(f - r * tx, -u), // left
+            side(f + u * ty, -r), // top
+            side(f - u * ty, r),  // bottom
+            Plane::through(self.position + f * near, f),
+        ]
+    }
+}
+
+/// A plane `normal . x + offset = 0`, normal pointing to the inside.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Plane {
+    pub normal: DVec3,
+    pub offset: f64,
+}
+
+impl Plane {
+    pub fn through(point: DVec3, normal: DVec3) -> Plane {
+        Plane { normal, offset: -normal.dot(point) }
+    }
+
+    pub fn signed_distance(&self, p: DVec3) -> f64 {
+        self.normal.dot(p) + self.offset
+    }
+}
+
+/// How a body turns in an inertial frame whose +Z is the body's spin axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyRotation {
+    /// Angle from the inertial +X axis to the prime meridian at time zero,
+    /// radians, measured counter-clockwise seen from +Z.
+    pub prime_meridian_at_epoch: f64,
+    /// Spin rate in radians per second; positive is prograde (eastward).
+    pub rate: f64,
+}
+
+impl BodyRotation {
+    /// Earth: one turn per sidereal day, prograde.
+    pub const EARTH: BodyRotation =
+        BodyRotation { prime_meridian_at_epoch: 0.0, rate: std::f64::consts::TAU / 86_164.090_5 };
+
+    /// The rotation taking body-fixed vectors to inertial ones at `time` s.
+    pub fn body_to_inertial(&self, time: f64) -> DQuat {
+        DQuat::from_rotation_z(self.prime_meridian_at_epoch + self.rate * time)
+    }
+
+    /// A camera placed in the inertial frame, expressed in body-fixed axes.
+    pub fn view_in_body_frame(
+        &self,
+        time: f64,
+        inertial_position: DVec3,
+        inertial_orientation: DQuat,
+        vertical_fov: f64,
+        viewport: (u32, u32),
+    ) -> View {
+        let to_body = self.body_to_inertial(time).inverse();
+        View {
+            position: to_body * inertial_position,
+            orientation: (to_body * inertial_orientation).normalize(),
+            vertical_fov,
+            viewport,
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! Cut selection, culling, the frame crossing and residency, without a GPU.
+
+mod support;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use glam::DVec3;
+use planet_terrain::cube::{direction_to_face_grid, face_grid_to_direction};
+use planet_terrain::pack::{Codec, Pack};
+use planet_terrain::select::residency::{FramePlan, Upload};
+use planet_terrain::select::{
+    BodyRotation, BoundingSphere, Culled, Residency, ResidencySettings, SelectionSettings, UvRect, View, select,
+};
+use planet_terrain::source::{HeightSource, PackSource, ProceduralSource, sample_ground};
+use planet_terrain::{Body, Geodetic, MAX_DEPTH, TileAddress};
+use proptest::prelude::*;
+
+/// splitmix64, for reproducible random cameras and directions.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn direction(&mut self) -> DVec3 {
+        loop {
+            let v = DVec3::new(self.uniform(-1.0, 1.0), self.uniform(-1.0, 1.0), self.uniform(-1.0, 1.0));
+            if (1e-6..1.0).contains(&v.length_squared()) {
+                return v.normalize();
+            }
+        }
+    }
+}
+
+/// A camera `altitude` metres above the ground at a random place, looking
+/// in a random direction between straight down and the horizon.
+fn camera(source: &dyn HeightSource, rng: &mut Rng, altitude: f64) -> View {
+    let lat = rng.uniform(-89.0, 89.0);
+    let lon = rng.uniform(-180.0, 180.0);
+    let ground = sample_ground(source, Geodetic::from_degrees(lat, lon, 0.0), 12).unwrap().elevation_m;
+    let at = Geodetic::from_degrees(lat, lon, ground + altitude);
+    View::looking_from(
+        source.body(),
+        at,
+        rng.uniform(0.0, 360.0),
+        rng.uniform(-90.0, 0.0),
+        60f64.to_radians(),
+        (1920, 1080),
+    )
+}
+
+/// How many nodes of a cut contain each of `count` random directions.
+fn check_exact_cover(nodes: &HashSet<TileAddress>, rng: &mut Rng, count: usize) {
+    let deepest = nodes.iter().map(|t| t.depth()).max().unwrap();
+    for _ in 0..count {
+        let d = rng.direction();
+        let (face, s, t) = direction_to_face_grid(d);
+        let mut containing = 0;
+        for depth in 0..=deepest {
+            let n = f64::from(1u32 << depth);
+            let cell = |c: f64| (((c + 1.0) * 0.5 * n).floor() as u32).min((1u32 << depth) - 1);
+            let tile = TileAddress::new(face.index(), depth, cell(s), cell(t)).unwrap();
+            containing += usize::from(nodes.contains(&tile));
+        }
+        assert_eq!(containing, 1, "direction {d} lies in {containing} nodes");
+    }
+}
+
+fn procedural() -> ProceduralSource {
+    ProceduralSource::new(Body::earth(), 11)
+}
+
+#[test]
+fn every_cut_covers_the_body_exactly_once() {
+    let source = procedural();
+    let mut rng = Rng(1);
+    for altitude in [40_000_000.0, 400_000.0, 10_000.0, 100.0, 2.0] {
+        for budget in [64, 1024, 4096] {
+            let view = camera(&source, &mut rng, altitude);
+            let settings = SelectionSettings { target_error_px: 1.0, node_budget: budget, near_m: 0.1 };
+            let cut = select(&source, &view, &settings).unwrap();
+            assert!(cut.nodes.len() <= budget, "budget {budget} exceeded: {}", cut.nodes.len());
+            let set: HashSet<TileAddress> = cut.nodes.iter().map(|n| n.tile).collect();
+            assert_eq!(set.len(), cut.nodes.len());
+            check_exact_cover(&set, &mut rng, 100_000);
+        }
+    }
+}
+
+#[test]
+fn the_effective_error_falls_as_the_budget_grows_and_is_honest() {
+    let source = procedural();
+    let mut rng = Rng(2);
+    for altitude in [400_000.0, 10_000.0, 100.0] {
+        let view = camera(&source, &mut rng, altitude);
+        let mut previous = f64::INFINITY;
+        for budget in [16, 64, 256, 1024, 4096, 16384] {
+            let cut =
+                select(&source, &view, &SelectionSettings { target_error_px: 0.5, node_budget: budget, near_m: 0.1 })
+                    .unwrap();
+            let e = cut.effective_screen_error_px;
+            assert!(e <= previous, "altitude {altitude}: budget {budget} gives {e} > {previous}");
+            // The effective error is the largest error left in the cut.
+            let largest = cut.nodes.iter().map(|n| n.projected_error_px).fold(0.0, f64::max);
+            assert_eq!(e, largest);
+            if !cut.stopped_by_budget {
+                assert!(e <= 0.5);
+            }
+            assert_eq!(cut.statistics.nodes_selected, cut.nodes.len());
+            assert_eq!(cut.statistics.nodes_drawn + cut.statistics.nodes_culled, cut.nodes.len());
+            previous = e;
+        }
+    }
+}
+
+#[test]
+fn bounding_spheres_hold_every_sample_of_random_tiles() {
+    let mut rng = Rng(3);
+    for body in [Body::earth(), Body::mars(), Body::custom("flat", [6_378_137.0, 6_300_000.0, 6_000_000.0]).unwrap()] {
+        for _ in 0..300 {
+            let depth = (rng.next() % 18) as u8;
+            let n = 1u64 << depth;
+            let tile =
+                TileAddress::new((rng.next() % 6) as u8, depth, (rng.next() % n) as u32, (rng.next() % n) as u32)
+                    .unwrap();
+            let (min, max) = (rng.uniform(-11_000.0, 0.0), rng.uniform(0.0, 9_000.0));
+            let sphere = BoundingSphere::of_tile(body.ellipsoid(), tile, min, max);
+            let (s0, t0, s1, t1) = tile.grid_bounds();
+            for i in 0..=16 {
+                for j in 0..=16 {
+                    let (s, t) = (s0 + (s1 - s0) * f64::from(i) / 16.0, t0 + (t1 - t0) * f64::from(j) / 16.0);
+                    let d = face_grid_to_direction(tile.face(), s, t);
+                    for h in [min, max, 0.5 * (min + max)] {
+                        let p = body.ellipsoid().point_from_direction(d, h);
+                        assert!(
+                            (p - sphere.centre).length() <= sphere.radius,
+                            "{} {tile}: a sample lies outside the sphere",
+                            body.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// True if the segment from `camera` to `p` passes through the sphere of
+/// radius `r` at the origin before reaching `p`.
+fn occluded(camera: DVec3, p: DVec3, r: f64) -> bool {
+    let d = p - camera;
+    let t = -camera.dot(d) / d.length_squared();
+    t > 0.0 && t < 1.0 && (camera + d * t).length() < r
+}
+
+#[test]
+fn culling_removes_only_what_cannot_be_seen() {
+    let source = procedural();
+    let mut rng = Rng(4);
+    let mut culled_total = 0;
+    for altitude in [2_000_000.0, 400_000.0, 10_000.0, 100.0] {
+        for _ in 0..4 {
+            let view = camera(&source, &mut rng, altitude);
+            let cut = select(&source, &view, &SelectionSettings::default()).unwrap();
+            let lowest = cut.nodes.iter().map(|n| n.bounds.min_elevation).fold(0.0, f64::min);
+            let occluder = source.body().ellipsoid().min_radius() + lowest;
+            for node in cut.nodes.iter().filter(|n| n.culled.is_some()) {
+                culled_total += 1;
+                let (s0, t0, s1, t1) = node.tile.grid_bounds();
+                for i in 0..=4 {
+                    for j in 0..=4 {
+                        let d = face_grid_to_direction(
+                            node.tile.face(),
+                            s0 + (s1 - s0) * f64::from(i) / 4.0,
+                            t0 + (t1 - t0) * f64::from(j) / 4.0,
+                        );
+                        for h in [node.bounds.min_elevation, node.bounds.max_elevation] {
+                            let p = source.body().ellipsoid().point_from_direction(d, h);
+                            match node.culled {
+                                Some(Culled::Frustum) => {
+                                    if let Some((x, y)) = view.project(p) {
+                                        let inside = (0.0..=1920.0).contains(&x) && (0.0..=1080.0).contains(&y);
+                                        assert!(!inside, "{} frustum-culled but projects to ({x}, {y})", node.tile);
+                                    }
+                                }
+                                Some(Culled::Horizon) => assert!(
+                                    occluded(view.position, p, occluder),
+                                    "{} horizon-culled but visible",
+                                    node.tile
+                                ),
+                                None => unreachable!(),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(culled_total > 100, "the views cull something: {culled_total}");
+}
+
+#[test]
+fn a_camera_over_a_landmark_looking_down_sees_it_at_the_centre() {
+    let earth = Body::earth();
+    for (lat, lon) in [(27.988, 86.925), (-33.9, 18.4), (0.0, 0.0), (0.0, 180.0), (89.5, -45.0), (-78.0, 166.7)] {
+        for heading in [0.0, 37.0, 270.0] {
+            let view = View::looking_from(
+                &earth,
+                Geodetic::from_degrees(lat, lon, 1_000_000.0),
+                heading,
+                -90.0,
+                1.0,
+                (800, 600),
+            );
+            let target = earth.ellipsoid().geodetic_to_point(Geodetic::from_degrees(lat, lon, 0.0));
+            let (x, y) = view.project(target).unwrap();
+            assert!(
+                (x - 400.0).abs() < 1e-6 && (y - 300.0).abs() < 1e-6,
+                "({lat}, {lon}) heading {heading}: at ({x}, {y})"
+            );
+        }
+    }
+    // Heading 0 looks north: a point north of the camera is above centre.
+    let view = View::looking_from(&earth, Geodetic::from_degrees(10.0, 20.0, 100.0), 0.0, 0.0, 1.0, (800, 600));
+    let north = earth.ellipsoid().geodetic_to_point(Geodetic::from_degrees(10.1, 20.0, 100.0));
+    let (x, _) = view.project(north).unwrap();
+    assert!((x - 400.0).abs() < 1.0, "north is straight ahead: {x}");
+    let east = earth.ellipsoid().geodetic_to_point(Geodetic::from_degrees(10.0, 20.1, 100.0));
+    assert!(view.project(east).unwrap().0 > 400.0, "east is to the right");
+}
+
+#[test]
+fn the_body_turns_east_under_an_inertial_camera() {
+    let earth = Body::earth();
+    let rotation = BodyRotation::EARTH;
+    let above_zero = earth.ellipsoid().geodetic_to_point(Geodetic::from_degrees(0.0, 0.0, 1_000_000.0));
+    let down = glam::DQuat::from_rotation_arc(glam::DVec3::NEG_Z, -above_zero.normalize());
+    let at = |t: f64| {
+        let view = rotation.view_in_body_frame(t, above_zero, down, 1.0, (100, 100));
+        earth.ellipsoid().point_to_geodetic(view.position)
+    };
+    assert!(at(0.0).longitude.abs() < 1e-12, "longitude 0 faces inertial +X at the epoch");
+    // A quarter turn later the ground below has moved east, so the camera
+    // hangs over 90 W.
+    let quarter = at(86_164.090_5 / 4.0);
+    assert!((quarter.longitude.to_degrees() + 90.0).abs() < 1e-6, "{}", quarter.longitude.to_degrees());
+}
+
+#[test]
+fn uv_rectangles_map_a_node_into_its_ancestor() {
+    let tile: TileAddress = "2/5/13/22".parse().unwrap();
+    let ancestor = tile.ancestor_at(3).unwrap();
+    let uv = UvRect::within(tile, ancestor);
+    assert_eq!(uv.scale, 0.25);
+    assert_eq!(uv.offset, [0.25, 0.5]);
+    assert_eq!(UvRect::within(tile, tile), UvRect::FULL);
+}
+
+/// One frame's checks; `held` is the slot table as the test last saw it.
+fn check_frame(
+    frame: u64,
+    settings: &ResidencySettings,
+    residency: &Residency,
+    nodes: &[(TileAddress, f64)],
+    plan: &FramePlan,
+    held: &mut HashMap<usize, (TileAddress, Option<u64>)>,
+) {
+    assert!(plan.upload_bytes <= settings.upload_budget_bytes);
+    assert_eq!(plan.upload_bytes, plan.uploads.len() * settings.tile_bytes);
+    assert_eq!(plan.covers_body, plan.dropped.is_empty());
+    assert_eq!(plan.bindings.len() + plan.dropped.len(), nodes.len());
+    for b in &plan.bindings {
+        assert!(b.source.contains(b.tile), "{} bound to {} which is not an ancestor", b.tile, b.source);
+        let (held_tile, _) = held[&b.slot];
+        assert_eq!(held_tile, b.source, "bound slot {} holds {held_tile}", b.slot);
+        assert_eq!(b.uv, UvRect::within(b.tile, b.source));
+    }
+    for d in &plan.dropped {
+        assert!(
+            (0..=d.depth()).all(|k| !held.values().any(|(t, _)| *t == d.ancestor_at(k).unwrap())),
+            "{d} dropped with an ancestor resident"
+        );
+    }
+    for b in &plan.bindings {
+        held.get_mut(&b.slot).unwrap().1 = Some(frame);
+    }
+    for Upload { tile, slot, restage } in &plan.uploads {
+        if *restage {
+            assert_eq!(held[slot].0, *tile, "re-staging goes into the slot the tile holds");
+            continue;
+        }
+        if let Some((old, last_bound)) = held.get(slot) {
+            assert_ne!(old.depth(), 0, "a pinned root was evicted");
+            if let Some(f) = last_bound {
+                assert!(f + settings.frames_in_flight <= frame, "slot {slot} bound at frame {f} evicted at {frame}");
+            }
+        }
+        held.insert(*slot, (*tile, None));
+    }
+    assert_eq!(residency.resident(), held.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn residency_keeps_its_promises(frames in prop::collection::vec(prop::collection::vec((0u8..6, 0u8..6, any::<u32>(), any::<u32>(), 0.0..100.0f64), 1..40), 1..40),
+                                     slots in 6usize..40, budget_tiles in 1usize..6, in_flight in 1u64..4, restages in prop::collection::vec(any::<u32>(), 0..10)) {
+        let settings = ResidencySettings { slots, frames_in_flight: in_flight, upload_budget_bytes: budget_tiles * 1000, tile_bytes: 1000 };
+        let mut residency = Residency::new(settings);
+        let mut held = HashMap::new();
+        for (frame, nodes) in frames.iter().enumerate() {
+            let frame = frame as u64;
+            let nodes: Vec<(TileAddress, f64)> = nodes
+                .iter()
+                .map(|&(f, d, x, y, e)| (TileAddress::new(f, d, x % (1 << d), y % (1 << d)).unwrap(), e))
+                .collect();
+            if let Some(&r) = restages.get(frame as usize) {
+                let resident: Vec<TileAddress> = held.values().map(|(t, _)| *t).collect();
+                if !resident.is_empty() {
+                    residency.request_restage(resident[r as usize % resident.len()]);
+                }
+            }
+            let plan = residency.plan(frame, &nodes);
+            check_frame(frame, &settings, &residency, &nodes, &plan, &mut held);
+            // Re-staging is served before any miss.
+            let first_miss = plan.uploads.iter().position(|u| !u.restage).unwrap_or(plan.uploads.len());
+            prop_assert!(plan.uploads[first_miss..].iter().all(|u| !u.restage));
+        }
+    }
+}
+
+#[test]
+fn a_streaming_body_is_covered_once_its_roots_arrive() {
+    let settings = ResidencySettings { slots: 64, frames_in_flight: 2, upload_budget_bytes: 3000, tile_bytes: 1000 };
+    let mut residency = Residency::new(settings);
+    let nodes: Vec<(TileAddress, f64)> =
+        TileAddress::roots().iter().flat_map(|r| r.children().unwrap()).map(|t| (t, 5.0)).collect();
+    let first = residency.plan(0, &nodes);
+    assert!(!first.covers_body && first.dropped.len() == 24);
+    assert_eq!(first.uploads.len(), 3, "the budget allows three uploads, roots first");
+    assert!(first.uploads.iter().all(|u| u.tile.depth() == 0));
+    let second = residency.plan(1, &nodes);
+    assert!(!second.covers_body);
+    let third = residency.plan(2, &nodes);
+    assert!(third.covers_body, "all six roots resident: every node binds its root");
+    assert!(third.bindings.iter().all(|b| b.source.depth() == 0 && b.uv.scale == 0.5));
+    // Later frames bring the nodes' own tiles.
+    let mut frame = 3;
+    while residency.plan(frame, &nodes).bindings.iter().any(|b| b.source != b.tile) {
+        frame += 1;
+        assert!(frame < 20);
+    }
+}
+
+#[test]
+fn selection_over_a_pack_stops_refining_resampled_ground() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.planetpack");
+    support::write_pack(&path, Codec::Heights, &support::tiles_to_depth(2));
+    let source = PackSource::new(Arc::new(Pack::open(&path).unwrap()));
+    let mut rng = Rng(5);
+    let view = camera(&source, &mut rng, 100.0);
+    let cut =
+        select(&source, &view, &SelectionSettings { target_error_px: 1.0, node_budget: 1 << 20, near_m: 0.1 }).unwrap();
+    assert!(!cut.stopped_by_budget, "resampled ground's error decays, so the target is met");
+    assert!(cut.nodes.iter().all(|n| n.tile.depth() < MAX_DEPTH));
+    assert!(cut.nodes.len() < 20_000, "{}", cut.nodes.len());
+}
