@@ -373,3 +373,215 @@ fn selection_over_a_pack_stops_refining_resampled_ground() {
     assert!(cut.nodes.iter().all(|n| n.tile.depth() < MAX_DEPTH));
     assert!(cut.nodes.len() < 20_000, "{}", cut.nodes.len());
 }
+
+// ---- Balance and seams -------------------------------------------------------
+
+use planet_terrain::Edge;
+use planet_terrain::cube::sample_direction;
+use planet_terrain::select::record::{LATTICE_CELLS, edge_index};
+use planet_terrain::select::residency::Binding as ResidencyBinding;
+use planet_terrain::select::{EdgeRelation, NodeRecord, build_records, reference_vertex};
+use planet_terrain::source::{Provenance, SourceError, SourceTile, TileBounds};
+
+/// Smooth analytic ground with Earth-like relief and a geometric error that
+/// shrinks with depth, cheap enough to evaluate per sample.
+#[derive(Debug)]
+struct Analytic(Body);
+
+fn analytic_height(d: DVec3) -> f32 {
+    (3000.0 * (5.0 * d.x).sin() * (4.0 * d.y).cos() + 800.0 * (40.0 * d.z).sin() + 30.0 * (900.0 * d.x).sin()) as f32
+}
+
+impl HeightSource for Analytic {
+    fn body(&self) -> &Body {
+        &self.0
+    }
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let heights = planet_terrain::source::sample_directions(tile).into_iter().map(analytic_height).collect();
+        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
+    }
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        let error = 4000.0 / 4f64.powi(i32::from(tile.depth()));
+        Ok(TileBounds {
+            min_elevation: -3900.0,
+            max_elevation: 3900.0,
+            geometric_error: error,
+            provenance: Provenance::Invented,
+        })
+    }
+    fn data_depth(&self) -> Option<u8> {
+        None
+    }
+    fn colour_data_depth(&self) -> Option<u8> {
+        None
+    }
+}
+
+/// A tile's stored heights with only the border rows and columns filled
+/// (all an edge vertex reads); the interior is finite and unused.
+fn border_heights(tile: TileAddress) -> Vec<f32> {
+    let n = 131usize;
+    let mut h = vec![0.0f32; n * n];
+    for k in 0..=128i32 {
+        for (i, j) in [(k, 0), (k, 128), (0, k), (128, k)] {
+            h[(j as usize + 1) * n + (i as usize + 1)] = analytic_height(sample_direction(tile.sample(i, j)));
+        }
+    }
+    h
+}
+
+/// Lattice coordinates of vertex `k` along `edge`.
+fn on_edge(edge: Edge, k: u32) -> (u32, u32) {
+    let last = LATTICE_CELLS;
+    match edge {
+        Edge::MinU => (0, k),
+        Edge::MaxU => (last, k),
+        Edge::MinV => (k, 0),
+        Edge::MaxV => (k, last),
+    }
+}
+
+#[test]
+fn neighbours_differ_by_at_most_one_level_and_know_it() {
+    let source = Analytic(Body::earth());
+    let mut rng = Rng(6);
+    for altitude in [20_000_000.0, 400_000.0, 10_000.0, 100.0, 2.0] {
+        for budget in [200, 2000] {
+            let view = camera(&source, &mut rng, altitude);
+            let cut =
+                select(&source, &view, &SelectionSettings { target_error_px: 1.0, node_budget: budget, near_m: 0.1 })
+                    .unwrap();
+            assert!(cut.nodes.len() <= budget);
+            let set: HashMap<TileAddress, usize> = cut.nodes.iter().enumerate().map(|(k, n)| (n.tile, k)).collect();
+            check_exact_cover(&set.keys().copied().collect(), &mut rng, 20_000);
+            for node in &cut.nodes {
+                for edge in Edge::ALL {
+                    let t = node.tile.neighbour(edge).address;
+                    let expected = if set.contains_key(&t) {
+                        EdgeRelation::Same
+                    } else if t.parent().is_some_and(|p| set.contains_key(&p)) {
+                        EdgeRelation::Coarser
+                    } else {
+                        // The two children of t along the shared edge are leaves.
+                        let shared = node.tile.neighbour(edge).shared_edge;
+                        let along_edge = t
+                            .children()
+                            .unwrap()
+                            .into_iter()
+                            .filter(|c| c.neighbour(shared).address.parent() != Some(t))
+                            .count();
+                        let touching = t
+                            .children()
+                            .unwrap()
+                            .into_iter()
+                            .filter(|c| c.neighbour(shared).address.parent() != Some(t) && set.contains_key(c))
+                            .count();
+                        assert_eq!(
+                            (along_edge, touching),
+                            (2, 2),
+                            "{} across {edge:?}: neighbours more than one level apart",
+                            node.tile
+                        );
+                        EdgeRelation::Finer
+                    };
+                    assert_eq!(node.edges[edge_index(edge)], expected, "{} across {edge:?}", node.tile);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn seams_close_from_orbit_to_two_metres() {
+    let source = Analytic(Body::earth());
+    let ellipsoid = *source.body().ellipsoid();
+    let mut rng = Rng(7);
+    let (mut worst_px, mut worst_near_m, mut edges_checked, mut coarse_fine) = (0.0f64, 0.0f64, 0usize, 0usize);
+    for _ in 0..120 {
+        let altitude = 10f64.powf(rng.uniform(0.3, 7.3)); // 2 m .. 20,000 km
+        let view = camera(&source, &mut rng, altitude);
+        let cut = select(&source, &view, &SelectionSettings { target_error_px: 1.0, node_budget: 1024, near_m: 0.1 })
+            .unwrap();
+        // Seams are checked on every node, culled or not.
+        let mut all = cut.clone();
+        for n in &mut all.nodes {
+            n.culled = None;
+        }
+        let bindings: Vec<Option<ResidencyBinding>> = all
+            .nodes
+            .iter()
+            .map(|n| Some(ResidencyBinding { tile: n.tile, source: n.tile, slot: 0, uv: UvRect::FULL }))
+            .collect();
+        let records = build_records(&ellipsoid, &view, &all, &bindings);
+        let by_tile: HashMap<TileAddress, (&NodeRecord, Vec<f32>)> =
+            all.nodes.iter().zip(&records).map(|(n, r)| (n.tile, (r, border_heights(n.tile)))).collect();
+        let ppr = view.pixels_per_radian();
+        for node in &all.nodes {
+            let (record, heights) = &by_tile[&node.tile];
+            for edge in Edge::ALL {
+                let relation = node.edges[edge_index(edge)];
+                let n = node.tile.neighbour(edge);
+                let last = LATTICE_CELLS;
+                // For each vertex k of this edge, where the other side draws
+                // that point: one of its vertices, or the midpoint of two.
+                type Counterpart = Box<dyn Fn(u32) -> (u32, u32)>;
+                let (other, counterpart): (TileAddress, Counterpart) = match relation {
+                    EdgeRelation::Finer => continue, // checked from the finer side
+                    EdgeRelation::Same => (
+                        n.address,
+                        Box::new(move |k| {
+                            let m = if n.reversed { last - k } else { k };
+                            (m, m)
+                        }),
+                    ),
+                    EdgeRelation::Coarser => {
+                        coarse_fine += 1;
+                        let coarse = n.address.parent().unwrap();
+                        let bit = if n.shared_edge.is_u_edge() { n.address.y() & 1 } else { n.address.x() & 1 };
+                        let base = 16 * bit;
+                        let to_coarse = move |k: u32| base + (if n.reversed { last - k } else { k }) / 2;
+                        // Even fine vertices are coarse vertices; odd ones,
+                        // fully morphed, are the midpoint of two.
+                        (
+                            coarse,
+                            Box::new(move |k| {
+                                if k % 2 == 0 {
+                                    (to_coarse(k), to_coarse(k))
+                                } else {
+                                    (to_coarse(k - 1), to_coarse(k + 1))
+                                }
+                            }),
+                        )
+                    }
+                };
+                let (other_record, other_heights) = &by_tile[&other];
+                for k in 0..=last {
+                    let (i, j) = on_edge(edge, k);
+                    let here = reference_vertex(record, heights, i, j);
+                    let (m0, m1) = counterpart(k);
+                    let (a, b) = (on_edge(n.shared_edge, m0), on_edge(n.shared_edge, m1));
+                    let there = if m0 == m1 {
+                        reference_vertex(other_record, other_heights, a.0, a.1)
+                    } else {
+                        (reference_vertex(other_record, other_heights, a.0, a.1)
+                            + reference_vertex(other_record, other_heights, b.0, b.1))
+                            * 0.5
+                    };
+                    let gap = f64::from((here - there).length());
+                    let distance = f64::from(here.length()).max(1e-3);
+                    worst_px = worst_px.max(gap * ppr / distance);
+                    if distance < 1000.0 {
+                        worst_near_m = worst_near_m.max(gap);
+                    }
+                }
+                edges_checked += 1;
+            }
+        }
+    }
+    println!(
+        "{edges_checked} edges ({coarse_fine} coarse/fine): worst gap {worst_px:.2e} px, {worst_near_m:.2e} m within 1 km"
+    );
+    assert!(coarse_fine > 1000, "the cameras produce level changes: {coarse_fine}");
+    assert!(worst_px < 0.01, "worst gap {worst_px} px");
+    assert!(worst_near_m < 1e-3, "worst gap within 1 km {worst_near_m} m");
+}

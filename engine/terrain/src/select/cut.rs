@@ -20,14 +20,15 @@
 //! test checks every sample of random tiles lies inside).
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
 use glam::DVec3;
 
-use crate::address::{MAX_DEPTH, TileAddress};
+use crate::address::{MAX_DEPTH, TileAddress, TileKey};
 use crate::body::Ellipsoid;
 use crate::cube::face_grid_to_direction;
+use crate::face::Edge;
 use crate::select::view::View;
 use crate::source::{HeightSource, SourceError, TileBounds};
 
@@ -99,6 +100,20 @@ pub struct SelectedNode {
     /// the bounding sphere).
     pub projected_error_px: f64,
     pub culled: Option<Culled>,
+    /// The cut across each edge, in `Edge::ALL` order (MinU, MaxU, MinV,
+    /// MaxV). Neighbours differ by at most one level.
+    pub edges: [EdgeRelation; 4],
+}
+
+/// The depth of the cut across one edge of a node, relative to the node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeRelation {
+    /// One neighbour at the node's depth.
+    Same,
+    /// One neighbour a level shallower: this side finishes morphing there.
+    Coarser,
+    /// Two neighbours a level deeper: this side does not morph there.
+    Finer,
 }
 
 /// The result of selection.
@@ -169,7 +184,7 @@ fn evaluate(
     } else {
         bounds.geometric_error / distance * view.pixels_per_radian()
     };
-    Ok(SelectedNode { tile, bounds, sphere, projected_error_px, culled: None })
+    Ok(SelectedNode { tile, bounds, sphere, projected_error_px, culled: None, edges: [EdgeRelation::Same; 4] })
 }
 
 /// Selects the cut for `view`. See the module documentation.
@@ -183,35 +198,48 @@ pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettin
         heap.push(Candidate { error: node.projected_error_px, index: slots.len() });
         slots.push(Some(node));
     }
-    let mut live = 6usize;
+    let mut leaves: HashMap<TileKey, usize> =
+        slots.iter().enumerate().map(|(i, n)| (n.expect("root").tile.key(), i)).collect();
     let mut evaluated = 6usize;
     let mut settled_error: f64 = 0.0; // largest error of nodes that cannot split
     let mut stopped_by_budget = false;
-    while let Some(top) = heap.peek() {
+    let mut refine = Refinement {
+        source,
+        view,
+        camera_height,
+        budget: settings.node_budget,
+        slots: &mut slots,
+        leaves: &mut leaves,
+        heap: &mut heap,
+        evaluated: &mut evaluated,
+    };
+    while let Some(top) = refine.heap.peek() {
         if top.error <= settings.target_error_px {
             break;
         }
-        if live + 3 > settings.node_budget {
-            stopped_by_budget = true;
-            break;
-        }
-        let Candidate { error, index } = heap.pop().expect("peeked");
-        let node = slots[index].expect("a heap entry is live");
+        let Candidate { error, index } = refine.heap.pop().expect("peeked");
+        // A stale entry: the node was split as some finer node's neighbour.
+        let Some(node) = refine.slots[index] else { continue };
         if node.tile.depth() >= MAX_DEPTH {
             settled_error = settled_error.max(error);
             continue;
         }
-        slots[index] = None;
-        for child in node.tile.children().expect("below MAX_DEPTH") {
-            let c = evaluate(source, view, camera_height, child)?;
-            heap.push(Candidate { error: c.projected_error_px, index: slots.len() });
-            slots.push(Some(c));
+        match refine.split_balanced(node.tile)? {
+            true => {}
+            false => {
+                refine.heap.push(Candidate { error, index });
+                stopped_by_budget = true;
+                break;
+            }
         }
-        live += 3;
-        evaluated += 4;
     }
-    let effective = heap.peek().map_or(0.0, |c| c.error).max(settled_error);
     let mut nodes: Vec<SelectedNode> = slots.into_iter().flatten().collect();
+    // The largest error left unsplit is the error the cut meets.
+    let effective = nodes.iter().map(|n| n.projected_error_px).fold(settled_error, f64::max);
+    let index: HashMap<TileKey, usize> = nodes.iter().enumerate().map(|(i, n)| (n.tile.key(), i)).collect();
+    for node in &mut nodes {
+        node.edges = Edge::ALL.map(|edge| edge_relation(&index, node.tile, edge));
+    }
     cull(&mut nodes, view, source.body().ellipsoid(), settings.near_m);
     let culled = nodes.iter().filter(|n| n.culled.is_some()).count();
     let statistics = SelectionStatistics {
@@ -223,6 +251,69 @@ pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettin
         selection_cpu_ms: start.elapsed().as_secs_f64() * 1e3,
     };
     Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, statistics })
+}
+
+/// The state refinement works on: the cut as slots (split nodes become
+/// `None`), a key index of its leaves, and the heap.
+struct Refinement<'a> {
+    source: &'a dyn HeightSource,
+    view: &'a View,
+    camera_height: f64,
+    budget: usize,
+    slots: &'a mut Vec<Option<SelectedNode>>,
+    leaves: &'a mut HashMap<TileKey, usize>,
+    heap: &'a mut BinaryHeap<Candidate>,
+    evaluated: &'a mut usize,
+}
+
+impl Refinement<'_> {
+    /// The leaf covering `tile`'s region if it is `tile` or an ancestor.
+    fn covering_leaf(&self, tile: TileAddress) -> Option<TileAddress> {
+        (0..=tile.depth())
+            .rev()
+            .map(|d| tile.ancestor_at(d).expect("d <= depth"))
+            .find(|a| self.leaves.contains_key(&a.key()))
+    }
+
+    /// Splits `tile` (a leaf), first splitting every coarser edge
+    /// neighbour, so neighbouring leaves never differ by more than one
+    /// level. Each split keeps the cut a balanced exact cover, so stopping
+    /// part-way (the budget) leaves a valid cut. False if the budget stops it.
+    fn split_balanced(&mut self, tile: TileAddress) -> Result<bool, SourceError> {
+        for edge in Edge::ALL {
+            let neighbour = tile.neighbour(edge).address;
+            while let Some(coarser) = self.covering_leaf(neighbour).filter(|c| c.depth() < tile.depth()) {
+                if !self.split_balanced(coarser)? {
+                    return Ok(false);
+                }
+            }
+        }
+        if self.leaves.len() + 3 > self.budget {
+            return Ok(false);
+        }
+        let index = self.leaves.remove(&tile.key()).expect("a leaf");
+        self.slots[index] = None;
+        for child in tile.children().expect("below MAX_DEPTH") {
+            let c = evaluate(self.source, self.view, self.camera_height, child)?;
+            self.heap.push(Candidate { error: c.projected_error_px, index: self.slots.len() });
+            self.leaves.insert(child.key(), self.slots.len());
+            self.slots.push(Some(c));
+        }
+        *self.evaluated += 4;
+        Ok(true)
+    }
+}
+
+/// How the cut continues across `edge` of `tile`.
+fn edge_relation(index: &HashMap<TileKey, usize>, tile: TileAddress, edge: Edge) -> EdgeRelation {
+    let neighbour = tile.neighbour(edge).address;
+    if index.contains_key(&neighbour.key()) {
+        EdgeRelation::Same
+    } else if (0..neighbour.depth()).any(|d| index.contains_key(&neighbour.ancestor_at(d).expect("d < depth").key())) {
+        EdgeRelation::Coarser
+    } else {
+        EdgeRelation::Finer
+    }
 }
 
 /// Marks nodes outside the frustum or wholly below the horizon. The horizon

@@ -3,9 +3,13 @@
 //! the selection of the quadtree cut, [`residency`] the tiles' GPU slots.
 
 pub mod cut;
+pub mod record;
 pub mod residency;
 pub mod view;
 
-pub use cut::{BoundingSphere, Culled, Cut, SelectedNode, SelectionSettings, SelectionStatistics, select};
+pub use cut::{
+    BoundingSphere, Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, select,
+};
+pub use record::{NodeRecord, build_records, node_record, reference_vertex};
 pub use residency::{Binding, Residency, ResidencySettings, UvRect};
 pub use view::{BodyRotation, Plane, View, east_north_up};

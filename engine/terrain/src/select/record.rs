@@ -1,0 +1,215 @@
+//! Per-node draw records, morph ranges, and the CPU reference of the vertex
+//! shader.
+//!
+//! The key decision: the morph is watertight by construction, not by tuning.
+//! Odd lattice vertices blend toward the midpoint of their even neighbours
+//! (where the parent's lattice draws them) by a factor `k`; on an edge that borders a coarser node `k` is 1, on an edge
+//! that borders finer nodes it is 0, and everywhere else it is a function of
+//! the vertex's distance with per-depth parameters, the same for every node
+//! of a depth. So across a coarse/fine edge both sides sit on the coarse
+//! lattice, and across a same-level edge both sides compute the same `k`.
+//! (This needs neighbours to differ by at most one level, which selection
+//! enforces.) The distance band of a depth is laid out against the cut's
+//! effective error: a depth-d vertex is fully morphed where the coarsest
+//! parent of any depth-d node would meet the effective error.
+//!
+//! [`reference_vertex`] is the exact f32 computation the vertex shader
+//! performs; the shader is held to it by a conformance test.
+
+use glam::{DVec3, Vec3};
+
+use crate::address::{TILE_CELLS, TILE_STORED_SAMPLES};
+use crate::body::Ellipsoid;
+use crate::face::Edge;
+use crate::precision::{NodeCentre, NodeFrame, vertex_offset};
+use crate::select::cut::{Cut, EdgeRelation, SelectedNode};
+use crate::select::residency::Binding;
+use crate::select::view::View;
+
+/// Lattice cells along a node edge (33 x 33 vertices).
+pub const LATTICE_CELLS: u32 = 32;
+/// Fraction of a depth's morph distance over which it morphs.
+pub const MORPH_BAND: f32 = 0.3;
+
+/// Edge relation codes in [`NodeRecord::edges`], two bits per edge in
+/// `Edge::ALL` order.
+pub const EDGE_SAME: u32 = 0;
+pub const EDGE_COARSER: u32 = 1;
+pub const EDGE_FINER: u32 = 2;
+
+/// One selected node as the GPU reads it (storage buffer, std430).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodeRecord {
+    pub frame: NodeFrame,
+    /// Node centre minus camera, metres (computed in f64, narrowed last).
+    pub centre_from_camera: [f32; 3],
+    pub depth: u32,
+    /// Where the node reads in its bound slot (see `UvRect`).
+    pub uv_offset: [f32; 2],
+    pub uv_scale: f32,
+    pub slot: u32,
+    /// Distances (metres from the camera) where this depth starts and
+    /// finishes morphing toward its parent's lattice.
+    pub morph_start: f32,
+    pub morph_end: f32,
+    /// Two bits per edge: `EDGE_SAME`, `EDGE_COARSER`, `EDGE_FINER`.
+    pub edges: u32,
+    /// Elevation of the node centre (the frame's), metres.
+    pub centre_height: f32,
+    pub _pad: [f32; 4],
+}
+
+const _: () = assert!(std::mem::size_of::<NodeRecord>() == 192);
+
+/// Per depth, the distance (metres) at which its vertices finish morphing:
+/// where the error of a parent of a depth-d node, seen from that far, meets
+/// the cut's effective error. The parent's error is bounded below by the
+/// errors of depth d-1 nodes in the cut and by twice the errors of depth d
+/// nodes (a parent stands for at least its children). This affects how
+/// smoothly ground changes level, never whether it is watertight.
+pub fn morph_end_distances(cut: &Cut, view: &View) -> Vec<f64> {
+    let deepest = cut.nodes.iter().map(|n| n.tile.depth()).max().unwrap_or(0);
+    let mut errors = vec![0.0f64; usize::from(deepest) + 1];
+    for n in &cut.nodes {
+        let d = usize::from(n.tile.depth());
+        errors[d] = errors[d].max(n.bounds.geometric_error);
+    }
+    let effective = cut.effective_screen_error_px.max(1e-6);
+    (0..=usize::from(deepest))
+        .map(|d| {
+            let parent = if d == 0 { 0.0 } else { errors[d - 1].max(2.0 * errors[d]) };
+            if parent > 0.0 { parent * view.pixels_per_radian() / effective } else { f64::INFINITY }
+        })
+        .collect()
+}
+
+fn edge_bits(edges: [EdgeRelation; 4]) -> u32 {
+    edges.iter().enumerate().fold(0, |bits, (k, r)| {
+        let code = match r {
+            EdgeRelation::Same => EDGE_SAME,
+            EdgeRelation::Coarser => EDGE_COARSER,
+            EdgeRelation::Finer => EDGE_FINER,
+        };
+        bits | (code << (2 * k))
+    })
+}
+
+/// Builds the record of a node bound as `binding` describes.
+pub fn node_record(
+    ellipsoid: &Ellipsoid,
+    view: &View,
+    node: &SelectedNode,
+    binding: &Binding,
+    morph_end: f64,
+) -> NodeRecord {
+    let centre_height = 0.5 * (node.bounds.min_elevation + node.bounds.max_elevation);
+    let centre = NodeCentre::new(ellipsoid, node.tile, centre_height);
+    let from_camera: DVec3 = centre.point - view.position;
+    NodeRecord {
+        frame: centre.frame,
+        centre_from_camera: [from_camera.x as f32, from_camera.y as f32, from_camera.z as f32],
+        depth: u32::from(node.tile.depth()),
+        uv_offset: [binding.uv.offset[0] as f32, binding.uv.offset[1] as f32],
+        uv_scale: binding.uv.scale as f32,
+        slot: binding.slot as u32,
+        morph_start: (morph_end * (1.0 - f64::from(MORPH_BAND))).min(f64::from(f32::MAX)) as f32,
+        morph_end: morph_end.min(f64::from(f32::MAX)) as f32,
+        edges: edge_bits(node.edges),
+        centre_height: centre_height as f32,
+        _pad: [0.0; 4],
+    }
+}
+
+/// Records for every drawn node of a cut, given each node's binding (in the
+/// cut's node order; `None` for dropped nodes, which get no record).
+pub fn build_records(ellipsoid: &Ellipsoid, view: &View, cut: &Cut, bindings: &[Option<Binding>]) -> Vec<NodeRecord> {
+    let morph = morph_end_distances(cut, view);
+    cut.nodes
+        .iter()
+        .zip(bindings)
+        .filter(|(n, _)| n.culled.is_none())
+        .filter_map(|(n, b)| b.as_ref().map(|b| node_record(ellipsoid, view, n, b, morph[usize::from(n.tile.depth())])))
+        .collect()
+}
+
+/// The morph factor of lattice vertex `(i, j)` at `distance` metres.
+pub fn morph_factor(record: &NodeRecord, i: u32, j: u32, distance: f32) -> f32 {
+    let by_distance = ((distance - record.morph_start) / (record.morph_end - record.morph_start)).clamp(0.0, 1.0);
+    let by_distance = if by_distance.is_nan() { 0.0 } else { by_distance };
+    let on_edge = |edge: usize| (record.edges >> (2 * edge)) & 3;
+    let last = LATTICE_CELLS;
+    // Edge order: MinU (i = 0), MaxU (i = 32), MinV (j = 0), MaxV (j = 32).
+    let edge = match (i, j) {
+        (0, _) => Some(0),
+        (i, _) if i == last => Some(1),
+        (_, 0) => Some(2),
+        (_, j) if j == last => Some(3),
+        _ => None,
+    };
+    match edge.map(on_edge) {
+        Some(EDGE_COARSER) => 1.0,
+        Some(EDGE_FINER) => 0.0,
+        _ => by_distance,
+    }
+}
+
+/// Height (metres) at fractional lattice coordinate `(u, v)` of a node,
+/// from its bound tile's 131 x 131 stored heights: the texel is
+/// `1 + 128 * (uv_offset + uv_scale * u / 32)`, read with four integer
+/// fetches and blended bilinearly (never a filtered sampler).
+pub fn lattice_height(record: &NodeRecord, heights: &[f32], u: f32, v: f32) -> f32 {
+    let cells = TILE_CELLS as f32;
+    let lattice = LATTICE_CELLS as f32;
+    let tu = 1.0 + cells * (record.uv_offset[0] + record.uv_scale * u / lattice);
+    let tv = 1.0 + cells * (record.uv_offset[1] + record.uv_scale * v / lattice);
+    let (u0, v0) = (tu.floor().min(cells), tv.floor().min(cells));
+    let (fu, fv) = (tu - u0, tv - v0);
+    let n = TILE_STORED_SAMPLES as usize;
+    let at = |x: f32, y: f32| heights[y as usize * n + x as usize];
+    let bottom = at(u0, v0) + fu * (at(u0 + 1.0, v0) - at(u0, v0));
+    let top = at(u0, v0 + 1.0) + fu * (at(u0 + 1.0, v0 + 1.0) - at(u0, v0 + 1.0));
+    bottom + fv * (top - bottom)
+}
+
+fn position(record: &NodeRecord, heights: &[f32], u: f32, v: f32) -> Vec3 {
+    let cell = 2.0f32.powi(-(record.depth as i32 + 4));
+    let (ds, dt) = ((u - 16.0) * cell, (v - 16.0) * cell);
+    let h = lattice_height(record, heights, u, v);
+    let offset = vertex_offset(&record.frame, ds, dt, h - record.centre_height, h);
+    Vec3::from_array(record.centre_from_camera) + offset
+}
+
+/// The camera-relative position of lattice vertex `(i, j)` (0..=32) of a
+/// node, exactly as the vertex shader computes it. The unmorphed position
+/// gives the distance; the distance and the edge relations give `k`. An odd
+/// vertex then blends by `k` toward the midpoint of its two even neighbours
+/// (along the odd axis; for a cell centre, along the cell's triangle
+/// diagonal from (i-1, j-1) to (i+1, j+1)), which is where the parent's
+/// lattice draws that point. Blending toward the midpoint, rather than
+/// sliding onto one neighbour, does not depend on which way the lattice
+/// runs, so two faces whose edge coordinates run opposite ways agree.
+/// `(1 - k) p + k t` makes `k = 1` land on `t` exactly.
+pub fn reference_vertex(record: &NodeRecord, heights: &[f32], i: u32, j: u32) -> Vec3 {
+    let at = |i: u32, j: u32| position(record, heights, i as f32, j as f32);
+    let p = at(i, j);
+    if i.is_multiple_of(2) && j.is_multiple_of(2) {
+        return p;
+    }
+    let k = morph_factor(record, i, j, p.length());
+    if k == 0.0 {
+        return p;
+    }
+    let (a, b) = match (i % 2, j % 2) {
+        (1, 0) => (at(i - 1, j), at(i + 1, j)),
+        (0, 1) => (at(i, j - 1), at(i, j + 1)),
+        _ => (at(i - 1, j - 1), at(i + 1, j + 1)),
+    };
+    let target = (a + b) * 0.5;
+    p * (1.0 - k) + target * k
+}
+
+/// Which edge `Edge::ALL[k]` is, for readers of [`NodeRecord::edges`].
+pub fn edge_index(edge: Edge) -> usize {
+    Edge::ALL.iter().position(|&e| e == edge).expect("one of four")
+}
