@@ -497,7 +497,7 @@ fn seams_close_from_orbit_to_two_metres() {
     let ellipsoid = *source.body().ellipsoid();
     let mut rng = Rng(7);
     let (mut worst_px, mut worst_near_m, mut edges_checked, mut coarse_fine) = (0.0f64, 0.0f64, 0usize, 0usize);
-    for _ in 0..120 {
+    for _ in 0..240 {
         let altitude = 10f64.powf(rng.uniform(0.3, 7.3)); // 2 m .. 20,000 km
         let view = camera(&source, &mut rng, altitude);
         let cut = select(&source, &view, &SelectionSettings { target_error_px: 1.0, node_budget: 1024, near_m: 0.1 })
@@ -581,7 +581,7 @@ fn seams_close_from_orbit_to_two_metres() {
     println!(
         "{edges_checked} edges ({coarse_fine} coarse/fine): worst gap {worst_px:.2e} px, {worst_near_m:.2e} m within 1 km"
     );
-    assert!(coarse_fine > 1000, "the cameras produce level changes: {coarse_fine}");
+    assert!(coarse_fine > 2000, "the cameras produce level changes: {coarse_fine}");
     assert!(worst_px < 0.01, "worst gap {worst_px} px");
     assert!(worst_near_m < 1e-3, "worst gap within 1 km {worst_near_m} m");
 }

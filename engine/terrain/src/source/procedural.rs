@@ -59,6 +59,9 @@ pub struct ProceduralSource {
     seed: u64,
     permutation: [u8; 512],
     relief_m: f64,
+    /// `tile_bounds` per depth, computed once: selection asks for bounds of
+    /// every node it considers.
+    bounds: Vec<TileBounds>,
 }
 
 impl std::fmt::Debug for ProceduralSource {
@@ -110,7 +113,28 @@ impl ProceduralSource {
         }
         let radii = body.ellipsoid().radii();
         let relief_m = RELIEF * (radii.x + radii.y + radii.z) / 3.0;
-        ProceduralSource { body, seed, permutation, relief_m }
+        let mut source = ProceduralSource { body, seed, permutation, relief_m, bounds: Vec::new() };
+        source.bounds = (0..=crate::address::MAX_DEPTH).map(|d| source.bounds_at_depth(d)).collect();
+        source
+    }
+
+    /// Conservative: the whole body's elevation bound, and as geometric error
+    /// the amplitude of every octave too short for the tile's drawn lattice
+    /// (every fourth sample, 33 x 33) to resolve: wavelength under eight
+    /// lattice spacings.
+    fn bounds_at_depth(&self, depth: u8) -> TileBounds {
+        let bound = self.elevation_bound();
+        let lattice_spacing = 4.0 * std::f64::consts::FRAC_PI_2 / (f64::from(TILE_CELLS) * f64::from(1u32 << depth));
+        let unresolved = 8.0 * lattice_spacing;
+        let error = 1.2 * CONTINENTS.amplitude_below(unresolved)
+            + 0.75 * RIDGES.amplitude_below(unresolved)
+            + DETAIL.amplitude_below(unresolved);
+        TileBounds {
+            min_elevation: -bound,
+            max_elevation: bound,
+            geometric_error: self.relief_m * error * 1.1,
+            provenance: Provenance::Invented,
+        }
     }
 
     pub fn seed(&self) -> u64 {
@@ -200,22 +224,8 @@ impl HeightSource for ProceduralSource {
         Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
     }
 
-    /// Conservative: the whole body's elevation bound, and as geometric error
-    /// the amplitude of every octave too short for this depth's samples to
-    /// resolve (wavelength under eight sample spacings).
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        let bound = self.elevation_bound();
-        let spacing = std::f64::consts::FRAC_PI_2 / (f64::from(TILE_CELLS) * f64::from(1u32 << tile.depth()));
-        let unresolved = 8.0 * spacing;
-        let error = 1.2 * CONTINENTS.amplitude_below(unresolved)
-            + 0.75 * RIDGES.amplitude_below(unresolved)
-            + DETAIL.amplitude_below(unresolved);
-        Ok(TileBounds {
-            min_elevation: -bound,
-            max_elevation: bound,
-            geometric_error: self.relief_m * error * 1.1,
-            provenance: Provenance::Invented,
-        })
+        Ok(self.bounds[usize::from(tile.depth())])
     }
 
     fn data_depth(&self) -> Option<u8> {
