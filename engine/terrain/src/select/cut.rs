@@ -25,14 +25,14 @@ use std::time::Instant;
 
 use glam::DVec3;
 
-use crate::address::{MAX_DEPTH, TileAddress, TileKey};
+use crate::address::{MAX_DEPTH, TileAddress};
 use crate::body::Ellipsoid;
 use crate::cube::face_grid_to_direction;
 use crate::face::Edge;
 use crate::select::view::View;
 use crate::source::{HeightSource, SourceError, TileBounds};
 
-/// Tile keys are already well spread integers; a multiplicative hash is all
+/// Tile identities are already well spread integers; a multiplicative hash is all
 /// a map of them needs, and SipHash showed up as a fifth of selection time.
 #[derive(Default, Clone, Copy, Debug)]
 pub struct KeyHasher(u64);
@@ -51,7 +51,8 @@ impl std::hash::Hasher for KeyHasher {
     }
 }
 
-type KeyMap<V> = HashMap<TileKey, V, std::hash::BuildHasherDefault<KeyHasher>>;
+/// Leaves by [`TileAddress::identity`].
+type KeyMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
 
 /// What selection aims for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -201,7 +202,8 @@ fn evaluate(
 /// (corners, edge midpoints and centres): warping and projecting it once
 /// replaces forty `tan` calls per split with ten.
 struct ChildGrid {
-    /// Surface point (`radii * d`) and unit normal at each grid point.
+    /// Surface point (`radii * d`) and unit normal at the grid points the
+    /// spheres use (corners and child centres; the rest stay zero).
     points: [[(DVec3, DVec3); 5]; 5],
     flattening_slack: f64,
 }
@@ -212,12 +214,17 @@ impl ChildGrid {
         let warp = |a: f64, b: f64, k: usize| crate::cube::warp(a + (b - a) * k as f64 / 4.0);
         let ws: [f64; 5] = std::array::from_fn(|k| warp(s0, s1, k));
         let wt: [f64; 5] = std::array::from_fn(|k| warp(t0, t1, k));
-        let points = std::array::from_fn(|j| {
-            std::array::from_fn(|i| {
-                let d = crate::cube::normalize_exactly_ordered(crate::cube::cube_point(parent.face(), ws[i], wt[j]));
-                (ellipsoid.surface_point_from_direction(d), ellipsoid.normal_at_direction(d))
-            })
-        });
+        // Only corners (even, even) and child centres (odd, odd) are used.
+        let mut points = [[(DVec3::ZERO, DVec3::ZERO); 5]; 5];
+        for (j, row) in points.iter_mut().enumerate() {
+            for (i, point) in row.iter_mut().enumerate() {
+                if i % 2 == j % 2 {
+                    let d =
+                        crate::cube::normalize_exactly_ordered(crate::cube::cube_point(parent.face(), ws[i], wt[j]));
+                    *point = (ellipsoid.surface_point_from_direction(d), ellipsoid.normal_at_direction(d));
+                }
+            }
+        }
         let flattening = 1.0 - ellipsoid.min_radius() / ellipsoid.max_radius();
         ChildGrid { points, flattening_slack: 4.0 * flattening + 1e-6 }
     }
@@ -274,7 +281,8 @@ pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettin
         heap.push(Candidate { error: node.projected_error_px, index: slots.len() });
         slots.push(Some(node));
     }
-    let mut leaves: KeyMap<usize> = slots.iter().enumerate().map(|(i, n)| (n.expect("root").tile.key(), i)).collect();
+    let mut leaves: KeyMap<usize> =
+        slots.iter().enumerate().map(|(i, n)| (n.expect("root").tile.identity(), i)).collect();
     let mut evaluated = 6usize;
     let mut settled_error: f64 = 0.0; // largest error of nodes that cannot split
     let mut stopped_by_budget = false;
@@ -311,7 +319,7 @@ pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettin
     let mut nodes: Vec<SelectedNode> = slots.into_iter().flatten().collect();
     // The largest error left unsplit is the error the cut meets.
     let effective = nodes.iter().map(|n| n.projected_error_px).fold(settled_error, f64::max);
-    let index: KeyMap<usize> = nodes.iter().enumerate().map(|(i, n)| (n.tile.key(), i)).collect();
+    let index: KeyMap<usize> = nodes.iter().enumerate().map(|(i, n)| (n.tile.identity(), i)).collect();
     for node in &mut nodes {
         node.edges = Edge::ALL.map(|edge| edge_relation(&index, node.tile, edge));
     }
@@ -346,7 +354,7 @@ impl Refinement<'_> {
     /// depth) when it is coarser. The cut is balanced, so the covering leaf
     /// is at most one level coarser: checking the parent suffices.
     fn coarser_leaf(&self, tile: TileAddress) -> Option<TileAddress> {
-        tile.parent().filter(|p| self.leaves.contains_key(&p.key()))
+        tile.parent().filter(|p| self.leaves.contains_key(&p.identity()))
     }
 
     /// Splits `tile` (a leaf), first splitting every coarser edge
@@ -365,14 +373,14 @@ impl Refinement<'_> {
         if self.leaves.len() + 3 > self.budget {
             return Ok(false);
         }
-        let index = self.leaves.remove(&tile.key()).expect("a leaf");
+        let index = self.leaves.remove(&tile.identity()).expect("a leaf");
         self.slots[index] = None;
         let grid = ChildGrid::new(self.source.body().ellipsoid(), tile);
         for (q, child) in tile.children().expect("below MAX_DEPTH").into_iter().enumerate() {
             let c =
                 evaluate_with(self.source, self.view, self.camera_height, child, |min, max| grid.sphere(q, min, max))?;
             self.heap.push(Candidate { error: c.projected_error_px, index: self.slots.len() });
-            self.leaves.insert(child.key(), self.slots.len());
+            self.leaves.insert(child.identity(), self.slots.len());
             self.slots.push(Some(c));
         }
         *self.evaluated += 4;
@@ -383,9 +391,9 @@ impl Refinement<'_> {
 /// How the cut continues across `edge` of `tile`.
 fn edge_relation(index: &KeyMap<usize>, tile: TileAddress, edge: Edge) -> EdgeRelation {
     let neighbour = tile.neighbour(edge).address;
-    if index.contains_key(&neighbour.key()) {
+    if index.contains_key(&neighbour.identity()) {
         EdgeRelation::Same
-    } else if neighbour.parent().is_some_and(|p| index.contains_key(&p.key())) {
+    } else if neighbour.parent().is_some_and(|p| index.contains_key(&p.identity())) {
         // Balanced: a coarser neighbour is exactly one level up.
         EdgeRelation::Coarser
     } else {
