@@ -610,6 +610,18 @@ fn accuracy_audit(
     Ok((per_depth, first))
 }
 
+/// Moves a pack that failed the accuracy audit aside (`.rejected`), so
+/// nothing at the output path looks like a good pack, and says why.
+fn reject(out: &Path, message: String) -> BakeError {
+    let rejected = out.with_extension("rejected");
+    match std::fs::rename(out, &rejected) {
+        Ok(()) => BakeError::Audit { message, rejected },
+        Err(e) => {
+            BakeError::Options(format!("{message}; and moving the failed pack {} aside failed: {e}", out.display()))
+        }
+    }
+}
+
 fn audit_json(per_depth: &[DepthAudit]) -> serde_json::Value {
     serde_json::Value::Array(
         per_depth
@@ -730,10 +742,7 @@ fn bake_full(options: &BakeOptions, progress: &dyn Progress, started: Instant) -
     let audit_start = Instant::now();
     let (per_depth, violation) = accuracy_audit(&inputs, &options.out, &tiles)?;
     if let Some(message) = violation {
-        let rejected = options.out.with_extension("rejected");
-        std::fs::rename(&options.out, &rejected)
-            .map_err(|e| BakeError::Options(format!("moving the failed pack aside: {e}")))?;
-        return Err(BakeError::Audit { message, rejected });
+        return Err(reject(&options.out, message));
     }
     let samples = tiles.len() * TILE_STORED_SAMPLE_COUNT;
     let mut per_depth_counts = vec![0usize; usize::from(depth) + 1];
@@ -862,10 +871,7 @@ fn patch_region(
     progress.stage("accuracy audit of the patched tiles");
     let (per_depth, violation) = accuracy_audit(&inputs, &options.out, &tiles)?;
     if let Some(message) = violation {
-        let rejected = options.out.with_extension("rejected");
-        std::fs::rename(&options.out, &rejected)
-            .map_err(|e| BakeError::Options(format!("moving the failed pack aside: {e}")))?;
-        return Err(BakeError::Audit { message, rejected });
+        return Err(reject(&options.out, message));
     }
     let json = serde_json::json!({
         "mode": "region patch",

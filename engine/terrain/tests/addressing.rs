@@ -6,6 +6,9 @@ use planet_terrain::cube::sample_direction;
 use planet_terrain::{AddressError, Edge, Face, MAX_DEPTH, TILE_CELLS, TileAddress, TileKey};
 use proptest::prelude::*;
 
+mod support;
+use support::sample_inside;
+
 fn any_tile() -> impl Strategy<Value = TileAddress> {
     (0u8..6, 0u8..=MAX_DEPTH).prop_flat_map(|(face, depth)| {
         let size = 1u32 << depth;
@@ -136,17 +139,6 @@ fn invalid_addresses_are_refused_with_the_reason() {
     ];
     for raw in invalid_keys {
         assert!(matches!(TileKey::from_raw(raw), Err(AddressError::InvalidKey { .. })), "{raw:#x}");
-    }
-}
-
-/// Core sample index `steps_in` samples inside `edge`, `along` samples along it.
-fn sample_inside(edge: Edge, along: i32, steps_in: i32) -> (i32, i32) {
-    let last = TILE_CELLS as i32;
-    match edge {
-        Edge::MinU => (steps_in, along),
-        Edge::MaxU => (last - steps_in, along),
-        Edge::MinV => (along, steps_in),
-        Edge::MaxV => (along, last - steps_in),
     }
 }
 

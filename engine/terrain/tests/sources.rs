@@ -12,18 +12,7 @@ use planet_terrain::source::{
     sample_ground,
 };
 use planet_terrain::{Body, Edge, Geodetic, TILE_CELLS, TileAddress};
-use support::{OwnedContent, analytic_height, spec, tiles_to_depth, write_pack};
-
-/// Stored index `steps_in` samples inside `edge`, `along` samples along it.
-fn inside(edge: Edge, along: i32, steps_in: i32) -> (i32, i32) {
-    let last = TILE_CELLS as i32;
-    match edge {
-        Edge::MinU => (steps_in, along),
-        Edge::MaxU => (last - steps_in, along),
-        Edge::MinV => (along, steps_in),
-        Edge::MaxV => (along, last - steps_in),
-    }
-}
+use support::{OwnedContent, analytic_height, sample_inside, spec, tiles_to_depth, write_pack};
 
 /// For every edge of `tile`, pairs (this tile's sample, the neighbour's
 /// sample at the same place) for the shared edge (`steps_in` 0 on both
@@ -43,11 +32,11 @@ fn check_edges(
         let bound = tolerance(&here, &there);
         for k in 0..=last {
             let along = if n.reversed { last - k } else { k };
-            let (a, b) = (inside(edge, k, 0), inside(n.shared_edge, along, 0));
+            let (a, b) = (sample_inside(edge, k, 0), sample_inside(n.shared_edge, along, 0));
             let (ha, hb) = (here.height(a.0, a.1), there.height(b.0, b.1));
             assert!((ha - hb).abs() <= bound, "{tile} {edge:?} edge sample {k}: {ha} vs {} {hb}", n.address);
-            let apron = inside(edge, k, -1);
-            let b = inside(n.shared_edge, along, 1);
+            let apron = sample_inside(edge, k, -1);
+            let b = sample_inside(n.shared_edge, along, 1);
             let (ha, hb) = (here.height(apron.0, apron.1), there.height(b.0, b.1));
             assert!((ha - hb).abs() <= bound, "{tile} {edge:?} apron sample {k}: {ha} vs {} {hb}", n.address);
         }

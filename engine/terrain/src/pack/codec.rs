@@ -47,6 +47,22 @@ pub struct EncodedTile {
     pub measured: bool,
 }
 
+impl EncodedTile {
+    /// The index entry of this tile with its payload at `payload_offset`.
+    pub fn entry_at(&self, payload_offset: u64) -> IndexEntry {
+        IndexEntry {
+            key: self.tile.key(),
+            payload_offset,
+            payload_length: self.payload.len() as u32,
+            payload_checksum: self.checksum,
+            min_elevation: self.min_elevation,
+            max_elevation: self.max_elevation,
+            geometric_error: self.geometric_error,
+            measured: self.measured,
+        }
+    }
+}
+
 /// A decoded tile: quantised elevations with their range, and the optional
 /// class and colour blocks.
 #[derive(Clone, Debug, PartialEq)]

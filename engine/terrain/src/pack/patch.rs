@@ -79,16 +79,7 @@ fn patch_inner(path: &Path, tiles: &[EncodedTile]) -> Result<PatchSummary, PackE
             at
         };
         file.write_all_at(&tile.payload, at).map_err(PackError::io("writing a patched payload"))?;
-        entries[i] = IndexEntry {
-            payload_offset: at,
-            payload_length: tile.payload.len() as u32,
-            payload_checksum: tile.checksum,
-            min_elevation: tile.min_elevation,
-            max_elevation: tile.max_elevation,
-            geometric_error: tile.geometric_error,
-            measured: tile.measured,
-            ..entries[i]
-        };
+        entries[i] = tile.entry_at(at);
         summary.tiles += 1;
     }
     file.sync_data().map_err(PackError::io("syncing patched payloads"))?;

@@ -295,16 +295,7 @@ impl PackWriter {
         let at = state.end;
         state.partial.write_all(&record).map_err(PackError::io("appending to the partial file"))?;
         state.end += record.len() as u64;
-        let entry = IndexEntry {
-            key: tile.tile.key(),
-            payload_offset: 0,
-            payload_length: tile.payload.len() as u32,
-            payload_checksum: tile.checksum,
-            min_elevation: tile.min_elevation,
-            max_elevation: tile.max_elevation,
-            geometric_error: tile.geometric_error,
-            measured: tile.measured,
-        };
+        let entry = tile.entry_at(0);
         state.tiles.insert(entry.key, Some(Staged { payload_at: at + RECORD_HEAD as u64, entry }));
         Ok(())
     }

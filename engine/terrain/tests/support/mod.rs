@@ -7,7 +7,7 @@ use std::path::Path;
 use glam::DVec3;
 use planet_terrain::pack::{Codec, Coverage, PackSpec, PackWriter, TileContent, WriteSummary};
 use planet_terrain::source::sample_directions;
-use planet_terrain::{Body, TileAddress};
+use planet_terrain::{Body, Edge, TILE_CELLS, TileAddress};
 
 /// Smooth elevation (metres) of a unit direction: continuous everywhere, so
 /// tiles that share samples agree up to quantisation.
@@ -99,4 +99,16 @@ pub fn write_pack(path: &Path, codec: Codec, tiles: &[TileAddress]) -> WriteSumm
         writer.put(tile, &OwnedContent::analytic(tile).as_content(codec)).unwrap();
     }
     writer.finish().unwrap()
+}
+
+/// Stored sample index `steps_in` samples inside `edge`, `along` samples
+/// along it (`steps_in` -1 is the apron).
+pub fn sample_inside(edge: Edge, along: i32, steps_in: i32) -> (i32, i32) {
+    let last = TILE_CELLS as i32;
+    match edge {
+        Edge::MinU => (steps_in, along),
+        Edge::MaxU => (last - steps_in, along),
+        Edge::MinV => (along, steps_in),
+        Edge::MaxV => (along, last - steps_in),
+    }
 }
