@@ -39,6 +39,7 @@ use sha2::{Digest, Sha256};
 
 use crate::landmarks::{Landmark, LandmarkAudit, Verdict, table};
 use crate::raster::{Extent, Raster, RasterError};
+use planet_terrain::layers::{Layer, LayerKind, LayerStack};
 
 /// Lattice step of the renderer's 33 x 33 grid over a 129 x 129 tile.
 const LATTICE_STEP: usize = 4;
@@ -105,6 +106,9 @@ pub struct BakeOptions {
     /// Keep an existing `out` whose fingerprint says it was baked from these
     /// same inputs and parameters, instead of baking again.
     pub if_unchanged: bool,
+    /// Layers (craters, pads, ...) baked into the ground, with the scene's
+    /// text for the fingerprint.
+    pub scene: Option<(LayerStack, String)>,
 }
 
 /// Progress callbacks (the binary draws a bar or prints lines).
@@ -123,6 +127,7 @@ struct Inputs {
     dem: Raster,
     imagery: Option<Raster>,
     classes: Option<Raster>,
+    layers: LayerStack,
 }
 
 /// One tile's sampled content.
@@ -180,6 +185,10 @@ fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> [u8; 32] {
     );
     for l in &options.landmarks {
         h.update(format!("{},{},{},{}\n", l.lat, l.lon, l.min_m, l.max_m).as_bytes());
+    }
+    if let Some((_, text)) = &options.scene {
+        h.update(b"scene\n");
+        h.update(text.as_bytes());
     }
     h.finalize().into()
 }
@@ -251,7 +260,41 @@ impl Inputs {
             )));
         }
         let classes = options.classes.as_deref().map(|p| Raster::open(p, options.cache_bytes / 8)).transpose()?;
-        Ok(Inputs { dem, imagery, classes })
+        let layers = options.scene.as_ref().map(|(stack, _)| stack.clone()).unwrap_or_default();
+        Ok(Inputs { dem, imagery, classes, layers })
+    }
+
+    /// The mean of the source, with the layers below `layer` applied, over a
+    /// flatten pad: rings of points across the pad.
+    fn mean_below(&self, body: &Body, stack: &LayerStack, layer: &Layer) -> f64 {
+        let LayerKind::Flatten { lat, lon, radius_m, .. } = layer.kind else { return 0.0 };
+        let centre = Geodetic::from_degrees(lat, lon, 0.0);
+        let e = body.ellipsoid();
+        let enu = planet_terrain::select::east_north_up(centre);
+        let origin = e.geodetic_to_point(centre);
+        let mut points = vec![origin];
+        for ring in 1..=4 {
+            let r = radius_m * f64::from(ring) / 4.0;
+            for k in 0..(8 * ring) {
+                let a = std::f64::consts::TAU * f64::from(k) / f64::from(8 * ring);
+                let p = origin + (enu.col(0) * a.cos() + enu.col(1) * a.sin()) * r;
+                points.push(e.surface_point_from_normal(e.point_to_geodetic(p).normal()));
+            }
+        }
+        let geo: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| {
+                let g = e.surface_point_to_geodetic(*p);
+                (g.latitude.to_degrees(), g.longitude.to_degrees())
+            })
+            .collect();
+        let mut heights: Vec<f64> = self
+            .heights(&geo)
+            .map(|v| v.into_iter().map(|h| h.unwrap_or(0.0)).collect())
+            .unwrap_or_else(|_| vec![0.0; geo.len()]);
+        let below = stack.below(layer.order);
+        below.apply(e, &points, &mut heights, &|l| self.mean_below(body, &below, l));
+        heights.iter().sum::<f64>() / heights.len() as f64
     }
 
     /// Elevation at each (lat, lon), `None` outside the raster or in a void.
@@ -267,7 +310,13 @@ impl Inputs {
         if !fill_voids(&mut values) {
             return Err(BakeError::NoData { path: self.dem.path().to_owned(), tile });
         }
-        let heights = values.into_iter().map(|v| v.expect("filled")).collect();
+        let mut heights: Vec<f64> = values.into_iter().map(|v| v.expect("filled")).collect();
+        if !self.layers.is_empty() {
+            let e = body.ellipsoid();
+            let surface: Vec<glam::DVec3> =
+                sample_directions(tile).into_iter().map(|d| e.surface_point_from_direction(d)).collect();
+            self.layers.apply(e, &surface, &mut heights, &|l| self.mean_below(body, &self.layers, l));
+        }
         let classes = match &self.classes {
             Some(raster) => {
                 let taps = raster.taps(&points)?;

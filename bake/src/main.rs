@@ -70,6 +70,9 @@ struct Cli {
     /// Memory for the raster chunk cache, MiB.
     #[arg(long, default_value_t = 512)]
     cache_mib: usize,
+    /// A scene file whose layers (craters, pads, ...) are baked into the ground.
+    #[arg(long)]
+    scene: Option<PathBuf>,
     /// Keep an existing --out baked from the same inputs and parameters.
     #[arg(long)]
     if_unchanged: bool,
@@ -136,6 +139,20 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     if cli.jobs == Some(0) {
         bail!("--jobs must be at least 1");
     }
+    let scene = match &cli.scene {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("reading the scene {}", path.display()))?;
+            let scene = planet_terrain::layers::Scene::from_json(&text, body.name())
+                .with_context(|| format!("{}", path.display()))?;
+            let mut stack = planet_terrain::layers::LayerStack::new();
+            for layer in scene.layers {
+                stack.insert(body.ellipsoid(), layer).with_context(|| format!("{}", path.display()))?;
+            }
+            Some((stack, text))
+        }
+        None => None,
+    };
     Ok(BakeOptions {
         dem: cli.dem.clone(),
         imagery: cli.imagery.clone(),
@@ -151,6 +168,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         cache_bytes: cli.cache_mib << 20,
         compression_level: cli.level,
         if_unchanged: cli.if_unchanged,
+        scene,
     })
 }
 

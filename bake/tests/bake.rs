@@ -43,6 +43,7 @@ fn options(dem: &Path, out: &Path) -> BakeOptions {
         cache_bytes: 64 << 20,
         compression_level: 3,
         if_unchanged: false,
+        scene: None,
     }
 }
 
@@ -516,4 +517,33 @@ fn scale_offset_and_pixel_is_point_rasters_read_right() {
     let out = dir.path().join("point.planetpack");
     bake(&BakeOptions { depth: Some(1), ..options(&path, &out) }, &Quiet).unwrap();
     check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
+}
+
+#[test]
+fn a_scene_bakes_its_layers_into_the_ground() {
+    use planet_terrain::layers::{LayerStack, Scene};
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let text = r#"{"version": 1, "body": "earth", "layers": [
+        {"kind": "crater", "order": 1, "lat": -20, "lon": -120, "radius_m": 400000, "depth_m": 2000, "rim_m": 300},
+        {"kind": "flatten", "order": 2, "lat": 20, "lon": 60, "radius_m": 300000, "target": "mean", "blend_m": 100000}]}"#;
+    let scene = Scene::from_json(text, "earth").unwrap();
+    let mut stack = LayerStack::new();
+    for layer in scene.layers {
+        stack.insert(Body::earth().ellipsoid(), layer).unwrap();
+    }
+    let out = dir.path().join("scene.planetpack");
+    let report =
+        bake(&BakeOptions { scene: Some((stack, text.to_owned())), ..options(&dem, &out) }, &Quiet).unwrap().json;
+    assert_eq!(report["accuracy_audit"]["passed"], true, "the audit compares against source plus layers");
+    let pack = std::sync::Arc::new(Pack::open(&out).unwrap());
+    let source = planet_terrain::source::PackSource::new(pack);
+    let at = planet_terrain::Geodetic::from_degrees(-20.0, -120.0, 0.0);
+    let got = planet_terrain::source::sample_ground(&source, at, 2).unwrap().elevation_m;
+    let want = field(-20.0, -120.0, nodes()) - 2000.0;
+    assert!((got - want).abs() < 150.0, "crater floor {got} vs {want}");
+    // A changed scene is a changed bake.
+    let plain = dir.path().join("plain.planetpack");
+    bake(&options(&dem, &plain), &Quiet).unwrap();
+    assert_ne!(Pack::open(&plain).unwrap().header().fingerprint, Pack::open(&out).unwrap().header().fingerprint);
 }

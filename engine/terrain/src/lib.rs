@@ -17,6 +17,7 @@ pub mod body;
 pub mod cube;
 mod dd;
 pub mod face;
+pub mod layers;
 pub mod pack;
 pub mod precision;
 pub mod select;

@@ -6,10 +6,10 @@ mod support;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use planet_terrain::layers::LayerStack;
 use planet_terrain::pack::{Codec, Coverage, Pack, PackWriter};
 use planet_terrain::source::{
-    HeightFunction, HeightSource, InsetSource, LayerStack, PackSource, ProceduralSource, Provenance, SourceTile,
-    sample_ground,
+    HeightFunction, HeightSource, InsetSource, PackSource, ProceduralSource, Provenance, SourceTile, sample_ground,
 };
 use planet_terrain::{Body, Edge, Geodetic, TILE_CELLS, TileAddress};
 use support::{OwnedContent, analytic_height, sample_inside, spec, tiles_to_depth, write_pack};

@@ -13,8 +13,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use planet_terrain::layers::{LayerStack, Scene};
 use planet_terrain::pack::{IndexEntry, Pack};
-use planet_terrain::source::{HeightSource, PackSource, locate};
+use planet_terrain::source::query::{GroundReader, depth_for_spacing};
+use planet_terrain::source::{HeightFunction, HeightSource, PackSource, locate};
 use planet_terrain::{Geodetic, TileAddress};
 use serde_json::json;
 
@@ -50,6 +52,9 @@ enum Command {
         lon: f64,
         #[arg(long)]
         json: bool,
+        /// Apply this scene's layers (craters, pads, ...) first.
+        #[arg(long)]
+        scene: Option<PathBuf>,
     },
     /// Write a hillshaded picture of one stored tile.
     Tile {
@@ -83,7 +88,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
         Command::Verify { pack } => verify(&pack),
-        Command::Sample { pack, lat, lon, json } => sample(open(&pack)?, lat, lon, json),
+        Command::Sample { pack, lat, lon, json, scene } => sample(open(&pack)?, lat, lon, json, scene.as_deref()),
         Command::Tile { pack, key, png, scale } => tile(&open(&pack)?, &key, &png, scale),
     }
 }
@@ -223,7 +228,7 @@ fn verify(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn sample(pack: Pack, lat: f64, lon: f64, as_json: bool) -> Result<()> {
+fn sample(pack: Pack, lat: f64, lon: f64, as_json: bool, scene: Option<&Path>) -> Result<()> {
     if !(-90.0..=90.0).contains(&lat) || !(-180.0..=360.0).contains(&lon) {
         bail!("--lat must be in -90..=90 and --lon in -180..=360 degrees (got {lat}, {lon})");
     }
@@ -239,8 +244,23 @@ fn sample(pack: Pack, lat: f64, lon: f64, as_json: bool) -> Result<()> {
     // The point's position inside the stored tile it is read from.
     let (_, u, v) = locate(source.body(), at, stored.depth());
     let samples = source.tile(stored).with_context(|| format!("reading tile {stored}"))?;
-    let elevation = samples.bilinear(u, v);
+    let mut elevation = samples.bilinear(u, v);
     let measured = samples.provenance.is_measured();
+    let mut layers_applied = 0;
+    if let Some(path) = scene {
+        // With layers, read the ground where a person stands: 1 m apart.
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading the scene {}", path.display()))?;
+        let body = pack.header().body.clone();
+        let scene = Scene::from_json(&text, body.name()).with_context(|| format!("{}", path.display()))?;
+        let mut stack = LayerStack::new();
+        for layer in scene.layers {
+            stack.insert(body.ellipsoid(), layer).with_context(|| format!("{}", path.display()))?;
+        }
+        layers_applied = stack.len();
+        let function = HeightFunction::new(Arc::new(source), stack);
+        let depth = depth_for_spacing(&function, 1.0);
+        elevation = GroundReader::new(&function, depth).height(at)?;
+    }
     if as_json {
         let value = json!({
             "lat": lat,
@@ -250,6 +270,7 @@ fn sample(pack: Pack, lat: f64, lon: f64, as_json: bool) -> Result<()> {
             "tile": stored.to_string(),
             "measured": measured,
             "height_data_depth": pack.header().height_data_depth,
+            "layers_applied": layers_applied,
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {

@@ -167,3 +167,32 @@ fn missing_files_and_bad_flags_fail_clearly() {
     let out = planet_pack(&["frobnicate", "x"]);
     assert!(!out.status.success());
 }
+
+#[test]
+fn sample_applies_a_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let p = pack.to_str().unwrap();
+    let scene = dir.path().join("scene.json");
+    std::fs::write(
+        &scene,
+        r#"{"version": 1, "body": "earth", "layers": [
+        {"kind": "crater", "order": 1, "lat": 46.5, "lon": 8.0, "radius_m": 5000, "depth_m": 300, "rim_m": 50}]}"#,
+    )
+    .unwrap();
+    let read = |extra: &[&str]| {
+        let mut args = vec!["sample", p, "--lat", "46.5", "--lon", "8.0", "--json"];
+        args.extend_from_slice(extra);
+        let out = planet_pack(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()
+    };
+    let bare = read(&[])["elevation_m"].as_f64().unwrap();
+    let edited = read(&["--scene", scene.to_str().unwrap()]);
+    assert_eq!(edited["layers_applied"], 1);
+    let dug = edited["elevation_m"].as_f64().unwrap();
+    assert!((bare - dug - 300.0).abs() < 5.0, "bare {bare}, with the crater {dug}");
+    std::fs::write(&scene, r#"{"version": 1, "body": "mars", "layers": []}"#).unwrap();
+    let out = planet_pack(&["sample", p, "--lat", "0", "--lon", "0", "--scene", scene.to_str().unwrap()]);
+    assert!(!out.status.success() && stderr(&out).contains("'mars'"), "{}", stderr(&out));
+}

@@ -6,26 +6,9 @@
 use std::sync::Arc;
 
 use crate::address::TileAddress;
-use crate::body::Body;
-use crate::source::{HeightSource, SourceError, SourceTile, TileBounds};
-
-/// The ordered set of edits applied over a source. Edits (craters, flatten
-/// pads, ...) arrive with the editable-ground work; until then the stack is
-/// always empty and composing it leaves the source's ground unchanged.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LayerStack {
-    _private: (),
-}
-
-impl LayerStack {
-    pub fn new() -> LayerStack {
-        LayerStack::default()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        true
-    }
-}
+use crate::body::{Body, Geodetic};
+use crate::layers::{Layer, LayerKind, LayerStack, Target};
+use crate::source::{HeightSource, SourceError, SourceTile, TileBounds, sample_directions, sample_ground};
 
 /// A source with its layers applied.
 #[derive(Clone, Debug)]
@@ -46,6 +29,57 @@ impl HeightFunction {
     pub fn layers(&self) -> &LayerStack {
         &self.layers
     }
+
+    pub fn layers_mut(&mut self) -> &mut LayerStack {
+        &mut self.layers
+    }
+
+    /// The depth whose sample spacing is at most a quarter of `radius_m`:
+    /// the fixed resolution at which a footprint's mean is measured.
+    fn depth_for(&self, radius_m: f64) -> u8 {
+        (0..crate::address::MAX_DEPTH)
+            .find(|&d| self.body().sample_spacing_m(d) <= 0.25 * radius_m)
+            .unwrap_or(crate::address::MAX_DEPTH)
+    }
+
+    /// The mean ground beneath a flatten pad, from every layer of lower
+    /// order: sampled on rings over the pad at a resolution set by its size.
+    fn mean_below(&self, layer: &Layer) -> f64 {
+        let LayerKind::Flatten { lat, lon, radius_m, .. } = layer.kind else { return 0.0 };
+        let below = HeightFunction::new(self.source.clone(), self.layers.below(layer.order));
+        let depth = self.depth_for(radius_m);
+        let centre = Geodetic::from_degrees(lat, lon, 0.0);
+        let ellipsoid = self.body().ellipsoid();
+        let enu = crate::select::east_north_up(centre);
+        let origin = ellipsoid.geodetic_to_point(centre);
+        let mut points = vec![origin];
+        for ring in 1..=4 {
+            let r = radius_m * f64::from(ring) / 4.0;
+            for k in 0..(8 * ring) {
+                let a = std::f64::consts::TAU * f64::from(k) / f64::from(8 * ring);
+                points.push(origin + (enu.col(0) * a.cos() + enu.col(1) * a.sin()) * r);
+            }
+        }
+        let sum: f64 = points
+            .iter()
+            .map(|p| {
+                let g = ellipsoid.point_to_geodetic(*p);
+                sample_ground(&below, Geodetic { height: 0.0, ..g }, depth).map_or(0.0, |s| s.elevation_m)
+            })
+            .sum();
+        sum / points.len() as f64
+    }
+}
+
+/// How much a layer can move the ground, metres (for bounds and error).
+fn amplitude(layer: &Layer) -> (f64, f64, f64) {
+    // (lowest it can reach relative to ground, highest, size of its shape)
+    match &layer.kind {
+        LayerKind::Crater { radius_m, depth_m, rim_m, .. } => (-depth_m.abs(), rim_m.abs(), *radius_m),
+        LayerKind::Raise { radius_m, amount_m, .. } => (amount_m.min(0.0), amount_m.max(0.0), *radius_m),
+        LayerKind::Flatten { radius_m, .. } => (0.0, 0.0, *radius_m),
+        LayerKind::PolygonFlatten { blend_m, .. } => (0.0, 0.0, blend_m.max(1.0)),
+    }
 }
 
 impl HeightSource for HeightFunction {
@@ -54,12 +88,48 @@ impl HeightSource for HeightFunction {
     }
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        debug_assert!(self.layers.is_empty());
-        self.source.tile(tile)
+        let mut t = self.source.tile(tile)?;
+        if self.layers.is_empty() {
+            return Ok(t);
+        }
+        let ellipsoid = *self.body().ellipsoid();
+        let points: Vec<glam::DVec3> =
+            sample_directions(tile).into_iter().map(|d| ellipsoid.surface_point_from_direction(d)).collect();
+        let mut heights: Vec<f64> = t.heights.iter().map(|&h| f64::from(h)).collect();
+        self.layers.apply(&ellipsoid, &points, &mut heights, &|layer| self.mean_below(layer));
+        t.heights = heights.into_iter().map(|h| h as f32).collect();
+        Ok(t)
     }
 
+    /// The source's bounds, widened by every layer whose footprint meets the
+    /// tile (so an edit below the data's minimum is never culled away), with
+    /// the error an edit adds where the tile's lattice is coarse against the
+    /// edit's own size.
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        self.source.tile_bounds(tile)
+        let mut b = self.source.tile_bounds(tile)?;
+        let ellipsoid = *self.body().ellipsoid();
+        let lattice = 4.0 * self.body().sample_spacing_m(tile.depth());
+        for layer in self.layers.layers() {
+            if !layer.footprint(&ellipsoid).touches(&ellipsoid, tile, b.min_elevation, b.max_elevation) {
+                continue;
+            }
+            let (down, up, size) = amplitude(layer);
+            let targets = match &layer.kind {
+                LayerKind::Flatten { target: Target::Elevation(e), .. } => Some(*e),
+                LayerKind::PolygonFlatten { elevation_m, .. } => Some(*elevation_m),
+                _ => None,
+            };
+            b.min_elevation = (b.min_elevation + down).min(targets.unwrap_or(f64::INFINITY));
+            b.max_elevation = (b.max_elevation + up).max(targets.unwrap_or(f64::NEG_INFINITY));
+            b.geometric_error = b.geometric_error.max((up - down) * (2.0 * lattice / size).powi(2).min(1.0));
+            if matches!(layer.kind, LayerKind::Flatten { target: Target::FootprintMean, .. }) {
+                // The mean lies within the ground's own bounds.
+                b.geometric_error = b
+                    .geometric_error
+                    .max((b.max_elevation - b.min_elevation) * (2.0 * lattice / size).powi(2).min(1.0));
+            }
+        }
+        Ok(b)
     }
 
     fn data_depth(&self) -> Option<u8> {

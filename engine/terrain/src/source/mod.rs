@@ -13,8 +13,9 @@ mod function;
 mod inset;
 mod pack;
 mod procedural;
+pub mod query;
 
-pub use function::{HeightFunction, LayerStack};
+pub use function::HeightFunction;
 pub use inset::InsetSource;
 pub use pack::PackSource;
 pub use procedural::ProceduralSource;

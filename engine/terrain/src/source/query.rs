@@ -1,0 +1,192 @@
+//! Ground queries without a GPU: what physics, placement and a camera's
+//! keep-above-ground ask of the height function.
+//!
+//! The key decision: every query reads the ground at a *fixed physical
+//! resolution* (a depth chosen from the caller's spacing, never the view's
+//! detail), so a server, a client and the renderer agree on where the
+//! surface is whatever each is looking at. The ray cast marches in steps of
+//! half a sample spacing and skips ahead wherever the ray is higher above
+//! the ellipsoid than the ground can reach (height changes no faster than
+//! distance), refines a crossing by bisection, and counts every ground
+//! evaluation against a budget: when the budget runs out it answers
+//! `Incomplete` with how far it checked, never a miss it did not check.
+
+use std::collections::HashMap;
+
+use glam::DVec3;
+
+use crate::address::TileAddress;
+use crate::body::Geodetic;
+use crate::select::east_north_up;
+use crate::source::{HeightSource, SourceError, SourceTile, locate};
+
+/// The depth whose sample spacing is at most `spacing_m`.
+pub fn depth_for_spacing(source: &dyn HeightSource, spacing_m: f64) -> u8 {
+    (0..crate::address::MAX_DEPTH)
+        .find(|&d| source.body().sample_spacing_m(d) <= spacing_m)
+        .unwrap_or(crate::address::MAX_DEPTH)
+}
+
+/// Reads the ground at one depth, keeping the tiles it has read.
+#[derive(Debug)]
+pub struct GroundReader<'a> {
+    source: &'a dyn HeightSource,
+    depth: u8,
+    tiles: HashMap<TileAddress, SourceTile>,
+    /// Ground evaluations made.
+    pub evaluations: usize,
+}
+
+impl<'a> GroundReader<'a> {
+    pub fn new(source: &'a dyn HeightSource, depth: u8) -> GroundReader<'a> {
+        GroundReader { source, depth, tiles: HashMap::new(), evaluations: 0 }
+    }
+
+    /// Elevation (metres) at a latitude/longitude.
+    pub fn height(&mut self, at: Geodetic) -> Result<f64, SourceError> {
+        self.evaluations += 1;
+        let (tile, u, v) = locate(self.source.body(), at, self.depth);
+        if !self.tiles.contains_key(&tile) {
+            let t = self.source.tile(tile)?;
+            self.tiles.insert(tile, t);
+        }
+        Ok(self.tiles[&tile].bilinear(u, v))
+    }
+
+    /// Highest elevation the ground can reach near `at` (from bounds).
+    fn ceiling(&self, at: Geodetic) -> Result<f64, SourceError> {
+        let (tile, _, _) = locate(self.source.body(), at, self.depth.min(6));
+        Ok(self.source.tile_bounds(tile)?.max_elevation)
+    }
+
+    /// Elevation and unit surface normal (body-fixed) at a latitude/longitude,
+    /// from central differences one sample spacing apart.
+    pub fn height_and_normal(&mut self, at: Geodetic) -> Result<(f64, DVec3), SourceError> {
+        let body = self.source.body().clone();
+        let e = body.ellipsoid();
+        let h = self.height(at)?;
+        let enu = east_north_up(at);
+        let step = body.sample_spacing_m(self.depth);
+        let origin = e.geodetic_to_point(Geodetic { height: 0.0, ..at });
+        let mut probe = |offset: DVec3| -> Result<f64, SourceError> {
+            let g = e.point_to_geodetic(origin + offset);
+            self.height(Geodetic { height: 0.0, ..g })
+        };
+        let dx = (probe(enu.col(0) * step)? - probe(enu.col(0) * -step)?) / (2.0 * step);
+        let dy = (probe(enu.col(1) * step)? - probe(enu.col(1) * -step)?) / (2.0 * step);
+        let normal = (enu.col(2) - enu.col(0) * dx - enu.col(1) * dy).normalize();
+        Ok((h, normal))
+    }
+}
+
+/// What a ray cast found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RayHit {
+    /// The ray meets the ground `distance` metres along it, at `point`.
+    Hit { distance: f64, point: DVec3 },
+    /// Checked all the way to the maximum distance: no ground.
+    Miss,
+    /// The work budget ran out after checking `checked` metres.
+    Incomplete { checked: f64 },
+}
+
+/// Casts a ray (body-fixed origin and direction) against the ground read at
+/// `depth`, up to `max_distance` metres, with at most `budget` ground
+/// evaluations.
+pub fn raycast(
+    source: &dyn HeightSource,
+    origin: DVec3,
+    direction: DVec3,
+    max_distance: f64,
+    depth: u8,
+    budget: usize,
+) -> Result<RayHit, SourceError> {
+    let d = direction.normalize();
+    let e = *source.body().ellipsoid();
+    let mut reader = GroundReader::new(source, depth);
+    let step = 0.5 * source.body().sample_spacing_m(depth);
+    let above = |reader: &mut GroundReader, t: f64| -> Result<f64, SourceError> {
+        let g = e.point_to_geodetic(origin + d * t);
+        Ok(g.height - reader.height(Geodetic { height: 0.0, ..g })?)
+    };
+    let mut t = 0.0;
+    if above(&mut reader, t)? <= 0.0 {
+        return Ok(RayHit::Hit { distance: 0.0, point: origin });
+    }
+    while t < max_distance {
+        if reader.evaluations >= budget {
+            return Ok(RayHit::Incomplete { checked: t });
+        }
+        // Skip ahead while the ray is above anything the ground can reach.
+        let g = e.point_to_geodetic(origin + d * t);
+        let clearance = g.height - reader.ceiling(Geodetic { height: 0.0, ..g })?;
+        let advance = if clearance > step { clearance } else { step };
+        let next = (t + advance).min(max_distance);
+        let now = above(&mut reader, next)?;
+        if now <= 0.0 {
+            // Bisect the crossing between t (above) and next (below).
+            let (mut lo, mut hi) = (t, next);
+            for _ in 0..40 {
+                if reader.evaluations >= budget {
+                    return Ok(RayHit::Incomplete { checked: lo });
+                }
+                let mid = 0.5 * (lo + hi);
+                if above(&mut reader, mid)? > 0.0 {
+                    lo = mid
+                } else {
+                    hi = mid
+                }
+                if hi - lo < 1e-4 {
+                    break;
+                }
+            }
+            return Ok(RayHit::Hit { distance: hi, point: origin + d * hi });
+        }
+        t = next;
+    }
+    Ok(RayHit::Miss)
+}
+
+/// Triangles of the ground around a point, for a physics engine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollisionPatch {
+    /// Body-fixed positions, metres.
+    pub vertices: Vec<DVec3>,
+    pub triangles: Vec<[u32; 3]>,
+}
+
+/// A square patch `2 * half_extent_m` across centred on `at`, with vertices
+/// one sample spacing of `depth` apart, each on the ground read at `depth`.
+pub fn collision_patch(
+    source: &dyn HeightSource,
+    at: Geodetic,
+    half_extent_m: f64,
+    depth: u8,
+) -> Result<CollisionPatch, SourceError> {
+    let body = source.body().clone();
+    let e = body.ellipsoid();
+    let spacing = body.sample_spacing_m(depth);
+    let n = ((half_extent_m / spacing).ceil() as i64).max(1);
+    let enu = east_north_up(at);
+    let origin = e.geodetic_to_point(Geodetic { height: 0.0, ..at });
+    let mut reader = GroundReader::new(source, depth);
+    let side = (2 * n + 1) as u32;
+    let mut vertices = Vec::with_capacity((side * side) as usize);
+    for j in -n..=n {
+        for i in -n..=n {
+            let p = origin + enu.col(0) * (i as f64 * spacing) + enu.col(1) * (j as f64 * spacing);
+            let g = Geodetic { height: 0.0, ..e.point_to_geodetic(p) };
+            let h = reader.height(g)?;
+            vertices.push(e.geodetic_to_point(Geodetic { height: h, ..g }));
+        }
+    }
+    let mut triangles = Vec::with_capacity(((side - 1) * (side - 1) * 2) as usize);
+    for j in 0..side - 1 {
+        for i in 0..side - 1 {
+            let k = j * side + i;
+            triangles.push([k, k + 1, k + side + 1]);
+            triangles.push([k, k + side + 1, k + side]);
+        }
+    }
+    Ok(CollisionPatch { vertices, triangles })
+}
