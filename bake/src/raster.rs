@@ -78,8 +78,24 @@ struct ChunkCache {
 /// Pixel taps and weights for one point, ready to evaluate on any band.
 #[derive(Clone, Copy, Debug)]
 pub struct Taps {
-    pixels: [(usize, usize); 4],
-    weights: [f64; 4],
+    /// Left and right pixel columns, top and bottom rows (32 bytes a tap
+    /// set: a tile asks for 17,161 of them per band).
+    columns: [u32; 2],
+    rows: [u32; 2],
+    fx: f64,
+    fy: f64,
+}
+
+impl Taps {
+    fn pixel(&self, k: usize) -> (usize, usize) {
+        (self.columns[k & 1] as usize, self.rows[k >> 1] as usize)
+    }
+
+    fn weight(&self, k: usize) -> f64 {
+        let wx = if k & 1 == 0 { 1.0 - self.fx } else { self.fx };
+        let wy = if k >> 1 == 0 { 1.0 - self.fy } else { self.fy };
+        wx * wy
+    }
 }
 
 /// The box a raster covers, in degrees (west > east crosses the antimeridian).
@@ -305,7 +321,13 @@ impl Raster {
             Grid::Projected { .. } => None,
         };
         if let Some(p) = period {
-            px = px.rem_euclid(p);
+            // Queries are within a turn of the raster's range: a cheap wrap.
+            while px < 0.0 {
+                px += p;
+            }
+            while px >= p {
+                px -= p;
+            }
         } else if !(0.0..=w).contains(&px) {
             // A regional geographic raster may use another longitude
             // convention than the query: try one turn either way.
@@ -331,22 +353,17 @@ impl Raster {
         let x0 = x.floor();
         let y0 = y.floor().min(h - 1.0);
         let (fx, fy) = (x - x0, y - y0);
-        let column = |c: f64| -> usize {
+        let column = |c: f64| -> u32 {
             match period {
                 Some(p) => {
-                    let wrapped = c.rem_euclid(p.round());
-                    (wrapped as usize).min(self.width - 1)
+                    let n = p.round() as i64;
+                    ((c as i64).rem_euclid(n) as usize).min(self.width - 1) as u32
                 }
-                None => c.clamp(0.0, w - 1.0) as usize,
+                None => c.clamp(0.0, w - 1.0) as u32,
             }
         };
-        let row = |r: f64| r.clamp(0.0, h - 1.0) as usize;
-        let (c0, c1) = (column(x0), column(x0 + 1.0));
-        let (r0, r1) = (row(y0), row(y0 + 1.0));
-        Some(Taps {
-            pixels: [(c0, r0), (c1, r0), (c0, r1), (c1, r1)],
-            weights: [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy],
-        })
+        let row = |r: f64| r.clamp(0.0, h - 1.0) as u32;
+        Some(Taps { columns: [column(x0), column(x0 + 1.0)], rows: [row(y0), row(y0 + 1.0)], fx, fy })
     }
 
     /// Evaluates taps on `band` (1-based). `None` where every tap is nodata.
@@ -356,7 +373,7 @@ impl Raster {
         // span a handful of chunks, so a lookup is one index).
         let (mut lo, mut hi) = ((usize::MAX, usize::MAX), (0, 0));
         for t in taps.iter().flatten() {
-            for &(c, r) in &t.pixels {
+            for (c, r) in (0..4).map(|k| t.pixel(k)) {
                 lo = (lo.0.min(c / CHUNK), lo.1.min(r / CHUNK));
                 hi = (hi.0.max(c / CHUNK), hi.1.max(r / CHUNK));
             }
@@ -367,7 +384,7 @@ impl Raster {
         let columns = hi.0 - lo.0 + 1;
         let mut grid: Vec<Option<Arc<Vec<f32>>>> = vec![None; columns * (hi.1 - lo.1 + 1)];
         for t in taps.iter().flatten() {
-            for &(c, r) in &t.pixels {
+            for (c, r) in (0..4).map(|k| t.pixel(k)) {
                 let slot = (r / CHUNK - lo.1) * columns + (c / CHUNK - lo.0);
                 if grid[slot].is_none() {
                     grid[slot] = Some(self.chunk(band, c / CHUNK, r / CHUNK)?);
@@ -384,10 +401,12 @@ impl Raster {
                 let t = t.as_ref()?;
                 let (mut sum, mut weight) = (0.0, 0.0);
                 for k in 0..4 {
-                    let v = value(t.pixels[k].0, t.pixels[k].1);
+                    let (c, r) = t.pixel(k);
+                    let v = value(c, r);
                     if !v.is_nan() {
-                        sum += f64::from(v) * t.weights[k];
-                        weight += t.weights[k];
+                        let w = t.weight(k);
+                        sum += f64::from(v) * w;
+                        weight += w;
                     }
                 }
                 (weight > 1e-9).then(|| sum / weight)
@@ -402,8 +421,8 @@ impl Raster {
             .iter()
             .map(|t| {
                 t.map(|t| {
-                    let k = (0..4).max_by(|&a, &b| t.weights[a].total_cmp(&t.weights[b])).unwrap_or(0);
-                    Taps { pixels: [t.pixels[k]; 4], weights: [1.0, 0.0, 0.0, 0.0] }
+                    let (c, r) = (t.columns[usize::from(t.fx > 0.5)], t.rows[usize::from(t.fy > 0.5)]);
+                    Taps { columns: [c, c], rows: [r, r], fx: 0.0, fy: 0.0 }
                 })
             })
             .collect();
