@@ -268,26 +268,10 @@ impl Inputs {
     /// flatten pad: rings of points across the pad.
     fn mean_below(&self, body: &Body, stack: &LayerStack, layer: &Layer) -> f64 {
         let LayerKind::Flatten { lat, lon, radius_m, .. } = layer.kind else { return 0.0 };
-        let centre = Geodetic::from_degrees(lat, lon, 0.0);
         let e = body.ellipsoid();
-        let enu = planet_terrain::select::east_north_up(centre);
-        let origin = e.geodetic_to_point(centre);
-        let mut points = vec![origin];
-        for ring in 1..=4 {
-            let r = radius_m * f64::from(ring) / 4.0;
-            for k in 0..(8 * ring) {
-                let a = std::f64::consts::TAU * f64::from(k) / f64::from(8 * ring);
-                let p = origin + (enu.col(0) * a.cos() + enu.col(1) * a.sin()) * r;
-                points.push(e.surface_point_from_normal(e.point_to_geodetic(p).normal()));
-            }
-        }
-        let geo: Vec<(f64, f64)> = points
-            .iter()
-            .map(|p| {
-                let g = e.surface_point_to_geodetic(*p);
-                (g.latitude.to_degrees(), g.longitude.to_degrees())
-            })
-            .collect();
+        let places = planet_terrain::layers::pad_sample_points(e, lat, lon, radius_m);
+        let points: Vec<glam::DVec3> = places.iter().map(|&g| e.geodetic_to_point(g)).collect();
+        let geo: Vec<(f64, f64)> = places.iter().map(|g| (g.latitude.to_degrees(), g.longitude.to_degrees())).collect();
         let mut heights: Vec<f64> = self
             .heights(&geo)
             .map(|v| v.into_iter().map(|h| h.unwrap_or(0.0)).collect())

@@ -153,6 +153,26 @@ impl Layer {
     }
 }
 
+/// Where a flatten pad's "footprint mean" is measured: its centre and rings
+/// at a quarter, half, three quarters and all of its radius (8, 16, 24, 32
+/// points), as surface positions. The bake and the height function both use
+/// these, so a pack baked with a scene matches the scene applied at runtime.
+pub fn pad_sample_points(ellipsoid: &Ellipsoid, lat: f64, lon: f64, radius_m: f64) -> Vec<Geodetic> {
+    let centre = Geodetic::from_degrees(lat, lon, 0.0);
+    let enu = crate::select::east_north_up(centre);
+    let origin = ellipsoid.geodetic_to_point(centre);
+    let mut points = vec![centre];
+    for ring in 1..=4 {
+        let r = radius_m * f64::from(ring) / 4.0;
+        for k in 0..(8 * ring) {
+            let a = std::f64::consts::TAU * f64::from(k) / f64::from(8 * ring);
+            let g = ellipsoid.point_to_geodetic(origin + (enu.col(0) * a.cos() + enu.col(1) * a.sin()) * r);
+            points.push(Geodetic { height: 0.0, ..g });
+        }
+    }
+    points
+}
+
 /// A polygon prepared for point queries in the tangent plane at its centre
 /// (a gnomonic projection keeps great-circle edges straight).
 struct PreparedPolygon {

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::address::TileAddress;
-use crate::body::{Body, Geodetic};
-use crate::layers::{Layer, LayerKind, LayerStack, Target};
+use crate::body::Body;
+use crate::layers::{Layer, LayerKind, LayerStack, Target, pad_sample_points};
 use crate::source::{HeightSource, SourceError, SourceTile, TileBounds, sample_directions, sample_ground};
 
 /// A source with its layers applied.
@@ -48,25 +48,8 @@ impl HeightFunction {
         let LayerKind::Flatten { lat, lon, radius_m, .. } = layer.kind else { return 0.0 };
         let below = HeightFunction::new(self.source.clone(), self.layers.below(layer.order));
         let depth = self.depth_for(radius_m);
-        let centre = Geodetic::from_degrees(lat, lon, 0.0);
-        let ellipsoid = self.body().ellipsoid();
-        let enu = crate::select::east_north_up(centre);
-        let origin = ellipsoid.geodetic_to_point(centre);
-        let mut points = vec![origin];
-        for ring in 1..=4 {
-            let r = radius_m * f64::from(ring) / 4.0;
-            for k in 0..(8 * ring) {
-                let a = std::f64::consts::TAU * f64::from(k) / f64::from(8 * ring);
-                points.push(origin + (enu.col(0) * a.cos() + enu.col(1) * a.sin()) * r);
-            }
-        }
-        let sum: f64 = points
-            .iter()
-            .map(|p| {
-                let g = ellipsoid.point_to_geodetic(*p);
-                sample_ground(&below, Geodetic { height: 0.0, ..g }, depth).map_or(0.0, |s| s.elevation_m)
-            })
-            .sum();
+        let points = pad_sample_points(self.body().ellipsoid(), lat, lon, radius_m);
+        let sum: f64 = points.iter().map(|&g| sample_ground(&below, g, depth).map_or(0.0, |s| s.elevation_m)).sum();
         sum / points.len() as f64
     }
 }
