@@ -54,7 +54,9 @@ pub enum BakeError {
     Options(String),
     #[error("{path}: landmark audit refused the raster: {message}")]
     Landmarks { path: PathBuf, message: String },
-    #[error("{path}: tile {tile} has no data at all (a void larger than a tile); fill the raster's voids first")]
+    #[error(
+        "{path}: tile {tile} has no data at all (a void larger than a tile); give --void-value METRES to say what voids are (e.g. 0 for a land-only DEM's oceans), or fill the raster's voids first"
+    )]
     NoData { path: PathBuf, tile: TileAddress },
     #[error("accuracy audit failed: {message}; the pack was moved to {rejected}")]
     Audit { message: String, rejected: PathBuf },
@@ -109,6 +111,11 @@ pub struct BakeOptions {
     /// Layers (craters, pads, ...) baked into the ground, with the scene's
     /// text for the fingerprint.
     pub scene: Option<(LayerStack, String)>,
+    /// The elevation every void (nodata) sample takes, instead of filling
+    /// voids from the surrounding samples (e.g. 0 for the oceans of a
+    /// land-only DEM). Either way the samples are counted and their tiles
+    /// are not marked measured.
+    pub void_value: Option<f64>,
 }
 
 /// Progress callbacks (the binary draws a bar or prints lines).
@@ -128,6 +135,7 @@ struct Inputs {
     imagery: Option<Raster>,
     classes: Option<Raster>,
     layers: LayerStack,
+    void_value: Option<f64>,
 }
 
 /// One tile's sampled content.
@@ -185,6 +193,9 @@ fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> [u8; 32] {
     );
     for l in &options.landmarks {
         h.update(format!("{},{},{},{}\n", l.lat, l.lon, l.min_m, l.max_m).as_bytes());
+    }
+    if let Some(v) = options.void_value {
+        h.update(format!("void {v}\n").as_bytes());
     }
     if let Some((_, text)) = &options.scene {
         h.update(b"scene\n");
@@ -261,7 +272,7 @@ impl Inputs {
         }
         let classes = options.classes.as_deref().map(|p| Raster::open(p, options.cache_bytes / 8)).transpose()?;
         let layers = options.scene.as_ref().map(|(stack, _)| stack.clone()).unwrap_or_default();
-        Ok(Inputs { dem, imagery, classes, layers })
+        Ok(Inputs { dem, imagery, classes, layers, void_value: options.void_value })
     }
 
     /// The mean of the source, with the layers below `layer` applied, over a
@@ -291,8 +302,12 @@ impl Inputs {
         let points = lat_lon_of(body, &sample_directions(tile));
         let mut values = self.heights(&points)?;
         let filled: Vec<bool> = values.iter().map(Option::is_none).collect();
-        if !fill_voids(&mut values) {
-            return Err(BakeError::NoData { path: self.dem.path().to_owned(), tile });
+        match self.void_value {
+            Some(v) => values.iter_mut().filter(|x| x.is_none()).for_each(|x| *x = Some(v)),
+            None if !fill_voids(&mut values) => {
+                return Err(BakeError::NoData { path: self.dem.path().to_owned(), tile });
+            }
+            None => {}
         }
         let mut heights: Vec<f64> = values.into_iter().map(|v| v.expect("filled")).collect();
         if !self.layers.is_empty() {
@@ -805,7 +820,10 @@ fn bake_full(options: &BakeOptions, progress: &dyn Progress, started: Instant) -
         "tiles_per_depth": per_depth_counts,
         "tiles_resumed": resumed,
         "samples": samples,
-        "nodata_policy": "fill voids from surrounding samples of the tile; tiles with filled samples are not marked measured",
+        "nodata_policy": match options.void_value {
+            Some(v) => format!("voids take {v} m (--void-value); tiles with void samples are not marked measured"),
+            None => "fill voids from surrounding samples of the tile; tiles with filled samples are not marked measured".to_owned(),
+        },
         "samples_filled": filled,
         "bytes": {"file": summary.file_length, "payload": summary.payload_bytes},
         "landmarks": landmark_json(&audit),

@@ -70,6 +70,10 @@ struct Cli {
     /// Memory for the raster chunk cache, MiB.
     #[arg(long, default_value_t = 512)]
     cache_mib: usize,
+    /// The elevation of every void (nodata) sample, e.g. 0 for the oceans of a
+    /// land-only DEM; without it voids are filled from surrounding samples.
+    #[arg(long, allow_hyphen_values = true)]
+    void_value: Option<f64>,
     /// A scene file whose layers (craters, pads, ...) are baked into the ground.
     #[arg(long)]
     scene: Option<PathBuf>,
@@ -139,6 +143,9 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     if cli.jobs == Some(0) {
         bail!("--jobs must be at least 1");
     }
+    if cli.void_value.is_some_and(|v| !v.is_finite()) {
+        bail!("--void-value must be a finite elevation in metres");
+    }
     let scene = match &cli.scene {
         Some(path) => {
             let text =
@@ -169,6 +176,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         compression_level: cli.level,
         if_unchanged: cli.if_unchanged,
         scene,
+        void_value: cli.void_value,
     })
 }
 

@@ -44,6 +44,7 @@ fn options(dem: &Path, out: &Path) -> BakeOptions {
         compression_level: 3,
         if_unchanged: false,
         scene: None,
+        void_value: None,
     }
 }
 
@@ -546,4 +547,31 @@ fn a_scene_bakes_its_layers_into_the_ground() {
     let plain = dir.path().join("plain.planetpack");
     bake(&options(&dem, &plain), &Quiet).unwrap();
     assert_ne!(Pack::open(&plain).unwrap().header().fingerprint, Pack::open(&out).unwrap().header().fingerprint);
+}
+
+#[test]
+fn a_land_only_dem_bakes_with_an_explicit_void_value() {
+    let dir = tempfile::tempdir().unwrap();
+    // A void far larger than a tile (everything west of 100 W), as the
+    // oceans are in a land-only DEM.
+    let land_only: Vec<f32> = nodes()
+        .iter()
+        .enumerate()
+        .map(|(k, &h)| if node(k % WIDTH, k / WIDTH).1 < -100.0 { -32768.0 } else { h })
+        .collect();
+    let path = dir.path().join("land.tif");
+    write_tiff(&path, (WIDTH, HEIGHT), GEO, Some(4326), &[land_only], Some(-32768.0));
+    let out = dir.path().join("land.planetpack");
+    // Without a policy for voids larger than a tile, the bake refuses and says what to do.
+    let err = bake(&options(&path, &out), &Quiet).unwrap_err();
+    assert!(matches!(err, BakeError::NoData { .. }) && err.to_string().contains("--void-value"), "{err}");
+    let report = bake(&BakeOptions { void_value: Some(0.0), ..options(&path, &out) }, &Quiet).unwrap().json;
+    assert!(report["samples_filled"].as_u64().unwrap() > 100_000);
+    assert!(report["nodata_policy"].as_str().unwrap().contains("voids take 0 m"));
+    let pack = std::sync::Arc::new(Pack::open(&out).unwrap());
+    let source = planet_terrain::source::PackSource::new(pack.clone());
+    let ocean = planet_terrain::Geodetic::from_degrees(0.0, -150.0, 0.0);
+    assert_eq!(planet_terrain::source::sample_ground(&source, ocean, 2).unwrap().elevation_m, 0.0);
+    let tile = planet_terrain::source::locate(&Body::earth(), ocean, 2).0;
+    assert!(!pack.entry(tile).unwrap().measured);
 }
