@@ -38,6 +38,13 @@ for place in "Mount Everest:27.988:86.925" "Challenger Deep:11.35:142.2" "Dead S
     printf '  %-18s ' "$name"
     $bin/planet-pack sample packs/earth.planetpack --lat "$lat" --lon "$lon"
 done
+echo
+echo "What a camera over Everest, looking north-east, would draw (1920x1080, 1 px error target):"
+for view in 20000000:-90 400000:-60 10000:-20 100:-10; do
+    IFS=: read -r alt pitch <<<"$view"
+    printf '  %9s m up, pitch %3s: ' "$alt" "$pitch"
+    $bin/planet-pack cut packs/earth.planetpack --lat 27.7 --lon 86.7 --alt $((alt + 6000)) --heading 45 --pitch "$pitch"
+done
 tile=$($bin/planet-pack sample packs/earth.planetpack --lat 28 --lon 87 --json | sed -n 's/.*"tile": "\(.*\)".*/\1/p')
 $bin/planet-pack tile packs/earth.planetpack "$tile" --png packs/himalaya.png
 echo

@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use planet_terrain::layers::{LayerStack, Scene};
 use planet_terrain::pack::{IndexEntry, Pack};
+use planet_terrain::select::{SelectionSettings, View, select};
 use planet_terrain::source::query::{GroundReader, depth_for_spacing};
 use planet_terrain::source::{HeightFunction, HeightSource, PackSource, locate};
 use planet_terrain::{Geodetic, TileAddress};
@@ -56,6 +57,35 @@ enum Command {
         #[arg(long)]
         scene: Option<PathBuf>,
     },
+    /// The cut a camera would draw: nodes selected, culled and drawn, the
+    /// effective screen error, depths, and the selection's CPU time.
+    Cut {
+        pack: PathBuf,
+        #[arg(long, allow_hyphen_values = true)]
+        lat: f64,
+        #[arg(long, allow_hyphen_values = true)]
+        lon: f64,
+        /// Altitude above the ellipsoid, metres.
+        #[arg(long)]
+        alt: f64,
+        /// Degrees clockwise from north.
+        #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+        heading: f64,
+        /// Degrees above the horizon (-90 looks straight down).
+        #[arg(long, default_value_t = -90.0, allow_hyphen_values = true)]
+        pitch: f64,
+        /// Node budget.
+        #[arg(long, default_value_t = 4096)]
+        budget: usize,
+        /// Screen-space error target, pixels.
+        #[arg(long, default_value_t = 1.0)]
+        sse: f64,
+        /// Viewport, WIDTHxHEIGHT.
+        #[arg(long, default_value = "1920x1080")]
+        size: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a hillshaded picture of one stored tile.
     Tile {
         pack: PathBuf,
@@ -90,6 +120,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Verify { pack } => verify(&pack),
         Command::Sample { pack, lat, lon, json, scene } => sample(open(&pack)?, lat, lon, json, scene.as_deref()),
         Command::Tile { pack, key, png, scale } => tile(&open(&pack)?, &key, &png, scale),
+        Command::Cut { pack, lat, lon, alt, heading, pitch, budget, sse, size, json } => {
+            cut(open(&pack)?, CameraArgs { lat, lon, alt, heading, pitch }, budget, sse, &size, json)
+        }
     }
 }
 
@@ -298,5 +331,56 @@ fn tile(pack: &Pack, key: &str, out: &Path, scale: u32) -> Result<()> {
     let picture = image::hillshade(&decoded, spacing, scale);
     image::write_png(out, &picture).with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {} ({}x{} px, tile {tile})", out.display(), picture.width, picture.height);
+    Ok(())
+}
+
+struct CameraArgs {
+    lat: f64,
+    lon: f64,
+    alt: f64,
+    heading: f64,
+    pitch: f64,
+}
+
+fn cut(pack: Pack, camera: CameraArgs, budget: usize, sse: f64, size: &str, as_json: bool) -> Result<()> {
+    let (w, h) = size
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|&(w, h)| w > 0 && h > 0)
+        .with_context(|| format!("--size '{size}' is not WIDTHxHEIGHT"))?;
+    if !(-90.0..=90.0).contains(&camera.lat) || !camera.alt.is_finite() || budget < 6 || sse.is_nan() || sse <= 0.0 {
+        bail!("need --lat in -90..=90, a finite --alt, --budget >= 6 and --sse > 0");
+    }
+    let source = PackSource::new(Arc::new(pack));
+    let at = Geodetic::from_degrees(camera.lat, camera.lon, camera.alt);
+    let view = View::looking_from(source.body(), at, camera.heading, camera.pitch, 60f64.to_radians(), (w, h));
+    let settings = SelectionSettings { target_error_px: sse, node_budget: budget, near_m: 0.1 };
+    let cut = select(&source, &view, &settings)?;
+    let s = cut.statistics;
+    let deepest = cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| n.tile.depth()).max().unwrap_or(0);
+    let measured = cut.nodes.iter().filter(|n| n.culled.is_none() && n.bounds.provenance.is_measured()).count();
+    if as_json {
+        let value = json!({
+            "nodes_selected": s.nodes_selected,
+            "nodes_culled": s.nodes_culled,
+            "nodes_drawn": s.nodes_drawn,
+            "nodes_drawn_measured": measured,
+            "deepest_drawn_depth": deepest,
+            "effective_screen_error_pixels": s.effective_screen_error_pixels,
+            "stopped_by_budget": cut.stopped_by_budget,
+            "selection_cpu_ms": s.selection_cpu_ms,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        println!(
+            "{} nodes selected, {} drawn ({} culled; {measured} of measured ground), deepest drawn depth {deepest}, effective error {:.2} px{}, selected in {:.2} ms",
+            s.nodes_selected,
+            s.nodes_drawn,
+            s.nodes_culled,
+            s.effective_screen_error_pixels,
+            if cut.stopped_by_budget { " (budget reached)" } else { "" },
+            s.selection_cpu_ms
+        );
+    }
     Ok(())
 }

@@ -196,3 +196,23 @@ fn sample_applies_a_scene() {
     let out = planet_pack(&["sample", p, "--lat", "0", "--lon", "0", "--scene", scene.to_str().unwrap()]);
     assert!(!out.status.success() && stderr(&out).contains("'mars'"), "{}", stderr(&out));
 }
+
+#[test]
+fn cut_reports_what_a_camera_would_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let p = pack.to_str().unwrap();
+    let run = |alt: &str, pitch: &str| {
+        let out = planet_pack(&["cut", p, "--lat", "46", "--lon", "8", "--alt", alt, "--pitch", pitch, "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()
+    };
+    let orbit = run("20000000", "-90");
+    let ground = run("3000", "-10");
+    assert!(orbit["nodes_drawn"].as_u64().unwrap() >= 1);
+    assert!(ground["deepest_drawn_depth"].as_u64() > orbit["deepest_drawn_depth"].as_u64(), "{ground} vs {orbit}");
+    let s = ground["nodes_selected"].as_u64().unwrap();
+    assert_eq!(s, ground["nodes_drawn"].as_u64().unwrap() + ground["nodes_culled"].as_u64().unwrap());
+    let out = planet_pack(&["cut", p, "--lat", "46", "--lon", "8", "--alt", "100", "--size", "wide"]);
+    assert!(!out.status.success() && stderr(&out).contains("WIDTHxHEIGHT"));
+}
