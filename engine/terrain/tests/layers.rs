@@ -6,7 +6,9 @@ use std::sync::Arc;
 use glam::DVec3;
 use planet_terrain::layers::{Layer, LayerError, LayerKind, LayerStack, Scene, SceneError, Target};
 use planet_terrain::select::{Residency, ResidencySettings};
-use planet_terrain::source::query::{GroundReader, RayHit, collision_patch, depth_for_spacing, raycast};
+use planet_terrain::source::query::{
+    GroundReader, RayHit, collision_patch, depth_for_spacing, keep_above_ground, raycast,
+};
 use planet_terrain::source::{
     HeightFunction, HeightSource, Provenance, SourceError, SourceTile, TileBounds, locate, sample_directions,
 };
@@ -376,4 +378,20 @@ fn a_collision_patch_lies_on_the_height_function() {
         })
         .fold(f64::INFINITY, f64::min);
     assert!(deepest < -20.0, "the crater's bowl is in the patch: {deepest}");
+}
+
+#[test]
+fn the_camera_is_kept_above_the_ground_it_flies_over() {
+    let f = function_with(flat(), &[crater(1, 5.0, 5.0, 800.0, 120.0, 30.0)]);
+    let e = *f.body().ellipsoid();
+    let mut reader = GroundReader::new(&f, depth_for_spacing(&f, 1.0));
+    // On the crater's rim, 10 m below the rim's top: lifted to 2 m above it.
+    let (lat, lon) = east_of(5.0, 5.0, 800.0);
+    let below = e.geodetic_to_point(Geodetic::from_degrees(lat, lon, 20.0));
+    let lifted = keep_above_ground(&mut reader, below, 2.0).unwrap();
+    let h = e.point_to_geodetic(lifted).height;
+    assert!((h - 32.0).abs() < 0.05, "lifted to {h} m");
+    // Already clear: untouched.
+    let high = e.geodetic_to_point(Geodetic::from_degrees(5.0, 5.0, 500.0));
+    assert_eq!(keep_above_ground(&mut reader, high, 2.0).unwrap(), high);
 }

@@ -79,6 +79,18 @@ impl<'a> GroundReader<'a> {
     }
 }
 
+/// `point` (body-fixed), lifted along the geodetic normal if needed so it
+/// stands at least `clearance_m` above the ground read by `reader`: the
+/// viewer's rule that the camera never goes below the ground. Returns the
+/// point unchanged when it is already clear.
+pub fn keep_above_ground(reader: &mut GroundReader, point: DVec3, clearance_m: f64) -> Result<DVec3, SourceError> {
+    let e = *reader.source.body().ellipsoid();
+    let g = e.point_to_geodetic(point);
+    let ground = reader.height(Geodetic { height: 0.0, ..g })?;
+    let lowest = ground + clearance_m;
+    Ok(if g.height < lowest { e.geodetic_to_point(Geodetic { height: lowest, ..g }) } else { point })
+}
+
 /// What a ray cast found.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RayHit {
