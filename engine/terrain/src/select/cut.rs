@@ -90,18 +90,29 @@ impl BoundingSphere {
     pub fn of_tile(ellipsoid: &Ellipsoid, tile: TileAddress, min_elevation: f64, max_elevation: f64) -> BoundingSphere {
         let (s0, t0, s1, t1) = tile.grid_bounds();
         let (sc, tc) = tile.grid_centre();
-        let face = tile.face();
-        let centre_direction = face_grid_to_direction(face, sc, tc);
-        let centre = ellipsoid.point_from_direction(centre_direction, 0.5 * (min_elevation + max_elevation));
-        let mut radius: f64 = 0.0;
-        for (s, t) in [(s0, t0), (s1, t0), (s0, t1), (s1, t1)] {
-            let d = face_grid_to_direction(face, s, t);
-            for h in [min_elevation, max_elevation] {
-                radius = radius.max((ellipsoid.point_from_direction(d, h) - centre).length());
-            }
-        }
-        // Flattening bends the patch slightly away from a sphere's; the slack
-        // is checked by a property test over random tiles.
+        let on_surface = |s: f64, t: f64| SurfacePoint::new(ellipsoid, face_grid_to_direction(tile.face(), s, t));
+        let corners = [(s0, t0), (s1, t0), (s0, t1), (s1, t1)].map(|(s, t)| on_surface(s, t));
+        BoundingSphere::enclosing(ellipsoid, on_surface(sc, tc), &corners, min_elevation, max_elevation)
+    }
+
+    /// The sphere around the patch with this centre and these corners between
+    /// two elevations: on a sphere the patch point farthest from the centre
+    /// is a corner at an extreme elevation. Flattening bends the patch
+    /// slightly away from a sphere's; the slack is checked by a property test
+    /// over random tiles. The one definition selection and tests share.
+    fn enclosing(
+        ellipsoid: &Ellipsoid,
+        centre: SurfacePoint,
+        corners: &[SurfacePoint; 4],
+        min: f64,
+        max: f64,
+    ) -> BoundingSphere {
+        let centre = centre.raised(0.5 * (min + max));
+        let radius = corners
+            .iter()
+            .flat_map(|c| [c.raised(min), c.raised(max)])
+            .map(|p| (p - centre).length())
+            .fold(0.0, f64::max);
         let flattening = 1.0 - ellipsoid.min_radius() / ellipsoid.max_radius();
         BoundingSphere { centre, radius: radius * (1.0 + 4.0 * flattening + 1e-6) + 1e-3 }
     }
@@ -109,6 +120,27 @@ impl BoundingSphere {
     /// Distance from `p` to the sphere's surface (0 inside).
     pub fn distance(&self, p: DVec3) -> f64 {
         ((p - self.centre).length() - self.radius).max(0.0)
+    }
+}
+
+/// A point of the ellipsoid's surface with its unit normal, so raising it to
+/// any elevation is one multiply-add.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct SurfacePoint {
+    point: DVec3,
+    normal: DVec3,
+}
+
+impl SurfacePoint {
+    fn new(ellipsoid: &Ellipsoid, direction: DVec3) -> SurfacePoint {
+        SurfacePoint {
+            point: ellipsoid.surface_point_from_direction(direction),
+            normal: ellipsoid.normal_at_direction(direction),
+        }
+    }
+
+    fn raised(&self, height: f64) -> DVec3 {
+        self.point + self.normal * height
     }
 }
 
@@ -202,10 +234,9 @@ fn evaluate(
 /// (corners, edge midpoints and centres): warping and projecting it once
 /// replaces forty `tan` calls per split with ten.
 struct ChildGrid {
-    /// Surface point (`radii * d`) and unit normal at the grid points the
-    /// spheres use (corners and child centres; the rest stay zero).
-    points: [[(DVec3, DVec3); 5]; 5],
-    flattening_slack: f64,
+    /// The grid points the spheres use (corners and child centres; the rest
+    /// stay default).
+    points: [[SurfacePoint; 5]; 5],
 }
 
 impl ChildGrid {
@@ -215,36 +246,25 @@ impl ChildGrid {
         let ws: [f64; 5] = std::array::from_fn(|k| warp(s0, s1, k));
         let wt: [f64; 5] = std::array::from_fn(|k| warp(t0, t1, k));
         // Only corners (even, even) and child centres (odd, odd) are used.
-        let mut points = [[(DVec3::ZERO, DVec3::ZERO); 5]; 5];
+        let mut points = [[SurfacePoint::default(); 5]; 5];
         for (j, row) in points.iter_mut().enumerate() {
             for (i, point) in row.iter_mut().enumerate() {
                 if i % 2 == j % 2 {
                     let d =
                         crate::cube::normalize_exactly_ordered(crate::cube::cube_point(parent.face(), ws[i], wt[j]));
-                    *point = (ellipsoid.surface_point_from_direction(d), ellipsoid.normal_at_direction(d));
+                    *point = SurfacePoint::new(ellipsoid, d);
                 }
             }
         }
-        let flattening = 1.0 - ellipsoid.min_radius() / ellipsoid.max_radius();
-        ChildGrid { points, flattening_slack: 4.0 * flattening + 1e-6 }
+        ChildGrid { points }
     }
 
     /// The bounding sphere of child `q` (quadrant `dx + 2 dy`), as
     /// [`BoundingSphere::of_tile`] builds it.
-    fn sphere(&self, q: usize, min: f64, max: f64) -> BoundingSphere {
+    fn sphere(&self, ellipsoid: &Ellipsoid, q: usize, min: f64, max: f64) -> BoundingSphere {
         let (i0, j0) = (2 * (q & 1), 2 * (q >> 1));
-        let at = |i: usize, j: usize, h: f64| {
-            let (p, n) = self.points[j][i];
-            p + n * h
-        };
-        let centre = at(i0 + 1, j0 + 1, 0.5 * (min + max));
-        let mut radius: f64 = 0.0;
-        for (i, j) in [(i0, j0), (i0 + 2, j0), (i0, j0 + 2), (i0 + 2, j0 + 2)] {
-            for h in [min, max] {
-                radius = radius.max((at(i, j, h) - centre).length());
-            }
-        }
-        BoundingSphere { centre, radius: radius * (1.0 + self.flattening_slack) + 1e-3 }
+        let corners = [(i0, j0), (i0 + 2, j0), (i0, j0 + 2), (i0 + 2, j0 + 2)].map(|(i, j)| self.points[j][i]);
+        BoundingSphere::enclosing(ellipsoid, self.points[j0 + 1][i0 + 1], &corners, min, max)
     }
 }
 
@@ -375,10 +395,12 @@ impl Refinement<'_> {
         }
         let index = self.leaves.remove(&tile.identity()).expect("a leaf");
         self.slots[index] = None;
-        let grid = ChildGrid::new(self.source.body().ellipsoid(), tile);
+        let ellipsoid = *self.source.body().ellipsoid();
+        let grid = ChildGrid::new(&ellipsoid, tile);
         for (q, child) in tile.children().expect("below MAX_DEPTH").into_iter().enumerate() {
-            let c =
-                evaluate_with(self.source, self.view, self.camera_height, child, |min, max| grid.sphere(q, min, max))?;
+            let c = evaluate_with(self.source, self.view, self.camera_height, child, |min, max| {
+                grid.sphere(&ellipsoid, q, min, max)
+            })?;
             self.heap.push(Candidate { error: c.projected_error_px, index: self.slots.len() });
             self.leaves.insert(child.identity(), self.slots.len());
             self.slots.push(Some(c));
@@ -433,6 +455,35 @@ fn cull(nodes: &mut [SelectedNode], view: &View, ellipsoid: &Ellipsoid, near: f6
                 if off_axis + half_angle < cone && distance - s.radius > tangent {
                     node.culled = Some(Culled::Horizon);
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::Body;
+
+    #[test]
+    fn split_spheres_match_the_spheres_of_the_children() {
+        // Selection builds children's spheres from one shared grid per split;
+        // they must be the spheres BoundingSphere::of_tile (the property-tested
+        // one) gives, up to rounding in the warped coordinates.
+        let earth = Body::earth();
+        let e = earth.ellipsoid();
+        for text in ["0/0/0/0", "4/3/5/2", "2/9/300/17", "5/17/100000/70000", "1/24/12345678/8765432"] {
+            let parent: TileAddress = text.parse().unwrap();
+            let grid = ChildGrid::new(e, parent);
+            for (q, child) in parent.children().unwrap().into_iter().enumerate() {
+                let (a, b) = (grid.sphere(e, q, -500.0, 2500.0), BoundingSphere::of_tile(e, child, -500.0, 2500.0));
+                assert!((a.centre - b.centre).length() <= 1e-6 * b.radius.max(1.0), "{child}: centres differ");
+                assert!(
+                    (a.radius - b.radius).abs() <= 1e-6 * b.radius.max(1.0),
+                    "{child}: radii {} vs {}",
+                    a.radius,
+                    b.radius
+                );
             }
         }
     }
