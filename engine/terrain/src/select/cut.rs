@@ -280,15 +280,30 @@ fn evaluate_with(
     // Height above the ellipsoid changes by at most the distance moved, so a
     // camera above the node's highest point is at least that far from it.
     let distance = sphere.distance(view.position).max(camera_height - bounds.max_elevation);
-    let projected_error_px = if bounds.geometric_error <= NEGLIGIBLE_ERROR_M {
+    // Colour counts as detail too: while measured colour exists deeper, a
+    // node whose colour texels would cover more than half a target error on
+    // screen refines, even where the ground is smooth (from orbit the
+    // relief is sub-pixel but the imagery is not).
+    let colour_error = match source.colour_data_depth() {
+        Some(colour_depth) if tile.depth() < colour_depth => {
+            source.body().sample_spacing_m(tile.depth()) * COLOUR_TEXEL_WEIGHT
+        }
+        _ => 0.0,
+    };
+    let error_m = bounds.geometric_error.max(colour_error);
+    let projected_error_px = if error_m <= NEGLIGIBLE_ERROR_M {
         0.0
     } else if distance <= 0.0 {
         f64::INFINITY
     } else {
-        bounds.geometric_error / distance * view.pixels_per_radian()
+        error_m / distance * view.pixels_per_radian()
     };
     Ok(SelectedNode { tile, bounds, sphere, projected_error_px, culled: None, edges: [EdgeRelation::Same; 4] })
 }
+
+/// Colour texel spacing counts as this many metres of error per metre: at
+/// a 2 px target, a texel covers at most 1 px.
+const COLOUR_TEXEL_WEIGHT: f64 = 2.0;
 
 /// Selects the cut for `view`. See the module documentation.
 pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettings) -> Result<Cut, SourceError> {

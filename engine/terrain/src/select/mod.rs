@@ -13,7 +13,7 @@ pub use cut::{
     BoundingSphere, Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, select,
 };
 pub use path::{CameraPath, CameraPose, Keyframe};
-pub use record::{NodeRecord, build_records, node_record, reference_vertex};
+pub use record::{NodeRecord, build_records, centre_height_within, node_record, reference_vertex};
 pub use residency::{Binding, Residency, ResidencySettings, UvRect};
 pub use view::{BodyRotation, Plane, View, east_north_up};
 

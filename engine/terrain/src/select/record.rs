@@ -57,8 +57,23 @@ pub struct NodeRecord {
     pub edges: u32,
     /// Elevation of the node centre (the frame's), metres.
     pub centre_height: f32,
-    pub _pad: [f32; 4],
+    /// How the bound slot's u16 samples decode: `base + q * step` metres.
+    /// The renderer fills these from what it uploaded into the slot.
+    pub height_base: f32,
+    pub height_step: f32,
+    /// Depth (metres) of the skirt hung below the node's edges: it hides the
+    /// gaps that remain where neighbours read different tiles (an ancestor
+    /// standing in, each tile's own quantisation), so streaming never opens
+    /// a hole to the sky.
+    pub skirt_m: f32,
+    /// What the bound slot holds (`SLOT_HAS_COLOUR`, `SLOT_HAS_CLASSES`).
+    pub slot_flags: u32,
 }
+
+/// [`NodeRecord::slot_flags`]: the slot has a colour block.
+pub const SLOT_HAS_COLOUR: u32 = 1;
+/// [`NodeRecord::slot_flags`]: the slot has surface classes.
+pub const SLOT_HAS_CLASSES: u32 = 2;
 
 const _: () = assert!(std::mem::size_of::<NodeRecord>() == 192);
 
@@ -95,15 +110,18 @@ fn edge_bits(edges: [EdgeRelation; 4]) -> u32 {
     })
 }
 
-/// Builds the record of a node bound as `binding` describes.
+/// Builds the record of a node bound as `binding` describes, its frame
+/// centred at elevation `centre_height`. The vertex path carries heights
+/// relative to it, so it should sit inside what the bound tile holds (see
+/// [`centre_height_within`]); a centre far from the ground costs precision.
 pub fn node_record(
     ellipsoid: &Ellipsoid,
     view: &View,
     node: &SelectedNode,
     binding: &Binding,
     morph_end: f64,
+    centre_height: f64,
 ) -> NodeRecord {
-    let centre_height = 0.5 * (node.bounds.min_elevation + node.bounds.max_elevation);
     let centre = NodeCentre::new(ellipsoid, node.tile, centre_height);
     let from_camera: DVec3 = centre.point - view.position;
     NodeRecord {
@@ -117,19 +135,56 @@ pub fn node_record(
         morph_end: morph_end.min(f64::from(f32::MAX)) as f32,
         edges: edge_bits(node.edges),
         centre_height: centre_height as f32,
-        _pad: [0.0; 4],
+        height_base: 0.0,
+        height_step: 0.0,
+        skirt_m: skirt_depth(node, binding) as f32,
+        slot_flags: 0,
+    }
+}
+
+/// A skirt deep enough to cover the worst disagreement at the node's edges:
+/// the error of the tile it actually reads (an ancestor's error grows about
+/// twofold per level it stands in for), twice over, and never under a metre.
+fn skirt_depth(node: &SelectedNode, binding: &Binding) -> f64 {
+    let levels = node.tile.depth().saturating_sub(binding.source.depth());
+    let error = node.bounds.geometric_error * f64::from(1u32 << levels.min(30));
+    (2.0 * error).max(1.0)
+}
+
+/// The frame centre elevation for a node: the middle of what its bound
+/// tile actually holds (`held`, when known), kept inside the node's bounds;
+/// otherwise the middle of the bounds. Source bounds can be loose (a
+/// procedural body's are global), and every metre between the centre and
+/// the ground is a metre of f32 the vertex path must carry.
+pub fn centre_height_within(node: &SelectedNode, held: Option<(f64, f64)>) -> f64 {
+    let (lo, hi) = (node.bounds.min_elevation, node.bounds.max_elevation);
+    match held {
+        Some((a, b)) if a.is_finite() && b.is_finite() && a <= b => (0.5 * (a + b)).clamp(lo.min(hi), hi.max(lo)),
+        _ => 0.5 * (lo + hi),
     }
 }
 
 /// Records for every drawn node of a cut, given each node's binding (in the
-/// cut's node order; `None` for dropped nodes, which get no record).
-pub fn build_records(ellipsoid: &Ellipsoid, view: &View, cut: &Cut, bindings: &[Option<Binding>]) -> Vec<NodeRecord> {
+/// cut's node order; `None` for dropped nodes, which get no record) and the
+/// elevation range its bound slot holds (`held_range`, when known).
+pub fn build_records(
+    ellipsoid: &Ellipsoid,
+    view: &View,
+    cut: &Cut,
+    bindings: &[Option<Binding>],
+    held_range: impl Fn(&Binding) -> Option<(f64, f64)>,
+) -> Vec<NodeRecord> {
     let morph = morph_end_distances(cut, view);
     cut.nodes
         .iter()
         .zip(bindings)
         .filter(|(n, _)| n.culled.is_none())
-        .filter_map(|(n, b)| b.as_ref().map(|b| node_record(ellipsoid, view, n, b, morph[usize::from(n.tile.depth())])))
+        .filter_map(|(n, b)| {
+            b.as_ref().map(|b| {
+                let centre_height = centre_height_within(n, held_range(b));
+                node_record(ellipsoid, view, n, b, morph[usize::from(n.tile.depth())], centre_height)
+            })
+        })
         .collect()
 }
 

@@ -1,0 +1,164 @@
+//! Domain-to-Vulkan conversions in one place: the slot formats and the
+//! byte encoding of a tile into them, the push-constant block, and the
+//! mapping of `vk::Result` onto [`RenderError`].
+
+use ash::vk;
+use planet_terrain::address::TILE_STORED_SAMPLES;
+use planet_terrain::source::SourceTile;
+
+use crate::error::RenderError;
+
+/// Heights: u16 fractions of the tile's own range, read with integer fetches.
+pub const HEIGHT_FORMAT: vk::Format = vk::Format::R16_UINT;
+/// Colour: sRGB-encoded bytes, filtered (colour is not authoritative).
+pub const COLOUR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
+/// Surface classes: one byte, integer fetches.
+pub const CLASS_FORMAT: vk::Format = vk::Format::R8_UINT;
+pub const TARGET_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
+pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+
+pub const SIDE: u32 = TILE_STORED_SAMPLES;
+pub const SAMPLES: usize = (SIDE * SIDE) as usize;
+pub const HEIGHT_BYTES: usize = SAMPLES * 2;
+pub const COLOUR_BYTES: usize = SAMPLES * 4;
+pub const CLASS_BYTES: usize = SAMPLES;
+/// Each block starts on a 16-byte boundary of the staging ring (copy offsets
+/// must be multiples of the texel size; 16 serves all three formats).
+pub const HEIGHT_OFFSET: usize = 0;
+pub const COLOUR_OFFSET: usize = (HEIGHT_BYTES + 15) & !15;
+pub const CLASS_OFFSET: usize = COLOUR_OFFSET + COLOUR_BYTES;
+/// Staging bytes one tile upload takes.
+pub const TILE_UPLOAD_BYTES: usize = (CLASS_OFFSET + CLASS_BYTES + 15) & !15;
+
+/// How a slot's u16 samples decode, and what else it holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SlotContent {
+    pub height_base: f32,
+    pub height_step: f32,
+    pub flags: u32,
+}
+
+impl SlotContent {
+    /// The decoded height of quantised sample `q`, exactly as the shader
+    /// computes it.
+    pub fn decode(&self, q: u16) -> f32 {
+        self.height_base + f32::from(q) * self.height_step
+    }
+}
+
+/// Quantises a tile against its own range and lays it out for upload into
+/// `staging` (`TILE_UPLOAD_BYTES` long). Returns how the slot decodes.
+pub fn encode_tile(tile: &SourceTile, staging: &mut [u8]) -> SlotContent {
+    let (lo, hi) = tile.heights.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| (lo.min(h), hi.max(h)));
+    let step = if hi > lo { (hi - lo) / 65535.0 } else { 0.0 };
+    let quantised = quantise(&tile.heights, lo, step);
+    for (k, q) in quantised.iter().enumerate() {
+        staging[HEIGHT_OFFSET + 2 * k..HEIGHT_OFFSET + 2 * k + 2].copy_from_slice(&q.to_le_bytes());
+    }
+    let mut flags = 0;
+    if let Some(colour) = &tile.colour {
+        for (k, c) in colour.iter().enumerate() {
+            staging[COLOUR_OFFSET + 4 * k..COLOUR_OFFSET + 4 * k + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
+        }
+        flags |= planet_terrain::select::record::SLOT_HAS_COLOUR;
+    }
+    if let Some(classes) = &tile.classes {
+        staging[CLASS_OFFSET..CLASS_OFFSET + CLASS_BYTES].copy_from_slice(classes);
+        flags |= planet_terrain::select::record::SLOT_HAS_CLASSES;
+    }
+    SlotContent { height_base: lo, height_step: step, flags }
+}
+
+/// Heights as u16 fractions of `base + q * step`, nearest.
+pub fn quantise(heights: &[f32], base: f32, step: f32) -> Vec<u16> {
+    heights
+        .iter()
+        .map(|&h| if step > 0.0 { ((h - base) / step).round().clamp(0.0, 65535.0) as u16 } else { 0 })
+        .collect()
+}
+
+/// The push-constant block shared by every pipeline (`shaders/common.glsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PushConstants {
+    pub x_row: [f32; 4],
+    pub y_row: [f32; 4],
+    pub w_row: [f32; 4],
+    pub sun: [f32; 4],
+    pub camera: [f32; 4],
+    pub radii: [f32; 4],
+    pub inverse_radii: [f32; 4],
+    pub flags: u32,
+    pub atmosphere_height: f32,
+    pub atmosphere_density: f32,
+    pub exposure: f32,
+}
+
+const _: () = assert!(std::mem::size_of::<PushConstants>() == 128);
+
+impl PushConstants {
+    pub fn as_bytes(&self) -> [u8; 128] {
+        let rows = [self.x_row, self.y_row, self.w_row, self.sun, self.camera, self.radii, self.inverse_radii];
+        let mut bytes = [0u8; 128];
+        for (k, w) in rows.iter().flatten().enumerate() {
+            bytes[4 * k..4 * k + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        bytes[112..116].copy_from_slice(&self.flags.to_le_bytes());
+        bytes[116..120].copy_from_slice(&self.atmosphere_height.to_le_bytes());
+        bytes[120..124].copy_from_slice(&self.atmosphere_density.to_le_bytes());
+        bytes[124..128].copy_from_slice(&self.exposure.to_le_bytes());
+        bytes
+    }
+}
+
+/// A node record's bytes as the storage buffer holds them (scalar layout,
+/// the Rust field order).
+pub fn record_bytes(record: &planet_terrain::select::NodeRecord, out: &mut [u8]) {
+    let f = &record.frame;
+    let mut words: Vec<u32> = Vec::with_capacity(48);
+    let push3 = |w: &mut Vec<u32>, v: [f32; 3]| w.extend(v.iter().map(|x| x.to_bits()));
+    push3(&mut words, f.w_u);
+    words.push(f.tan_u.to_bits());
+    push3(&mut words, f.w_v);
+    words.push(f.tan_v.to_bits());
+    push3(&mut words, f.w_d);
+    words.push(f.cube_length.to_bits());
+    push3(&mut words, f.normal);
+    words.push(f.m_length.to_bits());
+    push3(&mut words, f.m);
+    words.push(f.tan_u_pi4.to_bits());
+    push3(&mut words, f.kappa);
+    words.push(f.tan_v_pi4.to_bits());
+    words.extend(f.sec2_pi4.iter().map(|x| x.to_bits()));
+    push3(&mut words, f.w_u_lo);
+    push3(&mut words, f.w_v_lo);
+    push3(&mut words, record.centre_from_camera);
+    words.push(record.depth);
+    words.extend(record.uv_offset.iter().map(|x| x.to_bits()));
+    words.push(record.uv_scale.to_bits());
+    words.push(record.slot);
+    words.push(record.morph_start.to_bits());
+    words.push(record.morph_end.to_bits());
+    words.push(record.edges);
+    words.push(record.centre_height.to_bits());
+    words.push(record.height_base.to_bits());
+    words.push(record.height_step.to_bits());
+    words.push(record.skirt_m.to_bits());
+    words.push(record.slot_flags);
+    debug_assert_eq!(words.len() * 4, RECORD_BYTES);
+    for (k, w) in words.iter().enumerate() {
+        out[4 * k..4 * k + 4].copy_from_slice(&w.to_le_bytes());
+    }
+}
+
+pub const RECORD_BYTES: usize = std::mem::size_of::<planet_terrain::select::NodeRecord>();
+
+pub(crate) fn map_result(result: vk::Result, during: &'static str) -> RenderError {
+    match result {
+        vk::Result::ERROR_DEVICE_LOST => RenderError::DeviceLost { during },
+        vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | vk::Result::ERROR_OUT_OF_HOST_MEMORY => {
+            RenderError::OutOfMemory { during }
+        }
+        result => RenderError::Vulkan { during, result },
+    }
+}

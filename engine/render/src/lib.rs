@@ -1,0 +1,26 @@
+//! planet-render: the Vulkan terrain renderer.
+//!
+//! The only crate with Vulkan unsafe code. A frame is: tile uploads into
+//! array-image slots, a position-only depth pass, the shaded pass and the
+//! sky/analytic-body pass; each terrain pass is one instanced draw of a
+//! shared 33 x 33 lattice whose per-node data is a storage buffer of
+//! `planet_terrain::select::NodeRecord`s. [`scene::TerrainScene`] is the
+//! host driver that turns a camera into a frame (selection, residency,
+//! records) so the viewer and the tests share one path.
+
+mod conv;
+mod create;
+mod error;
+mod gpu;
+mod image;
+mod renderer;
+mod resources;
+pub mod scene;
+
+pub use conv::{PushConstants, SlotContent, TILE_UPLOAD_BYTES, encode_tile, quantise};
+pub use error::{RenderError, Result};
+pub use gpu::GpuSettings;
+pub use image::RgbaImage;
+pub use renderer::{
+    DrawCalls, FrameInput, FrameOutcome, NODE_VERTICES, PassTimes, Renderer, RendererSettings, lattice_indices,
+};

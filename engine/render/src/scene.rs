@@ -1,0 +1,298 @@
+//! The host driver of a frame: camera -> selection -> residency -> tiles ->
+//! records -> [`Renderer::render`]. The viewer and the tests go through this
+//! one path, so what the tests see is what users get.
+//!
+//! The key decision: the analytic ellipsoid is drawn beneath the terrain
+//! unless the residency plan says the cut `covers_body` (every selected node
+//! drew real data), and always when there is no height source at all.
+
+use std::sync::Arc;
+
+use glam::DVec3;
+use planet_terrain::address::TileAddress;
+use planet_terrain::body::Body;
+use planet_terrain::select::{
+    Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, View, build_records, select,
+};
+use planet_terrain::source::{HeightSource, SourceTile};
+
+use crate::conv::{PushConstants, TILE_UPLOAD_BYTES};
+use crate::error::{RenderError, Result};
+use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
+
+/// How a body looks beyond its ground.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Appearance {
+    /// Scale height (m) and extinction per metre at the datum; `None` for
+    /// an airless body.
+    pub atmosphere: Option<(f32, f32)>,
+    /// Palette for ground without a colour block: 0 earth-like, 1 grey, 2 rust.
+    pub palette: u32,
+    pub exposure: f32,
+}
+
+impl Appearance {
+    /// A sensible look for a named body.
+    pub fn for_body(body: &Body) -> Appearance {
+        match body.name() {
+            "earth" => Appearance { atmosphere: Some((8000.0, 1.2e-5)), palette: 0, exposure: 1.4 },
+            "mars" => Appearance { atmosphere: Some((11000.0, 2.0e-6)), palette: 2, exposure: 1.4 },
+            "moon" => Appearance { atmosphere: None, palette: 1, exposure: 1.4 },
+            _ => Appearance { atmosphere: None, palette: 1, exposure: 1.4 },
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SceneSettings {
+    pub selection: SelectionSettings,
+    /// Tile uploads allowed per frame (the residency byte budget).
+    pub uploads_per_frame: usize,
+    pub frames_in_flight: u64,
+}
+
+impl Default for SceneSettings {
+    fn default() -> Self {
+        SceneSettings { selection: SelectionSettings::default(), uploads_per_frame: 32, frames_in_flight: 2 }
+    }
+}
+
+/// Everything one frame reports: the host statistics, the passes, the GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameReport {
+    pub statistics: FrameStatistics,
+    pub draw_calls: DrawCalls,
+    pub triangles: u64,
+    /// Nodes drawn from an ancestor's tile (streaming still under way).
+    pub nodes_on_ancestors: usize,
+    /// Whether the analytic ellipsoid was drawn beneath.
+    pub analytic_body: bool,
+    /// Whether every drawn node had its own tile and nothing waited.
+    pub complete: bool,
+    pub gpu: Option<PassTimes>,
+    pub host_ms: f64,
+}
+
+/// A body's ground as the renderer sees it, across frames.
+#[derive(Debug)]
+pub struct TerrainScene {
+    body: Body,
+    source: Option<Arc<dyn HeightSource>>,
+    residency: Residency,
+    settings: SceneSettings,
+    appearance: Appearance,
+    frame: u64,
+}
+
+impl TerrainScene {
+    pub fn new(
+        body: Body,
+        source: Option<Arc<dyn HeightSource>>,
+        renderer: &Renderer,
+        settings: SceneSettings,
+    ) -> TerrainScene {
+        let uploads = settings.uploads_per_frame.min(renderer.settings().uploads_per_frame);
+        let residency = Residency::new(ResidencySettings {
+            slots: renderer.settings().slots as usize,
+            frames_in_flight: settings.frames_in_flight,
+            upload_budget_bytes: uploads * TILE_UPLOAD_BYTES,
+            tile_bytes: TILE_UPLOAD_BYTES,
+        });
+        let appearance = Appearance::for_body(&body);
+        TerrainScene { body, source, residency, settings, appearance, frame: 0 }
+    }
+
+    pub fn body(&self) -> &Body {
+        &self.body
+    }
+
+    pub fn set_appearance(&mut self, appearance: Appearance) {
+        self.appearance = appearance;
+    }
+
+    pub fn residency_mut(&mut self) -> &mut Residency {
+        &mut self.residency
+    }
+
+    /// The push constants of a view: the camera-relative clip rows (from
+    /// the f64 camera, narrowed last), the sun, and the body.
+    pub fn constants(&self, view: &View, sun: DVec3, analytic_body: bool) -> PushConstants {
+        let near = self.settings.selection.near_m;
+        let focal = 1.0 / (0.5 * view.vertical_fov).tan();
+        let x = view.right() * (focal / view.aspect());
+        let y = -view.up() * focal;
+        let w = view.forward();
+        let radii = self.body.ellipsoid().radii();
+        let scaled = view.position / radii;
+        let c_term = scaled.length_squared() - 1.0;
+        let altitude = self.body.ellipsoid().point_to_geodetic(view.position).height;
+        let sun = sun.normalize();
+        let mut flags = self.appearance.palette << 8;
+        if analytic_body {
+            flags |= 1;
+        }
+        let (scale_height, density) = self.appearance.atmosphere.unwrap_or((8000.0, 0.0));
+        if self.appearance.atmosphere.is_some() {
+            flags |= 2;
+        }
+        let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
+        PushConstants {
+            x_row: f(x, near),
+            y_row: f(y, 0.0),
+            w_row: f(w, 0.0),
+            sun: f(sun, 0.12),
+            camera: f(view.position, altitude),
+            radii: f(radii, c_term),
+            inverse_radii: f(DVec3::ONE / radii, (radii.x + radii.y + radii.z) / 3.0),
+            flags,
+            atmosphere_height: scale_height,
+            atmosphere_density: density,
+            exposure: self.appearance.exposure,
+        }
+    }
+
+    /// Draws one frame of `view`. With `read_back`, the frame's image is
+    /// copied back when the frame turns out `complete` (or always, with
+    /// `ReadBack::Always`).
+    pub fn frame(
+        &mut self,
+        renderer: &mut Renderer,
+        view: &View,
+        sun: DVec3,
+        read_back: ReadBack,
+    ) -> Result<FrameReport> {
+        let started = std::time::Instant::now();
+        let Some(source) = self.source.clone() else {
+            let constants = self.constants(view, sun, true);
+            let outcome = renderer.render(&FrameInput {
+                constants,
+                records: &[],
+                uploads: &[],
+                read_back: read_back != ReadBack::Never,
+            })?;
+            self.frame += 1;
+            return Ok(FrameReport {
+                draw_calls: outcome.draw_calls,
+                analytic_body: true,
+                complete: true,
+                gpu: outcome.previous_gpu_times,
+                host_ms: started.elapsed().as_secs_f64() * 1e3,
+                ..FrameReport::default()
+            });
+        };
+        let mut selection = self.settings.selection;
+        selection.near_m = selection.near_m.max(1e-3);
+        let cut = select(source.as_ref(), view, &selection).map_err(source_error(None))?;
+        let drawn: Vec<(TileAddress, f64)> =
+            cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
+        let plan = self.residency.plan(self.frame, &drawn);
+        let tiles: Vec<SourceTile> = produce_tiles(source.as_ref(), plan.uploads.iter().map(|u| u.tile).collect())?;
+        let uploads: Vec<(u32, &SourceTile)> =
+            plan.uploads.iter().zip(&tiles).map(|(u, t)| (u.slot as u32, t)).collect();
+        let by_tile: std::collections::HashMap<TileAddress, Binding> =
+            plan.bindings.iter().map(|b| (b.tile, *b)).collect();
+        let bindings: Vec<Option<Binding>> =
+            cut.nodes.iter().map(|n| if n.culled.is_some() { None } else { by_tile.get(&n.tile).copied() }).collect();
+        // Bindings never name a slot uploaded this frame (residency makes
+        // uploads bindable from the next), so what the renderer last put in
+        // each bound slot is what the frame reads.
+        let records = build_records(self.body.ellipsoid(), view, &cut, &bindings, |b| {
+            let held = renderer.slot_content(b.slot as u32);
+            let base = f64::from(held.height_base);
+            Some((base, base + 65535.0 * f64::from(held.height_step)))
+        });
+        let analytic_body = !plan.covers_body;
+        let nodes_on_ancestors = plan.bindings.iter().filter(|b| b.source != b.tile).count();
+        let complete = plan.uploads.is_empty() && plan.pending == 0 && nodes_on_ancestors == 0 && plan.covers_body;
+        let wants_image = match read_back {
+            ReadBack::Never => false,
+            ReadBack::Always => true,
+            ReadBack::WhenComplete => complete,
+        };
+        let constants = self.constants(view, sun, analytic_body);
+        let outcome =
+            renderer.render(&FrameInput { constants, records: &records, uploads: &uploads, read_back: wants_image })?;
+        self.frame += 1;
+        Ok(FrameReport {
+            statistics: FrameStatistics::new(&cut.statistics, &plan),
+            draw_calls: outcome.draw_calls,
+            triangles: outcome.triangles,
+            nodes_on_ancestors,
+            analytic_body,
+            complete,
+            gpu: outcome.previous_gpu_times,
+            host_ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// Renders `view` until a frame is complete (every node on its own tile,
+    /// nothing pending) or `max_frames` have been drawn; returns the last
+    /// frame's report (with its GPU times) and image.
+    pub fn render_until_resident(
+        &mut self,
+        renderer: &mut Renderer,
+        view: &View,
+        sun: DVec3,
+        max_frames: u32,
+    ) -> Result<(FrameReport, crate::image::RgbaImage, u32)> {
+        let mut frames = 0;
+        loop {
+            frames += 1;
+            let last = frames >= max_frames;
+            let mode = if last { ReadBack::Always } else { ReadBack::WhenComplete };
+            let mut report = self.frame(renderer, view, sun, mode)?;
+            if report.complete || last {
+                report.gpu = renderer.finish()?;
+                let image = renderer.take_image()?.expect("the frame was read back");
+                return Ok((report, image, frames));
+            }
+        }
+    }
+}
+
+/// When a frame's image comes back to the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadBack {
+    Never,
+    WhenComplete,
+    Always,
+}
+
+fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::source::SourceError) -> RenderError {
+    move |e| RenderError::Source {
+        tile: tile.map(|t| t.to_string()).unwrap_or_else(|| "(selection)".into()),
+        message: e.to_string(),
+    }
+}
+
+/// Produces the tiles to upload, several threads at once.
+fn produce_tiles(source: &dyn HeightSource, tiles: Vec<TileAddress>) -> Result<Vec<SourceTile>> {
+    if tiles.is_empty() {
+        return Ok(Vec::new());
+    }
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(tiles.len());
+    let chunk = tiles.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = tiles
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter().map(|&t| source.tile(t).map_err(source_error(Some(t)))).collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(tiles.len());
+        for handle in handles {
+            out.extend(handle.join().expect("tile threads do not panic")?);
+        }
+        Ok(out)
+    })
+}
+
+/// A default sun for a view: about 37 degrees up over the point beneath the camera,
+/// from the south-east: low enough to show relief.
+pub fn sun_for(body: &Body, view: &View) -> DVec3 {
+    let under = body.ellipsoid().point_to_geodetic(view.position);
+    let enu = planet_terrain::select::east_north_up(under);
+    (enu.col(0) * 0.62 - enu.col(1) * 0.5 + enu.col(2) * 0.6).normalize()
+}

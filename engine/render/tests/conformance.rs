@@ -1,0 +1,121 @@
+//! The GPU's terrain vertex shader against the CPU reference
+//! (`planet_terrain::select::reference_vertex`): the same node records and
+//! the same slot contents, positions read back from the shader's capture
+//! variant, at depths 0 to 24, with every edge relation and a mid-morph band.
+
+mod support;
+
+use glam::Vec3;
+use planet_render::{NODE_VERTICES, quantise};
+use planet_terrain::address::TileAddress;
+use planet_terrain::body::{Body, Geodetic};
+use planet_terrain::select::{
+    Binding, BoundingSphere, EdgeRelation, SelectedNode, UvRect, View, centre_height_within, node_record,
+    reference_vertex,
+};
+use planet_terrain::source::{HeightSource, ProceduralSource, SourceTile};
+use support::*;
+
+/// A node at `depth` under a mid-latitude point, with the camera a
+/// node-width above the ground there, looking down.
+fn case(body: &Body, source: &ProceduralSource, depth: u8) -> (TileAddress, View) {
+    let at = Geodetic::from_degrees(46.5, 8.0, 0.0);
+    let ground = source.elevation(body.ellipsoid().geodetic_to_direction(at));
+    let (tile, _, _) = planet_terrain::source::locate(body, at, depth);
+    let size = body.tile_size_m(depth);
+    let camera = Geodetic::from_degrees(46.5, 8.0, ground + size);
+    (tile, View::looking_from(body, camera, 0.0, -90.0, 1.0, (64, 64)))
+}
+
+#[test]
+fn gpu_vertices_match_the_cpu_reference_at_depths_0_to_24() {
+    let body = Body::earth();
+    let source = ProceduralSource::new(body.clone(), 11);
+    let mut renderer = renderer((64, 64), 16);
+    let relations = [EdgeRelation::Same, EdgeRelation::Coarser, EdgeRelation::Finer, EdgeRelation::Same];
+    let mut records = Vec::new();
+    let mut tiles: Vec<SourceTile> = Vec::new();
+    let mut views = Vec::new();
+    for (k, depth) in [0u8, 4, 8, 12, 16, 20, 24].into_iter().enumerate() {
+        let (tile, view) = case(&body, &source, depth);
+        // Every node reads an ancestor two levels up (a scaled UV rectangle,
+        // fractional texel coordinates), except depth 0 which reads itself.
+        let source_tile = tile.ancestor_at(depth.saturating_sub(2)).expect("an ancestor");
+        let bounds = source.tile_bounds(tile).expect("bounds");
+        let node = SelectedNode {
+            tile,
+            bounds,
+            sphere: BoundingSphere::of_tile(body.ellipsoid(), tile, bounds.min_elevation, bounds.max_elevation),
+            projected_error_px: 1.0,
+            culled: None,
+            edges: [relations[k % 4], relations[(k + 1) % 4], relations[(k + 2) % 4], relations[(k + 3) % 4]],
+        };
+        let binding = Binding { tile, source: source_tile, slot: k, uv: UvRect::within(tile, source_tile) };
+        // A morph band that the node's vertices straddle.
+        let centre_distance = node.sphere.distance(view.position) + node.sphere.radius;
+        let source_data = source.tile(source_tile).expect("tile");
+        let (lo, hi) = source_data.heights.iter().fold((f32::MAX, f32::MIN), |(a, b), &h| (a.min(h), b.max(h)));
+        let centre_height = centre_height_within(&node, Some((f64::from(lo), f64::from(hi))));
+        let record = node_record(body.ellipsoid(), &view, &node, &binding, centre_distance * 1.1, centre_height);
+        records.push(record);
+        tiles.push(source_data);
+        views.push(view);
+    }
+    // Records are camera-relative to their own views; one capture pass per
+    // record set is enough because the shader reads only the record.
+    let uploads: Vec<(u32, &SourceTile)> = tiles.iter().enumerate().map(|(k, t)| (k as u32, t)).collect();
+    let constants = planet_render::PushConstants::default();
+    let captured = renderer.capture_vertices(constants, &records, &uploads).expect("capture");
+    let Some(captured) = captured else {
+        panic!("the device cannot store from vertex shaders (vertexPipelineStoresAndAtomics); lavapipe can");
+    };
+    assert_no_validation_messages(&renderer);
+
+    for (k, record) in records.iter().enumerate() {
+        let mut worst_relative = 0.0f64;
+        let mut worst_absolute = 0.0f64;
+        let content = renderer.slot_content(k as u32);
+        let mut filled = *record;
+        filled.height_base = content.height_base;
+        filled.height_step = content.height_step;
+        let q = quantise(&tiles[k].heights, content.height_base, content.height_step);
+        let decoded: Vec<f32> = q.iter().map(|&q| content.decode(q)).collect();
+        for j in 0..33u32 {
+            for i in 0..33u32 {
+                let cpu = reference_vertex(&filled, &decoded, i, j);
+                let gpu = Vec3::from_array(captured[k * NODE_VERTICES as usize + (j * 33 + i) as usize]);
+                let error = f64::from((gpu - cpu).length());
+                let scale = f64::from(cpu.length()).max(1e-3);
+                // Stated tolerance: 8 f32 ulps of the camera distance, plus 10 um.
+                let allowed = 8.0 * scale * f64::from(f32::EPSILON) + 1e-5;
+                assert!(
+                    error <= allowed,
+                    "depth {} vertex ({i}, {j}): GPU {gpu:?} vs CPU {cpu:?}, {error:e} m > {allowed:e} m",
+                    record.depth
+                );
+                worst_relative = worst_relative.max(error / scale);
+                worst_absolute = worst_absolute.max(error);
+            }
+        }
+        // Skirt vertices hang below their edge vertex by the skirt depth.
+        let skirt = filled.skirt_m.max(4.0 * content.height_step);
+        for e in 0..4u32 {
+            for along in 0..33u32 {
+                let (i, j) = match e {
+                    0 => (0, along),
+                    1 => (32, along),
+                    2 => (along, 0),
+                    _ => (along, 32),
+                };
+                let top = Vec3::from_array(captured[k * NODE_VERTICES as usize + (j * 33 + i) as usize]);
+                let bottom = Vec3::from_array(captured[k * NODE_VERTICES as usize + (1089 + e * 33 + along) as usize]);
+                let drop = f64::from((top - bottom).length());
+                assert!((drop - f64::from(skirt)).abs() <= 1e-3 * f64::from(skirt) + 1e-3, "skirt {drop} vs {skirt}");
+            }
+        }
+        eprintln!(
+            "conformance depth {:2}: worst {worst_absolute:.3e} m, {worst_relative:.3e} of the camera distance",
+            record.depth
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! planet-view: draw a body from a pack (or a procedural source, or only
+//! its ellipsoid) and write the frame as PNG, with per-frame statistics.
+//!
+//! The key decision: the headless path is the same frame path a window
+//! uses ([`planet_render::scene::TerrainScene`]), rendered until the cut is
+//! fully resident (or a stated frame cap), so a shot is what a user would
+//! see once streaming settles, and the statistics say whether it did.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use planet_render::scene::{SceneSettings, TerrainScene, sun_for};
+use planet_render::{GpuSettings, Renderer, RendererSettings};
+use planet_terrain::body::{Body, Geodetic};
+use planet_terrain::pack::Pack;
+use planet_terrain::select::{SelectionSettings, View};
+use planet_terrain::source::query::{GroundReader, depth_for_spacing};
+use planet_terrain::source::{HeightSource, PackSource, ProceduralSource};
+
+#[derive(Debug, Parser)]
+#[command(name = "planet-view", about = "Draw a planet from orbit to the ground; headless to PNG with --shot")]
+struct Cli {
+    /// A .planetpack; without one the body is drawn procedurally (--procedural) or as its ellipsoid.
+    pack: Option<PathBuf>,
+    /// Body when there is no pack: earth, moon or mars.
+    #[arg(long, default_value = "earth")]
+    body: String,
+    /// Draw a pack-less body from the procedural height source with this seed.
+    #[arg(long)]
+    procedural: Option<u64>,
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    lat: f64,
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    lon: f64,
+    /// Camera height above the ellipsoid, metres.
+    #[arg(long, conflicts_with = "agl")]
+    alt: Option<f64>,
+    /// Camera height above the ground beneath it, metres.
+    #[arg(long)]
+    agl: Option<f64>,
+    /// Degrees clockwise from north.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    heading: f64,
+    /// Degrees above the horizontal (-90 looks straight down).
+    #[arg(long, default_value_t = -90.0, allow_negative_numbers = true)]
+    pitch: f64,
+    /// Vertical field of view, degrees.
+    #[arg(long, default_value_t = 50.0)]
+    fov: f64,
+    /// Write the frame here (PNG) and exit.
+    #[arg(long)]
+    shot: Option<PathBuf>,
+    #[arg(long, default_value = "1280x720")]
+    size: String,
+    /// Most nodes in the cut.
+    #[arg(long, default_value_t = 2048)]
+    budget: usize,
+    /// Target screen-space error, pixels.
+    #[arg(long, default_value_t = 2.0)]
+    sse: f64,
+    /// Write per-frame statistics as JSON here.
+    #[arg(long)]
+    stats: Option<PathBuf>,
+    /// Stop after this many frames even if tiles are still streaming.
+    #[arg(long, default_value_t = 240)]
+    max_frames: u32,
+    /// Tile uploads per frame.
+    #[arg(long, default_value_t = 64)]
+    uploads: usize,
+    /// Resident tile slots on the GPU.
+    #[arg(long, default_value_t = 1024)]
+    slots: u32,
+    /// Turn on the Vulkan validation layers; any message fails the run.
+    #[arg(long)]
+    validation: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            for cause in error.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse_size(text: &str) -> Result<(u32, u32)> {
+    let parsed = text.split_once('x').and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
+    match parsed {
+        Some((w, h)) if (1..=16384).contains(&w) && (1..=16384).contains(&h) => Ok((w, h)),
+        _ => bail!("--size '{text}': expected WIDTHxHEIGHT, each 1..=16384 (e.g. 1920x1080)"),
+    }
+}
+
+fn check_angles(cli: &Cli) -> Result<()> {
+    if !(-90.0..=90.0).contains(&cli.lat) {
+        bail!("--lat {}: latitude must lie in -90..=90 degrees", cli.lat);
+    }
+    if !(-360.0..=360.0).contains(&cli.lon) {
+        bail!("--lon {}: longitude must lie in -360..=360 degrees", cli.lon);
+    }
+    if !(-90.0..=90.0).contains(&cli.pitch) {
+        bail!("--pitch {}: pitch must lie in -90..=90 degrees", cli.pitch);
+    }
+    if !(1.0..=170.0).contains(&cli.fov) {
+        bail!("--fov {}: field of view must lie in 1..=170 degrees", cli.fov);
+    }
+    if !(cli.sse > 0.0 && cli.sse.is_finite()) {
+        bail!("--sse {}: the screen-space error target must be a positive number of pixels", cli.sse);
+    }
+    if cli.budget < 6 {
+        bail!("--budget {}: a cut needs at least the six root nodes", cli.budget);
+    }
+    Ok(())
+}
+
+fn open_source(cli: &Cli) -> Result<(Body, Option<Arc<dyn HeightSource>>)> {
+    if let Some(path) = &cli.pack {
+        let pack = Pack::open(path).with_context(|| format!("opening pack {}", path.display()))?;
+        let source = PackSource::new(Arc::new(pack));
+        let body = source.body().clone();
+        return Ok((body, Some(Arc::new(source))));
+    }
+    let body = Body::named(&cli.body).with_context(|| format!("--body '{}'", cli.body))?;
+    let source: Option<Arc<dyn HeightSource>> = match cli.procedural {
+        Some(seed) => Some(Arc::new(ProceduralSource::new(body.clone(), seed))),
+        None => None,
+    };
+    Ok((body, source))
+}
+
+/// The camera's height above the ellipsoid (given, or the ground plus
+/// `--agl`) and above the ground. The ground is read at a fixed ~10 m
+/// resolution, not the view's detail.
+fn camera_height(cli: &Cli, source: Option<&dyn HeightSource>, at: Geodetic) -> Result<(f64, f64)> {
+    let ground = match source {
+        Some(source) => {
+            let depth = depth_for_spacing(source, 10.0);
+            GroundReader::new(source, depth).height(at).context("reading the ground under the camera")?
+        }
+        None => 0.0,
+    };
+    let height = match (cli.alt, cli.agl) {
+        (Some(alt), _) => alt,
+        (None, Some(agl)) => ground + agl,
+        (None, None) => 20_000_000.0,
+    };
+    Ok((height, height - ground))
+}
+
+fn run(cli: Cli) -> Result<()> {
+    check_angles(&cli)?;
+    let size = parse_size(&cli.size)?;
+    let Some(shot) = cli.shot.clone() else {
+        bail!("the windowed viewer is not built yet (issue #7); pass --shot OUT.png to render headless");
+    };
+    let (body, source) = open_source(&cli)?;
+    let at = Geodetic::from_degrees(cli.lat, cli.lon, 0.0);
+    let (height, above_ground) = camera_height(&cli, source.as_deref(), at)?;
+    if !height.is_finite() || height < -20_000.0 {
+        bail!("camera height {height} m is not a usable altitude");
+    }
+    let at = Geodetic::from_degrees(cli.lat, cli.lon, height);
+    let view = View::looking_from(&body, at, cli.heading, cli.pitch, cli.fov.to_radians(), size);
+
+    let mut renderer = Renderer::new(RendererSettings {
+        size,
+        slots: cli.slots,
+        max_nodes: cli.budget.max(64),
+        frames_in_flight: 2,
+        uploads_per_frame: cli.uploads,
+        gpu: GpuSettings { validation: cli.validation },
+    })
+    .context("starting the renderer")?;
+    let settings = SceneSettings {
+        selection: SelectionSettings {
+            target_error_px: cli.sse,
+            node_budget: cli.budget,
+            near_m: near_plane(above_ground),
+        },
+        uploads_per_frame: cli.uploads,
+        frames_in_flight: 2,
+    };
+    let mut scene = TerrainScene::new(body.clone(), source, &renderer, settings);
+    let sun = sun_for(&body, &view);
+    let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames)?;
+    image.save_png(&shot).with_context(|| format!("writing {}", shot.display()))?;
+    let messages = renderer.validation_messages();
+    if let Some(path) = &cli.stats {
+        write_stats(path, &renderer, &report, frames, size)?;
+    }
+    eprintln!(
+        "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}, wrote {}",
+        body.name(),
+        renderer.device_name(),
+        report.statistics.nodes_selected,
+        report.statistics.nodes_drawn,
+        report.statistics.effective_screen_error_pixels,
+        frames,
+        if report.complete { "" } else { " (frame cap reached while streaming)" },
+        shot.display()
+    );
+    if !messages.is_empty() {
+        for m in &messages {
+            eprintln!("validation: {m}");
+        }
+        bail!("{} Vulkan validation message(s)", messages.len());
+    }
+    Ok(())
+}
+
+/// Near plane: a fraction of the height above the ground (nothing can be
+/// nearer than that), capped; reversed-Z keeps the depth precision.
+fn near_plane(above_ground: f64) -> f64 {
+    (above_ground.abs() * 0.05).clamp(0.05, 1000.0)
+}
+
+fn write_stats(
+    path: &Path,
+    renderer: &Renderer,
+    report: &planet_render::scene::FrameReport,
+    frames: u32,
+    size: (u32, u32),
+) -> Result<()> {
+    let s = &report.statistics;
+    let gpu = report.gpu;
+    let json = serde_json::json!({
+        "device": renderer.device_name(),
+        "width": size.0,
+        "height": size.1,
+        "frames_rendered": frames,
+        "complete": report.complete,
+        "nodes_selected": s.nodes_selected,
+        "nodes_culled": s.nodes_culled,
+        "nodes_drawn": s.nodes_drawn,
+        "nodes_dropped": s.nodes_dropped,
+        "nodes_on_ancestors": report.nodes_on_ancestors,
+        "effective_screen_error_pixels": s.effective_screen_error_pixels,
+        "selection_cpu_ms": s.selection_cpu_ms,
+        "frame_cpu_ms": report.host_ms,
+        "resident_slots": s.resident_slots,
+        "uploads": s.uploads,
+        "upload_bytes": s.upload_bytes,
+        "pending_requests": s.pending_requests,
+        "covers_body": s.covers_body,
+        "analytic_body_drawn": report.analytic_body,
+        "triangles": report.triangles,
+        "draw_calls": {
+            "terrain_depth": report.draw_calls.terrain_depth,
+            "terrain_shaded": report.draw_calls.terrain_shaded,
+            "sky": report.draw_calls.sky,
+        },
+        "gpu_ms": gpu.map(|g| serde_json::json!({
+            "terrain_depth": g.terrain_depth_ms,
+            "terrain_shaded": g.terrain_shaded_ms,
+            "sky": g.sky_ms,
+            "total": g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms,
+        })),
+    });
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, serde_json::to_string_pretty(&json)? + "\n")
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
