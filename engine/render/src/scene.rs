@@ -35,7 +35,7 @@ impl Appearance {
     /// A sensible look for a named body.
     pub fn for_body(body: &Body) -> Appearance {
         match body.name() {
-            "earth" => Appearance { atmosphere: Some((8000.0, 1.2e-5)), palette: 0, exposure: 1.4 },
+            "earth" => Appearance { atmosphere: Some((8000.0, 8.0e-6)), palette: 0, exposure: 1.4 },
             "mars" => Appearance { atmosphere: Some((11000.0, 2.0e-6)), palette: 2, exposure: 1.4 },
             "moon" => Appearance { atmosphere: None, palette: 1, exposure: 1.4 },
             _ => Appearance { atmosphere: None, palette: 1, exposure: 1.4 },

@@ -65,9 +65,24 @@ pub fn palette_colour(h: f64) -> [u8; 3] {
     }
 }
 
+/// The shared test pack (see [`write_procedural_pack`]), made once per
+/// target directory: each test process writes its own copy in a private
+/// directory and renames it into place, so concurrent tests never see a
+/// half-written pack.
+pub fn procedural_pack(depth: u8) -> PathBuf {
+    let shared = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("procedural-earth-{depth}.planetpack"));
+    if Pack::open(&shared).is_ok() {
+        return shared;
+    }
+    let private = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let written = write_procedural_pack(private.path(), depth);
+    std::fs::rename(&written, &shared).expect("move the pack into place");
+    shared
+}
+
 /// A small codec-2 pack of a seeded procedural Earth to `depth`, written
 /// into `dir`; the colour block is an elevation palette, classes 1 ocean 2 land.
-pub fn procedural_pack(dir: &Path, depth: u8) -> PathBuf {
+pub fn write_procedural_pack(dir: &Path, depth: u8) -> PathBuf {
     let path = dir.join(format!("procedural-earth-{depth}.planetpack"));
     let body = Body::earth();
     let source = ProceduralSource::new(body.clone(), 7);
@@ -119,7 +134,7 @@ pub fn pack_source(path: &Path) -> Arc<dyn HeightSource> {
     Arc::new(PackSource::new(Arc::new(Pack::open(path).expect("open test pack"))))
 }
 
-/// A range of parallel ridges around a point: 2 km high, 24 km apart,
+/// A range of parallel ridges around a point: 1.8 km high, 8 km apart,
 /// running north-east, over a plain at 300 m. Closed form, so its error
 /// bound is exact: a sinusoid of amplitude `a` and wavelength `l` sampled
 /// every `s` departs from its linear interpolation by at most
@@ -130,8 +145,8 @@ pub struct RidgeSource {
     pub centre: DVec3,
 }
 
-const RIDGE_AMPLITUDE: f64 = 1000.0;
-const RIDGE_WAVELENGTH: f64 = 24_000.0;
+const RIDGE_AMPLITUDE: f64 = 900.0;
+const RIDGE_WAVELENGTH: f64 = 8_000.0;
 
 impl RidgeSource {
     pub fn new(lat: f64, lon: f64) -> RidgeSource {
@@ -148,7 +163,7 @@ impl RidgeSource {
         let (x, y) = (offset.dot(east), offset.dot(north));
         let across = (x - y) / 2f64.sqrt();
         let along = (x + y) / 2f64.sqrt();
-        let envelope = (-(x * x + y * y) / (2.0 * 60_000.0f64.powi(2))).exp();
+        let envelope = (-(x * x + y * y) / (2.0 * 40_000.0f64.powi(2))).exp();
         let ridge = 1.0 - (std::f64::consts::TAU * across / RIDGE_WAVELENGTH).cos();
         let saddles = 0.8 + 0.2 * (std::f64::consts::TAU * along / (2.7 * RIDGE_WAVELENGTH)).cos();
         300.0 + RIDGE_AMPLITUDE * ridge * saddles * envelope
