@@ -23,7 +23,7 @@ if [[ ! -f packs/demo/lsmask.tif ]]; then
     mv packs/demo/lsmask.tif.tmp packs/demo/lsmask.tif
 fi
 
-cargo build --release --locked -q -p planet-bake -p planet-pack
+cargo build --release --locked -q -p planet-bake -p planet-pack -p planet-view
 bin=target/release
 $bin/planet-bake --dem "$etopo5" --imagery packs/demo/bmng.tif --classes packs/demo/lsmask.tif \
     --body earth --tier demo --out packs/earth.planetpack --report packs/earth.report.json --if-unchanged
@@ -48,5 +48,12 @@ done
 tile=$($bin/planet-pack sample packs/earth.planetpack --lat 28 --lon 87 --json | sed -n 's/.*"tile": "\(.*\)".*/\1/p')
 $bin/planet-pack tile packs/earth.planetpack "$tile" --png packs/himalaya.png
 echo
-echo "The renderer (planet-view) is not built yet: look at packs/himalaya.png, or any tile with"
-echo "  $bin/planet-pack tile packs/earth.planetpack FACE/DEPTH/X/Y --png OUT.png"
+# planet-view prefers a discrete GPU and falls back to Mesa's lavapipe (software).
+echo "The demo Earth through planet-view, headless (packs/*.png, statistics in packs/*.json):"
+for shot in "orbit:20:30:15000000:0:-90" "himalaya-10km:27.6:86.3:10000:60:-12" "everest-2m:27.95:86.85:2:300:-4"; do
+    IFS=: read -r name lat lon height heading pitch <<<"$shot"
+    height_flag=--alt
+    [[ $name == everest-2m ]] && height_flag=--agl
+    $bin/planet-view packs/earth.planetpack --lat "$lat" --lon "$lon" "$height_flag" "$height" \
+        --heading "$heading" --pitch "$pitch" --size 1280x720 --shot "packs/$name.png" --stats "packs/$name.json"
+done
