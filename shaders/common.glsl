@@ -55,6 +55,8 @@ struct NodeRecord {
 };
 
 layout(scalar, set = 0, binding = 0) readonly buffer Records { NodeRecord records[]; };
+// Binding 4: captured vertices (terrain.vert CAPTURE); binding 5: the frame's
+// counters (sky.frag); binding 6: the HUD overlay (hud.frag).
 layout(set = 0, binding = 1) uniform utexture2DArray slot_heights;
 layout(set = 0, binding = 2) uniform sampler2DArray slot_colour;
 layout(set = 0, binding = 3) uniform utexture2DArray slot_classes;
@@ -63,10 +65,11 @@ layout(set = 0, binding = 3) uniform utexture2DArray slot_classes;
 // reversed Z with the far plane at infinity.
 layout(push_constant, std430) uniform Frame {
     vec4 x_row;        // xyz; w = near plane (m)
-    vec4 y_row;        // xyz; w = unused
+    vec4 y_row;        // xyz; w = the floor scale: 1 + (deepest ground) / (mean radius)
     vec4 w_row;        // xyz (the forward axis); w = unused
     vec4 sun;          // body-fixed direction toward the sun; w = ambient
-    vec4 camera;       // body-fixed camera position (m, f32: atmosphere only); w = altitude
+    vec4 camera;       // body-fixed camera position (m, f32: atmosphere only);
+                       // w = |camera / (radii * floor scale)|^2 - 1, formed in f64
     vec4 radii;        // ellipsoid radii; w = |camera / radii|^2 - 1, formed in f64
     vec4 inverse_radii;// 1 / radii; w = mean radius
     uint flags;

@@ -13,5 +13,7 @@ void main() {
     // forward component is 1, so a hit at parameter t lies t metres ahead.
     mat3 m = transpose(mat3(pc.x_row.xyz, pc.y_row.xyz, pc.w_row.xyz));
     out_ray = inverse(m) * vec3(ndc, 1.0);
+    // Depth 0: the farthest a reversed-Z buffer holds, so the sky passes only
+    // where nothing was drawn.
     gl_Position = vec4(ndc, 0.0, 1.0);
 }

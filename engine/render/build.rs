@@ -15,6 +15,8 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("terrain.frag.spv", "terrain.frag", &[]),
     ("sky.vert.spv", "sky.vert", &[]),
     ("sky.frag.spv", "sky.frag", &[]),
+    ("body.frag.spv", "body.frag", &[]),
+    ("hud.frag.spv", "hud.frag", &[]),
 ];
 
 fn main() {

@@ -23,25 +23,34 @@ const MAIN: &CStr = c"main";
 enum Kind {
     TerrainDepth,
     TerrainShaded,
+    TerrainWire,
+    Body,
     Sky,
+    Hud,
     Capture,
 }
 
 impl Renderer {
     pub(crate) fn build(&mut self) -> Result<()> {
         self.build_layouts()?;
-        for kind in [Kind::TerrainDepth, Kind::TerrainShaded, Kind::Sky] {
+        for kind in [Kind::TerrainDepth, Kind::TerrainShaded, Kind::Body, Kind::Sky, Kind::Hud] {
             let pipeline = self.build_pipeline(kind)?;
             match kind {
                 Kind::TerrainDepth => self.pipelines.depth = pipeline,
                 Kind::TerrainShaded => self.pipelines.shaded = pipeline,
-                _ => self.pipelines.sky = pipeline,
+                Kind::Body => self.pipelines.body = pipeline,
+                Kind::Sky => self.pipelines.sky = pipeline,
+                _ => self.pipelines.hud = pipeline,
             }
         }
         if self.gpu.vertex_stores {
             self.pipelines.capture = Some(self.build_pipeline(Kind::Capture)?);
         }
+        if self.gpu.wireframe {
+            self.pipelines.wire = Some(self.build_pipeline(Kind::TerrainWire)?);
+        }
         self.build_images()?;
+        self.build_targets()?;
         self.build_frames()?;
         Ok(())
     }
@@ -74,6 +83,16 @@ impl Renderer {
                 .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                 .descriptor_count(1)
                 .stage_flags(vk::ShaderStageFlags::VERTEX),
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(5)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::FRAGMENT),
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(6)
+                .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::FRAGMENT),
         ];
         let device = &self.gpu.device;
         // SAFETY: valid device; the create infos reference locals.
@@ -107,8 +126,10 @@ impl Renderer {
     fn build_pipeline(&self, kind: Kind) -> Result<vk::Pipeline> {
         let (vertex, fragment) = match kind {
             Kind::TerrainDepth => (spirv::TERRAIN_DEPTH_VERT, None),
-            Kind::TerrainShaded => (spirv::TERRAIN_VERT, Some(spirv::TERRAIN_FRAG)),
+            Kind::TerrainShaded | Kind::TerrainWire => (spirv::TERRAIN_VERT, Some(spirv::TERRAIN_FRAG)),
+            Kind::Body => (spirv::SKY_VERT, Some(spirv::BODY_FRAG)),
             Kind::Sky => (spirv::SKY_VERT, Some(spirv::SKY_FRAG)),
+            Kind::Hud => (spirv::SKY_VERT, Some(spirv::HUD_FRAG)),
             Kind::Capture => (spirv::TERRAIN_CAPTURE_VERT, None),
         };
         let vertex = self.shader(vertex)?;
@@ -136,7 +157,7 @@ impl Renderer {
             vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
         let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
         let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(vk::PolygonMode::FILL)
+            .polygon_mode(if kind == Kind::TerrainWire { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL })
             .cull_mode(vk::CullModeFlags::NONE)
             .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
             .line_width(1.0)
@@ -144,21 +165,35 @@ impl Renderer {
         let multisample =
             vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
         // Reversed Z: nearer is greater. The shaded pass redraws exactly the
-        // depth pass's positions (`invariant gl_Position`), so it tests
-        // greater-or-equal without writing; the sky writes the ellipsoid's
-        // depth, or 0 where only space remains.
+        // depth pass's positions (`precise` end to end), so it tests
+        // greater-or-equal without writing; the body writes the ellipsoid's
+        // depth; the sky sits at depth 0 and so lands only where nothing
+        // did; the HUD ignores depth.
         let (test, write, compare) = match kind {
             Kind::TerrainDepth | Kind::Capture => (true, true, vk::CompareOp::GREATER),
-            Kind::TerrainShaded => (true, false, vk::CompareOp::GREATER_OR_EQUAL),
-            Kind::Sky => (true, true, vk::CompareOp::GREATER_OR_EQUAL),
+            Kind::TerrainShaded | Kind::TerrainWire => (true, false, vk::CompareOp::GREATER_OR_EQUAL),
+            Kind::Body => (true, true, vk::CompareOp::GREATER_OR_EQUAL),
+            Kind::Sky => (true, false, vk::CompareOp::GREATER_OR_EQUAL),
+            Kind::Hud => (false, false, vk::CompareOp::ALWAYS),
         };
         let depth = vk::PipelineDepthStencilStateCreateInfo::default()
             .depth_test_enable(test)
             .depth_write_enable(write)
             .depth_compare_op(compare);
-        let blend_attachments =
-            [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let with_colour = matches!(kind, Kind::TerrainShaded | Kind::Sky);
+        let blend_attachments = [if kind == Kind::Hud {
+            vk::PipelineColorBlendAttachmentState::default()
+                .blend_enable(true)
+                .src_color_blend_factor(vk::BlendFactor::SRC_ALPHA)
+                .dst_color_blend_factor(vk::BlendFactor::ONE_MINUS_SRC_ALPHA)
+                .color_blend_op(vk::BlendOp::ADD)
+                .src_alpha_blend_factor(vk::BlendFactor::ONE)
+                .dst_alpha_blend_factor(vk::BlendFactor::ZERO)
+                .alpha_blend_op(vk::BlendOp::ADD)
+                .color_write_mask(vk::ColorComponentFlags::RGBA)
+        } else {
+            vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)
+        }];
+        let with_colour = !matches!(kind, Kind::TerrainDepth | Kind::Capture);
         let blend = if with_colour {
             vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments)
         } else {
@@ -201,24 +236,8 @@ impl Renderer {
         self.heights = Image::new(&self.gpu, HEIGHT_FORMAT, (SIDE, SIDE), slots, sampled, "height slots")?;
         self.colour = Image::new(&self.gpu, COLOUR_FORMAT, (SIDE, SIDE), slots, sampled, "colour slots")?;
         self.classes = Image::new(&self.gpu, CLASS_FORMAT, (SIDE, SIDE), slots, sampled, "class slots")?;
-        let size = self.settings.size;
-        self.target = Image::new(
-            &self.gpu,
-            TARGET_FORMAT,
-            size,
-            1,
-            vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
-            "colour target",
-        )?;
-        self.depth =
-            Image::new(&self.gpu, DEPTH_FORMAT, size, 1, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, "depth")?;
-        self.readback = Buffer::new(
-            &self.gpu,
-            u64::from(size.0) * u64::from(size.1) * 4,
-            vk::BufferUsageFlags::TRANSFER_DST,
-            MemoryLocation::GpuToCpu,
-            "read-back",
-        )?;
+        self.hud =
+            Image::new(&self.gpu, vk::Format::R8G8B8A8_UNORM, crate::renderer::HUD_SIZE, 1, sampled, "HUD overlay")?;
         let indices = lattice_indices();
         self.indices = Buffer::new(
             &self.gpu,
@@ -243,6 +262,30 @@ impl Renderer {
         self.initialise_slots()
     }
 
+    /// The colour and depth targets and the read-back buffer, at the
+    /// current size (again after a resize).
+    pub(crate) fn build_targets(&mut self) -> Result<()> {
+        let size = self.settings.size;
+        self.target = Image::new(
+            &self.gpu,
+            TARGET_FORMAT,
+            size,
+            1,
+            vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+            "colour target",
+        )?;
+        self.depth =
+            Image::new(&self.gpu, DEPTH_FORMAT, size, 1, vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT, "depth")?;
+        self.readback = Buffer::new(
+            &self.gpu,
+            u64::from(size.0) * u64::from(size.1) * 4,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+            "read-back",
+        )?;
+        Ok(())
+    }
+
     /// Clears the slot images once and leaves them shader-readable.
     fn initialise_slots(&mut self) -> Result<()> {
         let device = &self.gpu.device;
@@ -262,7 +305,7 @@ impl Renderer {
                     )
                     .during("allocating commands")?[0];
                 device.begin_command_buffer(commands, &vk::CommandBufferBeginInfo::default()).during("recording")?;
-                let images = [&self.heights, &self.colour, &self.classes];
+                let images = [&self.heights, &self.colour, &self.classes, &self.hud];
                 let to_general: Vec<_> = images
                     .iter()
                     .map(|image| {
@@ -319,8 +362,8 @@ impl Renderer {
     fn build_frames(&mut self) -> Result<()> {
         let count = self.settings.frames_in_flight as u32;
         let sizes = [
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 * count },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLED_IMAGE, descriptor_count: 2 * count },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 3 * count },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLED_IMAGE, descriptor_count: 3 * count },
             vk::DescriptorPoolSize { ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER, descriptor_count: count },
         ];
         // SAFETY: valid device and create info.
@@ -349,8 +392,11 @@ impl Renderer {
             staging: Buffer::null(),
             set: vk::DescriptorSet::null(),
             queries: vk::QueryPool::null(),
+            counters: Buffer::null(),
+            acquired: vk::Semaphore::null(),
             submitted: false,
             read_back: false,
+            frame: 0,
         };
         let result = (|| -> Result<()> {
             // SAFETY: valid device; create infos reference locals.
@@ -373,7 +419,17 @@ impl Renderer {
                         None,
                     )
                     .during("creating a query pool")?;
+                frame.acquired = device
+                    .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
+                    .during("creating a semaphore")?;
             }
+            frame.counters = Buffer::new(
+                gpu,
+                16,
+                vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
+                MemoryLocation::GpuToCpu,
+                "frame counters",
+            )?;
             frame.records = Buffer::new(
                 gpu,
                 (self.settings.max_nodes.max(1) * RECORD_BYTES) as u64,
@@ -383,7 +439,7 @@ impl Renderer {
             )?;
             frame.staging = Buffer::new(
                 gpu,
-                (self.settings.uploads_per_frame.max(1) * TILE_UPLOAD_BYTES) as u64,
+                (self.settings.uploads_per_frame.max(1) * TILE_UPLOAD_BYTES + crate::renderer::HUD_BYTES) as u64,
                 vk::BufferUsageFlags::TRANSFER_SRC,
                 MemoryLocation::CpuToGpu,
                 "staging ring",
@@ -409,6 +465,10 @@ impl Renderer {
             let classes = [vk::DescriptorImageInfo::default()
                 .image_view(self.classes.view)
                 .image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)];
+            let counters = [vk::DescriptorBufferInfo::default().buffer(frame.counters.buffer).range(vk::WHOLE_SIZE)];
+            let hud = [vk::DescriptorImageInfo::default()
+                .image_view(self.hud.view)
+                .image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)];
             let writes = [
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
@@ -430,6 +490,16 @@ impl Renderer {
                     .dst_binding(3)
                     .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
                     .image_info(&classes),
+                vk::WriteDescriptorSet::default()
+                    .dst_set(frame.set)
+                    .dst_binding(5)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(&counters),
+                vk::WriteDescriptorSet::default()
+                    .dst_set(frame.set)
+                    .dst_binding(6)
+                    .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
+                    .image_info(&hud),
             ];
             // SAFETY: the set is fresh and unused.
             unsafe { device.update_descriptor_sets(&writes, &[]) };
@@ -440,12 +510,14 @@ impl Renderer {
             Err(e) => {
                 // SAFETY: nothing of this frame was submitted.
                 unsafe {
+                    device.destroy_semaphore(frame.acquired, None);
                     device.destroy_query_pool(frame.queries, None);
                     device.destroy_fence(frame.fence, None);
                     device.destroy_command_pool(frame.pool, None);
                 }
                 frame.records.destroy(gpu);
                 frame.staging.destroy(gpu);
+                frame.counters.destroy(gpu);
                 Err(e)
             }
         }

@@ -27,6 +27,19 @@ pub struct GpuSettings {
     pub validation: bool,
 }
 
+/// The native handles of a window to present to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowHandles {
+    pub display: raw_window_handle::RawDisplayHandle,
+    pub window: raw_window_handle::RawWindowHandle,
+}
+
+/// A window surface and the loader that owns its functions.
+pub(crate) struct Surface {
+    pub loader: ash::khr::surface::Instance,
+    pub surface: vk::SurfaceKHR,
+}
+
 pub struct Gpu {
     _entry: ash::Entry,
     pub instance: ash::Instance,
@@ -34,6 +47,8 @@ pub struct Gpu {
     messages: MessageLog,
     /// Keeps the pointer the messenger holds alive until it is destroyed.
     _messages_for_callback: Box<MessageLog>,
+    pub(crate) surface: Option<Surface>,
+    pub physical: vk::PhysicalDevice,
     pub device: ash::Device,
     pub queue: vk::Queue,
     pub queue_family: u32,
@@ -42,6 +57,7 @@ pub struct Gpu {
     /// Nanoseconds per timestamp tick; `None` when the queue has no timestamps.
     pub timestamp_period_ns: Option<f64>,
     pub vertex_stores: bool,
+    pub wireframe: bool,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -74,7 +90,9 @@ unsafe extern "system" fn on_message(
 }
 
 impl Gpu {
-    pub fn new(settings: GpuSettings) -> Result<Gpu> {
+    /// Creates the instance and the device; with `window`, also the
+    /// window's surface, and the device is one that can present to it.
+    pub fn new(settings: GpuSettings, window: Option<WindowHandles>) -> Result<Gpu> {
         // SAFETY: loading the system Vulkan loader runs its initialisers;
         // it is the documented way to use a dynamically loaded loader.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| RenderError::Loader(e.to_string()))?;
@@ -83,6 +101,11 @@ impl Gpu {
 
         let mut layers = Vec::new();
         let mut extensions = Vec::new();
+        if let Some(window) = window {
+            let required = ash_window::enumerate_required_extensions(window.display)
+                .map_err(|e| crate::conv::map_result(e, "finding the window's surface extensions"))?;
+            extensions.extend_from_slice(required);
+        }
         if settings.validation {
             // SAFETY: plain enumeration with a valid entry.
             let available = unsafe { entry.enumerate_instance_layer_properties() }.during("listing layers")?;
@@ -134,14 +157,29 @@ impl Gpu {
         } else {
             None
         };
-        let mut gpu = PartialGpu { instance: Some(instance), debug };
-        let (physical, queue_family, device_name) = choose_device(gpu.instance())?;
+        let mut gpu = PartialGpu { instance: Some(instance), debug, surface: None };
+        if let Some(window) = window {
+            let loader = ash::khr::surface::Instance::new(&entry, gpu.instance());
+            // SAFETY: the handles come from a live window that outlives the
+            // renderer (the viewer drops the renderer first).
+            let surface =
+                unsafe { ash_window::create_surface(&entry, gpu.instance(), window.display, window.window, None) }
+                    .during("creating the window surface")?;
+            gpu.surface = Some(Surface { loader, surface });
+        }
+        let (physical, queue_family, device_name) = choose_device(gpu.instance(), gpu.surface.as_ref())?;
         let instance = gpu.instance();
         // SAFETY: `physical` came from this instance.
         let features = unsafe { instance.get_physical_device_features(physical) };
         let vertex_stores = features.vertex_pipeline_stores_and_atomics == vk::TRUE;
+        if features.fragment_stores_and_atomics != vk::TRUE {
+            return Err(RenderError::NoDevice {
+                found: format!("{device_name} (lacks fragmentStoresAndAtomics, which the hole counter needs)"),
+            });
+        }
         let enabled = vk::PhysicalDeviceFeatures::default()
             .vertex_pipeline_stores_and_atomics(vertex_stores)
+            .fragment_stores_and_atomics(true)
             .fill_mode_non_solid(features.fill_mode_non_solid == vk::TRUE);
         let mut features12 = vk::PhysicalDeviceVulkan12Features::default().scalar_block_layout(true);
         let mut features13 =
@@ -180,13 +218,15 @@ impl Gpu {
                 return Err(RenderError::Allocation { what: "the allocator", message: e.to_string() });
             }
         };
-        let (instance, debug) = gpu.take();
+        let (instance, debug, surface) = gpu.take();
         Ok(Gpu {
             _entry: entry,
             instance,
             debug,
             messages,
             _messages_for_callback: messages_for_callback,
+            surface,
+            physical,
             device,
             queue,
             queue_family,
@@ -194,6 +234,7 @@ impl Gpu {
             device_name,
             timestamp_period_ns,
             vertex_stores,
+            wireframe: features.fill_mode_non_solid == vk::TRUE,
         })
     }
 
@@ -213,15 +254,18 @@ impl Gpu {
 struct PartialGpu {
     instance: Option<ash::Instance>,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    surface: Option<Surface>,
 }
+
+type Parts = (ash::Instance, Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>, Option<Surface>);
 
 impl PartialGpu {
     fn instance(&self) -> &ash::Instance {
         self.instance.as_ref().expect("present until taken")
     }
 
-    fn take(&mut self) -> (ash::Instance, Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>) {
-        (self.instance.take().expect("taken once"), self.debug.take())
+    fn take(&mut self) -> Parts {
+        (self.instance.take().expect("taken once"), self.debug.take(), self.surface.take())
     }
 }
 
@@ -231,6 +275,9 @@ impl Drop for PartialGpu {
             // SAFETY: nothing created from the instance survives; the
             // messenger goes before the instance.
             unsafe {
+                if let Some(surface) = self.surface.take() {
+                    surface.loader.destroy_surface(surface.surface, None);
+                }
                 if let Some((loader, messenger)) = self.debug.take() {
                     loader.destroy_debug_utils_messenger(messenger, None);
                 }
@@ -240,7 +287,7 @@ impl Drop for PartialGpu {
     }
 }
 
-fn choose_device(instance: &ash::Instance) -> Result<(vk::PhysicalDevice, u32, String)> {
+fn choose_device(instance: &ash::Instance, surface: Option<&Surface>) -> Result<(vk::PhysicalDevice, u32, String)> {
     // SAFETY: valid instance.
     let devices = unsafe { instance.enumerate_physical_devices() }.during("listing devices")?;
     let mut found = Vec::new();
@@ -255,7 +302,18 @@ fn choose_device(instance: &ash::Instance) -> Result<(vk::PhysicalDevice, u32, S
         }
         // SAFETY: as above.
         let families = unsafe { instance.get_physical_device_queue_family_properties(device) };
-        let Some(family) = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS)) else {
+        let presents = |family: usize| {
+            surface.is_none_or(|s| {
+                // SAFETY: valid device, family index and surface.
+                unsafe { s.loader.get_physical_device_surface_support(device, family as u32, s.surface) }
+                    .unwrap_or(false)
+            })
+        };
+        let Some(family) = families
+            .iter()
+            .enumerate()
+            .position(|(k, f)| f.queue_flags.contains(vk::QueueFlags::GRAPHICS) && presents(k))
+        else {
             continue;
         };
         let rank = match properties.device_type {
@@ -283,6 +341,9 @@ impl Drop for Gpu {
             let _ = self.device.device_wait_idle();
             ManuallyDrop::drop(&mut self.allocator);
             self.device.destroy_device(None);
+            if let Some(surface) = self.surface.take() {
+                surface.loader.destroy_surface(surface.surface, None);
+            }
             if let Some((loader, messenger)) = self.debug.take() {
                 loader.destroy_debug_utils_messenger(messenger, None);
             }

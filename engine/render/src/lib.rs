@@ -13,14 +13,16 @@ mod create;
 mod error;
 mod gpu;
 mod image;
+mod present;
 mod renderer;
 mod resources;
 pub mod scene;
 
 pub use conv::{PushConstants, SlotContent, TILE_UPLOAD_BYTES, encode_tile, quantise};
 pub use error::{RenderError, Result};
-pub use gpu::GpuSettings;
+pub use gpu::{GpuSettings, WindowHandles};
 pub use image::RgbaImage;
 pub use renderer::{
-    DrawCalls, FrameInput, FrameOutcome, NODE_VERTICES, PassTimes, Renderer, RendererSettings, lattice_indices,
+    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HUD_BYTES, HUD_SIZE, NODE_VERTICES, PassTimes, Renderer,
+    RendererSettings, lattice_indices,
 };

@@ -1,6 +1,8 @@
 //! The frame: uploads into array-image slots, then a position-only depth
-//! pass, then the shaded pass and the sky, each terrain pass one instanced
-//! draw of the shared 33 x 33 lattice (plus its skirt).
+//! pass, then the shaded pass, the analytic body, the sky and the HUD; each
+//! terrain pass is one instanced draw of the shared 33 x 33 lattice (plus
+//! its skirt). A windowed frame ends by blitting the target into the
+//! swapchain image (`present.rs`).
 //!
 //! The key decisions: reversed Z with an infinite far plane (one D32 depth
 //! buffer from orbit to the ground); an upload moves only the layers it
@@ -20,14 +22,18 @@ use crate::conv::{
     self, CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, PushConstants, RECORD_BYTES, SIDE, SlotContent, TILE_UPLOAD_BYTES,
 };
 use crate::error::{Context, RenderError, Result};
-use crate::gpu::{Gpu, GpuSettings};
+use crate::gpu::{Gpu, GpuSettings, WindowHandles};
 use crate::image::RgbaImage;
+use crate::present::Swapchain;
 use crate::resources::{Buffer, Image};
 
 /// Vertices one node instance draws: the 33 x 33 lattice, then 4 x 33 skirt.
 pub const NODE_VERTICES: u32 = 33 * 33 + 4 * 33;
 const LATTICE_SIDE: u32 = 33;
 const TIMESTAMPS: u32 = 4;
+/// The HUD overlay's size in pixels (drawn at the top-left corner).
+pub const HUD_SIZE: (u32, u32) = (480, 176);
+pub const HUD_BYTES: usize = (HUD_SIZE.0 * HUD_SIZE.1 * 4) as usize;
 
 pub(crate) mod spirv {
     pub const TERRAIN_VERT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/terrain.vert.spv"));
@@ -36,6 +42,8 @@ pub(crate) mod spirv {
     pub const TERRAIN_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/terrain.frag.spv"));
     pub const SKY_VERT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sky.vert.spv"));
     pub const SKY_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sky.frag.spv"));
+    pub const BODY_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/body.frag.spv"));
+    pub const HUD_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hud.frag.spv"));
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,7 +77,10 @@ impl Default for RendererSettings {
 pub struct DrawCalls {
     pub terrain_depth: u32,
     pub terrain_shaded: u32,
+    /// The analytic ellipsoid (0 when the cut covers the body).
+    pub body: u32,
     pub sky: u32,
+    pub hud: u32,
 }
 
 /// GPU milliseconds per pass of one frame.
@@ -91,6 +102,22 @@ pub struct FrameInput<'a> {
     pub uploads: &'a [(u32, &'a SourceTile)],
     /// Copy the finished image back for [`Renderer::take_image`].
     pub read_back: bool,
+    /// Draw the terrain's triangles as lines (when the device can).
+    pub wireframe: bool,
+    /// The HUD overlay (`HUD_SIZE`, RGBA8, top row first), if any.
+    pub hud: Option<&'a [u8]>,
+    /// Present to the window (a windowed renderer only).
+    pub present: bool,
+}
+
+/// What the GPU reported for a frame once it completed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CompletedFrame {
+    pub frame: u64,
+    pub gpu: Option<PassTimes>,
+    /// Pixels whose ray met the body below its deepest ground and showed
+    /// the sky: holes in the cover (0 while the analytic body is drawn).
+    pub hole_pixels: u32,
 }
 
 /// What recording a frame did.
@@ -101,6 +128,9 @@ pub struct FrameOutcome {
     pub triangles: u64,
     /// GPU times of the frame this one waited for (the oldest in flight).
     pub previous_gpu_times: Option<PassTimes>,
+    /// Whether the frame reached the window (false when the surface was
+    /// out of date or the window minimised).
+    pub presented: bool,
 }
 
 pub(crate) struct FrameResources {
@@ -111,8 +141,11 @@ pub(crate) struct FrameResources {
     pub(crate) staging: Buffer,
     pub(crate) set: vk::DescriptorSet,
     pub(crate) queries: vk::QueryPool,
+    pub(crate) counters: Buffer,
+    pub(crate) acquired: vk::Semaphore,
     pub(crate) submitted: bool,
     pub(crate) read_back: bool,
+    pub(crate) frame: u64,
 }
 
 pub(crate) struct Pipelines {
@@ -121,6 +154,9 @@ pub(crate) struct Pipelines {
     pub(crate) depth: vk::Pipeline,
     pub(crate) shaded: vk::Pipeline,
     pub(crate) sky: vk::Pipeline,
+    pub(crate) body: vk::Pipeline,
+    pub(crate) hud: vk::Pipeline,
+    pub(crate) wire: Option<vk::Pipeline>,
     pub(crate) capture: Option<vk::Pipeline>,
 }
 
@@ -136,6 +172,10 @@ pub struct Renderer {
     pub(crate) depth: Image,
     pub(crate) readback: Buffer,
     pub(crate) indices: Buffer,
+    pub(crate) hud: Image,
+    pub(crate) swapchain: Option<Swapchain>,
+    pub(crate) vsync: bool,
+    pub(crate) completed: Vec<CompletedFrame>,
     pub(crate) frames: Vec<FrameResources>,
     pub(crate) slot_contents: Vec<SlotContent>,
     pub(crate) frame_number: u64,
@@ -177,9 +217,20 @@ pub fn lattice_indices() -> Vec<u16> {
 }
 
 impl Renderer {
+    /// A headless renderer: frames are read back, never presented.
     pub fn new(settings: RendererSettings) -> Result<Renderer> {
+        Renderer::create(settings, None, true)
+    }
+
+    /// A renderer that presents to `window` (vsync: FIFO; otherwise
+    /// immediate or mailbox where the surface offers them).
+    pub fn new_windowed(settings: RendererSettings, window: WindowHandles, vsync: bool) -> Result<Renderer> {
+        Renderer::create(settings, Some(window), vsync)
+    }
+
+    fn create(settings: RendererSettings, window: Option<WindowHandles>, vsync: bool) -> Result<Renderer> {
         assert!(settings.frames_in_flight >= 1 && settings.slots >= 1 && settings.size.0 > 0 && settings.size.1 > 0);
-        let gpu = Gpu::new(settings.gpu)?;
+        let gpu = Gpu::new(settings.gpu, window)?;
         // Every handle starts null; whatever `build` creates before a
         // failure is released by `Drop` (destroying a null handle is a no-op).
         let mut renderer = Renderer {
@@ -190,6 +241,9 @@ impl Renderer {
                 depth: vk::Pipeline::null(),
                 shaded: vk::Pipeline::null(),
                 sky: vk::Pipeline::null(),
+                body: vk::Pipeline::null(),
+                hud: vk::Pipeline::null(),
+                wire: None,
                 capture: None,
             },
             descriptor_pool: vk::DescriptorPool::null(),
@@ -201,13 +255,70 @@ impl Renderer {
             depth: Image::null(),
             readback: Buffer::null(),
             indices: Buffer::null(),
+            hud: Image::null(),
+            swapchain: None,
+            vsync,
+            completed: Vec::new(),
             frames: Vec::new(),
             slot_contents: vec![SlotContent::default(); settings.slots as usize],
             frame_number: 0,
             gpu: ManuallyDrop::new(gpu),
         };
         renderer.build()?;
+        if window.is_some() {
+            renderer.swapchain = Some(Swapchain::new(&renderer.gpu, settings.size, vsync, vk::SwapchainKHR::null())?);
+        }
         Ok(renderer)
+    }
+
+    /// The frames the GPU finished since the last call, oldest first.
+    pub fn take_completed(&mut self) -> Vec<CompletedFrame> {
+        std::mem::take(&mut self.completed)
+    }
+
+    /// Whether the device can draw lines (the wireframe toggle).
+    pub fn supports_wireframe(&self) -> bool {
+        self.pipelines.wire.is_some()
+    }
+
+    /// Resizes the target (and the swapchain of a windowed renderer);
+    /// waits for the device first. A zero size is ignored (minimised).
+    pub fn resize(&mut self, size: (u32, u32)) -> Result<()> {
+        if size.0 == 0 || size.1 == 0 || size == self.settings.size && self.swapchain_matches(size) {
+            return Ok(());
+        }
+        self.finish()?;
+        self.settings.size = size;
+        self.target.destroy(&self.gpu);
+        self.depth.destroy(&self.gpu);
+        self.readback.destroy(&self.gpu);
+        self.build_targets()?;
+        self.recreate_swapchain()
+    }
+
+    fn swapchain_matches(&self, size: (u32, u32)) -> bool {
+        self.swapchain.as_ref().is_none_or(|s| (s.extent.width, s.extent.height) == size)
+    }
+
+    fn recreate_swapchain(&mut self) -> Result<()> {
+        let Some(mut old) = self.swapchain.take() else { return Ok(()) };
+        self.gpu.wait_idle()?;
+        let created = Swapchain::new(&self.gpu, self.settings.size, self.vsync, old.swapchain);
+        // SAFETY: the device is idle; the old swapchain was retired by the
+        // new one's creation (or is simply released on failure).
+        unsafe { old.destroy(&self.gpu) };
+        let swapchain = created?;
+        // The window decides the extent; follow it with the target.
+        let extent = (swapchain.extent.width, swapchain.extent.height);
+        self.swapchain = Some(swapchain);
+        if extent != self.settings.size && extent.0 > 0 && extent.1 > 0 {
+            self.settings.size = extent;
+            self.target.destroy(&self.gpu);
+            self.depth.destroy(&self.gpu);
+            self.readback.destroy(&self.gpu);
+            self.build_targets()?;
+        }
+        Ok(())
     }
 
     pub fn device_name(&self) -> &str {
@@ -232,21 +343,29 @@ impl Renderer {
         self.slot_contents[slot as usize]
     }
 
-    /// Records and submits one frame.
+    /// Records and submits one frame (and presents it, for a windowed
+    /// renderer asked to).
     pub fn render(&mut self, input: &FrameInput<'_>) -> Result<FrameOutcome> {
         if input.records.len() > self.settings.max_nodes {
             return Err(RenderError::TooManyNodes { records: input.records.len(), capacity: self.settings.max_nodes });
         }
         assert!(input.uploads.len() <= self.settings.uploads_per_frame, "uploads beyond the staging ring");
+        if let Some(hud) = input.hud {
+            assert_eq!(hud.len(), HUD_BYTES, "a HUD overlay of HUD_SIZE");
+        }
         let index = (self.frame_number % self.frames.len() as u64) as usize;
         let previous_gpu_times = self.retire(index)?;
 
-        // Stage uploads and note how each slot decodes.
+        // Stage uploads (and the HUD) and note how each slot decodes.
         {
+            let hud_at = self.hud_staging_offset();
             let staging = self.frames[index].staging.bytes_mut();
             for (k, (slot, tile)) in input.uploads.iter().enumerate() {
                 let block = &mut staging[k * TILE_UPLOAD_BYTES..(k + 1) * TILE_UPLOAD_BYTES];
                 self.slot_contents[*slot as usize] = conv::encode_tile(tile, block);
+            }
+            if let Some(hud) = input.hud {
+                staging[hud_at..hud_at + HUD_BYTES].copy_from_slice(hud);
             }
         }
         {
@@ -262,23 +381,97 @@ impl Renderer {
                 conv::record_bytes(&filled, &mut bytes[k * RECORD_BYTES..(k + 1) * RECORD_BYTES]);
             }
         }
-        let draw_calls = self.record(index, input)?;
+        let target = if input.present { self.acquire(index)? } else { None };
+        let draw_calls = self.record(index, input, target)?;
         let frame = &mut self.frames[index];
         frame.read_back = input.read_back;
+        frame.frame = self.frame_number;
         let commands = [frame.commands];
-        let submit = [vk::SubmitInfo::default().command_buffers(&commands)];
-        // SAFETY: the command buffer is fully recorded, and the fence was
-        // reset in `retire` and is unsignalled.
-        unsafe { self.gpu.device.queue_submit(self.gpu.queue, &submit, frame.fence) }.during("submitting a frame")?;
+        let wait = [frame.acquired];
+        let wait_stages = [vk::PipelineStageFlags::TRANSFER];
+        let mut submit = vk::SubmitInfo::default().command_buffers(&commands);
+        let signal;
+        if let Some(image) = target {
+            signal = [self.swapchain.as_ref().expect("acquired from it").rendered[image as usize]];
+            submit = submit.wait_semaphores(&wait).wait_dst_stage_mask(&wait_stages).signal_semaphores(&signal);
+        }
+        // SAFETY: the command buffer is fully recorded, the fence was reset
+        // in `retire` and is unsignalled, and the semaphores belong to this
+        // frame and the acquired image.
+        unsafe { self.gpu.device.queue_submit(self.gpu.queue, &[submit], frame.fence) }.during("submitting a frame")?;
         frame.submitted = true;
+        let presented = match target {
+            Some(image) => self.present(image)?,
+            None => false,
+        };
         let outcome = FrameOutcome {
             frame: self.frame_number,
             draw_calls,
             triangles: input.records.len() as u64 * u64::from(lattice_indices_len() / 3),
             previous_gpu_times,
+            presented,
         };
         self.frame_number += 1;
         Ok(outcome)
+    }
+
+    fn hud_staging_offset(&self) -> usize {
+        self.settings.uploads_per_frame.max(1) * TILE_UPLOAD_BYTES
+    }
+
+    /// Acquires the next swapchain image for frame resources `index`;
+    /// `None` when the window cannot take a frame now (minimised, or the
+    /// surface changed: it is recreated for the next frame).
+    fn acquire(&mut self, index: usize) -> Result<Option<u32>> {
+        let Some(swapchain) = &self.swapchain else { return Ok(None) };
+        if swapchain.extent.width == 0 || swapchain.extent.height == 0 {
+            return Ok(None);
+        }
+        if (swapchain.extent.width, swapchain.extent.height) != self.settings.size {
+            self.recreate_swapchain()?;
+            return Ok(None);
+        }
+        let swapchain = self.swapchain.as_ref().expect("checked");
+        // SAFETY: the semaphore is unsignalled: its last wait was by this
+        // frame resource's previous submission, retired above.
+        let acquired = unsafe {
+            swapchain.loader.acquire_next_image(
+                swapchain.swapchain,
+                u64::MAX,
+                self.frames[index].acquired,
+                vk::Fence::null(),
+            )
+        };
+        match acquired {
+            Ok((image, false)) => Ok(Some(image)),
+            Ok((image, true)) => {
+                // Suboptimal still presents; recreate afterwards.
+                Ok(Some(image))
+            }
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
+                self.recreate_swapchain()?;
+                Ok(None)
+            }
+            Err(e) => Err(crate::conv::map_result(e, "acquiring a swapchain image")),
+        }
+    }
+
+    fn present(&mut self, image: u32) -> Result<bool> {
+        let swapchain = self.swapchain.as_ref().expect("presenting to it");
+        let waits = [swapchain.rendered[image as usize]];
+        let chains = [swapchain.swapchain];
+        let images = [image];
+        let info = vk::PresentInfoKHR::default().wait_semaphores(&waits).swapchains(&chains).image_indices(&images);
+        // SAFETY: the image was acquired and the submit that renders into it
+        // signals `waits`.
+        match unsafe { swapchain.loader.queue_present(self.gpu.queue, &info) } {
+            Ok(false) => Ok(true),
+            Ok(true) | Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
+                self.recreate_swapchain()?;
+                Ok(true)
+            }
+            Err(e) => Err(crate::conv::map_result(e, "presenting")),
+        }
     }
 
     /// Waits for every frame in flight; returns the GPU times of the last one.
@@ -319,7 +512,15 @@ impl Renderer {
     ) -> Result<Option<Vec<[f32; 3]>>> {
         let Some(capture) = self.pipelines.capture else { return Ok(None) };
         // Upload through an ordinary frame with nothing drawn.
-        self.render(&FrameInput { constants, records: &[], uploads, read_back: false })?;
+        self.render(&FrameInput {
+            constants,
+            records: &[],
+            uploads,
+            read_back: false,
+            wireframe: false,
+            hud: None,
+            present: false,
+        })?;
         self.finish()?;
         let count = records.len() * NODE_VERTICES as usize;
         let mut buffer = Buffer::new(
@@ -415,21 +616,23 @@ impl Renderer {
         // SAFETY: the fence belongs to this device and was submitted.
         unsafe { self.gpu.device.wait_for_fences(&[frame.fence], true, u64::MAX) }.during("waiting for a frame")?;
         frame.submitted = false;
-        let Some(period) = self.gpu.timestamp_period_ns else { return Ok(None) };
-        let mut stamps = [0u64; TIMESTAMPS as usize];
-        // SAFETY: the frame completed, so its queries are available.
-        let got = unsafe {
-            self.gpu.device.get_query_pool_results(frame.queries, 0, &mut stamps, vk::QueryResultFlags::TYPE_64)
-        };
-        if got.is_err() {
-            return Ok(None);
-        }
-        let ms = |a: u64, b: u64| b.wrapping_sub(a) as f64 * period * 1e-6;
-        Ok(Some(PassTimes {
-            terrain_depth_ms: ms(stamps[0], stamps[1]),
-            terrain_shaded_ms: ms(stamps[1], stamps[2]),
-            sky_ms: ms(stamps[2], stamps[3]),
-        }))
+        let hole_pixels = u32::from_le_bytes(frame.counters.bytes()[0..4].try_into().expect("4 bytes"));
+        let times = self.gpu.timestamp_period_ns.and_then(|period| {
+            let mut stamps = [0u64; TIMESTAMPS as usize];
+            // SAFETY: the frame completed, so its queries are available.
+            let got = unsafe {
+                self.gpu.device.get_query_pool_results(frame.queries, 0, &mut stamps, vk::QueryResultFlags::TYPE_64)
+            };
+            got.ok()?;
+            let ms = |a: u64, b: u64| b.wrapping_sub(a) as f64 * period * 1e-6;
+            Some(PassTimes {
+                terrain_depth_ms: ms(stamps[0], stamps[1]),
+                terrain_shaded_ms: ms(stamps[1], stamps[2]),
+                sky_ms: ms(stamps[2], stamps[3]),
+            })
+        });
+        self.completed.push(CompletedFrame { frame: frame.frame, gpu: times, hole_pixels });
+        Ok(times)
     }
 
     /// Waits for the frame that last used resources `index` and readies them.
@@ -511,11 +714,13 @@ impl Renderer {
         }
     }
 
-    fn record(&mut self, index: usize, input: &FrameInput<'_>) -> Result<DrawCalls> {
+    fn record(&mut self, index: usize, input: &FrameInput<'_>, present: Option<u32>) -> Result<DrawCalls> {
         let frame = &self.frames[index];
         let commands = frame.commands;
         let device = &self.gpu.device;
         let mut draws = DrawCalls::default();
+        let terrain = !input.records.is_empty();
+        let analytic_body = input.constants.flags & 1 != 0;
         // SAFETY: the frame's resources were retired (its fence waited), so
         // its pool, buffers and query pool are free to reuse; every handle
         // below belongs to this renderer.
@@ -524,14 +729,19 @@ impl Renderer {
             let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
             device.begin_command_buffer(commands, &begin).during("recording")?;
             device.cmd_reset_query_pool(commands, frame.queries, 0, TIMESTAMPS);
-            if !input.uploads.is_empty() {
-                self.record_uploads(commands, frame.staging.buffer, input.uploads);
-            }
+            device.cmd_fill_buffer(commands, frame.counters.buffer, 0, vk::WHOLE_SIZE, 0);
+            self.record_uploads(commands, frame.staging.buffer, input.uploads, input.hud.is_some());
+            let counters_ready = [vk::MemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::CLEAR)
+                .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+                .dst_stage_mask(vk::PipelineStageFlags2::FRAGMENT_SHADER)
+                .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ | vk::AccessFlags2::SHADER_STORAGE_WRITE)];
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().memory_barriers(&counters_ready));
             device.cmd_write_timestamp2(commands, vk::PipelineStageFlags2::TOP_OF_PIPE, frame.queries, 0);
             self.begin_depth_only(commands);
             device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.depth);
             self.bind_common(commands, frame.set, &input.constants);
-            if !input.records.is_empty() {
+            if terrain {
                 device.cmd_draw_indexed(commands, lattice_indices_len(), input.records.len() as u32, 0, 0, 0);
                 draws.terrain_depth += 1;
             }
@@ -540,7 +750,7 @@ impl Renderer {
 
             let (width, height) = self.settings.size;
             let to_attachment = [vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(vk::PipelineStageFlags2::COPY | vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+                .src_stage_mask(vk::PipelineStageFlags2::COPY | vk::PipelineStageFlags2::BLIT)
                 .src_access_mask(vk::AccessFlags2::TRANSFER_READ)
                 .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
                 .dst_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
@@ -578,21 +788,35 @@ impl Renderer {
                 .color_attachments(&colour)
                 .depth_attachment(&depth);
             device.cmd_begin_rendering(commands, &rendering);
-            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.shaded);
+            let shaded = match (input.wireframe, self.pipelines.wire) {
+                (true, Some(wire)) => wire,
+                _ => self.pipelines.shaded,
+            };
+            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, shaded);
             self.bind_common(commands, frame.set, &input.constants);
-            if !input.records.is_empty() {
+            if terrain {
                 device.cmd_draw_indexed(commands, lattice_indices_len(), input.records.len() as u32, 0, 0, 0);
                 draws.terrain_shaded += 1;
             }
             device.cmd_write_timestamp2(commands, vk::PipelineStageFlags2::ALL_GRAPHICS, frame.queries, 2);
+            if analytic_body {
+                device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.body);
+                device.cmd_draw(commands, 3, 1, 0, 0);
+                draws.body += 1;
+            }
             device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.sky);
             device.cmd_draw(commands, 3, 1, 0, 0);
             draws.sky += 1;
+            if input.hud.is_some() {
+                device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.hud);
+                device.cmd_draw(commands, 3, 1, 0, 0);
+                draws.hud += 1;
+            }
             device.cmd_end_rendering(commands);
             device.cmd_write_timestamp2(commands, vk::PipelineStageFlags2::ALL_GRAPHICS, frame.queries, 3);
 
-            if input.read_back {
-                self.record_read_back(commands);
+            if input.read_back || present.is_some() {
+                self.record_finish(commands, input.read_back, present);
             }
             device.end_command_buffer(commands).during("recording")?;
         }
@@ -603,7 +827,16 @@ impl Renderer {
     ///
     /// # Safety
     /// `commands` is recording; `staging` holds `uploads` in order.
-    unsafe fn record_uploads(&self, commands: vk::CommandBuffer, staging: vk::Buffer, uploads: &[(u32, &SourceTile)]) {
+    unsafe fn record_uploads(
+        &self,
+        commands: vk::CommandBuffer,
+        staging: vk::Buffer,
+        uploads: &[(u32, &SourceTile)],
+        hud: bool,
+    ) {
+        if uploads.is_empty() && !hud {
+            return;
+        }
         let device = &self.gpu.device;
         let region = |offset: usize, slot: u32| {
             vk::BufferImageCopy::default()
@@ -668,12 +901,27 @@ impl Renderer {
                 after.push(layer(image, *slot, false));
             }
         }
+        if hud {
+            before.push(layer(self.hud.image, 0, true));
+            after.push(layer(self.hud.image, 0, false));
+        }
+        let hud_region = [vk::BufferImageCopy::default()
+            .buffer_offset(self.hud_staging_offset() as u64)
+            .image_subresource(
+                vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1),
+            )
+            .image_extent(vk::Extent3D { width: HUD_SIZE.0, height: HUD_SIZE.1, depth: 1 })];
         let dst = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
         // SAFETY: per the function contract; the barriers move exactly the
         // written layers to TRANSFER_DST and back.
         unsafe {
             device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&before));
-            device.cmd_copy_buffer_to_image(commands, staging, self.heights.image, dst, &heights);
+            if hud {
+                device.cmd_copy_buffer_to_image(commands, staging, self.hud.image, dst, &hud_region);
+            }
+            if !heights.is_empty() {
+                device.cmd_copy_buffer_to_image(commands, staging, self.heights.image, dst, &heights);
+            }
             if !colour.is_empty() {
                 device.cmd_copy_buffer_to_image(commands, staging, self.colour.image, dst, &colour);
             }
@@ -684,41 +932,92 @@ impl Renderer {
         }
     }
 
+    /// Copies the finished target back to the host and/or blits it into
+    /// swapchain image `present`.
+    ///
     /// # Safety
-    /// `commands` is recording, after the colour pass.
-    unsafe fn record_read_back(&self, commands: vk::CommandBuffer) {
+    /// `commands` is recording, after the colour pass; `present` was acquired.
+    unsafe fn record_finish(&self, commands: vk::CommandBuffer, read_back: bool, present: Option<u32>) {
         let device = &self.gpu.device;
         let (width, height) = self.settings.size;
-        let to_transfer = [vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-            .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::COPY)
-            .dst_access_mask(vk::AccessFlags2::TRANSFER_READ)
-            .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
-            .image(self.target.image)
-            .subresource_range(self.target.full_range())];
-        let region = [vk::BufferImageCopy::default()
-            .image_subresource(
-                vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1),
-            )
-            .image_extent(vk::Extent3D { width, height, depth: 1 })];
+        let mut to_transfer = vec![
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+                .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+                .dst_stage_mask(vk::PipelineStageFlags2::COPY | vk::PipelineStageFlags2::BLIT)
+                .dst_access_mask(vk::AccessFlags2::TRANSFER_READ)
+                .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+                .image(self.target.image)
+                .subresource_range(self.target.full_range()),
+        ];
+        let swapchain_image = present.map(|k| self.swapchain.as_ref().expect("a windowed renderer").images[k as usize]);
+        let colour_range = crate::resources::range(vk::ImageAspectFlags::COLOR, 1);
+        if let Some(image) = swapchain_image {
+            // The acquire semaphore's wait covers the transfer stage.
+            to_transfer.push(
+                vk::ImageMemoryBarrier2::default()
+                    .src_stage_mask(vk::PipelineStageFlags2::BLIT)
+                    .dst_stage_mask(vk::PipelineStageFlags2::BLIT)
+                    .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+                    .old_layout(vk::ImageLayout::UNDEFINED)
+                    .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+                    .image(image)
+                    .subresource_range(colour_range),
+            );
+        }
+        let layers = vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1);
+        let region = [vk::BufferImageCopy::default().image_subresource(layers).image_extent(vk::Extent3D {
+            width,
+            height,
+            depth: 1,
+        })];
+        let corner = vk::Offset3D { x: width as i32, y: height as i32, z: 1 };
+        let blit = [vk::ImageBlit::default()
+            .src_subresource(layers)
+            .src_offsets([vk::Offset3D::default(), corner])
+            .dst_subresource(layers)
+            .dst_offsets([vk::Offset3D::default(), corner])];
         let to_host = [vk::MemoryBarrier2::default()
             .src_stage_mask(vk::PipelineStageFlags2::COPY)
             .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
             .dst_stage_mask(vk::PipelineStageFlags2::HOST)
             .dst_access_mask(vk::AccessFlags2::HOST_READ)];
-        // SAFETY: per the function contract.
+        // SAFETY: per the function contract; the target and the swapchain
+        // image have the same extent (the renderer follows the swapchain).
         unsafe {
             device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&to_transfer));
-            device.cmd_copy_image_to_buffer(
-                commands,
-                self.target.image,
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                self.readback.buffer,
-                &region,
-            );
-            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().memory_barriers(&to_host));
+            if read_back {
+                device.cmd_copy_image_to_buffer(
+                    commands,
+                    self.target.image,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    self.readback.buffer,
+                    &region,
+                );
+                device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().memory_barriers(&to_host));
+            }
+            if let Some(image) = swapchain_image {
+                device.cmd_blit_image(
+                    commands,
+                    self.target.image,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    image,
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    &blit,
+                    vk::Filter::NEAREST,
+                );
+                let to_present = [vk::ImageMemoryBarrier2::default()
+                    .src_stage_mask(vk::PipelineStageFlags2::BLIT)
+                    .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+                    .dst_stage_mask(vk::PipelineStageFlags2::BOTTOM_OF_PIPE)
+                    .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+                    .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
+                    .image(image)
+                    .subresource_range(colour_range)];
+                device
+                    .cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&to_present));
+            }
         }
     }
 }
@@ -736,7 +1035,12 @@ impl Drop for Renderer {
         // before the objects they were made from, and the `Gpu` (allocator,
         // device, instance) last.
         unsafe {
+            if let Some(mut swapchain) = self.swapchain.take() {
+                swapchain.destroy(gpu);
+            }
             for frame in &mut self.frames {
+                device.destroy_semaphore(frame.acquired, None);
+                frame.counters.destroy(gpu);
                 device.destroy_query_pool(frame.queries, None);
                 device.destroy_fence(frame.fence, None);
                 device.destroy_command_pool(frame.pool, None);
@@ -747,7 +1051,9 @@ impl Drop for Renderer {
             destroy_pipelines(device, &self.pipelines);
             device.destroy_sampler(self.sampler, None);
         }
-        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.target, &mut self.depth] {
+        for image in
+            [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.target, &mut self.depth, &mut self.hud]
+        {
             image.destroy(gpu);
         }
         self.readback.destroy(gpu);
@@ -762,7 +1068,10 @@ impl Drop for Renderer {
 unsafe fn destroy_pipelines(device: &ash::Device, p: &Pipelines) {
     // SAFETY: per the function contract.
     unsafe {
-        for pipeline in [Some(p.depth), Some(p.shaded), Some(p.sky), p.capture].into_iter().flatten() {
+        for pipeline in [Some(p.depth), Some(p.shaded), Some(p.sky), Some(p.body), Some(p.hud), p.wire, p.capture]
+            .into_iter()
+            .flatten()
+        {
             if pipeline != vk::Pipeline::null() {
                 device.destroy_pipeline(pipeline, None);
             }

@@ -71,6 +71,7 @@ pub struct FrameReport {
     pub complete: bool,
     pub gpu: Option<PassTimes>,
     pub host_ms: f64,
+    pub presented: bool,
 }
 
 /// A body's ground as the renderer sees it, across frames.
@@ -82,6 +83,34 @@ pub struct TerrainScene {
     settings: SceneSettings,
     appearance: Appearance,
     frame: u64,
+    deepest_ground_m: f64,
+    freeze_next: bool,
+    /// A cut held still (`freeze`): drawn from wherever the camera goes.
+    frozen: Option<Frozen>,
+}
+
+#[derive(Debug)]
+struct Frozen {
+    cut: planet_terrain::select::Cut,
+    bindings: Vec<Option<Binding>>,
+    statistics: FrameStatistics,
+}
+
+/// How one frame is drawn and delivered.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameOptions<'a> {
+    pub read_back: ReadBack,
+    pub wireframe: bool,
+    /// The HUD overlay (`HUD_SIZE` RGBA8), if shown.
+    pub hud: Option<&'a [u8]>,
+    /// Present to the window (windowed renderers).
+    pub present: bool,
+}
+
+impl FrameOptions<'_> {
+    pub fn headless(read_back: ReadBack) -> FrameOptions<'static> {
+        FrameOptions { read_back, wireframe: false, hud: None, present: false }
+    }
 }
 
 impl TerrainScene {
@@ -99,7 +128,30 @@ impl TerrainScene {
             tile_bytes: TILE_UPLOAD_BYTES,
         });
         let appearance = Appearance::for_body(&body);
-        TerrainScene { body, source, residency, settings, appearance, frame: 0 }
+        // The roots' bounds hold every elevation of the source.
+        let deepest_ground_m = source
+            .as_ref()
+            .and_then(|s| {
+                planet_terrain::address::TileAddress::roots()
+                    .map(|r| s.tile_bounds(r).map(|b| b.min_elevation))
+                    .into_iter()
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .ok()
+            })
+            .and_then(|mins| mins.into_iter().reduce(f64::min))
+            .unwrap_or(0.0)
+            .min(0.0);
+        TerrainScene {
+            body,
+            source,
+            residency,
+            settings,
+            appearance,
+            frame: 0,
+            deepest_ground_m,
+            freeze_next: false,
+            frozen: None,
+        }
     }
 
     pub fn body(&self) -> &Body {
@@ -114,6 +166,25 @@ impl TerrainScene {
         &mut self.residency
     }
 
+    pub fn source(&self) -> Option<&Arc<dyn HeightSource>> {
+        self.source.as_ref()
+    }
+
+    /// Holds the current cut (and what it is bound to) still, or lets it go.
+    /// While frozen, nothing is selected or streamed; the held cut is drawn
+    /// from the moving camera, to inspect it from elsewhere.
+    pub fn set_frozen(&mut self, frozen: bool) {
+        if !frozen {
+            self.frozen = None;
+        } else if self.frozen.is_none() {
+            self.freeze_next = true;
+        }
+    }
+
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.is_some() || self.freeze_next
+    }
+
     /// The push constants of a view: the camera-relative clip rows (from
     /// the f64 camera, narrowed last), the sun, and the body.
     pub fn constants(&self, view: &View, sun: DVec3, analytic_body: bool) -> PushConstants {
@@ -125,7 +196,11 @@ impl TerrainScene {
         let radii = self.body.ellipsoid().radii();
         let scaled = view.position / radii;
         let c_term = scaled.length_squared() - 1.0;
-        let altitude = self.body.ellipsoid().point_to_geodetic(view.position).height;
+        // The deepest ground a source can hold, as a scale of the radii: a
+        // ray that meets the body below it must meet drawn terrain.
+        let mean = (radii.x + radii.y + radii.z) / 3.0;
+        let floor_scale = 1.0 + self.deepest_ground_m / mean;
+        let floor_c_term = (view.position / (radii * floor_scale)).length_squared() - 1.0;
         let sun = sun.normalize();
         let mut flags = self.appearance.palette << 8;
         if analytic_body {
@@ -138,10 +213,10 @@ impl TerrainScene {
         let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
         PushConstants {
             x_row: f(x, near),
-            y_row: f(y, 0.0),
+            y_row: f(y, floor_scale),
             w_row: f(w, 0.0),
             sun: f(sun, 0.12),
-            camera: f(view.position, altitude),
+            camera: f(view.position, floor_c_term),
             radii: f(radii, c_term),
             inverse_radii: f(DVec3::ONE / radii, (radii.x + radii.y + radii.z) / 3.0),
             flags,
@@ -151,9 +226,9 @@ impl TerrainScene {
         }
     }
 
-    /// Draws one frame of `view`. With `read_back`, the frame's image is
-    /// copied back when the frame turns out `complete` (or always, with
-    /// `ReadBack::Always`).
+    /// Draws one frame of `view`, headless. With `read_back`, the frame's
+    /// image is copied back when the frame turns out `complete` (or always,
+    /// with `ReadBack::Always`).
     pub fn frame(
         &mut self,
         renderer: &mut Renderer,
@@ -161,6 +236,18 @@ impl TerrainScene {
         sun: DVec3,
         read_back: ReadBack,
     ) -> Result<FrameReport> {
+        self.frame_with(renderer, view, sun, FrameOptions::headless(read_back))
+    }
+
+    /// Draws one frame of `view` as `options` say.
+    pub fn frame_with(
+        &mut self,
+        renderer: &mut Renderer,
+        view: &View,
+        sun: DVec3,
+        options: FrameOptions<'_>,
+    ) -> Result<FrameReport> {
+        let read_back = options.read_back;
         let started = std::time::Instant::now();
         let Some(source) = self.source.clone() else {
             let constants = self.constants(view, sun, true);
@@ -169,9 +256,13 @@ impl TerrainScene {
                 records: &[],
                 uploads: &[],
                 read_back: read_back != ReadBack::Never,
+                wireframe: options.wireframe,
+                hud: options.hud,
+                present: options.present,
             })?;
             self.frame += 1;
             return Ok(FrameReport {
+                presented: outcome.presented,
                 draw_calls: outcome.draw_calls,
                 analytic_body: true,
                 complete: true,
@@ -180,6 +271,31 @@ impl TerrainScene {
                 ..FrameReport::default()
             });
         };
+        if let Some(frozen) = &self.frozen {
+            let records = self.records(renderer, view, &frozen.cut, &frozen.bindings);
+            let constants = self.constants(view, sun, !frozen.statistics.covers_body);
+            let outcome = renderer.render(&FrameInput {
+                constants,
+                records: &records,
+                uploads: &[],
+                read_back: read_back == ReadBack::Always,
+                wireframe: options.wireframe,
+                hud: options.hud,
+                present: options.present,
+            })?;
+            self.frame += 1;
+            return Ok(FrameReport {
+                statistics: frozen.statistics,
+                draw_calls: outcome.draw_calls,
+                triangles: outcome.triangles,
+                analytic_body: !frozen.statistics.covers_body,
+                complete: true,
+                gpu: outcome.previous_gpu_times,
+                host_ms: started.elapsed().as_secs_f64() * 1e3,
+                presented: outcome.presented,
+                ..FrameReport::default()
+            });
+        }
         let mut selection = self.settings.selection;
         selection.near_m = selection.near_m.max(1e-3);
         let cut = select(source.as_ref(), view, &selection).map_err(source_error(None))?;
@@ -193,14 +309,7 @@ impl TerrainScene {
             plan.bindings.iter().map(|b| (b.tile, *b)).collect();
         let bindings: Vec<Option<Binding>> =
             cut.nodes.iter().map(|n| if n.culled.is_some() { None } else { by_tile.get(&n.tile).copied() }).collect();
-        // Bindings never name a slot uploaded this frame (residency makes
-        // uploads bindable from the next), so what the renderer last put in
-        // each bound slot is what the frame reads.
-        let records = build_records(self.body.ellipsoid(), view, &cut, &bindings, |b| {
-            let held = renderer.slot_content(b.slot as u32);
-            let base = f64::from(held.height_base);
-            Some((base, base + 65535.0 * f64::from(held.height_step)))
-        });
+        let records = self.records(renderer, view, &cut, &bindings);
         let analytic_body = !plan.covers_body;
         let nodes_on_ancestors = plan.bindings.iter().filter(|b| b.source != b.tile).count();
         let complete = plan.uploads.is_empty() && plan.pending == 0 && nodes_on_ancestors == 0 && plan.covers_body;
@@ -210,11 +319,23 @@ impl TerrainScene {
             ReadBack::WhenComplete => complete,
         };
         let constants = self.constants(view, sun, analytic_body);
-        let outcome =
-            renderer.render(&FrameInput { constants, records: &records, uploads: &uploads, read_back: wants_image })?;
+        let outcome = renderer.render(&FrameInput {
+            constants,
+            records: &records,
+            uploads: &uploads,
+            read_back: wants_image,
+            wireframe: options.wireframe,
+            hud: options.hud,
+            present: options.present,
+        })?;
         self.frame += 1;
+        let statistics = FrameStatistics::new(&cut.statistics, &plan);
+        if std::mem::take(&mut self.freeze_next) {
+            self.frozen = Some(Frozen { cut, bindings, statistics });
+        }
         Ok(FrameReport {
-            statistics: FrameStatistics::new(&cut.statistics, &plan),
+            presented: outcome.presented,
+            statistics,
             draw_calls: outcome.draw_calls,
             triangles: outcome.triangles,
             nodes_on_ancestors,
@@ -222,6 +343,23 @@ impl TerrainScene {
             complete,
             gpu: outcome.previous_gpu_times,
             host_ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// Records of a cut's drawn nodes. Bindings never name a slot uploaded
+    /// this frame (residency makes uploads bindable from the next), so what
+    /// the renderer last put in each bound slot is what the frame reads.
+    fn records(
+        &self,
+        renderer: &Renderer,
+        view: &View,
+        cut: &planet_terrain::select::Cut,
+        bindings: &[Option<Binding>],
+    ) -> Vec<planet_terrain::select::NodeRecord> {
+        build_records(self.body.ellipsoid(), view, cut, bindings, |b| {
+            let held = renderer.slot_content(b.slot as u32);
+            let base = f64::from(held.height_base);
+            Some((base, base + 65535.0 * f64::from(held.height_step)))
         })
     }
 

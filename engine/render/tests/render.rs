@@ -85,6 +85,9 @@ fn assert_no_holes(
     for frame in 0..frames {
         let report = scene.frame(renderer, view, sun, ReadBack::Always).expect("frame");
         let image = renderer.take_image().expect("image").expect("read back");
+        // take_image waited for the frame: the GPU's own count agrees.
+        let counted = renderer.take_completed().last().expect("the frame completed").hole_pixels;
+        assert!(counted == 0 || (report.analytic_body && frame == 0), "frame {frame}: {counted} hole pixels counted");
         let holes = fraction_matching(&image, |p| p[0] == 0 && p[1] == 0 && p[2] == 0);
         assert!(
             holes == 0.0 || (report.analytic_body && frame == 0),
@@ -182,4 +185,35 @@ fn exactly_one_terrain_draw_per_pass_whatever_the_node_count() {
     assert!(counts[2] > 10 * counts[0].max(1) / 2, "node counts differ widely: {counts:?}");
     counts.dedup();
     assert!(counts.len() == 3, "three different cuts: {counts:?}");
+}
+
+#[test]
+fn the_hole_counter_counts_ground_left_undrawn() {
+    // Looking straight down with the ellipsoid off and no terrain: every
+    // pixel's ray meets the body, so every pixel is a hole.
+    let body = Body::earth();
+    let mut renderer = renderer(SIZE, 8);
+    let view = view_at(&body, 10.0, 10.0, 500_000.0, 0.0, -90.0, SIZE);
+    let scene = TerrainScene::new(body.clone(), None, &renderer, settings(64, 1.0, 1.0));
+    let constants = scene.constants(&view, sun_for(&body, &view), false);
+    let input = planet_render::FrameInput {
+        constants,
+        records: &[],
+        uploads: &[],
+        read_back: false,
+        wireframe: false,
+        hud: None,
+        present: false,
+    };
+    renderer.render(&input).expect("frame");
+    renderer.finish().expect("finish");
+    let completed = renderer.take_completed();
+    let holes = completed.last().expect("one frame").hole_pixels;
+    assert_eq!(holes, SIZE.0 * SIZE.1, "every pixel looks at undrawn ground");
+    // The same frame with the analytic body drawn has none.
+    let input = planet_render::FrameInput { constants: scene.constants(&view, sun_for(&body, &view), true), ..input };
+    renderer.render(&input).expect("frame");
+    renderer.finish().expect("finish");
+    assert_eq!(renderer.take_completed().last().expect("a frame").hole_pixels, 0);
+    assert_no_validation_messages(&renderer);
 }

@@ -256,7 +256,9 @@ fn write_stats(
         "draw_calls": {
             "terrain_depth": report.draw_calls.terrain_depth,
             "terrain_shaded": report.draw_calls.terrain_shaded,
+            "analytic_body": report.draw_calls.body,
             "sky": report.draw_calls.sky,
+            "hud": report.draw_calls.hud,
         },
         "gpu_ms": gpu.map(|g| serde_json::json!({
             "terrain_depth": g.terrain_depth_ms,

@@ -1,0 +1,19 @@
+#version 450
+// The HUD: an overlay the host rasterises, blended over the top-left corner.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(set = 0, binding = 6) uniform texture2D hud_overlay;
+layout(location = 0) noperspective in vec3 in_ray;
+layout(location = 0) out vec4 out_colour;
+
+const ivec2 HUD_ORIGIN = ivec2(8, 8);
+
+void main() {
+    ivec2 p = ivec2(gl_FragCoord.xy) - HUD_ORIGIN;
+    ivec2 size = textureSize(hud_overlay, 0);
+    if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, size))) discard;
+    vec4 c = texelFetch(hud_overlay, p, 0);
+    if (c.a == 0.0) discard;
+    out_colour = c;
+}
