@@ -3,7 +3,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
-layout(set = 0, binding = 6) uniform texture2D hud_overlay;
+layout(set = 0, binding = 6) uniform texture2DArray hud_overlay;
 layout(location = 0) noperspective in vec3 in_ray;
 layout(location = 0) out vec4 out_colour;
 
@@ -11,9 +11,9 @@ const ivec2 HUD_ORIGIN = ivec2(8, 8);
 
 void main() {
     ivec2 p = ivec2(gl_FragCoord.xy) - HUD_ORIGIN;
-    ivec2 size = textureSize(hud_overlay, 0);
+    ivec2 size = textureSize(hud_overlay, 0).xy;
     if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, size))) discard;
-    vec4 c = texelFetch(hud_overlay, p, 0);
+    vec4 c = texelFetch(hud_overlay, ivec3(p, 0), 0);
     if (c.a == 0.0) discard;
     out_colour = c;
 }

@@ -187,8 +187,10 @@ impl Gpu {
         let priorities = [1.0f32];
         let queues =
             [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
+        let device_extensions = if window.is_some() { vec![ash::khr::swapchain::NAME.as_ptr()] } else { Vec::new() };
         let device_info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
+            .enabled_extension_names(&device_extensions)
             .enabled_features(&enabled)
             .push_next(&mut features12)
             .push_next(&mut features13);

@@ -271,6 +271,11 @@ impl Renderer {
         Ok(renderer)
     }
 
+    /// Frames submitted so far (the next frame's number).
+    pub fn frames_submitted(&self) -> u64 {
+        self.frame_number
+    }
+
     /// The frames the GPU finished since the last call, oldest first.
     pub fn take_completed(&mut self) -> Vec<CompletedFrame> {
         std::mem::take(&mut self.completed)

@@ -166,6 +166,12 @@ impl TerrainScene {
         &mut self.residency
     }
 
+    /// The near plane for the next frames (the viewer keeps it a fraction
+    /// of the camera's height above the ground).
+    pub fn set_near(&mut self, near_m: f64) {
+        self.settings.selection.near_m = near_m;
+    }
+
     pub fn source(&self) -> Option<&Arc<dyn HeightSource>> {
         self.source.as_ref()
     }

@@ -1,10 +1,18 @@
-//! planet-view: draw a body from a pack (or a procedural source, or only
-//! its ellipsoid) and write the frame as PNG, with per-frame statistics.
+//! planet-view: fly a body from a pack (or a procedural source, or only its
+//! ellipsoid) in a window, or render headless: one shot (`--shot`) or a
+//! scripted fly-through written frame by frame (`--path --frames`).
 //!
-//! The key decision: the headless path is the same frame path a window
-//! uses ([`planet_render::scene::TerrainScene`]), rendered until the cut is
-//! fully resident (or a stated frame cap), so a shot is what a user would
-//! see once streaming settles, and the statistics say whether it did.
+//! The key decision: every mode draws through the same frame path
+//! ([`session::Session::draw`] over `planet_render::scene::TerrainScene`), so
+//! a shot, a recorded fly-through and the window show the same frames. A
+//! shot renders until the cut is fully resident (or a stated frame cap), so
+//! it is what a user sees once streaming settles, and the statistics say
+//! whether it did.
+
+mod flight;
+mod hud;
+mod session;
+mod window;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,11 +20,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use planet_render::scene::{SceneSettings, TerrainScene, sun_for};
+use planet_render::scene::{FrameOptions, SceneSettings, TerrainScene, sun_for};
 use planet_render::{GpuSettings, Renderer, RendererSettings};
 use planet_terrain::body::{Body, Geodetic};
 use planet_terrain::pack::Pack;
-use planet_terrain::select::{SelectionSettings, View};
+use planet_terrain::select::{CameraPath, CameraPose, SelectionSettings, View};
 use planet_terrain::source::query::{GroundReader, depth_for_spacing};
 use planet_terrain::source::{HeightSource, PackSource, ProceduralSource};
 
@@ -53,6 +61,32 @@ struct Cli {
     /// Write the frame here (PNG) and exit.
     #[arg(long)]
     shot: Option<PathBuf>,
+    /// Fly a scripted camera path: {"keyframes": [{"t", "lat", "lon", "alt", "heading", "pitch"}, ...]}.
+    #[arg(long, conflicts_with = "shot")]
+    path: Option<PathBuf>,
+    /// Write every frame as DIR/frame_NNNNN.png (headless without a display).
+    #[arg(long, conflicts_with = "shot")]
+    frames: Option<PathBuf>,
+    /// Frames per second of path time (paths advance by fixed steps).
+    #[arg(long, default_value_t = 30.0)]
+    fps: f64,
+    /// Never open a window, even where there is a display.
+    #[arg(long)]
+    headless: bool,
+    /// Present without waiting for vertical sync.
+    #[arg(long)]
+    no_vsync: bool,
+    /// Draw the HUD (default: on in a window, off in headless frames).
+    #[arg(long, conflicts_with = "no_hud")]
+    hud: bool,
+    #[arg(long)]
+    no_hud: bool,
+    /// In a window with --path: close when the path ends (implied by --frames).
+    #[arg(long)]
+    exit_at_end: bool,
+    /// Test hook: at frame N ask the window for a new size, as N:WxH.
+    #[arg(long, hide = true)]
+    resize_at: Option<String>,
     #[arg(long, default_value = "1280x720")]
     size: String,
     /// Most nodes in the cut.
@@ -158,42 +192,86 @@ fn camera_height(cli: &Cli, source: Option<&dyn HeightSource>, at: Geodetic) -> 
 
 fn run(cli: Cli) -> Result<()> {
     check_angles(&cli)?;
-    let size = parse_size(&cli.size)?;
-    let Some(shot) = cli.shot.clone() else {
-        bail!("the windowed viewer is not built yet (issue #7); pass --shot OUT.png to render headless");
-    };
-    let (body, source) = open_source(&cli)?;
-    let at = Geodetic::from_degrees(cli.lat, cli.lon, 0.0);
-    let (height, above_ground) = camera_height(&cli, source.as_deref(), at)?;
-    if !height.is_finite() || height < -20_000.0 {
-        bail!("camera height {height} m is not a usable altitude");
+    if !(cli.fps > 0.0 && cli.fps <= 1000.0) {
+        bail!("--fps {}: frames per second must lie in (0, 1000]", cli.fps);
     }
-    let at = Geodetic::from_degrees(cli.lat, cli.lon, height);
-    let view = View::looking_from(&body, at, cli.heading, cli.pitch, cli.fov.to_radians(), size);
+    let size = parse_size(&cli.size)?;
+    let (body, source) = open_source(&cli)?;
+    let path = match &cli.path {
+        Some(file) => {
+            let text = std::fs::read_to_string(file).with_context(|| format!("reading path {}", file.display()))?;
+            Some(CameraPath::from_json(&text).with_context(|| format!("path {}", file.display()))?)
+        }
+        None => None,
+    };
+    if let Some(dir) = &cli.frames {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    if let Some(shot) = cli.shot.clone() {
+        return shot_mode(&cli, body, source, size, &shot);
+    }
+    let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
+    if display && !cli.headless {
+        return window_mode(&cli, body, source, size, path);
+    }
+    match path {
+        Some(path) => path_mode(&cli, body, source, size, &path),
+        None => bail!(
+            "no display to open a window on (DISPLAY is not set); pass --shot OUT.png for one frame, \
+             or --path FILE.json --frames DIR for a headless fly-through"
+        ),
+    }
+}
 
-    let mut renderer = Renderer::new(RendererSettings {
+fn renderer_settings(cli: &Cli, size: (u32, u32)) -> RendererSettings {
+    RendererSettings {
         size,
         slots: cli.slots,
         max_nodes: cli.budget.max(64),
         frames_in_flight: 2,
         uploads_per_frame: cli.uploads,
         gpu: GpuSettings { validation: cli.validation },
-    })
-    .context("starting the renderer")?;
-    let settings = SceneSettings {
-        selection: SelectionSettings {
-            target_error_px: cli.sse,
-            node_budget: cli.budget,
-            near_m: near_plane(above_ground),
-        },
+    }
+}
+
+fn scene_settings(cli: &Cli, near_m: f64) -> SceneSettings {
+    SceneSettings {
+        selection: SelectionSettings { target_error_px: cli.sse, node_budget: cli.budget, near_m },
         uploads_per_frame: cli.uploads,
         frames_in_flight: 2,
-    };
-    let mut scene = TerrainScene::new(body.clone(), source, &renderer, settings);
+    }
+}
+
+fn check_validation(renderer: &Renderer) -> Result<()> {
+    let messages = renderer.validation_messages();
+    if !messages.is_empty() {
+        for m in &messages {
+            eprintln!("validation: {m}");
+        }
+        bail!("{} Vulkan validation message(s)", messages.len());
+    }
+    Ok(())
+}
+
+fn shot_mode(
+    cli: &Cli,
+    body: Body,
+    source: Option<Arc<dyn HeightSource>>,
+    size: (u32, u32),
+    shot: &Path,
+) -> Result<()> {
+    let at = Geodetic::from_degrees(cli.lat, cli.lon, 0.0);
+    let (height, above_ground) = camera_height(cli, source.as_deref(), at)?;
+    if !height.is_finite() || height < -20_000.0 {
+        bail!("camera height {height} m is not a usable altitude");
+    }
+    let at = Geodetic::from_degrees(cli.lat, cli.lon, height);
+    let view = View::looking_from(&body, at, cli.heading, cli.pitch, cli.fov.to_radians(), size);
+    let mut renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
+    let mut scene = TerrainScene::new(body.clone(), source, &renderer, scene_settings(cli, near_plane(above_ground)));
     let sun = sun_for(&body, &view);
     let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames)?;
-    image.save_png(&shot).with_context(|| format!("writing {}", shot.display()))?;
-    let messages = renderer.validation_messages();
+    image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
     if let Some(path) = &cli.stats {
         write_stats(path, &renderer, &report, frames, size)?;
     }
@@ -208,13 +286,120 @@ fn run(cli: Cli) -> Result<()> {
         if report.complete { "" } else { " (frame cap reached while streaming)" },
         shot.display()
     );
-    if !messages.is_empty() {
-        for m in &messages {
-            eprintln!("validation: {m}");
-        }
-        bail!("{} Vulkan validation message(s)", messages.len());
+    check_validation(&renderer)
+}
+
+fn start_pose(cli: &Cli, source: Option<&dyn HeightSource>, path: Option<&CameraPath>) -> Result<CameraPose> {
+    if let Some(path) = path {
+        return Ok(path.pose(path.start()));
     }
-    Ok(())
+    let at = Geodetic::from_degrees(cli.lat, cli.lon, 0.0);
+    let (height, _) = camera_height(cli, source, at)?;
+    Ok(CameraPose { lat: cli.lat, lon: cli.lon, alt: height, heading: cli.heading, pitch: cli.pitch })
+}
+
+fn new_session(
+    settings: SceneSettings,
+    vertical_fov: f64,
+    body: &Body,
+    source: Option<Arc<dyn HeightSource>>,
+    renderer: Renderer,
+) -> session::Session {
+    let scene = TerrainScene::new(body.clone(), source.clone(), &renderer, settings);
+    let mut session = session::Session::new(body.clone(), source, renderer, scene);
+    session.vertical_fov = vertical_fov;
+    session
+}
+
+/// A scripted path flown headless: every frame drawn (and written with
+/// --frames), at fixed steps of 1/fps seconds of path time.
+fn path_mode(
+    cli: &Cli,
+    body: Body,
+    source: Option<Arc<dyn HeightSource>>,
+    size: (u32, u32),
+    path: &CameraPath,
+) -> Result<()> {
+    let renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
+    let mut session = new_session(scene_settings(cli, 1.0), cli.fov.to_radians(), &body, source, renderer);
+    let mut flight = flight::Flight::new(path.pose(path.start()), flight::Mode::Free);
+    let frames = (path.duration() * cli.fps).round() as usize + 1;
+    let read_back = session::read_back_for(cli.frames.as_deref());
+    for k in 0..frames {
+        let t = path.start() + k as f64 / cli.fps;
+        flight.set_pose(path.pose(t));
+        let ground = session.ground_height(flight.lat, flight.lon);
+        flight.keep_above(ground);
+        let overlay = cli.hud.then(|| hud::overlay(&session.hud_lines(&flight, "PATH", None, false, false)));
+        let options = FrameOptions { read_back, wireframe: false, hud: overlay.as_deref(), present: false };
+        session.draw(&flight, t, options)?;
+        if let Some(dir) = &cli.frames {
+            session.save_last_frame(&session::frame_path(dir, k))?;
+        }
+    }
+    session.finish()?;
+    finish_run(cli, &session, &body)
+}
+
+fn window_mode(
+    cli: &Cli,
+    body: Body,
+    source: Option<Arc<dyn HeightSource>>,
+    size: (u32, u32),
+    path: Option<CameraPath>,
+) -> Result<()> {
+    let start = start_pose(cli, source.as_deref(), path.as_ref())?;
+    let resize_at = cli.resize_at.as_deref().map(parse_resize_at).transpose()?;
+    let (settings, fov, factory_body) = (scene_settings(cli, 1.0), cli.fov.to_radians(), body.clone());
+    let run = window::WindowRun {
+        settings: renderer_settings(cli, size),
+        vsync: !cli.no_vsync,
+        flight: flight::Flight::new(
+            start,
+            if cli.alt.unwrap_or(0.0) > 1e6 { flight::Mode::Orbit } else { flight::Mode::Free },
+        ),
+        path: path.map(|p| (p, cli.fps)),
+        exit_at_end: cli.exit_at_end || cli.frames.is_some(),
+        frames: cli.frames.clone(),
+        hud: !cli.no_hud,
+        resize_at,
+        make_session: Box::new(move |renderer| new_session(settings, fov, &factory_body, source.clone(), renderer)),
+    };
+    let session = window::run(run)?;
+    finish_run(cli, &session, &body)
+}
+
+fn parse_resize_at(text: &str) -> Result<(usize, (u32, u32))> {
+    let (frame, size) = text.split_once(':').context("--resize-at: expected FRAME:WxH")?;
+    Ok((frame.parse().context("--resize-at: the frame must be a number")?, parse_size(size)?))
+}
+
+/// Writes the per-frame log (--stats), prints a summary line and fails on
+/// validation messages.
+fn finish_run(cli: &Cli, session: &session::Session, body: &Body) -> Result<()> {
+    let log = session.log_json();
+    if let Some(path) = &cli.stats {
+        let tmp = path.with_extension("json.partial");
+        std::fs::write(&tmp, serde_json::to_string_pretty(&log)? + "\n")
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let summary = &log["summary"];
+    eprintln!(
+        "planet-view: {} on {}: {} frames, CPU median {:.2} ms p99 {:.2} ms, GPU median {} ms p99 {} ms, \
+         peak {} uploads, lowest {:.2} m above the ground{}",
+        body.name(),
+        session.renderer.device_name(),
+        summary["frames"],
+        summary["cpu_ms_median"].as_f64().unwrap_or(f64::NAN),
+        summary["cpu_ms_p99"].as_f64().unwrap_or(f64::NAN),
+        summary["gpu_ms_median"].as_f64().map_or("-".into(), |v| format!("{v:.2}")),
+        summary["gpu_ms_p99"].as_f64().map_or("-".into(), |v| format!("{v:.2}")),
+        summary["peak_uploads"],
+        summary["min_above_ground_m"].as_f64().unwrap_or(f64::NAN),
+        cli.frames.as_ref().map_or(String::new(), |d| format!(", frames in {}", d.display())),
+    );
+    check_validation(&session.renderer)
 }
 
 /// Near plane: a fraction of the height above the ground (nothing can be

@@ -11,10 +11,10 @@ use planet_render::scene::{SceneSettings, TerrainScene, sun_for};
 use planet_render::{GpuSettings, Renderer, RendererSettings, RgbaImage};
 use planet_terrain::address::TileAddress;
 use planet_terrain::body::{Body, Geodetic};
-use planet_terrain::pack::{Codec, Coverage, Pack, PackSpec, PackWriter, TileContent};
+use planet_terrain::pack::Pack;
 use planet_terrain::select::{SelectionSettings, View};
 use planet_terrain::source::{
-    HeightSource, PackSource, ProceduralSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions,
+    HeightSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions,
 };
 
 /// Forces Mesa's lavapipe, so results do not depend on the machine's GPU.
@@ -52,19 +52,6 @@ pub fn assert_no_validation_messages(renderer: &Renderer) {
     assert!(messages.is_empty(), "{} validation message(s):\n{}", messages.len(), messages.join("\n"));
 }
 
-/// An elevation palette for test packs' colour blocks (sRGB bytes).
-pub fn palette_colour(h: f64) -> [u8; 3] {
-    if h < 0.0 {
-        [10, 40, 90]
-    } else if h < 1500.0 {
-        [60, 110, 40]
-    } else if h < 3500.0 {
-        [140, 120, 90]
-    } else {
-        [235, 235, 240]
-    }
-}
-
 /// The shared test pack (see [`write_procedural_pack`]), made once per
 /// target directory: each test process writes its own copy in a private
 /// directory and renames it into place, so concurrent tests never see a
@@ -80,53 +67,10 @@ pub fn procedural_pack(depth: u8) -> PathBuf {
     shared
 }
 
-/// A small codec-2 pack of a seeded procedural Earth to `depth`, written
-/// into `dir`; the colour block is an elevation palette, classes 1 ocean 2 land.
+/// The procedural test pack (`planet_terrain::pack::testing`), in `dir`.
 pub fn write_procedural_pack(dir: &Path, depth: u8) -> PathBuf {
     let path = dir.join(format!("procedural-earth-{depth}.planetpack"));
-    let body = Body::earth();
-    let source = ProceduralSource::new(body.clone(), 7);
-    let tiles: Vec<TileAddress> = (0..=depth)
-        .flat_map(|d| {
-            let n = 1u32 << d;
-            (0..6u8)
-                .flat_map(move |f| (0..n).flat_map(move |x| (0..n).map(move |y| TileAddress::new(f, d, x, y).unwrap())))
-        })
-        .collect();
-    let spec = PackSpec {
-        body,
-        tier: "test".into(),
-        codec: Codec::HeightsClassesColour,
-        height_data_depth: depth,
-        colour_data_depth: depth,
-        coverage: Coverage::GLOBAL,
-        fingerprint: [3; 32],
-        compression_level: 1,
-    };
-    let writer = PackWriter::create(&path, spec, tiles.iter().copied()).expect("create pack");
-    std::thread::scope(|scope| {
-        for part in tiles.chunks(tiles.len().div_ceil(2)) {
-            let (writer, source) = (&writer, &source);
-            scope.spawn(move || {
-                for &tile in part {
-                    let t = source.tile(tile).expect("procedural tile");
-                    let heights: Vec<f64> = t.heights.iter().map(|&h| f64::from(h)).collect();
-                    let classes: Vec<u8> = heights.iter().map(|&h| if h < 0.0 { 1 } else { 2 }).collect();
-                    let colour: Vec<[u8; 3]> = heights.iter().map(|&h| palette_colour(h)).collect();
-                    let error = source.tile_bounds(tile).expect("bounds").geometric_error;
-                    let content = TileContent {
-                        heights: &heights,
-                        classes: Some(&classes),
-                        colour: Some(&colour),
-                        geometric_error: error,
-                        measured: true,
-                    };
-                    writer.put(tile, &content).expect("put tile");
-                }
-            });
-        }
-    });
-    writer.finish().expect("finish pack");
+    planet_terrain::pack::testing::write_procedural_pack(&path, depth).expect("write the test pack");
     path
 }
 

@@ -53,6 +53,16 @@ impl<'a> GroundReader<'a> {
         Ok(self.tiles[&tile].bilinear(u, v))
     }
 
+    /// Tiles held from earlier reads.
+    pub fn cached_tiles(&self) -> usize {
+        self.tiles.len()
+    }
+
+    /// Drops the held tiles (a long-lived reader bounds its memory this way).
+    pub fn forget_tiles(&mut self) {
+        self.tiles.clear();
+    }
+
     /// Highest elevation the ground can reach near `at` (from bounds).
     fn ceiling(&self, at: Geodetic) -> Result<f64, SourceError> {
         let (tile, _, _) = locate(self.source.body(), at, self.depth.min(6));

@@ -1,0 +1,323 @@
+//! Flight across seven orders of magnitude: an orbit mode and a free-fly
+//! mode, both scaled by the height above the ground beneath.
+//!
+//! The key decision: motion is simulated in fixed steps of 1/240 s with the
+//! remainder carried to the next frame, and mouse and wheel input apply
+//! once per frame outside those steps, so the same inputs over the same
+//! span give the same place whether they arrive in 10 frames or 1000. Within
+//! a step, heights change geometrically and the distance covered is the
+//! integral of the speed, in closed form. The camera is then
+//! held above the ground as the height function reads it at a fixed
+//! resolution: the ground the renderer draws, not the view's detail.
+
+use planet_terrain::body::{Body, Geodetic};
+use planet_terrain::select::{CameraPose, View};
+
+/// Metres the camera always keeps above the ground.
+pub const CLEARANCE_M: f64 = 1.5;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Drag turns the body under the camera; the wheel zooms.
+    Orbit,
+    /// WASD moves, the mouse looks, Q/E sink and climb.
+    Free,
+}
+
+/// What the user is doing this frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Controls {
+    pub forward: bool,
+    pub back: bool,
+    pub left: bool,
+    pub right: bool,
+    pub up: bool,
+    pub down: bool,
+    pub fast: bool,
+    /// Mouse movement (pixels) while looking (free mode).
+    pub look: (f64, f64),
+    /// Mouse movement (pixels) while dragging (orbit mode).
+    pub drag: (f64, f64),
+    /// Wheel steps (positive: toward the ground).
+    pub wheel: f64,
+}
+
+/// The camera: where it is and where it looks, in the local frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Flight {
+    pub mode: Mode,
+    pub lat: f64,
+    pub lon: f64,
+    /// Height above the ellipsoid, metres.
+    pub alt: f64,
+    pub heading: f64,
+    pub pitch: f64,
+    /// Orbit mode: the height above the ground the zoom is heading for.
+    target_above_ground: Option<f64>,
+    /// Simulated time not yet stepped (less than one `STEP_S`).
+    pending_s: f64,
+}
+
+/// The fixed simulation step.
+const STEP_S: f64 = 1.0 / 240.0;
+
+/// Seconds over which an orbit zoom closes 63% of the way.
+const ZOOM_TAU_S: f64 = 0.15;
+/// Free flight covers the camera's own height above the ground per second.
+const SPEED_PER_HEIGHT: f64 = 1.0;
+const FAST: f64 = 8.0;
+/// Degrees of look per pixel of mouse movement.
+const LOOK_DEG_PER_PX: f64 = 0.12;
+
+impl Flight {
+    pub fn new(pose: CameraPose, mode: Mode) -> Flight {
+        Flight {
+            mode,
+            lat: pose.lat,
+            lon: pose.lon,
+            alt: pose.alt,
+            heading: pose.heading,
+            pitch: pose.pitch,
+            target_above_ground: None,
+            pending_s: 0.0,
+        }
+    }
+
+    pub fn pose(&self) -> CameraPose {
+        CameraPose { lat: self.lat, lon: self.lon, alt: self.alt, heading: self.heading, pitch: self.pitch }
+    }
+
+    pub fn set_pose(&mut self, pose: CameraPose) {
+        *self = Flight::new(pose, self.mode);
+    }
+
+    pub fn toggle_mode(&mut self) {
+        self.mode = match self.mode {
+            Mode::Orbit => Mode::Free,
+            Mode::Free => Mode::Orbit,
+        };
+        self.target_above_ground = None;
+    }
+
+    pub fn view(&self, body: &Body, vertical_fov: f64, viewport: (u32, u32)) -> View {
+        let at = Geodetic::from_degrees(self.lat, self.lon, self.alt);
+        View::looking_from(body, at, self.heading, self.pitch, vertical_fov, viewport)
+    }
+
+    /// Advances by `dt` seconds of frame time. `ground` answers the
+    /// ground's elevation (metres) at a latitude/longitude in degrees.
+    pub fn step(
+        &mut self,
+        body: &Body,
+        controls: &Controls,
+        dt: f64,
+        viewport_height_px: f64,
+        vertical_fov: f64,
+        mut ground: impl FnMut(f64, f64) -> f64,
+    ) {
+        // Impulses: once per frame, whatever its length.
+        let above = (self.alt - ground(self.lat, self.lon)).max(CLEARANCE_M);
+        let radius = body.ellipsoid().radii().x;
+        match self.mode {
+            Mode::Orbit => {
+                // Drag: the ground under the cursor follows it.
+                let metres_per_px = 2.0 * above * (0.5 * vertical_fov).tan() / viewport_height_px;
+                let (dx, dy) = controls.drag;
+                let east = -dx * metres_per_px;
+                let north = dy * metres_per_px;
+                let (sin_h, cos_h) = self.heading.to_radians().sin_cos();
+                let (e, n) = (east * cos_h + north * sin_h, -east * sin_h + north * cos_h);
+                self.lat = (self.lat + (n / radius).to_degrees()).clamp(-89.999, 89.999);
+                self.lon += (e / (radius * self.lat.to_radians().cos().max(1e-6))).to_degrees();
+                // Wheel: a geometric zoom toward the ground.
+                let target = self.target_above_ground.unwrap_or(above) * (-0.25 * controls.wheel).exp();
+                self.target_above_ground = Some(target.clamp(CLEARANCE_M, 50.0 * radius));
+            }
+            Mode::Free => {
+                self.heading = (self.heading + controls.look.0 * LOOK_DEG_PER_PX).rem_euclid(360.0);
+                self.pitch = (self.pitch - controls.look.1 * LOOK_DEG_PER_PX).clamp(-89.0, 89.0);
+            }
+        }
+        self.pending_s += dt;
+        while self.pending_s >= STEP_S {
+            self.pending_s -= STEP_S;
+            self.step_fixed(body, controls, &mut ground);
+        }
+        self.lon = (self.lon + 180.0).rem_euclid(360.0) - 180.0;
+        self.keep_above(ground(self.lat, self.lon));
+    }
+
+    /// One fixed simulation step.
+    fn step_fixed(&mut self, body: &Body, controls: &Controls, ground: &mut impl FnMut(f64, f64) -> f64) {
+        let dt = STEP_S;
+        let above = (self.alt - ground(self.lat, self.lon)).max(CLEARANCE_M);
+        match self.mode {
+            Mode::Orbit => {
+                // The zoom approaches its target exponentially (in log height).
+                let Some(target) = self.target_above_ground else { return };
+                let blend = (-dt / ZOOM_TAU_S).exp();
+                let log_above = target.ln() + (above.ln() - target.ln()) * blend;
+                self.alt += log_above.exp() - above;
+            }
+            Mode::Free => {
+                let axis = |pos: bool, neg: bool| f64::from(i8::from(pos) - i8::from(neg));
+                let (along, across) = (axis(controls.forward, controls.back), axis(controls.right, controls.left));
+                // Climbing and sinking are geometric: the height above the
+                // ground grows or shrinks by e per second (3x with shift).
+                let rate = axis(controls.up, controls.down) * if controls.fast { 3.0 } else { 1.0 };
+                let growth = (rate * dt).exp();
+                if along != 0.0 || across != 0.0 {
+                    // Speed follows the height, so over the step the camera
+                    // covers the integral of a growing (or shrinking) speed:
+                    // exact for any step, hence for any frame rate.
+                    let speed = SPEED_PER_HEIGHT * above.max(2.0) * if controls.fast { FAST } else { 1.0 };
+                    let distance = if rate == 0.0 { speed * dt } else { speed * (growth - 1.0) / rate };
+                    let view = self.view(body, 1.0, (1, 1));
+                    let motion = (view.forward() * along + view.right() * across).normalize() * distance;
+                    let position =
+                        body.ellipsoid().geodetic_to_point(Geodetic::from_degrees(self.lat, self.lon, self.alt))
+                            + motion;
+                    let g = body.ellipsoid().point_to_geodetic(position);
+                    self.lat = g.latitude.to_degrees();
+                    self.lon = g.longitude.to_degrees();
+                    self.alt = g.height;
+                }
+                if rate != 0.0 {
+                    let ground_here = ground(self.lat, self.lon);
+                    self.alt = ground_here + (self.alt - ground_here).max(CLEARANCE_M) * growth;
+                }
+            }
+        }
+        self.keep_above(ground(self.lat, self.lon));
+    }
+
+    /// Lifts the camera to `CLEARANCE_M` above `ground` if it is lower.
+    pub fn keep_above(&mut self, ground: f64) {
+        self.alt = self.alt.max(ground + CLEARANCE_M);
+    }
+
+    /// The point the camera stands at (body-fixed).
+    #[cfg(test)]
+    pub fn position(&self, body: &Body) -> glam::DVec3 {
+        body.ellipsoid().geodetic_to_point(Geodetic::from_degrees(self.lat, self.lon, self.alt))
+    }
+}
+
+/// A flight to a place: up and over, then down (altitudes interpolated
+/// geometrically by the camera path).
+pub fn fly_to(from: CameraPose, to: CameraPose, body: &Body, seconds: f64) -> planet_terrain::select::CameraPath {
+    use planet_terrain::select::{CameraPath, Keyframe};
+    let a = body.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(from.lat, from.lon, 0.0));
+    let b = body.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(to.lat, to.lon, 0.0));
+    let arc_m = a.angle_between(b) * body.ellipsoid().radii().x;
+    let cruise = (arc_m * 0.6).max(from.alt).max(to.alt);
+    let key = |t: f64, p: CameraPose, alt: f64| Keyframe {
+        t,
+        lat: p.lat,
+        lon: p.lon,
+        alt,
+        heading: p.heading,
+        pitch: p.pitch,
+    };
+    let mid = CameraPose {
+        lat: 0.5 * (from.lat + to.lat),
+        lon: from.lon + 0.5 * ((to.lon - from.lon + 180.0).rem_euclid(360.0) - 180.0),
+        alt: cruise,
+        heading: to.heading,
+        pitch: to.pitch.clamp(-90.0, -45.0),
+    };
+    let keys = if arc_m > 2.0 * from.alt.min(to.alt) {
+        vec![key(0.0, from, from.alt), key(0.5 * seconds, mid, cruise), key(seconds, to, to.alt)]
+    } else {
+        vec![key(0.0, from, from.alt), key(seconds, to, to.alt)]
+    };
+    CameraPath::new(keys).expect("valid keys from valid poses")
+}
+
+/// Places the go-to key cycles through: (name, lat, lon, height above the
+/// ground, heading, pitch).
+pub const PLACES: &[(&str, f64, f64, f64, f64, f64)] = &[
+    ("MOUNT EVEREST", 27.95, 86.80, 3000.0, 90.0, -10.0),
+    ("GRAND CANYON", 36.10, -112.20, 2500.0, 60.0, -15.0),
+    ("ALPS, MONT BLANC", 45.80, 6.75, 4000.0, 100.0, -12.0),
+    ("ANDES, ACONCAGUA", -32.70, -70.20, 5000.0, 20.0, -12.0),
+    ("HAWAII, MAUNA KEA", 19.70, -155.70, 6000.0, 300.0, -20.0),
+    ("DEAD SEA", 31.50, 35.45, 1500.0, 0.0, -15.0),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(mode: Mode) -> Flight {
+        Flight::new(CameraPose { lat: 10.0, lon: 20.0, alt: 500.0, heading: 45.0, pitch: -5.0 }, mode)
+    }
+
+    fn fly(mut flight: Flight, controls: Controls, seconds: f64, fps: f64) -> Flight {
+        let body = Body::earth();
+        let frames = (seconds * fps).round() as usize;
+        for _ in 0..frames {
+            flight.step(&body, &controls, 1.0 / fps, 1080.0, 0.9, |_, _| 100.0);
+        }
+        flight
+    }
+
+    #[test]
+    fn free_flight_ends_at_the_same_place_at_any_frame_rate() {
+        let controls = Controls { forward: true, right: true, up: true, ..Controls::default() };
+        let (a, b) = (fly(start(Mode::Free), controls, 2.0, 30.0), fly(start(Mode::Free), controls, 2.0, 144.0));
+        let body = Body::earth();
+        let apart = a.position(&body).distance(b.position(&body));
+        let travelled = start(Mode::Free).position(&body).distance(a.position(&body));
+        assert!(travelled > 500.0, "it moved: {travelled} m");
+        assert!(apart < 1e-3 * travelled, "30 vs 144 fps differ by {apart} m of {travelled} m");
+    }
+
+    #[test]
+    fn the_orbit_zoom_is_frame_rate_independent() {
+        let mut controls = Controls { wheel: 4.0, ..Controls::default() };
+        let body = Body::earth();
+        let mut runs = Vec::new();
+        for fps in [20.0, 75.0, 240.0] {
+            let mut flight = start(Mode::Orbit);
+            // One burst of wheel, then let it settle for a second.
+            flight.step(&body, &controls, 1.0 / fps, 1080.0, 0.9, |_, _| 100.0);
+            controls.wheel = 0.0;
+            let flight = fly(flight, controls, 1.0, fps);
+            controls.wheel = 4.0;
+            runs.push(flight.alt);
+        }
+        // The first step's dt differs, so allow what one frame of approach moves.
+        assert!((runs[0] - runs[2]).abs() < 0.05 * (500.0 - 100.0), "{runs:?}");
+        assert!(runs[2] < 400.0, "it zoomed toward the ground: {runs:?}");
+    }
+
+    #[test]
+    fn the_camera_never_goes_below_the_ground() {
+        let body = Body::earth();
+        let mut flight = start(Mode::Free);
+        let controls = Controls { down: true, forward: true, fast: true, ..Controls::default() };
+        for k in 0..600 {
+            // Rolling ground, higher than the camera's start further on.
+            flight.step(&body, &controls, 1.0 / 60.0, 1080.0, 0.9, |lat, lon| {
+                300.0 + 400.0 * (lat * 50.0 + lon * 30.0).sin()
+            });
+            let ground = 300.0 + 400.0 * (flight.lat * 50.0 + flight.lon * 30.0).sin();
+            assert!(flight.alt >= ground + CLEARANCE_M - 1e-9, "frame {k}: {} below {}", flight.alt, ground);
+        }
+    }
+
+    #[test]
+    fn dragging_moves_the_ground_under_the_cursor() {
+        let body = Body::earth();
+        let mut flight = start(Mode::Orbit);
+        flight.heading = 0.0;
+        let before = flight.lon;
+        // Dragging right pulls the ground right: the camera goes west.
+        flight.step(&body, &Controls { drag: (100.0, 0.0), ..Controls::default() }, 0.016, 1080.0, 0.9, |_, _| 100.0);
+        assert!(flight.lon < before);
+        // 100 px at 400 m above the ground with a 0.9 rad field: about 36 m.
+        let moved = (before - flight.lon).to_radians() * body.ellipsoid().radii().x * 10f64.to_radians().cos();
+        assert!((moved - 35.6).abs() < 2.0, "{moved} m");
+    }
+}

@@ -1,0 +1,284 @@
+//! One viewing session: the renderer, the scene, the ground under the
+//! camera, and a log of every frame. The window, the headless fly-through
+//! and the shot all draw through [`Session::draw`].
+//!
+//! The key decision: each frame's log entry is written when the frame is
+//! recorded (host figures) and completed when the GPU reports it (GPU time
+//! and the hole count), so the log is exact even with frames in flight.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use glam::DVec3;
+use planet_render::scene::{FrameOptions, FrameReport, ReadBack, TerrainScene, sun_for};
+use planet_render::{PassTimes, Renderer};
+use planet_terrain::body::{Body, Geodetic};
+use planet_terrain::select::View;
+use planet_terrain::source::query::{GroundReader, RayHit, depth_for_spacing, raycast};
+use planet_terrain::source::{HeightSource, Provenance, locate};
+
+use crate::flight::Flight;
+
+/// Spacing (metres) at which the camera reads the ground: fixed, not the
+/// view's detail, so it agrees with physics and placement queries.
+pub const GROUND_SPACING_M: f64 = 5.0;
+
+/// One frame, as the log keeps it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrameLog {
+    pub frame: u64,
+    pub t: f64,
+    pub lat: f64,
+    pub lon: f64,
+    pub alt: f64,
+    pub above_ground_m: f64,
+    pub cpu_ms: f64,
+    pub report: FrameReport,
+    pub gpu: Option<PassTimes>,
+    pub hole_pixels: Option<u32>,
+}
+
+pub struct Session {
+    pub body: Body,
+    pub source: Option<Arc<dyn HeightSource>>,
+    pub scene: TerrainScene,
+    pub vertical_fov: f64,
+    ground: Option<GroundReader<'static>>,
+    pub log: Vec<FrameLog>,
+    logged: HashMap<u64, usize>,
+    // Declared last: dropped after the scene (which only borrows nothing of
+    // it) and before the window that owns the surface.
+    pub renderer: Renderer,
+}
+
+impl Session {
+    pub fn new(body: Body, source: Option<Arc<dyn HeightSource>>, renderer: Renderer, scene: TerrainScene) -> Session {
+        // The ground reader lives as long as the session; it holds its own
+        // reference to the source for the life of the process.
+        let ground = source.as_ref().map(|s| {
+            let leaked: &'static Arc<dyn HeightSource> = Box::leak(Box::new(s.clone()));
+            let depth = depth_for_spacing(leaked.as_ref(), GROUND_SPACING_M);
+            GroundReader::new(leaked.as_ref(), depth)
+        });
+        Session {
+            body,
+            source,
+            scene,
+            vertical_fov: 50f64.to_radians(),
+            ground,
+            log: Vec::new(),
+            logged: HashMap::new(),
+            renderer,
+        }
+    }
+
+    /// The ground's elevation (metres) under a latitude/longitude (degrees).
+    pub fn ground_height(&mut self, lat: f64, lon: f64) -> f64 {
+        let Some(reader) = &mut self.ground else { return 0.0 };
+        if reader.cached_tiles() > 64 {
+            reader.forget_tiles();
+        }
+        // A source error under the camera reads as the ellipsoid; the
+        // renderer reports the same error on its next frame.
+        reader.height(Geodetic::from_degrees(lat, lon, 0.0)).unwrap_or(0.0)
+    }
+
+    pub fn view(&self, flight: &Flight) -> View {
+        flight.view(&self.body, self.vertical_fov, self.renderer.settings().size)
+    }
+
+    /// Draws the camera's view and logs it (`t`: the path time, if any).
+    pub fn draw(&mut self, flight: &Flight, t: f64, options: FrameOptions<'_>) -> Result<FrameReport> {
+        let started = std::time::Instant::now();
+        let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
+        self.scene.set_near((above_ground.abs() * 0.05).clamp(0.05, 1000.0));
+        let view = self.view(flight);
+        let sun = sun_for(&self.body, &view);
+        let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
+        let entry = FrameLog {
+            frame: self.log.len() as u64,
+            t,
+            lat: flight.lat,
+            lon: flight.lon,
+            alt: flight.alt,
+            above_ground_m: above_ground,
+            cpu_ms: started.elapsed().as_secs_f64() * 1e3,
+            report,
+            gpu: None,
+            hole_pixels: None,
+        };
+        self.logged.insert(self.renderer_frame_of_last(), self.log.len());
+        self.log.push(entry);
+        self.collect();
+        Ok(report)
+    }
+
+    fn renderer_frame_of_last(&self) -> u64 {
+        self.renderer.frames_submitted() - 1
+    }
+
+    /// Attaches what the GPU has reported to the frames it belongs to.
+    pub fn collect(&mut self) {
+        for done in self.renderer.take_completed() {
+            if let Some(&k) = self.logged.get(&done.frame) {
+                self.log[k].gpu = done.gpu;
+                self.log[k].hole_pixels = Some(done.hole_pixels);
+                self.logged.remove(&done.frame);
+            }
+        }
+    }
+
+    /// Waits for the GPU and completes the log.
+    pub fn finish(&mut self) -> Result<()> {
+        self.renderer.finish()?;
+        self.collect();
+        Ok(())
+    }
+
+    /// Reads back the last frame (drawn with `ReadBack::Always`) to `path`.
+    pub fn save_last_frame(&mut self, path: &Path) -> Result<()> {
+        let image = self.renderer.take_image()?.context("the frame was not read back")?;
+        self.collect();
+        image.save_png(path).with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
+
+    /// Whether the ground under the pixel `(x, y)` is measured, resampled
+    /// from coarser measurements, or invented; `None` when the ray meets no
+    /// ground within reach (or the work budget).
+    pub fn ground_under(&self, view: &View, x: f64, y: f64) -> Option<String> {
+        let source = self.source.as_ref()?;
+        let (w, h) = view.viewport;
+        let ndc = (2.0 * (x + 0.5) / f64::from(w) - 1.0, 1.0 - 2.0 * (y + 0.5) / f64::from(h));
+        let tan = (0.5 * view.vertical_fov).tan();
+        let direction: DVec3 =
+            view.forward() + view.right() * (ndc.0 * tan * view.aspect()) + view.up() * (ndc.1 * tan);
+        let depth = depth_for_spacing(source.as_ref(), GROUND_SPACING_M * 20.0);
+        let reach = 3.0 * self.body.ellipsoid().radii().x;
+        match raycast(source.as_ref(), view.position, direction, reach, depth, 4000).ok()? {
+            RayHit::Hit { point, .. } => {
+                let g = self.body.ellipsoid().point_to_geodetic(point);
+                let deepest = source.data_depth().unwrap_or(0);
+                let (tile, _, _) = locate(&self.body, g, deepest);
+                Some(match source.tile_bounds(tile).ok()?.provenance {
+                    Provenance::Measured => "MEASURED".to_string(),
+                    Provenance::Resampled { from_depth } => format!("RESAMPLED (DEPTH {from_depth})"),
+                    Provenance::Invented => "INVENTED".to_string(),
+                })
+            }
+            RayHit::Miss => Some("SKY".to_string()),
+            RayHit::Incomplete { .. } => None,
+        }
+    }
+
+    /// The HUD's lines for the latest frame.
+    pub fn hud_lines(
+        &mut self,
+        flight: &Flight,
+        mode: &str,
+        cursor: Option<&str>,
+        frozen: bool,
+        wire: bool,
+    ) -> Vec<String> {
+        let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
+        let last = self.log.last().copied().unwrap_or_default();
+        let gpu =
+            self.log.iter().rev().find_map(|l| l.gpu).map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms);
+        let s = last.report.statistics;
+        let hemisphere = |v: f64, pos: char, neg: char| format!("{:.5} {}", v.abs(), if v >= 0.0 { pos } else { neg });
+        vec![
+            format!("LAT {}  LON {}", hemisphere(flight.lat, 'N', 'S'), hemisphere(flight.lon, 'E', 'W')),
+            format!("ALT {} ELLIPSOID", metres(flight.alt)),
+            format!("    {} ABOVE GROUND", metres(above_ground)),
+            format!("CPU {:.1} MS  GPU {}", last.cpu_ms, gpu.map_or("-".to_string(), |g| format!("{g:.1} MS"))),
+            format!("NODES {} SEL {} DRAWN", s.nodes_selected, s.nodes_drawn),
+            format!("ERROR {:.2} PX  SLOTS {}", s.effective_screen_error_pixels, s.resident_slots),
+            format!("UPLOADS {} PENDING {}", s.uploads, s.pending_requests),
+            format!("CURSOR {}", cursor.unwrap_or("-")),
+            format!("{mode}{}{}", if frozen { " FROZEN" } else { "" }, if wire { " WIRE" } else { "" }),
+        ]
+    }
+
+    /// Per-frame figures and their summary, as JSON.
+    pub fn log_json(&self) -> serde_json::Value {
+        let frames: Vec<serde_json::Value> = self
+            .log
+            .iter()
+            .map(|l| {
+                let s = &l.report.statistics;
+                serde_json::json!({
+                    "frame": l.frame,
+                    "t": l.t,
+                    "lat": l.lat,
+                    "lon": l.lon,
+                    "alt": l.alt,
+                    "above_ground_m": l.above_ground_m,
+                    "cpu_ms": l.cpu_ms,
+                    "gpu_ms": l.gpu.map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms),
+                    "hole_pixels": l.hole_pixels,
+                    "nodes_selected": s.nodes_selected,
+                    "nodes_drawn": s.nodes_drawn,
+                    "effective_screen_error_pixels": s.effective_screen_error_pixels,
+                    "uploads": s.uploads,
+                    "pending_requests": s.pending_requests,
+                    "covers_body": s.covers_body,
+                    "analytic_body_drawn": l.report.analytic_body,
+                    "presented": l.report.presented,
+                    "draw_calls": {
+                        "terrain_depth": l.report.draw_calls.terrain_depth,
+                        "terrain_shaded": l.report.draw_calls.terrain_shaded,
+                    },
+                })
+            })
+            .collect();
+        let cpu: Vec<f64> = self.log.iter().map(|l| l.cpu_ms).collect();
+        let gpu: Vec<f64> = self
+            .log
+            .iter()
+            .filter_map(|l| l.gpu.map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms))
+            .collect();
+        serde_json::json!({
+            "device": self.renderer.device_name(),
+            "width": self.renderer.settings().size.0,
+            "height": self.renderer.settings().size.1,
+            "summary": {
+                "frames": self.log.len(),
+                "cpu_ms_median": percentile(&cpu, 0.5),
+                "cpu_ms_p99": percentile(&cpu, 0.99),
+                "gpu_ms_median": percentile(&gpu, 0.5),
+                "gpu_ms_p99": percentile(&gpu, 0.99),
+                "peak_uploads": self.log.iter().map(|l| l.report.statistics.uploads).max().unwrap_or(0),
+                "min_above_ground_m": self.log.iter().map(|l| l.above_ground_m).fold(f64::INFINITY, f64::min),
+                "hole_pixels_total": self.log.iter().filter_map(|l| l.hole_pixels).map(u64::from).sum::<u64>(),
+            },
+            "frames": frames,
+        })
+    }
+}
+
+fn metres(m: f64) -> String {
+    if m.abs() >= 100_000.0 { format!("{:.1} KM", m / 1000.0) } else { format!("{m:.1} M") }
+}
+
+/// The `q` quantile (nearest rank) of `values`; `None` when empty.
+pub fn percentile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
+/// How `frames DIR` names frame `k`.
+pub fn frame_path(dir: &Path, k: usize) -> std::path::PathBuf {
+    dir.join(format!("frame_{k:05}.png"))
+}
+
+/// Read back every frame when frames are written; otherwise never.
+pub fn read_back_for(frames: Option<&Path>) -> ReadBack {
+    if frames.is_some() { ReadBack::Always } else { ReadBack::Never }
+}

@@ -1,0 +1,316 @@
+//! The window: winit events in, flight and toggles out, one frame per
+//! redraw, presented through the renderer's swapchain.
+//!
+//! The key decision: the window owns no rendering logic. It turns events
+//! into `Controls` and toggles, steps the flight by the real elapsed time
+//! (or, on a scripted path, by a fixed step so recordings are exact), and
+//! hands the frame to `Session::draw`, the same path as headless runs.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, anyhow};
+use planet_render::scene::FrameOptions;
+use planet_render::{Renderer, RendererSettings, WindowHandles};
+use planet_terrain::select::CameraPath;
+use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use winit::application::ApplicationHandler;
+use winit::dpi::PhysicalSize;
+use winit::event::{DeviceEvent, DeviceId, ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::keyboard::{KeyCode, PhysicalKey};
+use winit::window::{Window, WindowId};
+
+use crate::flight::{Controls, Flight, Mode, PLACES, fly_to};
+use crate::hud;
+use crate::session::{Session, frame_path, read_back_for};
+
+/// What the window run needs besides the session's parts.
+pub struct WindowRun {
+    pub settings: RendererSettings,
+    pub vsync: bool,
+    pub flight: Flight,
+    /// A scripted path flown at `fps` (fixed steps), then exit if `exit_at_end`.
+    pub path: Option<(CameraPath, f64)>,
+    pub exit_at_end: bool,
+    pub frames: Option<PathBuf>,
+    pub hud: bool,
+    /// Test hook: at frame N, ask for a new window size.
+    pub resize_at: Option<(usize, (u32, u32))>,
+    /// Builds the session once the renderer exists.
+    pub make_session: Box<dyn FnMut(Renderer) -> Session>,
+}
+
+struct Live {
+    session: Session,
+    // Dropped after the session (and its renderer, which holds the surface).
+    window: Window,
+}
+
+struct App {
+    run: WindowRun,
+    live: Option<Live>,
+    controls: Controls,
+    dragging: bool,
+    looking: bool,
+    cursor: (f64, f64),
+    cursor_ground: Option<String>,
+    wireframe: bool,
+    last: Option<Instant>,
+    frame: usize,
+    place: usize,
+    travel: Option<(CameraPath, f64)>,
+    error: Option<anyhow::Error>,
+}
+
+/// Opens the window and runs until it closes (or the path ends).
+pub fn run(run: WindowRun) -> Result<Session> {
+    let event_loop = EventLoop::new().context("opening the display (is DISPLAY set?)")?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut app = App {
+        run,
+        live: None,
+        controls: Controls::default(),
+        dragging: false,
+        looking: false,
+        cursor: (0.0, 0.0),
+        cursor_ground: None,
+        wireframe: false,
+        last: None,
+        frame: 0,
+        place: 0,
+        travel: None,
+        error: None,
+    };
+    event_loop.run_app(&mut app).context("running the window")?;
+    if let Some(error) = app.error.take() {
+        return Err(error);
+    }
+    let live = app.live.take().ok_or_else(|| anyhow!("the window never opened"))?;
+    let Live { mut session, window } = live;
+    session.finish()?;
+    drop(window);
+    Ok(session)
+}
+
+impl App {
+    fn open(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        let (w, h) = self.run.settings.size;
+        let attributes =
+            Window::default_attributes().with_title("planet-view").with_inner_size(PhysicalSize::new(w, h));
+        let window = event_loop.create_window(attributes).context("creating the window")?;
+        let handles = WindowHandles {
+            display: window.display_handle().context("the window's display")?.as_raw(),
+            window: window.window_handle().context("the window's handle")?.as_raw(),
+        };
+        let size = window.inner_size();
+        let mut settings = self.run.settings;
+        settings.size = (size.width.max(1), size.height.max(1));
+        let renderer = Renderer::new_windowed(settings, handles, self.run.vsync).context("starting the renderer")?;
+        let session = (self.run.make_session)(renderer);
+        self.live = Some(Live { session, window });
+        Ok(())
+    }
+
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        let Some(live) = &mut self.live else { return Ok(()) };
+        let size = live.window.inner_size();
+        if size.width == 0 || size.height == 0 {
+            return Ok(()); // minimised: nothing to draw into
+        }
+        if let Some((at, (w, h))) = self.run.resize_at
+            && self.frame == at
+        {
+            let _ = live.window.request_inner_size(PhysicalSize::new(w, h));
+        }
+        let now = Instant::now();
+        let dt = self.last.map_or(1.0 / 60.0, |l| (now - l).as_secs_f64()).min(0.25);
+        self.last = Some(now);
+        let session = &mut live.session;
+        let mut t = 0.0;
+        if let Some((path, fps)) = &self.run.path {
+            t = path.start() + self.frame as f64 / fps;
+            if t > path.start() + path.duration() + 0.5 / fps {
+                if self.run.exit_at_end {
+                    event_loop.exit();
+                    return Ok(());
+                }
+            } else {
+                self.run.flight.set_pose(path.pose(t));
+            }
+        } else if let Some((path, elapsed)) = &mut self.travel {
+            *elapsed += dt;
+            self.run.flight.set_pose(path.pose(*elapsed));
+            if *elapsed >= path.duration() {
+                self.travel = None;
+            }
+        } else {
+            let controls = std::mem::take(&mut self.controls);
+            self.controls = Controls { look: (0.0, 0.0), drag: (0.0, 0.0), wheel: 0.0, ..controls };
+            let fov = session.vertical_fov;
+            let height = f64::from(size.height);
+            let body = session.body.clone();
+            self.run.flight.step(&body, &controls, dt, height, fov, |lat, lon| session.ground_height(lat, lon));
+        }
+        let ground = session.ground_height(self.run.flight.lat, self.run.flight.lon);
+        self.run.flight.keep_above(ground);
+        if self.frame.is_multiple_of(15) || self.dragging {
+            let view = session.view(&self.run.flight);
+            self.cursor_ground = session.ground_under(&view, self.cursor.0, self.cursor.1);
+        }
+        let overlay = self.run.hud.then(|| {
+            let mode = match (self.run.path.is_some() || self.travel.is_some(), self.run.flight.mode) {
+                (true, _) => "PATH",
+                (false, Mode::Orbit) => "ORBIT  [TAB] FREE",
+                (false, Mode::Free) => "FREE  [TAB] ORBIT",
+            };
+            let lines = session.hud_lines(
+                &self.run.flight,
+                mode,
+                self.cursor_ground.as_deref(),
+                session.scene.is_frozen(),
+                self.wireframe,
+            );
+            hud::overlay(&lines)
+        });
+        let options = FrameOptions {
+            read_back: read_back_for(self.run.frames.as_deref()),
+            wireframe: self.wireframe,
+            hud: overlay.as_deref(),
+            present: true,
+        };
+        session.draw(&self.run.flight, t, options)?;
+        if let Some(dir) = &self.run.frames {
+            session.save_last_frame(&frame_path(dir, self.frame))?;
+        }
+        self.frame += 1;
+        Ok(())
+    }
+
+    fn key(&mut self, code: KeyCode, pressed: bool) {
+        let c = &mut self.controls;
+        match code {
+            KeyCode::KeyW | KeyCode::ArrowUp => c.forward = pressed,
+            KeyCode::KeyS | KeyCode::ArrowDown => c.back = pressed,
+            KeyCode::KeyA | KeyCode::ArrowLeft => c.left = pressed,
+            KeyCode::KeyD | KeyCode::ArrowRight => c.right = pressed,
+            KeyCode::KeyE | KeyCode::PageUp => c.up = pressed,
+            KeyCode::KeyQ | KeyCode::PageDown => c.down = pressed,
+            KeyCode::ShiftLeft | KeyCode::ShiftRight => c.fast = pressed,
+            _ if !pressed => {}
+            KeyCode::Tab => self.run.flight.toggle_mode(),
+            KeyCode::KeyH => self.run.hud = !self.run.hud,
+            KeyCode::KeyT => self.wireframe = !self.wireframe,
+            KeyCode::KeyC => {
+                if let Some(live) = &mut self.live {
+                    let frozen = live.session.scene.is_frozen();
+                    live.session.scene.set_frozen(!frozen);
+                }
+            }
+            KeyCode::KeyG => self.go_to_next_place(),
+            KeyCode::KeyF => self.frame_body(),
+            KeyCode::Equal | KeyCode::NumpadAdd => self.controls.wheel += 1.0,
+            KeyCode::Minus | KeyCode::NumpadSubtract => self.controls.wheel -= 1.0,
+            _ => {}
+        }
+    }
+
+    fn go_to_next_place(&mut self) {
+        let Some(live) = &mut self.live else { return };
+        let (name, lat, lon, above, heading, pitch) = PLACES[self.place % PLACES.len()];
+        self.place += 1;
+        let ground = live.session.ground_height(lat, lon);
+        let to = planet_terrain::select::CameraPose { lat, lon, alt: ground + above, heading, pitch };
+        let path = fly_to(self.run.flight.pose(), to, &live.session.body, 6.0);
+        live.window.set_title(&format!("planet-view: {}", name.to_lowercase()));
+        self.travel = Some((path, 0.0));
+    }
+
+    fn frame_body(&mut self) {
+        let Some(live) = &self.live else { return };
+        let radius = live.session.body.ellipsoid().radii().x;
+        let from = self.run.flight.pose();
+        let to = planet_terrain::select::CameraPose { alt: 2.5 * radius, heading: 0.0, pitch: -90.0, ..from };
+        self.travel = Some((fly_to(from, to, &live.session.body, 3.0), 0.0));
+    }
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.live.is_none()
+            && let Err(e) = self.open(event_loop)
+        {
+            self.error = Some(e);
+            event_loop.exit();
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        let result = match event {
+            WindowEvent::CloseRequested => {
+                event_loop.exit();
+                Ok(())
+            }
+            WindowEvent::Resized(size) => match &mut self.live {
+                Some(live) if size.width > 0 && size.height > 0 => {
+                    live.session.renderer.resize((size.width, size.height)).context("resizing")
+                }
+                _ => Ok(()),
+            },
+            WindowEvent::KeyboardInput { event, .. } => {
+                if let PhysicalKey::Code(code) = event.physical_key {
+                    if code == KeyCode::Escape {
+                        event_loop.exit();
+                    }
+                    self.key(code, event.state == ElementState::Pressed);
+                }
+                Ok(())
+            }
+            WindowEvent::MouseInput { state, button, .. } => {
+                let down = state == ElementState::Pressed;
+                match button {
+                    MouseButton::Left => self.dragging = down,
+                    MouseButton::Right => self.looking = down,
+                    _ => {}
+                }
+                Ok(())
+            }
+            WindowEvent::CursorMoved { position, .. } => {
+                self.cursor = (position.x, position.y);
+                Ok(())
+            }
+            WindowEvent::MouseWheel { delta, .. } => {
+                self.controls.wheel += match delta {
+                    MouseScrollDelta::LineDelta(_, y) => f64::from(y),
+                    MouseScrollDelta::PixelDelta(p) => p.y / 40.0,
+                };
+                Ok(())
+            }
+            WindowEvent::RedrawRequested => self.redraw(event_loop),
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            self.error = Some(e);
+            event_loop.exit();
+        }
+    }
+
+    fn device_event(&mut self, _event_loop: &ActiveEventLoop, _id: DeviceId, event: DeviceEvent) {
+        if let DeviceEvent::MouseMotion { delta } = event {
+            if self.dragging {
+                self.controls.drag.0 += delta.0;
+                self.controls.drag.1 += delta.1;
+            }
+            if self.looking || (self.dragging && self.run.flight.mode == Mode::Free) {
+                self.controls.look.0 += delta.0;
+                self.controls.look.1 += delta.1;
+            }
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(live) = &self.live {
+            live.window.request_redraw();
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! planet-view end to end, as a user runs it: a window under Xvfb on
+//! lavapipe with the validation layers on (any message fails the run), and
+//! headless fly-throughs. Each test runs the real binary in its own process.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use planet_terrain::body::Geodetic;
+use planet_terrain::pack::Pack;
+use planet_terrain::source::PackSource;
+use planet_terrain::source::query::{GroundReader, depth_for_spacing};
+
+const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+/// Where the path ends: mountains of the procedural test Earth (about
+/// 2,700 m up; the demo flies the same shape of path over the Himalaya).
+const END: (f64, f64) = (-47.0, 39.0);
+
+/// An X server for one test, stopped when dropped.
+struct Xvfb {
+    child: Child,
+    display: String,
+}
+
+impl Xvfb {
+    fn start() -> Xvfb {
+        for n in 90..140 {
+            if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+                continue;
+            }
+            let display = format!(":{n}");
+            let child = Command::new("Xvfb")
+                .args([&display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("Xvfb is installed (tools/deps.sh installs xvfb)");
+            // Ready once its socket exists.
+            for _ in 0..100 {
+                if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
+                    return Xvfb { child, display };
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let mut child = child;
+            let _ = child.kill();
+        }
+        panic!("no free X display between :90 and :139");
+    }
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn test_pack() -> PathBuf {
+    let shared = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("viewer-procedural-earth-2.planetpack");
+    if Pack::open(&shared).is_err() {
+        let private = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+        let path = private.path().join("pack.planetpack");
+        planet_terrain::pack::testing::write_procedural_pack(&path, 2).expect("write the test pack");
+        std::fs::rename(&path, &shared).expect("move the pack into place");
+    }
+    shared
+}
+
+/// The ground under a point as the viewer reads it (same source, same
+/// fixed 5 m spacing).
+fn ground(pack: &Path, lat: f64, lon: f64) -> f64 {
+    let source = PackSource::new(std::sync::Arc::new(Pack::open(pack).expect("pack")));
+    let depth = depth_for_spacing(&source, 5.0);
+    GroundReader::new(&source, depth).height(Geodetic::from_degrees(lat, lon, 0.0)).expect("ground")
+}
+
+/// From 20,000 km down to 2 m above the ground.
+fn write_path(dir: &Path, pack: &Path) -> PathBuf {
+    let end_alt = ground(pack, END.0, END.1) + 2.0;
+    assert!(end_alt > 100.0, "the path ends over land, not sea: {end_alt} m");
+    let text = format!(
+        r#"{{"keyframes": [
+            {{"t": 0, "lat": -40.0, "lon": 30.0, "alt": 20000000, "heading": 0, "pitch": -90}},
+            {{"t": 2, "lat": -46.5, "lon": 38.5, "alt": 200000, "heading": 30, "pitch": -45}},
+            {{"t": 4, "lat": -46.95, "lon": 38.95, "alt": {:.3}, "heading": 45, "pitch": -12}},
+            {{"t": 5, "lat": {}, "lon": {}, "alt": {end_alt:.3}, "heading": 60, "pitch": -3}}
+        ]}}"#,
+        end_alt + 3000.0,
+        END.0,
+        END.1
+    );
+    let path = dir.join("path.json");
+    std::fs::write(&path, text).expect("write path");
+    path
+}
+
+fn viewer() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_planet-view"));
+    command.env("VK_DRIVER_FILES", LAVAPIPE).env("RUST_BACKTRACE", "1");
+    command
+}
+
+fn run(mut command: Command) {
+    let output = command.output().expect("run planet-view");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "planet-view failed:\n{stderr}");
+}
+
+fn stats(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("stats written")).expect("stats are JSON")
+}
+
+fn png_size(path: &Path) -> (u32, u32) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("frame")));
+    let info = decoder.read_info().expect("a PNG");
+    let i = info.info();
+    (i.width, i.height)
+}
+
+/// Every frame: no hole in the ground (counted on the GPU), the camera
+/// above the ground.
+fn check_frames(log: &serde_json::Value, expected: usize) {
+    let frames = log["frames"].as_array().expect("frames");
+    assert_eq!(frames.len(), expected, "every frame of the path was drawn");
+    for f in frames {
+        let k = f["frame"].as_u64().expect("frame number");
+        let holes = f["hole_pixels"].as_u64().expect("the GPU reported every frame");
+        let analytic = f["analytic_body_drawn"].as_bool().expect("flag");
+        assert!(holes == 0 || analytic, "frame {k}: {holes} pixels show through the ground");
+        let above = f["above_ground_m"].as_f64().expect("height");
+        assert!(above >= 1.5 - 1e-6, "frame {k}: camera {above} m above the ground");
+        assert!(f["draw_calls"]["terrain_depth"].as_u64().expect("draws") <= 1, "one terrain draw per pass");
+    }
+    let last = frames.last().expect("a last frame");
+    let above = last["above_ground_m"].as_f64().expect("height");
+    assert!((above - 2.0).abs() < 0.05, "the path ends 2 m above the ground, not {above} m");
+}
+
+#[test]
+fn a_window_flies_from_orbit_to_two_metres_and_survives_a_resize() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_path(dir.path(), &pack);
+    let frames = dir.path().join("frames");
+    let stats_path = dir.path().join("stats.json");
+    let x = Xvfb::start();
+    let mut command = viewer();
+    command
+        .env("DISPLAY", &x.display)
+        .arg(&pack)
+        .args(["--path", path.to_str().expect("utf-8")])
+        .args(["--frames", frames.to_str().expect("utf-8")])
+        .args(["--stats", stats_path.to_str().expect("utf-8")])
+        .args(["--fps", "6", "--size", "160x100", "--validation", "--resize-at", "12:200x120"]);
+    run(command);
+    let log = stats(&stats_path);
+    check_frames(&log, 31);
+    let presented = log["frames"].as_array().expect("frames").iter().filter(|f| f["presented"] == true).count();
+    assert!(presented >= 29, "frames reached the window: {presented} of 31");
+    assert_eq!(png_size(&frames.join("frame_00000.png")), (160, 100));
+    assert_eq!(png_size(&frames.join("frame_00030.png")), (200, 120), "rendering went on at the new size");
+}
+
+#[test]
+fn a_headless_fly_through_writes_every_frame() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_path(dir.path(), &pack);
+    let frames = dir.path().join("frames");
+    let stats_path = dir.path().join("stats.json");
+    let mut command = viewer();
+    command
+        .env_remove("DISPLAY")
+        .arg(&pack)
+        .args(["--path", path.to_str().expect("utf-8")])
+        .args(["--frames", frames.to_str().expect("utf-8")])
+        .args(["--stats", stats_path.to_str().expect("utf-8")])
+        .args(["--fps", "4", "--size", "128x80", "--validation", "--hud"]);
+    run(command);
+    check_frames(&stats(&stats_path), 21);
+    assert!(frames.join("frame_00020.png").exists());
+}
+
+#[test]
+fn the_same_path_at_two_frame_rates_ends_at_the_same_place() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_path(dir.path(), &pack);
+    let mut ends = Vec::new();
+    for fps in ["3", "8"] {
+        let stats_path = dir.path().join(format!("stats-{fps}.json"));
+        let mut command = viewer();
+        command
+            .arg("--headless")
+            .arg(&pack)
+            .args(["--path", path.to_str().expect("utf-8")])
+            .args(["--stats", stats_path.to_str().expect("utf-8")])
+            .args(["--fps", fps, "--size", "64x40"]);
+        run(command);
+        let log = stats(&stats_path);
+        let last = log["frames"].as_array().expect("frames").last().cloned().expect("a frame");
+        ends.push((last["lat"].as_f64().unwrap(), last["lon"].as_f64().unwrap(), last["alt"].as_f64().unwrap()));
+    }
+    let (a, b) = (ends[0], ends[1]);
+    assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9 && (a.2 - b.2).abs() < 1e-6, "{a:?} vs {b:?}");
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bad_path = dir.path().join("bad.json");
+    std::fs::write(&bad_path, r#"{"keyframes": [{"t": 0, "lat": 95, "lon": 0, "alt": 10, "heading": 0, "pitch": 0}]}"#)
+        .expect("write");
+    for (args, expect) in [
+        (vec!["--headless", "--path", bad_path.to_str().unwrap()], "keyframes[0]"),
+        (vec!["--headless", "--shot", "x.png", "--size", "12x"], "--size '12x'"),
+        (vec!["--headless", "--shot", "x.png", "--pitch", "120"], "--pitch 120"),
+        (vec!["--headless", "/nonexistent.planetpack", "--shot", "x.png"], "/nonexistent.planetpack"),
+        (vec!["--headless"], "--path FILE.json --frames DIR"),
+    ] {
+        let output = viewer().current_dir(dir.path()).env_remove("DISPLAY").args(&args).output().expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} should fail");
+        assert!(stderr.contains(expect), "{args:?}: expected '{expect}' in:\n{stderr}");
+    }
+    assert!(!dir.path().join("x.png").exists(), "nothing written on failure");
+}
