@@ -57,3 +57,31 @@ for shot in "orbit:20:30:15000000:0:-90" "himalaya-10km:27.6:86.3:10000:60:-12" 
     $bin/planet-view packs/earth.planetpack --lat "$lat" --lon "$lon" "$height_flag" "$height" \
         --heading "$heading" --pitch "$pitch" --size 1280x720 --shot "packs/$name.png" --stats "packs/$name.json"
 done
+
+# The main job ends in the viewer: a window where there is a display,
+# otherwise a headless fly-through from orbit to 2 m above the ground near
+# Everest, written frame by frame.
+ground=$($bin/planet-pack sample packs/earth.planetpack --lat 27.96 --lon 86.93 --json |
+    sed -n 's/.*"elevation_m": *\([-0-9.e+]*\).*/\1/p')
+end_alt=$(python3 -c "print(max(float('$ground') + 2.0, 1.0))")
+cat >packs/flythrough.json <<JSON
+{"keyframes": [
+  {"t": 0,  "lat": 20.0,  "lon": 80.0,  "alt": 20000000, "heading": 0,  "pitch": -90},
+  {"t": 4,  "lat": 27.0,  "lon": 85.5,  "alt": 1500000,  "heading": 20, "pitch": -70},
+  {"t": 8,  "lat": 27.7,  "lon": 86.6,  "alt": 60000,    "heading": 40, "pitch": -35},
+  {"t": 12, "lat": 27.9,  "lon": 86.85, "alt": $(python3 -c "print($end_alt + 2500)"), "heading": 60, "pitch": -10},
+  {"t": 15, "lat": 27.96, "lon": 86.93, "alt": $end_alt, "heading": 70, "pitch": -2}
+]}
+JSON
+echo
+if [[ -n ${DISPLAY:-} ]]; then
+    echo "Opening planet-view on the demo Earth (Tab: orbit/free flight, G: go to a place, F: whole body,"
+    echo "H: HUD, T: wireframe, C: freeze the cut, Esc: quit)."
+    $bin/planet-view packs/earth.planetpack --lat 27.9 --lon 86.9 --alt 20000000 --pitch -90
+else
+    echo "No display: flying the demo Earth headless, orbit to 2 m above the ground near Everest;"
+    echo "every frame goes to packs/flythrough/ (frame_NNNNN.png), the per-frame log to packs/flythrough.stats.json."
+    rm -rf packs/flythrough
+    $bin/planet-view packs/earth.planetpack --path packs/flythrough.json --frames packs/flythrough \
+        --fps 8 --size 960x540 --hud --stats packs/flythrough.stats.json
+fi

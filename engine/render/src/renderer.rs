@@ -131,6 +131,9 @@ pub struct FrameOutcome {
     /// Whether the frame reached the window (false when the surface was
     /// out of date or the window minimised).
     pub presented: bool,
+    /// Milliseconds spent blocked on the GPU (the oldest frame in flight,
+    /// the swapchain): host time that is not host work.
+    pub waited_ms: f64,
 }
 
 pub(crate) struct FrameResources {
@@ -359,7 +362,9 @@ impl Renderer {
             assert_eq!(hud.len(), HUD_BYTES, "a HUD overlay of HUD_SIZE");
         }
         let index = (self.frame_number % self.frames.len() as u64) as usize;
+        let waiting = std::time::Instant::now();
         let previous_gpu_times = self.retire(index)?;
+        let mut waited_ms = waiting.elapsed().as_secs_f64() * 1e3;
 
         // Stage uploads (and the HUD) and note how each slot decodes.
         {
@@ -386,7 +391,9 @@ impl Renderer {
                 conv::record_bytes(&filled, &mut bytes[k * RECORD_BYTES..(k + 1) * RECORD_BYTES]);
             }
         }
+        let waiting = std::time::Instant::now();
         let target = if input.present { self.acquire(index)? } else { None };
+        waited_ms += waiting.elapsed().as_secs_f64() * 1e3;
         let draw_calls = self.record(index, input, target)?;
         let frame = &mut self.frames[index];
         frame.read_back = input.read_back;
@@ -405,16 +412,19 @@ impl Renderer {
         // frame and the acquired image.
         unsafe { self.gpu.device.queue_submit(self.gpu.queue, &[submit], frame.fence) }.during("submitting a frame")?;
         frame.submitted = true;
+        let waiting = std::time::Instant::now();
         let presented = match target {
             Some(image) => self.present(image)?,
             None => false,
         };
+        waited_ms += waiting.elapsed().as_secs_f64() * 1e3;
         let outcome = FrameOutcome {
             frame: self.frame_number,
             draw_calls,
             triangles: input.records.len() as u64 * u64::from(lattice_indices_len() / 3),
             previous_gpu_times,
             presented,
+            waited_ms,
         };
         self.frame_number += 1;
         Ok(outcome)

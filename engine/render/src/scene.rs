@@ -11,10 +11,11 @@ use std::sync::Arc;
 use glam::DVec3;
 use planet_terrain::address::TileAddress;
 use planet_terrain::body::Body;
+use planet_terrain::layers::{LayerError, LayerStack};
 use planet_terrain::select::{
     Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, View, build_records, select,
 };
-use planet_terrain::source::{HeightSource, SourceTile};
+use planet_terrain::source::{HeightFunction, HeightSource, SourceTile};
 
 use crate::conv::{PushConstants, TILE_UPLOAD_BYTES};
 use crate::error::{RenderError, Result};
@@ -70,7 +71,10 @@ pub struct FrameReport {
     /// Whether every drawn node had its own tile and nothing waited.
     pub complete: bool,
     pub gpu: Option<PassTimes>,
+    /// Host time of the frame, blocking on the GPU excluded.
     pub host_ms: f64,
+    /// Time the frame spent blocked on the GPU.
+    pub waited_ms: f64,
     pub presented: bool,
 }
 
@@ -78,7 +82,13 @@ pub struct FrameReport {
 #[derive(Debug)]
 pub struct TerrainScene {
     body: Body,
+    /// What is drawn: the base source with the layer stack applied (a fresh
+    /// immutable snapshot after every edit), or the base when there are no
+    /// layers.
     source: Option<Arc<dyn HeightSource>>,
+    base: Option<Arc<dyn HeightSource>>,
+    layers: LayerStack,
+    edits: usize,
     residency: Residency,
     settings: SceneSettings,
     appearance: Appearance,
@@ -132,7 +142,7 @@ impl TerrainScene {
         let deepest_ground_m = source
             .as_ref()
             .and_then(|s| {
-                planet_terrain::address::TileAddress::roots()
+                TileAddress::roots()
                     .map(|r| s.tile_bounds(r).map(|b| b.min_elevation))
                     .into_iter()
                     .collect::<std::result::Result<Vec<_>, _>>()
@@ -143,7 +153,10 @@ impl TerrainScene {
             .min(0.0);
         TerrainScene {
             body,
+            base: source.clone(),
             source,
+            layers: LayerStack::new(),
+            edits: 0,
             residency,
             settings,
             appearance,
@@ -172,8 +185,57 @@ impl TerrainScene {
         self.settings.selection.near_m = near_m;
     }
 
+    /// The ground as drawn: the base source with the layers applied.
     pub fn source(&self) -> Option<&Arc<dyn HeightSource>> {
         self.source.as_ref()
+    }
+
+    pub fn layers(&self) -> &LayerStack {
+        &self.layers
+    }
+
+    /// How many edits have been applied (a generation number for caches of
+    /// the ground).
+    pub fn edits(&self) -> usize {
+        self.edits
+    }
+
+    /// Mutates the layer stack. Every footprint the mutation touched
+    /// re-stages the resident tiles it reaches (ahead of streaming misses,
+    /// into the slots they hold), so the edit is drawn from the next frame;
+    /// node bounds follow the new ground at the next selection. Returns the
+    /// tiles queued for re-staging. Without a height source there is no
+    /// ground to edit and the mutation is refused.
+    pub fn edit<R>(
+        &mut self,
+        mutate: impl FnOnce(&mut LayerStack, &planet_terrain::body::Ellipsoid) -> std::result::Result<R, LayerError>,
+    ) -> std::result::Result<(R, usize), LayerError> {
+        let Some(base) = self.base.clone() else {
+            return Err(LayerError::Invalid { order: 0, reason: "a body with no ground cannot be edited".into() });
+        };
+        let ellipsoid = *self.body.ellipsoid();
+        let result = mutate(&mut self.layers, &ellipsoid)?;
+        let footprints = self.layers.drain_journal();
+        let function = HeightFunction::new(base.clone(), self.layers.clone());
+        let touched: Vec<TileAddress> = self
+            .residency
+            .resident_tiles()
+            .filter(|&tile| {
+                let (lo, hi) = function.tile_bounds(tile).map_or((0.0, 0.0), |b| (b.min_elevation, b.max_elevation));
+                footprints.iter().any(|f| f.touches(&ellipsoid, tile, lo, hi))
+            })
+            .collect();
+        for &tile in &touched {
+            self.residency.request_restage(tile);
+        }
+        // A crater can dig below anything the source held.
+        let roots = TileAddress::roots().map(|r| function.tile_bounds(r).map_or(0.0, |b| b.min_elevation));
+        self.deepest_ground_m = roots.into_iter().fold(0.0, f64::min);
+        self.source = Some(if self.layers.is_empty() { base } else { Arc::new(function) });
+        self.edits += 1;
+        // A held cut was bound to the old ground; let it go.
+        self.frozen = None;
+        Ok((result, touched.len()))
     }
 
     /// Holds the current cut (and what it is bound to) still, or lets it go.
@@ -273,7 +335,8 @@ impl TerrainScene {
                 analytic_body: true,
                 complete: true,
                 gpu: outcome.previous_gpu_times,
-                host_ms: started.elapsed().as_secs_f64() * 1e3,
+                host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
+                waited_ms: outcome.waited_ms,
                 ..FrameReport::default()
             });
         };
@@ -297,7 +360,8 @@ impl TerrainScene {
                 analytic_body: !frozen.statistics.covers_body,
                 complete: true,
                 gpu: outcome.previous_gpu_times,
-                host_ms: started.elapsed().as_secs_f64() * 1e3,
+                host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
+                waited_ms: outcome.waited_ms,
                 presented: outcome.presented,
                 ..FrameReport::default()
             });
@@ -348,7 +412,8 @@ impl TerrainScene {
             analytic_body,
             complete,
             gpu: outcome.previous_gpu_times,
-            host_ms: started.elapsed().as_secs_f64() * 1e3,
+            host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
+            waited_ms: outcome.waited_ms,
         })
     }
 

@@ -217,3 +217,66 @@ fn the_hole_counter_counts_ground_left_undrawn() {
     assert_eq!(renderer.take_completed().last().expect("a frame").hole_pixels, 0);
     assert_no_validation_messages(&renderer);
 }
+
+/// A 5 km crater and a flatten pad beside it, dug into the procedural pack.
+fn crater_and_pad(lat: f64, lon: f64) -> Vec<planet_terrain::layers::Layer> {
+    use planet_terrain::layers::{Layer, LayerKind, Target};
+    vec![
+        Layer { order: 1, kind: LayerKind::Crater { lat, lon, radius_m: 2500.0, depth_m: 500.0, rim_m: 120.0 } },
+        Layer {
+            order: 2,
+            kind: LayerKind::Flatten {
+                lat: lat - 0.03,
+                lon: lon + 0.05,
+                radius_m: 1500.0,
+                target: Target::Elevation(2350.0),
+                blend_m: 600.0,
+            },
+        },
+    ]
+}
+
+fn differing_pixels(a: &planet_render::RgbaImage, b: &planet_render::RgbaImage) -> usize {
+    a.pixels.chunks_exact(4).zip(b.pixels.chunks_exact(4)).filter(|(p, q)| p != q).count()
+}
+
+#[test]
+fn an_edit_is_drawn_the_next_frame_and_removing_it_restores_the_picture() {
+    let pack = procedural_pack(2);
+    let source = pack_source(&pack);
+    let body = source.body().clone();
+    let (lat, lon) = (-47.0, 39.0);
+    let mut renderer = renderer(SIZE, 512);
+    let view = view_at(&body, lat - 0.12, lon - 0.05, 14_000.0, 25.0, -35.0, SIZE);
+    let mut scene = TerrainScene::new(body.clone(), Some(source), &renderer, settings(2048, 1.0, 10.0));
+    let sun = sun_for(&body, &view);
+    let (_, before, _) = scene.render_until_resident(&mut renderer, &view, sun, 40).expect("resident");
+
+    let (_, restaged) = scene
+        .edit(|stack, e| {
+            for layer in crater_and_pad(lat, lon) {
+                stack.insert(e, layer)?;
+            }
+            Ok(())
+        })
+        .expect("edit");
+    assert!(restaged > 0, "resident tiles under the edit are queued");
+    // The very next frame draws the edit.
+    let report = scene.frame(&mut renderer, &view, sun, ReadBack::Always).expect("frame");
+    let next = renderer.take_image().expect("image").expect("read back");
+    assert!(report.statistics.uploads >= restaged, "the re-stage went out in this frame");
+    let changed = differing_pixels(&before, &next);
+    assert!(changed > 200, "the crater and the pad show in the next frame ({changed} pixels changed)");
+    let (_, settled, _) = scene.render_until_resident(&mut renderer, &view, sun, 40).expect("resident");
+    check_golden("crater_and_pad", &settled, GOLDEN);
+
+    scene
+        .edit(|stack, e| {
+            stack.remove(e, 1)?;
+            stack.remove(e, 2)
+        })
+        .expect("remove");
+    let (_, after, _) = scene.render_until_resident(&mut renderer, &view, sun, 40).expect("resident");
+    assert_eq!(differing_pixels(&before, &after), 0, "removing the layers restores the original picture");
+    assert_no_validation_messages(&renderer);
+}

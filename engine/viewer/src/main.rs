@@ -9,6 +9,7 @@
 //! it is what a user sees once streaming settles, and the statistics say
 //! whether it did.
 
+mod authoring;
 mod flight;
 mod hud;
 mod session;
@@ -84,6 +85,10 @@ struct Cli {
     /// In a window with --path: close when the path ends (implied by --frames).
     #[arg(long)]
     exit_at_end: bool,
+    /// A scene of layers (craters, pads, ...) to draw over the ground; in a
+    /// window, also where Ctrl+S saves edits (created if missing).
+    #[arg(long)]
+    scene: Option<PathBuf>,
     /// Test hook: at frame N ask the window for a new size, as N:WxH.
     #[arg(long, hide = true)]
     resize_at: Option<String>,
@@ -269,6 +274,9 @@ fn shot_mode(
     let view = View::looking_from(&body, at, cli.heading, cli.pitch, cli.fov.to_radians(), size);
     let mut renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
     let mut scene = TerrainScene::new(body.clone(), source, &renderer, scene_settings(cli, near_plane(above_ground)));
+    if let Some(file) = &cli.scene {
+        authoring::Authoring::default().load(&mut scene, file, body.name())?;
+    }
     let sun = sun_for(&body, &view);
     let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames)?;
     image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
@@ -322,6 +330,9 @@ fn path_mode(
 ) -> Result<()> {
     let renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
     let mut session = new_session(scene_settings(cli, 1.0), cli.fov.to_radians(), &body, source, renderer);
+    if let Some(file) = &cli.scene {
+        authoring::Authoring::default().load(&mut session.scene, file, body.name())?;
+    }
     let mut flight = flight::Flight::new(path.pose(path.start()), flight::Mode::Free);
     let frames = (path.duration() * cli.fps).round() as usize + 1;
     let read_back = session::read_back_for(cli.frames.as_deref());
@@ -351,6 +362,7 @@ fn window_mode(
     let start = start_pose(cli, source.as_deref(), path.as_ref())?;
     let resize_at = cli.resize_at.as_deref().map(parse_resize_at).transpose()?;
     let (settings, fov, factory_body) = (scene_settings(cli, 1.0), cli.fov.to_radians(), body.clone());
+    let scene_file = cli.scene.clone();
     let run = window::WindowRun {
         settings: renderer_settings(cli, size),
         vsync: !cli.no_vsync,
@@ -363,7 +375,17 @@ fn window_mode(
         frames: cli.frames.clone(),
         hud: !cli.no_hud,
         resize_at,
-        make_session: Box::new(move |renderer| new_session(settings, fov, &factory_body, source.clone(), renderer)),
+        make_session: Box::new(move |renderer| {
+            let mut session = new_session(settings, fov, &factory_body, source.clone(), renderer);
+            if let Some(file) = scene_file.as_deref().filter(|f| f.exists()) {
+                authoring::Authoring::default().load(&mut session.scene, file, factory_body.name())?;
+            }
+            Ok(session)
+        }),
+        authoring: authoring::Authoring::for_file(
+            cli.scene.clone(),
+            cli.pack.as_ref().map(|p| p.display().to_string()),
+        ),
     };
     let session = window::run(run)?;
     finish_run(cli, &session, &body)

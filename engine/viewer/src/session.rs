@@ -16,7 +16,7 @@ use planet_render::scene::{FrameOptions, FrameReport, ReadBack, TerrainScene, su
 use planet_render::{PassTimes, Renderer};
 use planet_terrain::body::{Body, Geodetic};
 use planet_terrain::select::View;
-use planet_terrain::source::query::{GroundReader, RayHit, depth_for_spacing, raycast};
+use planet_terrain::source::query::{GroundCache, GroundReader, RayHit, depth_for_spacing, raycast};
 use planet_terrain::source::{HeightSource, Provenance, locate};
 
 use crate::flight::Flight;
@@ -45,7 +45,10 @@ pub struct Session {
     pub source: Option<Arc<dyn HeightSource>>,
     pub scene: TerrainScene,
     pub vertical_fov: f64,
-    ground: Option<GroundReader<'static>>,
+    /// Tiles the ground reads keep between frames (dropped on every edit:
+    /// they belong to the ground before it).
+    ground_cache: GroundCache,
+    ground_layers: usize,
     pub log: Vec<FrameLog>,
     logged: HashMap<u64, usize>,
     // Declared last: dropped after the scene (which only borrows nothing of
@@ -55,34 +58,52 @@ pub struct Session {
 
 impl Session {
     pub fn new(body: Body, source: Option<Arc<dyn HeightSource>>, renderer: Renderer, scene: TerrainScene) -> Session {
-        // The ground reader lives as long as the session; it holds its own
-        // reference to the source for the life of the process.
-        let ground = source.as_ref().map(|s| {
-            let leaked: &'static Arc<dyn HeightSource> = Box::leak(Box::new(s.clone()));
-            let depth = depth_for_spacing(leaked.as_ref(), GROUND_SPACING_M);
-            GroundReader::new(leaked.as_ref(), depth)
-        });
         Session {
             body,
             source,
             scene,
             vertical_fov: 50f64.to_radians(),
-            ground,
+            ground_cache: GroundCache::default(),
+            ground_layers: usize::MAX,
             log: Vec::new(),
             logged: HashMap::new(),
             renderer,
         }
     }
 
-    /// The ground's elevation (metres) under a latitude/longitude (degrees).
+    /// The ground's elevation (metres) under a latitude/longitude
+    /// (degrees): the edited ground, as the renderer draws it.
     pub fn ground_height(&mut self, lat: f64, lon: f64) -> f64 {
-        let Some(reader) = &mut self.ground else { return 0.0 };
-        if reader.cached_tiles() > 64 {
-            reader.forget_tiles();
+        let Some(source) = self.scene.source().cloned() else { return 0.0 };
+        let generation = self.scene.edits();
+        let mut cache = std::mem::take(&mut self.ground_cache);
+        if generation != self.ground_layers || cache.len() > 64 {
+            cache = GroundCache::default();
+            self.ground_layers = generation;
         }
+        let depth = depth_for_spacing(source.as_ref(), GROUND_SPACING_M);
+        let mut reader = GroundReader::with_cache(source.as_ref(), depth, cache);
         // A source error under the camera reads as the ellipsoid; the
         // renderer reports the same error on its next frame.
-        reader.height(Geodetic::from_degrees(lat, lon, 0.0)).unwrap_or(0.0)
+        let height = reader.height(Geodetic::from_degrees(lat, lon, 0.0)).unwrap_or(0.0);
+        self.ground_cache = reader.into_cache();
+        height
+    }
+
+    /// Where the ray through pixel `(x, y)` meets the (edited) ground.
+    pub fn cursor_hit(&self, view: &View, x: f64, y: f64) -> Option<Geodetic> {
+        let source = self.scene.source()?;
+        let (w, h) = view.viewport;
+        let ndc = (2.0 * (x + 0.5) / f64::from(w) - 1.0, 1.0 - 2.0 * (y + 0.5) / f64::from(h));
+        let tan = (0.5 * view.vertical_fov).tan();
+        let direction: DVec3 =
+            view.forward() + view.right() * (ndc.0 * tan * view.aspect()) + view.up() * (ndc.1 * tan);
+        let depth = depth_for_spacing(source.as_ref(), GROUND_SPACING_M * 4.0);
+        let reach = 3.0 * self.body.ellipsoid().radii().x;
+        match raycast(source.as_ref(), view.position, direction, reach, depth, 20_000).ok()? {
+            RayHit::Hit { point, .. } => Some(self.body.ellipsoid().point_to_geodetic(point)),
+            _ => None,
+        }
     }
 
     pub fn view(&self, flight: &Flight) -> View {
@@ -104,7 +125,8 @@ impl Session {
             lon: flight.lon,
             alt: flight.alt,
             above_ground_m: above_ground,
-            cpu_ms: started.elapsed().as_secs_f64() * 1e3,
+            // Host work only: time blocked on the GPU is the GPU's.
+            cpu_ms: started.elapsed().as_secs_f64() * 1e3 - report.waited_ms,
             report,
             gpu: None,
             hole_pixels: None,

@@ -21,6 +21,7 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Window, WindowId};
 
+use crate::authoring::Authoring;
 use crate::flight::{Controls, Flight, Mode, PLACES, fly_to};
 use crate::hud;
 use crate::session::{Session, frame_path, read_back_for};
@@ -38,7 +39,9 @@ pub struct WindowRun {
     /// Test hook: at frame N, ask for a new window size.
     pub resize_at: Option<(usize, (u32, u32))>,
     /// Builds the session once the renderer exists.
-    pub make_session: Box<dyn FnMut(Renderer) -> Session>,
+    pub make_session: Box<dyn FnMut(Renderer) -> Result<Session>>,
+    /// Authoring: the scene file to load (if it exists) and save to.
+    pub authoring: Authoring,
 }
 
 struct Live {
@@ -60,6 +63,10 @@ struct App {
     frame: usize,
     place: usize,
     travel: Option<(CameraPath, f64)>,
+    ctrl: bool,
+    /// Where the left button went down (a click selects, a drag turns).
+    pressed_at: Option<(f64, f64)>,
+    status: Option<(String, Instant)>,
     error: Option<anyhow::Error>,
 }
 
@@ -80,6 +87,9 @@ pub fn run(run: WindowRun) -> Result<Session> {
         frame: 0,
         place: 0,
         travel: None,
+        ctrl: false,
+        pressed_at: None,
+        status: None,
         error: None,
     };
     event_loop.run_app(&mut app).context("running the window")?;
@@ -107,9 +117,86 @@ impl App {
         let mut settings = self.run.settings;
         settings.size = (size.width.max(1), size.height.max(1));
         let renderer = Renderer::new_windowed(settings, handles, self.run.vsync).context("starting the renderer")?;
-        let session = (self.run.make_session)(renderer);
+        let session = (self.run.make_session)(renderer)?;
         self.live = Some(Live { session, window });
         Ok(())
+    }
+
+    fn say(&mut self, message: String) {
+        eprintln!("planet-view: {message}");
+        self.status = Some((message.to_uppercase(), Instant::now()));
+    }
+
+    /// The ground under the cursor, for placing and moving edits.
+    fn cursor_ground(&self) -> Option<(f64, f64)> {
+        let live = self.live.as_ref()?;
+        let view = live.session.view(&self.run.flight);
+        let g = live.session.cursor_hit(&view, self.cursor.0, self.cursor.1)?;
+        Some((g.latitude.to_degrees(), g.longitude.to_degrees()))
+    }
+
+    /// A new edit's radius: a quarter of the height above the ground.
+    fn edit_radius(&mut self) -> f64 {
+        let (lat, lon, alt) = (self.run.flight.lat, self.run.flight.lon, self.run.flight.alt);
+        let above = self.live.as_mut().map_or(1000.0, |l| alt - l.session.ground_height(lat, lon));
+        (0.25 * above).clamp(20.0, 50_000.0)
+    }
+
+    /// Authoring keys; true when the key was one.
+    fn author(&mut self, code: KeyCode) -> bool {
+        let ctrl = self.ctrl;
+        let at =
+            if matches!(code, KeyCode::KeyK | KeyCode::KeyP | KeyCode::KeyM) { self.cursor_ground() } else { None };
+        let radius = self.edit_radius();
+        let Some(live) = &mut self.live else { return false };
+        let scene = &mut live.session.scene;
+        let authoring = &mut self.run.authoring;
+        let result: Result<Option<String>, planet_terrain::layers::LayerError> = match (ctrl, code) {
+            (true, KeyCode::KeyZ) => authoring.undo(scene).map(|done| done.then(|| "undone".to_string())),
+            (true, KeyCode::KeyY) => authoring.redo(scene).map(|done| done.then(|| "redone".to_string())),
+            (true, KeyCode::KeyS) => {
+                let body = live.session.body.name().to_string();
+                let message = match authoring.save(scene, &body) {
+                    Ok(path) => format!("saved {}", path.display()),
+                    Err(e) => format!("not saved: {e:#}"),
+                };
+                Ok(Some(message))
+            }
+            (false, KeyCode::KeyK) => match at {
+                Some((lat, lon)) => {
+                    authoring.place_crater(scene, lat, lon, radius).map(|o| Some(format!("crater {o}")))
+                }
+                None => Ok(Some("no ground under the cursor".into())),
+            },
+            (false, KeyCode::KeyP) => match at {
+                Some((lat, lon)) => authoring.place_pad(scene, lat, lon, radius).map(|o| Some(format!("pad {o}"))),
+                None => Ok(Some("no ground under the cursor".into())),
+            },
+            (false, KeyCode::KeyM) => match at {
+                Some((lat, lon)) => authoring.move_selected(scene, lat, lon).map(|_| None),
+                None => Ok(Some("no ground under the cursor".into())),
+            },
+            (false, KeyCode::BracketRight) => authoring.resize_selected(scene, 1.25).map(|_| None),
+            (false, KeyCode::BracketLeft) => authoring.resize_selected(scene, 0.8).map(|_| None),
+            (false, KeyCode::KeyN) => Ok(authoring.select_next(scene).map(|o| format!("layer {o} selected"))),
+            (false, KeyCode::Delete | KeyCode::Backspace) => authoring.delete_selected(scene).map(|_| None),
+            _ => return false,
+        };
+        match result {
+            Ok(Some(message)) => self.say(message),
+            Ok(None) => {}
+            Err(e) => self.say(format!("edit refused: {e}")),
+        }
+        true
+    }
+
+    fn click(&mut self) {
+        let Some((lat, lon)) = self.cursor_ground() else { return };
+        let Some(live) = &self.live else { return };
+        let picked = self.run.authoring.select_near(&live.session.scene, lat, lon);
+        if let Some(order) = picked {
+            self.say(format!("layer {order} selected"));
+        }
     }
 
     fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
@@ -164,13 +251,18 @@ impl App {
                 (false, Mode::Orbit) => "ORBIT  [TAB] FREE",
                 (false, Mode::Free) => "FREE  [TAB] ORBIT",
             };
-            let lines = session.hud_lines(
+            let mut lines = session.hud_lines(
                 &self.run.flight,
                 mode,
                 self.cursor_ground.as_deref(),
                 session.scene.is_frozen(),
                 self.wireframe,
             );
+            let status = self.status.as_ref().filter(|(_, when)| when.elapsed().as_secs_f64() < 4.0);
+            lines.push(match status {
+                Some((message, _)) => message.clone(),
+                None => self.run.authoring.describe(&session.scene),
+            });
             hud::overlay(&lines)
         });
         let options = FrameOptions {
@@ -188,6 +280,12 @@ impl App {
     }
 
     fn key(&mut self, code: KeyCode, pressed: bool) {
+        if pressed && self.author(code) {
+            return;
+        }
+        if self.ctrl {
+            return;
+        }
         let c = &mut self.controls;
         match code {
             KeyCode::KeyW | KeyCode::ArrowUp => c.forward = pressed,
@@ -269,10 +367,23 @@ impl ApplicationHandler for App {
             WindowEvent::MouseInput { state, button, .. } => {
                 let down = state == ElementState::Pressed;
                 match button {
-                    MouseButton::Left => self.dragging = down,
+                    MouseButton::Left => {
+                        self.dragging = down;
+                        if down {
+                            self.pressed_at = Some(self.cursor);
+                        } else if let Some((x, y)) = self.pressed_at.take()
+                            && (x - self.cursor.0).abs() + (y - self.cursor.1).abs() < 4.0
+                        {
+                            self.click();
+                        }
+                    }
                     MouseButton::Right => self.looking = down,
                     _ => {}
                 }
+                Ok(())
+            }
+            WindowEvent::ModifiersChanged(modifiers) => {
+                self.ctrl = modifiers.state().control_key();
                 Ok(())
             }
             WindowEvent::CursorMoved { position, .. } => {

@@ -225,3 +225,50 @@ fn bad_input_gets_a_clear_error() {
     }
     assert!(!dir.path().join("x.png").exists(), "nothing written on failure");
 }
+
+#[test]
+fn a_scene_file_edits_the_ground_it_draws() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let scene = dir.path().join("scene.json");
+    std::fs::write(
+        &scene,
+        format!(
+            r#"{{"version": 1, "body": "earth", "layers": [
+                {{"kind": "crater", "order": 1, "lat": {}, "lon": {}, "radius_m": 2500, "depth_m": 500, "rim_m": 120}},
+                {{"kind": "flatten", "order": 2, "lat": {}, "lon": {}, "radius_m": 1500, "elevation_m": 2350, "blend_m": 600}}
+            ]}}"#,
+            END.0,
+            END.1,
+            END.0 - 0.03,
+            END.1 + 0.05
+        ),
+    )
+    .expect("write scene");
+    let shot = |name: &str, scene: Option<&Path>| {
+        let out = dir.path().join(name);
+        let mut command = viewer();
+        command.env_remove("DISPLAY").arg(&pack).args(["--lat", "-47.12", "--lon", "38.95", "--alt", "14000"]);
+        command.args(["--heading", "25", "--pitch", "-35", "--size", "128x80", "--validation", "--shot"]).arg(&out);
+        if let Some(scene) = scene {
+            command.arg("--scene").arg(scene);
+        }
+        run(command);
+        std::fs::read(&out).expect("shot written")
+    };
+    let plain = shot("plain.png", None);
+    let edited = shot("edited.png", Some(&scene));
+    assert_ne!(plain, edited, "the crater and the pad change the picture");
+
+    let mars = dir.path().join("mars.json");
+    std::fs::write(&mars, r#"{"version": 1, "body": "mars", "layers": []}"#).expect("write");
+    let output = viewer()
+        .env_remove("DISPLAY")
+        .arg(&pack)
+        .args(["--shot", dir.path().join("x.png").to_str().expect("utf-8"), "--scene"])
+        .arg(&mars)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && stderr.contains("mars.json") && stderr.contains("'mars'"), "{stderr}");
+}

@@ -121,6 +121,11 @@ impl Residency {
         self.lookup.get(&tile.key()).copied()
     }
 
+    /// Every resident tile (in slot order).
+    pub fn resident_tiles(&self) -> impl Iterator<Item = TileAddress> + '_ {
+        self.slots.iter().filter_map(|s| s.tile)
+    }
+
     pub fn resident(&self) -> usize {
         self.lookup.len()
     }

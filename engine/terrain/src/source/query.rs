@@ -27,6 +27,24 @@ pub fn depth_for_spacing(source: &dyn HeightSource, spacing_m: f64) -> u8 {
         .unwrap_or(crate::address::MAX_DEPTH)
 }
 
+/// Tiles a [`GroundReader`] kept, carried from one reader to the next. It
+/// belongs to one source: drop it when the ground changes (an edit).
+#[derive(Debug, Default)]
+pub struct GroundCache {
+    depth: Option<u8>,
+    tiles: HashMap<TileAddress, SourceTile>,
+}
+
+impl GroundCache {
+    pub fn len(&self) -> usize {
+        self.tiles.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tiles.is_empty()
+    }
+}
+
 /// Reads the ground at one depth, keeping the tiles it has read.
 #[derive(Debug)]
 pub struct GroundReader<'a> {
@@ -53,14 +71,17 @@ impl<'a> GroundReader<'a> {
         Ok(self.tiles[&tile].bilinear(u, v))
     }
 
-    /// Tiles held from earlier reads.
-    pub fn cached_tiles(&self) -> usize {
-        self.tiles.len()
+    /// A reader that starts with the tiles an earlier reader of the same
+    /// source and depth kept (see [`GroundReader::into_cache`]): how a
+    /// caller reads the ground every frame without re-reading its tiles.
+    pub fn with_cache(source: &'a dyn HeightSource, depth: u8, cache: GroundCache) -> GroundReader<'a> {
+        let tiles = if cache.depth == Some(depth) { cache.tiles } else { HashMap::new() };
+        GroundReader { source, depth, tiles, evaluations: 0 }
     }
 
-    /// Drops the held tiles (a long-lived reader bounds its memory this way).
-    pub fn forget_tiles(&mut self) {
-        self.tiles.clear();
+    /// The tiles this reader holds, to hand to the next reader.
+    pub fn into_cache(self) -> GroundCache {
+        GroundCache { depth: Some(self.depth), tiles: self.tiles }
     }
 
     /// Highest elevation the ground can reach near `at` (from bounds).
