@@ -318,53 +318,15 @@ impl TerrainScene {
         let read_back = options.read_back;
         let started = std::time::Instant::now();
         let Some(source) = self.source.clone() else {
-            let constants = self.constants(view, sun, true);
-            let outcome = renderer.render(&FrameInput {
-                constants,
-                records: &[],
-                uploads: &[],
-                read_back: read_back != ReadBack::Never,
-                wireframe: options.wireframe,
-                hud: options.hud,
-                present: options.present,
-            })?;
-            self.frame += 1;
-            return Ok(FrameReport {
-                presented: outcome.presented,
-                draw_calls: outcome.draw_calls,
-                analytic_body: true,
-                complete: true,
-                gpu: outcome.previous_gpu_times,
-                host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
-                waited_ms: outcome.waited_ms,
-                ..FrameReport::default()
-            });
+            // No ground: the ellipsoid alone.
+            let read_back = read_back != ReadBack::Never;
+            return self.draw_held(renderer, view, sun, &options, &[], None, read_back, started);
         };
         if let Some(frozen) = &self.frozen {
-            let records = self.records(renderer, view, &frozen.cut, &frozen.bindings);
-            let constants = self.constants(view, sun, !frozen.statistics.covers_body);
-            let outcome = renderer.render(&FrameInput {
-                constants,
-                records: &records,
-                uploads: &[],
-                read_back: read_back == ReadBack::Always,
-                wireframe: options.wireframe,
-                hud: options.hud,
-                present: options.present,
-            })?;
-            self.frame += 1;
-            return Ok(FrameReport {
-                statistics: frozen.statistics,
-                draw_calls: outcome.draw_calls,
-                triangles: outcome.triangles,
-                analytic_body: !frozen.statistics.covers_body,
-                complete: true,
-                gpu: outcome.previous_gpu_times,
-                host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
-                waited_ms: outcome.waited_ms,
-                presented: outcome.presented,
-                ..FrameReport::default()
-            });
+            let (cut, bindings, statistics) = (&frozen.cut, &frozen.bindings, frozen.statistics);
+            let records = self.records(renderer, view, cut, bindings);
+            let read_back = read_back == ReadBack::Always;
+            return self.draw_held(renderer, view, sun, &options, &records, Some(statistics), read_back, started);
         }
         let mut selection = self.settings.selection;
         selection.near_m = selection.near_m.max(1e-3);
@@ -414,6 +376,46 @@ impl TerrainScene {
             gpu: outcome.previous_gpu_times,
             host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
             waited_ms: outcome.waited_ms,
+        })
+    }
+
+    /// Draws records without selecting or streaming: the ellipsoid alone
+    /// (`statistics` None), or a frozen cut from a moving camera.
+    #[allow(clippy::too_many_arguments)]
+    fn draw_held(
+        &mut self,
+        renderer: &mut Renderer,
+        view: &View,
+        sun: DVec3,
+        options: &FrameOptions<'_>,
+        records: &[planet_terrain::select::NodeRecord],
+        statistics: Option<FrameStatistics>,
+        read_back: bool,
+        started: std::time::Instant,
+    ) -> Result<FrameReport> {
+        let analytic_body = statistics.is_none_or(|s| !s.covers_body);
+        let constants = self.constants(view, sun, analytic_body);
+        let outcome = renderer.render(&FrameInput {
+            constants,
+            records,
+            uploads: &[],
+            read_back,
+            wireframe: options.wireframe,
+            hud: options.hud,
+            present: options.present,
+        })?;
+        self.frame += 1;
+        Ok(FrameReport {
+            statistics: statistics.unwrap_or_default(),
+            draw_calls: outcome.draw_calls,
+            triangles: outcome.triangles,
+            analytic_body,
+            complete: true,
+            gpu: outcome.previous_gpu_times,
+            host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
+            waited_ms: outcome.waited_ms,
+            presented: outcome.presented,
+            ..FrameReport::default()
         })
     }
 

@@ -172,27 +172,16 @@ impl Session {
     /// ground within reach (or the work budget).
     pub fn ground_under(&self, view: &View, x: f64, y: f64) -> Option<String> {
         let source = self.source.as_ref()?;
-        let (w, h) = view.viewport;
-        let ndc = (2.0 * (x + 0.5) / f64::from(w) - 1.0, 1.0 - 2.0 * (y + 0.5) / f64::from(h));
-        let tan = (0.5 * view.vertical_fov).tan();
-        let direction: DVec3 =
-            view.forward() + view.right() * (ndc.0 * tan * view.aspect()) + view.up() * (ndc.1 * tan);
-        let depth = depth_for_spacing(source.as_ref(), GROUND_SPACING_M * 20.0);
-        let reach = 3.0 * self.body.ellipsoid().radii().x;
-        match raycast(source.as_ref(), view.position, direction, reach, depth, 4000).ok()? {
-            RayHit::Hit { point, .. } => {
-                let g = self.body.ellipsoid().point_to_geodetic(point);
-                let deepest = source.data_depth().unwrap_or(0);
-                let (tile, _, _) = locate(&self.body, g, deepest);
-                Some(match source.tile_bounds(tile).ok()?.provenance {
-                    Provenance::Measured => "MEASURED".to_string(),
-                    Provenance::Resampled { from_depth } => format!("RESAMPLED (DEPTH {from_depth})"),
-                    Provenance::Invented => "INVENTED".to_string(),
-                })
-            }
-            RayHit::Miss => Some("SKY".to_string()),
-            RayHit::Incomplete { .. } => None,
-        }
+        let Some(g) = self.cursor_hit(view, x, y) else { return Some("SKY OR OUT OF REACH".to_string()) };
+        // At the source's data depth: a pack says measured (or, where it
+        // holds only coarser tiles, resampled from them); a procedural body
+        // invents.
+        let (tile, _, _) = locate(&self.body, g, source.data_depth().unwrap_or(0));
+        Some(match source.tile_bounds(tile).ok()?.provenance {
+            Provenance::Measured => "MEASURED".to_string(),
+            Provenance::Resampled { from_depth } => format!("MEASURED AT DEPTH {from_depth}, RESAMPLED"),
+            Provenance::Invented => "INVENTED".to_string(),
+        })
     }
 
     /// The HUD's lines for the latest frame.
