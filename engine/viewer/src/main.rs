@@ -89,6 +89,11 @@ struct Cli {
     /// window, also where Ctrl+S saves edits (created if missing).
     #[arg(long)]
     scene: Option<PathBuf>,
+    /// Test hook: authoring input at given frames, as
+    /// `FRAME:ACTION[@X,Y];...` with ACTION one of K, P, N, M, DELETE,
+    /// UNDO, REDO, SAVE, CLICK and X,Y the cursor in pixels.
+    #[arg(long, hide = true)]
+    script: Option<String>,
     /// Test hook: at frame N ask the window for a new size, as N:WxH.
     #[arg(long, hide = true)]
     resize_at: Option<String>,
@@ -361,6 +366,7 @@ fn window_mode(
 ) -> Result<()> {
     let start = start_pose(cli, source.as_deref(), path.as_ref())?;
     let resize_at = cli.resize_at.as_deref().map(parse_resize_at).transpose()?;
+    let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
     let (settings, fov, factory_body) = (scene_settings(cli, 1.0), cli.fov.to_radians(), body.clone());
     let scene_file = cli.scene.clone();
     let run = window::WindowRun {
@@ -375,6 +381,7 @@ fn window_mode(
         frames: cli.frames.clone(),
         hud: !cli.no_hud,
         resize_at,
+        script,
         make_session: Box::new(move |renderer| {
             let mut session = new_session(settings, fov, &factory_body, source.clone(), renderer);
             if let Some(file) = scene_file.as_deref().filter(|f| f.exists()) {

@@ -38,6 +38,8 @@ pub struct WindowRun {
     pub hud: bool,
     /// Test hook: at frame N, ask for a new window size.
     pub resize_at: Option<(usize, (u32, u32))>,
+    /// Test hook: authoring input at given frames (see `parse_script`).
+    pub script: Vec<Scripted>,
     /// Builds the session once the renderer exists.
     pub make_session: Box<dyn FnMut(Renderer) -> Result<Session>>,
     /// Authoring: the scene file to load (if it exists) and save to.
@@ -68,6 +70,46 @@ struct App {
     pressed_at: Option<(f64, f64)>,
     status: Option<(String, Instant)>,
     error: Option<anyhow::Error>,
+}
+
+/// One scripted input: at `frame`, move the cursor to `at` and act.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scripted {
+    pub frame: usize,
+    pub at: Option<(f64, f64)>,
+    /// The key pressed (with Ctrl for undo, redo and save); `None` clicks.
+    pub key: Option<(KeyCode, bool)>,
+}
+
+/// Parses `FRAME:ACTION[@X,Y];...` (the hidden `--script` test hook).
+pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
+    text.split(';')
+        .filter(|item| !item.trim().is_empty())
+        .map(|item| {
+            let bad = || anyhow!("--script item '{item}': expected FRAME:ACTION[@X,Y]");
+            let (frame, rest) = item.trim().split_once(':').ok_or_else(bad)?;
+            let (action, at) = match rest.split_once('@') {
+                Some((action, at)) => {
+                    let (x, y) = at.split_once(',').ok_or_else(bad)?;
+                    (action, Some((x.parse::<f64>().map_err(|_| bad())?, y.parse::<f64>().map_err(|_| bad())?)))
+                }
+                None => (rest, None),
+            };
+            let key = match action {
+                "K" => Some((KeyCode::KeyK, false)),
+                "P" => Some((KeyCode::KeyP, false)),
+                "N" => Some((KeyCode::KeyN, false)),
+                "M" => Some((KeyCode::KeyM, false)),
+                "DELETE" => Some((KeyCode::Delete, false)),
+                "UNDO" => Some((KeyCode::KeyZ, true)),
+                "REDO" => Some((KeyCode::KeyY, true)),
+                "SAVE" => Some((KeyCode::KeyS, true)),
+                "CLICK" => None,
+                _ => return Err(bad()),
+            };
+            Ok(Scripted { frame: frame.parse().map_err(|_| bad())?, at, key })
+        })
+        .collect()
 }
 
 /// Opens the window and runs until it closes (or the path ends).
@@ -210,6 +252,21 @@ impl App {
         {
             let _ = live.window.request_inner_size(PhysicalSize::new(w, h));
         }
+        let due: Vec<Scripted> = self.run.script.iter().filter(|s| s.frame == self.frame).copied().collect();
+        for input in due {
+            if let Some(at) = input.at {
+                self.cursor = at;
+            }
+            match input.key {
+                Some((code, ctrl)) => {
+                    self.ctrl = ctrl;
+                    self.author(code);
+                    self.ctrl = false;
+                }
+                None => self.click(),
+            }
+        }
+        let Some(live) = &mut self.live else { return Ok(()) };
         let now = Instant::now();
         let dt = self.last.map_or(1.0 / 60.0, |l| (now - l).as_secs_f64()).min(0.25);
         self.last = Some(now);

@@ -272,3 +272,38 @@ fn a_scene_file_edits_the_ground_it_draws() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success() && stderr.contains("mars.json") && stderr.contains("'mars'"), "{stderr}");
 }
+
+#[test]
+fn authoring_in_the_window_is_on_screen_the_next_frame_and_undoes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    // Hold still over the mountains, looking down at them.
+    let hover = r#"{"lat": -47.12, "lon": 38.95, "alt": 14000, "heading": 25, "pitch": -35}"#;
+    let path = dir.path().join("hover.json");
+    std::fs::write(
+        &path,
+        format!(r#"{{"keyframes": [{{"t": 0, {h}}}, {{"t": 3, {h}}}]}}"#, h = &hover[1..hover.len() - 1]),
+    )
+    .expect("write path");
+    let frames = dir.path().join("frames");
+    let scene = dir.path().join("scene.json");
+    let x = Xvfb::start();
+    let mut command = viewer();
+    command
+        .env("DISPLAY", &x.display)
+        .arg(&pack)
+        .args(["--path", path.to_str().expect("utf-8")])
+        .args(["--frames", frames.to_str().expect("utf-8")])
+        .args(["--scene", scene.to_str().expect("utf-8")])
+        .args(["--fps", "6", "--size", "128x80", "--validation", "--no-hud"])
+        .args(["--script", "8:K@64,44;11:UNDO;13:REDO;15:SAVE"]);
+    run(command);
+    let frame = |k: usize| std::fs::read(frames.join(format!("frame_{k:05}.png"))).expect("frame written");
+    assert_eq!(frame(6), frame(7), "settled before the edit");
+    assert_ne!(frame(7), frame(8), "the crater is drawn in the frame after the key");
+    assert_eq!(frame(11), frame(7), "undo restores the picture");
+    assert_eq!(frame(13), frame(10), "redo brings the crater back");
+    let saved = std::fs::read_to_string(&scene).expect("Ctrl+S wrote the scene");
+    let parsed = planet_terrain::layers::Scene::from_json(&saved, "earth").expect("a valid scene");
+    assert_eq!(parsed.layers.len(), 1, "one crater: {saved}");
+}
