@@ -57,11 +57,12 @@ pub fn assert_no_validation_messages(renderer: &Renderer) {
 /// directory and renames it into place, so concurrent tests never see a
 /// half-written pack.
 pub fn procedural_pack(depth: u8) -> PathBuf {
-    let shared = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("procedural-earth-{depth}.planetpack"));
+    let dir = scratch_dir();
+    let shared = dir.join(format!("procedural-earth-{depth}.planetpack"));
     if Pack::open(&shared).is_ok() {
         return shared;
     }
-    let private = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let private = tempfile::tempdir_in(&dir).expect("temp dir");
     let written = write_procedural_pack(private.path(), depth);
     std::fs::rename(&written, &shared).expect("move the pack into place");
     shared
@@ -193,12 +194,26 @@ pub struct Tolerance {
 /// other Mesa versions and real GPUs, not noise.
 pub const GOLDEN: Tolerance = Tolerance { channel: 6, pixels: 0.005 };
 
-fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+/// Where test packs are shared between test processes. `PLANET_TEST_TMPDIR`
+/// overrides it, so the test binary runs on a machine without this
+/// checkout's target directory (the GPU machine).
+fn scratch_dir() -> PathBuf {
+    let dir = std::env::var_os("PLANET_TEST_TMPDIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")), PathBuf::from);
+    std::fs::create_dir_all(&dir).expect("the scratch directory");
+    dir
 }
 
+/// The goldens (`PLANET_GOLDEN_DIR` overrides, for a copied test binary).
+fn golden_dir() -> PathBuf {
+    std::env::var_os("PLANET_GOLDEN_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden"), PathBuf::from)
+}
+
+/// Where mismatches are written (`PLANET_GOLDEN_FAILURES` overrides).
 fn failure_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/golden-failures")
+    std::env::var_os("PLANET_GOLDEN_FAILURES")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/golden-failures"), PathBuf::from)
 }
 
 /// Compares `image` with `tests/golden/NAME.png`. `PLANET_BLESS=1` writes
