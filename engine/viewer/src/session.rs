@@ -90,17 +90,19 @@ impl Session {
         height
     }
 
-    /// Where the ray through pixel `(x, y)` meets the (edited) ground.
-    pub fn cursor_hit(&self, view: &View, x: f64, y: f64) -> Option<Geodetic> {
+    /// Where the ray through pixel `(x, y)` meets the (edited) ground, read
+    /// at `spacing_m` with at most `budget` ground evaluations (`None` past
+    /// the budget: never a guess).
+    pub fn cursor_hit(&self, view: &View, x: f64, y: f64, spacing_m: f64, budget: usize) -> Option<Geodetic> {
         let source = self.scene.source()?;
         let (w, h) = view.viewport;
         let ndc = (2.0 * (x + 0.5) / f64::from(w) - 1.0, 1.0 - 2.0 * (y + 0.5) / f64::from(h));
         let tan = (0.5 * view.vertical_fov).tan();
         let direction: DVec3 =
             view.forward() + view.right() * (ndc.0 * tan * view.aspect()) + view.up() * (ndc.1 * tan);
-        let depth = depth_for_spacing(source.as_ref(), GROUND_SPACING_M * 4.0);
+        let depth = depth_for_spacing(source.as_ref(), spacing_m);
         let reach = 3.0 * self.body.ellipsoid().radii().x;
-        match raycast(source.as_ref(), view.position, direction, reach, depth, 20_000).ok()? {
+        match raycast(source.as_ref(), view.position, direction, reach, depth, budget).ok()? {
             RayHit::Hit { point, .. } => Some(self.body.ellipsoid().point_to_geodetic(point)),
             _ => None,
         }
@@ -168,11 +170,12 @@ impl Session {
     }
 
     /// Whether the ground under the pixel `(x, y)` is measured, resampled
-    /// from coarser measurements, or invented; `None` when the ray meets no
-    /// ground within reach (or the work budget).
+    /// from coarser measurements, or invented; "-" when the ray meets no
+    /// ground within reach or the work budget; `None` with no ground at all.
     pub fn ground_under(&self, view: &View, x: f64, y: f64) -> Option<String> {
         let source = self.source.as_ref()?;
-        let Some(g) = self.cursor_hit(view, x, y) else { return Some("SKY OR OUT OF REACH".to_string()) };
+        // Coarse and cheap: the HUD asks every few frames.
+        let Some(g) = self.cursor_hit(view, x, y, 100.0, 2000) else { return Some("-".to_string()) };
         // At the source's data depth: a pack says measured (or, where it
         // holds only coarser tiles, resampled from them); a procedural body
         // invents.

@@ -173,7 +173,13 @@ impl App {
     fn cursor_ground(&self) -> Option<(f64, f64)> {
         let live = self.live.as_ref()?;
         let view = live.session.view(&self.run.flight);
-        let g = live.session.cursor_hit(&view, self.cursor.0, self.cursor.1)?;
+        let g = live.session.cursor_hit(
+            &view,
+            self.cursor.0,
+            self.cursor.1,
+            4.0 * crate::session::GROUND_SPACING_M,
+            50_000,
+        )?;
         Some((g.latitude.to_degrees(), g.longitude.to_degrees()))
     }
 
