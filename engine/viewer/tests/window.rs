@@ -23,10 +23,8 @@ struct Xvfb {
 
 impl Xvfb {
     fn start() -> Xvfb {
+        // Xvfb itself refuses a display in use and clears stale locks.
         for n in 90..140 {
-            if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
-                continue;
-            }
             let display = format!(":{n}");
             let child = Command::new("Xvfb")
                 .args([&display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
@@ -34,15 +32,29 @@ impl Xvfb {
                 .stderr(Stdio::null())
                 .spawn()
                 .expect("Xvfb is installed (tools/deps.sh installs xvfb)");
-            // Ready once its socket exists.
+            // Ready once its socket exists and it is still running: a test
+            // starting at the same moment may have won this display, and
+            // then our server has exited and we try the next one.
+            let mut child = child;
             for _ in 0..100 {
-                if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
-                    return Xvfb { child, display };
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                // The lock names the server that owns the display; a stale
+                // socket from an earlier server does not count.
+                let owner = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).ok();
+                let ours = owner.is_some_and(|pid| pid.trim() == child.id().to_string());
+                if ours && Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    if let Ok(None) = child.try_wait() {
+                        return Xvfb { child, display };
+                    }
+                    break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
-            let mut child = child;
             let _ = child.kill();
+            let _ = child.wait();
         }
         panic!("no free X display between :90 and :139");
     }
@@ -50,6 +62,14 @@ impl Xvfb {
 
 impl Drop for Xvfb {
     fn drop(&mut self) {
+        // SIGTERM lets the server remove its lock file; SIGKILL if it lingers.
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        for _ in 0..40 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
