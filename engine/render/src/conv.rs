@@ -4,6 +4,7 @@
 
 use ash::vk;
 use planet_terrain::address::TILE_STORED_SAMPLES;
+use planet_terrain::select::NodeRecord;
 use planet_terrain::source::SourceTile;
 
 use crate::error::RenderError;
@@ -111,47 +112,60 @@ impl PushConstants {
     }
 }
 
-/// A node record's bytes as the storage buffer holds them (scalar layout,
-/// the Rust field order).
-pub fn record_bytes(record: &planet_terrain::select::NodeRecord, out: &mut [u8]) {
-    let f = &record.frame;
-    let mut words: Vec<u32> = Vec::with_capacity(48);
-    let push3 = |w: &mut Vec<u32>, v: [f32; 3]| w.extend(v.iter().map(|x| x.to_bits()));
-    push3(&mut words, f.w_u);
-    words.push(f.tan_u.to_bits());
-    push3(&mut words, f.w_v);
-    words.push(f.tan_v.to_bits());
-    push3(&mut words, f.w_d);
-    words.push(f.cube_length.to_bits());
-    push3(&mut words, f.normal);
-    words.push(f.m_length.to_bits());
-    push3(&mut words, f.m);
-    words.push(f.tan_u_pi4.to_bits());
-    push3(&mut words, f.kappa);
-    words.push(f.tan_v_pi4.to_bits());
-    words.extend(f.sec2_pi4.iter().map(|x| x.to_bits()));
-    push3(&mut words, f.w_u_lo);
-    push3(&mut words, f.w_v_lo);
-    push3(&mut words, record.centre_from_camera);
-    words.push(record.depth);
-    words.extend(record.uv_offset.iter().map(|x| x.to_bits()));
-    words.push(record.uv_scale.to_bits());
-    words.push(record.slot);
-    words.push(record.morph_start.to_bits());
-    words.push(record.morph_end.to_bits());
-    words.push(record.edges);
-    words.push(record.centre_height.to_bits());
-    words.push(record.height_base.to_bits());
-    words.push(record.height_step.to_bits());
-    words.push(record.skirt_m.to_bits());
-    words.push(record.slot_flags);
-    debug_assert_eq!(words.len() * 4, RECORD_BYTES);
-    for (k, w) in words.iter().enumerate() {
-        out[4 * k..4 * k + 4].copy_from_slice(&w.to_le_bytes());
+/// A record completed with what its slot holds: how its heights decode,
+/// what blocks the slot has, and a skirt at least four quantisation steps
+/// deep (the per-tile quantisation neighbours may disagree by). Draws and
+/// the conformance capture both read records through this.
+pub fn filled_record(record: &NodeRecord, content: SlotContent) -> NodeRecord {
+    NodeRecord {
+        height_base: content.height_base,
+        height_step: content.height_step,
+        slot_flags: content.flags,
+        skirt_m: record.skirt_m.max(4.0 * content.height_step),
+        ..*record
     }
 }
 
-pub const RECORD_BYTES: usize = std::mem::size_of::<planet_terrain::select::NodeRecord>();
+/// A node record's bytes as the storage buffer holds them (scalar layout,
+/// the Rust field order), written straight into `out` (`RECORD_BYTES`).
+pub fn record_bytes(record: &NodeRecord, out: &mut [u8]) {
+    let f = &record.frame;
+    let mut words = out.chunks_exact_mut(4);
+    let mut put = |bits: u32| words.next().expect("RECORD_BYTES of room").copy_from_slice(&bits.to_le_bytes());
+    let floats: [&[f32]; 13] = [
+        &f.w_u,
+        &[f.tan_u],
+        &f.w_v,
+        &[f.tan_v],
+        &f.w_d,
+        &[f.cube_length],
+        &f.normal,
+        &[f.m_length],
+        &f.m,
+        &[f.tan_u_pi4],
+        &f.kappa,
+        &[f.tan_v_pi4],
+        &f.sec2_pi4,
+    ];
+    for v in floats.iter().flat_map(|a| a.iter()).chain(&f.w_u_lo).chain(&f.w_v_lo).chain(&record.centre_from_camera) {
+        put(v.to_bits());
+    }
+    put(record.depth);
+    for v in record.uv_offset.iter().chain(&[record.uv_scale]) {
+        put(v.to_bits());
+    }
+    put(record.slot);
+    put(record.morph_start.to_bits());
+    put(record.morph_end.to_bits());
+    put(record.edges);
+    for v in [record.centre_height, record.height_base, record.height_step, record.skirt_m] {
+        put(v.to_bits());
+    }
+    put(record.slot_flags);
+    debug_assert!(words.next().is_none(), "every word of the record written");
+}
+
+pub const RECORD_BYTES: usize = std::mem::size_of::<NodeRecord>();
 
 pub(crate) fn map_result(result: vk::Result, during: &'static str) -> RenderError {
     match result {

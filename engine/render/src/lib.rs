@@ -18,7 +18,7 @@ mod renderer;
 mod resources;
 pub mod scene;
 
-pub use conv::{PushConstants, SlotContent, TILE_UPLOAD_BYTES, encode_tile, quantise};
+pub use conv::{PushConstants, SlotContent, TILE_UPLOAD_BYTES, encode_tile, filled_record, quantise};
 pub use error::{RenderError, Result};
 pub use gpu::{GpuSettings, WindowHandles};
 pub use image::RgbaImage;

@@ -296,11 +296,7 @@ impl Renderer {
             return Ok(());
         }
         self.finish()?;
-        self.settings.size = size;
-        self.target.destroy(&self.gpu);
-        self.depth.destroy(&self.gpu);
-        self.readback.destroy(&self.gpu);
-        self.build_targets()?;
+        self.rebuild_targets(size)?;
         self.recreate_swapchain()
     }
 
@@ -320,13 +316,19 @@ impl Renderer {
         let extent = (swapchain.extent.width, swapchain.extent.height);
         self.swapchain = Some(swapchain);
         if extent != self.settings.size && extent.0 > 0 && extent.1 > 0 {
-            self.settings.size = extent;
-            self.target.destroy(&self.gpu);
-            self.depth.destroy(&self.gpu);
-            self.readback.destroy(&self.gpu);
-            self.build_targets()?;
+            self.rebuild_targets(extent)?;
         }
         Ok(())
+    }
+
+    /// Replaces the colour and depth targets and the read-back buffer with
+    /// ones of `size`. The device must be idle.
+    fn rebuild_targets(&mut self, size: (u32, u32)) -> Result<()> {
+        self.settings.size = size;
+        self.target.destroy(&self.gpu);
+        self.depth.destroy(&self.gpu);
+        self.readback.destroy(&self.gpu);
+        self.build_targets()
     }
 
     pub fn device_name(&self) -> &str {
@@ -340,10 +342,6 @@ impl Renderer {
     /// Validation messages reported so far (empty without validation).
     pub fn validation_messages(&self) -> Vec<String> {
         self.gpu.messages()
-    }
-
-    pub fn timestamps_supported(&self) -> bool {
-        self.gpu.timestamp_period_ns.is_some()
     }
 
     /// How slot `slot` decodes (what the last upload into it put there).
@@ -379,17 +377,7 @@ impl Renderer {
             }
         }
         {
-            let contents = &self.slot_contents;
-            let bytes = self.frames[index].records.bytes_mut();
-            for (k, record) in input.records.iter().enumerate() {
-                let content = contents[record.slot as usize];
-                let mut filled = *record;
-                filled.height_base = content.height_base;
-                filled.height_step = content.height_step;
-                filled.slot_flags = content.flags;
-                filled.skirt_m = record.skirt_m.max(4.0 * content.height_step);
-                conv::record_bytes(&filled, &mut bytes[k * RECORD_BYTES..(k + 1) * RECORD_BYTES]);
-            }
+            self.write_records(index, input.records);
         }
         let waiting = std::time::Instant::now();
         let target = if input.present { self.acquire(index)? } else { None };
@@ -428,6 +416,16 @@ impl Renderer {
         };
         self.frame_number += 1;
         Ok(outcome)
+    }
+
+    /// Writes `records` into frame resources `index`, each completed with
+    /// what its slot holds (`conv::filled_record`).
+    fn write_records(&mut self, index: usize, records: &[NodeRecord]) {
+        let contents = &self.slot_contents;
+        let bytes = self.frames[index].records.bytes_mut();
+        for (record, out) in records.iter().zip(bytes.chunks_exact_mut(RECORD_BYTES)) {
+            conv::record_bytes(&conv::filled_record(record, contents[record.slot as usize]), out);
+        }
     }
 
     fn hud_staging_offset(&self) -> usize {
@@ -570,18 +568,7 @@ impl Renderer {
     ) -> Result<()> {
         let index = (self.frame_number % self.frames.len() as u64) as usize;
         self.retire(index)?;
-        {
-            let contents = &self.slot_contents;
-            let bytes = self.frames[index].records.bytes_mut();
-            for (k, record) in records.iter().enumerate() {
-                let content = contents[record.slot as usize];
-                let mut filled = *record;
-                filled.height_base = content.height_base;
-                filled.height_step = content.height_step;
-                filled.slot_flags = content.flags;
-                conv::record_bytes(&filled, &mut bytes[k * RECORD_BYTES..(k + 1) * RECORD_BYTES]);
-            }
-        }
+        self.write_records(index, records);
         let frame = &self.frames[index];
         let info = [vk::DescriptorBufferInfo::default().buffer(buffer.buffer).offset(0).range(vk::WHOLE_SIZE)];
         let write = [vk::WriteDescriptorSet::default()

@@ -38,7 +38,7 @@ impl Appearance {
         match body.name() {
             "earth" => Appearance { atmosphere: Some((8000.0, 8.0e-6)), palette: 0, exposure: 1.4 },
             "mars" => Appearance { atmosphere: Some((11000.0, 2.0e-6)), palette: 2, exposure: 1.4 },
-            "moon" => Appearance { atmosphere: None, palette: 1, exposure: 1.4 },
+            // The Moon and any other airless grey body.
             _ => Appearance { atmosphere: None, palette: 1, exposure: 1.4 },
         }
     }
@@ -138,19 +138,7 @@ impl TerrainScene {
             tile_bytes: TILE_UPLOAD_BYTES,
         });
         let appearance = Appearance::for_body(&body);
-        // The roots' bounds hold every elevation of the source.
-        let deepest_ground_m = source
-            .as_ref()
-            .and_then(|s| {
-                TileAddress::roots()
-                    .map(|r| s.tile_bounds(r).map(|b| b.min_elevation))
-                    .into_iter()
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .ok()
-            })
-            .and_then(|mins| mins.into_iter().reduce(f64::min))
-            .unwrap_or(0.0)
-            .min(0.0);
+        let deepest_ground_m = source.as_deref().map_or(0.0, deepest_ground);
         TerrainScene {
             body,
             base: source.clone(),
@@ -175,14 +163,15 @@ impl TerrainScene {
         self.appearance = appearance;
     }
 
-    pub fn residency_mut(&mut self) -> &mut Residency {
-        &mut self.residency
-    }
-
     /// The near plane for the next frames (the viewer keeps it a fraction
     /// of the camera's height above the ground).
     pub fn set_near(&mut self, near_m: f64) {
         self.settings.selection.near_m = near_m;
+    }
+
+    /// The ground before any layer: what the scene was made with.
+    pub fn base(&self) -> Option<&Arc<dyn HeightSource>> {
+        self.base.as_ref()
     }
 
     /// The ground as drawn: the base source with the layers applied.
@@ -229,8 +218,7 @@ impl TerrainScene {
             self.residency.request_restage(tile);
         }
         // A crater can dig below anything the source held.
-        let roots = TileAddress::roots().map(|r| function.tile_bounds(r).map_or(0.0, |b| b.min_elevation));
-        self.deepest_ground_m = roots.into_iter().fold(0.0, f64::min);
+        self.deepest_ground_m = deepest_ground(&function);
         self.source = Some(if self.layers.is_empty() { base } else { Arc::new(function) });
         self.edits += 1;
         // A held cut was bound to the old ground; let it go.
@@ -459,6 +447,13 @@ impl TerrainScene {
             }
         }
     }
+}
+
+/// The deepest elevation `source` can hold (never above the datum): the
+/// roots' bounds hold every elevation of a source. A root whose bounds
+/// cannot be read counts as the datum.
+fn deepest_ground(source: &dyn HeightSource) -> f64 {
+    TileAddress::roots().into_iter().map(|r| source.tile_bounds(r).map_or(0.0, |b| b.min_elevation)).fold(0.0, f64::min)
 }
 
 /// When a frame's image comes back to the host.

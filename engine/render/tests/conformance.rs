@@ -6,7 +6,7 @@
 mod support;
 
 use glam::Vec3;
-use planet_render::{NODE_VERTICES, quantise};
+use planet_render::{NODE_VERTICES, filled_record, quantise};
 use planet_terrain::address::TileAddress;
 use planet_terrain::body::{Body, Geodetic};
 use planet_terrain::select::{
@@ -75,9 +75,7 @@ fn gpu_vertices_match_the_cpu_reference_at_depths_0_to_24() {
         let mut worst_relative = 0.0f64;
         let mut worst_absolute = 0.0f64;
         let content = renderer.slot_content(k as u32);
-        let mut filled = *record;
-        filled.height_base = content.height_base;
-        filled.height_step = content.height_step;
+        let filled = filled_record(record, content);
         let q = quantise(&tiles[k].heights, content.height_base, content.height_step);
         let decoded: Vec<f32> = q.iter().map(|&q| content.decode(q)).collect();
         for j in 0..33u32 {
@@ -98,7 +96,7 @@ fn gpu_vertices_match_the_cpu_reference_at_depths_0_to_24() {
             }
         }
         // Skirt vertices hang below their edge vertex by the skirt depth.
-        let skirt = filled.skirt_m.max(4.0 * content.height_step);
+        let skirt = filled.skirt_m;
         for e in 0..4u32 {
             for along in 0..33u32 {
                 let (i, j) = match e {

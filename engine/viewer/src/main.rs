@@ -278,10 +278,8 @@ fn shot_mode(
     let at = Geodetic::from_degrees(cli.lat, cli.lon, height);
     let view = View::looking_from(&body, at, cli.heading, cli.pitch, cli.fov.to_radians(), size);
     let mut renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
-    let mut scene = TerrainScene::new(body.clone(), source, &renderer, scene_settings(cli, near_plane(above_ground)));
-    if let Some(file) = &cli.scene {
-        authoring::Authoring::default().load(&mut scene, file, body.name())?;
-    }
+    let settings = scene_settings(cli, near_plane(above_ground));
+    let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
     let sun = sun_for(&body, &view);
     let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames)?;
     image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
@@ -311,17 +309,33 @@ fn start_pose(cli: &Cli, source: Option<&dyn HeightSource>, path: Option<&Camera
     Ok(CameraPose { lat: cli.lat, lon: cli.lon, alt: height, heading: cli.heading, pitch: cli.pitch })
 }
 
+/// The scene of a body's ground, with the layers of `scene_file` applied.
+fn new_scene(
+    settings: SceneSettings,
+    body: &Body,
+    source: Option<Arc<dyn HeightSource>>,
+    renderer: &Renderer,
+    scene_file: Option<&Path>,
+) -> Result<TerrainScene> {
+    let mut scene = TerrainScene::new(body.clone(), source, renderer, settings);
+    if let Some(file) = scene_file {
+        authoring::Authoring::default().load(&mut scene, file, body.name())?;
+    }
+    Ok(scene)
+}
+
 fn new_session(
     settings: SceneSettings,
     vertical_fov: f64,
     body: &Body,
     source: Option<Arc<dyn HeightSource>>,
     renderer: Renderer,
-) -> session::Session {
-    let scene = TerrainScene::new(body.clone(), source.clone(), &renderer, settings);
-    let mut session = session::Session::new(body.clone(), source, renderer, scene);
+    scene_file: Option<&Path>,
+) -> Result<session::Session> {
+    let scene = new_scene(settings, body, source, &renderer, scene_file)?;
+    let mut session = session::Session::new(renderer, scene);
     session.vertical_fov = vertical_fov;
-    session
+    Ok(session)
 }
 
 /// A scripted path flown headless: every frame drawn (and written with
@@ -334,10 +348,8 @@ fn path_mode(
     path: &CameraPath,
 ) -> Result<()> {
     let renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
-    let mut session = new_session(scene_settings(cli, 1.0), cli.fov.to_radians(), &body, source, renderer);
-    if let Some(file) = &cli.scene {
-        authoring::Authoring::default().load(&mut session.scene, file, body.name())?;
-    }
+    let fov = cli.fov.to_radians();
+    let mut session = new_session(scene_settings(cli, 1.0), fov, &body, source, renderer, cli.scene.as_deref())?;
     let mut flight = flight::Flight::new(path.pose(path.start()), flight::Mode::Free);
     let frames = (path.duration() * cli.fps).round() as usize + 1;
     let read_back = session::read_back_for(cli.frames.as_deref());
@@ -382,12 +394,10 @@ fn window_mode(
         hud: !cli.no_hud,
         resize_at,
         script,
+        // In a window the scene file is also where Ctrl+S saves: it may not exist yet.
         make_session: Box::new(move |renderer| {
-            let mut session = new_session(settings, fov, &factory_body, source.clone(), renderer);
-            if let Some(file) = scene_file.as_deref().filter(|f| f.exists()) {
-                authoring::Authoring::default().load(&mut session.scene, file, factory_body.name())?;
-            }
-            Ok(session)
+            let file = scene_file.as_deref().filter(|f| f.exists());
+            new_session(settings, fov, &factory_body, source.clone(), renderer, file)
         }),
         authoring: authoring::Authoring::for_file(
             cli.scene.clone(),

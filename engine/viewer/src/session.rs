@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use glam::DVec3;
@@ -17,7 +16,7 @@ use planet_render::{PassTimes, Renderer};
 use planet_terrain::body::{Body, Geodetic};
 use planet_terrain::select::View;
 use planet_terrain::source::query::{GroundCache, GroundReader, RayHit, depth_for_spacing, raycast};
-use planet_terrain::source::{HeightSource, Provenance, locate};
+use planet_terrain::source::{Provenance, locate};
 
 use crate::flight::Flight;
 
@@ -41,34 +40,35 @@ pub struct FrameLog {
 }
 
 pub struct Session {
-    pub body: Body,
-    pub source: Option<Arc<dyn HeightSource>>,
     pub scene: TerrainScene,
     pub vertical_fov: f64,
     /// Tiles the ground reads keep between frames (dropped on every edit:
     /// they belong to the ground before it).
     ground_cache: GroundCache,
-    ground_layers: usize,
+    /// The scene's edit count the cache was read at.
+    ground_generation: usize,
     pub log: Vec<FrameLog>,
     logged: HashMap<u64, usize>,
-    // Declared last: dropped after the scene (which only borrows nothing of
-    // it) and before the window that owns the surface.
+    // Declared last, so dropped last here; the window that owns the surface
+    // is dropped after the whole session.
     pub renderer: Renderer,
 }
 
 impl Session {
-    pub fn new(body: Body, source: Option<Arc<dyn HeightSource>>, renderer: Renderer, scene: TerrainScene) -> Session {
+    pub fn new(renderer: Renderer, scene: TerrainScene) -> Session {
         Session {
-            body,
-            source,
             scene,
             vertical_fov: 50f64.to_radians(),
             ground_cache: GroundCache::default(),
-            ground_layers: usize::MAX,
+            ground_generation: usize::MAX,
             log: Vec::new(),
             logged: HashMap::new(),
             renderer,
         }
+    }
+
+    pub fn body(&self) -> &Body {
+        self.scene.body()
     }
 
     /// The ground's elevation (metres) under a latitude/longitude
@@ -77,9 +77,9 @@ impl Session {
         let Some(source) = self.scene.source().cloned() else { return 0.0 };
         let generation = self.scene.edits();
         let mut cache = std::mem::take(&mut self.ground_cache);
-        if generation != self.ground_layers || cache.len() > 64 {
+        if generation != self.ground_generation || cache.len() > 64 {
             cache = GroundCache::default();
-            self.ground_layers = generation;
+            self.ground_generation = generation;
         }
         let depth = depth_for_spacing(source.as_ref(), GROUND_SPACING_M);
         let mut reader = GroundReader::with_cache(source.as_ref(), depth, cache);
@@ -101,15 +101,15 @@ impl Session {
         let direction: DVec3 =
             view.forward() + view.right() * (ndc.0 * tan * view.aspect()) + view.up() * (ndc.1 * tan);
         let depth = depth_for_spacing(source.as_ref(), spacing_m);
-        let reach = 3.0 * self.body.ellipsoid().radii().x;
+        let reach = 3.0 * self.body().ellipsoid().radii().x;
         match raycast(source.as_ref(), view.position, direction, reach, depth, budget).ok()? {
-            RayHit::Hit { point, .. } => Some(self.body.ellipsoid().point_to_geodetic(point)),
+            RayHit::Hit { point, .. } => Some(self.body().ellipsoid().point_to_geodetic(point)),
             _ => None,
         }
     }
 
     pub fn view(&self, flight: &Flight) -> View {
-        flight.view(&self.body, self.vertical_fov, self.renderer.settings().size)
+        flight.view(self.body(), self.vertical_fov, self.renderer.settings().size)
     }
 
     /// Draws the camera's view and logs it (`t`: the path time, if any).
@@ -118,7 +118,7 @@ impl Session {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         self.scene.set_near((above_ground.abs() * 0.05).clamp(0.05, 1000.0));
         let view = self.view(flight);
-        let sun = sun_for(&self.body, &view);
+        let sun = sun_for(self.body(), &view);
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
         let entry = FrameLog {
             frame: self.log.len() as u64,
@@ -173,13 +173,13 @@ impl Session {
     /// from coarser measurements, or invented; "-" when the ray meets no
     /// ground within reach or the work budget; `None` with no ground at all.
     pub fn ground_under(&self, view: &View, x: f64, y: f64) -> Option<String> {
-        let source = self.source.as_ref()?;
+        let source = self.scene.base()?;
         // Coarse and cheap: the HUD asks every few frames.
         let Some(g) = self.cursor_hit(view, x, y, 100.0, 2000) else { return Some("-".to_string()) };
         // At the source's data depth: a pack says measured (or, where it
         // holds only coarser tiles, resampled from them); a procedural body
         // invents.
-        let (tile, _, _) = locate(&self.body, g, source.data_depth().unwrap_or(0));
+        let (tile, _, _) = locate(self.body(), g, source.data_depth().unwrap_or(0));
         Some(match source.tile_bounds(tile).ok()?.provenance {
             Provenance::Measured => "MEASURED".to_string(),
             Provenance::Resampled { from_depth } => format!("MEASURED AT DEPTH {from_depth}, RESAMPLED"),

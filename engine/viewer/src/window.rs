@@ -203,7 +203,7 @@ impl App {
             (true, KeyCode::KeyZ) => authoring.undo(scene).map(|done| done.then(|| "undone".to_string())),
             (true, KeyCode::KeyY) => authoring.redo(scene).map(|done| done.then(|| "redone".to_string())),
             (true, KeyCode::KeyS) => {
-                let body = live.session.body.name().to_string();
+                let body = scene.body().name().to_string();
                 let message = match authoring.save(scene, &body) {
                     Ok(path) => format!("saved {}", path.display()),
                     Err(e) => format!("not saved: {e:#}"),
@@ -299,7 +299,7 @@ impl App {
             self.controls = Controls { look: (0.0, 0.0), drag: (0.0, 0.0), wheel: 0.0, ..controls };
             let fov = session.vertical_fov;
             let height = f64::from(size.height);
-            let body = session.body.clone();
+            let body = session.body().clone();
             self.run.flight.step(&body, &controls, dt, height, fov, |lat, lon| session.ground_height(lat, lon));
         }
         let ground = session.ground_height(self.run.flight.lat, self.run.flight.lon);
@@ -361,7 +361,14 @@ impl App {
             _ if !pressed => {}
             KeyCode::Tab => self.run.flight.toggle_mode(),
             KeyCode::KeyH => self.run.hud = !self.run.hud,
-            KeyCode::KeyT => self.wireframe = !self.wireframe,
+            KeyCode::KeyT => {
+                let supported = self.live.as_ref().is_some_and(|l| l.session.renderer.supports_wireframe());
+                if supported {
+                    self.wireframe = !self.wireframe;
+                } else {
+                    self.say("wireframe needs the device's fillModeNonSolid, which it lacks".into());
+                }
+            }
             KeyCode::KeyC => {
                 if let Some(live) = &mut self.live {
                     let frozen = live.session.scene.is_frozen();
@@ -382,17 +389,17 @@ impl App {
         self.place += 1;
         let ground = live.session.ground_height(lat, lon);
         let to = planet_terrain::select::CameraPose { lat, lon, alt: ground + above, heading, pitch };
-        let path = fly_to(self.run.flight.pose(), to, &live.session.body, 6.0);
+        let path = fly_to(self.run.flight.pose(), to, live.session.body(), 6.0);
         live.window.set_title(&format!("planet-view: {}", name.to_lowercase()));
         self.travel = Some((path, 0.0));
     }
 
     fn frame_body(&mut self) {
         let Some(live) = &self.live else { return };
-        let radius = live.session.body.ellipsoid().radii().x;
+        let radius = live.session.body().ellipsoid().radii().x;
         let from = self.run.flight.pose();
         let to = planet_terrain::select::CameraPose { alt: 2.5 * radius, heading: 0.0, pitch: -90.0, ..from };
-        self.travel = Some((fly_to(from, to, &live.session.body, 3.0), 0.0));
+        self.travel = Some((fly_to(from, to, live.session.body(), 3.0), 0.0));
     }
 }
 

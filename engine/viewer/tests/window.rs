@@ -120,6 +120,18 @@ fn viewer() -> Command {
     command
 }
 
+/// planet-view flying `path` over `pack`: in a window on `display`, or
+/// headless without one.
+fn fly(pack: &Path, path: &Path, display: Option<&str>) -> Command {
+    let mut command = viewer();
+    match display {
+        Some(display) => command.env("DISPLAY", display),
+        None => command.env_remove("DISPLAY"),
+    };
+    command.arg(pack).arg("--path").arg(path);
+    command
+}
+
 fn run(mut command: Command) {
     let output = command.output().expect("run planet-view");
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -164,14 +176,9 @@ fn a_window_flies_from_orbit_to_two_metres_and_survives_a_resize() {
     let frames = dir.path().join("frames");
     let stats_path = dir.path().join("stats.json");
     let x = Xvfb::start();
-    let mut command = viewer();
-    command
-        .env("DISPLAY", &x.display)
-        .arg(&pack)
-        .args(["--path", path.to_str().expect("utf-8")])
-        .args(["--frames", frames.to_str().expect("utf-8")])
-        .args(["--stats", stats_path.to_str().expect("utf-8")])
-        .args(["--fps", "6", "--size", "160x100", "--validation", "--resize-at", "12:200x120"]);
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
+    command.args(["--fps", "6", "--size", "160x100", "--validation", "--resize-at", "12:200x120"]);
     run(command);
     let log = stats(&stats_path);
     check_frames(&log, 31);
@@ -188,14 +195,9 @@ fn a_headless_fly_through_writes_every_frame() {
     let path = write_path(dir.path(), &pack);
     let frames = dir.path().join("frames");
     let stats_path = dir.path().join("stats.json");
-    let mut command = viewer();
-    command
-        .env_remove("DISPLAY")
-        .arg(&pack)
-        .args(["--path", path.to_str().expect("utf-8")])
-        .args(["--frames", frames.to_str().expect("utf-8")])
-        .args(["--stats", stats_path.to_str().expect("utf-8")])
-        .args(["--fps", "4", "--size", "128x80", "--validation", "--hud"]);
+    let mut command = fly(&pack, &path, None);
+    command.arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
+    command.args(["--fps", "4", "--size", "128x80", "--validation", "--hud"]);
     run(command);
     check_frames(&stats(&stats_path), 21);
     assert!(frames.join("frame_00020.png").exists());
@@ -209,13 +211,8 @@ fn the_same_path_at_two_frame_rates_ends_at_the_same_place() {
     let mut ends = Vec::new();
     for fps in ["3", "8"] {
         let stats_path = dir.path().join(format!("stats-{fps}.json"));
-        let mut command = viewer();
-        command
-            .arg("--headless")
-            .arg(&pack)
-            .args(["--path", path.to_str().expect("utf-8")])
-            .args(["--stats", stats_path.to_str().expect("utf-8")])
-            .args(["--fps", fps, "--size", "64x40"]);
+        let mut command = fly(&pack, &path, None);
+        command.arg("--stats").arg(&stats_path).args(["--headless", "--fps", fps, "--size", "64x40"]);
         run(command);
         let log = stats(&stats_path);
         let last = log["frames"].as_array().expect("frames").last().cloned().expect("a frame");
@@ -308,15 +305,10 @@ fn authoring_in_the_window_is_on_screen_the_next_frame_and_undoes() {
     let frames = dir.path().join("frames");
     let scene = dir.path().join("scene.json");
     let x = Xvfb::start();
-    let mut command = viewer();
-    command
-        .env("DISPLAY", &x.display)
-        .arg(&pack)
-        .args(["--path", path.to_str().expect("utf-8")])
-        .args(["--frames", frames.to_str().expect("utf-8")])
-        .args(["--scene", scene.to_str().expect("utf-8")])
-        .args(["--fps", "6", "--size", "128x80", "--validation", "--no-hud"])
-        .args(["--script", "8:K@64,44;11:UNDO;13:REDO;15:SAVE"]);
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--frames").arg(&frames).arg("--scene").arg(&scene);
+    command.args(["--fps", "6", "--size", "128x80", "--validation", "--no-hud"]);
+    command.args(["--script", "8:K@64,44;11:UNDO;13:REDO;15:SAVE"]);
     run(command);
     let frame = |k: usize| std::fs::read(frames.join(format!("frame_{k:05}.png"))).expect("frame written");
     assert_eq!(frame(6), frame(7), "settled before the edit");
