@@ -278,7 +278,7 @@ fn shot_mode(
     let at = Geodetic::from_degrees(cli.lat, cli.lon, height);
     let view = View::looking_from(&body, at, cli.heading, cli.pitch, cli.fov.to_radians(), size);
     let mut renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
-    let settings = scene_settings(cli, near_plane(above_ground));
+    let settings = scene_settings(cli, session::near_plane(above_ground));
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
     let sun = sun_for(&body, &view);
     let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames)?;
@@ -439,12 +439,6 @@ fn finish_run(cli: &Cli, session: &session::Session, body: &Body) -> Result<()> 
         cli.frames.as_ref().map_or(String::new(), |d| format!(", frames in {}", d.display())),
     );
     check_validation(&session.renderer)
-}
-
-/// Near plane: a fraction of the height above the ground (nothing can be
-/// nearer than that), capped; reversed-Z keeps the depth precision.
-fn near_plane(above_ground: f64) -> f64 {
-    (above_ground.abs() * 0.05).clamp(0.05, 1000.0)
 }
 
 fn write_stats(

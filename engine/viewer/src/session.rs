@@ -24,6 +24,12 @@ use crate::flight::Flight;
 /// view's detail, so it agrees with physics and placement queries.
 pub const GROUND_SPACING_M: f64 = 5.0;
 
+/// Near plane: a fraction of the height above the ground (nothing can be
+/// nearer than that), capped; reversed-Z keeps the depth precision.
+pub fn near_plane(above_ground: f64) -> f64 {
+    (above_ground.abs() * 0.05).clamp(0.05, 1000.0)
+}
+
 /// One frame, as the log keeps it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FrameLog {
@@ -116,7 +122,7 @@ impl Session {
     pub fn draw(&mut self, flight: &Flight, t: f64, options: FrameOptions<'_>) -> Result<FrameReport> {
         let started = std::time::Instant::now();
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
-        self.scene.set_near((above_ground.abs() * 0.05).clamp(0.05, 1000.0));
+        self.scene.set_near(near_plane(above_ground));
         let view = self.view(flight);
         let sun = sun_for(self.body(), &view);
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
