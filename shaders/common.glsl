@@ -1,83 +1,26 @@
-// Shared declarations of the terrain shaders: the node record (the layout of
-// planet_terrain::NodeRecord, scalar block layout so vec3 packs like the
-// Rust struct), the push constants, and the atmosphere model. Every stage
-// includes this file so the contract exists once.
+// Shared code of the terrain shaders: the slot images, the clip transform
+// and the atmosphere model. The host/GPU contract itself (the node record,
+// scalar block layout so vec3 packs like the Rust struct; the push
+// constants; constants and binding numbers) is generated from
+// planet_terrain::abi into generated/abi.glsl, included here, so it exists
+// once.
 
 #extension GL_EXT_scalar_block_layout : require
 #extension GL_EXT_samplerless_texture_functions : require
 
-const uint LATTICE_CELLS = 32u;
-const uint LATTICE_SIDE = 33u;
-const uint LATTICE_VERTICES = LATTICE_SIDE * LATTICE_SIDE;
-const uint SKIRT_VERTICES = 4u * LATTICE_SIDE;
-const uint NODE_VERTICES = LATTICE_VERTICES + SKIRT_VERTICES;
-const float TILE_CELLS = 128.0;
-const float STORED_SAMPLES = 131.0;
+#extension GL_GOOGLE_include_directive : require
+#include "generated/abi.glsl"
 
-const uint EDGE_COARSER = 1u;
-const uint EDGE_FINER = 2u;
-
-const uint SLOT_HAS_COLOUR = 1u;
-const uint SLOT_HAS_CLASSES = 2u;
-
-const uint FLAG_ANALYTIC_BODY = 1u;
-const uint FLAG_ATMOSPHERE = 2u;
-// Palette selector in bits 8..15: 0 earth-like, 1 grey regolith, 2 rust.
-const uint PALETTE_SHIFT = 8u;
-
-struct NodeFrame {
-    vec3 w_u; float tan_u;
-    vec3 w_v; float tan_v;
-    vec3 w_d; float cube_length;
-    vec3 normal; float m_length;
-    vec3 m; float tan_u_pi4;
-    vec3 kappa; float tan_v_pi4;
-    vec2 sec2_pi4;
-    vec3 w_u_lo;
-    vec3 w_v_lo;
-};
-
-struct NodeRecord {
-    NodeFrame frame;
-    vec3 centre_from_camera;
-    uint depth;
-    vec2 uv_offset;
-    float uv_scale;
-    uint slot;
-    float morph_start;
-    float morph_end;
-    uint edges;
-    float centre_height;
-    float height_base;
-    float height_step;
-    float skirt_m;
-    uint slot_flags;
-};
-
-layout(scalar, set = 0, binding = 0) readonly buffer Records { NodeRecord records[]; };
-// Binding 4: captured vertices (terrain.vert CAPTURE); binding 5: the frame's
-// counters (sky.frag); binding 6: the HUD overlay (hud.frag).
-layout(set = 0, binding = 1) uniform utexture2DArray slot_heights;
-layout(set = 0, binding = 2) uniform sampler2DArray slot_colour;
-layout(set = 0, binding = 3) uniform utexture2DArray slot_classes;
+// Binding CAPTURED: captured vertices (terrain.vert CAPTURE); binding
+// COUNTERS: the frame's counters (sky.frag); binding HUD: the HUD overlay
+// (hud.frag).
+layout(set = 0, binding = BINDING_SLOT_HEIGHTS) uniform utexture2DArray slot_heights;
+layout(set = 0, binding = BINDING_SLOT_COLOUR) uniform sampler2DArray slot_colour;
+layout(set = 0, binding = BINDING_SLOT_CLASSES) uniform utexture2DArray slot_classes;
 
 // Camera-relative clip transform: clip = (dot(x_row, p), dot(y_row, p), near, dot(w_row, p)),
-// reversed Z with the far plane at infinity.
-layout(push_constant, std430) uniform Frame {
-    vec4 x_row;        // xyz; w = near plane (m)
-    vec4 y_row;        // xyz; w = the floor scale: 1 + (deepest ground) / (mean radius)
-    vec4 w_row;        // xyz (the forward axis); w = unused
-    vec4 sun;          // body-fixed direction toward the sun; w = ambient
-    vec4 camera;       // body-fixed camera position (m, f32: atmosphere only);
-                       // w = |camera / (radii * floor scale)|^2 - 1, formed in f64
-    vec4 radii;        // ellipsoid radii; w = |camera / radii|^2 - 1, formed in f64
-    vec4 inverse_radii;// 1 / radii; w = mean radius
-    uint flags;
-    float atmosphere_height; // scale height (m)
-    float atmosphere_density; // extinction at the datum per metre
-    float exposure;
-} pc;
-
+// reversed Z with the far plane at infinity. The push constants' fields
+// are documented on planet_terrain::abi::PushConstants.
 vec4 clip_position(vec3 p) {
     return vec4(dot(pc.x_row.xyz, p), dot(pc.y_row.xyz, p), pc.x_row.w, dot(pc.w_row.xyz, p));
 }

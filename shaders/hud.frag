@@ -3,7 +3,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
-layout(set = 0, binding = 6) uniform texture2DArray hud_overlay;
+layout(set = 0, binding = BINDING_HUD) uniform texture2DArray hud_overlay;
 layout(location = 0) noperspective in vec3 in_ray;
 layout(location = 0) out vec4 out_colour;
 

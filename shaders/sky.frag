@@ -10,7 +10,7 @@
 layout(early_fragment_tests) in;
 layout(location = 0) noperspective in vec3 in_ray;
 layout(location = 0) out vec4 out_colour;
-layout(set = 0, binding = 5) buffer Counters { uint hole_pixels; };
+layout(set = 0, binding = BINDING_COUNTERS) buffer Counters { uint hole_pixels; };
 
 void main() {
     vec3 ray = in_ray;

@@ -1,7 +1,7 @@
 #version 450
 // The terrain vertex shader: one instance per selected node, one vertex per
 // lattice point (33 x 33) plus a skirt of 4 x 33 below the node's edges.
-// The position path mirrors planet_terrain::select::reference_vertex
+// The position path mirrors planet_terrain::lod::reference_vertex
 // operation for operation (`precise` keeps the compiler from fusing or
 // reordering it), and a conformance test holds the two together.
 // Variants: DEPTH_ONLY (position only), CAPTURE (writes positions to a
@@ -10,7 +10,7 @@
 #include "common.glsl"
 
 #ifdef CAPTURE
-layout(set = 0, binding = 4) writeonly buffer Captured { vec4 captured[]; };
+layout(set = 0, binding = BINDING_CAPTURED) writeonly buffer Captured { vec4 captured[]; };
 #endif
 
 precise gl_Position;

@@ -27,12 +27,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use planet_terrain::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES};
+use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES};
+use planet_terrain::geo::lattice::{LATTICE_STEP, lattice_error};
+use planet_terrain::ground::{locate, sample_directions};
 use planet_terrain::pack::{
     Codec, Coverage, EncodedTile, IndexEntry, Pack, PackError, PackSpec, PackWriter, TileContent, partial_path,
     patch_tiles,
 };
-use planet_terrain::source::{locate, sample_directions};
 use planet_terrain::{Body, Geodetic, MAX_DEPTH, TileAddress};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -42,8 +43,6 @@ use crate::raster::{Extent, Raster, RasterError};
 use planet_terrain::layers::{Layer, LayerKind, LayerStack};
 
 /// Lattice step of the renderer's 33 x 33 grid over a 129 x 129 tile.
-const LATTICE_STEP: usize = 4;
-
 #[derive(Debug, thiserror::Error)]
 pub enum BakeError {
     #[error(transparent)]
@@ -342,28 +341,6 @@ impl Inputs {
     }
 }
 
-/// How far the 33 x 33 lattice drawn from a tile departs from its samples.
-fn lattice_error(heights: &[f64]) -> f64 {
-    let n = TILE_STORED_SAMPLES as usize;
-    let at = |i: usize, j: usize| heights[(j + 1) * n + (i + 1)];
-    let cells = TILE_CELLS as usize;
-    let mut worst: f64 = 0.0;
-    for j in 0..=cells {
-        for i in 0..=cells {
-            let (i0, j0) = (
-                (i / LATTICE_STEP * LATTICE_STEP).min(cells - LATTICE_STEP),
-                (j / LATTICE_STEP * LATTICE_STEP).min(cells - LATTICE_STEP),
-            );
-            let (fx, fy) = ((i - i0) as f64 / LATTICE_STEP as f64, (j - j0) as f64 / LATTICE_STEP as f64);
-            let (i1, j1) = (i0 + LATTICE_STEP, j0 + LATTICE_STEP);
-            let lattice = (at(i0, j0) * (1.0 - fx) + at(i1, j0) * fx) * (1.0 - fy)
-                + (at(i0, j1) * (1.0 - fx) + at(i1, j1) * fx) * fy;
-            worst = worst.max((lattice - at(i, j)).abs());
-        }
-    }
-    worst
-}
-
 /// A tile's latitude/longitude box from its border and centre samples:
 /// (south, north, and longitude intervals). A tile holding a pole spans all
 /// longitudes up to that pole; one crossing the antimeridian gets two
@@ -373,7 +350,7 @@ fn tile_box(body: &Body, tile: TileAddress) -> (f64, f64, Vec<(f64, f64)>) {
     let mut points = Vec::new();
     for k in (0..=cells).step_by(4) {
         for (i, j) in [(k, 0), (k, cells), (0, k), (cells, k), (k, cells / 2), (cells / 2, k)] {
-            points.push(planet_terrain::cube::sample_direction(tile.sample(i, j)));
+            points.push(planet_terrain::geo::cube::sample_direction(tile.sample(i, j)));
         }
     }
     let geo: Vec<(f64, f64)> = lat_lon_of(body, &points);
@@ -447,9 +424,9 @@ fn tile_set(inputs: &Inputs, body: &Body, coverage: &Coverage, depth: u8) -> Res
     let has_data = |tile: TileAddress| -> Result<bool, BakeError> {
         let cells = TILE_CELLS as i32;
         let directions: Vec<glam::DVec3> = (0..=cells)
-            .step_by(LATTICE_STEP)
-            .flat_map(|j| (0..=cells).step_by(LATTICE_STEP).map(move |i| (i, j)))
-            .map(|(i, j)| planet_terrain::cube::sample_direction(tile.sample(i.min(cells), j.min(cells))))
+            .step_by(LATTICE_STEP as usize)
+            .flat_map(|j| (0..=cells).step_by(LATTICE_STEP as usize).map(move |i| (i, j)))
+            .map(|(i, j)| planet_terrain::geo::cube::sample_direction(tile.sample(i.min(cells), j.min(cells))))
             .collect();
         Ok(inputs.heights(&lat_lon_of(body, &directions))?.iter().any(Option::is_some))
     };

@@ -11,8 +11,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use planet_bake::{BakeError, BakeOptions, Progress, Region, bake};
+use planet_terrain::ground::sample_directions;
 use planet_terrain::pack::Pack;
-use planet_terrain::source::sample_directions;
 use planet_terrain::{Body, TileAddress};
 use support::*;
 
@@ -180,15 +180,15 @@ fn nodata_is_filled_reported_and_never_measured() {
     assert!(report["nodata_policy"].as_str().unwrap().contains("fill"));
     let pack = Pack::open(&out).unwrap();
     let hole_tile =
-        planet_terrain::source::locate(&Body::earth(), planet_terrain::Geodetic::from_degrees(2.0, -148.0, 0.0), 1).0;
+        planet_terrain::ground::locate(&Body::earth(), planet_terrain::Geodetic::from_degrees(2.0, -148.0, 0.0), 1).0;
     let e = pack.entry(hole_tile).unwrap();
     assert!(!e.measured, "a tile with filled samples is not measured");
     // Filled values come from the surroundings (ocean floor near -4 km
     // here), not a silent zero.
     let decoded = pack.decode(e).unwrap();
     assert!(decoded.max_elevation < 1000.0 && decoded.min_elevation > -1000.0 - 10_000.0);
-    let sample = planet_terrain::source::sample_ground(
-        &planet_terrain::source::PackSource::new(std::sync::Arc::new(pack)),
+    let sample = planet_terrain::ground::sample_ground(
+        &planet_terrain::ground::PackSource::new(std::sync::Arc::new(pack)),
         planet_terrain::Geodetic::from_degrees(2.0, -148.0, 0.0),
         1,
     )
@@ -425,7 +425,7 @@ fn a_region_patch_rewrites_exactly_the_region_and_matches_a_fresh_bake() {
     }
     // The region's own tiles really changed.
     let inside =
-        planet_terrain::source::locate(&Body::earth(), planet_terrain::Geodetic::from_degrees(12.5, 25.0, 0.0), 2).0;
+        planet_terrain::ground::locate(&Body::earth(), planet_terrain::Geodetic::from_degrees(12.5, 25.0, 0.0), 2).0;
     assert!(patched_tiles.contains(&inside.to_string()));
     assert_ne!(
         after.entry(inside).unwrap().max_elevation,
@@ -538,9 +538,9 @@ fn a_scene_bakes_its_layers_into_the_ground() {
         bake(&BakeOptions { scene: Some((stack, text.to_owned())), ..options(&dem, &out) }, &Quiet).unwrap().json;
     assert_eq!(report["accuracy_audit"]["passed"], true, "the audit compares against source plus layers");
     let pack = std::sync::Arc::new(Pack::open(&out).unwrap());
-    let source = planet_terrain::source::PackSource::new(pack);
+    let source = planet_terrain::ground::PackSource::new(pack);
     let at = planet_terrain::Geodetic::from_degrees(-20.0, -120.0, 0.0);
-    let got = planet_terrain::source::sample_ground(&source, at, 2).unwrap().elevation_m;
+    let got = planet_terrain::ground::sample_ground(&source, at, 2).unwrap().elevation_m;
     let want = field(-20.0, -120.0, nodes()) - 2000.0;
     assert!((got - want).abs() < 150.0, "crater floor {got} vs {want}");
     // A changed scene is a changed bake.
@@ -569,9 +569,9 @@ fn a_land_only_dem_bakes_with_an_explicit_void_value() {
     assert!(report["samples_filled"].as_u64().unwrap() > 100_000);
     assert!(report["nodata_policy"].as_str().unwrap().contains("voids take 0 m"));
     let pack = std::sync::Arc::new(Pack::open(&out).unwrap());
-    let source = planet_terrain::source::PackSource::new(pack.clone());
+    let source = planet_terrain::ground::PackSource::new(pack.clone());
     let ocean = planet_terrain::Geodetic::from_degrees(0.0, -150.0, 0.0);
-    assert_eq!(planet_terrain::source::sample_ground(&source, ocean, 2).unwrap().elevation_m, 0.0);
-    let tile = planet_terrain::source::locate(&Body::earth(), ocean, 2).0;
+    assert_eq!(planet_terrain::ground::sample_ground(&source, ocean, 2).unwrap().elevation_m, 0.0);
+    let tile = planet_terrain::ground::locate(&Body::earth(), ocean, 2).0;
     assert!(!pack.entry(tile).unwrap().measured);
 }

@@ -24,8 +24,11 @@ fn main() {
     let shaders = manifest.join("../../shaders");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed={}", shaders.display());
-    for entry in std::fs::read_dir(&shaders).expect("the shaders/ directory exists") {
-        println!("cargo:rerun-if-changed={}", entry.expect("readable").path().display());
+    for dir in [shaders.clone(), shaders.join("generated")] {
+        println!("cargo:rerun-if-changed={}", dir.display());
+        for entry in std::fs::read_dir(&dir).expect("the shaders/ directories exist") {
+            println!("cargo:rerun-if-changed={}", entry.expect("readable").path().display());
+        }
     }
     for (name, source, defines) in SHADERS {
         let mut command = Command::new("glslangValidator");

@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use planet_terrain::pack::Pack;
-use planet_terrain::pack::testing::refresh_checksums;
+use planet_terrain::testing::refresh_checksums;
 use planet_terrain::{TileAddress, TileKey};
 
 fuzz_target!(|data: &[u8]| {

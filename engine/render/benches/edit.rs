@@ -11,19 +11,20 @@ use std::time::Instant;
 
 use planet_render::scene::{ReadBack, SceneSettings, TerrainScene, sun_for};
 use planet_render::{GpuSettings, Renderer, RendererSettings};
-use planet_terrain::body::Geodetic;
+use planet_terrain::camera::View;
+use planet_terrain::geo::body::Geodetic;
+use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
+use planet_terrain::ground::{HeightSource, PackSource};
 use planet_terrain::layers::{Layer, LayerKind};
+use planet_terrain::lod::SelectionSettings;
 use planet_terrain::pack::Pack;
-use planet_terrain::select::{SelectionSettings, View};
-use planet_terrain::source::query::{GroundReader, depth_for_spacing};
-use planet_terrain::source::{HeightSource, PackSource};
 
 const SIZE: (u32, u32) = (1280, 720);
 
 fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("bench.planetpack");
-    planet_terrain::pack::testing::write_procedural_pack(&path, 2).expect("pack");
+    planet_terrain::testing::write_procedural_pack(&path, 2).expect("pack");
     let source: Arc<dyn HeightSource> = Arc::new(PackSource::new(Arc::new(Pack::open(&path).expect("open"))));
     let body = source.body().clone();
     let (lat, lon) = (-47.0, 39.0);

@@ -3,9 +3,9 @@
 //! mapping of `vk::Result` onto [`RenderError`].
 
 use ash::vk;
-use planet_terrain::address::TILE_STORED_SAMPLES;
-use planet_terrain::select::NodeRecord;
-use planet_terrain::source::SourceTile;
+use planet_terrain::abi::{NodeRecord, SLOT_HAS_CLASSES, SLOT_HAS_COLOUR};
+use planet_terrain::geo::address::TILE_STORED_SAMPLES;
+use planet_terrain::ground::SourceTile;
 
 use crate::error::RenderError;
 
@@ -61,11 +61,11 @@ pub fn encode_tile(tile: &SourceTile, staging: &mut [u8]) -> SlotContent {
         for (k, c) in colour.iter().enumerate() {
             staging[COLOUR_OFFSET + 4 * k..COLOUR_OFFSET + 4 * k + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
         }
-        flags |= planet_terrain::select::record::SLOT_HAS_COLOUR;
+        flags |= SLOT_HAS_COLOUR;
     }
     if let Some(classes) = &tile.classes {
         staging[CLASS_OFFSET..CLASS_OFFSET + CLASS_BYTES].copy_from_slice(classes);
-        flags |= planet_terrain::select::record::SLOT_HAS_CLASSES;
+        flags |= SLOT_HAS_CLASSES;
     }
     SlotContent { height_base: lo, height_step: step, flags }
 }
@@ -76,40 +76,6 @@ pub fn quantise(heights: &[f32], base: f32, step: f32) -> Vec<u16> {
         .iter()
         .map(|&h| if step > 0.0 { ((h - base) / step).round().clamp(0.0, 65535.0) as u16 } else { 0 })
         .collect()
-}
-
-/// The push-constant block shared by every pipeline (`shaders/common.glsl`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PushConstants {
-    pub x_row: [f32; 4],
-    pub y_row: [f32; 4],
-    pub w_row: [f32; 4],
-    pub sun: [f32; 4],
-    pub camera: [f32; 4],
-    pub radii: [f32; 4],
-    pub inverse_radii: [f32; 4],
-    pub flags: u32,
-    pub atmosphere_height: f32,
-    pub atmosphere_density: f32,
-    pub exposure: f32,
-}
-
-const _: () = assert!(std::mem::size_of::<PushConstants>() == 128);
-
-impl PushConstants {
-    pub fn as_bytes(&self) -> [u8; 128] {
-        let rows = [self.x_row, self.y_row, self.w_row, self.sun, self.camera, self.radii, self.inverse_radii];
-        let mut bytes = [0u8; 128];
-        for (k, w) in rows.iter().flatten().enumerate() {
-            bytes[4 * k..4 * k + 4].copy_from_slice(&w.to_le_bytes());
-        }
-        bytes[112..116].copy_from_slice(&self.flags.to_le_bytes());
-        bytes[116..120].copy_from_slice(&self.atmosphere_height.to_le_bytes());
-        bytes[120..124].copy_from_slice(&self.atmosphere_density.to_le_bytes());
-        bytes[124..128].copy_from_slice(&self.exposure.to_le_bytes());
-        bytes
-    }
 }
 
 /// A record completed with what its slot holds: how its heights decode,
@@ -125,47 +91,6 @@ pub fn filled_record(record: &NodeRecord, content: SlotContent) -> NodeRecord {
         ..*record
     }
 }
-
-/// A node record's bytes as the storage buffer holds them (scalar layout,
-/// the Rust field order), written straight into `out` (`RECORD_BYTES`).
-pub fn record_bytes(record: &NodeRecord, out: &mut [u8]) {
-    let f = &record.frame;
-    let mut words = out.chunks_exact_mut(4);
-    let mut put = |bits: u32| words.next().expect("RECORD_BYTES of room").copy_from_slice(&bits.to_le_bytes());
-    let floats: [&[f32]; 13] = [
-        &f.w_u,
-        &[f.tan_u],
-        &f.w_v,
-        &[f.tan_v],
-        &f.w_d,
-        &[f.cube_length],
-        &f.normal,
-        &[f.m_length],
-        &f.m,
-        &[f.tan_u_pi4],
-        &f.kappa,
-        &[f.tan_v_pi4],
-        &f.sec2_pi4,
-    ];
-    for v in floats.iter().flat_map(|a| a.iter()).chain(&f.w_u_lo).chain(&f.w_v_lo).chain(&record.centre_from_camera) {
-        put(v.to_bits());
-    }
-    put(record.depth);
-    for v in record.uv_offset.iter().chain(&[record.uv_scale]) {
-        put(v.to_bits());
-    }
-    put(record.slot);
-    put(record.morph_start.to_bits());
-    put(record.morph_end.to_bits());
-    put(record.edges);
-    for v in [record.centre_height, record.height_base, record.height_step, record.skirt_m] {
-        put(v.to_bits());
-    }
-    put(record.slot_flags);
-    debug_assert!(words.next().is_none(), "every word of the record written");
-}
-
-pub const RECORD_BYTES: usize = std::mem::size_of::<NodeRecord>();
 
 pub(crate) fn map_result(result: vk::Result, during: &'static str) -> RenderError {
     match result {

@@ -8,10 +8,9 @@ use std::ffi::CStr;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use crate::conv::{
-    CLASS_FORMAT, COLOUR_FORMAT, DEPTH_FORMAT, HEIGHT_FORMAT, PushConstants, RECORD_BYTES, SIDE, TARGET_FORMAT,
-    TILE_UPLOAD_BYTES,
-};
+use crate::conv::{CLASS_FORMAT, COLOUR_FORMAT, DEPTH_FORMAT, HEIGHT_FORMAT, SIDE, TARGET_FORMAT, TILE_UPLOAD_BYTES};
+use planet_terrain::abi::{PushConstants, RECORD_BYTES, binding, timestamp};
+
 use crate::error::{Context, Result};
 use crate::renderer::{FrameResources, Renderer, lattice_indices, spirv};
 use crate::resources::{Buffer, Image};
@@ -59,37 +58,37 @@ impl Renderer {
         let both = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         let bindings = [
             vk::DescriptorSetLayoutBinding::default()
-                .binding(0)
+                .binding(binding::RECORDS)
                 .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                 .descriptor_count(1)
                 .stage_flags(both),
             vk::DescriptorSetLayoutBinding::default()
-                .binding(1)
+                .binding(binding::SLOT_HEIGHTS)
                 .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
                 .descriptor_count(1)
                 .stage_flags(both),
             vk::DescriptorSetLayoutBinding::default()
-                .binding(2)
+                .binding(binding::SLOT_COLOUR)
                 .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
                 .descriptor_count(1)
                 .stage_flags(both),
             vk::DescriptorSetLayoutBinding::default()
-                .binding(3)
+                .binding(binding::SLOT_CLASSES)
                 .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
                 .descriptor_count(1)
                 .stage_flags(both),
             vk::DescriptorSetLayoutBinding::default()
-                .binding(4)
+                .binding(binding::CAPTURED)
                 .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                 .descriptor_count(1)
                 .stage_flags(vk::ShaderStageFlags::VERTEX),
             vk::DescriptorSetLayoutBinding::default()
-                .binding(5)
+                .binding(binding::COUNTERS)
                 .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                 .descriptor_count(1)
                 .stage_flags(vk::ShaderStageFlags::FRAGMENT),
             vk::DescriptorSetLayoutBinding::default()
-                .binding(6)
+                .binding(binding::HUD)
                 .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
                 .descriptor_count(1)
                 .stage_flags(vk::ShaderStageFlags::FRAGMENT),
@@ -415,7 +414,9 @@ impl Renderer {
                 frame.fence = device.create_fence(&vk::FenceCreateInfo::default(), None).during("creating a fence")?;
                 frame.queries = device
                     .create_query_pool(
-                        &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(4),
+                        &vk::QueryPoolCreateInfo::default()
+                            .query_type(vk::QueryType::TIMESTAMP)
+                            .query_count(timestamp::COUNT),
                         None,
                     )
                     .during("creating a query pool")?;
@@ -472,32 +473,32 @@ impl Renderer {
             let writes = [
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
-                    .dst_binding(0)
+                    .dst_binding(binding::RECORDS)
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                     .buffer_info(&records),
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
-                    .dst_binding(1)
+                    .dst_binding(binding::SLOT_HEIGHTS)
                     .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
                     .image_info(&heights),
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
-                    .dst_binding(2)
+                    .dst_binding(binding::SLOT_COLOUR)
                     .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
                     .image_info(&colour),
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
-                    .dst_binding(3)
+                    .dst_binding(binding::SLOT_CLASSES)
                     .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
                     .image_info(&classes),
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
-                    .dst_binding(5)
+                    .dst_binding(binding::COUNTERS)
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                     .buffer_info(&counters),
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
-                    .dst_binding(6)
+                    .dst_binding(binding::HUD)
                     .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
                     .image_info(&hud),
             ];

@@ -4,7 +4,7 @@
 //! array-image slots, a position-only depth pass, the shaded pass and the
 //! sky/analytic-body pass; each terrain pass is one instanced draw of a
 //! shared 33 x 33 lattice whose per-node data is a storage buffer of
-//! `planet_terrain::select::NodeRecord`s. [`scene::TerrainScene`] is the
+//! `planet_terrain::abi::NodeRecord`s. [`scene::TerrainScene`] is the
 //! host driver that turns a camera into a frame (selection, residency,
 //! records) so the viewer and the tests share one path.
 
@@ -18,7 +18,7 @@ mod renderer;
 mod resources;
 pub mod scene;
 
-pub use conv::{PushConstants, SlotContent, TILE_UPLOAD_BYTES, encode_tile, filled_record, quantise};
+pub use conv::{SlotContent, TILE_UPLOAD_BYTES, encode_tile, filled_record, quantise};
 pub use error::{RenderError, Result};
 pub use gpu::{GpuSettings, WindowHandles};
 pub use image::RgbaImage;

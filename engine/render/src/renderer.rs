@@ -15,12 +15,10 @@ use std::mem::ManuallyDrop;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use planet_terrain::select::NodeRecord;
-use planet_terrain::source::SourceTile;
+use planet_terrain::abi::{LATTICE_SIDE, NodeRecord, PushConstants, RECORD_BYTES, binding, timestamp};
+use planet_terrain::ground::SourceTile;
 
-use crate::conv::{
-    self, CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, PushConstants, RECORD_BYTES, SIDE, SlotContent, TILE_UPLOAD_BYTES,
-};
+use crate::conv::{self, CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, SIDE, SlotContent, TILE_UPLOAD_BYTES};
 use crate::error::{Context, RenderError, Result};
 use crate::gpu::{Gpu, GpuSettings, WindowHandles};
 use crate::image::RgbaImage;
@@ -28,9 +26,7 @@ use crate::present::Swapchain;
 use crate::resources::{Buffer, Image};
 
 /// Vertices one node instance draws: the 33 x 33 lattice, then 4 x 33 skirt.
-pub const NODE_VERTICES: u32 = 33 * 33 + 4 * 33;
-const LATTICE_SIDE: u32 = 33;
-const TIMESTAMPS: u32 = 4;
+pub use planet_terrain::abi::NODE_VERTICES;
 /// The HUD overlay's size in pixels (drawn at the top-left corner).
 pub const HUD_SIZE: (u32, u32) = (480, 176);
 pub const HUD_BYTES: usize = (HUD_SIZE.0 * HUD_SIZE.1 * 4) as usize;
@@ -424,7 +420,8 @@ impl Renderer {
         let contents = &self.slot_contents;
         let bytes = self.frames[index].records.bytes_mut();
         for (record, out) in records.iter().zip(bytes.chunks_exact_mut(RECORD_BYTES)) {
-            conv::record_bytes(&conv::filled_record(record, contents[record.slot as usize]), out);
+            let filled = conv::filled_record(record, contents[record.slot as usize]);
+            out.copy_from_slice(bytemuck::bytes_of(&filled));
         }
     }
 
@@ -573,7 +570,7 @@ impl Renderer {
         let info = [vk::DescriptorBufferInfo::default().buffer(buffer.buffer).offset(0).range(vk::WHOLE_SIZE)];
         let write = [vk::WriteDescriptorSet::default()
             .dst_set(frame.set)
-            .dst_binding(4)
+            .dst_binding(binding::CAPTURED)
             .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
             .buffer_info(&info)];
         let device = &self.gpu.device;
@@ -620,7 +617,7 @@ impl Renderer {
         frame.submitted = false;
         let hole_pixels = u32::from_le_bytes(frame.counters.bytes()[0..4].try_into().expect("4 bytes"));
         let times = self.gpu.timestamp_period_ns.and_then(|period| {
-            let mut stamps = [0u64; TIMESTAMPS as usize];
+            let mut stamps = [0u64; timestamp::COUNT as usize];
             // SAFETY: the frame completed, so its queries are available.
             let got = unsafe {
                 self.gpu.device.get_query_pool_results(frame.queries, 0, &mut stamps, vk::QueryResultFlags::TYPE_64)
@@ -628,9 +625,9 @@ impl Renderer {
             got.ok()?;
             let ms = |a: u64, b: u64| b.wrapping_sub(a) as f64 * period * 1e-6;
             Some(PassTimes {
-                terrain_depth_ms: ms(stamps[0], stamps[1]),
-                terrain_shaded_ms: ms(stamps[1], stamps[2]),
-                sky_ms: ms(stamps[2], stamps[3]),
+                terrain_depth_ms: ms(stamps[timestamp::FRAME_START as usize], stamps[timestamp::DEPTH_DONE as usize]),
+                terrain_shaded_ms: ms(stamps[timestamp::DEPTH_DONE as usize], stamps[timestamp::SHADED_DONE as usize]),
+                sky_ms: ms(stamps[timestamp::SHADED_DONE as usize], stamps[timestamp::SKY_DONE as usize]),
             })
         });
         self.completed.push(CompletedFrame { frame: frame.frame, gpu: times, hole_pixels });
@@ -675,7 +672,7 @@ impl Renderer {
                 self.pipelines.layout,
                 vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT,
                 0,
-                &constants.as_bytes(),
+                bytemuck::bytes_of(constants),
             );
             device.cmd_bind_index_buffer(commands, self.indices.buffer, 0, vk::IndexType::UINT16);
         }
@@ -730,7 +727,7 @@ impl Renderer {
             device.reset_command_pool(frame.pool, vk::CommandPoolResetFlags::empty()).during("resetting commands")?;
             let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
             device.begin_command_buffer(commands, &begin).during("recording")?;
-            device.cmd_reset_query_pool(commands, frame.queries, 0, TIMESTAMPS);
+            device.cmd_reset_query_pool(commands, frame.queries, 0, timestamp::COUNT);
             device.cmd_fill_buffer(commands, frame.counters.buffer, 0, vk::WHOLE_SIZE, 0);
             self.record_uploads(commands, frame.staging.buffer, input.uploads, input.hud.is_some());
             let counters_ready = [vk::MemoryBarrier2::default()
@@ -739,7 +736,12 @@ impl Renderer {
                 .dst_stage_mask(vk::PipelineStageFlags2::FRAGMENT_SHADER)
                 .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ | vk::AccessFlags2::SHADER_STORAGE_WRITE)];
             device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().memory_barriers(&counters_ready));
-            device.cmd_write_timestamp2(commands, vk::PipelineStageFlags2::TOP_OF_PIPE, frame.queries, 0);
+            device.cmd_write_timestamp2(
+                commands,
+                vk::PipelineStageFlags2::TOP_OF_PIPE,
+                frame.queries,
+                timestamp::FRAME_START,
+            );
             self.begin_depth_only(commands);
             device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.depth);
             self.bind_common(commands, frame.set, &input.constants);
@@ -748,7 +750,12 @@ impl Renderer {
                 draws.terrain_depth += 1;
             }
             device.cmd_end_rendering(commands);
-            device.cmd_write_timestamp2(commands, vk::PipelineStageFlags2::ALL_GRAPHICS, frame.queries, 1);
+            device.cmd_write_timestamp2(
+                commands,
+                vk::PipelineStageFlags2::ALL_GRAPHICS,
+                frame.queries,
+                timestamp::DEPTH_DONE,
+            );
 
             let (width, height) = self.settings.size;
             let to_attachment = [vk::ImageMemoryBarrier2::default()
@@ -800,7 +807,12 @@ impl Renderer {
                 device.cmd_draw_indexed(commands, lattice_indices_len(), input.records.len() as u32, 0, 0, 0);
                 draws.terrain_shaded += 1;
             }
-            device.cmd_write_timestamp2(commands, vk::PipelineStageFlags2::ALL_GRAPHICS, frame.queries, 2);
+            device.cmd_write_timestamp2(
+                commands,
+                vk::PipelineStageFlags2::ALL_GRAPHICS,
+                frame.queries,
+                timestamp::SHADED_DONE,
+            );
             if analytic_body {
                 device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.body);
                 device.cmd_draw(commands, 3, 1, 0, 0);
@@ -815,7 +827,12 @@ impl Renderer {
                 draws.hud += 1;
             }
             device.cmd_end_rendering(commands);
-            device.cmd_write_timestamp2(commands, vk::PipelineStageFlags2::ALL_GRAPHICS, frame.queries, 3);
+            device.cmd_write_timestamp2(
+                commands,
+                vk::PipelineStageFlags2::ALL_GRAPHICS,
+                frame.queries,
+                timestamp::SKY_DONE,
+            );
 
             if input.read_back || present.is_some() {
                 self.record_finish(commands, input.read_back, present);

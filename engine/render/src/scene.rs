@@ -9,15 +9,18 @@
 use std::sync::Arc;
 
 use glam::DVec3;
-use planet_terrain::address::TileAddress;
-use planet_terrain::body::Body;
+use planet_terrain::camera::View;
+use planet_terrain::geo::address::TileAddress;
+use planet_terrain::geo::body::Body;
+use planet_terrain::ground::{HeightFunction, HeightSource, SourceTile};
 use planet_terrain::layers::{LayerError, LayerStack};
-use planet_terrain::select::{
-    Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, View, build_records, select,
+use planet_terrain::lod::{
+    Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, build_records, select,
 };
-use planet_terrain::source::{HeightFunction, HeightSource, SourceTile};
 
-use crate::conv::{PushConstants, TILE_UPLOAD_BYTES};
+use planet_terrain::abi::PushConstants;
+
+use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
 
@@ -101,7 +104,7 @@ pub struct TerrainScene {
 
 #[derive(Debug)]
 struct Frozen {
-    cut: planet_terrain::select::Cut,
+    cut: planet_terrain::lod::Cut,
     bindings: Vec<Option<Binding>>,
     statistics: FrameStatistics,
 }
@@ -197,7 +200,7 @@ impl TerrainScene {
     /// ground to edit and the mutation is refused.
     pub fn edit<R>(
         &mut self,
-        mutate: impl FnOnce(&mut LayerStack, &planet_terrain::body::Ellipsoid) -> std::result::Result<R, LayerError>,
+        mutate: impl FnOnce(&mut LayerStack, &planet_terrain::geo::body::Ellipsoid) -> std::result::Result<R, LayerError>,
     ) -> std::result::Result<(R, usize), LayerError> {
         let Some(base) = self.base.clone() else {
             return Err(LayerError::Invalid { order: 0, reason: "a body with no ground cannot be edited".into() });
@@ -376,7 +379,7 @@ impl TerrainScene {
         view: &View,
         sun: DVec3,
         options: &FrameOptions<'_>,
-        records: &[planet_terrain::select::NodeRecord],
+        records: &[planet_terrain::abi::NodeRecord],
         statistics: Option<FrameStatistics>,
         read_back: bool,
         started: std::time::Instant,
@@ -414,9 +417,9 @@ impl TerrainScene {
         &self,
         renderer: &Renderer,
         view: &View,
-        cut: &planet_terrain::select::Cut,
+        cut: &planet_terrain::lod::Cut,
         bindings: &[Option<Binding>],
-    ) -> Vec<planet_terrain::select::NodeRecord> {
+    ) -> Vec<planet_terrain::abi::NodeRecord> {
         build_records(self.body.ellipsoid(), view, cut, bindings, |b| {
             let held = renderer.slot_content(b.slot as u32);
             let base = f64::from(held.height_base);
@@ -464,7 +467,7 @@ pub enum ReadBack {
     Always,
 }
 
-fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::source::SourceError) -> RenderError {
+fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::ground::SourceError) -> RenderError {
     move |e| RenderError::Source {
         tile: tile.map(|t| t.to_string()).unwrap_or_else(|| "(selection)".into()),
         message: e.to_string(),
@@ -499,6 +502,6 @@ fn produce_tiles(source: &dyn HeightSource, tiles: Vec<TileAddress>) -> Result<V
 /// from the south-east: low enough to show relief.
 pub fn sun_for(body: &Body, view: &View) -> DVec3 {
     let under = body.ellipsoid().point_to_geodetic(view.position);
-    let enu = planet_terrain::select::east_north_up(under);
+    let enu = planet_terrain::geo::east_north_up(under);
     (enu.col(0) * 0.62 - enu.col(1) * 0.5 + enu.col(2) * 0.6).normalize()
 }

@@ -1,5 +1,5 @@
 //! The GPU's terrain vertex shader against the CPU reference
-//! (`planet_terrain::select::reference_vertex`): the same node records and
+//! (`planet_terrain::lod::reference_vertex`): the same node records and
 //! the same slot contents, positions read back from the shader's capture
 //! variant, at depths 0 to 24, with every edge relation and a mid-morph band.
 
@@ -7,13 +7,14 @@ mod support;
 
 use glam::Vec3;
 use planet_render::{NODE_VERTICES, filled_record, quantise};
-use planet_terrain::address::TileAddress;
-use planet_terrain::body::{Body, Geodetic};
-use planet_terrain::select::{
-    Binding, BoundingSphere, EdgeRelation, SelectedNode, UvRect, View, centre_height_within, node_record,
-    reference_vertex,
+use planet_terrain::camera::View;
+use planet_terrain::geo::BoundingSphere;
+use planet_terrain::geo::address::TileAddress;
+use planet_terrain::geo::body::{Body, Geodetic};
+use planet_terrain::ground::{HeightSource, ProceduralSource, SourceTile};
+use planet_terrain::lod::{
+    Binding, EdgeRelation, SelectedNode, UvRect, centre_height_within, node_record, reference_vertex,
 };
-use planet_terrain::source::{HeightSource, ProceduralSource, SourceTile};
 use support::*;
 
 /// A node at `depth` under a mid-latitude point, with the camera a
@@ -21,7 +22,7 @@ use support::*;
 fn case(body: &Body, source: &ProceduralSource, depth: u8) -> (TileAddress, View) {
     let at = Geodetic::from_degrees(46.5, 8.0, 0.0);
     let ground = source.elevation(body.ellipsoid().geodetic_to_direction(at));
-    let (tile, _, _) = planet_terrain::source::locate(body, at, depth);
+    let (tile, _, _) = planet_terrain::ground::locate(body, at, depth);
     let size = body.tile_size_m(depth);
     let camera = Geodetic::from_degrees(46.5, 8.0, ground + size);
     (tile, View::looking_from(body, camera, 0.0, -90.0, 1.0, (64, 64)))
@@ -64,7 +65,7 @@ fn gpu_vertices_match_the_cpu_reference_at_depths_0_to_24() {
     // Records are camera-relative to their own views; one capture pass per
     // record set is enough because the shader reads only the record.
     let uploads: Vec<(u32, &SourceTile)> = tiles.iter().enumerate().map(|(k, t)| (k as u32, t)).collect();
-    let constants = planet_render::PushConstants::default();
+    let constants = planet_terrain::abi::PushConstants::default();
     let captured = renderer.capture_vertices(constants, &records, &uploads).expect("capture");
     let Some(captured) = captured else {
         panic!("the device cannot store from vertex shaders (vertexPipelineStoresAndAtomics); lavapipe can");

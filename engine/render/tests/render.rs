@@ -8,8 +8,8 @@ mod support;
 use std::sync::Arc;
 
 use planet_render::scene::{Appearance, ReadBack, TerrainScene, sun_for};
-use planet_terrain::body::Body;
-use planet_terrain::source::{HeightSource, ProceduralSource};
+use planet_terrain::geo::body::Body;
+use planet_terrain::ground::{HeightSource, ProceduralSource};
 use support::*;
 
 const SIZE: (u32, u32) = (192, 120);
@@ -20,7 +20,7 @@ fn ridges() -> Arc<RidgeSource> {
 
 /// The ridge source's ground under a point.
 fn ground(source: &RidgeSource, lat: f64, lon: f64) -> f64 {
-    let g = planet_terrain::body::Geodetic::from_degrees(lat, lon, 0.0);
+    let g = planet_terrain::geo::body::Geodetic::from_degrees(lat, lon, 0.0);
     source.elevation(source.body.ellipsoid().geodetic_to_direction(g))
 }
 
@@ -72,7 +72,7 @@ fn standing_two_metres_above_the_ground() {
 fn assert_no_holes(
     renderer: &mut planet_render::Renderer,
     source: Arc<dyn HeightSource>,
-    view: &planet_terrain::select::View,
+    view: &planet_terrain::camera::View,
     frames: u32,
     uploads: usize,
 ) {

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use planet_terrain::ground::{HeightSource, ProceduralSource};
 use planet_terrain::pack::{Codec, Coverage, Pack, PackSpec, PackWriter, TileContent};
-use planet_terrain::source::{HeightSource, ProceduralSource};
 use planet_terrain::{Body, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
 
 fn spec(codec: Codec, depth: u8) -> PackSpec {

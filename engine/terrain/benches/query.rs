@@ -10,9 +10,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use planet_terrain::ground::query::{GroundReader, RayHit, depth_for_spacing, raycast};
+use planet_terrain::ground::{HeightFunction, ProceduralSource};
 use planet_terrain::layers::{Layer, LayerKind, LayerStack, Target};
-use planet_terrain::source::query::{GroundReader, RayHit, depth_for_spacing, raycast};
-use planet_terrain::source::{HeightFunction, ProceduralSource};
 use planet_terrain::{Body, Geodetic};
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -73,7 +73,7 @@ fn main() {
     // A 10 km ray from 300 m above the ground, 2 degrees below horizontal.
     let ground = reader.height(at).unwrap();
     let origin = e.geodetic_to_point(Geodetic { height: ground + 300.0, ..at });
-    let enu = planet_terrain::select::east_north_up(at);
+    let enu = planet_terrain::geo::east_north_up(at);
     let direction = (enu.col(0) * 2f64.to_radians().cos() - enu.col(2) * 2f64.to_radians().sin()).normalize();
     let mut outcome = RayHit::Miss;
     let rays: Vec<f64> = (0..20)

@@ -11,8 +11,9 @@
 
 use std::time::Instant;
 
-use planet_terrain::select::{SelectionSettings, View, select};
-use planet_terrain::source::{HeightSource, ProceduralSource};
+use planet_terrain::camera::View;
+use planet_terrain::ground::{HeightSource, ProceduralSource};
+use planet_terrain::lod::{SelectionSettings, select};
 use planet_terrain::{Body, Geodetic};
 
 fn main() {
@@ -20,7 +21,7 @@ fn main() {
     println!("| altitude | target px | budget | nodes | drawn | effective error px | median ms | p99 ms |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (label, altitude) in [("400 km", 400_000.0), ("10 km", 10_000.0), ("100 m", 100.0), ("2 m", 2.0)] {
-        let ground = planet_terrain::source::sample_ground(&source, Geodetic::from_degrees(46.5, 8.0, 0.0), 14)
+        let ground = planet_terrain::ground::sample_ground(&source, Geodetic::from_degrees(46.5, 8.0, 0.0), 14)
             .unwrap()
             .elevation_m;
         let view = View::looking_from(

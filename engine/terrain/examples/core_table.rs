@@ -5,8 +5,9 @@
 //!
 //! `cargo run --release -p planet-terrain --example core_table [earth|moon|mars] [SAMPLES]`
 
-use planet_terrain::precision::{
-    NodeCentre, lattice_step, naive_f32_vertex_offset, offset_error, reference_vertex_offset, vertex_offset,
+use planet_terrain::geo::lattice::lattice_step;
+use planet_terrain::geo::precision::{
+    NodeCentre, naive_f32_vertex_offset, offset_error, reference_vertex_offset, vertex_offset,
 };
 use planet_terrain::{Body, MAX_DEPTH, TileAddress};
 

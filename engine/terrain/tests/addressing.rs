@@ -1,8 +1,8 @@
 //! Tile addressing: round trips, the key layout and order, neighbours across
 //! every edge (cube-face edges included) and the apron.
 
-use planet_terrain::address::{hilbert_cell, hilbert_index};
-use planet_terrain::cube::sample_direction;
+use planet_terrain::geo::address::{hilbert_cell, hilbert_index};
+use planet_terrain::geo::cube::sample_direction;
 use planet_terrain::{AddressError, Edge, Face, MAX_DEPTH, TILE_CELLS, TileAddress, TileKey};
 use proptest::prelude::*;
 

@@ -5,7 +5,7 @@
 use std::f64::consts::PI;
 
 use glam::DVec3;
-use planet_terrain::cube::{direction_to_face_grid, face_grid_to_direction};
+use planet_terrain::geo::cube::{direction_to_face_grid, face_grid_to_direction};
 use planet_terrain::{Body, Edge, Face, Geodetic, TileAddress};
 use proptest::prelude::*;
 

@@ -4,14 +4,14 @@
 use std::sync::Arc;
 
 use glam::DVec3;
-use planet_terrain::layers::{Layer, LayerError, LayerKind, LayerStack, Scene, SceneError, Target};
-use planet_terrain::select::{Residency, ResidencySettings};
-use planet_terrain::source::query::{
+use planet_terrain::ground::query::{
     GroundReader, RayHit, collision_patch, depth_for_spacing, keep_above_ground, raycast,
 };
-use planet_terrain::source::{
+use planet_terrain::ground::{
     HeightFunction, HeightSource, Provenance, SourceError, SourceTile, TileBounds, locate, sample_directions,
 };
+use planet_terrain::layers::{Layer, LayerError, LayerKind, LayerStack, Scene, SceneError, Target};
+use planet_terrain::lod::{Residency, ResidencySettings};
 use planet_terrain::{Body, Geodetic, TileAddress};
 
 /// Ground that is a plane tilted eastwards (`slope` metres per metre of
@@ -74,7 +74,7 @@ fn ground(f: &HeightFunction, lat: f64, lon: f64, spacing_m: f64) -> f64 {
 fn east_of(lat: f64, lon: f64, metres: f64) -> (f64, f64) {
     let e = *Body::earth().ellipsoid();
     let at = Geodetic::from_degrees(lat, lon, 0.0);
-    let enu = planet_terrain::select::east_north_up(at);
+    let enu = planet_terrain::geo::east_north_up(at);
     let p = e.geodetic_to_point(at) + enu.col(0) * metres;
     let g = e.point_to_geodetic(p);
     (g.latitude.to_degrees(), g.longitude.to_degrees())

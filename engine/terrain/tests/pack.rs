@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 
 use planet_terrain::TileAddress;
 use planet_terrain::pack::format::{ENTRY_LENGTH, HEADER_LENGTH};
-use planet_terrain::pack::testing::refresh_checksums;
 use planet_terrain::pack::{Codec, Pack, PackError, PackWriter, partial_path, patch_tiles};
+use planet_terrain::testing::refresh_checksums;
 use proptest::prelude::*;
 use rayon::prelude::*;
 use support::{OwnedContent, spec, tiles_to_depth, write_pack};

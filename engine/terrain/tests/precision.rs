@@ -7,8 +7,9 @@
 //! 20..=24 with the sample within a metre of the centre's elevation it is
 //! within 1 micrometre.
 
-use planet_terrain::precision::{
-    NodeCentre, lattice_step, naive_f32_vertex_offset, offset_error, reference_vertex_offset, vertex_offset,
+use planet_terrain::geo::lattice::lattice_step;
+use planet_terrain::geo::precision::{
+    NodeCentre, naive_f32_vertex_offset, offset_error, reference_vertex_offset, vertex_offset,
 };
 use planet_terrain::{Body, TileAddress};
 use proptest::prelude::*;
@@ -112,7 +113,7 @@ fn centre_point_is_the_geodesy_of_the_tile_centre() {
     let tile: TileAddress = "2/13/4000/1234".parse().unwrap();
     let centre = NodeCentre::new(e, tile, 812.5);
     let (s, t) = tile.grid_centre();
-    let d = planet_terrain::cube::face_grid_to_direction(tile.face(), s, t);
+    let d = planet_terrain::geo::cube::face_grid_to_direction(tile.face(), s, t);
     let expected = e.point_from_direction(d, 812.5);
     assert!((centre.point - expected).length() < 1e-8);
     // A sample at the centre itself is no offset at all.

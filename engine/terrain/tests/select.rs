@@ -6,13 +6,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use glam::DVec3;
-use planet_terrain::cube::{direction_to_face_grid, face_grid_to_direction};
+use planet_terrain::camera::{BodyRotation, View};
+use planet_terrain::geo::BoundingSphere;
+use planet_terrain::geo::cube::{direction_to_face_grid, face_grid_to_direction};
+use planet_terrain::ground::{HeightSource, PackSource, ProceduralSource, sample_ground};
+use planet_terrain::lod::residency::{FramePlan, Upload};
+use planet_terrain::lod::{Culled, Residency, ResidencySettings, SelectionSettings, UvRect, select};
 use planet_terrain::pack::{Codec, Pack};
-use planet_terrain::select::residency::{FramePlan, Upload};
-use planet_terrain::select::{
-    BodyRotation, BoundingSphere, Culled, Residency, ResidencySettings, SelectionSettings, UvRect, View, select,
-};
-use planet_terrain::source::{HeightSource, PackSource, ProceduralSource, sample_ground};
 use planet_terrain::{Body, Geodetic, MAX_DEPTH, TileAddress};
 use proptest::prelude::*;
 
@@ -377,11 +377,13 @@ fn selection_over_a_pack_stops_refining_resampled_ground() {
 // ---- Balance and seams -------------------------------------------------------
 
 use planet_terrain::Edge;
-use planet_terrain::cube::sample_direction;
-use planet_terrain::select::record::{LATTICE_CELLS, edge_index};
-use planet_terrain::select::residency::Binding as ResidencyBinding;
-use planet_terrain::select::{EdgeRelation, NodeRecord, build_records, reference_vertex};
-use planet_terrain::source::{Provenance, SourceError, SourceTile, TileBounds};
+use planet_terrain::abi::NodeRecord;
+use planet_terrain::geo::cube::sample_direction;
+use planet_terrain::geo::lattice::LATTICE_CELLS;
+use planet_terrain::ground::{Provenance, SourceError, SourceTile, TileBounds};
+use planet_terrain::lod::record::edge_index;
+use planet_terrain::lod::residency::Binding as ResidencyBinding;
+use planet_terrain::lod::{EdgeRelation, build_records, reference_vertex};
 
 /// Smooth analytic ground with Earth-like relief and a geometric error that
 /// shrinks with depth, cheap enough to evaluate per sample.
@@ -397,7 +399,7 @@ impl HeightSource for Analytic {
         &self.0
     }
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let heights = planet_terrain::source::sample_directions(tile).into_iter().map(analytic_height).collect();
+        let heights = planet_terrain::ground::sample_directions(tile).into_iter().map(analytic_height).collect();
         Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
     }
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {

@@ -6,11 +6,11 @@ mod support;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use planet_terrain::layers::LayerStack;
-use planet_terrain::pack::{Codec, Coverage, Pack, PackWriter};
-use planet_terrain::source::{
+use planet_terrain::ground::{
     HeightFunction, HeightSource, InsetSource, PackSource, ProceduralSource, Provenance, SourceTile, sample_ground,
 };
+use planet_terrain::layers::LayerStack;
+use planet_terrain::pack::{Codec, Coverage, Pack, PackWriter};
 use planet_terrain::{Body, Edge, Geodetic, TILE_CELLS, TileAddress};
 use support::{OwnedContent, analytic_height, sample_inside, spec, tiles_to_depth, write_pack};
 
@@ -167,7 +167,7 @@ fn a_regional_inset_wins_inside_its_box_and_blends_at_its_border() {
     s.coverage = coverage;
     s.height_data_depth = 3;
     let centre = Geodetic::from_degrees(46.0, 8.5, 0.0);
-    let tiles: Vec<TileAddress> = (0..=3).map(|d| planet_terrain::source::locate(&earth, centre, d).0).collect();
+    let tiles: Vec<TileAddress> = (0..=3).map(|d| planet_terrain::ground::locate(&earth, centre, d).0).collect();
     let writer = PackWriter::create(&path, s, tiles.iter().copied()).unwrap();
     for &t in &tiles {
         writer.put(t, &OwnedContent::of(t, |_| 1234.0).as_content(Codec::Heights)).unwrap();

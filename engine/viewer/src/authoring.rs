@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use planet_terrain::body::Ellipsoid;
+use planet_terrain::geo::body::Ellipsoid;
 use planet_terrain::layers::Scene;
 use planet_terrain::layers::{Layer, LayerError, LayerKind, LayerStack, Target};
 
@@ -272,7 +272,7 @@ impl Authoring {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planet_terrain::body::Body;
+    use planet_terrain::geo::body::Body;
 
     /// A bare stack: the real `LayerStack`, without a renderer.
     struct Stack {

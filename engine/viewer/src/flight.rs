@@ -10,8 +10,8 @@
 //! held above the ground as the height function reads it at a fixed
 //! resolution: the ground the renderer draws, not the view's detail.
 
-use planet_terrain::body::{Body, Geodetic};
-use planet_terrain::select::{CameraPose, View};
+use planet_terrain::camera::{CameraPose, View};
+use planet_terrain::geo::body::{Body, Geodetic};
 
 /// Metres the camera always keeps above the ground.
 pub const CLEARANCE_M: f64 = 1.5;
@@ -205,8 +205,8 @@ impl Flight {
 
 /// A flight to a place: up and over, then down (altitudes interpolated
 /// geometrically by the camera path).
-pub fn fly_to(from: CameraPose, to: CameraPose, body: &Body, seconds: f64) -> planet_terrain::select::CameraPath {
-    use planet_terrain::select::{CameraPath, Keyframe};
+pub fn fly_to(from: CameraPose, to: CameraPose, body: &Body, seconds: f64) -> planet_terrain::camera::CameraPath {
+    use planet_terrain::camera::{CameraPath, Keyframe};
     let a = body.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(from.lat, from.lon, 0.0));
     let b = body.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(to.lat, to.lon, 0.0));
     let arc_m = a.angle_between(b) * body.ellipsoid().radii().x;

@@ -23,11 +23,12 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_render::scene::{FrameOptions, SceneSettings, TerrainScene, sun_for};
 use planet_render::{GpuSettings, Renderer, RendererSettings};
-use planet_terrain::body::{Body, Geodetic};
+use planet_terrain::camera::{CameraPath, CameraPose, View};
+use planet_terrain::geo::body::{Body, Geodetic};
+use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
+use planet_terrain::ground::{HeightSource, PackSource, ProceduralSource};
+use planet_terrain::lod::SelectionSettings;
 use planet_terrain::pack::Pack;
-use planet_terrain::select::{CameraPath, CameraPose, SelectionSettings, View};
-use planet_terrain::source::query::{GroundReader, depth_for_spacing};
-use planet_terrain::source::{HeightSource, PackSource, ProceduralSource};
 
 #[derive(Debug, Parser)]
 #[command(name = "planet-view", about = "Draw a planet from orbit to the ground; headless to PNG with --shot")]

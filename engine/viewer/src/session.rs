@@ -13,10 +13,10 @@ use anyhow::{Context, Result};
 use glam::DVec3;
 use planet_render::scene::{FrameOptions, FrameReport, ReadBack, TerrainScene, sun_for};
 use planet_render::{PassTimes, Renderer};
-use planet_terrain::body::{Body, Geodetic};
-use planet_terrain::select::View;
-use planet_terrain::source::query::{GroundCache, GroundReader, RayHit, depth_for_spacing, raycast};
-use planet_terrain::source::{Provenance, locate};
+use planet_terrain::camera::View;
+use planet_terrain::geo::body::{Body, Geodetic};
+use planet_terrain::ground::query::{GroundCache, GroundReader, RayHit, depth_for_spacing, raycast};
+use planet_terrain::ground::{Provenance, locate};
 
 use crate::flight::Flight;
 

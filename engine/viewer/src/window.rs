@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, anyhow};
 use planet_render::scene::FrameOptions;
 use planet_render::{Renderer, RendererSettings, WindowHandles};
-use planet_terrain::select::CameraPath;
+use planet_terrain::camera::CameraPath;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
@@ -388,7 +388,7 @@ impl App {
         let (name, lat, lon, above, heading, pitch) = PLACES[self.place % PLACES.len()];
         self.place += 1;
         let ground = live.session.ground_height(lat, lon);
-        let to = planet_terrain::select::CameraPose { lat, lon, alt: ground + above, heading, pitch };
+        let to = planet_terrain::camera::CameraPose { lat, lon, alt: ground + above, heading, pitch };
         let path = fly_to(self.run.flight.pose(), to, live.session.body(), 6.0);
         live.window.set_title(&format!("planet-view: {}", name.to_lowercase()));
         self.travel = Some((path, 0.0));
@@ -398,7 +398,7 @@ impl App {
         let Some(live) = &self.live else { return };
         let radius = live.session.body().ellipsoid().radii().x;
         let from = self.run.flight.pose();
-        let to = planet_terrain::select::CameraPose { alt: 2.5 * radius, heading: 0.0, pitch: -90.0, ..from };
+        let to = planet_terrain::camera::CameraPose { alt: 2.5 * radius, heading: 0.0, pitch: -90.0, ..from };
         self.travel = Some((fly_to(from, to, live.session.body(), 3.0), 0.0));
     }
 }

@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use planet_terrain::body::Geodetic;
+use planet_terrain::geo::body::Geodetic;
+use planet_terrain::ground::PackSource;
+use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::pack::Pack;
-use planet_terrain::source::PackSource;
-use planet_terrain::source::query::{GroundReader, depth_for_spacing};
 
 const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 /// Where the path ends: mountains of the procedural test Earth (about
@@ -80,7 +80,7 @@ fn test_pack() -> PathBuf {
     if Pack::open(&shared).is_err() {
         let private = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
         let path = private.path().join("pack.planetpack");
-        planet_terrain::pack::testing::write_procedural_pack(&path, 2).expect("write the test pack");
+        planet_terrain::testing::write_procedural_pack(&path, 2).expect("write the test pack");
         std::fs::rename(&path, &shared).expect("move the pack into place");
     }
     shared

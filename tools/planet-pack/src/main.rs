@@ -13,11 +13,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use planet_terrain::camera::View;
+use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
+use planet_terrain::ground::{HeightFunction, HeightSource, PackSource, locate};
 use planet_terrain::layers::{LayerStack, Scene};
+use planet_terrain::lod::{SelectionSettings, select};
 use planet_terrain::pack::{IndexEntry, Pack};
-use planet_terrain::select::{SelectionSettings, View, select};
-use planet_terrain::source::query::{GroundReader, depth_for_spacing};
-use planet_terrain::source::{HeightFunction, HeightSource, PackSource, locate};
 use planet_terrain::{Geodetic, TileAddress};
 use serde_json::json;
 

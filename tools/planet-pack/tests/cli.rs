@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use planet_terrain::ground::sample_directions;
 use planet_terrain::pack::{Codec, Coverage, PackSpec, PackWriter, TileContent};
-use planet_terrain::source::sample_directions;
 use planet_terrain::{Body, Geodetic, TileAddress};
 
 fn ground(d: glam::DVec3) -> f64 {

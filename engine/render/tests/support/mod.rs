@@ -9,13 +9,14 @@ use std::sync::Arc;
 use glam::DVec3;
 use planet_render::scene::{SceneSettings, TerrainScene, sun_for};
 use planet_render::{GpuSettings, Renderer, RendererSettings, RgbaImage};
-use planet_terrain::address::TileAddress;
-use planet_terrain::body::{Body, Geodetic};
-use planet_terrain::pack::Pack;
-use planet_terrain::select::{SelectionSettings, View};
-use planet_terrain::source::{
+use planet_terrain::camera::View;
+use planet_terrain::geo::address::TileAddress;
+use planet_terrain::geo::body::{Body, Geodetic};
+use planet_terrain::ground::{
     HeightSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions,
 };
+use planet_terrain::lod::SelectionSettings;
+use planet_terrain::pack::Pack;
 
 /// Forces Mesa's lavapipe, so results do not depend on the machine's GPU.
 pub fn use_lavapipe() {
@@ -68,10 +69,10 @@ pub fn procedural_pack(depth: u8) -> PathBuf {
     shared
 }
 
-/// The procedural test pack (`planet_terrain::pack::testing`), in `dir`.
+/// The procedural test pack (`planet_terrain::testing`), in `dir`.
 pub fn write_procedural_pack(dir: &Path, depth: u8) -> PathBuf {
     let path = dir.join(format!("procedural-earth-{depth}.planetpack"));
-    planet_terrain::pack::testing::write_procedural_pack(&path, depth).expect("write the test pack");
+    planet_terrain::testing::write_procedural_pack(&path, depth).expect("write the test pack");
     path
 }
 

@@ -20,9 +20,9 @@ use std::sync::Mutex;
 
 use glam::DVec3;
 
-use crate::address::TileAddress;
-use crate::body::{Ellipsoid, Geodetic};
-use crate::select::BoundingSphere;
+use crate::geo::address::TileAddress;
+use crate::geo::body::{Ellipsoid, Geodetic};
+use crate::geo::bounds::BoundingSphere;
 
 /// A flatten target.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -159,7 +159,7 @@ impl Layer {
 /// these, so a pack baked with a scene matches the scene applied at runtime.
 pub fn pad_sample_points(ellipsoid: &Ellipsoid, lat: f64, lon: f64, radius_m: f64) -> Vec<Geodetic> {
     let centre = Geodetic::from_degrees(lat, lon, 0.0);
-    let enu = crate::select::east_north_up(centre);
+    let enu = crate::geo::body::east_north_up(centre);
     let origin = ellipsoid.geodetic_to_point(centre);
     let mut points = vec![centre];
     for ring in 1..=4 {
@@ -186,7 +186,7 @@ struct PreparedPolygon {
 impl PreparedPolygon {
     fn new(ellipsoid: &Ellipsoid, centre: DVec3, vertices: &[(f64, f64)]) -> PreparedPolygon {
         let g = ellipsoid.surface_point_to_geodetic(centre);
-        let enu = crate::select::east_north_up(g);
+        let enu = crate::geo::body::east_north_up(g);
         let mut p = PreparedPolygon {
             origin: centre,
             east: enu.col(0),

@@ -10,7 +10,7 @@
 //! transform is a pure function of the samples, so equal tiles give equal
 //! bytes on any thread.
 
-use crate::address::{TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES, TileAddress};
+use crate::geo::address::{TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES, TileAddress};
 use crate::pack::error::PackError;
 use crate::pack::format::{Codec, IndexEntry};
 

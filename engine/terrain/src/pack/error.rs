@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use crate::address::TileAddress;
+use crate::geo::address::TileAddress;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {

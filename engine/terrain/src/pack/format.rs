@@ -7,8 +7,8 @@
 //! fields, `validate_*` applies the rules, so a rule is one `if` with one
 //! error and can be tested with one crafted file.
 
-use crate::address::{MAX_DEPTH, TILE_APRON, TILE_CORE_SAMPLES, TILE_STORED_SAMPLE_COUNT, TileAddress, TileKey};
-use crate::body::{Body, Ellipsoid};
+use crate::geo::address::{MAX_DEPTH, TILE_APRON, TILE_CORE_SAMPLES, TILE_STORED_SAMPLE_COUNT, TileAddress, TileKey};
+use crate::geo::body::{Body, Ellipsoid};
 use crate::pack::error::PackError;
 
 pub const MAGIC: [u8; 8] = *b"PLNTPACK";

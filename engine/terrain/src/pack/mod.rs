@@ -10,7 +10,6 @@ pub mod error;
 pub mod format;
 pub mod patch;
 pub mod reader;
-pub mod testing;
 pub mod writer;
 
 pub use codec::{DecodedTile, EncodedTile, TileContent, stored_index};

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::address::{TileAddress, TileKey};
+use crate::geo::address::{TileAddress, TileKey};
 use crate::pack::codec::{DecodedTile, decode_tile};
 use crate::pack::error::PackError;
 use crate::pack::format::{ENTRY_LENGTH, HEADER_LENGTH, IndexEntry, PackHeader, decode_entry, decode_header};

@@ -18,8 +18,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::address::{TileAddress, TileKey};
-use crate::body::Body;
+use crate::geo::address::{TileAddress, TileKey};
+use crate::geo::body::Body;
 use crate::pack::codec::{EncodedTile, TileContent, encode_tile};
 use crate::pack::error::PackError;
 use crate::pack::format::{

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use glam::DVec3;
+use planet_terrain::ground::sample_directions;
 use planet_terrain::pack::{Codec, Coverage, PackSpec, PackWriter, TileContent, WriteSummary};
-use planet_terrain::source::sample_directions;
 use planet_terrain::{Body, Edge, TILE_CELLS, TileAddress};
 
 /// Smooth elevation (metres) of a unit direction: continuous everywhere, so

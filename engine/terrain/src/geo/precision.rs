@@ -27,18 +27,17 @@ use std::f64::consts::FRAC_PI_4;
 
 use glam::{DVec3, Vec3};
 
-use crate::address::TileAddress;
-use crate::body::Ellipsoid;
-use crate::cube::{cube_point, normalize_exactly_ordered, warp};
-use crate::dd::{Dd, Dd3};
-use crate::face::{Face, IntAxis};
+use crate::geo::address::TileAddress;
+use crate::geo::body::Ellipsoid;
+use crate::geo::cube::{cube_point, normalize_exactly_ordered, warp};
+use crate::geo::dd::{Dd, Dd3};
+use crate::geo::face::{Face, IntAxis};
 
+crate::gpu_struct! {
 /// Per-node constants for the f32 vertex path, computed on the host in f64
 /// and narrowed once. Every field is of order one, a small offset, or a
 /// per-body scale: none is a planet-scale position.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NodeFrame {
+pub struct NodeFrame [size = 128] {
     /// `sec^2(theta_c) * pi/4 * radii * P(u) / |g_c|`: surface metres per unit
     /// of grid `s`, the tangent part of the face `u` axis at the centre.
     pub w_u: [f32; 3],
@@ -72,8 +71,7 @@ pub struct NodeFrame {
     pub w_u_lo: [f32; 3],
     pub w_v_lo: [f32; 3],
 }
-
-const _: () = assert!(std::mem::size_of::<NodeFrame>() == 128);
+}
 
 /// The host half: a node's centre point in f64 and its [`NodeFrame`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -223,14 +221,6 @@ pub fn vertex_offset(frame: &NodeFrame, ds: f32, dt: f32, height_above_centre: f
     let normal_change = (dm - n_c * m_length_change) / m_length;
     let elevation = fma3(n_c, height_above_centre, normal_change * height);
     main + (tail + elevation)
-}
-
-/// Face-grid step of lattice vertex `index` (0..=32) from the centre of a node
-/// at `depth`: exact in f32 for every depth up to 28.
-pub fn lattice_step(depth: u8, index: u32) -> f32 {
-    const LATTICE_CELLS: i32 = 32;
-    let cells_per_face = f64::from(LATTICE_CELLS) * f64::from(1u32 << depth);
-    ((f64::from(index as i32 - LATTICE_CELLS / 2)) * 2.0 / cells_per_face) as f32
 }
 
 /// The same offset computed directly (sample point minus centre point) in

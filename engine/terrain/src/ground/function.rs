@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use crate::address::TileAddress;
-use crate::body::Body;
+use crate::geo::address::TileAddress;
+use crate::geo::body::Body;
+use crate::ground::{HeightSource, SourceError, SourceTile, TileBounds, sample_directions, sample_ground};
 use crate::layers::{Layer, LayerKind, LayerStack, Target, pad_sample_points};
-use crate::source::{HeightSource, SourceError, SourceTile, TileBounds, sample_directions, sample_ground};
 
 /// A source with its layers applied.
 #[derive(Clone, Debug)]
@@ -37,9 +37,9 @@ impl HeightFunction {
     /// The depth whose sample spacing is at most a quarter of `radius_m`:
     /// the fixed resolution at which a footprint's mean is measured.
     fn depth_for(&self, radius_m: f64) -> u8 {
-        (0..crate::address::MAX_DEPTH)
+        (0..crate::geo::address::MAX_DEPTH)
             .find(|&d| self.body().sample_spacing_m(d) <= 0.25 * radius_m)
-            .unwrap_or(crate::address::MAX_DEPTH)
+            .unwrap_or(crate::geo::address::MAX_DEPTH)
     }
 
     /// The mean ground beneath a flatten pad, from every layer of lower

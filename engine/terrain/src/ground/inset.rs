@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
-use crate::address::TileAddress;
-use crate::body::Body;
+use crate::geo::address::TileAddress;
+use crate::geo::body::Body;
+use crate::ground::{HeightSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions};
 use crate::pack::Coverage;
-use crate::source::{HeightSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions};
 
 #[derive(Debug, Clone)]
 pub struct InsetSource {

@@ -22,7 +22,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::face::{Edge, Face, IntAxis, dot, neg};
+use crate::geo::face::{Edge, Face, IntAxis, dot, neg};
 
 /// Deepest addressable level. Depth 28 keeps the key in 64 bits; on Earth a
 /// depth-28 tile is about 4 cm across with 0.3 mm between samples.

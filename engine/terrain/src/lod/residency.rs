@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::address::{TileAddress, TileKey};
+use crate::geo::address::{TileAddress, TileKey};
 
 /// Sizes and budgets.
 #[derive(Clone, Copy, Debug, PartialEq)]

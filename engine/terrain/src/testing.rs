@@ -45,11 +45,11 @@ pub fn refresh_checksums(bytes: &mut [u8]) {
 /// colour block is an elevation palette and the classes say ocean (1) or
 /// land (2), so both colour paths of the renderer have data. Two threads.
 pub fn write_procedural_pack(path: &std::path::Path, depth: u8) -> Result<(), crate::pack::PackError> {
-    use crate::address::TileAddress;
+    use crate::geo::address::TileAddress;
+    use crate::ground::{HeightSource, ProceduralSource};
     use crate::pack::{Codec, Coverage, PackSpec, PackWriter, TileContent};
-    use crate::source::{HeightSource, ProceduralSource};
 
-    let body = crate::body::Body::earth();
+    let body = crate::geo::body::Body::earth();
     let source = ProceduralSource::new(body.clone(), 7);
     let tiles: Vec<TileAddress> = (0..=depth)
         .flat_map(|d| {

@@ -15,16 +15,16 @@ use std::collections::HashMap;
 
 use glam::DVec3;
 
-use crate::address::TileAddress;
-use crate::body::Geodetic;
-use crate::select::east_north_up;
-use crate::source::{HeightSource, SourceError, SourceTile, locate};
+use crate::geo::address::TileAddress;
+use crate::geo::body::Geodetic;
+use crate::geo::body::east_north_up;
+use crate::ground::{HeightSource, SourceError, SourceTile, locate};
 
 /// The depth whose sample spacing is at most `spacing_m`.
 pub fn depth_for_spacing(source: &dyn HeightSource, spacing_m: f64) -> u8 {
-    (0..crate::address::MAX_DEPTH)
+    (0..crate::geo::address::MAX_DEPTH)
         .find(|&d| source.body().sample_spacing_m(d) <= spacing_m)
-        .unwrap_or(crate::address::MAX_DEPTH)
+        .unwrap_or(crate::geo::address::MAX_DEPTH)
 }
 
 /// Tiles a [`GroundReader`] kept, carried from one reader to the next. It

@@ -18,64 +18,18 @@
 
 use glam::{DVec3, Vec3};
 
-use crate::address::{TILE_CELLS, TILE_STORED_SAMPLES};
-use crate::body::Ellipsoid;
-use crate::face::Edge;
-use crate::precision::{NodeCentre, NodeFrame, vertex_offset};
-use crate::select::cut::{Cut, EdgeRelation, SelectedNode};
-use crate::select::residency::Binding;
-use crate::select::view::View;
+use crate::abi::{EDGE_COARSER, EDGE_FINER, EDGE_SAME, NodeRecord};
+use crate::camera::view::View;
+use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES};
+use crate::geo::body::Ellipsoid;
+use crate::geo::face::Edge;
+use crate::geo::lattice::LATTICE_CELLS;
+use crate::geo::precision::{NodeCentre, vertex_offset};
+use crate::lod::cut::{Cut, EdgeRelation, SelectedNode};
+use crate::lod::residency::Binding;
 
-/// Lattice cells along a node edge (33 x 33 vertices).
-pub const LATTICE_CELLS: u32 = 32;
 /// Fraction of a depth's morph distance over which it morphs.
 pub const MORPH_BAND: f32 = 0.3;
-
-/// Edge relation codes in [`NodeRecord::edges`], two bits per edge in
-/// `Edge::ALL` order.
-pub const EDGE_SAME: u32 = 0;
-pub const EDGE_COARSER: u32 = 1;
-pub const EDGE_FINER: u32 = 2;
-
-/// One selected node as the GPU reads it (storage buffer, std430).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NodeRecord {
-    pub frame: NodeFrame,
-    /// Node centre minus camera, metres (computed in f64, narrowed last).
-    pub centre_from_camera: [f32; 3],
-    pub depth: u32,
-    /// Where the node reads in its bound slot (see `UvRect`).
-    pub uv_offset: [f32; 2],
-    pub uv_scale: f32,
-    pub slot: u32,
-    /// Distances (metres from the camera) where this depth starts and
-    /// finishes morphing toward its parent's lattice.
-    pub morph_start: f32,
-    pub morph_end: f32,
-    /// Two bits per edge: `EDGE_SAME`, `EDGE_COARSER`, `EDGE_FINER`.
-    pub edges: u32,
-    /// Elevation of the node centre (the frame's), metres.
-    pub centre_height: f32,
-    /// How the bound slot's u16 samples decode: `base + q * step` metres.
-    /// The renderer fills these from what it uploaded into the slot.
-    pub height_base: f32,
-    pub height_step: f32,
-    /// Depth (metres) of the skirt hung below the node's edges: it hides the
-    /// gaps that remain where neighbours read different tiles (an ancestor
-    /// standing in, each tile's own quantisation), so streaming never opens
-    /// a hole to the sky.
-    pub skirt_m: f32,
-    /// What the bound slot holds (`SLOT_HAS_COLOUR`, `SLOT_HAS_CLASSES`).
-    pub slot_flags: u32,
-}
-
-/// [`NodeRecord::slot_flags`]: the slot has a colour block.
-pub const SLOT_HAS_COLOUR: u32 = 1;
-/// [`NodeRecord::slot_flags`]: the slot has surface classes.
-pub const SLOT_HAS_CLASSES: u32 = 2;
-
-const _: () = assert!(std::mem::size_of::<NodeRecord>() == 192);
 
 /// Per depth, the distance (metres) at which its vertices finish morphing:
 /// where the error of a parent of a depth-d node, seen from that far, meets

@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 
 /// Why a body description was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -252,7 +252,7 @@ impl Body {
 
     /// Nominal spacing of a tile's samples at `depth`.
     pub fn sample_spacing_m(&self, depth: u8) -> f64 {
-        self.tile_size_m(depth) / f64::from(crate::address::TILE_CELLS)
+        self.tile_size_m(depth) / f64::from(crate::geo::address::TILE_CELLS)
     }
 }
 
@@ -261,6 +261,15 @@ impl fmt::Display for Body {
         let r = self.ellipsoid.radii;
         write!(f, "{} ({} x {} x {} m)", self.name, r.x, r.y, r.z)
     }
+}
+
+/// The geodetic east-north-up frame at a point: columns east, north, up.
+pub fn east_north_up(at: Geodetic) -> DMat3 {
+    let up = at.normal();
+    let (sin_lon, cos_lon) = at.longitude.sin_cos();
+    let east = DVec3::new(-sin_lon, cos_lon, 0.0);
+    let north = up.cross(east);
+    DMat3::from_cols(east, north, up)
 }
 
 #[cfg(test)]

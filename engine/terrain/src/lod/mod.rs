@@ -1,21 +1,20 @@
-//! The host half of the renderer: what a frame draws, decided in f64
-//! without a GPU. [`view`] is the camera and the frame crossing, [`cut`]
-//! the selection of the quadtree cut, [`residency`] the tiles' GPU slots,
-//! [`path`] scripted camera paths.
+//! Level of detail: the host half of the renderer, what a frame draws,
+//! decided in f64 without a GPU. [`cut`] selects the quadtree cut,
+//! [`record`] turns it into the GPU's per-node records, [`residency`] keeps
+//! the tiles' GPU slots.
+//!
+//! The key decision: this is the top layer of the terrain core. It reads
+//! the ground through [`crate::ground::HeightSource`] and the camera from
+//! [`crate::camera`], and nothing below it knows it exists, so a server or
+//! a physics step can use the ground without any of this.
 
 pub mod cut;
-pub mod path;
 pub mod record;
 pub mod residency;
-pub mod view;
 
-pub use cut::{
-    BoundingSphere, Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, select,
-};
-pub use path::{CameraPath, CameraPose, Keyframe};
-pub use record::{NodeRecord, build_records, centre_height_within, node_record, reference_vertex};
+pub use cut::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, select};
+pub use record::{build_records, centre_height_within, node_record, reference_vertex};
 pub use residency::{Binding, Residency, ResidencySettings, UvRect};
-pub use view::{BodyRotation, Plane, View, east_north_up};
 
 /// Everything a frame reports about the host half: selection and residency.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

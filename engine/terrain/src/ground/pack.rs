@@ -9,10 +9,10 @@
 
 use std::sync::Arc;
 
-use crate::address::{TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
-use crate::body::Body;
+use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
+use crate::geo::body::Body;
+use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds, bilinear};
 use crate::pack::{DecodedTile, Pack, stored_index};
-use crate::source::{HeightSource, Provenance, SourceError, SourceTile, TileBounds, bilinear};
 
 #[derive(Debug, Clone)]
 pub struct PackSource {

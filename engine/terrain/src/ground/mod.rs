@@ -20,9 +20,9 @@ pub use inset::InsetSource;
 pub use pack::PackSource;
 pub use procedural::ProceduralSource;
 
-use crate::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TileAddress};
-use crate::body::{Body, Geodetic};
-use crate::cube::{direction_to_face_grid, sample_direction};
+use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TileAddress};
+use crate::geo::body::{Body, Geodetic};
+use crate::geo::cube::{direction_to_face_grid, sample_direction};
 use crate::pack::PackError;
 use crate::pack::codec::stored_index;
 
@@ -153,7 +153,7 @@ pub fn sample_directions(tile: TileAddress) -> Vec<glam::DVec3> {
     let warped: Vec<(f64, f64)> = (0..=cells)
         .map(|k| {
             let (s, t) = tile.sample(k, k).grid_coordinates();
-            (crate::cube::warp(s), crate::cube::warp(t))
+            (crate::geo::cube::warp(s), crate::geo::cube::warp(t))
         })
         .collect();
     let mut directions = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
@@ -161,8 +161,8 @@ pub fn sample_directions(tile: TileAddress) -> Vec<glam::DVec3> {
         for i in -1..=cells + 1 {
             let core = (0..=cells).contains(&i) && (0..=cells).contains(&j);
             directions.push(if core {
-                let p = crate::cube::cube_point(tile.face(), warped[i as usize].0, warped[j as usize].1);
-                crate::cube::normalize_exactly_ordered(p)
+                let p = crate::geo::cube::cube_point(tile.face(), warped[i as usize].0, warped[j as usize].1);
+                crate::geo::cube::normalize_exactly_ordered(p)
             } else {
                 sample_direction(tile.sample(i, j))
             });

@@ -13,7 +13,7 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
-use crate::body::{Body, Geodetic};
+use crate::geo::body::{Body, Geodetic, east_north_up};
 
 /// A camera: position and orientation in body-fixed axes (f64), vertical
 /// field of view, viewport in pixels. The camera looks along its local -Z
@@ -25,15 +25,6 @@ pub struct View {
     pub orientation: DQuat,
     pub vertical_fov: f64,
     pub viewport: (u32, u32),
-}
-
-/// The geodetic east-north-up frame at a point: columns east, north, up.
-pub fn east_north_up(at: Geodetic) -> DMat3 {
-    let up = at.normal();
-    let (sin_lon, cos_lon) = at.longitude.sin_cos();
-    let east = DVec3::new(-sin_lon, cos_lon, 0.0);
-    let north = up.cross(east);
-    DMat3::from_cols(east, north, up)
 }
 
 impl View {

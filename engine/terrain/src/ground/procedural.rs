@@ -11,9 +11,9 @@
 
 use glam::DVec3;
 
-use crate::address::{TILE_CELLS, TileAddress};
-use crate::body::Body;
-use crate::source::{HeightSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions};
+use crate::geo::address::{TILE_CELLS, TileAddress};
+use crate::geo::body::Body;
+use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions};
 
 /// Shifts the continent field: negative means more ocean.
 const CONTINENT_BIAS: f64 = -0.08;
@@ -114,7 +114,7 @@ impl ProceduralSource {
         let radii = body.ellipsoid().radii();
         let relief_m = RELIEF * (radii.x + radii.y + radii.z) / 3.0;
         let mut source = ProceduralSource { body, seed, permutation, relief_m, bounds: Vec::new() };
-        source.bounds = (0..=crate::address::MAX_DEPTH).map(|d| source.bounds_at_depth(d)).collect();
+        source.bounds = (0..=crate::geo::address::MAX_DEPTH).map(|d| source.bounds_at_depth(d)).collect();
         source
     }
 

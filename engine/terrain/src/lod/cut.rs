@@ -23,14 +23,12 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
-use glam::DVec3;
-
-use crate::address::{MAX_DEPTH, TileAddress};
-use crate::body::Ellipsoid;
-use crate::cube::face_grid_to_direction;
-use crate::face::Edge;
-use crate::select::view::View;
-use crate::source::{HeightSource, SourceError, TileBounds};
+use crate::camera::view::View;
+use crate::geo::address::{MAX_DEPTH, TileAddress};
+use crate::geo::body::Ellipsoid;
+use crate::geo::bounds::{BoundingSphere, SurfacePoint};
+use crate::geo::face::Edge;
+use crate::ground::{HeightSource, SourceError, TileBounds};
 
 /// Tile identities are already well spread integers; a multiplicative hash is all
 /// a map of them needs, and SipHash showed up as a fifth of selection time.
@@ -76,72 +74,6 @@ impl Default for SelectionSettings {
 pub enum Culled {
     Frustum,
     Horizon,
-}
-
-/// A node's bounding sphere in body-fixed metres.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BoundingSphere {
-    pub centre: DVec3,
-    pub radius: f64,
-}
-
-impl BoundingSphere {
-    /// Encloses the patch of `tile` between `min` and `max` elevation.
-    pub fn of_tile(ellipsoid: &Ellipsoid, tile: TileAddress, min_elevation: f64, max_elevation: f64) -> BoundingSphere {
-        let (s0, t0, s1, t1) = tile.grid_bounds();
-        let (sc, tc) = tile.grid_centre();
-        let on_surface = |s: f64, t: f64| SurfacePoint::new(ellipsoid, face_grid_to_direction(tile.face(), s, t));
-        let corners = [(s0, t0), (s1, t0), (s0, t1), (s1, t1)].map(|(s, t)| on_surface(s, t));
-        BoundingSphere::enclosing(ellipsoid, on_surface(sc, tc), &corners, min_elevation, max_elevation)
-    }
-
-    /// The sphere around the patch with this centre and these corners between
-    /// two elevations: on a sphere the patch point farthest from the centre
-    /// is a corner at an extreme elevation. Flattening bends the patch
-    /// slightly away from a sphere's; the slack is checked by a property test
-    /// over random tiles. The one definition selection and tests share.
-    fn enclosing(
-        ellipsoid: &Ellipsoid,
-        centre: SurfacePoint,
-        corners: &[SurfacePoint; 4],
-        min: f64,
-        max: f64,
-    ) -> BoundingSphere {
-        let centre = centre.raised(0.5 * (min + max));
-        let radius = corners
-            .iter()
-            .flat_map(|c| [c.raised(min), c.raised(max)])
-            .map(|p| (p - centre).length())
-            .fold(0.0, f64::max);
-        let flattening = 1.0 - ellipsoid.min_radius() / ellipsoid.max_radius();
-        BoundingSphere { centre, radius: radius * (1.0 + 4.0 * flattening + 1e-6) + 1e-3 }
-    }
-
-    /// Distance from `p` to the sphere's surface (0 inside).
-    pub fn distance(&self, p: DVec3) -> f64 {
-        ((p - self.centre).length() - self.radius).max(0.0)
-    }
-}
-
-/// A point of the ellipsoid's surface with its unit normal, so raising it to
-/// any elevation is one multiply-add.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct SurfacePoint {
-    point: DVec3,
-    normal: DVec3,
-}
-
-impl SurfacePoint {
-    fn new(ellipsoid: &Ellipsoid, direction: DVec3) -> SurfacePoint {
-        SurfacePoint {
-            point: ellipsoid.surface_point_from_direction(direction),
-            normal: ellipsoid.normal_at_direction(direction),
-        }
-    }
-
-    fn raised(&self, height: f64) -> DVec3 {
-        self.point + self.normal * height
-    }
 }
 
 /// One node of the cut.
@@ -242,7 +174,7 @@ struct ChildGrid {
 impl ChildGrid {
     fn new(ellipsoid: &Ellipsoid, parent: TileAddress) -> ChildGrid {
         let (s0, t0, s1, t1) = parent.grid_bounds();
-        let warp = |a: f64, b: f64, k: usize| crate::cube::warp(a + (b - a) * k as f64 / 4.0);
+        let warp = |a: f64, b: f64, k: usize| crate::geo::cube::warp(a + (b - a) * k as f64 / 4.0);
         let ws: [f64; 5] = std::array::from_fn(|k| warp(s0, s1, k));
         let wt: [f64; 5] = std::array::from_fn(|k| warp(t0, t1, k));
         // Only corners (even, even) and child centres (odd, odd) are used.
@@ -250,8 +182,11 @@ impl ChildGrid {
         for (j, row) in points.iter_mut().enumerate() {
             for (i, point) in row.iter_mut().enumerate() {
                 if i % 2 == j % 2 {
-                    let d =
-                        crate::cube::normalize_exactly_ordered(crate::cube::cube_point(parent.face(), ws[i], wt[j]));
+                    let d = crate::geo::cube::normalize_exactly_ordered(crate::geo::cube::cube_point(
+                        parent.face(),
+                        ws[i],
+                        wt[j],
+                    ));
                     *point = SurfacePoint::new(ellipsoid, d);
                 }
             }
@@ -478,7 +413,7 @@ fn cull(nodes: &mut [SelectedNode], view: &View, ellipsoid: &Ellipsoid, near: f6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::body::Body;
+    use crate::geo::body::Body;
 
     #[test]
     fn split_spheres_match_the_spheres_of_the_children() {

@@ -2,7 +2,7 @@
 //!
 //! Every face is described by three signed unit axes (`normal`, `u`, `v`) with
 //! components in {-1, 0, 1}. Cross-face adjacency is *derived* from these
-//! integer vectors (see [`crate::address`]), never typed in as a table, so the
+//! integer vectors (see [`crate::geo::address`]), never typed in as a table, so the
 //! addressing and the geometry cannot disagree about which face lies where.
 //!
 //! Body-fixed frame: right-handed, +Z through the north pole, +X through

@@ -11,8 +11,8 @@ use std::f64::consts::FRAC_PI_4;
 
 use glam::DVec3;
 
-use crate::address::FaceSample;
-use crate::face::Face;
+use crate::geo::address::FaceSample;
+use crate::geo::face::Face;
 
 /// `tan(s * pi / 4)`: exactly odd, exactly +-1 at +-1, monotonic in between.
 pub fn warp(s: f64) -> f64 {

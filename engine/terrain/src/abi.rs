@@ -1,0 +1,277 @@
+//! The GPU ABI: every number and struct the shaders share with the host,
+//! declared once.
+//!
+//! The key decision: the Rust side is the declaration and the GLSL side is
+//! generated from it. [`glsl_header`] renders the constants, the record
+//! structs (from their [`crate::gpu_struct!`] field tables), the push
+//! constants and the binding numbers into `shaders/generated/abi.glsl`,
+//! which every shader includes and which is committed, so a reader of the
+//! shaders sees it. A test here fails when the committed header is stale and
+//! rewrites it when run with `PLANET_UPDATE_ABI=1` (the sourcegen pattern;
+//! it lives in this crate so it runs even while the shaders do not build). Lattice sizes are derived from the tile layout, never
+//! written as literals, and every struct's fields are checked at compile
+//! time to be packed in order, so a new field or a 65 x 65 lattice changes
+//! the host and the shaders together.
+//!
+//! The crate still links no GPU API: these are plain numbers and Pod structs.
+
+use std::fmt::Write as _;
+
+use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES};
+pub use crate::geo::lattice::{LATTICE_CELLS, LATTICE_SIDE, LATTICE_VERTICES, NODE_VERTICES, SKIRT_VERTICES};
+pub use crate::geo::precision::NodeFrame;
+use crate::layout::{GpuField, GpuStruct};
+
+/// Edge relation codes in [`NodeRecord::edges`], two bits per edge in
+/// `Edge::ALL` order.
+pub const EDGE_SAME: u32 = 0;
+pub const EDGE_COARSER: u32 = 1;
+pub const EDGE_FINER: u32 = 2;
+
+/// [`NodeRecord::slot_flags`]: the slot has a colour block.
+pub const SLOT_HAS_COLOUR: u32 = 1;
+/// [`NodeRecord::slot_flags`]: the slot has surface classes.
+pub const SLOT_HAS_CLASSES: u32 = 2;
+
+/// [`PushConstants::flags`]: the sky pass draws the analytic body.
+pub const FLAG_ANALYTIC_BODY: u32 = 1;
+/// [`PushConstants::flags`]: aerial perspective and the limb are on.
+pub const FLAG_ATMOSPHERE: u32 = 2;
+/// [`PushConstants::flags`]: the palette selector sits in bits 8..15
+/// (0 earth-like, 1 grey regolith, 2 rust).
+pub const PALETTE_SHIFT: u32 = 8;
+
+/// Descriptor set 0, binding numbers.
+pub mod binding {
+    /// `NodeRecord`s, a storage buffer read by the vertex shaders.
+    pub const RECORDS: u32 = 0;
+    /// Slot heights, `R16_UINT` array image, integer fetches.
+    pub const SLOT_HEIGHTS: u32 = 1;
+    /// Slot colour, `RGBA8` array image with a sampler.
+    pub const SLOT_COLOUR: u32 = 2;
+    /// Slot surface classes, `R8_UINT` array image.
+    pub const SLOT_CLASSES: u32 = 3;
+    /// Captured vertex positions (the `CAPTURE` vertex shader variant).
+    pub const CAPTURED: u32 = 4;
+    /// The frame's counters (hole pixels), written by the sky.
+    pub const COUNTERS: u32 = 5;
+    /// The HUD overlay image.
+    pub const HUD: u32 = 6;
+    /// Every binding, in order.
+    pub const ALL: [(&str, u32); 7] = [
+        ("RECORDS", RECORDS),
+        ("SLOT_HEIGHTS", SLOT_HEIGHTS),
+        ("SLOT_COLOUR", SLOT_COLOUR),
+        ("SLOT_CLASSES", SLOT_CLASSES),
+        ("CAPTURED", CAPTURED),
+        ("COUNTERS", COUNTERS),
+        ("HUD", HUD),
+    ];
+}
+
+/// Timestamp query slots of one frame: a pass's time is the difference of
+/// the slots around it.
+pub mod timestamp {
+    /// Before the depth pass (after uploads).
+    pub const FRAME_START: u32 = 0;
+    /// After the depth pass.
+    pub const DEPTH_DONE: u32 = 1;
+    /// After the shaded pass.
+    pub const SHADED_DONE: u32 = 2;
+    /// After the sky.
+    pub const SKY_DONE: u32 = 3;
+    /// Query slots per frame.
+    pub const COUNT: u32 = 4;
+}
+
+crate::gpu_struct! {
+/// One selected node as the GPU reads it (storage buffer, scalar layout).
+pub struct NodeRecord [size = 192] {
+    pub frame: NodeFrame,
+    /// Node centre minus camera, metres (computed in f64, narrowed last).
+    pub centre_from_camera: [f32; 3],
+    pub depth: u32,
+    /// Where the node reads in its bound slot (see `UvRect`).
+    pub uv_offset: [f32; 2],
+    pub uv_scale: f32,
+    pub slot: u32,
+    /// Distances (metres from the camera) where this depth starts and
+    /// finishes morphing toward its parent's lattice.
+    pub morph_start: f32,
+    pub morph_end: f32,
+    /// Two bits per edge: `EDGE_SAME`, `EDGE_COARSER`, `EDGE_FINER`.
+    pub edges: u32,
+    /// Elevation of the node centre (the frame's), metres.
+    pub centre_height: f32,
+    /// How the bound slot's u16 samples decode: `base + q * step` metres.
+    /// The renderer fills these from what it uploaded into the slot.
+    pub height_base: f32,
+    pub height_step: f32,
+    /// Depth (metres) of the skirt hung below the node's edges: it hides the
+    /// gaps that remain where neighbours read different tiles (an ancestor
+    /// standing in, each tile's own quantisation), so streaming never opens
+    /// a hole to the sky.
+    pub skirt_m: f32,
+    /// What the bound slot holds (`SLOT_HAS_COLOUR`, `SLOT_HAS_CLASSES`).
+    pub slot_flags: u32,
+}
+}
+
+crate::gpu_struct! {
+/// The push-constant block shared by every pipeline (std430). The clip
+/// transform is camera-relative: `clip = (dot(x_row, p), dot(y_row, p),
+/// near, dot(w_row, p))`, reversed Z with the far plane at infinity.
+pub struct PushConstants [size = 128] {
+    /// xyz; w = the near plane (m).
+    pub x_row: [f32; 4],
+    /// xyz; w = the floor scale: 1 + (deepest ground) / (mean radius).
+    pub y_row: [f32; 4],
+    /// xyz (the forward axis); w unused.
+    pub w_row: [f32; 4],
+    /// Body-fixed direction toward the sun; w = ambient.
+    pub sun: [f32; 4],
+    /// Body-fixed camera position (m, f32: atmosphere only); w =
+    /// `|camera / (radii * floor scale)|^2 - 1`, formed in f64.
+    pub camera: [f32; 4],
+    /// Ellipsoid radii; w = `|camera / radii|^2 - 1`, formed in f64.
+    pub radii: [f32; 4],
+    /// 1 / radii; w = mean radius.
+    pub inverse_radii: [f32; 4],
+    /// `FLAG_*` bits and the palette selector.
+    pub flags: u32,
+    /// Atmosphere scale height (m).
+    pub atmosphere_height: f32,
+    /// Extinction at the datum, per metre.
+    pub atmosphere_density: f32,
+    pub exposure: f32,
+}
+}
+
+/// Bytes of one [`NodeRecord`] in the records buffer.
+pub const RECORD_BYTES: usize = std::mem::size_of::<NodeRecord>();
+
+/// Where the generated header lives, relative to the workspace root.
+pub const GLSL_HEADER_PATH: &str = "shaders/generated/abi.glsl";
+
+/// The GLSL header the shaders include: constants, structs, bindings and
+/// the push constants, in the layouts declared above.
+pub fn glsl_header() -> String {
+    let mut out = String::new();
+    out.push_str(
+        "// GENERATED from planet_terrain::abi (engine/terrain/src/abi.rs); do not edit.\n\
+         // Regenerate: PLANET_UPDATE_ABI=1 cargo test -p planet-terrain --lib abi_header\n\n",
+    );
+    let uint = |out: &mut String, name: &str, value: u32| {
+        let _ = writeln!(out, "const uint {name} = {value}u;");
+    };
+    for (name, value) in [
+        ("LATTICE_CELLS", LATTICE_CELLS),
+        ("LATTICE_SIDE", LATTICE_SIDE),
+        ("LATTICE_VERTICES", LATTICE_VERTICES),
+        ("SKIRT_VERTICES", SKIRT_VERTICES),
+        ("NODE_VERTICES", NODE_VERTICES),
+    ] {
+        uint(&mut out, name, value);
+    }
+    let _ = writeln!(out, "const float TILE_CELLS = {TILE_CELLS}.0;");
+    let _ = writeln!(out, "const float STORED_SAMPLES = {TILE_STORED_SAMPLES}.0;");
+    out.push('\n');
+    for (name, value) in [
+        ("EDGE_SAME", EDGE_SAME),
+        ("EDGE_COARSER", EDGE_COARSER),
+        ("EDGE_FINER", EDGE_FINER),
+        ("SLOT_HAS_COLOUR", SLOT_HAS_COLOUR),
+        ("SLOT_HAS_CLASSES", SLOT_HAS_CLASSES),
+        ("FLAG_ANALYTIC_BODY", FLAG_ANALYTIC_BODY),
+        ("FLAG_ATMOSPHERE", FLAG_ATMOSPHERE),
+        ("PALETTE_SHIFT", PALETTE_SHIFT),
+    ] {
+        uint(&mut out, name, value);
+    }
+    out.push('\n');
+    for (name, value) in binding::ALL {
+        let _ = writeln!(out, "#define BINDING_{name} {value}");
+    }
+    out.push('\n');
+    glsl_struct(&mut out, NodeFrame::NAME, &NodeFrame::fields());
+    glsl_struct(&mut out, NodeRecord::NAME, &NodeRecord::fields());
+    let _ = writeln!(
+        out,
+        "layout(scalar, set = 0, binding = BINDING_RECORDS) readonly buffer Records {{ NodeRecord records[]; }};\n"
+    );
+    out.push_str("layout(push_constant, std430) uniform Frame {\n");
+    glsl_fields(&mut out, &PushConstants::fields());
+    out.push_str("} pc;\n");
+    out
+}
+
+fn glsl_struct(out: &mut String, name: &str, fields: &[GpuField]) {
+    let _ = writeln!(out, "struct {name} {{");
+    glsl_fields(out, fields);
+    out.push_str("};\n\n");
+}
+
+fn glsl_fields(out: &mut String, fields: &[GpuField]) {
+    for f in fields {
+        let _ = writeln!(out, "    {} {}; // offset {}", f.glsl, f.name, f.offset);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte offsets of fields the shaders and the conformance capture rely
+    /// on by position, written out so a reorder is seen in review.
+    #[test]
+    fn record_offsets_are_the_documented_ones() {
+        let offset = |fields: Vec<GpuField>, name: &str| fields.iter().find(|f| f.name == name).unwrap().offset;
+        assert_eq!(offset(NodeRecord::fields(), "frame"), 0);
+        assert_eq!(offset(NodeRecord::fields(), "centre_from_camera"), 128);
+        assert_eq!(offset(NodeRecord::fields(), "slot"), 156);
+        assert_eq!(offset(NodeRecord::fields(), "slot_flags"), 188);
+        assert_eq!(offset(NodeFrame::fields(), "w_v_lo"), 116);
+        assert_eq!(offset(PushConstants::fields(), "flags"), 112);
+        assert_eq!(offset(PushConstants::fields(), "exposure"), 124);
+    }
+
+    #[test]
+    fn records_cast_to_bytes_field_by_field() {
+        let record = NodeRecord { depth: 7, slot: 0x0102_0304, ..NodeRecord::default() };
+        let bytes = bytemuck::bytes_of(&record);
+        assert_eq!(bytes.len(), RECORD_BYTES);
+        assert_eq!(&bytes[140..144], &7u32.to_le_bytes());
+        assert_eq!(&bytes[156..160], &0x0102_0304u32.to_le_bytes());
+    }
+
+    #[test]
+    fn header_declares_every_field_once() {
+        let header = glsl_header();
+        for f in NodeRecord::fields().iter().chain(&NodeFrame::fields()).chain(&PushConstants::fields()) {
+            assert!(header.contains(&format!(" {}; // offset {}", f.name, f.offset)), "{}", f.name);
+        }
+        assert!(header.contains("const uint LATTICE_SIDE = 33u;"));
+    }
+
+    /// The committed header must be what [`glsl_header`] renders: the
+    /// shaders compiled into `planet-render` include the committed file.
+    #[test]
+    fn abi_header_is_fresh() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(GLSL_HEADER_PATH);
+        let expected = glsl_header();
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        if committed == expected {
+            return;
+        }
+        if std::env::var_os("PLANET_UPDATE_ABI").is_some() {
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("create shaders/generated");
+            std::fs::write(&path, expected).expect("write the header");
+            return;
+        }
+        panic!(
+            "{} is stale against planet_terrain::abi; regenerate it with \
+             PLANET_UPDATE_ABI=1 cargo test -p planet-terrain --lib abi_header",
+            path.display()
+        );
+    }
+}

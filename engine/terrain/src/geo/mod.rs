@@ -1,0 +1,29 @@
+//! Geometry: the bottom layer of the terrain core, with no notion of ground.
+//!
+//! [`face`] (cube faces and their integer bases), [`address`] (tiles, keys,
+//! neighbours, the sample layout), [`cube`] (the warped cube-sphere
+//! projection), [`body`] (ellipsoids and geodesy), [`bounds`] (a tile's
+//! bounding sphere), [`precision`] (the f32 vertex path and its reference).
+//!
+//! The key decision: everything here is a pure function of integers and
+//! radii, so two callers that ask about the same sample get the same bits.
+//! Packs, ground, layers and level of detail are built on top; nothing in
+//! this module reaches up to them.
+
+pub mod address;
+pub mod body;
+pub mod bounds;
+pub mod cube;
+pub(crate) mod dd;
+pub mod face;
+pub mod lattice;
+pub mod precision;
+
+pub use address::{
+    AddressError, FaceSample, MAX_DEPTH, Neighbour, TILE_APRON, TILE_CELLS, TILE_CORE_SAMPLES,
+    TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES, TileAddress, TileKey,
+};
+pub use body::{Body, BodyError, Ellipsoid, Geodetic, east_north_up};
+pub use bounds::BoundingSphere;
+pub use face::{Edge, Face};
+pub use precision::{NodeCentre, NodeFrame};
