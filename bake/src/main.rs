@@ -147,17 +147,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         bail!("--void-value must be a finite elevation in metres");
     }
     let scene = match &cli.scene {
-        Some(path) => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("reading the scene {}", path.display()))?;
-            let scene = planet_terrain::layers::Scene::from_json(&text, body.name())
-                .with_context(|| format!("{}", path.display()))?;
-            let mut stack = planet_terrain::layers::LayerStack::new();
-            for layer in scene.layers {
-                stack.insert(body.ellipsoid(), layer).with_context(|| format!("{}", path.display()))?;
-            }
-            Some((stack, text))
-        }
+        Some(path) => Some(planet_cli::scene::load_layer_stack(path, &body)?),
         None => None,
     };
     Ok(BakeOptions {
@@ -202,14 +192,5 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error}");
-            for cause in error.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
-            ExitCode::FAILURE
-        }
-    }
+    planet_cli::exit_code(run(Cli::parse()))
 }

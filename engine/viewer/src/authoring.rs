@@ -223,8 +223,7 @@ impl Authoring {
 
     /// Loads a scene's layers into the editor (not undoable: it is the start).
     pub fn load(&mut self, editor: &mut dyn Editor, path: &Path, body: &str) -> Result<()> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading scene {}", path.display()))?;
-        let scene = Scene::from_json(&text, body).with_context(|| format!("scene {}", path.display()))?;
+        let (scene, _) = planet_cli::scene::load_scene(path, body)?;
         editor
             .apply(&mut |stack, e| {
                 for layer in &scene.layers {
@@ -245,9 +244,7 @@ impl Authoring {
         let mut scene = Scene::new(body);
         scene.pack = self.pack.clone();
         scene.layers = editor.layers().layers().cloned().collect();
-        let tmp = path.with_extension("json.partial");
-        std::fs::write(&tmp, scene.to_json()).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+        planet_cli::fs::write_atomic(&path, scene.to_json().as_bytes())?;
         Ok(path)
     }
 

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
+use planet_cli::args::{self, Orientation};
 use planet_render::scene::{FrameOptions, SceneSettings, TerrainScene, sun_for};
 use planet_render::{GpuSettings, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, View};
@@ -41,22 +42,20 @@ struct Cli {
     /// Draw a pack-less body from the procedural height source with this seed.
     #[arg(long)]
     procedural: Option<u64>,
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    /// Latitude in degrees, north positive.
+    #[arg(long, default_value_t = 0.0, value_parser = args::latitude, allow_hyphen_values = true)]
     lat: f64,
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    /// Longitude in degrees, east positive (-360..=360).
+    #[arg(long, default_value_t = 0.0, value_parser = args::longitude, allow_hyphen_values = true)]
     lon: f64,
     /// Camera height above the ellipsoid, metres.
-    #[arg(long, conflicts_with = "agl")]
+    #[arg(long, conflicts_with = "agl", value_parser = args::altitude, allow_hyphen_values = true)]
     alt: Option<f64>,
     /// Camera height above the ground beneath it, metres.
-    #[arg(long)]
+    #[arg(long, value_parser = args::altitude, allow_hyphen_values = true)]
     agl: Option<f64>,
-    /// Degrees clockwise from north.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    heading: f64,
-    /// Degrees above the horizontal (-90 looks straight down).
-    #[arg(long, default_value_t = -90.0, allow_negative_numbers = true)]
-    pitch: f64,
+    #[command(flatten)]
+    orientation: Orientation,
     /// Vertical field of view, degrees.
     #[arg(long, default_value_t = 50.0)]
     fov: f64,
@@ -98,13 +97,14 @@ struct Cli {
     /// Test hook: at frame N ask the window for a new size, as N:WxH.
     #[arg(long, hide = true)]
     resize_at: Option<String>,
-    #[arg(long, default_value = "1280x720")]
-    size: String,
+    /// Viewport, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720", value_parser = args::size)]
+    size: (u32, u32),
     /// Most nodes in the cut.
     #[arg(long, default_value_t = 2048)]
     budget: usize,
     /// Target screen-space error, pixels.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_parser = args::screen_error)]
     sse: f64,
     /// Write per-frame statistics as JSON here.
     #[arg(long)]
@@ -124,42 +124,12 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error}");
-            for cause in error.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn parse_size(text: &str) -> Result<(u32, u32)> {
-    let parsed = text.split_once('x').and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
-    match parsed {
-        Some((w, h)) if (1..=16384).contains(&w) && (1..=16384).contains(&h) => Ok((w, h)),
-        _ => bail!("--size '{text}': expected WIDTHxHEIGHT, each 1..=16384 (e.g. 1920x1080)"),
-    }
+    planet_cli::exit_code(run(Cli::parse()))
 }
 
 fn check_angles(cli: &Cli) -> Result<()> {
-    if !(-90.0..=90.0).contains(&cli.lat) {
-        bail!("--lat {}: latitude must lie in -90..=90 degrees", cli.lat);
-    }
-    if !(-360.0..=360.0).contains(&cli.lon) {
-        bail!("--lon {}: longitude must lie in -360..=360 degrees", cli.lon);
-    }
-    if !(-90.0..=90.0).contains(&cli.pitch) {
-        bail!("--pitch {}: pitch must lie in -90..=90 degrees", cli.pitch);
-    }
     if !(1.0..=170.0).contains(&cli.fov) {
         bail!("--fov {}: field of view must lie in 1..=170 degrees", cli.fov);
-    }
-    if !(cli.sse > 0.0 && cli.sse.is_finite()) {
-        bail!("--sse {}: the screen-space error target must be a positive number of pixels", cli.sse);
     }
     if cli.budget < 6 {
         bail!("--budget {}: a cut needs at least the six root nodes", cli.budget);
@@ -206,7 +176,7 @@ fn run(cli: Cli) -> Result<()> {
     if !(cli.fps > 0.0 && cli.fps <= 1000.0) {
         bail!("--fps {}: frames per second must lie in (0, 1000]", cli.fps);
     }
-    let size = parse_size(&cli.size)?;
+    let size = cli.size;
     let (body, source) = open_source(&cli)?;
     let path = match &cli.path {
         Some(file) => {
@@ -277,7 +247,8 @@ fn shot_mode(
         bail!("camera height {height} m is not a usable altitude");
     }
     let at = Geodetic::from_degrees(cli.lat, cli.lon, height);
-    let view = View::looking_from(&body, at, cli.heading, cli.pitch, cli.fov.to_radians(), size);
+    let view =
+        View::looking_from(&body, at, cli.orientation.heading, cli.orientation.pitch, cli.fov.to_radians(), size);
     let mut renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
     let settings = scene_settings(cli, session::near_plane(above_ground));
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
@@ -307,7 +278,13 @@ fn start_pose(cli: &Cli, source: Option<&dyn HeightSource>, path: Option<&Camera
     }
     let at = Geodetic::from_degrees(cli.lat, cli.lon, 0.0);
     let (height, _) = camera_height(cli, source, at)?;
-    Ok(CameraPose { lat: cli.lat, lon: cli.lon, alt: height, heading: cli.heading, pitch: cli.pitch })
+    Ok(CameraPose {
+        lat: cli.lat,
+        lon: cli.lon,
+        alt: height,
+        heading: cli.orientation.heading,
+        pitch: cli.orientation.pitch,
+    })
 }
 
 /// The scene of a body's ground, with the layers of `scene_file` applied.
@@ -411,7 +388,10 @@ fn window_mode(
 
 fn parse_resize_at(text: &str) -> Result<(usize, (u32, u32))> {
     let (frame, size) = text.split_once(':').context("--resize-at: expected FRAME:WxH")?;
-    Ok((frame.parse().context("--resize-at: the frame must be a number")?, parse_size(size)?))
+    Ok((
+        frame.parse().context("--resize-at: the frame must be a number")?,
+        args::size(size).map_err(|e| anyhow::anyhow!("--resize-at: {e}"))?,
+    ))
 }
 
 /// Writes the per-frame log (--stats), prints a summary line and fails on
@@ -419,10 +399,7 @@ fn parse_resize_at(text: &str) -> Result<(usize, (u32, u32))> {
 fn finish_run(cli: &Cli, session: &session::Session, body: &Body) -> Result<()> {
     let log = session.log_json();
     if let Some(path) = &cli.stats {
-        let tmp = path.with_extension("json.partial");
-        std::fs::write(&tmp, serde_json::to_string_pretty(&log)? + "\n")
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+        planet_cli::fs::write_json(path, &log)?;
     }
     let summary = &log["summary"];
     eprintln!(
@@ -486,9 +463,6 @@ fn write_stats(
             "total": g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms,
         })),
     });
-    let tmp = path.with_extension("json.partial");
-    std::fs::write(&tmp, serde_json::to_string_pretty(&json)? + "\n")
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    planet_cli::fs::write_json(path, &json)?;
     Ok(())
 }

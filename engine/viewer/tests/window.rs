@@ -230,8 +230,10 @@ fn bad_input_gets_a_clear_error() {
         .expect("write");
     for (args, expect) in [
         (vec!["--headless", "--path", bad_path.to_str().unwrap()], "keyframes[0]"),
-        (vec!["--headless", "--shot", "x.png", "--size", "12x"], "--size '12x'"),
-        (vec!["--headless", "--shot", "x.png", "--pitch", "120"], "--pitch 120"),
+        (vec!["--headless", "--shot", "x.png", "--size", "12x"], "invalid value '12x' for '--size"),
+        (vec!["--headless", "--shot", "x.png", "--pitch", "120"], "invalid value '120' for '--pitch"),
+        (vec!["--headless", "--shot", "x.png", "--heading", "nan"], "invalid value 'nan' for '--heading"),
+        (vec!["--headless", "--shot", "x.png", "--alt", "inf"], "not a finite number"),
         (vec!["--headless", "/nonexistent.planetpack", "--shot", "x.png"], "/nonexistent.planetpack"),
         (vec!["--headless"], "--path FILE.json --frames DIR"),
     ] {

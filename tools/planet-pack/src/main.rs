@@ -7,16 +7,17 @@
 
 mod image;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use planet_cli::args::{self, GeoPoint, Orientation};
 use planet_terrain::camera::View;
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{HeightFunction, HeightSource, PackSource, locate};
-use planet_terrain::layers::{LayerStack, Scene};
 use planet_terrain::lod::{SelectionSettings, select};
 use planet_terrain::pack::{IndexEntry, Pack};
 use planet_terrain::{Geodetic, TileAddress};
@@ -46,12 +47,8 @@ enum Command {
     /// The elevation (metres) where a person would stand at a latitude/longitude.
     Sample {
         pack: PathBuf,
-        /// Latitude in degrees, north positive.
-        #[arg(long, allow_hyphen_values = true)]
-        lat: f64,
-        /// Longitude in degrees, east positive.
-        #[arg(long, allow_hyphen_values = true)]
-        lon: f64,
+        #[command(flatten)]
+        at: GeoPoint,
         #[arg(long)]
         json: bool,
         /// Apply this scene's layers (craters, pads, ...) first.
@@ -62,28 +59,22 @@ enum Command {
     /// effective screen error, depths, and the selection's CPU time.
     Cut {
         pack: PathBuf,
-        #[arg(long, allow_hyphen_values = true)]
-        lat: f64,
-        #[arg(long, allow_hyphen_values = true)]
-        lon: f64,
+        #[command(flatten)]
+        at: GeoPoint,
         /// Altitude above the ellipsoid, metres.
-        #[arg(long)]
+        #[arg(long, value_parser = args::altitude, allow_hyphen_values = true)]
         alt: f64,
-        /// Degrees clockwise from north.
-        #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
-        heading: f64,
-        /// Degrees above the horizon (-90 looks straight down).
-        #[arg(long, default_value_t = -90.0, allow_hyphen_values = true)]
-        pitch: f64,
-        /// Node budget.
-        #[arg(long, default_value_t = 4096)]
-        budget: usize,
+        #[command(flatten)]
+        orientation: Orientation,
+        /// Node budget (at least the six roots).
+        #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(6..=1_000_000))]
+        budget: u32,
         /// Screen-space error target, pixels.
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, default_value_t = 1.0, value_parser = args::screen_error)]
         sse: f64,
         /// Viewport, WIDTHxHEIGHT.
-        #[arg(long, default_value = "1920x1080")]
-        size: String,
+        #[arg(long, default_value = "1920x1080", value_parser = args::size)]
+        size: (u32, u32),
         #[arg(long)]
         json: bool,
     },
@@ -102,27 +93,27 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error}");
-            for cause in error.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
-            ExitCode::FAILURE
-        }
-    }
+    planet_cli::exit_code(run(Cli::parse()))
+}
+
+/// `println!` that returns the write's error, so a closed pipe ends the
+/// command quietly (see `planet_cli::report`) instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    };
 }
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
         Command::Verify { pack } => verify(&pack),
-        Command::Sample { pack, lat, lon, json, scene } => sample(open(&pack)?, lat, lon, json, scene.as_deref()),
+        Command::Sample { pack, at, json, scene } => sample(open(&pack)?, at.lat, at.lon, json, scene.as_deref()),
         Command::Tile { pack, key, png, scale } => tile(&open(&pack)?, &key, &png, scale),
-        Command::Cut { pack, lat, lon, alt, heading, pitch, budget, sse, size, json } => {
-            cut(open(&pack)?, CameraArgs { lat, lon, alt, heading, pitch }, budget, sse, &size, json)
+        Command::Cut { pack, at, alt, orientation, budget, sse, size, json } => {
+            let camera =
+                CameraArgs { lat: at.lat, lon: at.lon, alt, heading: orientation.heading, pitch: orientation.pitch };
+            cut(open(&pack)?, camera, budget as usize, sse, size, json)
         }
     }
 }
@@ -186,21 +177,23 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
         if list_tiles {
             value["tiles"] = pack.entries().iter().map(entry_json).collect();
         }
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(());
     }
     if let Some(path) = pack.path() {
-        println!("pack          {}", path.display());
+        outln!("pack          {}", path.display());
     }
-    println!("body          {} (radii {} x {} x {} m)", h.body.name(), radii.x, radii.y, radii.z);
-    println!("tier          {}", h.tier);
-    println!("codec         {} ({})", h.codec.code(), codec_name(h.codec.code()));
-    println!("compression   zstd level {}", h.compression_level);
-    println!(
+    outln!("body          {} (radii {} x {} x {} m)", h.body.name(), radii.x, radii.y, radii.z);
+    outln!("tier          {}", h.tier);
+    outln!("codec         {} ({})", h.codec.code(), codec_name(h.codec.code()));
+    outln!("compression   zstd level {}", h.compression_level);
+    outln!(
         "depths        heights measured to {}, colour to {}, stored to {}",
-        h.height_data_depth, h.colour_data_depth, h.max_depth
+        h.height_data_depth,
+        h.colour_data_depth,
+        h.max_depth
     );
-    println!(
+    outln!(
         "coverage      {}..{} N, {}..{} E{}",
         c.south,
         c.north,
@@ -208,12 +201,12 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
         c.east,
         if c.is_global() { " (global)" } else { "" }
     );
-    println!("fingerprint   {}", hex(&h.fingerprint));
-    println!("tiles         {}", h.tile_count);
+    outln!("fingerprint   {}", hex(&h.fingerprint));
+    outln!("tiles         {}", h.tile_count);
     for (depth, count) in per_depth.iter().enumerate().filter(|(_, n)| **n > 0) {
-        println!("  depth {depth:>2}    {count}");
+        outln!("  depth {depth:>2}    {count}");
     }
-    println!(
+    outln!(
         "bytes         {} file, {} index, {} payload ({:.2}x smaller than the {} decoded)",
         pack.file_length(),
         h.payload_offset - h.index_offset,
@@ -222,12 +215,17 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
         decoded_bytes
     );
     if list_tiles {
-        println!(
+        outln!(
             "{:<16} {:>12} {:>8} {:>11} {:>11} {:>9} measured",
-            "tile", "offset", "length", "min m", "max m", "error m"
+            "tile",
+            "offset",
+            "length",
+            "min m",
+            "max m",
+            "error m"
         );
         for e in pack.entries() {
-            println!(
+            outln!(
                 "{:<16} {:>12} {:>8} {:>11.2} {:>11.2} {:>9.3} {}",
                 e.tile().to_string(),
                 e.payload_offset,
@@ -253,7 +251,7 @@ fn codec_name(code: u8) -> &'static str {
 fn verify(path: &Path) -> Result<()> {
     let pack = open(path)?;
     let summary = pack.verify()?;
-    println!(
+    outln!(
         "ok: {} — every rule holds; {} tiles, {} payload bytes decoded and checksummed",
         path.display(),
         summary.tiles,
@@ -263,9 +261,6 @@ fn verify(path: &Path) -> Result<()> {
 }
 
 fn sample(pack: Pack, lat: f64, lon: f64, as_json: bool, scene: Option<&Path>) -> Result<()> {
-    if !(-90.0..=90.0).contains(&lat) || !(-180.0..=360.0).contains(&lon) {
-        bail!("--lat must be in -90..=90 and --lon in -180..=360 degrees (got {lat}, {lon})");
-    }
     let pack = Arc::new(pack);
     let source = PackSource::new(pack.clone());
     let at = Geodetic::from_degrees(lat, lon, 0.0);
@@ -283,13 +278,7 @@ fn sample(pack: Pack, lat: f64, lon: f64, as_json: bool, scene: Option<&Path>) -
     let mut layers_applied = 0;
     if let Some(path) = scene {
         // With layers, read the ground where a person stands: 1 m apart.
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading the scene {}", path.display()))?;
-        let body = pack.header().body.clone();
-        let scene = Scene::from_json(&text, body.name()).with_context(|| format!("{}", path.display()))?;
-        let mut stack = LayerStack::new();
-        for layer in scene.layers {
-            stack.insert(body.ellipsoid(), layer).with_context(|| format!("{}", path.display()))?;
-        }
+        let (stack, _) = planet_cli::scene::load_layer_stack(path, &pack.header().body)?;
         layers_applied = stack.len();
         let function = HeightFunction::new(Arc::new(source), stack);
         let depth = depth_for_spacing(&function, 1.0);
@@ -306,9 +295,9 @@ fn sample(pack: Pack, lat: f64, lon: f64, as_json: bool, scene: Option<&Path>) -
             "height_data_depth": pack.header().height_data_depth,
             "layers_applied": layers_applied,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        println!(
+        outln!(
             "{elevation:.2} m at {lat}, {lon} (tile {stored}, depth {}, {})",
             stored.depth(),
             if measured { "measured" } else { "resampled" }
@@ -331,7 +320,7 @@ fn tile(pack: &Pack, key: &str, out: &Path, scale: u32) -> Result<()> {
     let spacing = body.sample_spacing_m(tile.depth());
     let picture = image::hillshade(&decoded, spacing, scale);
     image::write_png(out, &picture).with_context(|| format!("writing {}", out.display()))?;
-    println!("wrote {} ({}x{} px, tile {tile})", out.display(), picture.width, picture.height);
+    outln!("wrote {} ({}x{} px, tile {tile})", out.display(), picture.width, picture.height);
     Ok(())
 }
 
@@ -343,15 +332,7 @@ struct CameraArgs {
     pitch: f64,
 }
 
-fn cut(pack: Pack, camera: CameraArgs, budget: usize, sse: f64, size: &str, as_json: bool) -> Result<()> {
-    let (w, h) = size
-        .split_once('x')
-        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
-        .filter(|&(w, h)| w > 0 && h > 0)
-        .with_context(|| format!("--size '{size}' is not WIDTHxHEIGHT"))?;
-    if !(-90.0..=90.0).contains(&camera.lat) || !camera.alt.is_finite() || budget < 6 || sse.is_nan() || sse <= 0.0 {
-        bail!("need --lat in -90..=90, a finite --alt, --budget >= 6 and --sse > 0");
-    }
+fn cut(pack: Pack, camera: CameraArgs, budget: usize, sse: f64, (w, h): (u32, u32), as_json: bool) -> Result<()> {
     let source = PackSource::new(Arc::new(pack));
     let at = Geodetic::from_degrees(camera.lat, camera.lon, camera.alt);
     let view = View::looking_from(source.body(), at, camera.heading, camera.pitch, 60f64.to_radians(), (w, h));
@@ -371,9 +352,9 @@ fn cut(pack: Pack, camera: CameraArgs, budget: usize, sse: f64, size: &str, as_j
             "stopped_by_budget": cut.stopped_by_budget,
             "selection_cpu_ms": s.selection_cpu_ms,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        println!(
+        outln!(
             "{} nodes selected, {} drawn ({} culled; {measured} of measured ground), deepest drawn depth {deepest}, effective error {:.2} px{}, selected in {:.2} ms",
             s.nodes_selected,
             s.nodes_drawn,

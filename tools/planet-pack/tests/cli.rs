@@ -216,3 +216,42 @@ fn cut_reports_what_a_camera_would_draw() {
     let out = planet_pack(&["cut", p, "--lat", "46", "--lon", "8", "--alt", "100", "--size", "wide"]);
     assert!(!out.status.success() && stderr(&out).contains("WIDTHxHEIGHT"));
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    // The reader takes nothing and goes away: every write after that fails
+    // with a broken pipe, which must end the command without a panic.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_planet-pack"))
+        .args(["info", pack.to_str().unwrap(), "--tiles"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "status {:?}, stderr:\n{stderr}", output.status);
+    assert!(stderr.is_empty(), "nothing said on a closed pipe, got:\n{stderr}");
+}
+
+#[test]
+fn numbers_are_finite_and_negative_ones_need_no_equals_sign() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let pack = pack.to_str().unwrap();
+    for (args, expect) in [
+        (vec!["cut", pack, "--lat", "10", "--lon", "nan", "--alt", "1000"], "invalid value 'nan' for '--lon"),
+        (vec!["cut", pack, "--lat", "10", "--lon", "5", "--alt", "1000", "--heading", "inf"], "not a finite number"),
+        (vec!["sample", pack, "--lat", "91", "--lon", "5"], "latitude 91"),
+        (vec!["cut", pack, "--lat", "1", "--lon", "1", "--alt", "100", "--budget", "3"], "--budget"),
+    ] {
+        let output = planet_pack(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} should fail");
+        assert!(stderr.contains(expect), "{args:?}: expected '{expect}' in:\n{stderr}");
+    }
+    let below_sea = planet_pack(&["cut", pack, "--lat", "-33.9", "--lon", "-70.7", "--alt", "-430", "--pitch", "-20"]);
+    assert!(below_sea.status.success(), "{}", String::from_utf8_lossy(&below_sea.stderr));
+}

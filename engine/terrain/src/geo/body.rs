@@ -21,6 +21,32 @@ pub enum BodyError {
     BadRadii { x: f64, y: f64, z: f64 },
     #[error("unknown body '{0}' (known: earth, moon, mars; or give radii)")]
     UnknownBody(String),
+    #[error("{what} {value}: must be a finite number of degrees in {range}")]
+    Degrees { what: &'static str, value: f64, range: &'static str },
+}
+
+/// Latitudes a person may give, degrees.
+pub const LATITUDE_DEGREES: std::ops::RangeInclusive<f64> = -90.0..=90.0;
+/// Longitudes a person may give, degrees: any convention that wraps at
+/// most once (-180..180, 0..360, -360..0).
+pub const LONGITUDE_DEGREES: std::ops::RangeInclusive<f64> = -360.0..=360.0;
+
+/// The one rule for a latitude given in degrees (NaN and infinities fail).
+pub fn check_latitude_degrees(value: f64) -> Result<f64, BodyError> {
+    if LATITUDE_DEGREES.contains(&value) {
+        Ok(value)
+    } else {
+        Err(BodyError::Degrees { what: "latitude", value, range: "-90..=90" })
+    }
+}
+
+/// The one rule for a longitude given in degrees (NaN and infinities fail).
+pub fn check_longitude_degrees(value: f64) -> Result<f64, BodyError> {
+    if LONGITUDE_DEGREES.contains(&value) {
+        Ok(value)
+    } else {
+        Err(BodyError::Degrees { what: "longitude", value, range: "-360..=360" })
+    }
 }
 
 /// A reference ellipsoid, centred at the body's origin with its axes along

@@ -1,0 +1,146 @@
+//! Command-line values and the argument groups the binaries share.
+//!
+//! The key decision: every number a person types is parsed by a function
+//! here that refuses NaN and infinities and states its range, so
+//! `--lon nan` fails the same way in every tool, and a negative number needs
+//! no `=` (`--alt -430`). Geographic points use the terrain core's one rule
+//! for degrees ([`planet_terrain::geo::body::check_latitude_degrees`]).
+
+use clap::Args;
+use planet_terrain::geo::body::{check_latitude_degrees, check_longitude_degrees};
+
+/// A finite number.
+pub fn finite(text: &str) -> Result<f64, String> {
+    let value: f64 = text.trim().parse().map_err(|_| format!("'{text}' is not a number"))?;
+    if value.is_finite() { Ok(value) } else { Err(format!("'{text}' is not a finite number")) }
+}
+
+/// A latitude in degrees.
+pub fn latitude(text: &str) -> Result<f64, String> {
+    check_latitude_degrees(finite(text)?).map_err(|e| e.to_string())
+}
+
+/// A longitude in degrees.
+pub fn longitude(text: &str) -> Result<f64, String> {
+    check_longitude_degrees(finite(text)?).map_err(|e| e.to_string())
+}
+
+/// A heading in degrees, clockwise from north (any finite angle).
+pub fn heading(text: &str) -> Result<f64, String> {
+    finite(text)
+}
+
+/// A pitch in degrees above the horizontal, -90..=90.
+pub fn pitch(text: &str) -> Result<f64, String> {
+    let value = finite(text)?;
+    if (-90.0..=90.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value}: pitch must lie in -90..=90 degrees"))
+    }
+}
+
+/// An altitude in metres: finite, and within a million kilometres of the
+/// datum (past that nothing of a body is drawn and f64 steps get coarse).
+pub fn altitude(text: &str) -> Result<f64, String> {
+    let value = finite(text)?;
+    if value.abs() <= 1e9 { Ok(value) } else { Err(format!("{value}: altitude must lie within 1e9 m of the datum")) }
+}
+
+/// A screen-space error target in pixels: finite and positive.
+pub fn screen_error(text: &str) -> Result<f64, String> {
+    let value = finite(text)?;
+    if value > 0.0 && value <= 1e6 {
+        Ok(value)
+    } else {
+        Err(format!("{value}: the screen-space error must lie in (0, 1e6] pixels"))
+    }
+}
+
+/// A viewport or window size, `WIDTHxHEIGHT`, each 1..=16384.
+pub fn size(text: &str) -> Result<(u32, u32), String> {
+    let parsed = text.split_once('x').and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
+    match parsed {
+        Some((w, h)) if (1..=16384).contains(&w) && (1..=16384).contains(&h) => Ok((w, h)),
+        _ => Err(format!("'{text}': expected WIDTHxHEIGHT, each 1..=16384 (e.g. 1920x1080)")),
+    }
+}
+
+/// A point on the body, in degrees.
+#[derive(Args, Clone, Copy, Debug, PartialEq)]
+pub struct GeoPoint {
+    /// Latitude in degrees, north positive.
+    #[arg(long, value_parser = latitude, allow_hyphen_values = true)]
+    pub lat: f64,
+    /// Longitude in degrees, east positive (-360..=360).
+    #[arg(long, value_parser = longitude, allow_hyphen_values = true)]
+    pub lon: f64,
+}
+
+/// Which way a camera looks.
+#[derive(Args, Clone, Copy, Debug, PartialEq)]
+pub struct Orientation {
+    /// Degrees clockwise from north.
+    #[arg(long, default_value_t = 0.0, value_parser = heading, allow_hyphen_values = true)]
+    pub heading: f64,
+    /// Degrees above the horizontal (-90 looks straight down).
+    #[arg(long, default_value_t = -90.0, value_parser = pitch, allow_hyphen_values = true)]
+    pub pitch: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser, Debug)]
+    struct Probe {
+        #[command(flatten)]
+        point: GeoPoint,
+        #[command(flatten)]
+        orientation: Orientation,
+        #[arg(long, value_parser = altitude, allow_hyphen_values = true)]
+        alt: Option<f64>,
+    }
+
+    fn parse(args: &[&str]) -> Result<Probe, String> {
+        Probe::try_parse_from(std::iter::once("probe").chain(args.iter().copied())).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn negative_numbers_need_no_equals_sign() {
+        let probe = parse(&["--lat", "-33.9", "--lon", "-70.7", "--alt", "-430", "--pitch", "-20"]).unwrap();
+        assert_eq!(
+            (probe.point.lat, probe.point.lon, probe.alt, probe.orientation.pitch),
+            (-33.9, -70.7, Some(-430.0), -20.0)
+        );
+    }
+
+    #[test]
+    fn nan_and_infinities_are_refused_everywhere() {
+        for (flag, value) in
+            [("--lat", "nan"), ("--lon", "NaN"), ("--heading", "inf"), ("--alt", "-inf"), ("--pitch", "nan")]
+        {
+            let mut args = vec![flag, value];
+            for (name, default) in [("--lat", "1"), ("--lon", "2")] {
+                if name != flag {
+                    args.extend([name, default]);
+                }
+            }
+            let error = parse(&args).unwrap_err();
+            assert!(error.contains("not a finite number"), "{flag} {value}: {error}");
+        }
+    }
+
+    #[test]
+    fn ranges_are_stated() {
+        let error = parse(&["--lat", "91", "--lon", "0"]).unwrap_err();
+        assert!(error.contains("latitude 91: must be a finite number of degrees in -90..=90"), "{error}");
+        let error = parse(&["--lat", "0", "--lon", "400"]).unwrap_err();
+        assert!(error.contains("-360..=360"), "{error}");
+        assert_eq!(size("1920x1080"), Ok((1920, 1080)));
+        assert!(size("0x10").is_err() && size("big").is_err());
+        assert!(screen_error("0").is_err() && screen_error("nan").is_err());
+    }
+}

@@ -1,0 +1,18 @@
+//! planet-cli: the plumbing `planet-bake`, `planet-pack` and `planet-view`
+//! share, so each binary is its flags and its job.
+//!
+//! The key decision: a rule a user meets on the command line (how a
+//! longitude is checked, what a size looks like, how an error and its causes
+//! print, how a file appears at its path) exists once here, so the three
+//! tools cannot drift apart. Nothing here knows about GPUs or GDAL.
+//!
+//! [`args`] holds the value parsers and shared clap groups, [`report`] the
+//! error-chain printer and exit codes, [`fs`] atomic writes, [`scene`] scene
+//! loading.
+
+pub mod args;
+pub mod fs;
+pub mod report;
+pub mod scene;
+
+pub use report::exit_code;

@@ -1,0 +1,105 @@
+//! How a binary ends: the error and each of its causes once, or quietly
+//! when the reader of its output went away.
+//!
+//! The key decision: an error chain is printed as the user reads it, one
+//! line per cause, and a cause whose words the line above already carries
+//! (an error that formats its source into its own message and also returns
+//! it from `source()`) is not printed again. A closed pipe (`planet-pack
+//! info PACK | head`) is not a failure of the tool: it ends with status 0
+//! and says nothing.
+
+use std::io::ErrorKind;
+use std::process::ExitCode;
+
+/// The lines an error prints: `error: ...` then `  caused by: ...` for each
+/// cause not already spelled out by the line before it.
+pub fn chain_lines(error: &anyhow::Error) -> Vec<String> {
+    let mut lines = vec![format!("error: {error}")];
+    let mut previous = error.to_string();
+    for cause in error.chain().skip(1) {
+        let text = cause.to_string();
+        if !previous.contains(&text) {
+            lines.push(format!("  caused by: {text}"));
+        }
+        previous = text;
+    }
+    lines
+}
+
+/// True when the error is, or was caused by, writing to a closed pipe.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == ErrorKind::BrokenPipe))
+}
+
+/// The exit of a binary's `main`: success, a quiet success on a closed
+/// pipe, or the error chain on stderr and status 1.
+pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            for line in chain_lines(&error) {
+                eprintln!("{line}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context;
+
+    use super::*;
+
+    #[derive(Debug)]
+    struct Inner;
+    impl std::fmt::Display for Inner {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("checksum mismatch at byte 212")
+        }
+    }
+    impl std::error::Error for Inner {}
+
+    /// An error that, like many, formats its source into its own message
+    /// and also returns it from `source()`.
+    #[derive(Debug)]
+    struct Outer(Inner);
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a.planetpack: {}", self.0)
+        }
+    }
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn each_cause_prints_once() {
+        let error = anyhow::Error::new(Outer(Inner)).context("opening the base pack");
+        assert_eq!(
+            chain_lines(&error),
+            ["error: opening the base pack", "  caused by: a.planetpack: checksum mismatch at byte 212"]
+        );
+    }
+
+    #[test]
+    fn causes_with_their_own_words_all_print() {
+        let error = Err::<(), _>(Inner).context("reading tile 3/7/45/102").context("sampling").unwrap_err();
+        assert_eq!(
+            chain_lines(&error),
+            ["error: sampling", "  caused by: reading tile 3/7/45/102", "  caused by: checksum mismatch at byte 212"]
+        );
+    }
+
+    #[test]
+    fn a_closed_pipe_is_recognised_through_context() {
+        let io = std::io::Error::new(ErrorKind::BrokenPipe, "pipe closed");
+        assert!(is_broken_pipe(&anyhow::Error::new(io).context("writing the report")));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("something else")));
+    }
+}
