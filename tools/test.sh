@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: system packages, formatting,
-# lints as errors, then every test in the workspace.
+# lints as errors, documentation with warnings as errors, the doc tests, a
+# time-boxed fuzz run of the pack reader, then every test in the workspace
+# (per-test time limits in .config/nextest.toml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-# The fuzz target links libFuzzer; clippy only checks it, so build it.
-cargo build --locked -p planet-fuzz
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 cargo test --workspace --locked --doc
+# The pack reader under coverage-guided fuzzing, seeded with a tiny pack of
+# each codec; any crash fails the suite (FUZZ_SECONDS=0 skips it locally).
+if [[ ${FUZZ_SECONDS:-30} -gt 0 ]]; then
+    tools/fuzz.sh "${FUZZ_SECONDS:-30}" "$(mktemp -d)"
+fi
+# The end-to-end tests run the workspace's binaries: build them first.
+cargo build --workspace --bins --locked
 # nextest runs every other test binary, one process per test (window tests
 # need that), and closes with a summary line of what ran.
 cargo nextest run --workspace --locked --no-fail-fast

@@ -1,6 +1,6 @@
 //! How a struct shared with the GPU declares its layout once.
 //!
-//! The key decision: [`gpu_struct!`] writes the `#[repr(C)]` Pod struct and
+//! The key decision: [`gpu_struct!`](crate::gpu_struct) writes the `#[repr(C)]` Pod struct and
 //! a table of its fields (name, GLSL type, offset) from one declaration, and
 //! a compile-time check that the fields are packed in declaration order with
 //! no padding, which is exactly the GLSL `scalar`/`std430` layout of the

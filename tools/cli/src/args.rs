@@ -58,6 +58,11 @@ pub fn screen_error(text: &str) -> Result<f64, String> {
 }
 
 /// A viewport or window size, `WIDTHxHEIGHT`, each 1..=16384.
+///
+/// ```
+/// assert_eq!(planet_cli::args::size("1920x1080"), Ok((1920, 1080)));
+/// assert!(planet_cli::args::size("1920x0").is_err());
+/// ```
 pub fn size(text: &str) -> Result<(u32, u32), String> {
     let parsed = text.split_once('x').and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
     match parsed {

@@ -56,6 +56,18 @@ pub enum AddressError {
 
 /// A tile: a face, a depth and a cell of the `2^depth x 2^depth` grid on that
 /// face. Valid by construction.
+///
+/// The text form is `face/depth/x/y`, and the key orders tiles as a pack
+/// stores them (the test vectors of ARCHITECTURE.md):
+///
+/// ```
+/// use planet_terrain::TileAddress;
+///
+/// let tile: TileAddress = "3/7/45/102".parse().unwrap();
+/// assert_eq!(tile.key().raw(), 0x3b00_0000_0000_186d);
+/// assert_eq!(tile.to_string(), "3/7/45/102");
+/// assert!("6/0/0/0".parse::<TileAddress>().is_err(), "there are six faces, 0..=5");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TileAddress {
     face: Face,

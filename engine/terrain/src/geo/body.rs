@@ -32,6 +32,14 @@ pub const LATITUDE_DEGREES: std::ops::RangeInclusive<f64> = -90.0..=90.0;
 pub const LONGITUDE_DEGREES: std::ops::RangeInclusive<f64> = -360.0..=360.0;
 
 /// The one rule for a latitude given in degrees (NaN and infinities fail).
+///
+/// ```
+/// use planet_terrain::geo::body::{check_latitude_degrees, check_longitude_degrees};
+///
+/// assert_eq!(check_latitude_degrees(27.99).unwrap(), 27.99);
+/// assert!(check_latitude_degrees(f64::NAN).is_err());
+/// assert!(check_longitude_degrees(359.0).is_ok() && check_longitude_degrees(-400.0).is_err());
+/// ```
 pub fn check_latitude_degrees(value: f64) -> Result<f64, BodyError> {
     if LATITUDE_DEGREES.contains(&value) {
         Ok(value)
@@ -137,6 +145,17 @@ impl Ellipsoid {
     }
 
     /// Body-fixed position (metres) of a geodetic position.
+    ///
+    /// ```
+    /// use planet_terrain::{Body, Geodetic};
+    ///
+    /// let earth = Body::earth();
+    /// let everest = Geodetic::from_degrees(27.988, 86.925, 8849.0);
+    /// let point = earth.ellipsoid().geodetic_to_point(everest);
+    /// let back = earth.ellipsoid().point_to_geodetic(point);
+    /// assert!((back.height - 8849.0).abs() < 1e-6);
+    /// assert!((back.latitude - everest.latitude).abs() < 1e-12);
+    /// ```
     pub fn geodetic_to_point(&self, g: Geodetic) -> DVec3 {
         let n = g.normal();
         self.surface_point_from_normal(n) + g.height * n

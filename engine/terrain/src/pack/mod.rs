@@ -1,6 +1,6 @@
 //! The `.planetpack` format: one indexed file per body and quality tier.
 //!
-//! docs/planetpack.md is the authority on the layout; [`format`] is its
+//! docs/planetpack.md is the authority on the layout; [`format`](mod@format) is its
 //! transcription, [`codec`] the payload encoding, [`reader`] the validating
 //! reader, [`writer`] the deterministic writer and [`patch`] in-place region
 //! rewrites. All fail with the one [`PackError`].

@@ -1,0 +1,49 @@
+//! Writes the fuzzer's seed corpus: one tiny pack per codec (0, 1 and 2).
+//!
+//! The key decision: seeds are made by the real writer, so they start the
+//! fuzzer on packs every rule accepts, one per payload layout, and they
+//! stay small (one tile of a gentle ramp) so mutations reach every field.
+//!
+//! usage: cargo run -p planet-terrain --example fuzz_seeds -- DIR
+
+use std::path::PathBuf;
+
+use planet_terrain::pack::{Codec, Coverage, PackSpec, PackWriter, TileContent};
+use planet_terrain::{Body, TILE_STORED_SAMPLE_COUNT, TileAddress};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = PathBuf::from(std::env::args().nth(1).ok_or("usage: fuzz_seeds DIR")?);
+    std::fs::create_dir_all(&dir)?;
+    let tile = TileAddress::new(0, 0, 0, 0)?;
+    let n = TILE_STORED_SAMPLE_COUNT;
+    let heights: Vec<f64> = (0..n).map(|k| (k % 131) as f64 * 0.5 - 20.0).collect();
+    let classes: Vec<u8> = (0..n).map(|k| u8::from(k % 131 > 60) + 1).collect();
+    let colour: Vec<[u8; 3]> = classes.iter().map(|&c| if c == 1 { [10, 40, 90] } else { [60, 110, 40] }).collect();
+    for codec in [Codec::Heights, Codec::HeightsClasses, Codec::HeightsClassesColour] {
+        let path = dir.join(format!("seed-codec{}.planetpack", codec.code()));
+        let spec = PackSpec {
+            body: Body::earth(),
+            tier: "seed".into(),
+            codec,
+            height_data_depth: 0,
+            colour_data_depth: 0,
+            coverage: Coverage::GLOBAL,
+            fingerprint: [0; 32],
+            compression_level: 19,
+        };
+        let writer = PackWriter::create(&path, spec, [tile])?;
+        writer.put(
+            tile,
+            &TileContent {
+                heights: &heights,
+                classes: codec.has_classes().then_some(&classes[..]),
+                colour: codec.has_colour().then_some(&colour[..]),
+                geometric_error: 1.0,
+                measured: true,
+            },
+        )?;
+        writer.finish()?;
+        println!("{} ({} bytes)", path.display(), std::fs::metadata(&path)?.len());
+    }
+    Ok(())
+}
