@@ -38,8 +38,8 @@ struct Cli {
     #[arg(long, conflicts_with = "radii")]
     body: Option<String>,
     /// Ellipsoid radii A,B,C in metres, for any other body.
-    #[arg(long, value_delimiter = ',', num_args = 3)]
-    radii: Option<Vec<f64>>,
+    #[arg(long, value_parser = planet_cli::args::radii)]
+    radii: Option<[f64; 3]>,
     /// Name for a body given by --radii.
     #[arg(long, default_value = "body")]
     name: String,
@@ -127,7 +127,7 @@ impl Progress for Reporter {
 fn options(cli: &Cli) -> Result<BakeOptions> {
     let body = match (&cli.body, &cli.radii) {
         (Some(name), None) => Body::named(name)?,
-        (None, Some(r)) => Body::custom(&cli.name, [r[0], r[1], r[2]])?,
+        (None, Some(r)) => Body::custom(&cli.name, *r)?,
         (None, None) => bail!("give --body earth|moon|mars or --radii A,B,C"),
         (Some(_), Some(_)) => unreachable!("clap refuses both"),
     };

@@ -71,6 +71,20 @@ pub fn size(text: &str) -> Result<(u32, u32), String> {
     }
 }
 
+/// Ellipsoid radii `A,B,C` in metres, each finite and positive (the body
+/// rules on a physical range apply when the body is made).
+pub fn radii(text: &str) -> Result<[f64; 3], String> {
+    let parts: Vec<&str> = text.split(',').collect();
+    let [a, b, c] = parts[..] else {
+        return Err(format!("'{text}': expected A,B,C, three radii in metres (e.g. 3396190,3396190,3376200)"));
+    };
+    let radius = |t: &str| -> Result<f64, String> {
+        let r = finite(t)?;
+        if r > 0.0 { Ok(r) } else { Err(format!("{r}: a radius must be positive")) }
+    };
+    Ok([radius(a)?, radius(b)?, radius(c)?])
+}
+
 /// A point on the body, in degrees.
 #[derive(Args, Clone, Copy, Debug, PartialEq)]
 pub struct GeoPoint {
@@ -147,5 +161,7 @@ mod tests {
         assert_eq!(size("1920x1080"), Ok((1920, 1080)));
         assert!(size("0x10").is_err() && size("big").is_err());
         assert!(screen_error("0").is_err() && screen_error("nan").is_err());
+        assert_eq!(radii("3396190,3396190,3376200"), Ok([3396190.0, 3396190.0, 3376200.0]));
+        assert!(radii("1,2").is_err() && radii("1,-2,3").is_err() && radii("1,nan,3").is_err());
     }
 }

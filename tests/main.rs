@@ -1,0 +1,5 @@
+//! The workspace's system tests, one binary: end-to-end runs of the tools
+//! ([`e2e`]) and the tidy checks of the codebase's conventions ([`tidy`]).
+
+mod e2e;
+mod tidy;

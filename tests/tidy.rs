@@ -1,0 +1,269 @@
+//! Tidy: the conventions this codebase keeps, checked so they stay kept.
+//!
+//! The key decision: each convention ARCHITECTURE.md states is a test here
+//! that names the file and line that breaks it, so a review never has to
+//! remember them. Checks read the sources as text; they need no build of
+//! the code they check.
+//!
+//! - every Rust file opens with a `//!` comment saying its key decision;
+//! - every `unsafe` block, fn or impl carries a `// SAFETY:` comment, and
+//!   unsafe code lives only where ARCHITECTURE.md allows it;
+//! - the terrain core's modules form the stated layers (no cycle, no
+//!   reaching up), and its dependencies stay GPU-, GDAL- and window-free;
+//! - crates depend one way (viewer -> render -> terrain, bake -> terrain);
+//! - no source file grows past the size where it starts mixing concerns;
+//! - the generated GLSL ABI header matches `planet_terrain::abi`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use planet_system_tests::workspace;
+
+/// Every Rust source of the workspace (not build output), relative paths.
+fn rust_files() -> Vec<PathBuf> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("readable directory") {
+            let path = entry.expect("readable entry").path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if path.is_dir() {
+                if !matches!(name, "target" | ".git" | ".gl" | "packs") && !name.starts_with('.') {
+                    walk(root, &path, out);
+                }
+            } else if name.ends_with(".rs") {
+                out.push(path.strip_prefix(root).expect("under the root").to_path_buf());
+            }
+        }
+    }
+    let root = workspace();
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    out.sort();
+    assert!(out.len() > 50, "found the workspace's sources ({} files)", out.len());
+    out
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(workspace().join(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Fails listing every offence, one per line.
+fn check(rule: &str, offences: Vec<String>) {
+    assert!(offences.is_empty(), "{rule}:\n  {}", offences.join("\n  "));
+}
+
+#[test]
+fn every_file_opens_with_its_key_decision() {
+    let offences = rust_files()
+        .into_iter()
+        .filter(|path| !read(path).starts_with("//!"))
+        .map(|path| format!("{}: the first line is not a `//!` comment", path.display()))
+        .collect();
+    check("every Rust file opens with a //! comment explaining its key design decision", offences);
+}
+
+/// The code part of a line: before any `//` comment (strings with `//` in
+/// them are rare enough in this codebase not to matter).
+fn code_of(line: &str) -> &str {
+    line.split("//").next().unwrap_or_default()
+}
+
+fn opens_unsafe(line: &str) -> bool {
+    let code = code_of(line);
+    ["unsafe {", "unsafe fn", "unsafe impl", "unsafe extern"].iter().any(|form| code.contains(form))
+}
+
+/// True when a `// SAFETY:` comment (or, for an unsafe fn, a `# Safety`
+/// doc section) stands on the line, or in the comment block just above the
+/// statement the unsafe code belongs to.
+fn safety_documented(lines: &[&str], at: usize) -> bool {
+    if lines[at].contains("SAFETY:") {
+        return true;
+    }
+    let mut code_lines = 0;
+    for line in lines[..at].iter().rev() {
+        let t = line.trim();
+        if t.starts_with("//") {
+            // `# Safety` is how an unsafe fn states its callers' duty.
+            if t.contains("SAFETY:") || t.contains("# Safety") {
+                return true;
+            }
+            continue;
+        }
+        if t.starts_with("#[") {
+            continue;
+        }
+        if t.is_empty() || t.ends_with(';') || t.ends_with('{') || t.ends_with('}') {
+            return false;
+        }
+        code_lines += 1;
+        if code_lines > 3 {
+            return false;
+        }
+    }
+    false
+}
+
+/// Where unsafe code may live (ARCHITECTURE.md, "Architecture invariants").
+fn unsafe_allowed(path: &Path) -> bool {
+    path.starts_with("engine/render/src") || path == Path::new("engine/terrain/src/pack/reader.rs")
+}
+
+#[test]
+fn unsafe_code_says_why_it_is_sound_and_stays_where_it_is_allowed() {
+    let mut offences = Vec::new();
+    for path in rust_files() {
+        let text = read(&path);
+        let lines: Vec<&str> = text.lines().collect();
+        for (k, line) in lines.iter().enumerate() {
+            if !opens_unsafe(line) {
+                continue;
+            }
+            if !unsafe_allowed(&path) {
+                offences.push(format!(
+                    "{}:{}: unsafe code outside planet-render and the pack map",
+                    path.display(),
+                    k + 1
+                ));
+            } else if !safety_documented(&lines, k) {
+                offences.push(format!("{}:{}: unsafe without a `// SAFETY:` comment", path.display(), k + 1));
+            }
+        }
+    }
+    check("unsafe code", offences);
+}
+
+/// The terrain core's layers and what each may use (ARCHITECTURE.md and
+/// engine/terrain/src/lib.rs state the same order).
+const TERRAIN_LAYERS: &[(&str, &[&str])] = &[
+    ("layout", &[]),
+    ("geo", &["layout"]),
+    ("abi", &["layout", "geo"]),
+    ("pack", &["layout", "geo"]),
+    ("layers", &["geo"]),
+    ("ground", &["geo", "pack", "layers"]),
+    ("camera", &["geo"]),
+    ("lod", &["layout", "geo", "abi", "ground", "camera", "layers", "pack"]),
+    ("testing", &["layout", "geo", "abi", "pack", "layers", "ground", "camera", "lod"]),
+];
+
+/// The top-level modules a terrain source file names as `crate::X`.
+fn crate_modules_used(text: &str) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    for line in text.lines() {
+        let mut rest = code_of(line);
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() {
+                used.insert(name);
+            }
+        }
+    }
+    used
+}
+
+#[test]
+fn the_terrain_core_is_layered_without_cycles() {
+    let layers: BTreeMap<&str, &[&str]> = TERRAIN_LAYERS.iter().copied().collect();
+    let mut offences = Vec::new();
+    for path in rust_files() {
+        let Ok(inside) = path.strip_prefix("engine/terrain/src") else { continue };
+        let module = inside.components().next().expect("a file").as_os_str().to_string_lossy();
+        let module = module.trim_end_matches(".rs");
+        if module == "lib" {
+            continue;
+        }
+        let Some(allowed) = layers.get(module) else {
+            offences.push(format!("{}: module `{module}` is not in the layer table", path.display()));
+            continue;
+        };
+        for used in crate_modules_used(&read(&path)) {
+            // `crate::gpu_struct!` is the layout module's macro.
+            let used = if used == "gpu_struct" { "layout".to_owned() } else { used };
+            if used != module && !allowed.contains(&used.as_str()) {
+                offences.push(format!("{}: `{module}` uses `crate::{used}`, which is not below it", path.display()));
+            }
+        }
+    }
+    check("terrain core layers (geo -> abi, pack -> layers -> ground -> lod; camera beside)", offences);
+}
+
+/// The `[dependencies]` names of a crate's manifest.
+fn dependencies(manifest: &str) -> BTreeSet<String> {
+    let text = read(Path::new(manifest));
+    let mut names = BTreeSet::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            inside = t == "[dependencies]";
+            continue;
+        }
+        if inside && let Some((name, _)) = t.split_once('=') {
+            let name = name.trim().trim_end_matches(".workspace").to_owned();
+            if !name.is_empty() && !name.starts_with('#') {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_or_window() {
+    let core = dependencies("engine/terrain/Cargo.toml");
+    let allowed: BTreeSet<String> =
+        ["glam", "bytemuck", "thiserror", "zstd", "memmap2", "crc32fast", "serde_json"].map(String::from).into();
+    let mut offences: Vec<String> =
+        core.difference(&allowed).map(|d| format!("planet-terrain depends on `{d}`, outside its stated set")).collect();
+    for (manifest, forbidden) in [
+        ("engine/render/Cargo.toml", &["gdal", "winit", "planet-bake", "planet-view"][..]),
+        ("bake/Cargo.toml", &["ash", "gpu-allocator", "winit", "planet-render"][..]),
+        ("tools/planet-pack/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render"][..]),
+        ("tools/cli/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render"][..]),
+        ("engine/viewer/Cargo.toml", &["gdal", "planet-bake"][..]),
+    ] {
+        let deps = dependencies(manifest);
+        for f in forbidden {
+            if deps.contains(*f) {
+                offences.push(format!("{manifest} depends on `{f}`"));
+            }
+        }
+    }
+    check("dependency direction (ARCHITECTURE.md invariants)", offences);
+}
+
+/// Source files past this many lines have, in this codebase, always been
+/// mixing concerns; split them by concern instead of raising the limit.
+const MAX_SOURCE_LINES: usize = 650;
+
+#[test]
+fn no_source_file_grows_past_the_size_where_it_mixes_concerns() {
+    let offences = rust_files()
+        .into_iter()
+        .filter(|path| path.components().any(|c| c.as_os_str() == "src"))
+        .filter_map(|path| {
+            let lines = read(&path).lines().count();
+            (lines > MAX_SOURCE_LINES).then(|| format!("{}: {lines} lines", path.display()))
+        })
+        .collect();
+    check(&format!("source files stay under {MAX_SOURCE_LINES} lines"), offences);
+}
+
+#[test]
+fn the_glsl_abi_header_is_generated_from_the_rust_declaration() {
+    let committed = read(Path::new(planet_terrain::abi::GLSL_HEADER_PATH));
+    assert!(
+        committed == planet_terrain::abi::glsl_header(),
+        "{} is stale; regenerate it: PLANET_UPDATE_ABI=1 cargo test -p planet-terrain --lib abi_header",
+        planet_terrain::abi::GLSL_HEADER_PATH
+    );
+    // And every shader takes the contract from it, none declares its own.
+    for shader in ["terrain.vert", "terrain.frag", "sky.vert", "sky.frag", "body.frag", "hud.frag"] {
+        let text = read(&Path::new("shaders").join(shader));
+        assert!(text.contains("#include \"common.glsl\""), "shaders/{shader} includes common.glsl");
+        assert!(!text.contains("struct NodeRecord"), "shaders/{shader} declares NodeRecord by hand");
+        assert!(!text.contains("binding = 0") && !text.contains("binding = 1"), "shaders/{shader}: a literal binding");
+    }
+    assert!(read(Path::new("shaders/common.glsl")).contains("#include \"generated/abi.glsl\""));
+}
