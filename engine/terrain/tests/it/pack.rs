@@ -1,17 +1,17 @@
 //! The .planetpack format: round trips, deterministic bytes, resume, one
 //! crafted file per validation rule, no panics on any input, and patching.
 
-mod support;
+use crate::support;
 
 use std::sync::OnceLock;
 
+use crate::support::{OwnedContent, spec, tiles_to_depth, write_pack};
 use planet_terrain::TileAddress;
 use planet_terrain::pack::format::{ENTRY_LENGTH, HEADER_LENGTH};
 use planet_terrain::pack::{Codec, Pack, PackError, PackWriter, partial_path, patch_tiles};
 use planet_terrain::testing::refresh_checksums;
 use proptest::prelude::*;
 use rayon::prelude::*;
-use support::{OwnedContent, spec, tiles_to_depth, write_pack};
 
 const CODECS: [Codec; 3] = [Codec::Heights, Codec::HeightsClasses, Codec::HeightsClassesColour];
 

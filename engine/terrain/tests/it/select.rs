@@ -1,6 +1,6 @@
 //! Cut selection, culling, the frame crossing and residency, without a GPU.
 
-mod support;
+use crate::support;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

@@ -1,18 +1,16 @@
 //! Height sources: seams of the procedural source, continuity of a pack
 //! source past its data depth, bounds from the index, the regional inset.
 
-mod support;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::support::{OwnedContent, analytic_height, sample_inside, spec, tiles_to_depth, write_pack};
 use planet_terrain::ground::{
     HeightFunction, HeightSource, InsetSource, PackSource, ProceduralSource, Provenance, SourceTile, sample_ground,
 };
 use planet_terrain::layers::LayerStack;
 use planet_terrain::pack::{Codec, Coverage, Pack, PackWriter};
 use planet_terrain::{Body, Edge, Geodetic, TILE_CELLS, TileAddress};
-use support::{OwnedContent, analytic_height, sample_inside, spec, tiles_to_depth, write_pack};
 
 /// For every edge of `tile`, pairs (this tile's sample, the neighbour's
 /// sample at the same place) for the shared edge (`steps_in` 0 on both

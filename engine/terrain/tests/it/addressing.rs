@@ -6,8 +6,7 @@ use planet_terrain::geo::cube::sample_direction;
 use planet_terrain::{AddressError, Edge, Face, MAX_DEPTH, TILE_CELLS, TileAddress, TileKey};
 use proptest::prelude::*;
 
-mod support;
-use support::sample_inside;
+use crate::support::sample_inside;
 
 fn any_tile() -> impl Strategy<Value = TileAddress> {
     (0u8..6, 0u8..=MAX_DEPTH).prop_flat_map(|(face, depth)| {

@@ -1,0 +1,14 @@
+//! planet-terrain's integration tests, one binary: addressing and keys,
+//! geodesy, the f32 precision path, packs, height sources, layers and
+//! selection, each in its module, sharing the fixtures in [`support`].
+//!
+//! One binary links the crate once instead of once per area.
+
+mod addressing;
+mod geodesy;
+mod layers;
+mod pack;
+mod precision;
+mod select;
+mod sources;
+mod support;
