@@ -205,3 +205,17 @@ fn a_corrupt_header_is_refused_by_every_tool_naming_the_file() {
     }
     assert!(!dir.path().join("x.png").exists(), "nothing drawn from a corrupt pack");
 }
+
+#[test]
+fn the_committed_sample_pack_verifies_and_answers() {
+    let sample = planet_system_tests::workspace().join("packs/samples/tethys.planetpack");
+    let sample = sample.to_str().unwrap();
+    let verify = run_ok("planet-pack", &["verify", sample]);
+    assert!(String::from_utf8_lossy(&verify.stdout).contains("every rule holds"));
+    let info = json(&run_ok("planet-pack", &["info", sample, "--json"]));
+    assert_eq!((info["body"].as_str(), info["tile_count"].as_u64()), (Some("tethys"), Some(6)), "{info:#}");
+    // The deepest crater of the synthetic DEM (35 S, 60 W, 3.2 km deep at
+    // its centre, over plains of a few hundred metres) is well below zero.
+    let floor = json(&run_ok("planet-pack", &["sample", sample, "--lat", "-35", "--lon", "-60", "--json"]));
+    assert!(floor["elevation_m"].as_f64().unwrap() < -2000.0, "{floor:#}");
+}
