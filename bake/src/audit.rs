@@ -13,6 +13,7 @@ use planet_terrain::TileAddress;
 use planet_terrain::geo::address::TILE_STORED_SAMPLES;
 use planet_terrain::pack::Pack;
 use rayon::prelude::*;
+use serde::Serialize;
 
 use crate::error::BakeError;
 use crate::landmarks::{LandmarkAudit, Verdict, table};
@@ -47,15 +48,21 @@ pub(crate) fn run_landmark_audit(options: &BakeOptions, inputs: &Inputs) -> Resu
     }
 }
 
-/// Per-depth worst errors found by the accuracy audit.
-#[derive(Clone, Copy, Debug, Default)]
+/// Per-depth worst errors found by the accuracy audit; serialised as is into
+/// the report's `accuracy_audit.per_depth`.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
 pub(crate) struct DepthAudit {
     depth: u8,
     tiles: usize,
+    #[serde(rename = "samples_compared")]
     samples: usize,
+    #[serde(rename = "samples_filled_not_compared")]
     skipped_filled: usize,
+    #[serde(rename = "worst_height_error_m")]
     worst_m: f64,
+    #[serde(rename = "worst_height_error_steps")]
     worst_steps: f64,
+    #[serde(rename = "worst_colour_error")]
     worst_colour: u8,
     class_mismatches: usize,
     violations: usize,
@@ -69,19 +76,6 @@ pub(crate) struct AccuracyAudit {
     per_depth: Vec<DepthAudit>,
     /// The first violation, if any.
     violation: Option<String>,
-}
-
-impl DepthAudit {
-    /// This depth's entry in the report's `accuracy_audit.per_depth`.
-    pub(crate) fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "depth": self.depth, "tiles": self.tiles, "samples_compared": self.samples,
-            "samples_filled_not_compared": self.skipped_filled,
-            "worst_height_error_m": self.worst_m, "worst_height_error_steps": self.worst_steps,
-            "worst_colour_error": self.worst_colour, "class_mismatches": self.class_mismatches,
-            "violations": self.violations,
-        })
-    }
 }
 
 impl AccuracyAudit {

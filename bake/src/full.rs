@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
-use planet_terrain::pack::{Pack, PackSpec, PackWriter, partial_path};
+use planet_terrain::pack::{Coverage, Pack, PackSpec, PackWriter, partial_path};
 use planet_terrain::{MAX_DEPTH, TileAddress};
 
 use crate::audit::accuracy_audit;
@@ -16,7 +16,10 @@ use crate::error::BakeError;
 use crate::fingerprint::fingerprint;
 use crate::geometry::{coverage_of, tile_set};
 use crate::pipeline::TileBake;
-use crate::report::{BakeReport, accuracy_json, landmark_json};
+use crate::report::{
+    AccuracyReport, BakeReport, BytesReport, CoverageReport, FullReport, InputsReport, LandmarkReport, Report, Timings,
+    UpToDateReport,
+};
 use crate::sampling::supported_depth;
 
 /// Bakes the whole pack `run.options` describe.
@@ -51,13 +54,11 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
                 "{} is up to date (same inputs and parameters); not baking again",
                 options.out.display()
             ));
-            let json = serde_json::json!({
-                "mode": "up to date",
-                "out": options.out.display().to_string(),
-                "tiles": pack.entries().len(),
-                "landmarks": landmark_json(&landmarks),
-            });
-            return Ok(BakeReport { json });
+            return Ok(BakeReport::new(&Report::UpToDate(UpToDateReport {
+                out: options.out.display().to_string(),
+                tiles: pack.entries().len(),
+                landmarks: LandmarkReport::from(&landmarks),
+            })));
         }
     }
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
@@ -88,46 +89,58 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     let audit = accuracy_audit(&inputs, &options.out, &tiles)?;
     let per_depth = audit.passed(&options.out)?;
     let samples = tiles.len() * TILE_STORED_SAMPLE_COUNT;
-    let json = serde_json::json!({
-        "mode": "bake",
-        "inputs": {
-            "dem": options.dem.display().to_string(),
-            "imagery": options.imagery.as_ref().map(|p| p.display().to_string()),
-            "classes": options.classes.as_ref().map(|p| p.display().to_string()),
-            "dem_size": inputs.dem.size(),
-            "dem_projected": inputs.dem.is_projected(),
+    let report = FullReport {
+        inputs: InputsReport {
+            dem: options.dem.display().to_string(),
+            imagery: options.imagery.as_ref().map(|p| p.display().to_string()),
+            classes: options.classes.as_ref().map(|p| p.display().to_string()),
+            dem_size: inputs.dem.size(),
+            dem_projected: inputs.dem.is_projected(),
         },
-        "out": options.out.display().to_string(),
-        "body": options.body.name(),
-        "radii_m": options.body.ellipsoid().radii().to_array(),
-        "tier": options.tier,
-        "codec": codec.code(),
-        "coverage": {"south": coverage.south, "west": coverage.west, "north": coverage.north, "east": coverage.east, "global": coverage.is_global()},
-        "depth": depth,
-        "data_depth": data_depth,
-        "height_data_depth": spec.height_data_depth,
-        "colour_data_depth": spec.colour_data_depth,
-        "tiles": tiles.len(),
-        "tiles_per_depth": tiles_per_depth(&tiles, depth),
-        "tiles_resumed": resumed,
-        "samples": samples,
-        "nodata_policy": match options.void_value {
+        out: options.out.display().to_string(),
+        body: options.body.name().to_owned(),
+        radii_m: options.body.ellipsoid().radii().to_array(),
+        tier: options.tier.clone(),
+        codec: codec.code(),
+        coverage: coverage_report(&coverage),
+        depth,
+        data_depth,
+        height_data_depth: spec.height_data_depth,
+        colour_data_depth: spec.colour_data_depth,
+        tiles: tiles.len(),
+        tiles_per_depth: tiles_per_depth(&tiles, depth),
+        tiles_resumed: resumed,
+        samples,
+        nodata_policy: match options.void_value {
             Some(v) => format!("voids take {v} m (--void-value); tiles with void samples are not marked measured"),
-            None => "fill voids from surrounding samples of the tile; tiles with filled samples are not marked measured".to_owned(),
+            None => {
+                "fill voids from surrounding samples of the tile; tiles with filled samples are not marked measured"
+                    .to_owned()
+            }
         },
-        "samples_filled": filled,
-        "bytes": {"file": summary.file_length, "payload": summary.payload_bytes},
-        "landmarks": landmark_json(&landmarks),
-        "accuracy_audit": accuracy_json(&per_depth),
-        "timings_s": {
-            "bake": bake_seconds,
-            "audit": audit_start.elapsed().as_secs_f64(),
-            "total": run.started.elapsed().as_secs_f64(),
+        samples_filled: filled,
+        bytes: BytesReport { file: summary.file_length, payload: summary.payload_bytes },
+        landmarks: LandmarkReport::from(&landmarks),
+        accuracy_audit: AccuracyReport { passed: true, per_depth },
+        timings_s: Timings {
+            bake: bake_seconds,
+            audit: Some(audit_start.elapsed().as_secs_f64()),
+            total: run.started.elapsed().as_secs_f64(),
         },
-        "output_samples_per_second": (samples - resumed * TILE_STORED_SAMPLE_COUNT) as f64 / bake_seconds.max(1e-9),
-        "jobs": rayon::current_num_threads(),
-    });
-    Ok(BakeReport { json })
+        output_samples_per_second: (samples - resumed * TILE_STORED_SAMPLE_COUNT) as f64 / bake_seconds.max(1e-9),
+        jobs: rayon::current_num_threads(),
+    };
+    Ok(BakeReport::new(&Report::Bake(Box::new(report))))
+}
+
+fn coverage_report(coverage: &Coverage) -> CoverageReport {
+    CoverageReport {
+        south: coverage.south,
+        west: coverage.west,
+        north: coverage.north,
+        east: coverage.east,
+        global: coverage.is_global(),
+    }
 }
 
 /// How many of `tiles` lie at each depth, 0 to `depth`.

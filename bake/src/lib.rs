@@ -7,7 +7,7 @@
 //! `fingerprint` (input identity), `sampling` (tile samples from the
 //! rasters, voids), `geometry` (tile boxes and the tile set), `pipeline`
 //! (baking tiles in parallel), `audit` (landmark and accuracy audits),
-//! `full` (the full bake), `patch` (region patches) and `report` (the
+//! `full` (the full bake), `patch` (region patches) and `report` (the typed
 //! report).
 
 mod audit;

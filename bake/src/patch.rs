@@ -18,7 +18,7 @@ use crate::error::BakeError;
 use crate::geometry::tile_touches;
 use crate::options::{BakeOptions, Region};
 use crate::pipeline::{TileBake, TileSink};
-use crate::report::{BakeReport, accuracy_json, landmark_json};
+use crate::report::{AccuracyReport, BakeReport, LandmarkReport, PatchReport, RegionReport, Report, Timings};
 
 /// Tiles re-baked for a patch, with the pack's entries as they were.
 struct PatchSink {
@@ -116,19 +116,18 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     progress.stage("accuracy audit of the patched tiles");
     let audit = accuracy_audit(&inputs, &options.out, &tiles)?;
     let per_depth = audit.passed(&options.out)?;
-    let json = serde_json::json!({
-        "mode": "region patch",
-        "out": options.out.display().to_string(),
-        "region": {"south": region.south, "west": region.west, "north": region.north, "east": region.east},
-        "body": options.body.name(),
-        "tiles_patched": summary.tiles,
-        "patched": tiles.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
-        "rewritten_in_place": summary.rewritten_in_place,
-        "appended": summary.appended,
-        "samples_filled": filled,
-        "landmarks": landmark_json(&landmarks),
-        "accuracy_audit": accuracy_json(&per_depth),
-        "timings_s": {"bake": bake_seconds, "total": run.started.elapsed().as_secs_f64()},
-    });
-    Ok(BakeReport { json })
+    let report = PatchReport {
+        out: options.out.display().to_string(),
+        region: RegionReport { south: region.south, west: region.west, north: region.north, east: region.east },
+        body: options.body.name().to_owned(),
+        tiles_patched: summary.tiles,
+        patched: tiles.iter().map(|t| t.to_string()).collect(),
+        rewritten_in_place: summary.rewritten_in_place,
+        appended: summary.appended,
+        samples_filled: filled,
+        landmarks: LandmarkReport::from(&landmarks),
+        accuracy_audit: AccuracyReport { passed: true, per_depth },
+        timings_s: Timings { bake: bake_seconds, audit: None, total: run.started.elapsed().as_secs_f64() },
+    };
+    Ok(BakeReport::new(&Report::Patch(report)))
 }
