@@ -1,12 +1,27 @@
 //! planet-bake: GDAL rasters to `.planetpack` files. The only crate that
 //! links GDAL.
 //!
-//! Map: [`raster`] (a GDAL raster sampled at latitude/longitude),
-//! [`landmarks`] (the grid-convention audit), [`bake`] (the pipeline: audit,
-//! sample, write, re-read and audit, report).
+//! Map, by stage: [`raster`] (a GDAL raster sampled at latitude/longitude),
+//! [`landmarks`] (the grid-convention audit), [`bake`] (the entry point and
+//! the shared first stage), then `options` (what a bake is told), `error`,
+//! `fingerprint` (input identity), `sampling` (tile samples from the
+//! rasters, voids), `geometry` (tile boxes and the tile set), `pipeline`
+//! (baking tiles in parallel), `audit` (landmark and accuracy audits),
+//! `full` (the full bake), `patch` (region patches) and `report` (the typed
+//! report).
 
+mod audit;
 pub mod bake;
+mod error;
+mod fingerprint;
+mod full;
+mod geometry;
 pub mod landmarks;
+mod options;
+mod patch;
+mod pipeline;
 pub mod raster;
+mod report;
+mod sampling;
 
 pub use bake::{BakeError, BakeOptions, BakeReport, Progress, Region, bake, supported_depth};

@@ -1,0 +1,184 @@
+//! The two audits. The landmark audit runs before a single byte is written,
+//! so a misread grid (swapped, flipped or shifted axes) costs seconds, not
+//! hours; it checks the source itself, through the same sampling the bake
+//! uses. The accuracy audit runs after the pack is finished: it opens the
+//! pack as any reader would and compares every stored sample with the source
+//! at that sample's own latitude/longitude, within half a quantisation step;
+//! a pack that fails is moved aside and the bake fails, so nothing at the
+//! output path looks like a good pack.
+
+use std::path::Path;
+
+use planet_terrain::TileAddress;
+use planet_terrain::geo::address::TILE_STORED_SAMPLES;
+use planet_terrain::pack::Pack;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::BakeError;
+use crate::landmarks::{LandmarkAudit, Verdict, table};
+use crate::options::BakeOptions;
+use crate::sampling::Inputs;
+
+/// Checks the source against the body's landmark table plus the caller's
+/// landmarks; refuses a raster they show to be misread.
+pub(crate) fn run_landmark_audit(options: &BakeOptions, inputs: &Inputs) -> Result<LandmarkAudit, BakeError> {
+    let mut landmarks = table(options.body.name());
+    landmarks.extend(options.landmarks.iter().cloned());
+    let audit = LandmarkAudit::run(&landmarks, |lat, lon| inputs.heights(&[(lat, lon)]).map(|v| v[0]))?;
+    let path = options.dem.clone();
+    let list = |audit: &LandmarkAudit| audit.disagreeing().map(|c| format!("\n  {c}")).collect::<String>();
+    match &audit.verdict {
+        Verdict::Accepted | Verdict::NothingToCheck => Ok(audit),
+        Verdict::Misread { reading, agree_if_undone, of } => Err(BakeError::Landmarks {
+            path,
+            message: format!(
+                "{}: {agree_if_undone} of {of} landmarks agree if that is undone; as given, these disagree:{}",
+                reading.describe(),
+                list(&audit)
+            ),
+        }),
+        Verdict::Disagree => Err(BakeError::Landmarks {
+            path,
+            message: format!(
+                "landmarks disagree and no simple misreading (reversed, flipped or shifted axes) explains them; check the units, vertical datum and georeferencing:{}",
+                list(&audit)
+            ),
+        }),
+    }
+}
+
+/// Per-depth worst errors found by the accuracy audit; serialised as is into
+/// the report's `accuracy_audit.per_depth`.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub(crate) struct DepthAudit {
+    depth: u8,
+    tiles: usize,
+    #[serde(rename = "samples_compared")]
+    samples: usize,
+    #[serde(rename = "samples_filled_not_compared")]
+    skipped_filled: usize,
+    #[serde(rename = "worst_height_error_m")]
+    worst_m: f64,
+    #[serde(rename = "worst_height_error_steps")]
+    worst_steps: f64,
+    #[serde(rename = "worst_colour_error")]
+    worst_colour: u8,
+    class_mismatches: usize,
+    violations: usize,
+}
+
+/// What the accuracy audit found.
+#[derive(Debug)]
+pub(crate) struct AccuracyAudit {
+    /// One entry per depth the pack holds, including depths with no tile
+    /// audited.
+    per_depth: Vec<DepthAudit>,
+    /// The first violation, if any.
+    violation: Option<String>,
+}
+
+impl AccuracyAudit {
+    /// The depths with audited tiles, shallowest first, if no sample broke
+    /// its bound; otherwise the pack at `out` is moved aside and the bake
+    /// fails with the first violation.
+    pub(crate) fn passed(self, out: &Path) -> Result<Vec<DepthAudit>, BakeError> {
+        match self.violation {
+            Some(message) => Err(reject(out, message)),
+            None => Ok(self.per_depth.into_iter().filter(|a| a.tiles > 0).collect()),
+        }
+    }
+}
+
+/// Re-reads `tiles` from the pack at `path` and compares every sample with
+/// the source. Returns per-depth results and the first violation.
+pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]) -> Result<AccuracyAudit, BakeError> {
+    let pack = Pack::open(path)?;
+    let body = pack.header().body.clone();
+    let codec = pack.header().codec;
+    let max_depth = pack.header().max_depth;
+    let results: Vec<(u8, DepthAudit, Option<String>)> = tiles
+        .par_iter()
+        .map(|&tile| -> Result<(u8, DepthAudit, Option<String>), BakeError> {
+            let decoded = pack.read_tile(tile)?;
+            let source = inputs.sample(&body, tile)?;
+            let step = decoded.quantisation_step();
+            let mut a = DepthAudit { tiles: 1, ..Default::default() };
+            let mut first = None;
+            for (k, (&q, &want)) in decoded.quantised.iter().zip(&source.heights).enumerate() {
+                if source.filled[k] {
+                    a.skipped_filled += 1;
+                    continue;
+                }
+                let got = decoded.dequantise(q);
+                let error = (got - want).abs();
+                // Half a step of quantisation, plus the f32 rounding of the
+                // stored range and of the decode (the filter is the same on
+                // both sides, so it contributes nothing).
+                let bound = 0.5 * step + 1e-6 * (1.0 + want.abs());
+                a.samples += 1;
+                a.worst_m = a.worst_m.max(error);
+                if step > 0.0 {
+                    a.worst_steps = a.worst_steps.max(error / step);
+                }
+                if error > bound {
+                    a.violations += 1;
+                    first.get_or_insert_with(|| {
+                        let n = TILE_STORED_SAMPLES as usize;
+                        format!(
+                            "tile {tile} sample ({}, {}): pack {got:.3} m, source {want:.3} m, bound {bound:.4} m",
+                            k % n - 1,
+                            k / n - 1
+                        )
+                    });
+                }
+                if codec.has_colour() {
+                    let c = decoded.colour.as_ref().expect("codec 2")[k];
+                    let w = source.colour[k];
+                    let d = (0..3).map(|i| c[i].abs_diff(w[i])).max().unwrap_or(0);
+                    a.worst_colour = a.worst_colour.max(d);
+                    if d > 0 {
+                        a.violations += 1;
+                        first.get_or_insert_with(|| format!("tile {tile}: colour {c:?} vs source {w:?}"));
+                    }
+                }
+                if codec.has_classes() && decoded.classes.as_ref().expect("codec >= 1")[k] != source.classes[k] {
+                    a.class_mismatches += 1;
+                    a.violations += 1;
+                    first.get_or_insert_with(|| format!("tile {tile}: surface class differs from the source"));
+                }
+            }
+            Ok((tile.depth(), a, first))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut per_depth: Vec<DepthAudit> =
+        (0..=max_depth).map(|depth| DepthAudit { depth, ..Default::default() }).collect();
+    let mut first = None;
+    for (depth, a, f) in results {
+        let d = &mut per_depth[usize::from(depth)];
+        d.tiles += a.tiles;
+        d.samples += a.samples;
+        d.skipped_filled += a.skipped_filled;
+        d.worst_m = d.worst_m.max(a.worst_m);
+        d.worst_steps = d.worst_steps.max(a.worst_steps);
+        d.worst_colour = d.worst_colour.max(a.worst_colour);
+        d.class_mismatches += a.class_mismatches;
+        d.violations += a.violations;
+        if first.is_none() {
+            first = f;
+        }
+    }
+    Ok(AccuracyAudit { per_depth, violation: first })
+}
+
+/// Moves a pack that failed the accuracy audit aside (`.rejected`), so
+/// nothing at the output path looks like a good pack, and says why.
+fn reject(out: &Path, message: String) -> BakeError {
+    let rejected = out.with_extension("rejected");
+    match std::fs::rename(out, &rejected) {
+        Ok(()) => BakeError::Audit { message, rejected },
+        Err(e) => {
+            BakeError::Options(format!("{message}; and moving the failed pack {} aside failed: {e}", out.display()))
+        }
+    }
+}

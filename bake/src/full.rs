@@ -1,0 +1,153 @@
+//! The full bake: choose the tiles, write them through `PackWriter`, audit
+//! the finished pack, report. The pack's header (`PackSpec`) is settled
+//! before any tile is chosen, because its fingerprint decides both
+//! `--if-unchanged` (keep a pack baked from the same inputs) and `--resume`
+//! (continue only a journal of the same bake).
+
+use std::time::Instant;
+
+use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
+use planet_terrain::pack::{Coverage, Pack, PackSpec, PackWriter, partial_path};
+use planet_terrain::{MAX_DEPTH, TileAddress};
+
+use crate::audit::accuracy_audit;
+use crate::bake::{Prepared, Run};
+use crate::error::BakeError;
+use crate::fingerprint::fingerprint;
+use crate::geometry::{coverage_of, tile_set};
+use crate::pipeline::TileBake;
+use crate::report::{
+    AccuracyReport, BakeReport, BytesReport, CoverageReport, FullReport, InputsReport, LandmarkReport, Report, Timings,
+    UpToDateReport,
+};
+use crate::sampling::supported_depth;
+
+/// Bakes the whole pack `run.options` describe.
+pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
+    let (options, progress) = (run.options, run.progress);
+    let Prepared { inputs, data_depth, landmarks, extent } = run.prepare()?;
+    let depth = options.depth.unwrap_or(data_depth);
+    if depth > MAX_DEPTH {
+        return Err(BakeError::Options(format!(
+            "--depth {depth} is deeper than the deepest addressable level {MAX_DEPTH}"
+        )));
+    }
+    let codec = options.codec();
+    let coverage = coverage_of(&extent);
+    let spec = PackSpec {
+        body: options.body.clone(),
+        tier: options.tier.clone(),
+        codec,
+        height_data_depth: data_depth.min(depth),
+        colour_data_depth: match &inputs.imagery {
+            Some(i) => supported_depth(&options.body, i.resolution_m(options.body.ellipsoid().max_radius())).min(depth),
+            None => 0,
+        },
+        coverage,
+        fingerprint: fingerprint(options, depth, codec),
+        compression_level: options.compression_level,
+    };
+    if options.if_unchanged && !options.resume {
+        let current = Pack::open(&options.out).ok().filter(|p| p.header().fingerprint == spec.fingerprint);
+        if let Some(pack) = current {
+            progress.stage(&format!(
+                "{} is up to date (same inputs and parameters); not baking again",
+                options.out.display()
+            ));
+            return Ok(BakeReport::new(&Report::UpToDate(UpToDateReport {
+                out: options.out.display().to_string(),
+                tiles: pack.entries().len(),
+                landmarks: LandmarkReport::from(&landmarks),
+            })));
+        }
+    }
+    progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
+    let tiles = tile_set(&inputs, &options.body, &coverage, depth)?;
+    if options.out.exists() && !options.resume && !partial_path(&options.out).exists() {
+        progress.stage(&format!("replacing {}", options.out.display()));
+    }
+    let writer = if options.resume {
+        PackWriter::resume(&options.out, spec.clone(), tiles.iter().copied())?
+    } else {
+        PackWriter::create(&options.out, spec.clone(), tiles.iter().copied())?
+    };
+    let pending = writer.pending();
+    let resumed = tiles.len() - pending.len();
+    if resumed > 0 {
+        progress.stage(&format!("resuming: {resumed} of {} tiles already baked", tiles.len()));
+    }
+    progress.stage(&format!("baking {} tiles", pending.len()));
+    let bake_start = Instant::now();
+    let filled =
+        TileBake { inputs: &inputs, spec: &spec, data_depth, progress, already_done: resumed, total: tiles.len() }
+            .run(&pending, &writer)?;
+    let summary = writer.finish()?;
+    let bake_seconds = bake_start.elapsed().as_secs_f64();
+
+    progress.stage("accuracy audit: re-reading every tile and comparing every sample with the source");
+    let audit_start = Instant::now();
+    let audit = accuracy_audit(&inputs, &options.out, &tiles)?;
+    let per_depth = audit.passed(&options.out)?;
+    let samples = tiles.len() * TILE_STORED_SAMPLE_COUNT;
+    let report = FullReport {
+        inputs: InputsReport {
+            dem: options.dem.display().to_string(),
+            imagery: options.imagery.as_ref().map(|p| p.display().to_string()),
+            classes: options.classes.as_ref().map(|p| p.display().to_string()),
+            dem_size: inputs.dem.size(),
+            dem_projected: inputs.dem.is_projected(),
+        },
+        out: options.out.display().to_string(),
+        body: options.body.name().to_owned(),
+        radii_m: options.body.ellipsoid().radii().to_array(),
+        tier: options.tier.clone(),
+        codec: codec.code(),
+        coverage: coverage_report(&coverage),
+        depth,
+        data_depth,
+        height_data_depth: spec.height_data_depth,
+        colour_data_depth: spec.colour_data_depth,
+        tiles: tiles.len(),
+        tiles_per_depth: tiles_per_depth(&tiles, depth),
+        tiles_resumed: resumed,
+        samples,
+        nodata_policy: match options.void_value {
+            Some(v) => format!("voids take {v} m (--void-value); tiles with void samples are not marked measured"),
+            None => {
+                "fill voids from surrounding samples of the tile; tiles with filled samples are not marked measured"
+                    .to_owned()
+            }
+        },
+        samples_filled: filled,
+        bytes: BytesReport { file: summary.file_length, payload: summary.payload_bytes },
+        landmarks: LandmarkReport::from(&landmarks),
+        accuracy_audit: AccuracyReport { passed: true, per_depth },
+        timings_s: Timings {
+            bake: bake_seconds,
+            audit: Some(audit_start.elapsed().as_secs_f64()),
+            total: run.started.elapsed().as_secs_f64(),
+        },
+        output_samples_per_second: (samples - resumed * TILE_STORED_SAMPLE_COUNT) as f64 / bake_seconds.max(1e-9),
+        jobs: rayon::current_num_threads(),
+    };
+    Ok(BakeReport::new(&Report::Bake(Box::new(report))))
+}
+
+fn coverage_report(coverage: &Coverage) -> CoverageReport {
+    CoverageReport {
+        south: coverage.south,
+        west: coverage.west,
+        north: coverage.north,
+        east: coverage.east,
+        global: coverage.is_global(),
+    }
+}
+
+/// How many of `tiles` lie at each depth, 0 to `depth`.
+fn tiles_per_depth(tiles: &[TileAddress], depth: u8) -> Vec<usize> {
+    let mut counts = vec![0usize; usize::from(depth) + 1];
+    for t in tiles {
+        counts[usize::from(t.depth())] += 1;
+    }
+    counts
+}

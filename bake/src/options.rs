@@ -1,0 +1,87 @@
+//! What a bake is told: the inputs, the body, the output and the knobs.
+//! Options are plain data the caller fills in (the binary from flags, tests
+//! directly); everything derived from them (the codec, the fingerprint, the
+//! depth) is computed by the stage that needs it, so two callers that set the
+//! same fields always get the same bake.
+
+use std::path::PathBuf;
+
+use planet_terrain::Body;
+use planet_terrain::layers::LayerStack;
+use planet_terrain::pack::{Codec, Coverage};
+
+use crate::landmarks::Landmark;
+
+/// A geographic box, degrees.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Region {
+    pub south: f64,
+    pub west: f64,
+    pub north: f64,
+    pub east: f64,
+}
+
+impl Region {
+    /// Parses `S,W,N,E` in degrees.
+    pub fn parse(text: &str) -> Result<Region, String> {
+        let v: Result<Vec<f64>, _> = text.split(',').map(|p| p.trim().parse::<f64>()).collect();
+        match v.as_deref() {
+            Ok([s, w, n, e]) => {
+                let r = Region { south: *s, west: *w, north: *n, east: *e };
+                r.coverage().validate().map(|_| r).map_err(|e| format!("--region {text}: {e}"))
+            }
+            _ => Err(format!("--region '{text}' is not S,W,N,E in degrees")),
+        }
+    }
+
+    pub(crate) fn coverage(&self) -> Coverage {
+        Coverage { south: self.south, west: self.west, north: self.north, east: self.east }
+    }
+}
+
+/// Everything a bake is told.
+#[derive(Clone, Debug)]
+pub struct BakeOptions {
+    pub dem: PathBuf,
+    pub imagery: Option<PathBuf>,
+    pub classes: Option<PathBuf>,
+    pub body: Body,
+    pub out: PathBuf,
+    pub depth: Option<u8>,
+    pub tier: String,
+    pub jobs: Option<usize>,
+    pub resume: bool,
+    pub region: Option<Region>,
+    pub landmarks: Vec<Landmark>,
+    pub cache_bytes: usize,
+    pub compression_level: i8,
+    /// Keep an existing `out` whose fingerprint says it was baked from these
+    /// same inputs and parameters, instead of baking again.
+    pub if_unchanged: bool,
+    /// Layers (craters, pads, ...) baked into the ground, with the scene's
+    /// text for the fingerprint.
+    pub scene: Option<(LayerStack, String)>,
+    /// The elevation every void (nodata) sample takes, instead of filling
+    /// voids from the surrounding samples (e.g. 0 for the oceans of a
+    /// land-only DEM). Either way the samples are counted and their tiles
+    /// are not marked measured.
+    pub void_value: Option<f64>,
+}
+
+impl BakeOptions {
+    /// The codec these inputs make: colour with imagery, classes with a
+    /// class raster, heights alone otherwise.
+    pub(crate) fn codec(&self) -> Codec {
+        match (&self.imagery, &self.classes) {
+            (Some(_), _) => Codec::HeightsClassesColour,
+            (None, Some(_)) => Codec::HeightsClasses,
+            (None, None) => Codec::Heights,
+        }
+    }
+}
+
+/// Progress callbacks (the binary draws a bar or prints lines).
+pub trait Progress: Sync {
+    fn stage(&self, message: &str);
+    fn tiles(&self, done: usize, total: usize);
+}

@@ -1,0 +1,100 @@
+//! Baking tiles: deepest first, depth by depth, each depth in parallel, so a
+//! tile's geometric error can include its children's (a parent never claims
+//! to be more accurate than what it stands for). Where encoded tiles go is a
+//! `TileSink`: the pack writer for a full bake (whose journal makes a killed
+//! bake resumable to the same bytes, and whose layout does not depend on the
+//! order threads finish in), a list of fresh tiles for a region patch. The
+//! lattice error is the terrain core's, the one the renderer's LOD uses.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use planet_terrain::TileAddress;
+use planet_terrain::geo::lattice::lattice_error;
+use planet_terrain::pack::{EncodedTile, IndexEntry, PackError, PackSpec, PackWriter, TileContent};
+use rayon::prelude::*;
+
+use crate::error::BakeError;
+use crate::options::Progress;
+use crate::sampling::Inputs;
+
+/// Where baked tiles go.
+pub(crate) trait TileSink: Sync {
+    /// A child's entry, when it is already known (baked earlier in this run,
+    /// or before a resume, or kept from the pack being patched).
+    fn child_entry(&self, tile: TileAddress) -> Option<IndexEntry>;
+    /// Takes one encoded tile.
+    fn put(&self, tile: EncodedTile) -> Result<(), PackError>;
+}
+
+impl TileSink for PackWriter {
+    fn child_entry(&self, tile: TileAddress) -> Option<IndexEntry> {
+        self.staged_entry(tile)
+    }
+
+    fn put(&self, tile: EncodedTile) -> Result<(), PackError> {
+        self.put_encoded(&tile)
+    }
+}
+
+/// What every tile of one run is baked with, and how far along the run is.
+pub(crate) struct TileBake<'a> {
+    pub(crate) inputs: &'a Inputs,
+    pub(crate) spec: &'a PackSpec,
+    /// The deepest depth the source's data supports; deeper tiles are never
+    /// marked measured.
+    pub(crate) data_depth: u8,
+    pub(crate) progress: &'a dyn Progress,
+    /// Tiles done before this run (a resume), counted in the progress.
+    pub(crate) already_done: usize,
+    /// Tiles in the whole job, for the progress.
+    pub(crate) total: usize,
+}
+
+impl TileBake<'_> {
+    /// Bakes `tiles` deepest first into `sink`; returns how many samples
+    /// were voids (filled or given the void value).
+    pub(crate) fn run(&self, tiles: &[TileAddress], sink: &dyn TileSink) -> Result<usize, BakeError> {
+        let spec = self.spec;
+        let body = &spec.body;
+        let deepest = tiles.iter().map(|t| t.depth()).max().unwrap_or(0);
+        let done = AtomicUsize::new(self.already_done);
+        let filled_total = AtomicUsize::new(0);
+        for depth in (0..=deepest).rev() {
+            let level: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
+            level.par_iter().try_for_each(|&tile| -> Result<(), BakeError> {
+                let sampled = self.inputs.sample(body, tile)?;
+                let filled = sampled.filled.iter().filter(|&&f| f).count();
+                filled_total.fetch_add(filled, Ordering::Relaxed);
+                let children = tile.children().into_iter().flatten().filter_map(|c| sink.child_entry(c));
+                let error =
+                    children.map(|e| f64::from(e.geometric_error)).fold(lattice_error(&sampled.heights), f64::max);
+                let content = TileContent {
+                    heights: &sampled.heights,
+                    classes: spec.codec.has_classes().then_some(&sampled.classes[..]),
+                    colour: spec.codec.has_colour().then_some(&sampled.colour[..]),
+                    geometric_error: error,
+                    measured: depth <= self.data_depth && filled == 0,
+                };
+                sink.put(spec.encode(tile, &content)?)?;
+                self.progress.tiles(done.fetch_add(1, Ordering::Relaxed) + 1, self.total);
+                Ok(())
+            })?;
+        }
+        Ok(filled_total.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use planet_terrain::geo::address::{TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES};
+    use planet_terrain::geo::lattice::lattice_error;
+
+    #[test]
+    fn a_flat_tile_has_no_lattice_error_and_a_spike_has_its_height() {
+        let mut h = vec![5.0; TILE_STORED_SAMPLE_COUNT];
+        assert_eq!(lattice_error(&h), 0.0);
+        let n = TILE_STORED_SAMPLES as usize;
+        h[(63 + 1) * n + (62 + 1)] = 25.0; // between lattice vertices
+        assert_eq!(lattice_error(&h), 20.0);
+    }
+}

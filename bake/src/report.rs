@@ -1,0 +1,380 @@
+//! The report: what a bake did, as typed `serde::Serialize` structs, one per
+//! mode (a full bake, an up-to-date pack kept, a region patch) under one
+//! enum tagged by `mode`. The structs are the schema: their field names (or
+//! `rename`s) are the JSON keys `--report` writes and scripts read, so a key
+//! cannot be misspelt in one mode and not another, and a unit test pins the
+//! whole key set. Callers get the serialised `serde_json::Value`, as before.
+
+use serde::Serialize;
+
+use crate::audit::DepthAudit;
+use crate::landmarks::{LandmarkAudit, Verdict};
+
+/// What a bake did, for the report.
+#[derive(Clone, Debug)]
+pub struct BakeReport {
+    pub json: serde_json::Value,
+}
+
+impl BakeReport {
+    pub(crate) fn new(report: &Report) -> BakeReport {
+        // Plain structs with string keys: serialising to a Value cannot fail.
+        BakeReport { json: serde_json::to_value(report).expect("the report serialises") }
+    }
+}
+
+/// The report of one run, by mode.
+#[derive(Debug, Serialize)]
+#[serde(tag = "mode")]
+pub(crate) enum Report {
+    #[serde(rename = "bake")]
+    Bake(Box<FullReport>),
+    #[serde(rename = "up to date")]
+    UpToDate(UpToDateReport),
+    #[serde(rename = "region patch")]
+    Patch(PatchReport),
+}
+
+/// A full bake (or a resumed one).
+#[derive(Debug, Serialize)]
+pub(crate) struct FullReport {
+    pub(crate) inputs: InputsReport,
+    pub(crate) out: String,
+    pub(crate) body: String,
+    pub(crate) radii_m: [f64; 3],
+    pub(crate) tier: String,
+    pub(crate) codec: u8,
+    pub(crate) coverage: CoverageReport,
+    pub(crate) depth: u8,
+    pub(crate) data_depth: u8,
+    pub(crate) height_data_depth: u8,
+    pub(crate) colour_data_depth: u8,
+    pub(crate) tiles: usize,
+    pub(crate) tiles_per_depth: Vec<usize>,
+    pub(crate) tiles_resumed: usize,
+    pub(crate) samples: usize,
+    pub(crate) nodata_policy: String,
+    pub(crate) samples_filled: usize,
+    pub(crate) bytes: BytesReport,
+    pub(crate) landmarks: LandmarkReport,
+    pub(crate) accuracy_audit: AccuracyReport,
+    pub(crate) timings_s: Timings,
+    pub(crate) output_samples_per_second: f64,
+    pub(crate) jobs: usize,
+}
+
+/// An existing pack with the same fingerprint, kept (`--if-unchanged`).
+#[derive(Debug, Serialize)]
+pub(crate) struct UpToDateReport {
+    pub(crate) out: String,
+    pub(crate) tiles: usize,
+    pub(crate) landmarks: LandmarkReport,
+}
+
+/// A region patch of an existing pack.
+#[derive(Debug, Serialize)]
+pub(crate) struct PatchReport {
+    pub(crate) out: String,
+    pub(crate) region: RegionReport,
+    pub(crate) body: String,
+    pub(crate) tiles_patched: u64,
+    pub(crate) patched: Vec<String>,
+    pub(crate) rewritten_in_place: u64,
+    pub(crate) appended: u64,
+    pub(crate) samples_filled: usize,
+    pub(crate) landmarks: LandmarkReport,
+    pub(crate) accuracy_audit: AccuracyReport,
+    pub(crate) timings_s: Timings,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct InputsReport {
+    pub(crate) dem: String,
+    pub(crate) imagery: Option<String>,
+    pub(crate) classes: Option<String>,
+    pub(crate) dem_size: (usize, usize),
+    pub(crate) dem_projected: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct CoverageReport {
+    pub(crate) south: f64,
+    pub(crate) west: f64,
+    pub(crate) north: f64,
+    pub(crate) east: f64,
+    pub(crate) global: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct RegionReport {
+    pub(crate) south: f64,
+    pub(crate) west: f64,
+    pub(crate) north: f64,
+    pub(crate) east: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct BytesReport {
+    pub(crate) file: u64,
+    pub(crate) payload: u64,
+}
+
+/// The accuracy audit: only a passing audit is reported (a failing one
+/// fails the bake), with the depths it audited.
+#[derive(Debug, Serialize)]
+pub(crate) struct AccuracyReport {
+    pub(crate) passed: bool,
+    pub(crate) per_depth: Vec<DepthAudit>,
+}
+
+/// Seconds per phase; a patch has no separate audit time.
+#[derive(Debug, Serialize)]
+pub(crate) struct Timings {
+    pub(crate) bake: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) audit: Option<f64>,
+    pub(crate) total: f64,
+}
+
+/// The landmark audit's verdict and every check it made.
+#[derive(Debug, Serialize)]
+pub(crate) struct LandmarkReport {
+    verdict: &'static str,
+    checks: Vec<LandmarkCheckReport>,
+}
+
+#[derive(Debug, Serialize)]
+struct LandmarkCheckReport {
+    name: String,
+    lat: f64,
+    lon: f64,
+    min_m: f64,
+    max_m: f64,
+    value_m: Option<f64>,
+    ok: bool,
+}
+
+impl From<&LandmarkAudit> for LandmarkReport {
+    fn from(audit: &LandmarkAudit) -> LandmarkReport {
+        LandmarkReport {
+            verdict: match audit.verdict {
+                Verdict::Accepted => "accepted",
+                Verdict::NothingToCheck => "no landmark inside the coverage",
+                _ => "refused",
+            },
+            checks: audit
+                .checks
+                .iter()
+                .map(|c| LandmarkCheckReport {
+                    name: c.landmark.name.clone(),
+                    lat: c.landmark.lat,
+                    lon: c.landmark.lon,
+                    min_m: c.landmark.min_m,
+                    max_m: c.landmark.max_m,
+                    value_m: c.value,
+                    ok: c.ok,
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key of `value`, as dotted paths (`[]` for array elements).
+    fn keys(value: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    out.push(path.clone());
+                    keys(v, &path, out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                if let Some(first) = items.first() {
+                    keys(first, &format!("{prefix}[]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn key_set(report: &Report) -> Vec<String> {
+        let mut out = Vec::new();
+        keys(&BakeReport::new(report).json, "", &mut out);
+        out.sort();
+        out
+    }
+
+    fn landmarks() -> LandmarkReport {
+        let check = LandmarkCheckReport {
+            name: "Everest".into(),
+            lat: 27.99,
+            lon: 86.93,
+            min_m: 8000.0,
+            max_m: 9000.0,
+            value_m: Some(8500.0),
+            ok: true,
+        };
+        LandmarkReport { verdict: "accepted", checks: vec![check] }
+    }
+
+    fn accuracy() -> AccuracyReport {
+        AccuracyReport { passed: true, per_depth: vec![DepthAudit::default()] }
+    }
+
+    const LANDMARK_KEYS: [&str; 9] = [
+        "landmarks",
+        "landmarks.checks",
+        "landmarks.checks[].lat",
+        "landmarks.checks[].lon",
+        "landmarks.checks[].max_m",
+        "landmarks.checks[].min_m",
+        "landmarks.checks[].name",
+        "landmarks.checks[].ok",
+        "landmarks.checks[].value_m",
+    ];
+
+    const ACCURACY_KEYS: [&str; 12] = [
+        "accuracy_audit",
+        "accuracy_audit.passed",
+        "accuracy_audit.per_depth",
+        "accuracy_audit.per_depth[].class_mismatches",
+        "accuracy_audit.per_depth[].depth",
+        "accuracy_audit.per_depth[].samples_compared",
+        "accuracy_audit.per_depth[].samples_filled_not_compared",
+        "accuracy_audit.per_depth[].tiles",
+        "accuracy_audit.per_depth[].violations",
+        "accuracy_audit.per_depth[].worst_colour_error",
+        "accuracy_audit.per_depth[].worst_height_error_m",
+        "accuracy_audit.per_depth[].worst_height_error_steps",
+    ];
+
+    fn expected(own: &[&str], shared: &[&[&str]]) -> Vec<String> {
+        let mut all: Vec<String> = own.iter().chain(shared.iter().copied().flatten()).map(|k| k.to_string()).collect();
+        all.push("landmarks.verdict".into());
+        all.sort();
+        all
+    }
+
+    #[test]
+    fn the_report_keys_are_pinned() {
+        let full = Report::Bake(Box::new(FullReport {
+            inputs: InputsReport {
+                dem: "dem.tif".into(),
+                imagery: None,
+                classes: None,
+                dem_size: (1440, 720),
+                dem_projected: false,
+            },
+            out: "out.planetpack".into(),
+            body: "earth".into(),
+            radii_m: [6378137.0, 6378137.0, 6356752.3],
+            tier: "standard".into(),
+            codec: 0,
+            coverage: CoverageReport { south: -90.0, west: -180.0, north: 90.0, east: 180.0, global: true },
+            depth: 2,
+            data_depth: 1,
+            height_data_depth: 1,
+            colour_data_depth: 0,
+            tiles: 126,
+            tiles_per_depth: vec![6, 24, 96],
+            tiles_resumed: 0,
+            samples: 126 * 131 * 131,
+            nodata_policy: "fill".into(),
+            samples_filled: 0,
+            bytes: BytesReport { file: 1, payload: 1 },
+            landmarks: landmarks(),
+            accuracy_audit: accuracy(),
+            timings_s: Timings { bake: 1.0, audit: Some(1.0), total: 2.0 },
+            output_samples_per_second: 1.0,
+            jobs: 2,
+        }));
+        let full_keys = [
+            "body",
+            "bytes",
+            "bytes.file",
+            "bytes.payload",
+            "codec",
+            "colour_data_depth",
+            "coverage",
+            "coverage.east",
+            "coverage.global",
+            "coverage.north",
+            "coverage.south",
+            "coverage.west",
+            "data_depth",
+            "depth",
+            "height_data_depth",
+            "inputs",
+            "inputs.classes",
+            "inputs.dem",
+            "inputs.dem_projected",
+            "inputs.dem_size",
+            "inputs.imagery",
+            "jobs",
+            "mode",
+            "nodata_policy",
+            "out",
+            "output_samples_per_second",
+            "radii_m",
+            "samples",
+            "samples_filled",
+            "tier",
+            "tiles",
+            "tiles_per_depth",
+            "tiles_resumed",
+            "timings_s",
+            "timings_s.audit",
+            "timings_s.bake",
+            "timings_s.total",
+        ];
+        assert_eq!(key_set(&full), expected(&full_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS]));
+        let json = BakeReport::new(&full).json;
+        assert_eq!(json["mode"], "bake");
+        assert_eq!(json["inputs"]["imagery"], serde_json::Value::Null, "an absent input is null, not missing");
+        assert_eq!(json["inputs"]["dem_size"], serde_json::json!([1440, 720]));
+
+        let up_to_date =
+            Report::UpToDate(UpToDateReport { out: "out.planetpack".into(), tiles: 126, landmarks: landmarks() });
+        assert_eq!(key_set(&up_to_date), expected(&["mode", "out", "tiles"], &[&LANDMARK_KEYS]));
+        assert_eq!(BakeReport::new(&up_to_date).json["mode"], "up to date");
+
+        let patch = Report::Patch(PatchReport {
+            out: "out.planetpack".into(),
+            region: RegionReport { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
+            body: "earth".into(),
+            tiles_patched: 1,
+            patched: vec!["0/0/0/0".into()],
+            rewritten_in_place: 1,
+            appended: 0,
+            samples_filled: 0,
+            landmarks: landmarks(),
+            accuracy_audit: accuracy(),
+            timings_s: Timings { bake: 1.0, audit: None, total: 1.0 },
+        });
+        let patch_keys = [
+            "appended",
+            "body",
+            "mode",
+            "out",
+            "patched",
+            "region",
+            "region.east",
+            "region.north",
+            "region.south",
+            "region.west",
+            "rewritten_in_place",
+            "samples_filled",
+            "tiles_patched",
+            "timings_s",
+            "timings_s.bake",
+            "timings_s.total",
+        ];
+        assert_eq!(key_set(&patch), expected(&patch_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS]));
+        assert_eq!(BakeReport::new(&patch).json["mode"], "region patch");
+    }
+}

@@ -1,0 +1,206 @@
+//! Sampling: each stored sample's geodetic latitude/longitude (on the body's
+//! ellipsoid, from the sample's cube-sphere direction) is read from the
+//! source with the raster's bilinear filter, so samples shared by two tiles,
+//! on one face or across two, read the same place and agree. Nodata policy:
+//! voids are filled from the surrounding samples of the same tile (repeated
+//! neighbour averaging), or take `--void-value`; either way they are counted
+//! and reported, and a tile with any such sample is not marked measured. A
+//! declared tile with no data at all fails the bake with its address.
+//!
+//! The same `Inputs::sample` serves the bake and the accuracy audit, so the
+//! audit compares the pack with exactly what the bake meant to store.
+
+use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES};
+use planet_terrain::ground::sample_directions;
+use planet_terrain::layers::{Layer, LayerKind, LayerStack};
+use planet_terrain::{Body, MAX_DEPTH, TileAddress};
+
+use crate::error::BakeError;
+use crate::options::BakeOptions;
+use crate::raster::Raster;
+
+/// The open rasters and the layers applied on top of them.
+pub(crate) struct Inputs {
+    pub(crate) dem: Raster,
+    pub(crate) imagery: Option<Raster>,
+    classes: Option<Raster>,
+    layers: LayerStack,
+    void_value: Option<f64>,
+}
+
+/// One tile's sampled content.
+pub(crate) struct Sampled {
+    pub(crate) heights: Vec<f64>,
+    pub(crate) filled: Vec<bool>,
+    pub(crate) classes: Vec<u8>,
+    pub(crate) colour: Vec<[u8; 3]>,
+}
+
+/// The depth whose sample spacing is nearest the source's pixel size.
+pub fn supported_depth(body: &Body, resolution_m: f64) -> u8 {
+    let ratio = body.face_edge_arc_m() / (f64::from(TILE_CELLS) * resolution_m);
+    ratio.log2().round().clamp(0.0, f64::from(MAX_DEPTH)) as u8
+}
+
+/// Geodetic (latitude, longitude) in degrees of each direction.
+pub(crate) fn lat_lon_of(body: &Body, directions: &[glam::DVec3]) -> Vec<(f64, f64)> {
+    directions
+        .iter()
+        .map(|&d| {
+            let g = body.ellipsoid().direction_to_geodetic(d);
+            (g.latitude.to_degrees(), g.longitude.to_degrees())
+        })
+        .collect()
+}
+
+/// Fills voids by repeated averaging of filled neighbours. Returns false if
+/// there was nothing to fill from.
+fn fill_voids(values: &mut [Option<f64>]) -> bool {
+    let n = TILE_STORED_SAMPLES as usize;
+    if values.iter().all(Option::is_none) {
+        return false;
+    }
+    while values.iter().any(Option::is_none) {
+        let snapshot = values.to_vec();
+        for k in 0..values.len() {
+            if snapshot[k].is_some() {
+                continue;
+            }
+            let (r, c) = (k / n, k % n);
+            let mut neighbours = Vec::with_capacity(4);
+            if r > 0 {
+                neighbours.push(snapshot[k - n]);
+            }
+            if r + 1 < n {
+                neighbours.push(snapshot[k + n]);
+            }
+            if c > 0 {
+                neighbours.push(snapshot[k - 1]);
+            }
+            if c + 1 < n {
+                neighbours.push(snapshot[k + 1]);
+            }
+            let valid: Vec<f64> = neighbours.into_iter().flatten().collect();
+            if !valid.is_empty() {
+                values[k] = Some(valid.iter().sum::<f64>() / valid.len() as f64);
+            }
+        }
+    }
+    true
+}
+
+impl Inputs {
+    pub(crate) fn open(options: &BakeOptions) -> Result<Inputs, BakeError> {
+        let share = options.cache_bytes / if options.imagery.is_some() { 2 } else { 1 };
+        let dem = Raster::open(&options.dem, share)?;
+        if !dem.has_any_data(1)? {
+            return Err(BakeError::Options(format!(
+                "{}: the raster holds no valid elevation (all nodata or NaN)",
+                options.dem.display()
+            )));
+        }
+        let imagery = options.imagery.as_deref().map(|p| Raster::open(p, share)).transpose()?;
+        if let Some(i) = &imagery
+            && i.bands() < 3
+        {
+            return Err(BakeError::Options(format!(
+                "{}: imagery needs 3 bands (R, G, B), it has {}",
+                i.path().display(),
+                i.bands()
+            )));
+        }
+        let classes = options.classes.as_deref().map(|p| Raster::open(p, options.cache_bytes / 8)).transpose()?;
+        let layers = options.scene.as_ref().map(|(stack, _)| stack.clone()).unwrap_or_default();
+        Ok(Inputs { dem, imagery, classes, layers, void_value: options.void_value })
+    }
+
+    /// The mean of the source, with the layers below `layer` applied, over a
+    /// flatten pad: rings of points across the pad.
+    fn mean_below(&self, body: &Body, stack: &LayerStack, layer: &Layer) -> f64 {
+        let LayerKind::Flatten { lat, lon, radius_m, .. } = layer.kind else { return 0.0 };
+        let e = body.ellipsoid();
+        let places = planet_terrain::layers::pad_sample_points(e, lat, lon, radius_m);
+        let points: Vec<glam::DVec3> = places.iter().map(|&g| e.geodetic_to_point(g)).collect();
+        let geo: Vec<(f64, f64)> = places.iter().map(|g| (g.latitude.to_degrees(), g.longitude.to_degrees())).collect();
+        let mut heights: Vec<f64> = self
+            .heights(&geo)
+            .map(|v| v.into_iter().map(|h| h.unwrap_or(0.0)).collect())
+            .unwrap_or_else(|_| vec![0.0; geo.len()]);
+        let below = stack.below(layer.order);
+        below.apply(e, &points, &mut heights, &|l| self.mean_below(body, &below, l));
+        heights.iter().sum::<f64>() / heights.len() as f64
+    }
+
+    /// Elevation at each (lat, lon), `None` outside the raster or in a void.
+    pub(crate) fn heights(&self, points: &[(f64, f64)]) -> Result<Vec<Option<f64>>, BakeError> {
+        let taps = self.dem.taps(points)?;
+        Ok(self.dem.evaluate(1, &taps)?)
+    }
+
+    pub(crate) fn sample(&self, body: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
+        let points = lat_lon_of(body, &sample_directions(tile));
+        let mut values = self.heights(&points)?;
+        let filled: Vec<bool> = values.iter().map(Option::is_none).collect();
+        match self.void_value {
+            Some(v) => values.iter_mut().filter(|x| x.is_none()).for_each(|x| *x = Some(v)),
+            None if !fill_voids(&mut values) => {
+                return Err(BakeError::NoData { path: self.dem.path().to_owned(), tile });
+            }
+            None => {}
+        }
+        let mut heights: Vec<f64> = values.into_iter().map(|v| v.expect("filled")).collect();
+        if !self.layers.is_empty() {
+            let e = body.ellipsoid();
+            let surface: Vec<glam::DVec3> =
+                sample_directions(tile).into_iter().map(|d| e.surface_point_from_direction(d)).collect();
+            self.layers.apply(e, &surface, &mut heights, &|l| self.mean_below(body, &self.layers, l));
+        }
+        let classes = match &self.classes {
+            Some(raster) => {
+                let taps = raster.taps(&points)?;
+                raster
+                    .evaluate_nearest(1, &taps)?
+                    .into_iter()
+                    .map(|v| v.map_or(0, |v| v.round().clamp(0.0, 255.0) as u8))
+                    .collect()
+            }
+            None => vec![0; TILE_STORED_SAMPLE_COUNT],
+        };
+        let colour = match &self.imagery {
+            Some(raster) => {
+                let taps = raster.taps(&points)?;
+                let bands: Vec<Vec<Option<f64>>> =
+                    (1..=3).map(|b| raster.evaluate(b, &taps)).collect::<Result<_, _>>()?;
+                (0..TILE_STORED_SAMPLE_COUNT)
+                    .map(|k| std::array::from_fn(|c| bands[c][k].map_or(0, |v| v.round().clamp(0.0, 255.0) as u8)))
+                    .collect()
+            }
+            None => vec![[0; 3]; TILE_STORED_SAMPLE_COUNT],
+        };
+        Ok(Sampled { heights, filled, classes, colour })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn voids_fill_from_their_neighbours() {
+        let n = TILE_STORED_SAMPLE_COUNT;
+        let mut values: Vec<Option<f64>> = (0..n).map(|k| if k % 7 == 0 { None } else { Some(100.0) }).collect();
+        assert!(fill_voids(&mut values));
+        assert!(values.iter().all(|v| *v == Some(100.0)));
+        let mut empty = vec![None; n];
+        assert!(!fill_voids(&mut empty));
+    }
+
+    #[test]
+    fn supported_depth_follows_the_pixel_size() {
+        let earth = Body::earth();
+        // ETOPO5: 5 arc-minutes, ~9.3 km; depth 3 samples every 9.8 km.
+        assert_eq!(supported_depth(&earth, 9_266.0), 3);
+        // SRTM-3: ~92 m; depth 10 samples every 76 m.
+        assert_eq!(supported_depth(&earth, 92.0), 10);
+    }
+}
