@@ -9,20 +9,17 @@
 //! records) so the viewer and the tests share one path.
 
 mod conv;
-mod create;
 mod error;
-mod gpu;
 mod image;
-mod present;
 mod renderer;
-mod resources;
 pub mod scene;
+mod vk;
 
 pub use conv::{SlotContent, TILE_UPLOAD_BYTES, encode_tile, filled_record, quantise};
 pub use error::{RenderError, Result};
-pub use gpu::{GpuSettings, WindowHandles};
 pub use image::RgbaImage;
 pub use renderer::{
     CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HUD_BYTES, HUD_SIZE, NODE_VERTICES, PassTimes, Renderer,
     RendererSettings, lattice_indices,
 };
+pub use vk::device::{GpuSettings, WindowHandles};
