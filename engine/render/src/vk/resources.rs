@@ -128,7 +128,7 @@ impl Image {
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
-            .initial_layout(vk::ImageLayout::UNDEFINED);
+            .initial_layout(ImageUse::Undefined.layout());
         // SAFETY: valid device and create info.
         let image = unsafe { gpu.device.create_image(&info, None) }.during(name)?;
         // SAFETY: valid image of this device.
@@ -266,8 +266,6 @@ impl Backend {
         )?;
         Ok(())
     }
-
-    /// Clears the slot images once and leaves them shader-readable.
 
     /// Clears the slot images once and leaves them shader-readable.
     fn initialise_slots(&mut self) -> Result<()> {
