@@ -120,7 +120,7 @@ pub struct FrameOutcome {
 /// the direction the morph's cell-centre blend assumes), then the skirt.
 pub fn lattice_indices() -> Vec<u16> {
     let v = |i: u32, j: u32| (j * LATTICE_SIDE + i) as u16;
-    let mut out = Vec::with_capacity(6912);
+    let mut out = Vec::with_capacity(lattice_indices_len() as usize);
     for j in 0..LATTICE_SIDE - 1 {
         for i in 0..LATTICE_SIDE - 1 {
             let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i, j + 1), v(i + 1, j + 1));
@@ -319,8 +319,11 @@ pub(crate) fn last_write_per_slot<'a>(uploads: &[(u32, &'a SourceTile)]) -> Vec<
     kept
 }
 
+/// Indices one node instance draws: two triangles per lattice cell and per
+/// skirt quad (6912 for the 33 x 33 lattice).
 pub fn lattice_indices_len() -> u32 {
-    (32 * 32 + 4 * 32) * 6
+    let cells = LATTICE_SIDE - 1;
+    (cells * cells + 4 * cells) * 6
 }
 
 #[cfg(test)]
