@@ -1,6 +1,7 @@
 //! planet-render: the Vulkan terrain renderer.
 //!
-//! The only crate with Vulkan unsafe code. A frame is: tile uploads into
+//! The only crate with Vulkan unsafe code, all of it under `vk` behind a
+//! safe `Renderer` (renderer.rs). A frame is: tile uploads into
 //! array-image slots, a position-only depth pass, the shaded pass and the
 //! sky/analytic-body pass; each terrain pass is one instanced draw of a
 //! shared 33 x 33 lattice whose per-node data is a storage buffer of

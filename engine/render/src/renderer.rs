@@ -18,7 +18,7 @@ use crate::error::{RenderError, Result};
 use crate::image::RgbaImage;
 use crate::vk::Backend;
 use crate::vk::device::{GpuSettings, WindowHandles};
-use crate::vk::frames::SlotWrite;
+use crate::vk::frames::{Retired, SlotWrite};
 
 /// Vertices one node instance draws: the 33 x 33 lattice, then 4 x 33 skirt.
 pub use planet_terrain::abi::NODE_VERTICES;
@@ -227,12 +227,12 @@ impl Renderer {
         }
         let uploads = last_write_per_slot(input.uploads);
         let waiting = std::time::Instant::now();
-        let (index, previous_gpu_times) = self.backend.begin_frame()?;
+        let (frame, previous_gpu_times) = self.backend.begin_frame()?;
         let waited_ms = waiting.elapsed().as_secs_f64() * 1e3;
 
         // Stage uploads (and the HUD) and note how each slot decodes.
         let hud_at = self.backend.hud_staging_offset();
-        let staging = self.backend.staging_mut(index);
+        let staging = self.backend.staging_mut(&frame);
         let mut writes = Vec::with_capacity(uploads.len());
         for (k, (slot, tile)) in uploads.iter().enumerate() {
             let block = &mut staging[k * TILE_UPLOAD_BYTES..(k + 1) * TILE_UPLOAD_BYTES];
@@ -242,8 +242,8 @@ impl Renderer {
         if let Some(hud) = input.hud {
             staging[hud_at..hud_at + HUD_BYTES].copy_from_slice(hud);
         }
-        self.write_records(index, input.records);
-        let submitted = self.backend.submit(index, input, &writes)?;
+        self.write_records(&frame, input.records);
+        let submitted = self.backend.submit(frame, input, &writes)?;
         Ok(FrameOutcome {
             frame: submitted.frame,
             draw_calls: submitted.draw_calls,
@@ -254,11 +254,11 @@ impl Renderer {
         })
     }
 
-    /// Writes `records` into frame resources `index`, each completed with
+    /// Writes `records` into retired frame resources, each completed with
     /// what its slot holds (`conv::filled_record`).
-    fn write_records(&mut self, index: usize, records: &[NodeRecord]) {
+    fn write_records(&mut self, frame: &Retired, records: &[NodeRecord]) {
         let contents = &self.slot_contents;
-        let bytes = self.backend.records_mut(index);
+        let bytes = self.backend.records_mut(frame);
         for (record, out) in records.iter().zip(bytes.chunks_exact_mut(RECORD_BYTES)) {
             let filled = conv::filled_record(record, contents[record.slot as usize]);
             out.copy_from_slice(bytemuck::bytes_of(&filled));
@@ -299,9 +299,9 @@ impl Renderer {
             present: false,
         })?;
         self.finish()?;
-        let (index, _) = self.backend.begin_frame()?;
-        self.write_records(index, records);
-        self.backend.capture(index, constants, records.len())
+        let (frame, _) = self.backend.begin_frame()?;
+        self.write_records(&frame, records);
+        self.backend.capture(frame, constants, records.len())
     }
 }
 

@@ -13,6 +13,7 @@ use planet_terrain::abi::{NODE_VERTICES, PushConstants, binding};
 
 use super::Backend;
 use super::barrier::{MemoryUse, memory_barrier};
+use super::frames::Retired;
 use super::resources::Buffer;
 use crate::error::{Context, Result};
 use crate::image::RgbaImage;
@@ -24,14 +25,15 @@ impl Backend {
     }
 
     /// Runs the capture over the `count` records written into retired frame
-    /// resources `index`; returns `NODE_VERTICES` positions per record.
+    /// resources; returns `NODE_VERTICES` positions per record.
     pub(crate) fn capture(
         &mut self,
-        index: usize,
+        frame: Retired,
         constants: PushConstants,
         count: usize,
     ) -> Result<Option<Vec<[f32; 3]>>> {
         let Some(capture) = self.pipelines.capture else { return Ok(None) };
+        let index = frame.index();
         let vertices = count * NODE_VERTICES as usize;
         let mut buffer = Buffer::new(
             &self.gpu,

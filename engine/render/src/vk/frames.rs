@@ -51,6 +51,20 @@ impl FrameResources {
     }
 }
 
+/// Frame resources that `begin_frame` retired: the only way to write their
+/// host-visible buffers and to submit them, so the host never writes what
+/// the GPU may still read. Consumed by the submission.
+#[derive(Debug)]
+pub(crate) struct Retired {
+    index: usize,
+}
+
+impl Retired {
+    pub(super) fn index(&self) -> usize {
+        self.index
+    }
+}
+
 /// One tile write into a slot's layers: block `k` of the staging ring
 /// holds the k-th write; heights always, colour and classes when present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,24 +244,24 @@ impl Backend {
     }
 
     /// Retires the oldest frame in flight so its resources can be written;
-    /// returns their index and that frame's GPU times.
-    pub(crate) fn begin_frame(&mut self) -> Result<(usize, Option<PassTimes>)> {
+    /// returns them and that frame's GPU times.
+    pub(crate) fn begin_frame(&mut self) -> Result<(Retired, Option<PassTimes>)> {
         let index = (self.frame_number % self.frames.len() as u64) as usize;
         let times = self.wait(index)?;
         let frame = &self.frames[index];
         // SAFETY: the fence is not in use by a pending submission (waited).
         unsafe { self.gpu.device.reset_fences(&[frame.fence]) }.during("resetting a fence")?;
-        Ok((index, times))
+        Ok((Retired { index }, times))
     }
 
-    /// The staging ring of retired frame resources `index`.
-    pub(crate) fn staging_mut(&mut self, index: usize) -> &mut [u8] {
-        self.frames[index].staging.bytes_mut()
+    /// The staging ring of retired frame resources.
+    pub(crate) fn staging_mut(&mut self, frame: &Retired) -> &mut [u8] {
+        self.frames[frame.index].staging.bytes_mut()
     }
 
-    /// The node-record buffer of retired frame resources `index`.
-    pub(crate) fn records_mut(&mut self, index: usize) -> &mut [u8] {
-        self.frames[index].records.bytes_mut()
+    /// The node-record buffer of retired frame resources.
+    pub(crate) fn records_mut(&mut self, frame: &Retired) -> &mut [u8] {
+        self.frames[frame.index].records.bytes_mut()
     }
 
     /// Where the HUD overlay sits in the staging ring (after the tiles).
@@ -255,9 +269,10 @@ impl Backend {
         self.settings.uploads_per_frame.max(1) * TILE_UPLOAD_BYTES
     }
 
-    /// Records frame resources `index` (staged and with records written
+    /// Records retired frame resources (staged and with records written
     /// since `begin_frame`), submits them and presents.
-    pub(crate) fn submit(&mut self, index: usize, input: &FrameInput<'_>, writes: &[SlotWrite]) -> Result<Submitted> {
+    pub(crate) fn submit(&mut self, frame: Retired, input: &FrameInput<'_>, writes: &[SlotWrite]) -> Result<Submitted> {
+        let index = frame.index;
         let waiting = std::time::Instant::now();
         let target = if input.present { self.acquire(index)? } else { None };
         let mut waited_ms = waiting.elapsed().as_secs_f64() * 1e3;
