@@ -1,6 +1,7 @@
 //! planet-render: the Vulkan terrain renderer.
 //!
-//! The only crate with Vulkan unsafe code. A frame is: tile uploads into
+//! The only crate with Vulkan unsafe code, all of it under `vk` behind a
+//! safe `Renderer` (renderer.rs). A frame is: tile uploads into
 //! array-image slots, a position-only depth pass, the shaded pass and the
 //! sky/analytic-body pass; each terrain pass is one instanced draw of a
 //! shared 33 x 33 lattice whose per-node data is a storage buffer of
@@ -9,20 +10,17 @@
 //! records) so the viewer and the tests share one path.
 
 mod conv;
-mod create;
 mod error;
-mod gpu;
 mod image;
-mod present;
 mod renderer;
-mod resources;
 pub mod scene;
+mod vk;
 
 pub use conv::{SlotContent, TILE_UPLOAD_BYTES, encode_tile, filled_record, quantise};
 pub use error::{RenderError, Result};
-pub use gpu::{GpuSettings, WindowHandles};
 pub use image::RgbaImage;
 pub use renderer::{
     CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HUD_BYTES, HUD_SIZE, NODE_VERTICES, PassTimes, Renderer,
     RendererSettings, lattice_indices,
 };
+pub use vk::device::{GpuSettings, WindowHandles};

@@ -280,3 +280,68 @@ fn an_edit_is_drawn_the_next_frame_and_removing_it_restores_the_picture() {
     assert_eq!(differing_pixels(&before, &after), 0, "removing the layers restores the original picture");
     assert_no_validation_messages(&renderer);
 }
+
+/// A flat tile of `height` metres on a root (what it covers does not matter
+/// to a slot write).
+fn flat_tile(height: f32, colour: bool) -> planet_terrain::ground::SourceTile {
+    let samples = (planet_terrain::geo::address::TILE_STORED_SAMPLES as usize).pow(2);
+    planet_terrain::ground::SourceTile {
+        tile: planet_terrain::geo::address::TileAddress::roots()[0],
+        heights: (0..samples).map(|k| height + (k % 7) as f32).collect(),
+        classes: Some(vec![1; samples]),
+        colour: colour.then(|| vec![[10, 20, 30]; samples]),
+        provenance: planet_terrain::ground::Provenance::Invented,
+    }
+}
+
+#[test]
+fn a_slot_written_twice_in_one_frame_keeps_the_last_write_without_validation_messages() {
+    let body = Body::earth();
+    let mut renderer = renderer(SIZE, 8);
+    let scene = TerrainScene::new(body.clone(), None, &renderer, settings(64, 1.0, 1.0));
+    let view = view_at(&body, 10.0, 10.0, 500_000.0, 0.0, -90.0, SIZE);
+    let (first, second, other) = (flat_tile(100.0, true), flat_tile(2000.0, false), flat_tile(-50.0, true));
+    let uploads = [(3, &first), (5, &other), (3, &second)];
+    let input = planet_render::FrameInput {
+        constants: scene.constants(&view, sun_for(&body, &view), true),
+        records: &[],
+        uploads: &uploads,
+        read_back: true,
+        wireframe: false,
+        hud: None,
+        present: false,
+    };
+    // Twice: the second frame writes the same layers again, from SHADER_READ.
+    for _ in 0..2 {
+        renderer.render(&input).expect("frame");
+    }
+    renderer.finish().expect("finish");
+    assert_no_validation_messages(&renderer);
+    let held = renderer.slot_content(3);
+    assert_eq!(held.height_base, 2000.0, "the last write wins");
+    assert_eq!(held.flags & planet_terrain::abi::SLOT_HAS_COLOUR, 0, "the last write had no colour");
+    assert_eq!(renderer.slot_content(5).height_base, -50.0);
+}
+
+#[test]
+fn a_flight_over_a_coarse_pack_with_a_small_slot_budget_reports_no_validation_messages() {
+    // Ten slots, six of them pinned roots: a slot filled this frame is the
+    // least recently bound, so residency hands it out again in the same
+    // frame, and the renderer sees two writes to one slot.
+    let pack = procedural_pack(2);
+    let source = pack_source(&pack);
+    let body = source.body().clone();
+    let mut renderer = renderer(SIZE, 10);
+    let mut scene_settings = settings(1024, 1.0, 100.0);
+    scene_settings.uploads_per_frame = 8;
+    let mut scene = TerrainScene::new(body.clone(), Some(source), &renderer, scene_settings);
+    for step in 0..12 {
+        let t = f64::from(step) / 11.0;
+        let height = 8_000_000.0 * (1.0 - t) + 60_000.0 * t;
+        let view = view_at(&body, -30.0 + 20.0 * t, 140.0 + 15.0 * t, height, 30.0, -60.0, SIZE);
+        let mode = if step % 4 == 3 { ReadBack::Always } else { ReadBack::Never };
+        scene.frame(&mut renderer, &view, sun_for(&body, &view), mode).expect("frame");
+    }
+    renderer.finish().expect("finish");
+    assert_no_validation_messages(&renderer);
+}

@@ -9,8 +9,9 @@
 
 use ash::vk;
 
+use super::Backend;
+use super::device::Gpu;
 use crate::error::{Context, Result};
-use crate::gpu::Gpu;
 
 pub(crate) struct Swapchain {
     pub loader: ash::khr::swapchain::Device,
@@ -109,5 +110,80 @@ impl Swapchain {
             self.loader.destroy_swapchain(self.swapchain, None);
         }
         self.swapchain = vk::SwapchainKHR::null();
+    }
+}
+
+impl Backend {
+    pub(super) fn swapchain_matches(&self, size: (u32, u32)) -> bool {
+        self.swapchain.as_ref().is_none_or(|s| (s.extent.width, s.extent.height) == size)
+    }
+
+    pub(super) fn recreate_swapchain(&mut self) -> Result<()> {
+        let Some(mut old) = self.swapchain.take() else { return Ok(()) };
+        self.gpu.wait_idle()?;
+        let created = Swapchain::new(&self.gpu, self.settings.size, self.vsync, old.swapchain);
+        // SAFETY: the device is idle; the old swapchain was retired by the
+        // new one's creation (or is simply released on failure).
+        unsafe { old.destroy(&self.gpu) };
+        let swapchain = created?;
+        // The window decides the extent; follow it with the target.
+        let extent = (swapchain.extent.width, swapchain.extent.height);
+        self.swapchain = Some(swapchain);
+        if extent != self.settings.size && extent.0 > 0 && extent.1 > 0 {
+            self.rebuild_targets(extent)?;
+        }
+        Ok(())
+    }
+
+    /// Acquires the next swapchain image for frame resources `index`;
+    /// `None` when the window cannot take a frame now (minimised, or the
+    /// surface changed: it is recreated for the next frame).
+    pub(super) fn acquire(&mut self, index: usize) -> Result<Option<u32>> {
+        let Some(swapchain) = &self.swapchain else { return Ok(None) };
+        if swapchain.extent.width == 0 || swapchain.extent.height == 0 {
+            return Ok(None);
+        }
+        if (swapchain.extent.width, swapchain.extent.height) != self.settings.size {
+            self.recreate_swapchain()?;
+            return Ok(None);
+        }
+        let swapchain = self.swapchain.as_ref().expect("checked");
+        // SAFETY: the semaphore is unsignalled: its last wait was by this
+        // frame resource's previous submission, retired in `begin_frame`.
+        let acquired = unsafe {
+            swapchain.loader.acquire_next_image(
+                swapchain.swapchain,
+                u64::MAX,
+                self.frames[index].acquired,
+                vk::Fence::null(),
+            )
+        };
+        match acquired {
+            // Suboptimal still presents; it is recreated afterwards.
+            Ok((image, _suboptimal)) => Ok(Some(image)),
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
+                self.recreate_swapchain()?;
+                Ok(None)
+            }
+            Err(e) => Err(crate::conv::map_result(e, "acquiring a swapchain image")),
+        }
+    }
+
+    pub(super) fn present(&mut self, image: u32) -> Result<bool> {
+        let swapchain = self.swapchain.as_ref().expect("presenting to it");
+        let waits = [swapchain.rendered[image as usize]];
+        let chains = [swapchain.swapchain];
+        let images = [image];
+        let info = vk::PresentInfoKHR::default().wait_semaphores(&waits).swapchains(&chains).image_indices(&images);
+        // SAFETY: the image was acquired and the submit that renders into it
+        // signals `waits`.
+        match unsafe { swapchain.loader.queue_present(self.gpu.queue, &info) } {
+            Ok(false) => Ok(true),
+            Ok(true) | Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {
+                self.recreate_swapchain()?;
+                Ok(true)
+            }
+            Err(e) => Err(crate::conv::map_result(e, "presenting")),
+        }
     }
 }

@@ -1,0 +1,363 @@
+//! Recording a frame: uploads into array-image slots, the position-only
+//! depth pass, the shaded pass, the analytic body, the sky and the HUD,
+//! then the read-back copy and/or the blit into the swapchain image.
+//!
+//! The key decisions: reversed Z with an infinite far plane (one D32 depth
+//! buffer from orbit to the ground); and an upload moves only the layers it
+//! writes out of `ShaderRead`, each exactly once per frame (the caller
+//! passes one write per slot), behind a barrier whose first scope is every
+//! earlier shader read on the queue, so it never overwrites a layer a frame
+//! still in flight reads. Every barrier comes from `barrier.rs`.
+
+use ash::vk;
+use planet_terrain::abi::{FLAG_ANALYTIC_BODY, PushConstants, timestamp};
+
+use super::Backend;
+use super::barrier::{ImageUse, MemoryUse, memory_barrier};
+use super::frames::SlotWrite;
+use crate::conv::{CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, SIDE, TILE_UPLOAD_BYTES};
+use crate::error::{Context, Result};
+use crate::renderer::{DrawCalls, FrameInput, HUD_SIZE, lattice_indices_len};
+
+/// The handles of one frame's resources that recording uses (copied, so
+/// the images' use tracking can be updated while recording).
+#[derive(Clone, Copy)]
+pub(super) struct FrameHandles {
+    pub(super) pool: vk::CommandPool,
+    pub(super) commands: vk::CommandBuffer,
+    pub(super) set: vk::DescriptorSet,
+    pub(super) queries: vk::QueryPool,
+    pub(super) counters: vk::Buffer,
+    pub(super) staging: vk::Buffer,
+}
+
+impl Backend {
+    pub(super) fn frame_handles(&self, index: usize) -> FrameHandles {
+        let frame = &self.frames[index];
+        FrameHandles {
+            pool: frame.pool,
+            commands: frame.commands,
+            set: frame.set,
+            queries: frame.queries,
+            counters: frame.counters.buffer,
+            staging: frame.staging.buffer,
+        }
+    }
+
+    /// Records frame resources `index`: `writes` are the staged tiles (one
+    /// per slot), `present` the acquired swapchain image, if any.
+    pub(super) fn record(
+        &mut self,
+        index: usize,
+        input: &FrameInput<'_>,
+        writes: &[SlotWrite],
+        present: Option<u32>,
+    ) -> Result<DrawCalls> {
+        let frame = self.frame_handles(index);
+        let commands = frame.commands;
+        let mut draws = DrawCalls::default();
+        let terrain = !input.records.is_empty();
+        let analytic_body = input.constants.flags & FLAG_ANALYTIC_BODY != 0;
+        let device = self.gpu.device.clone();
+        // SAFETY: the frame's resources were retired (its fence waited), so
+        // its pool, buffers and query pool are free to reuse.
+        unsafe {
+            device.reset_command_pool(frame.pool, vk::CommandPoolResetFlags::empty()).during("resetting commands")?;
+            let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            device.begin_command_buffer(commands, &begin).during("recording")?;
+            device.cmd_reset_query_pool(commands, frame.queries, 0, timestamp::COUNT);
+            device.cmd_fill_buffer(commands, frame.counters, 0, vk::WHOLE_SIZE, 0);
+        }
+        self.record_uploads(commands, frame.staging, writes, input.hud.is_some());
+        let counters_ready = [memory_barrier(MemoryUse::TransferDst, MemoryUse::FragmentStorage)];
+        // SAFETY: recording; the barrier orders the counter's clear before
+        // the sky's increments.
+        unsafe {
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().memory_barriers(&counters_ready));
+            device.cmd_write_timestamp2(
+                commands,
+                vk::PipelineStageFlags2::TOP_OF_PIPE,
+                frame.queries,
+                timestamp::FRAME_START,
+            );
+        }
+        self.begin_depth_only(commands);
+        // SAFETY: recording inside the depth-only rendering begun above;
+        // the pipeline, set and index buffer are this renderer's.
+        unsafe {
+            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.depth);
+            self.bind_common(commands, frame.set, &input.constants);
+            if terrain {
+                device.cmd_draw_indexed(commands, lattice_indices_len(), input.records.len() as u32, 0, 0, 0);
+                draws.terrain_depth += 1;
+            }
+            device.cmd_end_rendering(commands);
+            device.cmd_write_timestamp2(
+                commands,
+                vk::PipelineStageFlags2::ALL_GRAPHICS,
+                frame.queries,
+                timestamp::DEPTH_DONE,
+            );
+        }
+
+        let (width, height) = self.settings.size;
+        // The target's contents are redrawn whole; the depth pass's writes
+        // must land before the shaded pass tests against them.
+        let mut barriers = self.target.discard_to(ImageUse::ColorTarget);
+        barriers.extend(self.depth.transition(0..1, ImageUse::DepthTarget));
+        let colour = [vk::RenderingAttachmentInfo::default()
+            .image_view(self.target.view)
+            .image_layout(ImageUse::ColorTarget.layout())
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0, 0.0, 0.0, 1.0] } })];
+        let depth = vk::RenderingAttachmentInfo::default()
+            .image_view(self.depth.view)
+            .image_layout(ImageUse::DepthTarget.layout())
+            .load_op(vk::AttachmentLoadOp::LOAD)
+            .store_op(vk::AttachmentStoreOp::DONT_CARE);
+        let rendering = vk::RenderingInfo::default()
+            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width, height } })
+            .layer_count(1)
+            .color_attachments(&colour)
+            .depth_attachment(&depth);
+        // SAFETY: recording; the barriers put the target and the depth
+        // buffer in the layouts the attachments name; every handle is this
+        // renderer's.
+        unsafe {
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&barriers));
+            device.cmd_begin_rendering(commands, &rendering);
+            let shaded = match (input.wireframe, self.pipelines.wire) {
+                (true, Some(wire)) => wire,
+                _ => self.pipelines.shaded,
+            };
+            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, shaded);
+            self.bind_common(commands, frame.set, &input.constants);
+            if terrain {
+                device.cmd_draw_indexed(commands, lattice_indices_len(), input.records.len() as u32, 0, 0, 0);
+                draws.terrain_shaded += 1;
+            }
+            device.cmd_write_timestamp2(
+                commands,
+                vk::PipelineStageFlags2::ALL_GRAPHICS,
+                frame.queries,
+                timestamp::SHADED_DONE,
+            );
+            if analytic_body {
+                device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.body);
+                device.cmd_draw(commands, 3, 1, 0, 0);
+                draws.body += 1;
+            }
+            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.sky);
+            device.cmd_draw(commands, 3, 1, 0, 0);
+            draws.sky += 1;
+            if input.hud.is_some() {
+                device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.hud);
+                device.cmd_draw(commands, 3, 1, 0, 0);
+                draws.hud += 1;
+            }
+            device.cmd_end_rendering(commands);
+            device.cmd_write_timestamp2(
+                commands,
+                vk::PipelineStageFlags2::ALL_GRAPHICS,
+                frame.queries,
+                timestamp::SKY_DONE,
+            );
+        }
+        if input.read_back || present.is_some() {
+            self.record_finish(commands, input.read_back, present);
+        }
+        // SAFETY: the command buffer is recording.
+        unsafe { device.end_command_buffer(commands) }.during("recording")?;
+        Ok(draws)
+    }
+
+    /// Copies staged tiles into their slots' layers (and the HUD overlay).
+    /// `commands` is recording; `staging` holds `writes` in order.
+    fn record_uploads(&mut self, commands: vk::CommandBuffer, staging: vk::Buffer, writes: &[SlotWrite], hud: bool) {
+        if writes.is_empty() && !hud {
+            return;
+        }
+        let region = |offset: usize, layer: u32, (width, height): (u32, u32)| {
+            vk::BufferImageCopy::default()
+                .buffer_offset(offset as u64)
+                .image_subresource(
+                    vk::ImageSubresourceLayers::default()
+                        .aspect_mask(vk::ImageAspectFlags::COLOR)
+                        .mip_level(0)
+                        .base_array_layer(layer)
+                        .layer_count(1),
+                )
+                .image_extent(vk::Extent3D { width, height, depth: 1 })
+        };
+        let mut heights = Vec::new();
+        let mut colour = Vec::new();
+        let mut classes = Vec::new();
+        let mut before = Vec::new();
+        for (k, write) in writes.iter().enumerate() {
+            let (base, slot) = (k * TILE_UPLOAD_BYTES, write.slot);
+            // One write per layer per frame: a layer already TRANSFER_DST
+            // here would be a second copy into it in the same command.
+            assert_eq!(self.heights.use_of(slot), ImageUse::ShaderRead, "slot {slot} written twice in one frame");
+            heights.push(region(base + HEIGHT_OFFSET, slot, (SIDE, SIDE)));
+            before.extend(self.heights.transition(slot..slot + 1, ImageUse::TransferDst));
+            if write.colour {
+                colour.push(region(base + COLOUR_OFFSET, slot, (SIDE, SIDE)));
+                before.extend(self.colour.transition(slot..slot + 1, ImageUse::TransferDst));
+            }
+            if write.classes {
+                classes.push(region(base + CLASS_OFFSET, slot, (SIDE, SIDE)));
+                before.extend(self.classes.transition(slot..slot + 1, ImageUse::TransferDst));
+            }
+        }
+        let hud_region = [region(self.hud_staging_offset(), 0, HUD_SIZE)];
+        if hud {
+            before.extend(self.hud.transition(0..1, ImageUse::TransferDst));
+        }
+        // Only the layers written move back; the rest never left ShaderRead.
+        let mut after = Vec::new();
+        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.hud] {
+            let layers = image.layers;
+            after.extend(image.transition(0..layers, ImageUse::ShaderRead));
+        }
+        let device = &self.gpu.device;
+        let dst = ImageUse::TransferDst.layout();
+        // SAFETY: `commands` is recording and `staging` holds the blocks the
+        // regions name; the barriers move exactly the written layers to
+        // TRANSFER_DST and back, and each layer is the target of one region.
+        unsafe {
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&before));
+            if hud {
+                device.cmd_copy_buffer_to_image(commands, staging, self.hud.image, dst, &hud_region);
+            }
+            for (image, regions) in
+                [(self.heights.image, &heights), (self.colour.image, &colour), (self.classes.image, &classes)]
+            {
+                if !regions.is_empty() {
+                    device.cmd_copy_buffer_to_image(commands, staging, image, dst, regions);
+                }
+            }
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&after));
+        }
+    }
+
+    /// Copies the finished target back to the host and/or blits it into
+    /// swapchain image `present`. `commands` is recording, after the colour
+    /// pass; `present` was acquired.
+    fn record_finish(&mut self, commands: vk::CommandBuffer, read_back: bool, present: Option<u32>) {
+        let (width, height) = self.settings.size;
+        let mut to_transfer = self.target.transition(0..1, ImageUse::TransferSrc);
+        let swapchain_image = present.map(|k| self.swapchain.as_ref().expect("a windowed renderer").images[k as usize]);
+        let colour_range = super::resources::range(vk::ImageAspectFlags::COLOR, 1);
+        if let Some(image) = swapchain_image {
+            // The acquire semaphore's wait covers the transfer stage.
+            to_transfer.push(super::barrier::image_barrier(
+                image,
+                colour_range,
+                ImageUse::Acquired,
+                ImageUse::TransferDst,
+                true,
+            ));
+        }
+        let layers = vk::ImageSubresourceLayers::default().aspect_mask(vk::ImageAspectFlags::COLOR).layer_count(1);
+        let region = [vk::BufferImageCopy::default().image_subresource(layers).image_extent(vk::Extent3D {
+            width,
+            height,
+            depth: 1,
+        })];
+        let corner = vk::Offset3D { x: width as i32, y: height as i32, z: 1 };
+        let blit = [vk::ImageBlit::default()
+            .src_subresource(layers)
+            .src_offsets([vk::Offset3D::default(), corner])
+            .dst_subresource(layers)
+            .dst_offsets([vk::Offset3D::default(), corner])];
+        let to_host = [memory_barrier(MemoryUse::TransferDst, MemoryUse::HostRead)];
+        let device = &self.gpu.device;
+        // SAFETY: `commands` is recording, after the colour pass; the target
+        // and the swapchain image have the same extent (the renderer follows
+        // the swapchain).
+        unsafe {
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&to_transfer));
+            let src = ImageUse::TransferSrc.layout();
+            if read_back {
+                device.cmd_copy_image_to_buffer(commands, self.target.image, src, self.readback.buffer, &region);
+                device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().memory_barriers(&to_host));
+            }
+            if let Some(image) = swapchain_image {
+                let dst = ImageUse::TransferDst.layout();
+                device.cmd_blit_image(commands, self.target.image, src, image, dst, &blit, vk::Filter::NEAREST);
+                let to_present = [super::barrier::image_barrier(
+                    image,
+                    colour_range,
+                    ImageUse::TransferDst,
+                    ImageUse::Present,
+                    true,
+                )];
+                device
+                    .cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&to_present));
+            }
+        }
+    }
+
+    /// Sets the viewport and scissor and binds the set, the push constants
+    /// and the lattice's index buffer. `commands` is recording.
+    pub(super) fn bind_common(&self, commands: vk::CommandBuffer, set: vk::DescriptorSet, constants: &PushConstants) {
+        let device = &self.gpu.device;
+        let (width, height) = self.settings.size;
+        let viewport = [vk::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: width as f32,
+            height: height as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        }];
+        let scissor = [vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width, height } }];
+        // SAFETY: recording state; the set and layout are compatible.
+        unsafe {
+            device.cmd_set_viewport(commands, 0, &viewport);
+            device.cmd_set_scissor(commands, 0, &scissor);
+            device.cmd_bind_descriptor_sets(
+                commands,
+                vk::PipelineBindPoint::GRAPHICS,
+                self.pipelines.layout,
+                0,
+                &[set],
+                &[],
+            );
+            device.cmd_push_constants(
+                commands,
+                self.pipelines.layout,
+                vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT,
+                0,
+                bytemuck::bytes_of(constants),
+            );
+            device.cmd_bind_index_buffer(commands, self.indices.buffer, 0, vk::IndexType::UINT16);
+        }
+    }
+
+    /// Begins depth-only rendering into the cleared depth buffer (the
+    /// depth pass, and the capture pass). `commands` is recording.
+    pub(super) fn begin_depth_only(&mut self, commands: vk::CommandBuffer) {
+        let (width, height) = self.settings.size;
+        let depth = vk::RenderingAttachmentInfo::default()
+            .image_view(self.depth.view)
+            .image_layout(ImageUse::DepthTarget.layout())
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 0.0, stencil: 0 } });
+        let rendering = vk::RenderingInfo::default()
+            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width, height } })
+            .layer_count(1)
+            .depth_attachment(&depth);
+        // Cleared: the last frame's depth is not kept, only waited for.
+        let barrier = self.depth.discard_to(ImageUse::DepthTarget);
+        let device = &self.gpu.device;
+        // SAFETY: recording state; the depth image is this renderer's and
+        // the barrier puts it in the layout the attachment names.
+        unsafe {
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&barrier));
+            device.cmd_begin_rendering(commands, &rendering);
+        }
+    }
+}
