@@ -34,7 +34,11 @@ fn elevation(lat: f64, lon: f64) -> f64 {
     let mut h = 400.0 * (3.0 * lambda).sin() * (2.0 * phi).cos() + 250.0 * (5.0 * phi).sin();
     for (clat, clon, radius, depth) in CRATERS {
         let r = angle_degrees((lat, lon), (clat, clon)) / radius;
-        h += if r < 1.0 { depth * (r * r - 1.0) + 0.25 * depth * r.powi(6) } else { 0.25 * depth * (-(r - 1.0) * 3.0).exp() };
+        h += if r < 1.0 {
+            depth * (r * r - 1.0) + 0.25 * depth * r.powi(6)
+        } else {
+            0.25 * depth * (-(r - 1.0) * 3.0).exp()
+        };
     }
     h
 }

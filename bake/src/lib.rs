@@ -2,7 +2,7 @@
 //! links GDAL.
 //!
 //! Map, by stage: [`raster`] (a GDAL raster sampled at latitude/longitude),
-//! [`landmarks`] (the grid-convention audit), [`bake`] (the entry point and
+//! [`landmarks`] (the grid-convention audit), [`bake`](mod@bake) (the entry point and
 //! the shared first stage), then `options` (what a bake is told), `error`,
 //! `fingerprint` (input identity), `sampling` (tile samples from the
 //! rasters, voids), `geometry` (tile boxes and the tile set), `pipeline`

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 [[ -f packs/earth.planetpack ]] || { echo "prepare: run tools/demo.sh first (it bakes packs/earth.planetpack)" >&2; exit 1; }
 ls .gl/*.deb >/dev/null 2>&1 || ../shared/device/prepare-vulkan.sh
 cargo build --release --locked -q -p planet-view
-tests=$(cargo test --release --locked -q -p planet-render --test render --no-run --message-format=json 2>/dev/null |
+tests=$(cargo test --release --locked -q -p planet-render --test it --no-run --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 mkdir -p .gl/bin
 cp target/release/planet-view .gl/bin/

@@ -66,6 +66,12 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
+/// The debug messenger's callback: records each validation message.
+///
+/// # Safety
+/// Called by the Vulkan loader only, with `data` valid for the call and
+/// `user` the `MessageLog` registered with the messenger, which the
+/// `Gpu` keeps alive for as long as the messenger exists.
 unsafe extern "system" fn on_message(
     severity: vk::DebugUtilsMessageSeverityFlagsEXT,
     kind: vk::DebugUtilsMessageTypeFlagsEXT,

@@ -1,0 +1,10 @@
+//! planet-render's integration tests, one binary, on lavapipe with the
+//! validation layers on: the vertex shader held to its CPU reference
+//! ([`conformance`]), and pictures, holes, draws and validation
+//! ([`render`]), sharing the fixtures and golden check in [`support`].
+//!
+//! One binary links the renderer once instead of once per area.
+
+mod conformance;
+mod render;
+mod support;
