@@ -3,8 +3,7 @@
 //! the same slot contents, positions read back from the shader's capture
 //! variant, at depths 0 to 24, with every edge relation and a mid-morph band.
 
-
-
+use crate::support::*;
 use glam::Vec3;
 use planet_render::{NODE_VERTICES, filled_record, quantise};
 use planet_terrain::camera::View;
@@ -15,7 +14,6 @@ use planet_terrain::ground::{HeightSource, ProceduralSource, SourceTile};
 use planet_terrain::lod::{
     Binding, EdgeRelation, SelectedNode, UvRect, centre_height_within, node_record, reference_vertex,
 };
-use crate::support::*;
 
 /// A node at `depth` under a mid-latitude point, with the camera a
 /// node-width above the ground there, looking down.

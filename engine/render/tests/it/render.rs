@@ -3,14 +3,12 @@
 //! mismatch the actual image and a diff land in target/golden-failures/.
 //! Regenerate after a reviewed change with `PLANET_BLESS=1`.
 
-
-
 use std::sync::Arc;
 
+use crate::support::*;
 use planet_render::scene::{Appearance, ReadBack, TerrainScene, sun_for};
 use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightSource, ProceduralSource};
-use crate::support::*;
 
 const SIZE: (u32, u32) = (192, 120);
 
