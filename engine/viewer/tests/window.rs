@@ -321,3 +321,84 @@ fn authoring_in_the_window_is_on_screen_the_next_frame_and_undoes() {
     let parsed = planet_terrain::layers::Scene::from_json(&saved, "earth").expect("a valid scene");
     assert_eq!(parsed.layers.len(), 1, "one crater: {saved}");
 }
+
+/// Sends real input through the X server (XTEST, as a person's keyboard
+/// would), not through the viewer's `--script` hook.
+fn xdotool(display: &str, args: &[&str]) {
+    let status = Command::new("xdotool")
+        .env("DISPLAY", display)
+        .args(args)
+        .status()
+        .expect("xdotool is installed (tools/deps.sh installs it)");
+    assert!(status.success(), "xdotool {args:?}");
+}
+
+#[test]
+fn real_key_events_reach_the_viewer_through_the_x_server() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let hover = r#""lat": -47.12, "lon": 38.95, "alt": 14000, "heading": 25, "pitch": -35"#;
+    let path = dir.path().join("hover.json");
+    std::fs::write(&path, format!(r#"{{"keyframes": [{{"t": 0, {hover}}}, {{"t": 600, {hover}}}]}}"#))
+        .expect("write path");
+    let scene = dir.path().join("scene.json");
+    let x = Xvfb::start();
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--scene").arg(&scene).args(["--size", "128x80", "--validation", "--no-hud"]);
+    let mut viewer = command.stderr(Stdio::piped()).spawn().expect("start planet-view");
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+        let start = std::time::Instant::now();
+        while !done() {
+            assert!(start.elapsed().as_secs() < 60, "timed out waiting for {what}");
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    // The window is mapped once xdotool can find it; then it takes the
+    // keyboard focus and the pointer goes over the ground.
+    let display = x.display.clone();
+    wait_for("the window", &|| {
+        Command::new("xdotool")
+            .env("DISPLAY", &display)
+            .args(["search", "--onlyvisible", "--name", "planet-view"])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    xdotool(&x.display, &["search", "--onlyvisible", "--name", "planet-view", "windowfocus", "--sync"]);
+    xdotool(&x.display, &["mousemove", "64", "44"]);
+    xdotool(&x.display, &["key", "k"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    xdotool(&x.display, &["key", "ctrl+s"]);
+    wait_for("Ctrl+S to write the scene", &|| scene.exists());
+    let saved = std::fs::read_to_string(&scene).expect("the saved scene");
+    let parsed = planet_terrain::layers::Scene::from_json(&saved, "earth").expect("a valid scene");
+    // Under load the X server may auto-repeat a held key, so count, don't pin.
+    let dug = parsed.layers.len();
+    assert!(dug >= 1, "K dug a crater under the pointer: {saved}");
+    // Undo through the keyboard, save again: the crater is gone.
+    std::fs::remove_file(&scene).expect("remove the first save");
+    xdotool(&x.display, &["key", "ctrl+z"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    xdotool(&x.display, &["key", "ctrl+s"]);
+    wait_for("the second save", &|| scene.exists());
+    let saved = std::fs::read_to_string(&scene).expect("the second save");
+    let parsed = planet_terrain::layers::Scene::from_json(&saved, "earth").expect("a valid scene");
+    assert!(parsed.layers.len() < dug, "Ctrl+Z undid a crater: {saved}");
+    xdotool(&x.display, &["key", "Escape"]);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = viewer.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed().as_secs() > 30 {
+            let _ = viewer.kill();
+            panic!("Escape did not close the window");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    use std::io::Read;
+    viewer.stderr.take().expect("piped").read_to_string(&mut stderr).expect("stderr");
+    assert!(status.success(), "planet-view failed:\n{stderr}");
+}
