@@ -308,9 +308,8 @@ impl Renderer {
 /// One upload per slot, the last one given for it (in the order of those
 /// last writes): writing a slot twice in one frame would copy twice into
 /// one layer, and only the last write is what the slot holds afterwards.
-/// Residency can hand a slot out twice in a frame (with a small slot budget
-/// a slot filled this frame is the least recently bound, so the next miss
-/// evicts it again).
+/// `Residency` never plans that (a slot is written at most once per plan);
+/// this keeps `render`'s own contract for any caller of the public API.
 pub(crate) fn last_write_per_slot<'a>(uploads: &[(u32, &'a SourceTile)]) -> Vec<(u32, &'a SourceTile)> {
     let mut seen = HashSet::with_capacity(uploads.len());
     let mut kept: Vec<(u32, &SourceTile)> =

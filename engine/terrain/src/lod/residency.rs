@@ -87,6 +87,11 @@ pub struct FramePlan {
 struct Slot {
     tile: Option<TileAddress>,
     last_bound: Option<u64>,
+    /// The frame whose plan last scheduled a write into this slot: a slot
+    /// is written at most once per frame, so it is not handed out again
+    /// by the same plan (the first write would be wasted, and two writes
+    /// to one layer in one command buffer race).
+    written: Option<u64>,
     pinned: bool,
 }
 
@@ -192,6 +197,7 @@ impl Residency {
                 continue;
             }
             if let Some(slot) = self.slot_of(tile) {
+                self.slots[slot].written = Some(frame);
                 plan.uploads.push(Upload { tile, slot, restage: true });
                 plan.upload_bytes += cost;
             }
@@ -202,14 +208,15 @@ impl Residency {
                 waiting += 1;
                 continue;
             }
-            let Some(slot) = self.allocate() else {
+            let Some(slot) = self.allocate(frame) else {
                 waiting += 1;
                 continue;
             };
             if let Some(old) = self.slots[slot].tile.take() {
                 self.lookup.remove(&old.key());
             }
-            self.slots[slot] = Slot { tile: Some(tile), last_bound: None, pinned: tile.depth() == 0 };
+            self.slots[slot] =
+                Slot { tile: Some(tile), last_bound: None, written: Some(frame), pinned: tile.depth() == 0 };
             self.lookup.insert(tile.key(), slot);
             plan.uploads.push(Upload { tile, slot, restage: false });
             plan.upload_bytes += cost;
@@ -220,15 +227,16 @@ impl Residency {
         plan
     }
 
-    /// A free slot, or the least recently bound evictable one.
-    fn allocate(&self) -> Option<usize> {
+    /// A free slot, or the least recently bound evictable one; never one
+    /// this frame already writes.
+    fn allocate(&self, frame: u64) -> Option<usize> {
         if let Some(free) = self.slots.iter().position(|s| s.tile.is_none()) {
             return Some(free);
         }
         self.slots
             .iter()
             .enumerate()
-            .filter(|(_, s)| self.evictable(s))
+            .filter(|(_, s)| self.evictable(s) && s.written != Some(frame))
             .min_by_key(|(k, s)| (s.last_bound.map_or(0, |f| f + 1), *k))
             .map(|(k, _)| k)
     }

@@ -332,6 +332,11 @@ proptest! {
             // Re-staging is served before any miss.
             let first_miss = plan.uploads.iter().position(|u| !u.restage).unwrap_or(plan.uploads.len());
             prop_assert!(plan.uploads[first_miss..].iter().all(|u| !u.restage));
+            // A slot is written at most once per frame (regression: a slot
+            // filled earlier in the same plan was evicted again by the next
+            // miss, and the renderer saw two writes to one layer).
+            let mut written = std::collections::HashSet::new();
+            prop_assert!(plan.uploads.iter().all(|u| written.insert(u.slot)), "{:?}", plan.uploads);
         }
     }
 }
