@@ -72,7 +72,7 @@ struct Cli {
     cache_mib: usize,
     /// The elevation of every void (nodata) sample, e.g. 0 for the oceans of a
     /// land-only DEM; without it voids are filled from surrounding samples.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = planet_cli::args::finite)]
     void_value: Option<f64>,
     /// A scene file whose layers (craters, pads, ...) are baked into the ground.
     #[arg(long)]
@@ -142,9 +142,6 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     }
     if cli.jobs == Some(0) {
         bail!("--jobs must be at least 1");
-    }
-    if cli.void_value.is_some_and(|v| !v.is_finite()) {
-        bail!("--void-value must be a finite elevation in metres");
     }
     let scene = match &cli.scene {
         Some(path) => Some(planet_cli::scene::load_layer_stack(path, &body)?),

@@ -153,14 +153,21 @@ pub const RECORD_BYTES: usize = std::mem::size_of::<NodeRecord>();
 /// Where the generated header lives, relative to the workspace root.
 pub const GLSL_HEADER_PATH: &str = "shaders/generated/abi.glsl";
 
+/// The command that rewrites a stale header.
+pub const REGENERATE_GLSL_HEADER: &str = "PLANET_UPDATE_ABI=1 cargo test -p planet-terrain --lib abi_header";
+
+/// Whether the header committed under `workspace` is exactly what
+/// [`glsl_header`] renders (a missing file is stale).
+pub fn committed_glsl_header_is_fresh(workspace: &std::path::Path) -> bool {
+    std::fs::read_to_string(workspace.join(GLSL_HEADER_PATH)).is_ok_and(|committed| committed == glsl_header())
+}
+
 /// The GLSL header the shaders include: constants, structs, bindings and
 /// the push constants, in the layouts declared above.
 pub fn glsl_header() -> String {
     let mut out = String::new();
-    out.push_str(
-        "// GENERATED from planet_terrain::abi (engine/terrain/src/abi.rs); do not edit.\n\
-         // Regenerate: PLANET_UPDATE_ABI=1 cargo test -p planet-terrain --lib abi_header\n\n",
-    );
+    let _ = writeln!(out, "// GENERATED from planet_terrain::abi (engine/terrain/src/abi.rs); do not edit.");
+    let _ = writeln!(out, "// Regenerate: {REGENERATE_GLSL_HEADER}\n");
     let uint = |out: &mut String, name: &str, value: u32| {
         let _ = writeln!(out, "const uint {name} = {value}u;");
     };
@@ -257,21 +264,16 @@ mod tests {
     /// shaders compiled into `planet-render` include the committed file.
     #[test]
     fn abi_header_is_fresh() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(GLSL_HEADER_PATH);
-        let expected = glsl_header();
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        if committed == expected {
+        let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        if committed_glsl_header_is_fresh(&workspace) {
             return;
         }
+        let path = workspace.join(GLSL_HEADER_PATH);
         if std::env::var_os("PLANET_UPDATE_ABI").is_some() {
             std::fs::create_dir_all(path.parent().expect("a parent")).expect("create shaders/generated");
-            std::fs::write(&path, expected).expect("write the header");
+            std::fs::write(&path, glsl_header()).expect("write the header");
             return;
         }
-        panic!(
-            "{} is stale against planet_terrain::abi; regenerate it with \
-             PLANET_UPDATE_ABI=1 cargo test -p planet-terrain --lib abi_header",
-            path.display()
-        );
+        panic!("{} is stale against planet_terrain::abi; regenerate it: {REGENERATE_GLSL_HEADER}", path.display());
     }
 }

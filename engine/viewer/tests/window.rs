@@ -296,14 +296,7 @@ fn a_scene_file_edits_the_ground_it_draws() {
 fn authoring_in_the_window_is_on_screen_the_next_frame_and_undoes() {
     let dir = tempfile::tempdir().expect("temp dir");
     let pack = test_pack();
-    // Hold still over the mountains, looking down at them.
-    let hover = r#"{"lat": -47.12, "lon": 38.95, "alt": 14000, "heading": 25, "pitch": -35}"#;
-    let path = dir.path().join("hover.json");
-    std::fs::write(
-        &path,
-        format!(r#"{{"keyframes": [{{"t": 0, {h}}}, {{"t": 3, {h}}}]}}"#, h = &hover[1..hover.len() - 1]),
-    )
-    .expect("write path");
+    let path = write_hover_path(dir.path(), 3);
     let frames = dir.path().join("frames");
     let scene = dir.path().join("scene.json");
     let x = Xvfb::start();
@@ -322,6 +315,16 @@ fn authoring_in_the_window_is_on_screen_the_next_frame_and_undoes() {
     assert_eq!(parsed.layers.len(), 1, "one crater: {saved}");
 }
 
+/// A path that holds still over the mountains for `seconds`, looking down
+/// at them: where the authoring tests dig.
+fn write_hover_path(dir: &Path, seconds: u32) -> PathBuf {
+    let hover = r#""lat": -47.12, "lon": 38.95, "alt": 14000, "heading": 25, "pitch": -35"#;
+    let path = dir.join("hover.json");
+    std::fs::write(&path, format!(r#"{{"keyframes": [{{"t": 0, {hover}}}, {{"t": {seconds}, {hover}}}]}}"#))
+        .expect("write path");
+    path
+}
+
 /// Sends real input through the X server (XTEST, as a person's keyboard
 /// would), not through the viewer's `--script` hook.
 fn xdotool(display: &str, args: &[&str]) {
@@ -337,10 +340,7 @@ fn xdotool(display: &str, args: &[&str]) {
 fn real_key_events_reach_the_viewer_through_the_x_server() {
     let dir = tempfile::tempdir().expect("temp dir");
     let pack = test_pack();
-    let hover = r#""lat": -47.12, "lon": 38.95, "alt": 14000, "heading": 25, "pitch": -35"#;
-    let path = dir.path().join("hover.json");
-    std::fs::write(&path, format!(r#"{{"keyframes": [{{"t": 0, {hover}}}, {{"t": 600, {hover}}}]}}"#))
-        .expect("write path");
+    let path = write_hover_path(dir.path(), 600);
     let scene = dir.path().join("scene.json");
     let x = Xvfb::start();
     let mut command = fly(&pack, &path, Some(&x.display));
@@ -387,18 +387,13 @@ fn real_key_events_reach_the_viewer_through_the_x_server() {
     assert!(parsed.layers.len() < dug, "Ctrl+Z undid a crater: {saved}");
     xdotool(&x.display, &["key", "Escape"]);
     let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = viewer.try_wait().expect("wait") {
-            break status;
-        }
+    while viewer.try_wait().expect("wait").is_none() {
         if start.elapsed().as_secs() > 30 {
             let _ = viewer.kill();
             panic!("Escape did not close the window");
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
-    };
-    let mut stderr = String::new();
-    use std::io::Read;
-    viewer.stderr.take().expect("piped").read_to_string(&mut stderr).expect("stderr");
-    assert!(status.success(), "planet-view failed:\n{stderr}");
+    }
+    let output = viewer.wait_with_output().expect("the viewer's output");
+    assert!(output.status.success(), "planet-view failed:\n{}", String::from_utf8_lossy(&output.stderr));
 }
