@@ -194,9 +194,10 @@ fn a_corrupt_header_is_refused_by_every_tool_naming_the_file() {
     let mut bytes = std::fs::read(&pack).unwrap();
     bytes[81] ^= 0x01;
     std::fs::write(&pack, bytes).unwrap();
+    let (pack, shot) = (p(&pack), p(&dir.path().join("x.png")));
     for (tool, args) in [
-        ("planet-pack", vec!["verify", p(&pack).leak()]),
-        ("planet-view", vec![p(&pack).leak(), "--headless", "--shot", p(&dir.path().join("x.png")).leak()]),
+        ("planet-pack", vec!["verify", pack.as_str()]),
+        ("planet-view", vec![pack.as_str(), "--headless", "--shot", shot.as_str()]),
     ] {
         let output = run(tool, &args);
         let stderr = String::from_utf8_lossy(&output.stderr);

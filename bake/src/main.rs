@@ -174,8 +174,7 @@ fn run(cli: Cli) -> Result<()> {
     let report = bake(&options, &reporter)?;
     let json = &report.json;
     if let Some(path) = &cli.report {
-        std::fs::write(path, serde_json::to_string_pretty(json)? + "\n")
-            .with_context(|| format!("writing the report {}", path.display()))?;
+        planet_cli::fs::write_json(path, json).context("writing the report")?;
     }
     let rate =
         json["output_samples_per_second"].as_f64().map(|r| format!(", {:.2} M samples/s", r / 1e6)).unwrap_or_default();

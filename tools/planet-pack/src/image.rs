@@ -92,12 +92,12 @@ pub fn hillshade(tile: &DecodedTile, spacing_m: f64, scale: u32) -> Picture {
 }
 
 pub fn write_png(path: &Path, picture: &Picture) -> Result<()> {
-    let file = std::fs::File::create(path)?;
-    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), picture.width, picture.height);
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, picture.width, picture.height);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
     let mut writer = encoder.write_header()?;
     writer.write_image_data(&picture.rgb)?;
     writer.finish()?;
-    Ok(())
+    planet_cli::fs::write_atomic(path, &bytes)
 }
