@@ -10,7 +10,7 @@ use std::path::Path;
 use planet_terrain::pack::Codec;
 use sha2::{Digest, Sha256};
 
-use crate::options::BakeOptions;
+use crate::options::{BakeOptions, Region};
 
 fn file_identity(path: &Path) -> String {
     let meta = std::fs::metadata(path).ok();
@@ -54,5 +54,19 @@ pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> [u8
         h.update(b"scene\n");
         h.update(text.as_bytes());
     }
+    h.finalize().into()
+}
+
+/// The fingerprint of a pack after a region patch: the pack's fingerprint
+/// before it, chained with the patch's own inputs and box. A patched pack
+/// therefore never matches the fingerprint of a plain bake of any inputs, so
+/// `--if-unchanged` re-bakes it.
+pub(crate) fn patch_fingerprint(previous: &[u8; 32], options: &BakeOptions, region: &Region) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"planet-bake patch v1\n");
+    h.update(previous);
+    h.update(format!("{:?}|{:?}|{:?}|{:?}\n", region.south, region.west, region.north, region.east).as_bytes());
+    // The header's depth, codec and level are the pack's; the inputs are the patch's.
+    h.update(fingerprint(options, 0, Codec::Heights));
     h.finalize().into()
 }

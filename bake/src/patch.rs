@@ -15,6 +15,7 @@ use planet_terrain::pack::{EncodedTile, IndexEntry, Pack, PackError, PackHeader,
 use crate::audit::accuracy_audit;
 use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
+use crate::fingerprint::patch_fingerprint;
 use crate::geometry::tile_touches;
 use crate::options::{BakeOptions, Region};
 use crate::pipeline::{TileBake, TileSink};
@@ -111,7 +112,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     }
     .run(&tiles, &sink)?;
     let fresh = sink.fresh.into_inner().expect("lock");
-    let summary = patch_tiles(&options.out, &fresh)?;
+    let summary = patch_tiles(&options.out, &fresh, patch_fingerprint(&header.fingerprint, options, &region))?;
     let bake_seconds = bake_start.elapsed().as_secs_f64();
     progress.stage("accuracy audit of the patched tiles");
     let audit = accuracy_audit(&inputs, &options.out, &tiles)?;

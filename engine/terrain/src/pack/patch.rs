@@ -36,12 +36,14 @@ pub struct PatchSummary {
 }
 
 /// Rewrites `tiles` (already encoded with the pack's codec and level) in the
-/// pack at `path`. Every tile must already be in the pack.
-pub fn patch_tiles(path: &Path, tiles: &[EncodedTile]) -> Result<PatchSummary, PackError> {
-    patch_inner(path, tiles).map_err(|e| e.in_file(path))
+/// pack at `path`. Every tile must already be in the pack. `fingerprint`
+/// replaces the header's: a patched pack no longer holds what its old
+/// fingerprint names, so nothing may mistake it for the unpatched bake.
+pub fn patch_tiles(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<PatchSummary, PackError> {
+    patch_inner(path, tiles, fingerprint).map_err(|e| e.in_file(path))
 }
 
-fn patch_inner(path: &Path, tiles: &[EncodedTile]) -> Result<PatchSummary, PackError> {
+fn patch_inner(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<PatchSummary, PackError> {
     let pack = Pack::open(path)?;
     let mut header = pack.header().clone();
     let mut entries: Vec<IndexEntry> = pack.entries().to_vec();
@@ -89,6 +91,7 @@ fn patch_inner(path: &Path, tiles: &[EncodedTile]) -> Result<PatchSummary, PackE
         index.extend_from_slice(&encode_entry(e));
     }
     header.file_length = end;
+    header.fingerprint = fingerprint;
     header.index_checksum = crc32fast::hash(&index);
     file.write_all_at(&index, header.index_offset).map_err(PackError::io("rewriting the index"))?;
     file.write_all_at(&encode_header(&header), 0).map_err(PackError::io("rewriting the header"))?;

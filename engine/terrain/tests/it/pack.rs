@@ -462,7 +462,7 @@ fn patching_rewrites_only_the_patched_tiles() {
         .into_iter()
         .map(|t| spec(codec).encode(t, &new_ground(t).as_content(codec)).unwrap())
         .collect();
-    let summary = patch_tiles(&path, &patch).unwrap();
+    let summary = patch_tiles(&path, &patch, [7; 32]).unwrap();
     assert_eq!(summary.tiles, 3);
     assert!(summary.appended >= 1 && summary.rewritten_in_place >= 1, "{summary:?}");
 
@@ -483,7 +483,7 @@ fn patching_rewrites_only_the_patched_tiles() {
     }
     let missing = TileAddress::new(0, 5, 0, 0).unwrap();
     let stray = spec(codec).encode(missing, &new_ground(missing).as_content(codec)).unwrap();
-    assert!(matches!(patch_tiles(&path, &[stray]).unwrap_err().rule(), PackError::TileNotFound { .. }));
+    assert!(matches!(patch_tiles(&path, &[stray], [7; 32]).unwrap_err().rule(), PackError::TileNotFound { .. }));
 }
 
 // ---- The spec's test vector ------------------------------------------------
