@@ -71,8 +71,9 @@ pub fn size(text: &str) -> Result<(u32, u32), String> {
     }
 }
 
-/// Ellipsoid radii `A,B,C` in metres, each finite and positive (the body
-/// rules on a physical range apply when the body is made).
+/// Ellipsoid radii `A,B,C` in metres, each finite and positive; the body's
+/// physical range (`planet_terrain::geo::body::RADIUS_M`) applies when the
+/// body is made.
 pub fn radii(text: &str) -> Result<[f64; 3], String> {
     let parts: Vec<&str> = text.split(',').collect();
     let [a, b, c] = parts[..] else {

@@ -17,13 +17,26 @@ use glam::{DMat3, DVec3};
 /// Why a body description was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BodyError {
-    #[error("ellipsoid radii must be finite and positive, got {x}, {y}, {z}")]
+    #[error(
+        "ellipsoid radii {x}, {y}, {z} m are not a body: each must be finite and within \
+         {min}..={max} m, and the longest at most {ratio} times the shortest",
+        min = RADIUS_M.start(), max = RADIUS_M.end(), ratio = MAX_AXIS_RATIO
+    )]
     BadRadii { x: f64, y: f64, z: f64 },
     #[error("unknown body '{0}' (known: earth, moon, mars; or give radii)")]
     UnknownBody(String),
     #[error("{what} {value}: must be a finite number of degrees in {range}")]
     Degrees { what: &'static str, value: f64, range: &'static str },
 }
+
+/// Radii a body may have, metres: from a 10 m boulder to ten times the Sun.
+/// Outside this range the f64 geometry still computes, but sample spacings
+/// and the precision budget stop meaning anything (a 1e-300 m body divides
+/// to infinities), so a pack or a `--radii` that claims one is refused.
+pub const RADIUS_M: std::ops::RangeInclusive<f64> = 10.0..=7.0e9;
+/// The most elongated ellipsoid accepted (longest radius over shortest):
+/// irregular small bodies reach about 3 (Itokawa 2.6).
+pub const MAX_AXIS_RATIO: f64 = 10.0;
 
 /// Latitudes a person may give, degrees.
 pub const LATITUDE_DEGREES: std::ops::RangeInclusive<f64> = -90.0..=90.0;
@@ -93,8 +106,8 @@ fn normal_to_lat_lon(n: DVec3) -> (f64, f64) {
 
 impl Ellipsoid {
     pub fn new(x: f64, y: f64, z: f64) -> Result<Ellipsoid, BodyError> {
-        let ok = |r: f64| r.is_finite() && r > 0.0;
-        if ok(x) && ok(y) && ok(z) {
+        let ok = |r: f64| RADIUS_M.contains(&r);
+        if ok(x) && ok(y) && ok(z) && x.max(y).max(z) <= MAX_AXIS_RATIO * x.min(y).min(z) {
             Ok(Ellipsoid { radii: DVec3::new(x, y, z) })
         } else {
             Err(BodyError::BadRadii { x, y, z })
@@ -363,6 +376,12 @@ mod tests {
     fn bad_radii_are_refused() {
         assert!(Body::custom("x", [1.0, 0.0, 1.0]).is_err());
         assert!(Body::custom("x", [1.0, f64::NAN, 1.0]).is_err());
+        // The physical range, as a rule every reader applies.
+        assert!(Body::custom("x", [1e-300, 1e-300, 1e-300]).is_err());
+        assert!(Body::custom("x", [1e12, 1e12, 1e12]).is_err());
+        assert!(Body::custom("x", [1000.0, 1000.0, 99.0]).is_err(), "ratio over 10");
+        assert!(Body::custom("bennu", [282.0, 268.0, 249.0]).is_ok());
+        assert!(Body::custom("x", [10.0, 10.0, 10.0]).is_ok() && Body::custom("x", [9.99, 10.0, 10.0]).is_err());
         assert!(Body::named("vulcan").is_err());
         assert_eq!(Body::named("Mars").unwrap(), Body::mars());
     }

@@ -270,6 +270,25 @@ fn rule_header_fields() {
     }
 }
 
+/// Radii outside the physical range (a 1e-300 m body once passed `verify`
+/// and then hung the viewer) are a reader rule, at the radii's offset.
+#[test]
+fn rule_radii_in_physical_range() {
+    for radii in [[1e-300f64; 3], [1e12; 3], [6.4e6, 6.4e6, 1e5]] {
+        let e = refusal(|b| {
+            for (k, r) in radii.iter().enumerate() {
+                b[24 + 8 * k..32 + 8 * k].copy_from_slice(&r.to_le_bytes());
+            }
+            refresh_checksums(b);
+        });
+        assert!(
+            matches!(&e, PackError::HeaderField { field: "radii", offset: 24, .. }),
+            "{radii:?}: {e}"
+        );
+        assert!(e.to_string().contains("10..=7000000000 m"), "the rule is named: {e}");
+    }
+}
+
 #[test]
 fn rule_index_checksum() {
     let e = refusal(|b| b[entry_at(3) + 25] ^= 1);
