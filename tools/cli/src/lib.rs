@@ -8,11 +8,12 @@
 //!
 //! [`args`] holds the value parsers and shared clap groups, [`report`] the
 //! error-chain printer and exit codes, [`fs`] atomic writes, [`scene`] scene
-//! loading.
+//! loading, [`stack`] opening `PACK...` as one ground.
 
 pub mod args;
 pub mod fs;
 pub mod report;
 pub mod scene;
+pub mod stack;
 
 pub use report::exit_code;

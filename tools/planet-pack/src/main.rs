@@ -17,7 +17,8 @@ use clap::{Parser, Subcommand};
 use planet_cli::args::{self, GeoPoint, Orientation};
 use planet_terrain::camera::View;
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
-use planet_terrain::ground::{HeightFunction, HeightSource, PackSource, locate};
+use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, Provenance};
+use planet_terrain::layers::LayerStack;
 use planet_terrain::lod::{SelectionSettings, select};
 use planet_terrain::pack::{IndexEntry, Pack};
 use planet_terrain::{Geodetic, TileAddress};
@@ -44,9 +45,12 @@ enum Command {
     },
     /// Check every rule of the format and every payload checksum.
     Verify { pack: PathBuf },
-    /// The elevation (metres) where a person would stand at a latitude/longitude.
+    /// The elevation (metres) where a person would stand at a latitude/longitude,
+    /// on a stack of packs (later packs over earlier ones inside their coverage;
+    /// the body's ellipsoid at 0 m, marked invented, where none covers the point).
     Sample {
-        pack: PathBuf,
+        #[arg(required = true, value_name = "PACK")]
+        packs: Vec<PathBuf>,
         #[command(flatten)]
         at: GeoPoint,
         #[arg(long)]
@@ -56,9 +60,11 @@ enum Command {
         scene: Option<PathBuf>,
     },
     /// The cut a camera would draw: nodes selected, culled and drawn, the
-    /// effective screen error, depths, and the selection's CPU time.
+    /// effective screen error, depths, and the selection's CPU time, over a
+    /// stack of packs as `sample` reads it.
     Cut {
-        pack: PathBuf,
+        #[arg(required = true, value_name = "PACK")]
+        packs: Vec<PathBuf>,
         #[command(flatten)]
         at: GeoPoint,
         /// Altitude above the ellipsoid, metres.
@@ -108,18 +114,24 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
         Command::Verify { pack } => verify(&pack),
-        Command::Sample { pack, at, json, scene } => sample(open(&pack)?, at.lat, at.lon, json, scene.as_deref()),
+        Command::Sample { packs, at, json, scene } => {
+            sample(&open_stack(&packs)?, at.lat, at.lon, json, scene.as_deref())
+        }
         Command::Tile { pack, key, png, scale } => tile(&open(&pack)?, &key, &png, scale),
-        Command::Cut { pack, at, alt, orientation, budget, sse, size, json } => {
+        Command::Cut { packs, at, alt, orientation, budget, sse, size, json } => {
             let camera =
                 CameraArgs { lat: at.lat, lon: at.lon, alt, heading: orientation.heading, pitch: orientation.pitch };
-            cut(open(&pack)?, camera, budget as usize, sse, size, json)
+            cut(&open_stack(&packs)?, camera, budget as usize, sse, size, json)
         }
     }
 }
 
 fn open(path: &Path) -> Result<Pack> {
     Ok(Pack::open(path)?)
+}
+
+fn open_stack(paths: &[PathBuf]) -> Result<GroundStack> {
+    planet_cli::stack::open_stack(paths)?.context("give at least one pack")
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -260,48 +272,45 @@ fn verify(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn sample(pack: Pack, lat: f64, lon: f64, as_json: bool, scene: Option<&Path>) -> Result<()> {
-    let pack = Arc::new(pack);
-    let source = PackSource::new(pack.clone());
+/// One path whether a scene is given or not: the height function (the
+/// stack with the scene's layers, or with none) read where a person stands,
+/// at the depth whose samples lie 1 m apart. A layer therefore changes
+/// nothing, bit for bit, away from its footprint.
+fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<&Path>) -> Result<()> {
     let at = Geodetic::from_degrees(lat, lon, 0.0);
-    let deepest = pack.header().max_depth;
-    let (deepest_tile, _, _) = locate(source.body(), at, deepest);
-    let stored = pack
-        .deepest_stored_ancestor(deepest_tile)
-        .map(|e| e.tile())
-        .context("the pack holds no tile over this point")?;
-    // The point's position inside the stored tile it is read from.
-    let (_, u, v) = locate(source.body(), at, stored.depth());
-    let samples = source.tile(stored).with_context(|| format!("reading tile {stored}"))?;
-    let mut elevation = samples.bilinear(u, v);
-    let measured = samples.provenance.is_measured();
-    let mut layers_applied = 0;
-    if let Some(path) = scene {
-        // With layers, read the ground where a person stands: 1 m apart.
-        let (stack, _) = planet_cli::scene::load_layer_stack(path, &pack.header().body)?;
-        layers_applied = stack.len();
-        let function = HeightFunction::new(Arc::new(source), stack);
-        let depth = depth_for_spacing(&function, 1.0);
-        elevation = GroundReader::new(&function, depth).height(at)?;
-    }
+    let layers = match scene {
+        Some(path) => planet_cli::scene::load_layer_stack(path, stack.body())?.0,
+        None => LayerStack::new(),
+    };
+    let layers_applied = layers.len();
+    let function = HeightFunction::new(Arc::new(stack.clone()), layers);
+    let read_depth = depth_for_spacing(&function, 1.0);
+    let elevation = GroundReader::new(&function, read_depth).height(at)?;
+    let origin = stack.origin_at(at)?;
+    let (provenance, tile) = (origin.provenance, origin.tile);
+    let described = match provenance {
+        Provenance::Measured => "measured".to_owned(),
+        Provenance::Resampled { from_depth } => format!("resampled from depth {from_depth}"),
+        Provenance::Invented => "invented: no pack covers it".to_owned(),
+    };
     if as_json {
         let value = json!({
             "lat": lat,
             "lon": lon,
             "elevation_m": elevation,
-            "depth": stored.depth(),
-            "tile": stored.to_string(),
-            "measured": measured,
-            "height_data_depth": pack.header().height_data_depth,
+            "depth": tile.depth(),
+            "tile": tile.to_string(),
+            "pack": origin.pack,
+            "measured": provenance.is_measured(),
+            "provenance": described,
+            "height_data_depth": stack.data_depth(),
+            "read_depth": read_depth,
+            "packs": stack.packs().iter().map(|(name, _, _)| name.clone()).collect::<Vec<_>>(),
             "layers_applied": layers_applied,
         });
         outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        outln!(
-            "{elevation:.2} m at {lat}, {lon} (tile {stored}, depth {}, {})",
-            stored.depth(),
-            if measured { "measured" } else { "resampled" }
-        );
+        outln!("{elevation:.2} m at {lat}, {lon} ({described}; tile {tile})");
     }
     Ok(())
 }
@@ -332,12 +341,18 @@ struct CameraArgs {
     pitch: f64,
 }
 
-fn cut(pack: Pack, camera: CameraArgs, budget: usize, sse: f64, (w, h): (u32, u32), as_json: bool) -> Result<()> {
-    let source = PackSource::new(Arc::new(pack));
+fn cut(
+    source: &GroundStack,
+    camera: CameraArgs,
+    budget: usize,
+    sse: f64,
+    (w, h): (u32, u32),
+    as_json: bool,
+) -> Result<()> {
     let at = Geodetic::from_degrees(camera.lat, camera.lon, camera.alt);
     let view = View::looking_from(source.body(), at, camera.heading, camera.pitch, 60f64.to_radians(), (w, h));
     let settings = SelectionSettings { target_error_px: sse, node_budget: budget, near_m: 0.1 };
-    let cut = select(&source, &view, &settings)?;
+    let cut = select(source, &view, &settings)?;
     let s = cut.statistics;
     let deepest = cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| n.tile.depth()).max().unwrap_or(0);
     let measured = cut.nodes.iter().filter(|n| n.culled.is_none() && n.bounds.provenance.is_measured()).count();

@@ -255,3 +255,119 @@ fn numbers_are_finite_and_negative_ones_need_no_equals_sign() {
     let below_sea = planet_pack(&["cut", pack, "--lat", "-33.9", "--lon", "-70.7", "--alt", "-430", "--pitch", "-20"]);
     assert!(below_sea.status.success(), "{}", String::from_utf8_lossy(&below_sea.stderr));
 }
+
+/// A regional pack holding a flat `height` over `coverage`, depths 0..=3:
+/// the tiles over the box's centre, as a regional bake stores.
+fn write_regional(dir: &Path, name: &str, body: Body, coverage: Coverage, height: f64) -> PathBuf {
+    let path = dir.join(name);
+    let centre =
+        Geodetic::from_degrees(0.5 * (coverage.south + coverage.north), 0.5 * (coverage.west + coverage.east), 0.0);
+    let tiles: Vec<TileAddress> = (0..=3).map(|d| planet_terrain::ground::locate(&body, centre, d).0).collect();
+    let spec = PackSpec {
+        body,
+        tier: "standard".into(),
+        codec: Codec::Heights,
+        height_data_depth: 3,
+        colour_data_depth: 0,
+        coverage,
+        fingerprint: [0xcd; 32],
+        compression_level: 3,
+    };
+    let writer = PackWriter::create(&path, spec, tiles.iter().copied()).unwrap();
+    for tile in tiles {
+        let heights = vec![height; planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT];
+        let content =
+            TileContent { heights: &heights, classes: None, colour: None, geometric_error: 0.0, measured: true };
+        writer.put(tile, &content).unwrap();
+    }
+    writer.finish().unwrap();
+    path
+}
+
+const ALPS: Coverage = Coverage { south: 44.0, west: 5.0, north: 48.0, east: 12.0 };
+
+fn sample_json(packs: &[&Path], lat: f64, lon: f64, extra: &[&str]) -> serde_json::Value {
+    let (lat, lon) = (lat.to_string(), lon.to_string());
+    let mut args = vec!["sample"];
+    args.extend(packs.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--lat", &lat, "--lon", &lon, "--json"]);
+    args.extend_from_slice(extra);
+    let out = planet_pack(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn a_regional_pack_alone_is_sampled_and_cut_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let alps = write_regional(dir.path(), "alps.planetpack", Body::earth(), ALPS, 1234.0);
+    let inside = sample_json(&[&alps], 46.0, 8.5, &[]);
+    assert!((inside["elevation_m"].as_f64().unwrap() - 1234.0).abs() < 1e-3, "{inside:#}");
+    assert_eq!((inside["measured"].as_bool(), inside["provenance"].as_str()), (Some(true), Some("measured")));
+    // Where the pack holds no tile at all, the ellipsoid answers, marked invented: never an error.
+    let far = sample_json(&[&alps], -30.0, 120.0, &[]);
+    assert_eq!(far["elevation_m"].as_f64(), Some(0.0), "{far:#}");
+    assert!(far["provenance"].as_str().unwrap().starts_with("invented"), "{far:#}");
+    // The cut a camera would draw, from orbit and low over the box.
+    for alt in ["20000000", "8000"] {
+        let out = planet_pack(&["cut", alps.to_str().unwrap(), "--lat", "46", "--lon", "8.5", "--alt", alt, "--json"]);
+        assert!(out.status.success(), "{alt}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert!(v["nodes_drawn"].as_u64().unwrap() >= 1, "{v:#}");
+    }
+}
+
+#[test]
+fn a_later_pack_lies_over_an_earlier_one_inside_its_coverage() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write_fixture(dir.path(), Codec::Heights);
+    let alps = write_regional(dir.path(), "alps.planetpack", Body::earth(), ALPS, 1234.0);
+    let over = sample_json(&[&base, &alps], 46.0, 8.5, &[]);
+    assert!((over["elevation_m"].as_f64().unwrap() - 1234.0).abs() < 1e-3, "{over:#}");
+    assert_eq!(over["packs"].as_array().unwrap().len(), 2);
+    // Outside the inset's box the base answers, bit for bit as alone.
+    for (lat, lon) in [(30.0, 8.5), (-33.9, -70.2)] {
+        let stacked = sample_json(&[&base, &alps], lat, lon, &[]);
+        let alone = sample_json(&[&base], lat, lon, &[]);
+        assert_eq!(stacked["elevation_m"], alone["elevation_m"], "({lat}, {lon})");
+        assert_eq!(stacked["provenance"], alone["provenance"]);
+    }
+    // The order is the user's: the base over the inset hides it.
+    let under = sample_json(&[&alps, &base], 46.0, 8.5, &[]);
+    assert_eq!(under["elevation_m"], sample_json(&[&base], 46.0, 8.5, &[])["elevation_m"]);
+}
+
+#[test]
+fn packs_of_two_bodies_are_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let earth = write_fixture(dir.path(), Codec::Heights);
+    let mars = write_regional(dir.path(), "mars.planetpack", Body::mars(), ALPS, 0.0);
+    let out = planet_pack(&["sample", earth.to_str().unwrap(), mars.to_str().unwrap(), "--lat", "0", "--lon", "0"]);
+    let e = stderr(&out);
+    assert!(!out.status.success() && e.contains("mars.planetpack") && e.contains("fixture.planetpack"), "{e}");
+    assert!(e.contains("a stack holds one body"), "{e}");
+}
+
+/// A layer changes nothing outside its footprint, bit for bit: `sample
+/// --scene` far from every layer prints what `sample` alone prints (the two
+/// once read the ground at different depths and differed by 1.7e-7 m).
+#[test]
+fn a_scene_changes_nothing_away_from_its_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let scene = dir.path().join("scene.json");
+    std::fs::write(
+        &scene,
+        r#"{"version": 1, "body": "earth", "layers": [
+        {"kind": "crater", "order": 1, "lat": 46.5, "lon": 8.0, "radius_m": 5000, "depth_m": 300, "rim_m": 50},
+        {"kind": "flatten", "order": 2, "lat": -10.0, "lon": 30.0, "radius_m": 2000, "blend_m": 500, "elevation_m": 100}]}"#,
+    )
+    .unwrap();
+    for (lat, lon) in [(46.7, 8.0), (0.0, 0.0), (-33.9, -70.2), (27.99, 86.93)] {
+        let bare = sample_json(&[&pack], lat, lon, &[]);
+        let with = sample_json(&[&pack], lat, lon, &["--scene", scene.to_str().unwrap()]);
+        assert_eq!(with["layers_applied"], 2);
+        let (a, b) = (bare["elevation_m"].as_f64().unwrap(), with["elevation_m"].as_f64().unwrap());
+        assert_eq!(a.to_bits(), b.to_bits(), "({lat}, {lon}): {a} vs {b}");
+    }
+}

@@ -5,6 +5,10 @@
 //! distance to the border (in degrees of arc, longitude scaled by
 //! cos(latitude)), so there is no step at the edge of the inset's data.
 //! A tile is `Measured` only where every sample that contributes to it was.
+//! Where the inset has colour (or classes) and the ground below has none,
+//! the ground below counts as [`INVENTED_COLOUR`] (class 0, unknown), so a
+//! coloured regional pack over the bare ellipsoid fades into a neutral grey
+//! rather than into whatever the bake wrote outside its raster.
 
 use std::sync::Arc;
 
@@ -12,6 +16,9 @@ use crate::geo::address::TileAddress;
 use crate::geo::body::Body;
 use crate::ground::{HeightSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions};
 use crate::pack::Coverage;
+
+/// The colour of ground that has none of its own, under a coloured inset.
+pub const INVENTED_COLOUR: [u8; 3] = [118, 118, 112];
 
 #[derive(Debug, Clone)]
 pub struct InsetSource {
@@ -32,25 +39,31 @@ impl InsetSource {
     /// Weight of the inset at a latitude/longitude (degrees): 0 outside the
     /// box, 1 deeper inside it than the blend band.
     pub fn weight(&self, lat: f64, lon: f64) -> f64 {
-        let c = &self.coverage;
-        if !c.contains(lat, lon) {
-            return 0.0;
-        }
-        let lat_inside = (lat - c.south).min(c.north - lat);
-        let east_of_west = (lon - c.west).rem_euclid(360.0);
-        let west_of_east = (c.east - lon).rem_euclid(360.0);
-        let lon_inside =
-            if c.is_global() { f64::INFINITY } else { east_of_west.min(west_of_east) * lat.to_radians().cos() };
-        let inside = lat_inside.min(lon_inside);
-        if self.blend_degrees == 0.0 {
-            return 1.0;
-        }
-        let t = (inside / self.blend_degrees).clamp(0.0, 1.0);
-        t * t * (3.0 - 2.0 * t)
+        inset_weight(&self.coverage, self.blend_degrees, lat, lon)
     }
 }
 
-fn least_measured(a: Provenance, b: Provenance) -> Provenance {
+/// Weight of an inset covering `coverage` with a blend band `blend_degrees`
+/// wide at a latitude/longitude (degrees): 0 outside the box, 1 deeper
+/// inside it than the band, a smoothstep across the band.
+pub(crate) fn inset_weight(c: &Coverage, blend_degrees: f64, lat: f64, lon: f64) -> f64 {
+    if !c.contains(lat, lon) {
+        return 0.0;
+    }
+    let lat_inside = (lat - c.south).min(c.north - lat);
+    let east_of_west = (lon - c.west).rem_euclid(360.0);
+    let west_of_east = (c.east - lon).rem_euclid(360.0);
+    let lon_inside =
+        if c.is_global() { f64::INFINITY } else { east_of_west.min(west_of_east) * lat.to_radians().cos() };
+    let inside = lat_inside.min(lon_inside);
+    if blend_degrees == 0.0 {
+        return 1.0;
+    }
+    let t = (inside / blend_degrees).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+pub(crate) fn least_measured(a: Provenance, b: Provenance) -> Provenance {
     match (a, b) {
         (Provenance::Invented, _) | (_, Provenance::Invented) => Provenance::Invented,
         (Provenance::Resampled { from_depth: x }, Provenance::Resampled { from_depth: y }) => {
@@ -73,6 +86,12 @@ impl HeightSource for InsetSource {
             Err(SourceError::NoData { .. }) => return Ok(base),
             Err(e) => return Err(e),
         };
+        if base.colour.is_none() && inset.colour.is_some() {
+            base.colour = Some(vec![INVENTED_COLOUR; base.heights.len()]);
+        }
+        if base.classes.is_none() && inset.classes.is_some() {
+            base.classes = Some(vec![0; base.heights.len()]);
+        }
         let ellipsoid = self.body().ellipsoid();
         let (mut used_base, mut used_inset) = (false, false);
         for (k, d) in sample_directions(tile).into_iter().enumerate() {
@@ -105,6 +124,8 @@ impl HeightSource for InsetSource {
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
         let base = self.base.tile_bounds(tile)?;
         match self.inset.tile_bounds(tile) {
+            // A global inset has weight 1 everywhere: nothing of the base shows.
+            Ok(inset) if self.coverage.is_global() => Ok(inset),
             Ok(inset) => Ok(TileBounds {
                 min_elevation: base.min_elevation.min(inset.min_elevation),
                 max_elevation: base.max_elevation.max(inset.max_elevation),

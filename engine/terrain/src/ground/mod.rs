@@ -14,11 +14,13 @@ mod inset;
 mod pack;
 mod procedural;
 pub mod query;
+mod stack;
 
 pub use function::HeightFunction;
-pub use inset::InsetSource;
+pub use inset::{INVENTED_COLOUR, InsetSource};
 pub use pack::PackSource;
 pub use procedural::ProceduralSource;
+pub use stack::{EllipsoidSource, GroundOrigin, GroundStack, StackError, StackedPack};
 
 use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TileAddress};
 use crate::geo::body::{Body, Geodetic};

@@ -395,3 +395,47 @@ fn the_camera_is_kept_above_the_ground_it_flies_over() {
     let high = e.geodetic_to_point(Geodetic::from_degrees(5.0, 5.0, 500.0));
     assert_eq!(keep_above_ground(&mut reader, high, 2.0).unwrap(), high);
 }
+
+/// A layer changes nothing outside its footprint, bit for bit: in a tile
+/// the footprint never reaches and in the samples of a tile it only partly
+/// covers, the height function's samples are the source's exact bits.
+#[test]
+fn a_layer_changes_nothing_outside_its_footprint_bit_for_bit() {
+    let source: Arc<dyn HeightSource> = Arc::new(Plane { body: Body::earth(), slope: 0.013 });
+    let layers = [
+        crater(1, 10.0, 20.0, 30_000.0, 400.0, 60.0),
+        Layer {
+            order: 2,
+            kind: LayerKind::Flatten {
+                lat: 10.3,
+                lon: 20.2,
+                radius_m: 8_000.0,
+                blend_m: 3_000.0,
+                target: Target::FootprintMean,
+            },
+        },
+    ];
+    let function = function_with(source.clone(), &layers);
+    let ellipsoid = *function.body().ellipsoid();
+    for depth in [4, 7] {
+        let (tile, _, _) = locate(function.body(), Geodetic::from_degrees(10.0, 20.0, 0.0), depth);
+        let (edited, bare) = (function.tile(tile).unwrap(), source.tile(tile).unwrap());
+        let (mut touched, mut kept) = (0, 0);
+        for (k, d) in sample_directions(tile).into_iter().enumerate() {
+            let p = ellipsoid.surface_point_from_direction(d);
+            let inside = layers.iter().any(|l| {
+                let f = l.footprint(&ellipsoid);
+                (p - f.centre).length() <= f.radius
+            });
+            if inside {
+                touched += 1;
+            } else {
+                kept += 1;
+                assert_eq!(edited.heights[k].to_bits(), bare.heights[k].to_bits(), "depth {depth} sample {k}");
+            }
+        }
+        assert!(touched > 0 && kept > 0, "depth {depth}: the tile is partly covered ({touched} in, {kept} out)");
+    }
+    let (far, _, _) = locate(function.body(), Geodetic::from_degrees(-40.0, -100.0, 0.0), 6);
+    assert_eq!(function.tile(far).unwrap(), source.tile(far).unwrap());
+}

@@ -1,5 +1,5 @@
 //! planet-terrain's integration tests, one binary: addressing and keys,
-//! geodesy, the f32 precision path, packs, height sources, layers and
+//! geodesy, the f32 precision path, packs, height sources, stacks of packs, layers and
 //! selection, each in its module, sharing the fixtures in [`support`].
 //!
 //! One binary links the crate once instead of once per area.
@@ -11,4 +11,5 @@ mod pack;
 mod precision;
 mod select;
 mod sources;
+mod stack;
 mod support;

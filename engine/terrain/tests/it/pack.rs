@@ -281,10 +281,7 @@ fn rule_radii_in_physical_range() {
             }
             refresh_checksums(b);
         });
-        assert!(
-            matches!(&e, PackError::HeaderField { field: "radii", offset: 24, .. }),
-            "{radii:?}: {e}"
-        );
+        assert!(matches!(&e, PackError::HeaderField { field: "radii", offset: 24, .. }), "{radii:?}: {e}");
         assert!(e.to_string().contains("10..=7000000000 m"), "the rule is named: {e}");
     }
 }

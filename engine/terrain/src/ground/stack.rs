@@ -1,0 +1,229 @@
+//! A stack of packs: the ground a user gets from `planet-view BASE INSET...`.
+//!
+//! The key decision: the stack never fails for want of data. Its bottom is a
+//! base that answers everywhere (the body's ellipsoid at 0 m, marked
+//! `Invented`, or a procedural source), and each pack lies over everything
+//! below it inside its coverage box, blended across a border inside the box
+//! (see [`GroundStack::blend_border_degrees`]). A regional pack alone is
+//! therefore flyable: outside its box the ellipsoid stands in, and every
+//! consumer can tell that ground from measured ground by its provenance.
+//! A stack is of one body; packs of two bodies are refused, naming both.
+
+use std::sync::Arc;
+
+use crate::geo::address::{TILE_STORED_SAMPLE_COUNT, TileAddress};
+use crate::geo::body::{Body, Geodetic};
+use crate::ground::inset::{inset_weight, least_measured};
+use crate::ground::{HeightSource, InsetSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, locate};
+use crate::pack::Coverage;
+
+/// The body's reference ellipsoid as ground: 0 m everywhere, invented.
+#[derive(Clone, Debug)]
+pub struct EllipsoidSource {
+    body: Body,
+}
+
+impl EllipsoidSource {
+    pub fn new(body: Body) -> EllipsoidSource {
+        EllipsoidSource { body }
+    }
+}
+
+impl HeightSource for EllipsoidSource {
+    fn body(&self) -> &Body {
+        &self.body
+    }
+
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        Ok(SourceTile {
+            tile,
+            heights: vec![0.0; TILE_STORED_SAMPLE_COUNT],
+            classes: None,
+            colour: None,
+            provenance: Provenance::Invented,
+        })
+    }
+
+    fn tile_bounds(&self, _tile: TileAddress) -> Result<TileBounds, SourceError> {
+        Ok(TileBounds {
+            min_elevation: 0.0,
+            max_elevation: 0.0,
+            geometric_error: 0.0,
+            provenance: Provenance::Invented,
+        })
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        None
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        None
+    }
+}
+
+/// Why a stack could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum StackError {
+    #[error("{pack} is a pack of {pack_body}, but {first} is of {first_body}: a stack holds one body")]
+    DifferentBodies { first: String, first_body: Body, pack: String, pack_body: Body },
+}
+
+/// One pack of a stack, with the name it was given by (its path).
+#[derive(Clone, Debug)]
+pub struct StackedPack {
+    pub name: String,
+    pub source: PackSource,
+}
+
+/// Ground from a base and packs over it, later packs over earlier ones.
+#[derive(Clone, Debug)]
+pub struct GroundStack {
+    top: Arc<dyn HeightSource>,
+    base: Arc<dyn HeightSource>,
+    /// Bottom first, with each pack's blend border in degrees.
+    layers: Vec<(StackedPack, f64)>,
+}
+
+impl GroundStack {
+    /// Packs over `base` (the ellipsoid, a procedural source, ...), which
+    /// must be of the packs' body.
+    pub fn new(base: Arc<dyn HeightSource>, packs: Vec<StackedPack>) -> Result<GroundStack, StackError> {
+        let mut top = base.clone();
+        let mut layers = Vec::with_capacity(packs.len());
+        let mut first: Option<(String, Body)> = None;
+        for pack in packs {
+            let body = pack.source.body().clone();
+            match &first {
+                Some((first, first_body)) if !same_body(first_body, &body) => {
+                    return Err(StackError::DifferentBodies {
+                        first: first.clone(),
+                        first_body: first_body.clone(),
+                        pack: pack.name,
+                        pack_body: body,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    if !same_body(top.body(), &body) {
+                        return Err(StackError::DifferentBodies {
+                            first: "the base".to_owned(),
+                            first_body: top.body().clone(),
+                            pack: pack.name,
+                            pack_body: body,
+                        });
+                    }
+                    first = Some((pack.name.clone(), body));
+                }
+            }
+            let header = pack.source.pack().header();
+            let border = GroundStack::blend_border_degrees(&header.body, header.coverage, header.height_data_depth);
+            top = Arc::new(InsetSource::new(top, pack.source.clone(), border));
+            layers.push((pack, border));
+        }
+        Ok(GroundStack { top, base, layers })
+    }
+
+    /// Packs over their body's ellipsoid at 0 m: the stack every command
+    /// builds from `PACK...`. `None` when `packs` is empty.
+    pub fn of_packs(packs: Vec<StackedPack>) -> Result<Option<GroundStack>, StackError> {
+        let Some(first) = packs.first() else { return Ok(None) };
+        let base = Arc::new(EllipsoidSource::new(first.source.body().clone()));
+        GroundStack::new(base, packs).map(Some)
+    }
+
+    /// The border, in degrees of arc inside a pack's coverage box, across
+    /// which it blends into the ground below: 16 samples at the pack's
+    /// height data depth (wide enough that two DEMs disagreeing by tens of
+    /// metres meet as a slope, not a step), but at most a quarter of the
+    /// box's shorter side, so a small inset still has a core of its own
+    /// data. A global pack has no border: it covers everything below.
+    pub fn blend_border_degrees(body: &Body, coverage: Coverage, height_data_depth: u8) -> f64 {
+        if coverage.is_global() {
+            return 0.0;
+        }
+        let radius = body.ellipsoid().min_radius();
+        let samples = (16.0 * body.sample_spacing_m(height_data_depth) / radius).to_degrees();
+        let height = coverage.north - coverage.south;
+        let width = (coverage.east - coverage.west).rem_euclid(360.0);
+        let mid_latitude = (0.5 * (coverage.north + coverage.south)).to_radians().cos();
+        samples.min(0.25 * height.min(width * mid_latitude))
+    }
+
+    /// The packs, bottom first: (name, coverage, blend border in degrees).
+    pub fn packs(&self) -> Vec<(String, Coverage, f64)> {
+        self.layers.iter().map(|(p, border)| (p.name.clone(), p.source.pack().header().coverage, *border)).collect()
+    }
+
+    /// Where the ground at one point comes from: the topmost pack that
+    /// answers there alone, or the least measured of the layers that blend
+    /// there, down to the base, each read at its own height data depth. A
+    /// tile's provenance speaks for its least measured sample; this speaks
+    /// for the point, so a place inside a regional pack's box reads as
+    /// measured even where its tile reaches past the box.
+    pub fn origin_at(&self, at: Geodetic) -> Result<GroundOrigin, SourceError> {
+        let (lat, lon) = (at.latitude.to_degrees(), at.longitude.to_degrees());
+        let mut origin: Option<GroundOrigin> = None;
+        for (pack, border) in self.layers.iter().rev() {
+            let header = pack.source.pack().header();
+            let w = inset_weight(&header.coverage, *border, lat, lon);
+            if w == 0.0 {
+                continue;
+            }
+            let (tile, _, _) = locate(self.body(), at, header.height_data_depth);
+            let provenance = match pack.source.tile_bounds(tile) {
+                Ok(b) => b.provenance,
+                Err(SourceError::NoData { .. }) => continue,
+                Err(e) => return Err(e),
+            };
+            let o = origin.get_or_insert(GroundOrigin { provenance, pack: Some(pack.name.clone()), tile });
+            o.provenance = least_measured(o.provenance, provenance);
+            if w == 1.0 {
+                return Ok(origin.expect("just set"));
+            }
+        }
+        let (tile, _, _) = locate(self.body(), at, self.base.data_depth().unwrap_or(0));
+        let provenance = self.base.tile_bounds(tile)?.provenance;
+        Ok(match origin {
+            Some(o) => GroundOrigin { provenance: least_measured(o.provenance, provenance), ..o },
+            None => GroundOrigin { provenance, pack: None, tile },
+        })
+    }
+}
+
+/// Where the ground at a point comes from (see [`GroundStack::origin_at`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroundOrigin {
+    pub provenance: Provenance,
+    /// The topmost pack that contributes there; `None` where only the base does.
+    pub pack: Option<String>,
+    /// That pack's tile over the point at its height data depth (the base's
+    /// otherwise).
+    pub tile: TileAddress,
+}
+
+fn same_body(a: &Body, b: &Body) -> bool {
+    a.name() == b.name() && a.ellipsoid().radii() == b.ellipsoid().radii()
+}
+
+impl HeightSource for GroundStack {
+    fn body(&self) -> &Body {
+        self.top.body()
+    }
+
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        self.top.tile(tile)
+    }
+
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.top.tile_bounds(tile)
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.top.data_depth()
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.top.colour_data_depth()
+    }
+}

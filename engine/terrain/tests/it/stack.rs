@@ -1,0 +1,163 @@
+//! Stacks of packs: a regional pack alone answers everywhere (the ellipsoid
+//! stands in, invented), a global pack in a stack is bit for bit the pack,
+//! an inset wins inside its box and leaves the ground below untouched
+//! outside it, and packs of two bodies are refused naming both.
+
+use std::sync::Arc;
+
+use crate::support::{OwnedContent, spec, tiles_to_depth, write_pack};
+use planet_terrain::ground::{
+    EllipsoidSource, GroundOrigin, GroundStack, HeightSource, INVENTED_COLOUR, PackSource, Provenance, StackedPack,
+    locate, sample_ground,
+};
+use planet_terrain::pack::{Codec, Coverage, Pack, PackWriter};
+use planet_terrain::{Body, Geodetic, TileAddress};
+
+const ALPS: Coverage = Coverage { south: 44.0, west: 5.0, north: 48.0, east: 12.0 };
+
+/// A regional pack over the Alps holding a flat 1234 m, depths 0..=3 (the
+/// tiles over the box's centre only, as a regional bake stores).
+fn alps(dir: &tempfile::TempDir, codec: Codec, body: Body) -> StackedPack {
+    let path = dir.path().join(format!("alps-{}.planetpack", body.name()));
+    let mut s = spec(codec);
+    s.body = body.clone();
+    s.coverage = ALPS;
+    s.height_data_depth = 3;
+    let centre = Geodetic::from_degrees(46.0, 8.5, 0.0);
+    let tiles: Vec<TileAddress> = (0..=3).map(|d| locate(&body, centre, d).0).collect();
+    let writer = PackWriter::create(&path, s, tiles.iter().copied()).unwrap();
+    for &t in &tiles {
+        writer.put(t, &OwnedContent::of(t, |_| 1234.0).as_content(codec)).unwrap();
+    }
+    writer.finish().unwrap();
+    stacked(&path)
+}
+
+fn stacked(path: &std::path::Path) -> StackedPack {
+    StackedPack { name: path.display().to_string(), source: PackSource::new(Arc::new(Pack::open(path).unwrap())) }
+}
+
+fn global(dir: &tempfile::TempDir) -> StackedPack {
+    let path = dir.path().join("global.planetpack");
+    write_pack(&path, Codec::HeightsClassesColour, &tiles_to_depth(2));
+    stacked(&path)
+}
+
+#[test]
+fn a_regional_pack_alone_answers_everywhere_and_says_where_it_invented() {
+    let dir = tempfile::tempdir().unwrap();
+    let stack = GroundStack::of_packs(vec![alps(&dir, Codec::Heights, Body::earth())]).unwrap().unwrap();
+    // Over its own box: the pack's ground, measured to its data depth.
+    let centre = Geodetic::from_degrees(46.0, 8.5, 0.0);
+    let inside = sample_ground(&stack, centre, 3).unwrap();
+    assert!((inside.elevation_m - 1234.0).abs() < 1e-3, "{inside:?}");
+    // The depth-3 tile reaches past the box, so the tile counts as
+    // invented; the point itself is measured.
+    assert_eq!(inside.provenance, Provenance::Invented);
+    assert_eq!(stack.origin_at(centre).unwrap().provenance, Provenance::Measured);
+    let border = Geodetic::from_degrees(44.1, 8.5, 0.0);
+    assert_eq!(stack.origin_at(border).unwrap().provenance, Provenance::Invented, "blended with the ellipsoid");
+    // Deeper than the pack: resampled, never an error.
+    let deep = sample_ground(&stack, centre, 9).unwrap();
+    assert!((deep.elevation_m - 1234.0).abs() < 1e-3, "{deep:?}");
+    let origin = stack.origin_at(centre).unwrap();
+    assert!(origin.pack.unwrap().ends_with("alps-earth.planetpack") && origin.tile.depth() == 3);
+    // Far from it, on tiles the pack does not hold at all: the ellipsoid.
+    for (lat, lon) in [(-30.0, 120.0), (0.0, 0.0), (89.0, -170.0)] {
+        let at = Geodetic::from_degrees(lat, lon, 0.0);
+        let far = sample_ground(&stack, at, 3).unwrap();
+        assert_eq!((far.elevation_m, far.provenance), (0.0, Provenance::Invented), "({lat}, {lon})");
+        assert_eq!(
+            stack.origin_at(at).unwrap(),
+            GroundOrigin { provenance: Provenance::Invented, pack: None, tile: locate(stack.body(), at, 0).0 }
+        );
+    }
+    let root: TileAddress = "5/0/0/0".parse().unwrap();
+    let bounds = stack.tile_bounds(root).unwrap();
+    assert_eq!((bounds.min_elevation, bounds.max_elevation, bounds.provenance), (0.0, 0.0, Provenance::Invented));
+    // A tile the pack holds but that reaches past its box is part pack, part
+    // ellipsoid: neither measured nor invented throughout, and bounded by both.
+    let (mixed, _, _) = locate(stack.body(), centre, 1);
+    let tile = stack.tile(mixed).unwrap();
+    assert!(tile.heights.contains(&0.0) && tile.heights.contains(&1234.0));
+    assert_eq!(tile.provenance, Provenance::Invented, "the least measured part names the tile");
+    let b = stack.tile_bounds(mixed).unwrap();
+    assert!(b.min_elevation <= 0.0 && b.max_elevation >= 1234.0, "{b:?}");
+    assert_eq!(stack.data_depth(), Some(3));
+}
+
+#[test]
+fn a_global_pack_in_a_stack_is_the_pack_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = global(&dir);
+    let alone = pack.source.clone();
+    let stack = GroundStack::of_packs(vec![pack]).unwrap().unwrap();
+    for tile in ["0/0/0/0", "3/2/1/3", "5/2/3/0", "1/5/17/30", "4/8/200/13"] {
+        let tile: TileAddress = tile.parse().unwrap();
+        assert_eq!(stack.tile(tile).unwrap(), alone.tile(tile).unwrap(), "{tile}");
+        assert_eq!(stack.tile_bounds(tile).unwrap(), alone.tile_bounds(tile).unwrap(), "{tile}");
+    }
+    assert_eq!(stack.data_depth(), alone.data_depth());
+    assert_eq!(stack.colour_data_depth(), alone.colour_data_depth());
+}
+
+#[test]
+fn an_inset_wins_inside_its_box_and_changes_nothing_outside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = global(&dir);
+    let below = base.source.clone();
+    let stack = GroundStack::of_packs(vec![base, alps(&dir, Codec::Heights, Body::earth())]).unwrap().unwrap();
+    let (name, coverage, border) = stack.packs()[1].clone();
+    assert!(name.ends_with("alps-earth.planetpack") && coverage == ALPS);
+    // 16 samples at depth 3 is about 1.1 degrees; a quarter of the box's
+    // shorter side (4 degrees of latitude) is 1 degree.
+    assert!((border - 1.0).abs() < 1e-9, "{border}");
+    let centre = Geodetic::from_degrees(46.0, 8.5, 0.0);
+    assert!((sample_ground(&stack, centre, 3).unwrap().elevation_m - 1234.0).abs() < 1e-3);
+    // Every sample outside the box is the ground below's, bit for bit,
+    // colour and classes included.
+    let (tile, _, _) = locate(stack.body(), centre, 2);
+    let (top, under) = (stack.tile(tile).unwrap(), below.tile(tile).unwrap());
+    let directions = planet_terrain::ground::sample_directions(tile);
+    let mut outside = 0;
+    for (k, d) in directions.iter().enumerate() {
+        let g = stack.body().ellipsoid().direction_to_geodetic(*d);
+        if !ALPS.contains(g.latitude.to_degrees(), g.longitude.to_degrees()) {
+            outside += 1;
+            assert_eq!(top.heights[k].to_bits(), under.heights[k].to_bits(), "sample {k}");
+            assert_eq!(top.colour.as_ref().unwrap()[k], under.colour.as_ref().unwrap()[k]);
+            assert_eq!(top.classes.as_ref().unwrap()[k], under.classes.as_ref().unwrap()[k]);
+        }
+    }
+    assert!(outside > 1000, "the tile reaches well past the box ({outside} samples outside)");
+    // Tiles away from the box are the ground below's exactly.
+    let away: TileAddress = "2/2/1/1".parse().unwrap();
+    assert_eq!(stack.tile(away).unwrap(), below.tile(away).unwrap());
+}
+
+#[test]
+fn a_coloured_inset_over_the_bare_ellipsoid_fades_into_a_stated_colour() {
+    let dir = tempfile::tempdir().unwrap();
+    let stack = GroundStack::of_packs(vec![alps(&dir, Codec::HeightsClassesColour, Body::earth())]).unwrap().unwrap();
+    let (tile, _, _) = locate(stack.body(), Geodetic::from_degrees(46.0, 8.5, 0.0), 1);
+    let t = stack.tile(tile).unwrap();
+    let (colour, classes) = (t.colour.unwrap(), t.classes.unwrap());
+    assert!(colour.contains(&INVENTED_COLOUR), "outside the box");
+    assert!(colour.iter().any(|&c| c != INVENTED_COLOUR), "inside the box");
+    assert!(classes.contains(&0) && classes.iter().any(|&c| c != 0));
+}
+
+#[test]
+fn packs_of_two_bodies_are_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let earth = global(&dir);
+    let mars = alps(&dir, Codec::Heights, Body::mars());
+    let e = GroundStack::of_packs(vec![earth, mars]).unwrap_err().to_string();
+    assert!(e.contains("alps-mars.planetpack") && e.contains("global.planetpack"), "{e}");
+    assert!(e.contains("mars") && e.contains("earth"), "{e}");
+    // A base of another body is refused the same way.
+    let moon = Arc::new(EllipsoidSource::new(Body::moon()));
+    let e = GroundStack::new(moon, vec![global(&dir)]).unwrap_err().to_string();
+    assert!(e.contains("moon") && e.contains("earth"), "{e}");
+    assert!(GroundStack::of_packs(vec![]).unwrap().is_none());
+}
