@@ -28,7 +28,7 @@ fn field(lat: f64, lon: f64) -> f64 {
     1500.0 * (2.0 * lat).sin() * (3.0 * lon).cos() + 700.0 * (2.0 * lon).sin() * lat.cos() - 200.0
 }
 
-fn write_geotiff(path: &Path, offset_m: f64) {
+pub(crate) fn write_geotiff(path: &Path, offset_m: f64) {
     let mut values = vec![0f32; WIDTH * HEIGHT];
     for row in 0..HEIGHT {
         for column in 0..WIDTH {

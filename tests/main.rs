@@ -1,5 +1,6 @@
 //! The workspace's system tests, one binary: end-to-end runs of the tools
-//! ([`e2e`]) and the tidy checks of the codebase's conventions ([`tidy`]).
+//! ([`e2e`], [`regional`]) and the tidy checks of the codebase's conventions ([`tidy`]).
 
 mod e2e;
+mod regional;
 mod tidy;

@@ -27,15 +27,18 @@ use planet_render::{GpuSettings, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, View};
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
-use planet_terrain::ground::{HeightSource, PackSource, ProceduralSource};
+use planet_terrain::ground::{EllipsoidSource, GroundStack, HeightSource, ProceduralSource};
 use planet_terrain::lod::SelectionSettings;
-use planet_terrain::pack::Pack;
 
 #[derive(Debug, Parser)]
 #[command(name = "planet-view", about = "Draw a planet from orbit to the ground; headless to PNG with --shot")]
 struct Cli {
-    /// A .planetpack; without one the body is drawn procedurally (--procedural) or as its ellipsoid.
-    pack: Option<PathBuf>,
+    /// Packs to draw, as a stack: later packs lie over earlier ones inside
+    /// their coverage, over the body's ellipsoid at 0 m (or the procedural
+    /// ground with --procedural) where none covers. Without any, the body is
+    /// drawn procedurally (--procedural) or as its ellipsoid.
+    #[arg(value_name = "PACK")]
+    packs: Vec<PathBuf>,
     /// Body when there is no pack: earth, moon or mars.
     #[arg(long, default_value = "earth")]
     body: String,
@@ -138,18 +141,20 @@ fn check_angles(cli: &Cli) -> Result<()> {
 }
 
 fn open_source(cli: &Cli) -> Result<(Body, Option<Arc<dyn HeightSource>>)> {
-    if let Some(path) = &cli.pack {
-        let pack = Pack::open(path).with_context(|| format!("opening pack {}", path.display()))?;
-        let source = PackSource::new(Arc::new(pack));
-        let body = source.body().clone();
-        return Ok((body, Some(Arc::new(source))));
-    }
-    let body = Body::named(&cli.body).with_context(|| format!("--body '{}'", cli.body))?;
-    let source: Option<Arc<dyn HeightSource>> = match cli.procedural {
+    let packs = planet_cli::stack::open_packs(&cli.packs)?;
+    let body = match packs.first() {
+        Some(pack) => pack.source.body().clone(),
+        None => Body::named(&cli.body).with_context(|| format!("--body '{}'", cli.body))?,
+    };
+    let procedural: Option<Arc<dyn HeightSource>> = match cli.procedural {
         Some(seed) => Some(Arc::new(ProceduralSource::new(body.clone(), seed))),
         None => None,
     };
-    Ok((body, source))
+    if packs.is_empty() {
+        return Ok((body, procedural));
+    }
+    let base = procedural.unwrap_or_else(|| Arc::new(EllipsoidSource::new(body.clone())));
+    Ok((body, Some(Arc::new(GroundStack::new(base, packs)?))))
 }
 
 /// The camera's height above the ellipsoid (given, or the ground plus
@@ -379,7 +384,8 @@ fn window_mode(
         }),
         authoring: authoring::Authoring::for_file(
             cli.scene.clone(),
-            cli.pack.as_ref().map(|p| p.display().to_string()),
+            // A scene names the base pack it was authored over.
+            cli.packs.first().map(|p| p.display().to_string()),
         ),
     };
     let session = window::run(run)?;

@@ -1,6 +1,6 @@
 //! Opening `PACK...` as one ground: every command that takes packs takes a
 //! stack, later packs over earlier ones inside their coverage, over the
-//! body's ellipsoid (or a base the caller chose). One function, so
+//! body's ellipsoid (the viewer may put a procedural base beneath). One place, so
 //! `planet-pack sample`, `planet-pack cut` and `planet-view` cannot disagree
 //! about what a list of packs means.
 
@@ -8,8 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use planet_terrain::Body;
-use planet_terrain::ground::{EllipsoidSource, GroundStack, HeightSource, PackSource, StackedPack};
+use planet_terrain::ground::{GroundStack, PackSource, StackedPack};
 use planet_terrain::pack::Pack;
 
 /// Opens every pack (the header and index only), naming the file that fails.
@@ -26,16 +25,4 @@ pub fn open_packs(paths: &[PathBuf]) -> Result<Vec<StackedPack>> {
 /// `paths` over their body's ellipsoid at 0 m; `None` when there are none.
 pub fn open_stack(paths: &[PathBuf]) -> Result<Option<GroundStack>> {
     Ok(GroundStack::of_packs(open_packs(paths)?)?)
-}
-
-/// `paths` over `base`, or over the ellipsoid of `body` when `base` is
-/// `None`: the viewer's ground, where a procedural source may lie beneath.
-pub fn open_stack_over(base: Option<Arc<dyn HeightSource>>, body: &Body, paths: &[PathBuf]) -> Result<GroundStack> {
-    let packs = open_packs(paths)?;
-    let base = match base {
-        Some(base) => base,
-        // The packs' own body, so `--body` only matters without packs.
-        None => Arc::new(EllipsoidSource::new(packs.first().map_or(body, |p| p.source.body()).clone())),
-    };
-    Ok(GroundStack::new(base, packs)?)
 }

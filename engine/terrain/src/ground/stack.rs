@@ -66,7 +66,7 @@ impl HeightSource for EllipsoidSource {
 #[derive(Debug, thiserror::Error)]
 pub enum StackError {
     #[error("{pack} is a pack of {pack_body}, but {first} is of {first_body}: a stack holds one body")]
-    DifferentBodies { first: String, first_body: Body, pack: String, pack_body: Body },
+    DifferentBodies { first: String, first_body: String, pack: String, pack_body: String },
 }
 
 /// One pack of a stack, with the name it was given by (its path).
@@ -98,9 +98,9 @@ impl GroundStack {
                 Some((first, first_body)) if !same_body(first_body, &body) => {
                     return Err(StackError::DifferentBodies {
                         first: first.clone(),
-                        first_body: first_body.clone(),
+                        first_body: first_body.to_string(),
                         pack: pack.name,
-                        pack_body: body,
+                        pack_body: body.to_string(),
                     });
                 }
                 Some(_) => {}
@@ -108,9 +108,9 @@ impl GroundStack {
                     if !same_body(top.body(), &body) {
                         return Err(StackError::DifferentBodies {
                             first: "the base".to_owned(),
-                            first_body: top.body().clone(),
+                            first_body: top.body().to_string(),
                             pack: pack.name,
-                            pack_body: body,
+                            pack_body: body.to_string(),
                         });
                     }
                     first = Some((pack.name.clone(), body));
