@@ -92,12 +92,47 @@ pub fn filled_record(record: &NodeRecord, content: SlotContent) -> NodeRecord {
     }
 }
 
+/// How long any wait on the GPU (a frame's fence, a swapchain image) may
+/// take before the GPU counts as no longer responding: far beyond any frame
+/// this renderer draws, even on a CPU rasteriser, and short enough that a
+/// hung device ends the run with an error instead of a hang.
+pub const GPU_WAIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The timeout of a Vulkan wait, in nanoseconds.
+pub(crate) fn wait_timeout_ns() -> u64 {
+    GPU_WAIT_TIMEOUT.as_nanos() as u64
+}
+
+/// A failed Vulkan call as the renderer's error: a lost device, memory, or
+/// (for a bounded wait, `TIMEOUT`) a GPU that stopped responding.
 pub(crate) fn map_result(result: vk::Result, during: &'static str) -> RenderError {
     match result {
         vk::Result::ERROR_DEVICE_LOST => RenderError::DeviceLost { during },
+        vk::Result::TIMEOUT | vk::Result::NOT_READY => {
+            RenderError::Timeout { during, seconds: GPU_WAIT_TIMEOUT.as_secs() }
+        }
         vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | vk::Result::ERROR_OUT_OF_HOST_MEMORY => {
             RenderError::OutOfMemory { during }
         }
         result => RenderError::Vulkan { during, result },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_that_runs_out_or_a_lost_device_says_the_gpu_stopped() {
+        assert_eq!(
+            map_result(vk::Result::TIMEOUT, "waiting for a frame").to_string(),
+            "the GPU stopped responding: waiting for a frame did not finish within 10 s (the device may be lost or hung)"
+        );
+        assert_eq!(
+            map_result(vk::Result::ERROR_DEVICE_LOST, "waiting for a frame").to_string(),
+            "the GPU device was lost during waiting for a frame (a driver reset or a fault; the frame cannot go on)"
+        );
+        assert!(matches!(map_result(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY, "x"), RenderError::OutOfMemory { .. }));
+        assert_eq!(wait_timeout_ns(), 10_000_000_000, "finite: never u64::MAX");
     }
 }

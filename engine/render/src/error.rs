@@ -13,7 +13,7 @@ pub enum RenderError {
     NoValidationLayers,
     #[error("no Vulkan 1.3 device with a graphics queue (found: {found})")]
     NoDevice { found: String },
-    #[error("the GPU device was lost during {during}")]
+    #[error("the GPU device was lost during {during} (a driver reset or a fault; the frame cannot go on)")]
     DeviceLost { during: &'static str },
     #[error("out of GPU memory during {during}")]
     OutOfMemory { during: &'static str },
@@ -21,6 +21,10 @@ pub enum RenderError {
     Vulkan { during: &'static str, result: vk::Result },
     #[error("GPU memory allocation failed for {what}: {message}")]
     Allocation { what: &'static str, message: String },
+    #[error("{setting} {value} exceeds what this device allows (at most {max}): {why}")]
+    Limit { setting: &'static str, value: u64, max: u64, why: String },
+    #[error("the GPU stopped responding: {during} did not finish within {seconds} s (the device may be lost or hung)")]
+    Timeout { during: &'static str, seconds: u64 },
     #[error("{records} node records exceed the renderer's capacity of {capacity} (raise the node capacity)")]
     TooManyNodes { records: usize, capacity: usize },
     #[error("could not produce tile {tile}: {message}")]

@@ -12,6 +12,7 @@
 mod conv;
 mod error;
 mod image;
+mod limits;
 mod renderer;
 pub mod scene;
 mod vk;
@@ -19,6 +20,7 @@ mod vk;
 pub use conv::{SlotContent, TILE_UPLOAD_BYTES, encode_tile, filled_record, quantise};
 pub use error::{RenderError, Result};
 pub use image::RgbaImage;
+pub use limits::{DeviceLimits, SLOT_BYTES};
 pub use renderer::{
     CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HUD_BYTES, HUD_SIZE, NODE_VERTICES, PassTimes, Renderer,
     RendererSettings, lattice_indices,

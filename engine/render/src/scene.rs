@@ -5,20 +5,26 @@
 //! The key decision: the analytic ellipsoid is drawn beneath the terrain
 //! unless the residency plan says the cut `covers_body` (every selected node
 //! drew real data), and always when there is no height source at all.
+//! A tile whose stored data cannot be read (a payload failing its checksum
+//! or decode) does not end the frame: residency marks it failed, its nodes
+//! keep their ancestor's coarser ground, and the failure is kept once for
+//! the caller to report ([`TerrainScene::take_failures`]).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use glam::DVec3;
 use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::Body;
-use planet_terrain::ground::{HeightFunction, HeightSource, SourceTile};
+use planet_terrain::ground::{HeightFunction, HeightSource, SourceError, SourceTile};
 use planet_terrain::layers::{LayerError, LayerStack};
 use planet_terrain::lod::{
     Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, build_records, select,
 };
 
 use planet_terrain::abi::PushConstants;
+use planet_terrain::pack::PackError;
 
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
@@ -81,6 +87,17 @@ pub struct FrameReport {
     pub presented: bool,
 }
 
+/// A tile the source could not produce, reported once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TileFailure {
+    /// The tile a node asked for.
+    pub tile: TileAddress,
+    /// The stored tile whose data is unreadable (the tile itself, or the
+    /// ancestor it is resampled from).
+    pub stored: TileAddress,
+    pub message: String,
+}
+
 /// A body's ground as the renderer sees it, across frames.
 #[derive(Debug)]
 pub struct TerrainScene {
@@ -100,6 +117,10 @@ pub struct TerrainScene {
     freeze_next: bool,
     /// A cut held still (`freeze`): drawn from wherever the camera goes.
     frozen: Option<Frozen>,
+    /// Stored tiles found unreadable so far (each reported once).
+    unreadable: HashSet<TileAddress>,
+    /// Failures not yet taken by the caller.
+    failures: Vec<TileFailure>,
 }
 
 #[derive(Debug)]
@@ -155,7 +176,15 @@ impl TerrainScene {
             deepest_ground_m,
             freeze_next: false,
             frozen: None,
+            unreadable: HashSet::new(),
+            failures: Vec::new(),
         }
+    }
+
+    /// Tiles found unreadable since the last call, each stored tile once:
+    /// the caller reports them (the scene draws on without them).
+    pub fn take_failures(&mut self) -> Vec<TileFailure> {
+        std::mem::take(&mut self.failures)
     }
 
     pub fn body(&self) -> &Body {
@@ -325,9 +354,23 @@ impl TerrainScene {
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
         let plan = self.residency.plan(self.frame, &drawn);
-        let tiles: Vec<SourceTile> = produce_tiles(source.as_ref(), plan.uploads.iter().map(|u| u.tile).collect())?;
-        let uploads: Vec<(u32, &SourceTile)> =
-            plan.uploads.iter().zip(&tiles).map(|(u, t)| (u.slot as u32, t)).collect();
+        let produced = produce_tiles(source.as_ref(), plan.uploads.iter().map(|u| u.tile).collect());
+        let mut uploads: Vec<(u32, &SourceTile)> = Vec::with_capacity(produced.len());
+        for (upload, result) in plan.uploads.iter().zip(&produced) {
+            match result {
+                Ok(tile) => uploads.push((upload.slot as u32, tile)),
+                Err(error) => {
+                    let Some(stored) = unreadable_tile(error) else {
+                        return Err(RenderError::Source { tile: upload.tile.to_string(), message: error.to_string() });
+                    };
+                    // Its slot is not written; its nodes keep their ancestor.
+                    self.residency.mark_failed(upload.tile);
+                    if self.unreadable.insert(stored) {
+                        self.failures.push(TileFailure { tile: upload.tile, stored, message: error.to_string() });
+                    }
+                }
+            }
+        }
         let by_tile: std::collections::HashMap<TileAddress, Binding> =
             plan.bindings.iter().map(|b| (b.tile, *b)).collect();
         let bindings: Vec<Option<Binding>> =
@@ -335,7 +378,10 @@ impl TerrainScene {
         let records = self.records(renderer, view, &cut, &bindings);
         let analytic_body = !plan.covers_body;
         let nodes_on_ancestors = plan.bindings.iter().filter(|b| b.source != b.tile).count();
-        let complete = plan.uploads.is_empty() && plan.pending == 0 && nodes_on_ancestors == 0 && plan.covers_body;
+        // A node whose own tile failed has its ancestor for good: it waits for nothing.
+        let waiting_on_ancestors =
+            plan.bindings.iter().filter(|b| b.source != b.tile && !self.residency.is_failed(b.tile)).count();
+        let complete = uploads.is_empty() && plan.pending == 0 && waiting_on_ancestors == 0 && plan.covers_body;
         let wants_image = match read_back {
             ReadBack::Never => false,
             ReadBack::Always => true,
@@ -352,7 +398,9 @@ impl TerrainScene {
             present: options.present,
         })?;
         self.frame += 1;
-        let statistics = FrameStatistics::new(&cut.statistics, &plan);
+        let mut statistics = FrameStatistics::new(&cut.statistics, &plan);
+        statistics.uploads = uploads.len();
+        statistics.failed_tiles = self.unreadable.len();
         if std::mem::take(&mut self.freeze_next) {
             self.frozen = Some(Frozen { cut, bindings, statistics });
         }
@@ -474,27 +522,41 @@ fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::ground::So
     }
 }
 
-/// Produces the tiles to upload, several threads at once.
-fn produce_tiles(source: &dyn HeightSource, tiles: Vec<TileAddress>) -> Result<Vec<SourceTile>> {
+/// The stored tile named by an error that concerns one tile's data only
+/// (its payload's checksum, decode or content); `None` for anything else.
+fn unreadable_tile(error: &SourceError) -> Option<TileAddress> {
+    match error {
+        SourceError::Pack(pack) => match pack.rule() {
+            PackError::PayloadChecksum { tile, .. }
+            | PackError::PayloadDecode { tile, .. }
+            | PackError::BadContent { tile, .. } => Some(*tile),
+            _ => None,
+        },
+        SourceError::NoData { .. } => None,
+    }
+}
+
+/// Produces the tiles to upload, several threads at once; each tile's own
+/// outcome, in order.
+fn produce_tiles(
+    source: &dyn HeightSource,
+    tiles: Vec<TileAddress>,
+) -> Vec<std::result::Result<SourceTile, SourceError>> {
     if tiles.is_empty() {
-        return Ok(Vec::new());
+        return Vec::new();
     }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(tiles.len());
     let chunk = tiles.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = tiles
             .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter().map(|&t| source.tile(t).map_err(source_error(Some(t)))).collect::<Result<Vec<_>>>()
-                })
-            })
+            .map(|part| scope.spawn(move || part.iter().map(|&t| source.tile(t)).collect::<Vec<_>>()))
             .collect();
         let mut out = Vec::with_capacity(tiles.len());
         for handle in handles {
-            out.extend(handle.join().expect("tile threads do not panic")?);
+            out.extend(handle.join().expect("tile threads do not panic"));
         }
-        Ok(out)
+        out
     })
 }
 

@@ -23,12 +23,13 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_cli::args::{self, Orientation};
 use planet_render::scene::{FrameOptions, SceneSettings, TerrainScene, sun_for};
-use planet_render::{GpuSettings, Renderer, RendererSettings};
+use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, View};
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{EllipsoidSource, GroundStack, HeightSource, ProceduralSource};
 use planet_terrain::lod::SelectionSettings;
+use planet_terrain::lod::residency::ROOTS;
 
 #[derive(Debug, Parser)]
 #[command(name = "planet-view", about = "Draw a planet from orbit to the ground; headless to PNG with --shot")]
@@ -59,8 +60,8 @@ struct Cli {
     agl: Option<f64>,
     #[command(flatten)]
     orientation: Orientation,
-    /// Vertical field of view, degrees.
-    #[arg(long, default_value_t = 50.0)]
+    /// Vertical field of view, degrees (1..=170).
+    #[arg(long, default_value_t = 50.0, value_parser = args::field_of_view)]
     fov: f64,
     /// Write the frame here (PNG) and exit.
     #[arg(long)]
@@ -71,8 +72,8 @@ struct Cli {
     /// Write every frame as DIR/frame_NNNNN.png (headless without a display).
     #[arg(long, conflicts_with = "shot")]
     frames: Option<PathBuf>,
-    /// Frames per second of path time (paths advance by fixed steps).
-    #[arg(long, default_value_t = 30.0)]
+    /// Frames per second of path time (paths advance by fixed steps), in (0, 1000].
+    #[arg(long, default_value_t = 30.0, value_parser = args::frame_rate)]
     fps: f64,
     /// Never open a window, even where there is a display.
     #[arg(long)]
@@ -103,9 +104,10 @@ struct Cli {
     /// Viewport, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720", value_parser = args::size)]
     size: (u32, u32),
-    /// Most nodes in the cut.
-    #[arg(long, default_value_t = 2048)]
-    budget: usize,
+    /// Most nodes in the cut: at least the six roots; at most what the
+    /// device's storage buffers and memory hold (checked at start).
+    #[arg(long, default_value_t = 2048, value_parser = |t: &str| count(t, ROOTS as u64..=u64::from(u32::MAX), "the node budget"))]
+    budget: u64,
     /// Target screen-space error, pixels.
     #[arg(long, default_value_t = 2.0, value_parser = args::screen_error)]
     sse: f64,
@@ -113,31 +115,50 @@ struct Cli {
     #[arg(long)]
     stats: Option<PathBuf>,
     /// Stop after this many frames even if tiles are still streaming.
-    #[arg(long, default_value_t = 240)]
-    max_frames: u32,
-    /// Tile uploads per frame.
-    #[arg(long, default_value_t = 64)]
-    uploads: usize,
-    /// Resident tile slots on the GPU.
-    #[arg(long, default_value_t = 1024)]
-    slots: u32,
+    #[arg(long, default_value_t = 240, value_parser = |t: &str| count(t, 1..=1_000_000, "the frame cap"))]
+    max_frames: u64,
+    /// Tile uploads per frame: at least one; at most what the staging
+    /// memory holds (checked at start).
+    #[arg(long, default_value_t = 64, value_parser = |t: &str| count(t, 1..=u64::from(u32::MAX), "uploads per frame"))]
+    uploads: u64,
+    /// Resident tile slots on the GPU: at least the six roots plus four per
+    /// frame in flight (14); at most the device's maxImageArrayLayers and
+    /// half its memory (checked at start).
+    #[arg(long, default_value_t = 1024, value_parser = |t: &str| count(t, MIN_SLOTS..=u64::from(u32::MAX), "tile slots"))]
+    slots: u64,
     /// Turn on the Vulkan validation layers; any message fails the run.
     #[arg(long)]
     validation: bool,
+}
+
+/// Frames the renderer keeps in flight.
+const FRAMES_IN_FLIGHT: u64 = 2;
+/// The fewest slots streaming needs (`planet_terrain::lod::min_slots`).
+const MIN_SLOTS: u64 = (ROOTS + 4 * FRAMES_IN_FLIGHT as usize) as u64;
+
+fn count(text: &str, range: std::ops::RangeInclusive<u64>, what: &str) -> Result<u64, String> {
+    args::count_in(text, range, what)
 }
 
 fn main() -> ExitCode {
     planet_cli::exit_code(run(Cli::parse()))
 }
 
-fn check_angles(cli: &Cli) -> Result<()> {
-    if !(1.0..=170.0).contains(&cli.fov) {
-        bail!("--fov {}: field of view must lie in 1..=170 degrees", cli.fov);
+/// A renderer error for a person: a setting the device cannot hold is
+/// named by the flag that asked for it.
+fn renderer_error(error: RenderError) -> anyhow::Error {
+    match error {
+        RenderError::Limit { setting, value, max, why } => {
+            let flag = match setting {
+                "slots" => "--slots",
+                "max_nodes" => "--budget",
+                "uploads_per_frame" => "--uploads",
+                other => other,
+            };
+            anyhow::anyhow!("{flag} {value}: this device allows at most {max} ({why})")
+        }
+        other => anyhow::Error::new(other).context("starting the renderer"),
     }
-    if cli.budget < 6 {
-        bail!("--budget {}: a cut needs at least the six root nodes", cli.budget);
-    }
-    Ok(())
 }
 
 fn open_source(cli: &Cli) -> Result<(Body, Option<Arc<dyn HeightSource>>)> {
@@ -177,10 +198,7 @@ fn camera_height(cli: &Cli, source: Option<&dyn HeightSource>, at: Geodetic) -> 
 }
 
 fn run(cli: Cli) -> Result<()> {
-    check_angles(&cli)?;
-    if !(cli.fps > 0.0 && cli.fps <= 1000.0) {
-        bail!("--fps {}: frames per second must lie in (0, 1000]", cli.fps);
-    }
+    debug_assert_eq!(MIN_SLOTS as usize, planet_terrain::lod::min_slots(FRAMES_IN_FLIGHT));
     let size = cli.size;
     let (body, source) = open_source(&cli)?;
     let path = match &cli.path {
@@ -212,19 +230,19 @@ fn run(cli: Cli) -> Result<()> {
 fn renderer_settings(cli: &Cli, size: (u32, u32)) -> RendererSettings {
     RendererSettings {
         size,
-        slots: cli.slots,
-        max_nodes: cli.budget.max(64),
-        frames_in_flight: 2,
-        uploads_per_frame: cli.uploads,
+        slots: cli.slots as u32,
+        max_nodes: (cli.budget as usize).max(64),
+        frames_in_flight: FRAMES_IN_FLIGHT as usize,
+        uploads_per_frame: cli.uploads as usize,
         gpu: GpuSettings { validation: cli.validation },
     }
 }
 
 fn scene_settings(cli: &Cli, near_m: f64) -> SceneSettings {
     SceneSettings {
-        selection: SelectionSettings { target_error_px: cli.sse, node_budget: cli.budget, near_m },
-        uploads_per_frame: cli.uploads,
-        frames_in_flight: 2,
+        selection: SelectionSettings { target_error_px: cli.sse, node_budget: cli.budget as usize, near_m },
+        uploads_per_frame: cli.uploads as usize,
+        frames_in_flight: FRAMES_IN_FLIGHT,
     }
 }
 
@@ -254,11 +272,12 @@ fn shot_mode(
     let at = Geodetic::from_degrees(cli.lat, cli.lon, height);
     let view =
         View::looking_from(&body, at, cli.orientation.heading, cli.orientation.pitch, cli.fov.to_radians(), size);
-    let mut renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
+    let mut renderer = Renderer::new(renderer_settings(cli, size)).map_err(renderer_error)?;
     let settings = scene_settings(cli, session::near_plane(above_ground));
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
     let sun = sun_for(&body, &view);
-    let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames)?;
+    let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames as u32)?;
+    session::report_failures(&mut scene);
     image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
     if let Some(path) = &cli.stats {
         write_stats(path, &renderer, &report, frames, size)?;
@@ -330,11 +349,11 @@ fn path_mode(
     size: (u32, u32),
     path: &CameraPath,
 ) -> Result<()> {
-    let renderer = Renderer::new(renderer_settings(cli, size)).context("starting the renderer")?;
+    let renderer = Renderer::new(renderer_settings(cli, size)).map_err(renderer_error)?;
     let fov = cli.fov.to_radians();
     let mut session = new_session(scene_settings(cli, 1.0), fov, &body, source, renderer, cli.scene.as_deref())?;
     let mut flight = flight::Flight::new(path.pose(path.start()), flight::Mode::Free);
-    let frames = (path.duration() * cli.fps).round() as usize + 1;
+    let frames = path_frames(path.duration(), cli.fps)?;
     let read_back = session::read_back_for(cli.frames.as_deref());
     for k in 0..frames {
         let t = path.start() + k as f64 / cli.fps;
@@ -350,6 +369,16 @@ fn path_mode(
     }
     session.finish()?;
     finish_run(cli, &session, &body)
+}
+
+/// Frames a path of `duration` seconds takes at `fps`, the start and end
+/// included: at least one, or an error (never a silent empty run).
+fn path_frames(duration: f64, fps: f64) -> Result<usize> {
+    let steps = (duration * fps).round();
+    if !(0.0..=1e9).contains(&steps) {
+        bail!("a path of {duration} s at {fps} frames per second gives no playable number of frames");
+    }
+    Ok(steps as usize + 1)
 }
 
 fn window_mode(
@@ -453,6 +482,7 @@ fn write_stats(
         "upload_bytes": s.upload_bytes,
         "pending_requests": s.pending_requests,
         "covers_body": s.covers_body,
+        "failed_tiles": s.failed_tiles,
         "analytic_body_drawn": report.analytic_body,
         "triangles": report.triangles,
         "draw_calls": {

@@ -126,6 +126,7 @@ impl Session {
         let view = self.view(flight);
         let sun = sun_for(self.body(), &view);
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
+        report_failures(&mut self.scene);
         let entry = FrameLog {
             frame: self.log.len() as u64,
             t,
@@ -215,7 +216,7 @@ impl Session {
             format!("CPU {:.1} MS  GPU {}", last.cpu_ms, gpu.map_or("-".to_string(), |g| format!("{g:.1} MS"))),
             format!("NODES {} SEL {} DRAWN", s.nodes_selected, s.nodes_drawn),
             format!("ERROR {:.2} PX  SLOTS {}", s.effective_screen_error_pixels, s.resident_slots),
-            format!("UPLOADS {} PENDING {}", s.uploads, s.pending_requests),
+            format!("UPLOADS {} PENDING {} FAILED {}", s.uploads, s.pending_requests, s.failed_tiles),
             format!("CURSOR {}", cursor.unwrap_or("-")),
             format!("{mode}{}{}", if frozen { " FROZEN" } else { "" }, if wire { " WIRE" } else { "" }),
         ]
@@ -244,6 +245,7 @@ impl Session {
                     "uploads": s.uploads,
                     "pending_requests": s.pending_requests,
                     "covers_body": s.covers_body,
+                    "failed_tiles": s.failed_tiles,
                     "analytic_body_drawn": l.report.analytic_body,
                     "presented": l.report.presented,
                     "draw_calls": {
@@ -271,10 +273,22 @@ impl Session {
                 "gpu_ms_p99": percentile(&gpu, 0.99),
                 "peak_uploads": self.log.iter().map(|l| l.report.statistics.uploads).max().unwrap_or(0),
                 "min_above_ground_m": self.log.iter().map(|l| l.above_ground_m).fold(f64::INFINITY, f64::min),
+                "failed_tiles": self.log.last().map_or(0, |l| l.report.statistics.failed_tiles),
                 "hole_pixels_total": self.log.iter().filter_map(|l| l.hole_pixels).map(u64::from).sum::<u64>(),
             },
             "frames": frames,
         })
+    }
+}
+
+/// One line on stderr per tile the scene found unreadable (each stored
+/// tile once): the run goes on, drawing the tile's ancestor there.
+pub fn report_failures(scene: &mut TerrainScene) {
+    for failure in scene.take_failures() {
+        eprintln!(
+            "planet-view: tile {} could not be read, drawing its nearest resident ancestor instead: {}",
+            failure.tile, failure.message
+        );
     }
 }
 

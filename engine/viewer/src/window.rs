@@ -158,7 +158,7 @@ impl App {
         let size = window.inner_size();
         let mut settings = self.run.settings;
         settings.size = (size.width.max(1), size.height.max(1));
-        let renderer = Renderer::new_windowed(settings, handles, self.run.vsync).context("starting the renderer")?;
+        let renderer = Renderer::new_windowed(settings, handles, self.run.vsync).map_err(crate::renderer_error)?;
         let session = (self.run.make_session)(renderer)?;
         self.live = Some(Live { session, window });
         Ok(())

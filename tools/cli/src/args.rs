@@ -57,6 +57,43 @@ pub fn screen_error(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A vertical field of view in degrees: finite, 1..=170.
+pub fn field_of_view(text: &str) -> Result<f64, String> {
+    let value = finite(text)?;
+    if (1.0..=170.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value}: the field of view must lie in 1..=170 degrees"))
+    }
+}
+
+/// Frames per second of path time: finite, in (0, 1000].
+pub fn frame_rate(text: &str) -> Result<f64, String> {
+    let value = finite(text)?;
+    if value > 0.0 && value <= 1000.0 {
+        Ok(value)
+    } else {
+        Err(format!("{value}: frames per second must lie in (0, 1000]"))
+    }
+}
+
+/// A whole number of `what` in `range`, the range stated when it is not.
+///
+/// ```
+/// assert_eq!(planet_cli::args::count_in("14", 14..=2048, "tile slots"), Ok(14));
+/// assert!(planet_cli::args::count_in("3", 14..=2048, "tile slots").unwrap_err().contains("14..=2048"));
+/// ```
+pub fn count_in(text: &str, range: std::ops::RangeInclusive<u64>, what: &str) -> Result<u64, String> {
+    let value: u64 = text.trim().parse().map_err(|_| {
+        format!("'{text}' is not a whole number (expected {what} in {}..={})", range.start(), range.end())
+    })?;
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value}: {what} must lie in {}..={}", range.start(), range.end()))
+    }
+}
+
 /// A viewport or window size, `WIDTHxHEIGHT`, each 1..=16384.
 ///
 /// ```
@@ -162,6 +199,13 @@ mod tests {
         assert_eq!(size("1920x1080"), Ok((1920, 1080)));
         assert!(size("0x10").is_err() && size("big").is_err());
         assert!(screen_error("0").is_err() && screen_error("nan").is_err());
+        assert!(field_of_view("nan").unwrap_err().contains("not a finite number"));
+        assert!(field_of_view("171").unwrap_err().contains("1..=170"));
+        assert!(frame_rate("inf").unwrap_err().contains("not a finite number"));
+        assert!(frame_rate("0").unwrap_err().contains("(0, 1000]"));
+        assert_eq!(count_in("64", 1..=1024, "uploads"), Ok(64));
+        assert_eq!(count_in("0", 1..=1024, "uploads"), Err("0: uploads must lie in 1..=1024".into()));
+        assert!(count_in("nan", 1..=1024, "uploads").unwrap_err().contains("not a whole number"));
         assert_eq!(radii("3396190,3396190,3376200"), Ok([3396190.0, 3396190.0, 3376200.0]));
         assert!(radii("1,2").is_err() && radii("1,-2,3").is_err() && radii("1,nan,3").is_err());
     }

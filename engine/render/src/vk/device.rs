@@ -15,6 +15,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 
 use crate::error::{Context, RenderError, Result};
+use crate::limits::DeviceLimits;
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
@@ -58,6 +59,7 @@ pub struct Gpu {
     pub timestamp_period_ns: Option<f64>,
     pub vertex_stores: bool,
     pub wireframe: bool,
+    pub limits: DeviceLimits,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -210,6 +212,9 @@ impl Gpu {
         let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
         let timestamp_period_ns = (families[queue_family as usize].timestamp_valid_bits > 0)
             .then_some(f64::from(properties.limits.timestamp_period));
+        // SAFETY: valid physical device.
+        let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
+        let limits = device_limits(&properties.limits, &memory);
         let allocator = Allocator::new(&AllocatorCreateDesc {
             instance: instance.clone(),
             device: device.clone(),
@@ -243,6 +248,7 @@ impl Gpu {
             timestamp_period_ns,
             vertex_stores,
             wireframe: features.fill_mode_non_solid == vk::TRUE,
+            limits,
         })
     }
 
@@ -251,6 +257,17 @@ impl Gpu {
         self.messages.lock().map(|m| m.clone()).unwrap_or_default()
     }
 
+    /// Waits for `fence` at most `GPU_WAIT_TIMEOUT`: past it, or on a lost
+    /// device, an error that says the GPU stopped responding.
+    pub fn wait_for_fence(&self, fence: vk::Fence, during: &'static str) -> Result<()> {
+        // SAFETY: the fence belongs to this device; a bounded wait.
+        unsafe { self.device.wait_for_fences(&[fence], true, crate::conv::wait_timeout_ns()) }.during(during)
+    }
+
+    /// Waits for the device to be idle. Unbounded (Vulkan has no timeout
+    /// here), so callers first wait for their submitted work through
+    /// bounded fence waits: a GPU that stopped responding is caught there,
+    /// and this only waits for what fences do not cover (presentation).
     pub fn wait_idle(&self) -> Result<()> {
         // SAFETY: valid device; no other thread records on it.
         unsafe { self.device.device_wait_idle() }.during("waiting for the device")
@@ -292,6 +309,31 @@ impl Drop for PartialGpu {
                 instance.destroy_instance(None);
             }
         }
+    }
+}
+
+/// The numbers the renderer's settings are held to (`crate::limits`): the
+/// largest device-local heap, and the largest heap with a host-visible type.
+fn device_limits(limits: &vk::PhysicalDeviceLimits, memory: &vk::PhysicalDeviceMemoryProperties) -> DeviceLimits {
+    let heaps = &memory.memory_heaps[..memory.memory_heap_count as usize];
+    let types = &memory.memory_types[..memory.memory_type_count as usize];
+    let device_local = heaps
+        .iter()
+        .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .map(|h| h.size)
+        .max()
+        .unwrap_or_else(|| heaps.iter().map(|h| h.size).max().unwrap_or(0));
+    let host_visible = types
+        .iter()
+        .filter(|t| t.property_flags.contains(vk::MemoryPropertyFlags::HOST_VISIBLE))
+        .filter_map(|t| heaps.get(t.heap_index as usize).map(|h| h.size))
+        .max()
+        .unwrap_or(0);
+    DeviceLimits {
+        max_image_array_layers: limits.max_image_array_layers,
+        max_storage_buffer_range: limits.max_storage_buffer_range,
+        device_local_bytes: device_local,
+        host_visible_bytes: host_visible,
     }
 }
 

@@ -329,8 +329,7 @@ impl Backend {
         if !frame.submitted {
             return Ok(None);
         }
-        // SAFETY: the fence belongs to this device and was submitted.
-        unsafe { self.gpu.device.wait_for_fences(&[frame.fence], true, u64::MAX) }.during("waiting for a frame")?;
+        self.gpu.wait_for_fence(frame.fence, "waiting for a frame")?;
         frame.submitted = false;
         let hole_pixels = u32::from_le_bytes(frame.counters.bytes()[0..4].try_into().expect("4 bytes"));
         let times = self.gpu.timestamp_period_ns.and_then(|period| {

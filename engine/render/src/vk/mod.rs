@@ -66,6 +66,8 @@ impl std::fmt::Debug for Backend {
 impl Backend {
     pub(crate) fn new(settings: RendererSettings, window: Option<WindowHandles>, vsync: bool) -> Result<Backend> {
         let gpu = Gpu::new(settings.gpu, window)?;
+        // Before anything is sized from the settings (the `Gpu` drops itself).
+        crate::limits::check(&settings, &gpu.limits)?;
         // Every handle starts null; whatever is created before a failure is
         // released by `Drop` (destroying a null handle is a no-op).
         let mut backend = Backend {
@@ -146,7 +148,12 @@ impl Backend {
 
 impl Drop for Backend {
     fn drop(&mut self) {
-        let _ = self.gpu.wait_idle();
+        // Bounded waits for every submitted frame first. A GPU that stopped
+        // responding or was lost may still be using what is below: leave
+        // it all to the process's exit rather than free it under the GPU.
+        if self.finish().is_err() || self.gpu.wait_idle().is_err() {
+            return;
+        }
         let gpu = &self.gpu;
         // SAFETY: the device is idle, so nothing below is in use; children go
         // before the objects they were made from, and the `Gpu` (allocator,

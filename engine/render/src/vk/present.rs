@@ -120,6 +120,8 @@ impl Backend {
 
     pub(super) fn recreate_swapchain(&mut self) -> Result<()> {
         let Some(mut old) = self.swapchain.take() else { return Ok(()) };
+        // Bounded first (a hung GPU ends here with an error), then idle.
+        self.finish()?;
         self.gpu.wait_idle()?;
         let created = Swapchain::new(&self.gpu, self.settings.size, self.vsync, old.swapchain);
         // SAFETY: the device is idle; the old swapchain was retired by the
@@ -153,7 +155,7 @@ impl Backend {
         let acquired = unsafe {
             swapchain.loader.acquire_next_image(
                 swapchain.swapchain,
-                u64::MAX,
+                crate::conv::wait_timeout_ns(),
                 self.frames[index].acquired,
                 vk::Fence::null(),
             )

@@ -280,15 +280,23 @@ impl Backend {
         }
         let device = &self.gpu.device;
         // SAFETY: a one-off command buffer on this device's queue, waited
-        // for before its pool is destroyed; the barriers move every layer
-        // to TRANSFER_DST for the clears and then to SHADER_READ_ONLY.
+        // for (through a fence, bounded) before its pool and the fence are
+        // destroyed; if the wait fails they are left to the device's end.
+        // The barriers move every layer to TRANSFER_DST for the clears and
+        // then to SHADER_READ_ONLY.
         unsafe {
-            let pool = device
-                .create_command_pool(
-                    &vk::CommandPoolCreateInfo::default().queue_family_index(self.gpu.queue_family),
-                    None,
-                )
-                .during("creating a command pool")?;
+            let fence = device.create_fence(&vk::FenceCreateInfo::default(), None).during("creating a fence")?;
+            let pool = match device.create_command_pool(
+                &vk::CommandPoolCreateInfo::default().queue_family_index(self.gpu.queue_family),
+                None,
+            ) {
+                Ok(pool) => pool,
+                Err(e) => {
+                    device.destroy_fence(fence, None);
+                    return Err(crate::conv::map_result(e, "creating a command pool"));
+                }
+            };
+            let mut submitted = false;
             let result = (|| -> Result<()> {
                 let commands = device
                     .allocate_command_buffers(
@@ -305,11 +313,15 @@ impl Backend {
                 device.end_command_buffer(commands).during("recording")?;
                 let buffers = [commands];
                 let submit = [vk::SubmitInfo::default().command_buffers(&buffers)];
-                device.queue_submit(self.gpu.queue, &submit, vk::Fence::null()).during("submitting slot set-up")?;
-                device.queue_wait_idle(self.gpu.queue).during("waiting for slot set-up")
+                device.queue_submit(self.gpu.queue, &submit, fence).during("submitting slot set-up")?;
+                submitted = true;
+                self.gpu.wait_for_fence(fence, "waiting for slot set-up")
             })();
-            let _ = device.queue_wait_idle(self.gpu.queue);
-            device.destroy_command_pool(pool, None);
+            // Submitted and not known finished: the GPU may still use both.
+            if !submitted || result.is_ok() {
+                device.destroy_command_pool(pool, None);
+                device.destroy_fence(fence, None);
+            }
             result
         }
     }

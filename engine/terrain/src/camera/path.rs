@@ -10,10 +10,19 @@
 //! across orders of magnitude rather than rushing the last kilometre.
 //!
 //! File shape: `{"keyframes": [{"t": seconds, "lat": deg, "lon": deg,
-//! "alt": metres, "heading": deg, "pitch": deg}, ...]}`, times strictly
-//! increasing, altitudes positive.
+//! "alt": metres, "heading": deg, "pitch": deg}, ...]}`, times in seconds
+//! from 0 to [`MAX_PATH_TIME`] and strictly increasing, altitudes in
+//! (0, [`MAX_PATH_ALTITUDE`]] metres.
 
 use serde_json::Value;
+
+/// The latest keyframe time, seconds (about eleven and a half days): a
+/// path is played frame by frame, and past this its frame count stops
+/// being something a person means (and stops fitting the frame counter).
+pub const MAX_PATH_TIME: f64 = 1e6;
+/// The highest keyframe altitude, metres above the ellipsoid (as the
+/// command line's `--alt`).
+pub const MAX_PATH_ALTITUDE: f64 = 1e9;
 
 /// One keyframe.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -75,11 +84,17 @@ impl CameraPath {
             if !(-90.0..=90.0).contains(&key.lat) || !(-90.0..=90.0).contains(&key.pitch) {
                 return Err(bad(k, "lat and pitch must lie in -90..=90"));
             }
-            if key.alt <= 0.0 {
-                return Err(bad(k, "alt must be above the ellipsoid (> 0 m)"));
+            if key.alt <= 0.0 || key.alt > MAX_PATH_ALTITUDE {
+                return Err(bad(k, &format!("alt {} m must lie in (0, {MAX_PATH_ALTITUDE:e}] m", key.alt)));
+            }
+            if !(0.0..=MAX_PATH_TIME).contains(&key.t) {
+                return Err(bad(k, &format!("t {:e} s must lie in 0..={MAX_PATH_TIME:e} s", key.t)));
             }
             if k > 0 && key.t <= keys[k - 1].t {
-                return Err(bad(k, "times must increase strictly"));
+                return Err(bad(
+                    k,
+                    &format!("times must increase strictly: t {} s is not after {} s", key.t, keys[k - 1].t),
+                ));
             }
         }
         // Unwrap longitude and heading so consecutive keys turn the short way.
@@ -215,5 +230,21 @@ mod tests {
         assert!(CameraPath::from_json(r#"{"keyframes": [{"t": 0}]}"#).unwrap_err().to_string().contains("'lat'"));
         let below = r#"{"keyframes": [{"t": 0, "lat": 0, "lon": 0, "alt": -5, "heading": 0, "pitch": 0}]}"#;
         assert!(CameraPath::from_json(below).is_err());
+    }
+
+    #[test]
+    fn keyframe_times_are_bounded_with_the_rule_stated() {
+        let path = |t0: f64, t1: f64| CameraPath::new(vec![key(t0, 0.0, 0.0, 1e4), key(t1, 0.0, 0.0, 1e3)]);
+        for (t0, t1, expected) in [
+            (0.0, 1e300, "keyframes[1]: t 1e300 s must lie in 0..=1e6 s"),
+            (-1.0, 5.0, "keyframes[0]: t -1e0 s must lie in 0..=1e6 s"),
+            (0.0, 1e6 + 1.0, "keyframes[1]: t 1.000001e6 s must lie in 0..=1e6 s"),
+            (3.0, 2.0, "keyframes[1]: times must increase strictly: t 2 s is not after 3 s"),
+        ] {
+            assert_eq!(path(t0, t1).unwrap_err().to_string(), expected);
+        }
+        assert_eq!(path(0.0, MAX_PATH_TIME).unwrap().duration(), MAX_PATH_TIME);
+        let high = CameraPath::new(vec![key(0.0, 0.0, 0.0, 2e9)]).unwrap_err().to_string();
+        assert_eq!(high, "keyframes[0]: alt 2000000000 m must lie in (0, 1e9] m");
     }
 }

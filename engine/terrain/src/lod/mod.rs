@@ -14,7 +14,7 @@ pub mod residency;
 
 pub use cut::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, select};
 pub use record::{build_records, centre_height_within, node_record, reference_vertex};
-pub use residency::{Binding, Residency, ResidencySettings, UvRect};
+pub use residency::{Binding, Residency, ResidencySettings, UvRect, min_slots};
 
 /// Everything a frame reports about the host half: selection and residency.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -30,6 +30,10 @@ pub struct FrameStatistics {
     pub pending_requests: usize,
     pub nodes_dropped: usize,
     pub covers_body: bool,
+    /// Tiles whose stored data could not be read (a payload failing its
+    /// checksum or decode), counted once each since the scene began; their
+    /// nodes draw an ancestor's coarser ground.
+    pub failed_tiles: usize,
 }
 
 impl FrameStatistics {
@@ -46,6 +50,7 @@ impl FrameStatistics {
             pending_requests: plan.pending,
             nodes_dropped: plan.dropped.len(),
             covers_body: plan.covers_body,
+            failed_tiles: 0,
         }
     }
 }

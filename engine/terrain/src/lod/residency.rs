@@ -9,10 +9,24 @@
 //! already submitted. Uploads share a per-frame byte budget; re-staging of
 //! tiles already resident (edits) is served before streaming misses, coarse
 //! misses before fine ones, larger projected error first within a depth.
+//! A tile its source could not produce (a corrupt payload) is marked failed:
+//! it is never asked for again, and its nodes keep their ancestor.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::geo::address::{TileAddress, TileKey};
+
+/// The six cube faces' root tiles, pinned once resident.
+pub const ROOTS: usize = 6;
+
+/// The fewest slots a renderer with `frames_in_flight` frames should have:
+/// the six pinned roots, plus one split's four children per frame in
+/// flight. Slots bound by a frame still in flight are never evicted, so
+/// with fewer a split's children may find no slot until those frames
+/// retire, and nothing below the roots ever becomes resident.
+pub fn min_slots(frames_in_flight: u64) -> usize {
+    ROOTS + 4 * frames_in_flight as usize
+}
 
 /// Sizes and budgets.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -103,17 +117,20 @@ pub struct Residency {
     lookup: HashMap<TileKey, usize>,
     frame: u64,
     restage: Vec<TileAddress>,
+    /// Tiles the source failed to produce: never requested again.
+    failed: HashSet<TileKey>,
 }
 
 impl Residency {
     pub fn new(settings: ResidencySettings) -> Residency {
-        assert!(settings.slots >= 6, "six slots at least: the roots are pinned");
+        assert!(settings.slots >= ROOTS, "six slots at least: the roots are pinned");
         Residency {
             settings,
             slots: vec![Slot::default(); settings.slots],
             lookup: HashMap::new(),
             frame: 0,
             restage: Vec::new(),
+            failed: HashSet::new(),
         }
     }
 
@@ -141,6 +158,30 @@ impl Residency {
         if self.slot_of(tile).is_some() && !self.restage.contains(&tile) {
             self.restage.push(tile);
         }
+    }
+
+    /// The source could not produce `tile` (planned for upload this frame,
+    /// or resident and re-staged): it leaves its slot and is never requested
+    /// again, so its nodes bind their nearest resident ancestor. The slot
+    /// is not handed out again within this frame or while a frame in
+    /// flight may read it.
+    pub fn mark_failed(&mut self, tile: TileAddress) {
+        if let Some(slot) = self.lookup.remove(&tile.key()) {
+            self.slots[slot].tile = None;
+            self.slots[slot].pinned = false;
+        }
+        self.restage.retain(|&t| t != tile);
+        self.failed.insert(tile.key());
+    }
+
+    /// Whether `tile` was marked failed.
+    pub fn is_failed(&self, tile: TileAddress) -> bool {
+        self.failed.contains(&tile.key())
+    }
+
+    /// How many tiles were marked failed.
+    pub fn failed(&self) -> usize {
+        self.failed.len()
     }
 
     fn evictable(&self, slot: &Slot) -> bool {
@@ -180,6 +221,9 @@ impl Residency {
         for &(tile, error) in &misses {
             for d in 0..=tile.depth() {
                 let a = tile.ancestor_at(d).expect("d <= depth");
+                if self.is_failed(a) {
+                    continue;
+                }
                 if self.slot_of(a).is_none() && !wanted.iter().any(|w| w.0 == a) {
                     wanted.push((a, error));
                 } else if let Some(w) = wanted.iter_mut().find(|w| w.0 == a) {
@@ -230,14 +274,44 @@ impl Residency {
     /// A free slot, or the least recently bound evictable one; never one
     /// this frame already writes.
     fn allocate(&self, frame: u64) -> Option<usize> {
-        if let Some(free) = self.slots.iter().position(|s| s.tile.is_none()) {
+        // A slot a failed tile left is free, but may still be read by a
+        // frame in flight or written by this one.
+        let usable = |s: &Slot| self.evictable(s) && s.written != Some(frame);
+        if let Some(free) = self.slots.iter().position(|s| s.tile.is_none() && usable(s)) {
             return Some(free);
         }
         self.slots
             .iter()
             .enumerate()
-            .filter(|(_, s)| self.evictable(s) && s.written != Some(frame))
+            .filter(|(_, s)| usable(s))
             .min_by_key(|(k, s)| (s.last_bound.map_or(0, |f| f + 1), *k))
             .map(|(k, _)| k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_tile_is_never_requested_again_and_its_node_keeps_the_ancestor() {
+        let settings =
+            ResidencySettings { slots: min_slots(2), frames_in_flight: 2, upload_budget_bytes: 64, tile_bytes: 1 };
+        let mut residency = Residency::new(settings);
+        let root = TileAddress::roots()[0];
+        let bad = root.children().expect("a root has children")[2];
+        let nodes: Vec<(TileAddress, f64)> =
+            TileAddress::roots()[1..].iter().map(|&r| (r, 1.0)).chain([(bad, 9.0)]).collect();
+        let first = residency.plan(0, &nodes);
+        assert!(first.uploads.iter().any(|u| u.tile == bad), "asked for once: {:?}", first.uploads);
+        residency.mark_failed(bad);
+        assert_eq!((residency.failed(), residency.is_failed(bad), residency.slot_of(bad)), (1, true, None));
+        for frame in 1..6 {
+            let plan = residency.plan(frame, &nodes);
+            assert!(plan.uploads.iter().all(|u| u.tile != bad), "frame {frame}: asked again");
+            let binding = plan.bindings.iter().find(|b| b.tile == bad).expect("the node still draws");
+            assert_eq!((binding.source, binding.uv), (root, UvRect::within(bad, root)), "frame {frame}");
+            assert_eq!((plan.pending, plan.covers_body), (0, true), "frame {frame}: nothing waits for it");
+        }
     }
 }

@@ -1,0 +1,210 @@
+//! planet-view headless under the Vulkan validation layers, as a user runs
+//! it: scripted flights from orbit to the ground over a coarse pack (with
+//! plenty of slots and with nearly the fewest), a pack with one corrupt
+//! tile, and every bound on the command line.
+//!
+//! The key decision: each test runs the real binary over a pack it wrote
+//! itself (depth 2, a few seconds on lavapipe), and judges only what the
+//! binary reports: its exit status, its stderr and its `--stats` JSON, so a
+//! test cannot pass through a path the binary does not take.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use planet_terrain::geo::body::{Body, Geodetic};
+use planet_terrain::ground::locate;
+use planet_terrain::pack::Pack;
+
+const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+/// Where the flights end: mountains of the procedural test Earth.
+const END: (f64, f64) = (-47.0, 39.0);
+/// The flights end at 1 m above the ellipsoid, below the ground there
+/// (about 2,700 m): the binary holds the camera 1.5 m above the ground it
+/// reads, so they end at the ground whatever its exact height.
+const GROUND: f64 = 1.0;
+
+fn pack(dir: &Path) -> PathBuf {
+    let path = dir.join("earth-2.planetpack");
+    planet_terrain::testing::write_procedural_pack(&path, 2).expect("write the test pack");
+    path
+}
+
+/// From 20,000 km down to `end_alt` over `END`, in `seconds`.
+fn descent(dir: &Path, seconds: f64, end_alt: f64) -> PathBuf {
+    let text = format!(
+        r#"{{"keyframes": [
+            {{"t": 0, "lat": -40.0, "lon": 30.0, "alt": 20000000, "heading": 0, "pitch": -90}},
+            {{"t": {a}, "lat": -46.5, "lon": 38.5, "alt": 200000, "heading": 30, "pitch": -45}},
+            {{"t": {b}, "lat": -46.95, "lon": 38.95, "alt": {mid}, "heading": 45, "pitch": -12}},
+            {{"t": {seconds}, "lat": {}, "lon": {}, "alt": {end_alt}, "heading": 60, "pitch": -3}}
+        ]}}"#,
+        END.0,
+        END.1,
+        a = seconds * 0.4,
+        b = seconds * 0.8,
+        mid = 6000.0 + end_alt,
+    );
+    let path = dir.join("descent.json");
+    std::fs::write(&path, text).expect("write path");
+    path
+}
+
+fn viewer() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_planet-view"));
+    command.env("VK_DRIVER_FILES", LAVAPIPE).env("RUST_BACKTRACE", "1").env_remove("DISPLAY");
+    command
+}
+
+fn run_ok(command: &mut Command) -> Output {
+    let output = command.output().expect("run planet-view");
+    assert!(output.status.success(), "planet-view failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("validation:"), "validation messages");
+    output
+}
+
+fn stats(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("stats written")).expect("stats are JSON")
+}
+
+/// Flies the descent headless with validation; returns the per-frame log.
+fn fly(dir: &Path, pack: &Path, end_alt: f64, extra: &[&str]) -> (serde_json::Value, String) {
+    let path = descent(dir, 4.0, end_alt);
+    let stats_path = dir.join("stats.json");
+    let output = run_ok(
+        viewer()
+            .arg(pack)
+            .arg("--path")
+            .arg(&path)
+            .arg("--stats")
+            .arg(&stats_path)
+            .args(["--fps", "3", "--size", "160x120", "--validation"])
+            .args(extra),
+    );
+    (stats(&stats_path), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// Every frame drawn (13 at 3 fps over 4 s) and the last at the ground.
+fn check_flight(log: &serde_json::Value) {
+    let frames = log["frames"].as_array().expect("frames");
+    assert_eq!(frames.len(), 13, "every frame of the path was rendered");
+    assert_eq!(log["summary"]["frames"], 13);
+    for f in frames {
+        let k = &f["frame"];
+        let holes = f["hole_pixels"].as_u64().expect("the GPU reported every frame");
+        assert!(holes == 0 || f["analytic_body_drawn"] == true, "frame {k}: {holes} pixels show through");
+        let draws = f["draw_calls"]["terrain_depth"].as_u64().expect("draws");
+        // The first frame only asks for the roots; from the next on, terrain.
+        assert_eq!(draws, u64::from(k != 0), "frame {k}: one terrain draw once roots are resident");
+    }
+    let above = frames.last().expect("a frame")["above_ground_m"].as_f64().expect("height");
+    assert!((1.5..2.0).contains(&above), "the flight ends just above the ground, not {above} m");
+}
+
+#[test]
+fn a_validation_flight_from_orbit_to_the_ground_over_a_coarse_pack() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (log, _) = fly(dir.path(), &pack(dir.path()), GROUND, &[]);
+    check_flight(&log);
+    assert_eq!(log["summary"]["failed_tiles"], 0);
+}
+
+#[test]
+fn a_validation_flight_with_nearly_the_fewest_slots_streams_resampled_tiles() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // 16 slots: the six roots, the eight the two frames in flight may hold,
+    // two spare: every frame evicts, and near the ground the cut is deeper
+    // than the pack's depth 2, so the tiles streamed are resampled ones.
+    let (log, _) = fly(dir.path(), &pack(dir.path()), GROUND, &["--slots", "16", "--uploads", "4"]);
+    check_flight(&log);
+    let frames = log["frames"].as_array().expect("frames");
+    assert!(frames.iter().any(|f| f["pending_requests"].as_u64() > Some(0)), "slots ran short");
+    assert!(frames.iter().map(|f| f["uploads"].as_u64().expect("uploads")).sum::<u64>() > 16, "slots were reused");
+}
+
+#[test]
+fn a_corrupt_tile_is_reported_once_and_its_ancestor_drawn_instead() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack_path = pack(dir.path());
+    // The depth-2 tile under the end of the flight: every node near the
+    // ground there reads it (itself or resampled from it).
+    let (bad, _, _) = locate(&Body::earth(), Geodetic::from_degrees(END.0, END.1, 0.0), 2);
+    let entry = *Pack::open(&pack_path).expect("pack").entry(bad).expect("stored");
+    let mut bytes = std::fs::read(&pack_path).expect("read pack");
+    bytes[(entry.payload_offset + u64::from(entry.payload_length) / 2) as usize] ^= 0x5a;
+    std::fs::write(&pack_path, bytes).expect("corrupt one payload byte");
+
+    // Down to 20 km: low enough that the cut there is deeper than the
+    // pack, so tiles resampled from the corrupt one are asked for too (and
+    // fail on its payload: still one failed tile); high enough that the
+    // coarser ancestor drawn instead stays below the camera.
+    let (log, stderr) = fly(dir.path(), &pack_path, 20_000.0, &[]);
+    let reports: Vec<&str> = stderr.lines().filter(|l| l.contains("could not be read")).collect();
+    assert_eq!(reports.len(), 1, "reported exactly once:\n{stderr}");
+    assert!(reports[0].contains(&format!("tile {bad} payload")) && reports[0].contains("checksum"), "{}", reports[0]);
+    assert_eq!(log["summary"]["failed_tiles"], 1, "one failed tile in the stats");
+    let frames = log["frames"].as_array().expect("frames");
+    assert_eq!(frames.len(), 13, "the flight went on to its end");
+    let last = frames.last().expect("a frame");
+    assert_eq!((&last["failed_tiles"], &last["covers_body"]), (&1.into(), &true.into()), "an ancestor stands in");
+    assert!(frames.iter().all(|f| f["hole_pixels"] == 0 || f["analytic_body_drawn"] == true), "no hole");
+}
+
+/// planet-view with `args`; must fail with every one of `expected` on stderr.
+fn refused(args: &[&str], expected: &[&str]) {
+    let output = viewer().args(args).output().expect("run planet-view");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{args:?} should fail");
+    for e in expected {
+        assert!(stderr.contains(e), "{args:?}: expected '{e}' in:\n{stderr}");
+    }
+}
+
+#[test]
+fn every_number_on_the_command_line_is_bounded_with_the_flag_value_and_range_named() {
+    let shot = ["--shot", "never.png", "--size", "32x24"];
+    for (flag, value, expected) in [
+        ("--slots", "0", "0: tile slots must lie in 14..=4294967295"),
+        ("--slots", "3", "3: tile slots must lie in 14..=4294967295"),
+        ("--uploads", "0", "0: uploads per frame must lie in 1..=4294967295"),
+        ("--uploads", "99999999999999999999", "not a whole number (expected uploads per frame in 1..=4294967295)"),
+        ("--budget", "5", "5: the node budget must lie in 6..=4294967295"),
+        ("--max-frames", "0", "0: the frame cap must lie in 1..=1000000"),
+        ("--fov", "nan", "'nan' is not a finite number"),
+        ("--fov", "200", "200: the field of view must lie in 1..=170 degrees"),
+        ("--fps", "inf", "'inf' is not a finite number"),
+        ("--fps", "0", "0: frames per second must lie in (0, 1000]"),
+        ("--sse", "nan", "'nan' is not a finite number"),
+        ("--lat", "inf", "'inf' is not a finite number"),
+        ("--lon", "nan", "'nan' is not a finite number"),
+        ("--agl", "nan", "'nan' is not a finite number"),
+    ] {
+        let mut args = shot.to_vec();
+        args.extend([flag, value]);
+        refused(&args, &[&format!("invalid value '{value}' for '{flag} <"), expected]);
+    }
+    // Past what the device holds: refused at renderer creation, with the
+    // device's own number (lavapipe: 2048 array layers).
+    refused(
+        &[&shot[..], &["--slots", "5000"]].concat(),
+        &["--slots 5000: this device allows at most 2048", "maxImageArrayLayers is 2048"],
+    );
+    refused(
+        &[&shot[..], &["--budget", "4000000000"]].concat(),
+        &["--budget 4000000000: this device allows at most", "maxStorageBufferRange is"],
+    );
+    refused(
+        &[&shot[..], &["--uploads", "4000000000"]].concat(),
+        &["--uploads 4000000000: this device allows at most", "host-visible memory heap"],
+    );
+    assert!(!Path::new("never.png").exists());
+}
+
+#[test]
+fn keyframe_times_past_the_bound_are_refused_naming_the_file_the_keyframe_and_the_rule() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("far.json");
+    let key = r#""lat": 0, "lon": 0, "alt": 1000, "heading": 0, "pitch": -90"#;
+    std::fs::write(&file, format!(r#"{{"keyframes": [{{"t": 0, {key}}}, {{"t": 1e300, {key}}}]}}"#)).expect("write");
+    let name = file.display().to_string();
+    refused(&["--headless", "--path", &name], &[&name, "keyframes[1]: t 1e300 s must lie in 0..=1e6 s"]);
+}
