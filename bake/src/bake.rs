@@ -55,6 +55,7 @@ pub(crate) struct Prepared {
 /// Bakes (or, with a region, patches) a pack as `options` say.
 pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
+    crate::limits::check_jobs(options.jobs)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.unwrap_or(0))
         .build()

@@ -23,6 +23,7 @@ use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
 use crate::fingerprint::fingerprint;
 use crate::geometry::{coverage_of, tile_set};
+use crate::limits::check_depth;
 use crate::pipeline::TileBake;
 use crate::report::{
     AccuracyReport, BakeReport, BytesReport, CoverageReport, FullReport, InputsReport, LandmarkReport, Report, Timings,
@@ -42,6 +43,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     }
     let codec = options.codec();
     let coverage = coverage_of(&extent);
+    check_depth(&coverage, depth, codec, options.cache_bytes, rayon::current_num_threads(), data_depth)?;
     let spec = PackSpec {
         body: options.body.clone(),
         tier: options.tier.clone(),

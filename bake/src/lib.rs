@@ -18,6 +18,7 @@ mod fingerprint;
 mod full;
 mod geometry;
 pub mod landmarks;
+mod limits;
 mod options;
 mod patch;
 mod pipeline;

@@ -190,3 +190,34 @@ fn inputs_are_identified_by_content_not_path_or_time() {
     bake(&BakeOptions { region: Some(region), if_unchanged: false, ..opts(&dem) }, &Quiet).unwrap();
     assert_eq!(mode(&edited), "bake", "a patched pack is baked again");
 }
+
+#[test]
+fn absurd_depth_jobs_and_pixel_sizes_are_refused_with_the_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let out = dir.path().join("never.planetpack");
+    let refused = |args: &[&str], needles: &[&str]| {
+        let o = planet_bake(&[], args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(o.status.code() == Some(1), "{args:?} did not fail cleanly: {:?} {}", o.status, stderr(&o));
+        for needle in needles {
+            assert!(stderr(&o).contains(needle), "{args:?}: no '{needle}' in {}", stderr(&o));
+        }
+        assert!(!out.exists() && !partial_path(&out).exists(), "{args:?} left files");
+    };
+    let base = ["--dem", path_str(&dem), "--body", "earth", "--out", path_str(&out)];
+    let with = |extra: &[&'static str]| [&base[..], extra].concat();
+    refused(
+        &with(&["--depth", "20"]),
+        &["--depth 20", "tiles", "of memory", "available (MemAvailable", "data supports depth 1"],
+    );
+    refused(&with(&["--jobs", "100000"]), &["--jobs 100000", "worker threads must be 1..=", "per core"]);
+    let wide = dir.path().join("wide.tif");
+    write_tiff(&wide, (4, 4), [-180.0, 1000.0, 0.0, 90.0, 0.0, -45.0], Some(4326), &[vec![0.0; 16]], None);
+    let wide_args = ["--dem", path_str(&wide), "--body", "earth", "--out", path_str(&out)];
+    refused(&wide_args, &["wide.tif", "1000 x 45 degrees", "360 x 180 degrees at most"]);
+    let flat = dir.path().join("flat.tif");
+    write_tiff(&flat, (4, 4), [-180.0, 90.0, 0.0, 90.0, 0.0, 0.0], Some(4326), &[vec![0.0; 16]], None);
+    let flat_args = ["--dem", path_str(&flat), "--body", "earth", "--out", path_str(&out)];
+    refused(&flat_args, &["flat.tif", "zero size"]);
+}
