@@ -6,6 +6,7 @@
 //! exit non-zero.
 
 mod image;
+mod repair;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,8 @@ enum Command {
     },
     /// Check every rule of the format and every payload checksum.
     Verify { pack: PathBuf },
+    /// Complete an interrupted patch from its journal and remove stale bake files.
+    Repair { pack: PathBuf },
     /// The elevation (metres) where a person would stand at a latitude/longitude.
     Sample {
         pack: PathBuf,
@@ -108,6 +111,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
         Command::Verify { pack } => verify(&pack),
+        Command::Repair { pack } => repair::repair(&pack),
         Command::Sample { pack, at, json, scene } => sample(open(&pack)?, at.lat, at.lon, json, scene.as_deref()),
         Command::Tile { pack, key, png, scale } => tile(&open(&pack)?, &key, &png, scale),
         Command::Cut { pack, at, alt, orientation, budget, sse, size, json } => {
