@@ -76,7 +76,7 @@ pub enum Pending {
     /// A complete journal, applied to the pack and synced. It is still on
     /// disk: [`finish_patch`] removes it once the caller is done (a bake
     /// audits the patched tiles first).
-    Replayed(PatchJournal),
+    Replayed(Box<PatchJournal>),
 }
 
 fn fingerprint_of(header: &[u8; HEADER_LENGTH]) -> [u8; FINGERPRINT_LENGTH] {
@@ -279,7 +279,7 @@ pub fn replay_pending(pack: &Path) -> Result<Pending, PackError> {
         return Ok(Pending::Stale { reason });
     }
     journal.apply(pack).map_err(|e| e.in_file(pack))?;
-    Ok(Pending::Replayed(journal))
+    Ok(Pending::Replayed(Box::new(journal)))
 }
 
 /// Ends a patch: removes its journal once the pack is synced (and, in a
