@@ -12,9 +12,10 @@
 //!    resumable to the same bytes and whose layout does not depend on the
 //!    order threads finish in (`full`), or patch an existing pack
 //!    in place (`patch`);
-//! 4. the finished pack is opened like any reader would and every sample is
-//!    compared with the source at that sample's own latitude/longitude; a
-//!    pack that fails is moved aside and the bake fails;
+//! 4. the assembled pack is opened like any reader would and every sample is
+//!    compared with the source at that sample's own latitude/longitude,
+//!    before it is renamed to `--out` (a patch keeps its redo journal until
+//!    its tiles pass); a pack that fails is moved aside and the bake fails;
 //! 5. what was done is reported as typed structs (`report`).
 //!
 //! The whole run executes inside a rayon pool of `--jobs` threads, so every
@@ -54,6 +55,7 @@ pub(crate) struct Prepared {
 /// Bakes (or, with a region, patches) a pack as `options` say.
 pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
+    crate::limits::check_jobs(options.jobs)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.unwrap_or(0))
         .build()

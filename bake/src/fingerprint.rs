@@ -1,36 +1,84 @@
-//! Input identity: a SHA-256 over what makes a pack what it is (each input
-//! file's canonical path, length and modification time; the body, tier,
-//! depth, codec and compression; extra landmarks, the void value and the
-//! scene). Files are identified by metadata, not hashed, so `--if-unchanged`
-//! costs a stat per input rather than a read of gigabytes; touching a file
-//! forces a re-bake, which errs on the safe side.
+//! Input identity: a SHA-256 over what makes a pack what it is (the bytes of
+//! each input; the body, tier, depth, codec and compression; extra
+//! landmarks, the void value and the scene).
+//!
+//! The key decision: inputs are identified by their content, never by path
+//! or modification time. Touching a file, or copying it elsewhere, leaves
+//! the fingerprint alone; changing one byte changes it. That costs one
+//! streaming read of every input per bake (see docs/PERFORMANCE.md for the
+//! measured rate), a small price beside the bake itself, and it is what lets
+//! `--if-unchanged` and `--resume` trust a fingerprint. The gdal crate does
+//! not expose GDAL's file list for a dataset (GDALGetFileList), so besides
+//! the named file the sidecars GDAL reads by naming convention are hashed
+//! when present (`.aux.xml`, world files, `.prj`); the sources a VRT names
+//! are not (the VRT's own text, which names them, is).
 
-use std::path::Path;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use planet_terrain::pack::Codec;
 use sha2::{Digest, Sha256};
 
+use crate::error::BakeError;
 use crate::options::{BakeOptions, Region};
 
-fn file_identity(path: &Path) -> String {
-    let meta = std::fs::metadata(path).ok();
-    let modified =
-        meta.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-    format!(
-        "{}|{}|{:?}",
-        path.canonicalize().unwrap_or(path.to_owned()).display(),
-        meta.map_or(0, |m| m.len()),
-        modified
-    )
+/// The files whose bytes stand for the dataset named `path`: the file
+/// itself, then each conventional sidecar that exists.
+fn dataset_files(path: &Path) -> Vec<PathBuf> {
+    let mut files = vec![path.to_owned()];
+    let with_suffix = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    let mut sidecars = vec![with_suffix(".aux.xml"), path.with_extension("wld"), path.with_extension("prj")];
+    // The world file of `x.tif` is `x.tfw` (first and last letters + w) or `x.tifw`.
+    if let Some(ext) = path.extension().and_then(|e| e.to_str()).filter(|e| e.len() >= 2) {
+        let (first, last) = (&ext[..1], &ext[ext.len() - 1..]);
+        sidecars.push(path.with_extension(format!("{first}{last}w")));
+        sidecars.push(path.with_extension(format!("{ext}w")));
+    }
+    files.extend(sidecars.into_iter().filter(|p| p.is_file()));
+    files
+}
+
+/// Feeds every byte of `path` to `h`, preceded by a tag and followed by the
+/// length, so that two files' bytes can never run into each other.
+fn hash_file(h: &mut Sha256, tag: &str, path: &Path) -> Result<(), BakeError> {
+    let fail = |e: std::io::Error| {
+        BakeError::Options(format!("{}: reading it to fingerprint the inputs: {e}", path.display()))
+    };
+    let mut file = File::open(path).map_err(fail)?;
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut length = 0u64;
+    h.update(tag.as_bytes());
+    loop {
+        let n = file.read(&mut buffer).map_err(fail)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buffer[..n]);
+        length += n as u64;
+    }
+    h.update(format!("|{length}\n").as_bytes());
+    Ok(())
 }
 
 /// The fingerprint written into the pack's header.
-pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> [u8; 32] {
+pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Result<[u8; 32], BakeError> {
     let mut h = Sha256::new();
-    h.update(b"planet-bake v1\n");
-    for input in [Some(&options.dem), options.imagery.as_ref(), options.classes.as_ref()] {
-        h.update(input.map(|p| file_identity(p)).unwrap_or_default().as_bytes());
-        h.update(b"\n");
+    h.update(b"planet-bake v2\n");
+    for (role, input) in
+        [("dem", Some(&options.dem)), ("imagery", options.imagery.as_ref()), ("classes", options.classes.as_ref())]
+    {
+        h.update(format!("{role}\n").as_bytes());
+        let Some(dataset) = input else { continue };
+        for (k, file) in dataset_files(dataset).iter().enumerate() {
+            // Sidecars by their role (suffix), not their path.
+            let tag = if k == 0 { "file".to_owned() } else { format!("sidecar {}", sidecar_suffix(dataset, file)) };
+            hash_file(&mut h, &tag, file)?;
+        }
     }
     let r = options.body.ellipsoid().radii();
     h.update(
@@ -54,19 +102,30 @@ pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> [u8
         h.update(b"scene\n");
         h.update(text.as_bytes());
     }
-    h.finalize().into()
+    Ok(h.finalize().into())
+}
+
+/// A sidecar's name with the dataset's stem removed (`.aux.xml`, `.tfw`).
+fn sidecar_suffix(dataset: &Path, sidecar: &Path) -> String {
+    let name = sidecar.file_name().unwrap_or_default().to_string_lossy();
+    let stem = dataset.file_stem().unwrap_or_default().to_string_lossy();
+    name.strip_prefix(&*stem).unwrap_or(&name).to_owned()
 }
 
 /// The fingerprint of a pack after a region patch: the pack's fingerprint
 /// before it, chained with the patch's own inputs and box. A patched pack
 /// therefore never matches the fingerprint of a plain bake of any inputs, so
 /// `--if-unchanged` re-bakes it.
-pub(crate) fn patch_fingerprint(previous: &[u8; 32], options: &BakeOptions, region: &Region) -> [u8; 32] {
+pub(crate) fn patch_fingerprint(
+    previous: &[u8; 32],
+    options: &BakeOptions,
+    region: &Region,
+) -> Result<[u8; 32], BakeError> {
     let mut h = Sha256::new();
     h.update(b"planet-bake patch v1\n");
     h.update(previous);
     h.update(format!("{:?}|{:?}|{:?}|{:?}\n", region.south, region.west, region.north, region.east).as_bytes());
     // The header's depth, codec and level are the pack's; the inputs are the patch's.
-    h.update(fingerprint(options, 0, Codec::Heights));
-    h.finalize().into()
+    h.update(fingerprint(options, 0, Codec::Heights)?);
+    Ok(h.finalize().into())
 }

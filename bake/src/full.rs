@@ -1,13 +1,21 @@
 //! The full bake: choose the tiles, write them through `PackWriter`, audit
-//! the finished pack, report. The pack's header (`PackSpec`) is settled
-//! before any tile is chosen, because its fingerprint decides both
-//! `--if-unchanged` (keep a pack baked from the same inputs) and `--resume`
-//! (continue only a journal of the same bake).
+//! the assembled pack, rename it into place, report. The pack's header
+//! (`PackSpec`) is settled before any tile is chosen, because its
+//! fingerprint decides both `--if-unchanged` (keep a pack baked from the
+//! same inputs) and `--resume` (continue only a journal of the same bake).
+//!
+//! The key decision: the accuracy audit reads `OUT.tmp`, and only a pack
+//! that passed it is renamed to `OUT`, so whatever the moment a bake dies,
+//! a file at `OUT` with this bake's fingerprint was audited, and
+//! `--if-unchanged` may trust it. The crash windows (staging, assembling,
+//! auditing, renaming, removing the partial) and what recovers each are in
+//! docs/planetpack.md, "Crash windows".
 
 use std::time::Instant;
 
 use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
-use planet_terrain::pack::{Coverage, Pack, PackSpec, PackWriter, partial_path};
+use planet_terrain::pack::crash::abort_point;
+use planet_terrain::pack::{Coverage, Pack, PackSpec, PackWriter, partial_path, tmp_path};
 use planet_terrain::{MAX_DEPTH, TileAddress};
 
 use crate::audit::accuracy_audit;
@@ -15,6 +23,7 @@ use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
 use crate::fingerprint::fingerprint;
 use crate::geometry::{coverage_of, tile_set};
+use crate::limits::check_depth;
 use crate::pipeline::TileBake;
 use crate::report::{
     AccuracyReport, BakeReport, BytesReport, CoverageReport, FullReport, InputsReport, LandmarkReport, Report, Timings,
@@ -34,6 +43,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     }
     let codec = options.codec();
     let coverage = coverage_of(&extent);
+    check_depth(&coverage, depth, codec, options.cache_bytes, rayon::current_num_threads(), data_depth)?;
     let spec = PackSpec {
         body: options.body.clone(),
         tier: options.tier.clone(),
@@ -44,16 +54,17 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
             None => 0,
         },
         coverage,
-        fingerprint: fingerprint(options, depth, codec),
+        fingerprint: fingerprint(options, depth, codec)?,
         compression_level: options.compression_level,
     };
     if options.if_unchanged && !options.resume {
         let current = Pack::open(&options.out).ok().filter(|p| p.header().fingerprint == spec.fingerprint);
         if let Some(pack) = current {
             progress.stage(&format!(
-                "{} is up to date (same inputs and parameters); not baking again",
+                "{} is up to date (same inputs and parameters, audited before it was put there); not baking again",
                 options.out.display()
             ));
+            remove_leftovers(options, &spec.fingerprint, progress);
             return Ok(BakeReport::new(&Report::UpToDate(UpToDateReport {
                 out: options.out.display().to_string(),
                 tiles: pack.entries().len(),
@@ -81,13 +92,20 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     let filled =
         TileBake { inputs: &inputs, spec: &spec, data_depth, progress, already_done: resumed, total: tiles.len() }
             .run(&pending, &writer)?;
-    let summary = writer.finish()?;
+    let assembled = writer.assemble()?;
     let bake_seconds = bake_start.elapsed().as_secs_f64();
 
-    progress.stage("accuracy audit: re-reading every tile and comparing every sample with the source");
+    abort_point("bake-audit");
+    progress.stage(&format!(
+        "accuracy audit of {}: re-reading every tile and comparing every sample with the source",
+        assembled.path().display()
+    ));
     let audit_start = Instant::now();
-    let audit = accuracy_audit(&inputs, &options.out, &tiles)?;
-    let per_depth = audit.passed(&options.out)?;
+    let audit = accuracy_audit(&inputs, assembled.path(), &tiles)?;
+    let per_depth = audit.passed(assembled.path())?;
+    let audit_seconds = audit_start.elapsed().as_secs_f64();
+    abort_point("bake-rename");
+    let summary = assembled.commit()?;
     let samples = tiles.len() * TILE_STORED_SAMPLE_COUNT;
     let report = FullReport {
         inputs: InputsReport {
@@ -124,13 +142,30 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         accuracy_audit: AccuracyReport { passed: true, per_depth },
         timings_s: Timings {
             bake: bake_seconds,
-            audit: Some(audit_start.elapsed().as_secs_f64()),
+            audit: Some(audit_seconds),
             total: run.started.elapsed().as_secs_f64(),
         },
         output_samples_per_second: (samples - resumed * TILE_STORED_SAMPLE_COUNT) as f64 / bake_seconds.max(1e-9),
         jobs: rayon::current_num_threads(),
     };
     Ok(BakeReport::new(&Report::Bake(Box::new(report))))
+}
+
+/// With `OUT` up to date, an assembled file beside it is stale, and so is a
+/// partial file of this same bake (left when a bake died after its rename).
+fn remove_leftovers(options: &crate::options::BakeOptions, fingerprint: &[u8; 32], progress: &dyn crate::Progress) {
+    let partial = partial_path(&options.out);
+    let leftovers = [
+        Some(tmp_path(&options.out)),
+        (planet_terrain::pack::writer::partial_fingerprint(&options.out).as_ref() == Some(fingerprint))
+            .then_some(partial),
+    ];
+    for path in leftovers.into_iter().flatten().filter(|p| p.exists()) {
+        match std::fs::remove_file(&path) {
+            Ok(()) => progress.stage(&format!("removed {}, left by an interrupted run of this bake", path.display())),
+            Err(e) => progress.stage(&format!("could not remove the leftover {}: {e}", path.display())),
+        }
+    }
 }
 
 fn coverage_report(coverage: &Coverage) -> CoverageReport {

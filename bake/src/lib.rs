@@ -7,8 +7,9 @@
 //! `fingerprint` (input identity), `sampling` (tile samples from the
 //! rasters, voids), `geometry` (tile boxes and the tile set), `pipeline`
 //! (baking tiles in parallel), `audit` (landmark and accuracy audits),
-//! `full` (the full bake), `patch` (region patches) and `report` (the typed
-//! report).
+//! `limits` (what `--depth` and `--jobs` may ask), `full` (the full bake),
+//! `patch` (region patches), `recovery` (finishing a patch, and an
+//! interrupted one) and `report` (the typed report).
 
 mod audit;
 pub mod bake;
@@ -17,10 +18,12 @@ mod fingerprint;
 mod full;
 mod geometry;
 pub mod landmarks;
+mod limits;
 mod options;
 mod patch;
 mod pipeline;
 pub mod raster;
+mod recovery;
 mod report;
 mod sampling;
 

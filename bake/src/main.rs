@@ -4,7 +4,9 @@
 //! library. Progress is a live line on a terminal and a sparse log
 //! otherwise, so a bake under CI or nohup writes a readable log. Errors
 //! print their whole cause chain, exit 1, and leave nothing at `--out` that
-//! looks like a finished pack.
+//! looks like a finished pack. `PLANET_ABORT_AT` and `PLANET_ABORT_AFTER_TILES`
+//! are test hooks that abort inside a named crash window (docs/planetpack.md,
+//! "Crash windows").
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -52,7 +54,7 @@ struct Cli {
     /// Quality tier name written into the pack.
     #[arg(long, default_value = "standard")]
     tier: String,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default: one per core; at most 4 per core).
     #[arg(long)]
     jobs: Option<usize>,
     /// Continue a killed bake of the same inputs and parameters.
@@ -178,8 +180,12 @@ fn run(cli: Cli) -> Result<()> {
     }
     let rate =
         json["output_samples_per_second"].as_f64().map(|r| format!(", {:.2} M samples/s", r / 1e6)).unwrap_or_default();
+    let audit = match json["mode"].as_str() {
+        Some("up to date") => "up to date; its accuracy audit passed before it was put in place",
+        _ => "accuracy audit passed",
+    };
     reporter.stage(&format!(
-        "done: {} ({} tiles{rate}); accuracy audit passed{}",
+        "done: {} ({} tiles{rate}); {audit}{}",
         options.out.display(),
         json["tiles"].as_u64().or(json["tiles_patched"].as_u64()).unwrap_or(0),
         cli.report.as_ref().map(|p| format!("; report in {}", p.display())).unwrap_or_default()

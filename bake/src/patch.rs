@@ -10,15 +10,15 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use planet_terrain::TileAddress;
-use planet_terrain::pack::{EncodedTile, IndexEntry, Pack, PackError, PackHeader, PackSpec, patch_tiles};
+use planet_terrain::pack::{EncodedTile, IndexEntry, Pack, PackError, PackHeader, PackSpec, begin_patch};
 
-use crate::audit::accuracy_audit;
 use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
 use crate::fingerprint::patch_fingerprint;
 use crate::geometry::tile_touches;
 use crate::options::{BakeOptions, Region};
 use crate::pipeline::{TileBake, TileSink};
+use crate::recovery::{audit_patch, complete_interrupted_patch};
 use crate::report::{AccuracyReport, BakeReport, LandmarkReport, PatchReport, RegionReport, Report, Timings};
 
 /// Tiles re-baked for a patch, with the pack's entries as they were.
@@ -72,6 +72,9 @@ fn check_compatible(options: &BakeOptions, header: &PackHeader) -> Result<(), Ba
 /// Re-bakes the tiles of the pack at `run.options.out` that `region` touches.
 pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
+    if let Some(completed) = complete_interrupted_patch(run, region)? {
+        return Ok(completed);
+    }
     let existing = Pack::open(&options.out)?;
     let header = existing.header().clone();
     check_compatible(options, &header)?;
@@ -112,11 +115,9 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     }
     .run(&tiles, &sink)?;
     let fresh = sink.fresh.into_inner().expect("lock");
-    let summary = patch_tiles(&options.out, &fresh, patch_fingerprint(&header.fingerprint, options, &region))?;
+    let summary = begin_patch(&options.out, &fresh, patch_fingerprint(&header.fingerprint, options, &region)?)?;
     let bake_seconds = bake_start.elapsed().as_secs_f64();
-    progress.stage("accuracy audit of the patched tiles");
-    let audit = accuracy_audit(&inputs, &options.out, &tiles)?;
-    let per_depth = audit.passed(&options.out)?;
+    let per_depth = audit_patch(run, &inputs, &tiles)?;
     let report = PatchReport {
         out: options.out.display().to_string(),
         region: RegionReport { south: region.south, west: region.west, north: region.north, east: region.east },

@@ -123,6 +123,37 @@ fn wgs84() -> Result<SpatialRef, gdal::errors::GdalError> {
     Ok(srs)
 }
 
+/// The largest pixel a geographic raster may have, degrees: a pixel wider
+/// than the whole globe (or taller than pole to pole) describes no grid.
+const MAX_GEOGRAPHIC_PIXEL: [f64; 2] = [360.0, 180.0];
+/// The largest pixel a projected raster may have, in its CRS units (metres):
+/// wider than any body Planet bakes.
+const MAX_PROJECTED_PIXEL: f64 = 1.0e7;
+
+/// Why a geotransform cannot describe a raster's pixels, if it cannot: a
+/// coefficient that is not finite, a pixel of zero width or height, or one
+/// larger than the body it would cover.
+fn absurd_pixel(transform: &[f64; 6], projected: bool) -> Option<String> {
+    if transform.iter().any(|v| !v.is_finite()) {
+        return Some(format!("geotransform {transform:?} has a coefficient that is not a finite number"));
+    }
+    let width = transform[1].hypot(transform[4]);
+    let height = transform[2].hypot(transform[5]);
+    if width == 0.0 || height == 0.0 {
+        return Some(format!(
+            "geotransform {transform:?} gives its pixels zero size ({width} x {height}); a pixel must have a width and a height"
+        ));
+    }
+    let (limit, unit) =
+        if projected { ([MAX_PROJECTED_PIXEL; 2], "CRS units") } else { (MAX_GEOGRAPHIC_PIXEL, "degrees") };
+    (width > limit[0] || height > limit[1]).then(|| {
+        format!(
+            "geotransform {transform:?} makes each pixel {width} x {height} {unit}, larger than the rule allows ({} x {} {unit} at most); the georeferencing is wrong",
+            limit[0], limit[1]
+        )
+    })
+}
+
 impl Raster {
     /// Opens a raster; `cache_bytes` bounds the decoded-chunk cache.
     pub fn open(path: &Path, cache_bytes: usize) -> Result<Raster, RasterError> {
@@ -140,6 +171,9 @@ impl Raster {
         let transform = dataset.geo_transform().map_err(|_| {
             unusable("has no georeferencing (no geotransform); give it one, e.g. with a .vrt or world file".into())
         })?;
+        if let Some(reason) = absurd_pixel(&transform, dataset.spatial_ref().ok().is_some_and(|s| s.is_projected())) {
+            return Err(unusable(reason));
+        }
         let inverse = invert(&transform).ok_or_else(|| unusable(format!("geotransform {transform:?} is singular")))?;
         let srs = dataset.spatial_ref().ok();
         let grid = match &srs {

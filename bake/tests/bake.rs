@@ -3,6 +3,7 @@
 //! projected rasters, imagery and classes, kill and resume, region patches,
 //! and bad input.
 
+mod crash;
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -6,6 +6,7 @@
 //! exit non-zero.
 
 mod image;
+mod repair;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,6 +46,8 @@ enum Command {
     },
     /// Check every rule of the format and every payload checksum.
     Verify { pack: PathBuf },
+    /// Complete an interrupted patch from its journal and remove stale bake files.
+    Repair { pack: PathBuf },
     /// The elevation (metres) where a person would stand at a latitude/longitude,
     /// on a stack of packs (later packs over earlier ones inside their coverage;
     /// the body's ellipsoid at 0 m, marked invented, where none covers the point).
@@ -114,6 +117,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
         Command::Verify { pack } => verify(&pack),
+        Command::Repair { pack } => repair::repair(&pack),
         Command::Sample { packs, at, json, scene } => {
             sample(&open_stack(&packs)?, at.lat, at.lon, json, scene.as_deref())
         }

@@ -94,6 +94,18 @@ pub enum PackError {
     Incomplete { missing: usize, first: TileAddress },
     #[error("cannot resume: {0}")]
     ResumeMismatch(String),
+    #[error(
+        "a patch of this pack is pending in {journal}: run `planet-pack repair` on the pack, or re-run that patch, to complete it first"
+    )]
+    PatchPending { journal: PathBuf },
+    #[error(
+        "{source}; an interrupted patch left its redo journal {journal}: run `planet-pack repair` on the pack, or re-run the same patch, to complete it"
+    )]
+    Interrupted {
+        journal: PathBuf,
+        #[source]
+        source: Box<PackError>,
+    },
 }
 
 impl PackError {
@@ -111,7 +123,7 @@ impl PackError {
     /// The innermost error, past any file wrapper.
     pub fn rule(&self) -> &PackError {
         match self {
-            PackError::File { source, .. } => source.rule(),
+            PackError::File { source, .. } | PackError::Interrupted { source, .. } => source.rule(),
             other => other,
         }
     }

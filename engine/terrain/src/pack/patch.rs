@@ -4,26 +4,18 @@
 //! payload fits (the slot is the span up to the next payload), and is
 //! appended after the last payload when it does not; the index entries and
 //! the header are rewritten last. Tiles outside the patch keep their bytes
-//! and their offsets. What a reader sees if the patching process dies (see
-//! docs/planetpack.md, "Patching in place"):
-//!
-//! 1. while payloads are written: the index still describes the old tiles. A
-//!    tile rewritten in its own slot no longer matches its old checksum and
-//!    fails to read with `PayloadChecksum` (torn, never silently read);
-//!    appended payloads lie past `file_length` and are ignored.
-//! 2. while the index and header are written: the index no longer matches
-//!    the header's index checksum and the pack refuses to open
-//!    (`IndexChecksum`).
-//!
-//! In both cases running the same patch again completes it.
+//! and their offsets. Every byte the patch will write is first made durable
+//! in a redo journal beside the pack (`journal`), so a patch killed at any
+//! moment is completed by replaying it (docs/planetpack.md, "Crash
+//! windows"): the pack is never left in a state only a re-bake can mend.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::pack::codec::EncodedTile;
+use crate::pack::crash::abort_point;
 use crate::pack::error::PackError;
 use crate::pack::format::{ENTRY_LENGTH, IndexEntry, encode_entry, encode_header};
+use crate::pack::journal::{JournalPayload, PatchJournal, finish_patch, journal_path};
 use crate::pack::reader::Pack;
 
 /// What a patch did.
@@ -36,16 +28,41 @@ pub struct PatchSummary {
 }
 
 /// Rewrites `tiles` (already encoded with the pack's codec and level) in the
-/// pack at `path`. Every tile must already be in the pack. `fingerprint`
-/// replaces the header's: a patched pack no longer holds what its old
-/// fingerprint names, so nothing may mistake it for the unpatched bake.
+/// pack at `path`, through a redo journal that is removed once the pack is
+/// synced. Every tile must already be in the pack. `fingerprint` replaces
+/// the header's: a patched pack no longer holds what its old fingerprint
+/// names, so nothing may mistake it for the unpatched bake.
 pub fn patch_tiles(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<PatchSummary, PackError> {
-    patch_inner(path, tiles, fingerprint).map_err(|e| e.in_file(path))
+    let summary = begin_patch(path, tiles, fingerprint)?;
+    finish_patch(path)?;
+    Ok(summary)
 }
 
-fn patch_inner(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<PatchSummary, PackError> {
+/// Journals and applies a patch like [`patch_tiles`] but leaves the journal
+/// in place, so the caller can audit the patched pack before calling
+/// [`finish_patch`]; a crash before then replays the patch
+/// ([`replay_pending`](crate::pack::journal::replay_pending)). Refuses
+/// while another patch's journal is pending.
+pub fn begin_patch(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<PatchSummary, PackError> {
+    (|| {
+        let journal = journal_path(path);
+        if journal.exists() {
+            return Err(PackError::PatchPending { journal });
+        }
+        let journal = plan(path, tiles, fingerprint)?;
+        abort_point("patch-compute");
+        journal.write(path)?;
+        journal.apply(path)?;
+        Ok(journal.summary())
+    })()
+    .map_err(|e| e.in_file(path))
+}
+
+/// Where each payload goes and the index and header that describe them.
+fn plan(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<PatchJournal, PackError> {
     let pack = Pack::open(path)?;
     let mut header = pack.header().clone();
+    let old_header = encode_header(&header);
     let mut entries: Vec<IndexEntry> = pack.entries().to_vec();
     drop(pack);
 
@@ -58,12 +75,14 @@ fn patch_inner(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Res
         capacity[i] = next - entries[i].payload_offset;
     }
 
-    let file =
-        OpenOptions::new().read(true).write(true).open(path).map_err(PackError::io("opening the pack to patch"))?;
-    let mut summary = PatchSummary::default();
+    // Key order, so appended payloads land where they would whatever order
+    // the tiles were baked in.
+    let mut ordered: Vec<&EncodedTile> = tiles.iter().collect();
+    ordered.sort_by_key(|t| t.tile.key());
+    let mut payloads = Vec::with_capacity(tiles.len());
     let mut end = header.file_length;
     let mut seen = std::collections::HashSet::new();
-    for tile in tiles {
+    for tile in ordered {
         let i = entries
             .binary_search_by_key(&tile.tile.key(), |e| e.key)
             .map_err(|_| PackError::TileNotFound { tile: tile.tile })?;
@@ -72,19 +91,15 @@ fn patch_inner(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Res
         }
         let length = tile.payload.len() as u64;
         let at = if length <= capacity[i] {
-            summary.rewritten_in_place += 1;
             entries[i].payload_offset
         } else {
-            summary.appended += 1;
             let at = end;
             end += length;
             at
         };
-        file.write_all_at(&tile.payload, at).map_err(PackError::io("writing a patched payload"))?;
+        payloads.push(JournalPayload { tile: tile.tile, offset: at, bytes: tile.payload.clone() });
         entries[i] = tile.entry_at(at);
-        summary.tiles += 1;
     }
-    file.sync_data().map_err(PackError::io("syncing patched payloads"))?;
 
     let mut index = Vec::with_capacity(entries.len() * ENTRY_LENGTH);
     for e in &entries {
@@ -93,9 +108,11 @@ fn patch_inner(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Res
     header.file_length = end;
     header.fingerprint = fingerprint;
     header.index_checksum = crc32fast::hash(&index);
-    file.write_all_at(&index, header.index_offset).map_err(PackError::io("rewriting the index"))?;
-    file.write_all_at(&encode_header(&header), 0).map_err(PackError::io("rewriting the header"))?;
-    file.sync_all().map_err(PackError::io("syncing the patched pack"))?;
-    summary.file_length = end;
-    Ok(summary)
+    Ok(PatchJournal {
+        old_header,
+        new_header: encode_header(&header),
+        index_offset: header.index_offset,
+        index,
+        payloads,
+    })
 }

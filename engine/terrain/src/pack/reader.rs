@@ -15,6 +15,7 @@ use crate::geo::address::{TileAddress, TileKey};
 use crate::pack::codec::{DecodedTile, decode_tile};
 use crate::pack::error::PackError;
 use crate::pack::format::{ENTRY_LENGTH, HEADER_LENGTH, IndexEntry, PackHeader, decode_entry, decode_header};
+use crate::pack::journal::journal_path;
 
 /// Random access to a pack's bytes.
 pub trait PackBytes: Send + Sync + fmt::Debug {
@@ -89,7 +90,9 @@ pub struct Pack {
 }
 
 impl Pack {
-    /// Opens and validates a pack file; errors name the file.
+    /// Opens and validates a pack file; errors name the file and, when an
+    /// interrupted patch left its redo journal beside it, say how to
+    /// complete that patch.
     pub fn open(path: impl AsRef<Path>) -> Result<Pack, PackError> {
         let path = path.as_ref();
         let adopt = || -> Result<Pack, PackError> {
@@ -97,7 +100,15 @@ impl Pack {
             pack.path = Some(path.to_owned());
             Ok(pack)
         };
-        adopt().map_err(|e| e.in_file(path))
+        adopt()
+            .map_err(|e| {
+                let journal = journal_path(path);
+                match journal.exists() {
+                    true => PackError::Interrupted { journal, source: Box::new(e) },
+                    false => e,
+                }
+            })
+            .map_err(|e| e.in_file(path))
     }
 
     /// Validates bytes held in memory.

@@ -6,8 +6,10 @@
 //! bounded whatever the pack size); `finish` lays the final file out in key
 //! order, so a payload's offset is a pure function of the tile set and the
 //! sizes before it, never of arrival order or thread count. The final file
-//! is written to `OUT.tmp` and renamed over `OUT` only when complete, so a
-//! killed writer never leaves anything that looks like a finished pack. The
+//! is assembled in `OUT.tmp` (`assemble`), which the caller may check (the
+//! bake audits every sample of it) before `Assembled::commit` renames it
+//! over `OUT`, so a killed writer never leaves anything at `OUT` that looks
+//! like a finished pack, and nothing unchecked ever appears there. The
 //! partial file is also the resume journal: `resume` keeps every record whose
 //! checksum holds, drops a torn tail, and refuses a different bake.
 
@@ -21,6 +23,7 @@ use std::sync::Mutex;
 use crate::geo::address::{TileAddress, TileKey};
 use crate::geo::body::Body;
 use crate::pack::codec::{EncodedTile, TileContent, encode_tile};
+use crate::pack::crash::{abort_point, after_tiles};
 use crate::pack::error::PackError;
 use crate::pack::format::{
     Codec, Coverage, ENTRY_LENGTH, FINGERPRINT_LENGTH, HEADER_LENGTH, IndexEntry, MAX_COMPRESSION_LEVEL,
@@ -116,6 +119,8 @@ struct WriterState {
     partial: File,
     end: u64,
     tiles: BTreeMap<TileKey, Option<Staged>>,
+    /// Tiles staged by this process (for the crash test hook).
+    staged_here: usize,
 }
 
 /// What a finished pack holds.
@@ -135,6 +140,33 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 /// The journal a writer for `out` stages tiles in.
 pub fn partial_path(out: &Path) -> PathBuf {
     sibling(out, ".partial")
+}
+
+/// Where a writer for `out` assembles the finished file before the rename.
+pub fn tmp_path(out: &Path) -> PathBuf {
+    sibling(out, ".tmp")
+}
+
+/// The fingerprint in the preamble of the partial file beside `out`, if
+/// there is one (which bake it stages tiles for).
+pub fn partial_fingerprint(out: &Path) -> Option<[u8; FINGERPRINT_LENGTH]> {
+    let file = File::open(partial_path(out)).ok()?;
+    let mut preamble = [0u8; PARTIAL_MAGIC.len() + HEADER_LENGTH];
+    file.read_exact_at(&mut preamble, 0).ok()?;
+    let at = PARTIAL_MAGIC.len() + 144;
+    (preamble[..PARTIAL_MAGIC.len()] == PARTIAL_MAGIC)
+        .then(|| preamble[at..at + FINGERPRINT_LENGTH].try_into().expect("32 bytes"))
+}
+
+/// A finished pack assembled and synced beside its destination, not yet in
+/// place: the caller checks it at [`Assembled::path`], then commits it.
+#[derive(Debug)]
+#[must_use = "an assembled pack is only in place once committed"]
+pub struct Assembled {
+    out: PathBuf,
+    tmp: PathBuf,
+    partial_path: PathBuf,
+    summary: WriteSummary,
 }
 
 impl PackWriter {
@@ -162,7 +194,7 @@ impl PackWriter {
             out: out.to_owned(),
             partial_path,
             spec,
-            state: Mutex::new(WriterState { partial, end, tiles }),
+            state: Mutex::new(WriterState { partial, end, tiles, staged_here: 0 }),
         })
     }
 
@@ -214,7 +246,7 @@ impl PackWriter {
             out: out.to_owned(),
             partial_path,
             spec,
-            state: Mutex::new(WriterState { partial, end: at as u64, tiles }),
+            state: Mutex::new(WriterState { partial, end: at as u64, tiles, staged_here: 0 }),
         })
     }
 
@@ -297,17 +329,25 @@ impl PackWriter {
         state.end += record.len() as u64;
         let entry = tile.entry_at(0);
         state.tiles.insert(entry.key, Some(Staged { payload_at: at + RECORD_HEAD as u64, entry }));
+        state.staged_here += 1;
+        after_tiles(state.staged_here);
         Ok(())
     }
 
     /// Lays the pack out in key order, writes it beside `out`, and renames
     /// it into place. Refuses while any declared tile is missing.
     pub fn finish(self) -> Result<WriteSummary, PackError> {
-        let out = self.out.clone();
-        self.finish_inner().map_err(|e| e.in_file(&out))
+        self.assemble()?.commit()
     }
 
-    fn finish_inner(self) -> Result<WriteSummary, PackError> {
+    /// Lays the pack out in key order in `OUT.tmp` and syncs it; `OUT` is
+    /// untouched. Refuses while any declared tile is missing.
+    pub fn assemble(self) -> Result<Assembled, PackError> {
+        let out = self.out.clone();
+        self.assemble_inner().map_err(|e| e.in_file(&out))
+    }
+
+    fn assemble_inner(self) -> Result<Assembled, PackError> {
         let state = self.state.into_inner().expect("writer lock");
         let missing: Vec<TileKey> = state.tiles.iter().filter(|(_, s)| s.is_none()).map(|(k, _)| *k).collect();
         if let Some(first) = missing.first() {
@@ -326,7 +366,7 @@ impl PackWriter {
         header.file_length = offset;
         header.index_checksum = crc32fast::hash(&index);
 
-        let tmp = sibling(&self.out, ".tmp");
+        let tmp = tmp_path(&self.out);
         let file = File::create(&tmp).map_err(PackError::io("creating the pack's temporary file"))?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
         let write_error = PackError::io("writing the pack");
@@ -334,10 +374,14 @@ impl PackWriter {
             w.write_all(&encode_header(&header))?;
             w.write_all(&index)?;
             let mut buffer = Vec::new();
-            for s in &staged {
+            for (n, s) in staged.iter().enumerate() {
                 buffer.resize(s.entry.payload_length as usize, 0);
                 state.partial.read_exact_at(&mut buffer, s.payload_at)?;
                 w.write_all(&buffer)?;
+                if n == staged.len() / 2 {
+                    w.flush()?;
+                    abort_point("bake-assemble");
+                }
             }
             let file = w.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()
@@ -346,17 +390,49 @@ impl PackWriter {
             let _ = std::fs::remove_file(&tmp);
             return Err(write_error(e));
         }
-        std::fs::rename(&tmp, &self.out).map_err(PackError::io("renaming the finished pack into place"))?;
+        Ok(Assembled {
+            out: self.out,
+            tmp,
+            partial_path: self.partial_path,
+            summary: WriteSummary {
+                tiles: staged.len() as u64,
+                file_length: header.file_length,
+                payload_bytes: header.file_length - header.payload_offset,
+            },
+        })
+    }
+}
+
+impl Assembled {
+    /// The assembled file, complete and synced, not yet at `OUT`.
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    pub fn summary(&self) -> WriteSummary {
+        self.summary
+    }
+
+    /// Renames the assembled file over `OUT`, then removes the partial
+    /// file. A patch journal left beside an older pack at `OUT` is removed
+    /// first: it describes bytes this pack does not have.
+    pub fn commit(self) -> Result<WriteSummary, PackError> {
+        let out = self.out.clone();
+        self.commit_inner().map_err(|e| e.in_file(&out))
+    }
+
+    fn commit_inner(self) -> Result<WriteSummary, PackError> {
+        let journal = crate::pack::journal::journal_path(&self.out);
+        if journal.exists() {
+            std::fs::remove_file(&journal).map_err(PackError::io("removing an older pack's patch journal"))?;
+        }
+        std::fs::rename(&self.tmp, &self.out).map_err(PackError::io("renaming the finished pack into place"))?;
         if let Some(dir) = self.out.parent().filter(|d| !d.as_os_str().is_empty()) {
             let _ = File::open(dir).and_then(|d| d.sync_all());
         }
-        drop(state);
+        abort_point("bake-cleanup");
         std::fs::remove_file(&self.partial_path).map_err(PackError::io("removing the partial file"))?;
-        Ok(WriteSummary {
-            tiles: staged.len() as u64,
-            file_length: header.file_length,
-            payload_bytes: header.file_length - header.payload_offset,
-        })
+        Ok(self.summary)
     }
 }
 

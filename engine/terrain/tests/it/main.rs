@@ -1,11 +1,13 @@
 //! planet-terrain's integration tests, one binary: addressing and keys,
-//! geodesy, the f32 precision path, packs, height sources, stacks of packs, layers and
-//! selection, each in its module, sharing the fixtures in [`support`].
+//! geodesy, the f32 precision path, packs and their patch journal, height
+//! sources, stacks of packs, layers and selection, each in its module,
+//! sharing the fixtures in [`support`].
 //!
 //! One binary links the crate once instead of once per area.
 
 mod addressing;
 mod geodesy;
+mod journal;
 mod layers;
 mod pack;
 mod precision;

@@ -1,0 +1,57 @@
+//! Test hooks that kill the process inside a named crash window.
+//!
+//! The key decision: crash recovery is proven by really dying, not by
+//! simulating a failure with an error return (which would run destructors,
+//! flush buffers and unwind through cleanup code a real kill never reaches).
+//! Each window of a bake or a patch (docs/planetpack.md, "Crash windows")
+//! calls [`abort_point`] with its name; when the environment variable
+//! `PLANET_ABORT_AT` names that window the process calls
+//! `std::process::abort()` there, leaving exactly the files a kill at that
+//! moment would. `PLANET_ABORT_AFTER_TILES=N` kills a writer after it staged
+//! its N-th tile, so a test can prove the kill landed mid-bake. Both are
+//! test hooks: nothing sets them in normal use, and unset they cost one
+//! environment lookup per window (and per staged tile).
+
+/// The variable naming the window to die in.
+pub const ABORT_AT: &str = "PLANET_ABORT_AT";
+/// The variable giving the number of staged tiles to die after.
+pub const ABORT_AFTER_TILES: &str = "PLANET_ABORT_AFTER_TILES";
+
+/// Every window name a hook exists for, in the order a bake, then a patch,
+/// passes through them.
+pub const WINDOWS: &[&str] = &[
+    "bake-stage",
+    "bake-assemble",
+    "bake-audit",
+    "bake-rename",
+    "bake-cleanup",
+    "patch-compute",
+    "patch-journal",
+    "patch-payloads",
+    "patch-index",
+    "patch-header",
+    "patch-cleanup",
+];
+
+/// Dies here when `PLANET_ABORT_AT` names `window` (a test hook).
+pub fn abort_point(window: &str) {
+    debug_assert!(WINDOWS.contains(&window), "unknown crash window {window}");
+    if std::env::var_os(ABORT_AT).is_some_and(|w| w == window) {
+        eprintln!("{ABORT_AT}={window}: aborting (test hook)");
+        std::process::abort();
+    }
+}
+
+/// Dies when this process has staged `staged` tiles and
+/// `PLANET_ABORT_AFTER_TILES` is that number (a test hook), or at the first
+/// staged tile when `PLANET_ABORT_AT=bake-stage`.
+pub(crate) fn after_tiles(staged: usize) {
+    if staged == 1 {
+        abort_point("bake-stage");
+    }
+    let limit = std::env::var(ABORT_AFTER_TILES).ok().and_then(|v| v.parse::<usize>().ok());
+    if limit == Some(staged) {
+        eprintln!("{ABORT_AFTER_TILES}={staged}: aborting (test hook)");
+        std::process::abort();
+    }
+}

@@ -1,0 +1,105 @@
+//! The patch redo journal: every state a killed patch can leave is completed
+//! by a replay, and a journal that was never complete is discarded.
+//!
+//! The key decision: a kill is simulated here by cutting the patch short at
+//! the byte level (writing part of what `PatchJournal::apply` writes), so
+//! every intermediate state of the pack is reached in-process; the bake's
+//! tests kill the real binary in each named window.
+
+use std::os::unix::fs::FileExt;
+
+use crate::support::{OwnedContent, analytic_height, spec, tiles_to_depth, write_pack};
+use planet_terrain::TileAddress;
+use planet_terrain::pack::journal::PatchJournal;
+use planet_terrain::pack::{Codec, Pack, PackError, Pending, begin_patch, finish_patch, journal_path, replay_pending};
+
+const CODEC: Codec = Codec::HeightsClassesColour;
+
+/// A pack, the journal of one patch of it, and the pack's bytes before and
+/// after the patch.
+fn patched(dir: &std::path::Path) -> (std::path::PathBuf, PatchJournal, Vec<u8>, Vec<u8>) {
+    let path = dir.join("p.planetpack");
+    write_pack(&path, CODEC, &tiles_to_depth(2));
+    let before = std::fs::read(&path).unwrap();
+    let rough = |d: glam::DVec3| analytic_height(d) + 41.0 * ((d.x * 1e5).sin() * (d.y * 7e4).cos());
+    let patch: Vec<_> = [TileAddress::new(0, 2, 1, 1).unwrap(), TileAddress::new(4, 2, 3, 0).unwrap()]
+        .into_iter()
+        .map(|t| spec(CODEC).encode(t, &OwnedContent::of(t, rough).as_content(CODEC)).unwrap())
+        .collect();
+    begin_patch(&path, &patch, [9; 32]).unwrap();
+    let journal = PatchJournal::decode(&std::fs::read(journal_path(&path)).unwrap()).unwrap();
+    let after = std::fs::read(&path).unwrap();
+    assert_ne!(before, after);
+    (path, journal, before, after)
+}
+
+#[test]
+fn every_torn_state_of_a_journaled_patch_is_completed_by_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, journal, before, after) = patched(dir.path());
+    let journal_bytes = std::fs::read(journal_path(&path)).unwrap();
+    // The states a kill leaves: first payload only; payloads and index, not
+    // the header; everything (journal not yet removed).
+    let first_payload = |f: &std::fs::File| {
+        let p = &journal.payloads[0];
+        f.write_all_at(&p.bytes, p.offset).unwrap();
+    };
+    let all_payloads_and_index = |f: &std::fs::File| {
+        for p in &journal.payloads {
+            f.write_all_at(&p.bytes, p.offset).unwrap();
+        }
+        f.write_all_at(&journal.index, journal.index_offset).unwrap();
+    };
+    type Cut<'a> = &'a dyn Fn(&std::fs::File);
+    let cuts: [(&str, Cut); 3] =
+        [("payloads", &first_payload), ("index", &all_payloads_and_index), ("all", &|f| all_payloads_and_index(f))];
+    for (name, cut) in cuts {
+        std::fs::write(&path, &before).unwrap();
+        cut(&std::fs::OpenOptions::new().write(true).open(&path).unwrap());
+        std::fs::write(journal_path(&path), &journal_bytes).unwrap();
+        if name == "index" {
+            // The state of issue #13: the reader refuses, and says how to mend it.
+            let e = Pack::open(&path).unwrap_err();
+            assert!(matches!(e.rule(), PackError::IndexChecksum { .. }), "{e}");
+            assert!(e.to_string().contains("planet-pack repair"), "{e}");
+        }
+        // Replay twice: it is idempotent.
+        for _ in 0..2 {
+            assert!(matches!(replay_pending(&path).unwrap(), Pending::Replayed(_)), "{name}");
+            assert_eq!(std::fs::read(&path).unwrap(), after, "{name}: replay gives the patched bytes");
+        }
+        finish_patch(&path).unwrap();
+        assert!(!journal_path(&path).exists());
+        Pack::open(&path).unwrap().verify().unwrap();
+    }
+}
+
+#[test]
+fn a_torn_or_stale_journal_is_discarded_and_a_pending_one_blocks_a_new_patch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _, before, _) = patched(dir.path());
+    let journal_bytes = std::fs::read(journal_path(&path)).unwrap();
+    // A new patch refuses while one is pending.
+    let e = begin_patch(&path, &[], [1; 32]).unwrap_err();
+    assert!(matches!(e.rule(), PackError::PatchPending { .. }), "{e}");
+    // Torn anywhere (here: cut short, or one byte flipped): never complete,
+    // so the pack was never touched, and the journal goes.
+    for torn in [journal_bytes[..journal_bytes.len() / 2].to_vec(), {
+        let mut b = journal_bytes.clone();
+        b[700] ^= 1;
+        b
+    }] {
+        std::fs::write(&path, &before).unwrap();
+        std::fs::write(journal_path(&path), torn).unwrap();
+        assert!(matches!(replay_pending(&path).unwrap(), Pending::Discarded { .. }));
+        assert!(!journal_path(&path).exists());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+    // A complete journal for a pack that has since been replaced.
+    write_pack(&path, Codec::Heights, &tiles_to_depth(1));
+    let replaced = std::fs::read(&path).unwrap();
+    std::fs::write(journal_path(&path), &journal_bytes).unwrap();
+    assert!(matches!(replay_pending(&path).unwrap(), Pending::Stale { .. }));
+    assert_eq!(std::fs::read(&path).unwrap(), replaced);
+    assert!(matches!(replay_pending(&path).unwrap(), Pending::None));
+}
