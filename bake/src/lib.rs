@@ -7,11 +7,13 @@
 //! `fingerprint` (input identity), `sampling` (tile samples from the
 //! rasters, voids), `geometry` (tile boxes and the tile set), `pipeline`
 //! (baking tiles in parallel), `audit` (landmark and accuracy audits),
-//! `full` (the full bake), `patch` (region patches) and `report` (the typed
+//! `full` (the full bake), `patch` (region patches), `composite` (what a
+//! patch stores: the pack as base, the patch where it measured) and `report` (the typed
 //! report).
 
 mod audit;
 pub mod bake;
+mod composite;
 mod error;
 mod fingerprint;
 mod full;

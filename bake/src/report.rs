@@ -81,7 +81,12 @@ pub(crate) struct PatchReport {
     pub(crate) patched: Vec<String>,
     pub(crate) rewritten_in_place: u64,
     pub(crate) appended: u64,
-    pub(crate) samples_filled: usize,
+    /// Degrees inside the box across which the patch blends into the pack.
+    pub(crate) blend_border_deg: f64,
+    /// Samples whose height took (some of) the patch DEM's.
+    pub(crate) samples_from_dem: usize,
+    /// Samples whose height kept (some of) the pack's.
+    pub(crate) samples_kept: usize,
     pub(crate) landmarks: LandmarkReport,
     pub(crate) accuracy_audit: AccuracyReport,
     pub(crate) timings_s: Timings,
@@ -351,13 +356,16 @@ mod tests {
             patched: vec!["0/0/0/0".into()],
             rewritten_in_place: 1,
             appended: 0,
-            samples_filled: 0,
+            blend_border_deg: 0.5,
+            samples_from_dem: 0,
+            samples_kept: 0,
             landmarks: landmarks(),
             accuracy_audit: accuracy(),
             timings_s: Timings { bake: 1.0, audit: None, total: 1.0 },
         });
         let patch_keys = [
             "appended",
+            "blend_border_deg",
             "body",
             "mode",
             "out",
@@ -368,7 +376,8 @@ mod tests {
             "region.south",
             "region.west",
             "rewritten_in_place",
-            "samples_filled",
+            "samples_from_dem",
+            "samples_kept",
             "tiles_patched",
             "timings_s",
             "timings_s.bake",
