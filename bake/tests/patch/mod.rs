@@ -297,7 +297,7 @@ fn colour_pack(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 #[test]
-fn heights_only_and_imagery_only_patches_of_a_codec_2_pack() {
+fn a_codec_2_pack_is_patched_in_heights_colour_or_classes_alone() {
     let dir = tempfile::tempdir().unwrap();
     let (pack, _, _) = colour_pack(dir.path());
     let before = tiles(&pack);
@@ -339,4 +339,42 @@ fn heights_only_and_imagery_only_patches_of_a_codec_2_pack() {
         }
     }
     assert!(whitened > 0);
+
+    // Classes alone: class 7 over 5..25 N, 5..25 E switches at weight 1/2.
+    let sevens = dir.path().join("sevens.tif");
+    write_tiff(&sevens, (80, 80), [5.0, PIXEL, 0.0, 25.0, 0.0, -PIXEL], Some(4326), &[vec![7u8; 80 * 80]], None);
+    let before = tiles(&pack);
+    let classes_only =
+        BakeOptions { dem: PathBuf::new(), classes: Some(sevens), ..patch_options(Path::new(""), &pack, BOX) };
+    assert_eq!(bake(&classes_only, &Quiet).unwrap().json["accuracy_audit"]["passed"], true);
+    let mut sevened = 0;
+    for ((tile, old), (_, new)) in before.iter().zip(tiles(&pack)) {
+        assert_eq!((&new.quantised, &new.colour), (&old.quantised, &old.colour), "{tile}: classes alone");
+        let (a, b) = (old.classes.as_ref().unwrap(), new.classes.as_ref().unwrap());
+        for (k, p) in lat_lon(*tile).into_iter().enumerate() {
+            if !inside(&BOX, p, -1e-9) {
+                assert_eq!(a[k], b[k], "{tile} sample {k} at {p:?} lies outside the box");
+            } else if inside(&BOX, p, BORDER) {
+                assert_eq!(b[k], 7, "{tile} sample {k} at {p:?}");
+                sevened += 1;
+            }
+        }
+    }
+    assert!(sevened > 0);
+}
+
+#[test]
+fn a_patch_that_would_need_another_codec_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 0);
+    let bytes = std::fs::read(&pack).unwrap();
+    let white = dir.path().join("white.tif");
+    write_tiff(&white, (4, 4), [5.0, 5.0, 0.0, 25.0, 0.0, -5.0], Some(4326), &vec![vec![255u8; 16]; 3], None);
+    let colour_only =
+        BakeOptions { dem: PathBuf::new(), imagery: Some(white), ..patch_options(Path::new(""), &pack, BOX) };
+    let message = bake(&colour_only, &Quiet).unwrap_err().to_string();
+    assert!(message.contains("codec 0, which stores no colour"), "{message}");
+    let nothing = BakeOptions { dem: PathBuf::new(), ..patch_options(Path::new(""), &pack, BOX) };
+    assert!(bake(&nothing, &Quiet).unwrap_err().to_string().contains("needs a DEM, imagery or classes"));
+    assert!(std::fs::read(&pack).unwrap() == bytes);
 }
