@@ -54,6 +54,11 @@ pub(crate) struct Prepared {
 /// Bakes (or, with a region, patches) a pack as `options` say.
 pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
+    if !options.has_dem() && options.region.is_none() {
+        return Err(BakeError::Options(
+            "a bake needs a DEM; only a region patch may leave it out, to patch imagery or classes alone".into(),
+        ));
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.unwrap_or(0))
         .build()

@@ -377,4 +377,7 @@ fn a_patch_that_would_need_another_codec_is_refused() {
     let nothing = BakeOptions { dem: PathBuf::new(), ..patch_options(Path::new(""), &pack, BOX) };
     assert!(bake(&nothing, &Quiet).unwrap_err().to_string().contains("needs a DEM, imagery or classes"));
     assert!(std::fs::read(&pack).unwrap() == bytes);
+    // Only a patch may leave the DEM out.
+    let no_dem = options(Path::new(""), &dir.path().join("none.planetpack"));
+    assert!(bake(&no_dem, &Quiet).unwrap_err().to_string().contains("a bake needs a DEM"));
 }
