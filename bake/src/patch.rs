@@ -33,7 +33,7 @@ use crate::fingerprint::patch_fingerprint;
 use crate::geometry::tile_touches;
 use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::options::{BakeOptions, Region};
-use crate::raster::Raster;
+use crate::raster::{Extent, Raster};
 use crate::report::{AccuracyReport, BakeReport, LandmarkReport, PatchReport, RegionReport, Report, Timings};
 
 /// Refuses a patch whose inputs would not fit the pack it patches.
@@ -105,6 +105,28 @@ fn lon_range(a: f64, b: f64) -> String {
 /// raster read as voids and keep the pack.)
 fn check_covers(region: &Region, what: &str, raster: &Raster) -> Result<(), BakeError> {
     let e = raster.extent()?;
+    let missing = uncovered(region, &e);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let name =
+        raster.path().file_name().map_or_else(|| raster.path().display().to_string(), |n| n.to_string_lossy().into());
+    let r = region;
+    Err(BakeError::Options(format!(
+        "--region {},{},{},{} reaches beyond {name}'s data: {} {} not covered ({what} covers {}, {})",
+        degrees(r.south),
+        degrees(r.west),
+        degrees(r.north),
+        degrees(r.east),
+        missing.join(" and "),
+        if missing.len() == 1 { "is" } else { "are" },
+        lat_range(e.south, e.north),
+        if e.global_longitude { "all longitudes".into() } else { lon_range(e.west, e.east) },
+    )))
+}
+
+/// The parts of `region` outside `e`, as latitude and longitude ranges.
+fn uncovered(region: &Region, e: &Extent) -> Vec<String> {
     let eps = 1e-9;
     let mut missing = Vec::new();
     if e.south > region.south + eps {
@@ -128,23 +150,7 @@ fn check_covers(region: &Region, what: &str, raster: &Raster) -> Result<(), Bake
             missing.push(lon_range(end, east));
         }
     }
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let name =
-        raster.path().file_name().map_or_else(|| raster.path().display().to_string(), |n| n.to_string_lossy().into());
-    let r = region;
-    Err(BakeError::Options(format!(
-        "--region {},{},{},{} reaches beyond {name}'s data: {} {} not covered ({what} covers {}, {})",
-        degrees(r.south),
-        degrees(r.west),
-        degrees(r.north),
-        degrees(r.east),
-        missing.join(" and "),
-        if missing.len() == 1 { "is" } else { "are" },
-        lat_range(e.south, e.north),
-        if e.global_longitude { "all longitudes".into() } else { lon_range(e.west, e.east) },
-    )))
+    missing
 }
 
 /// Opens the patch rasters (and runs the landmark audit on a DEM); returns
@@ -298,4 +304,23 @@ fn reread(out: &Path, audited: &[DecodedTile]) -> Result<(), BakeError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_uncovered_part_of_a_box_is_named() {
+        let region = Region { south: 10.0, west: 10.0, north: 20.0, east: 20.0 };
+        let extent = |south, west, north, east| Extent { south, west, north, east, global_longitude: false };
+        assert!(uncovered(&region, &extent(5.0, 5.0, 25.0, 25.0)).is_empty());
+        assert_eq!(uncovered(&region, &extent(5.0, 5.0, 15.0, 25.0)), ["15..20 N"]);
+        assert_eq!(uncovered(&region, &extent(-5.0, 12.0, 25.0, 18.0)), ["10..12 E", "18..20 E"]);
+        assert_eq!(uncovered(&region, &extent(12.0, -30.0, 30.0, 15.0)), ["10..12 N", "15..20 E"]);
+        let across = Region { south: -20.0, west: 170.0, north: -10.0, east: -170.0 };
+        assert!(uncovered(&across, &extent(-30.0, 160.0, 0.0, -160.0)).is_empty());
+        assert_eq!(uncovered(&across, &extent(-30.0, 160.0, 0.0, 180.0)), ["180..170 W"]);
+        assert_eq!(lat_range(-5.0, 12.5), "5 S..12.5 N");
+    }
 }
