@@ -182,6 +182,63 @@ struct Tally {
     kept: usize,
 }
 
+/// What every re-baked tile of one patch is made from.
+struct Rebake<'a> {
+    existing: &'a Pack,
+    header: &'a PackHeader,
+    sources: &'a Sources,
+    blend: Blend,
+    /// The deepest depth the DEM's pixels (and the pack) support.
+    data_depth: u8,
+}
+
+impl Rebake<'_> {
+    /// One tile's composite, encoded; with its counts of samples taken from
+    /// the DEM and kept. `fresh` holds the deeper tiles already re-baked.
+    fn tile(
+        &self,
+        tile: TileAddress,
+        fresh: &BTreeMap<TileAddress, EncodedTile>,
+    ) -> Result<(EncodedTile, usize, usize), BakeError> {
+        let old = self.existing.read_tile(tile)?;
+        let c = composite(&old, &self.sources.measure(&self.header.body, tile, &self.blend)?);
+        // Never below the children's error (patched or kept).
+        let children = tile.children().into_iter().flatten().filter_map(|child| {
+            fresh.get(&child).map(|e| e.geometric_error).or(self.existing.entry(child).map(|e| e.geometric_error))
+        });
+        let error = children.map(f64::from).fold(lattice_error(&c.heights), f64::max);
+        // Measured when what came from the DEM was measured at this depth
+        // and what was kept came from a measured tile.
+        let measured = (c.from_dem == 0 || tile.depth() <= self.data_depth) && (c.kept == 0 || old.measured);
+        let content = TileContent {
+            heights: &c.heights,
+            classes: c.classes.as_deref(),
+            colour: c.colour.as_deref(),
+            geometric_error: error,
+            measured,
+        };
+        let (codec, level, range) =
+            (self.header.codec, i32::from(self.header.compression_level), (old.min_elevation, old.max_elevation));
+        Ok((encode_tile_keeping_range(tile, codec, &content, level, range)?, c.from_dem, c.kept))
+    }
+
+    /// Audits the tiles about to be written (decoded from their payloads)
+    /// against the composite, re-reading the pack's old tiles and the
+    /// patch rasters.
+    fn audit(&self, decoded: &[DecodedTile]) -> Result<AccuracyAudit, BakeError> {
+        let results = decoded
+            .par_iter()
+            .map(|new| -> Result<_, BakeError> {
+                let old = self.existing.read_tile(new.tile)?;
+                let (a, first) =
+                    audit_tile(&old, new, &self.sources.measure(&self.header.body, new.tile, &self.blend)?);
+                Ok((new.tile.depth(), a, first))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(AccuracyAudit::collect(self.header.max_depth, results))
+    }
+}
+
 /// Re-bakes the tiles of the pack at `run.options.out` that `region` touches.
 pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
@@ -208,33 +265,11 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let mut fresh: BTreeMap<TileAddress, EncodedTile> = BTreeMap::new();
     let mut tally = Tally::default();
     let deepest = tiles.iter().map(|t| t.depth()).max().unwrap_or(0);
-    let level = i32::from(header.compression_level);
+    let rebake = Rebake { existing: &existing, header: &header, sources: &sources, blend, data_depth };
     for depth in (0..=deepest).rev() {
         let here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
-        let baked: Vec<(EncodedTile, usize, usize)> = here
-            .par_iter()
-            .map(|&tile| -> Result<_, BakeError> {
-                let old = existing.read_tile(tile)?;
-                let c = composite(&old, &sources.measure(body, tile, &blend)?);
-                // Never below the children's error (patched or kept).
-                let children = tile.children().into_iter().flatten().filter_map(|child| {
-                    fresh.get(&child).map(|e| e.geometric_error).or(existing.entry(child).map(|e| e.geometric_error))
-                });
-                let error = children.map(f64::from).fold(lattice_error(&c.heights), f64::max);
-                // Measured when what came from the DEM was measured at this
-                // depth and what was kept was measured before.
-                let measured = (c.from_dem == 0 || depth <= data_depth) && (c.kept == 0 || old.measured);
-                let content = TileContent {
-                    heights: &c.heights,
-                    classes: c.classes.as_deref(),
-                    colour: c.colour.as_deref(),
-                    geometric_error: error,
-                    measured,
-                };
-                let range = (old.min_elevation, old.max_elevation);
-                Ok((encode_tile_keeping_range(tile, header.codec, &content, level, range)?, c.from_dem, c.kept))
-            })
-            .collect::<Result<_, _>>()?;
+        let baked: Vec<(EncodedTile, usize, usize)> =
+            here.par_iter().map(|&tile| rebake.tile(tile, &fresh)).collect::<Result<_, _>>()?;
         for (e, from_dem, kept) in baked {
             tally.from_dem += from_dem;
             tally.kept += kept;
@@ -254,15 +289,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let audit_start = Instant::now();
     let decoded: Vec<DecodedTile> =
         fresh.values().map(|e| decode_tile(&e.entry_at(0), header.codec, &e.payload, 0)).collect::<Result<_, _>>()?;
-    let results = decoded
-        .par_iter()
-        .map(|new| -> Result<_, BakeError> {
-            let old = existing.read_tile(new.tile)?;
-            let (a, first) = audit_tile(&old, new, &sources.measure(body, new.tile, &blend)?);
-            Ok((new.tile.depth(), a, first))
-        })
-        .collect::<Result<_, _>>()?;
-    let per_depth = AccuracyAudit::collect(header.max_depth, results).passed_before_writing(&options.out)?;
+    let per_depth = rebake.audit(&decoded)?.passed_before_writing(&options.out)?;
     drop(existing);
 
     let fresh: Vec<EncodedTile> = fresh.into_values().collect();
