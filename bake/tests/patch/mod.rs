@@ -27,23 +27,28 @@ const BORDER: f64 = 2.0 * PIXEL;
 
 /// Writes a geographic DEM of `plane` over `south..north`, `west..east`,
 /// with `hole` (a box of pixels) set to nodata.
-fn patch_dem(
+fn patch_dem(dir: &Path, name: &str, bounds: (f64, f64, f64, f64), hole: Option<Region>) -> PathBuf {
+    patch_dem_of(dir, name, bounds, hole, PIXEL)
+}
+
+fn patch_dem_of(
     dir: &Path,
     name: &str,
     (south, west, north, east): (f64, f64, f64, f64),
     hole: Option<Region>,
+    pixel: f64,
 ) -> PathBuf {
-    let (w, h) = (((east - west) / PIXEL) as usize, ((north - south) / PIXEL) as usize);
+    let (w, h) = (((east - west) / pixel) as usize, ((north - south) / pixel) as usize);
     let mut v = vec![0f32; w * h];
     for r in 0..h {
         for c in 0..w {
-            let (lat, lon) = (north - PIXEL * (r as f64 + 0.5), west + PIXEL * (c as f64 + 0.5));
+            let (lat, lon) = (north - pixel * (r as f64 + 0.5), west + pixel * (c as f64 + 0.5));
             let in_hole = hole.is_some_and(|b| (b.south..=b.north).contains(&lat) && (b.west..=b.east).contains(&lon));
             v[r * w + c] = if in_hole { -9999.0 } else { plane(lat, lon) as f32 };
         }
     }
     let path = dir.join(name);
-    write_tiff(&path, (w, h), [west, PIXEL, 0.0, north, 0.0, -PIXEL], Some(4326), &[v], Some(-9999.0));
+    write_tiff(&path, (w, h), [west, pixel, 0.0, north, 0.0, -pixel], Some(4326), &[v], Some(-9999.0));
     path
 }
 
@@ -380,4 +385,24 @@ fn a_patch_that_would_need_another_codec_is_refused() {
     // Only a patch may leave the DEM out.
     let no_dem = options(Path::new(""), &dir.path().join("none.planetpack"));
     assert!(bake(&no_dem, &Quiet).unwrap_err().to_string().contains("a bake needs a DEM"));
+}
+
+#[test]
+fn a_coarse_dem_leaves_the_tiles_deeper_than_its_data_not_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 2);
+    let old = Pack::open(&pack).unwrap().entries().to_vec();
+    // 2-degree pixels support depth 0 only.
+    let dem = patch_dem_of(dir.path(), "coarse.tif", (4.0, 4.0, 26.0, 26.0), None, 2.0);
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().json;
+    assert!((report["blend_border_deg"].as_f64().unwrap() - 4.0).abs() < 1e-9, "{report:#}");
+    let patched: Vec<String> =
+        report["patched"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
+    let after = Pack::open(&pack).unwrap();
+    for e in &old {
+        let now = after.entry(e.tile()).unwrap();
+        let took_dem = patched.contains(&e.tile().to_string());
+        let want = e.measured && (!took_dem || e.tile().depth() == 0);
+        assert_eq!(now.measured, want, "{}", e.tile());
+    }
 }
