@@ -11,10 +11,12 @@
 //! 3. tiles go through `PackWriter`, whose journal makes a killed bake
 //!    resumable to the same bytes and whose layout does not depend on the
 //!    order threads finish in (`full`), or patch an existing pack
-//!    in place (`patch`);
+//!    in place (`patch`: the pack is the base, the patch replaces only what
+//!    it measured inside the box, `composite`);
 //! 4. the finished pack is opened like any reader would and every sample is
-//!    compared with the source at that sample's own latitude/longitude; a
-//!    pack that fails is moved aside and the bake fails;
+//!    compared with the source at that sample's own latitude/longitude (a
+//!    patch's tiles with the composite, before and after writing); a pack
+//!    that fails is moved aside and the bake fails;
 //! 5. what was done is reported as typed structs (`report`).
 //!
 //! The whole run executes inside a rayon pool of `--jobs` threads, so every
