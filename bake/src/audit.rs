@@ -52,20 +52,20 @@ pub(crate) fn run_landmark_audit(options: &BakeOptions, inputs: &Inputs) -> Resu
 /// the report's `accuracy_audit.per_depth`.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub(crate) struct DepthAudit {
-    depth: u8,
-    tiles: usize,
+    pub(crate) depth: u8,
+    pub(crate) tiles: usize,
     #[serde(rename = "samples_compared")]
-    samples: usize,
+    pub(crate) samples: usize,
     #[serde(rename = "samples_filled_not_compared")]
-    skipped_filled: usize,
+    pub(crate) skipped_filled: usize,
     #[serde(rename = "worst_height_error_m")]
-    worst_m: f64,
+    pub(crate) worst_m: f64,
     #[serde(rename = "worst_height_error_steps")]
-    worst_steps: f64,
+    pub(crate) worst_steps: f64,
     #[serde(rename = "worst_colour_error")]
-    worst_colour: u8,
-    class_mismatches: usize,
-    violations: usize,
+    pub(crate) worst_colour: u8,
+    pub(crate) class_mismatches: usize,
+    pub(crate) violations: usize,
 }
 
 /// What the accuracy audit found.
@@ -151,29 +151,45 @@ pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]
             Ok((tile.depth(), a, first))
         })
         .collect::<Result<_, _>>()?;
-    let mut per_depth: Vec<DepthAudit> =
-        (0..=max_depth).map(|depth| DepthAudit { depth, ..Default::default() }).collect();
-    let mut first = None;
-    for (depth, a, f) in results {
-        let d = &mut per_depth[usize::from(depth)];
-        d.tiles += a.tiles;
-        d.samples += a.samples;
-        d.skipped_filled += a.skipped_filled;
-        d.worst_m = d.worst_m.max(a.worst_m);
-        d.worst_steps = d.worst_steps.max(a.worst_steps);
-        d.worst_colour = d.worst_colour.max(a.worst_colour);
-        d.class_mismatches += a.class_mismatches;
-        d.violations += a.violations;
-        if first.is_none() {
-            first = f;
+    Ok(AccuracyAudit::collect(max_depth, results))
+}
+
+impl AccuracyAudit {
+    /// Sums per-tile results `(depth, tally, first violation)` by depth.
+    pub(crate) fn collect(max_depth: u8, results: Vec<(u8, DepthAudit, Option<String>)>) -> AccuracyAudit {
+        let mut per_depth: Vec<DepthAudit> =
+            (0..=max_depth).map(|depth| DepthAudit { depth, ..Default::default() }).collect();
+        let mut first = None;
+        for (depth, a, f) in results {
+            let d = &mut per_depth[usize::from(depth)];
+            d.tiles += a.tiles;
+            d.samples += a.samples;
+            d.skipped_filled += a.skipped_filled;
+            d.worst_m = d.worst_m.max(a.worst_m);
+            d.worst_steps = d.worst_steps.max(a.worst_steps);
+            d.worst_colour = d.worst_colour.max(a.worst_colour);
+            d.class_mismatches += a.class_mismatches;
+            d.violations += a.violations;
+            if first.is_none() {
+                first = f;
+            }
+        }
+        AccuracyAudit { per_depth, violation: first }
+    }
+
+    /// Like [`AccuracyAudit::passed`], for an audit of tiles not yet
+    /// written: a failure leaves the pack as it was.
+    pub(crate) fn passed_before_writing(self, out: &Path) -> Result<Vec<DepthAudit>, BakeError> {
+        match self.violation {
+            Some(message) => Err(BakeError::PatchAudit { message, pack: out.to_owned() }),
+            None => Ok(self.per_depth.into_iter().filter(|a| a.tiles > 0).collect()),
         }
     }
-    Ok(AccuracyAudit { per_depth, violation: first })
 }
 
 /// Moves a pack that failed the accuracy audit aside (`.rejected`), so
 /// nothing at the output path looks like a good pack, and says why.
-fn reject(out: &Path, message: String) -> BakeError {
+pub(crate) fn reject(out: &Path, message: String) -> BakeError {
     let rejected = out.with_extension("rejected");
     match std::fs::rename(out, &rejected) {
         Ok(()) => BakeError::Audit { message, rejected },

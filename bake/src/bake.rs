@@ -11,11 +11,14 @@
 //! 3. tiles go through `PackWriter`, whose journal makes a killed bake
 //!    resumable to the same bytes and whose layout does not depend on the
 //!    order threads finish in (`full`), or patch an existing pack
-//!    in place (`patch`);
+//!    in place (`patch`: the pack is the base, the patch replaces only what
+//!    it measured inside the box, `composite`);
 //! 4. the assembled pack is opened like any reader would and every sample is
 //!    compared with the source at that sample's own latitude/longitude,
-//!    before it is renamed to `--out` (a patch keeps its redo journal until
-//!    its tiles pass); a pack that fails is moved aside and the bake fails;
+//!    before it is renamed to `--out`; a patch's tiles are compared with the
+//!    composite before anything is written, and read back against what was
+//!    audited before its redo journal goes; a pack that fails is moved aside
+//!    and the bake fails;
 //! 5. what was done is reported as typed structs (`report`).
 //!
 //! The whole run executes inside a rayon pool of `--jobs` threads, so every
@@ -56,6 +59,11 @@ pub(crate) struct Prepared {
 pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
     crate::limits::check_jobs(options.jobs)?;
+    if !options.has_dem() && options.region.is_none() {
+        return Err(BakeError::Options(
+            "a bake needs a DEM; only a region patch may leave it out, to patch imagery or classes alone".into(),
+        ));
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.unwrap_or(0))
         .build()

@@ -26,4 +26,6 @@ pub enum BakeError {
     NoData { path: PathBuf, tile: TileAddress },
     #[error("accuracy audit failed: {message}; the pack was moved to {rejected}")]
     Audit { message: String, rejected: PathBuf },
+    #[error("accuracy audit of the patch failed before anything was written: {message}; {pack} is unchanged")]
+    PatchAudit { message: String, pack: PathBuf },
 }

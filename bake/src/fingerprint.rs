@@ -70,7 +70,12 @@ pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Res
     let mut h = Sha256::new();
     h.update(b"planet-bake v2\n");
     for (role, input) in
-        [("dem", Some(&options.dem)), ("imagery", options.imagery.as_ref()), ("classes", options.classes.as_ref())]
+        // A colour- or class-only patch has no DEM (an empty path).
+        [
+            ("dem", Some(&options.dem).filter(|_| options.has_dem())),
+            ("imagery", options.imagery.as_ref()),
+            ("classes", options.classes.as_ref()),
+        ]
     {
         h.update(format!("{role}\n").as_bytes());
         let Some(dataset) = input else { continue };

@@ -8,11 +8,13 @@
 //! rasters, voids), `geometry` (tile boxes and the tile set), `pipeline`
 //! (baking tiles in parallel), `audit` (landmark and accuracy audits),
 //! `limits` (what `--depth` and `--jobs` may ask), `full` (the full bake),
-//! `patch` (region patches), `recovery` (finishing a patch, and an
+//! `patch` (region patches), `composite` (what a patch stores: the pack as
+//! base, the patch where it measured), `recovery` (finishing a patch, and an
 //! interrupted one) and `report` (the typed report).
 
 mod audit;
 pub mod bake;
+mod composite;
 mod error;
 mod fingerprint;
 mod full;

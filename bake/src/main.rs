@@ -28,8 +28,9 @@ use planet_terrain::Body;
 )]
 struct Cli {
     /// The elevation raster (anything GDAL opens: GeoTIFF, netCDF, VRT, COG, ...).
-    #[arg(long)]
-    dem: PathBuf,
+    /// A --region patch may leave it out to patch --imagery or --classes alone.
+    #[arg(long, required_unless_present_any = ["imagery", "classes"])]
+    dem: Option<PathBuf>,
     /// An RGB raster to colour the ground with (makes a codec 2 pack).
     #[arg(long)]
     imagery: Option<PathBuf>,
@@ -136,6 +137,9 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     let landmarks =
         cli.landmarks.iter().map(|l| Landmark::parse(l).map_err(anyhow::Error::msg)).collect::<Result<_>>()?;
     let region = cli.region.as_deref().map(Region::parse).transpose().map_err(anyhow::Error::msg)?;
+    if cli.dem.is_none() && region.is_none() {
+        bail!("--dem is required unless --region patches --imagery or --classes alone");
+    }
     if region.is_some() && !cli.out.exists() {
         bail!("--region patches an existing pack, and {} does not exist", cli.out.display());
     }
@@ -150,7 +154,8 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         None => None,
     };
     Ok(BakeOptions {
-        dem: cli.dem.clone(),
+        // An empty path is "no DEM" (BakeOptions::has_dem): a colour- or class-only patch.
+        dem: cli.dem.clone().unwrap_or_default(),
         imagery: cli.imagery.clone(),
         classes: cli.classes.clone(),
         body,

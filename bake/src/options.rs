@@ -42,6 +42,8 @@ impl Region {
 /// Everything a bake is told.
 #[derive(Clone, Debug)]
 pub struct BakeOptions {
+    /// The DEM. A region patch may leave it empty (`PathBuf::new()`) to
+    /// patch colour (`imagery`) or classes alone; a full bake needs one.
     pub dem: PathBuf,
     pub imagery: Option<PathBuf>,
     pub classes: Option<PathBuf>,
@@ -69,6 +71,11 @@ pub struct BakeOptions {
 }
 
 impl BakeOptions {
+    /// Whether a DEM was given (see `dem`).
+    pub fn has_dem(&self) -> bool {
+        !self.dem.as_os_str().is_empty()
+    }
+
     /// The codec these inputs make: colour with imagery, classes with a
     /// class raster, heights alone otherwise.
     pub(crate) fn codec(&self) -> Codec {

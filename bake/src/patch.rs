@@ -1,60 +1,66 @@
 //! Region patches: re-bake, in place in an existing pack, only the tiles a
-//! box touches (widened by the source filter's one-pixel reach). The pack's
-//! own header is the authority: a patch must match its body, codec, tier and
-//! depth, and keeps its data depths, coverage and fingerprint, so a patched
-//! pack is byte for byte what a fresh bake of the new source would store in
-//! those tiles. Parents' geometric errors see the patched children through
-//! the sink, which answers with fresh entries before the pack's old ones.
+//! box touches. The pack being patched is the base of the patch: each
+//! sample of each re-baked tile (every depth, apron included) is the
+//! composite of the pack's own decoded value and what the patch rasters
+//! measured inside the box (`composite`), so ground the patch did not
+//! measure is never invented. The pack's header is the authority: a patch
+//! must match its body, tier and depth, may carry only the blocks its codec
+//! stores, and keeps its data depths and coverage.
+//!
+//! Order of work, and why: every check that can refuse a patch (the box
+//! inside each raster's footprint, the landmarks) runs before anything is
+//! baked; the new tiles are encoded (keeping each tile's range when the new
+//! samples fit it, so unchanged samples decode bit for bit) and audited
+//! against the composite from their payloads *before* a byte is written, so
+//! a failed audit leaves the pack as it was; after writing, the pack is
+//! re-read and must hold exactly the audited tiles.
 
-use std::sync::Mutex;
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Instant;
 
 use planet_terrain::TileAddress;
-use planet_terrain::pack::{EncodedTile, IndexEntry, Pack, PackError, PackHeader, PackSpec, begin_patch};
+use planet_terrain::geo::lattice::lattice_error;
+use planet_terrain::pack::codec::{decode_tile, encode_tile_keeping_range};
+use planet_terrain::pack::{
+    DecodedTile, EncodedTile, IndexEntry, Pack, PackHeader, TileContent, begin_patch, finish_patch,
+};
+use rayon::prelude::*;
 
+use crate::audit::{AccuracyAudit, reject};
 use crate::bake::{Prepared, Run};
+use crate::composite::{BORDER_PIXELS, Blend, Sources, audit_tile, composite};
 use crate::error::BakeError;
 use crate::fingerprint::patch_fingerprint;
 use crate::geometry::tile_touches;
+use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::options::{BakeOptions, Region};
-use crate::pipeline::{TileBake, TileSink};
-use crate::recovery::{audit_patch, complete_interrupted_patch};
+use crate::raster::{Extent, Raster};
+use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
 use crate::report::{AccuracyReport, BakeReport, LandmarkReport, PatchReport, RegionReport, Report, Timings};
 
-/// Tiles re-baked for a patch, with the pack's entries as they were.
-struct PatchSink {
-    fresh: Mutex<Vec<EncodedTile>>,
-    /// The pack's index before the patch, sorted by key.
-    entries: Vec<IndexEntry>,
-}
-
-impl TileSink for PatchSink {
-    fn child_entry(&self, tile: TileAddress) -> Option<IndexEntry> {
-        let patched = self.fresh.lock().expect("lock").iter().find(|e| e.tile == tile).map(|e| e.geometric_error);
-        let old = self.entries.binary_search_by_key(&tile.key(), |e| e.key).ok().map(|i| self.entries[i]);
-        old.map(|e| IndexEntry { geometric_error: patched.unwrap_or(e.geometric_error), ..e })
-    }
-
-    fn put(&self, tile: EncodedTile) -> Result<(), PackError> {
-        self.fresh.lock().expect("lock").push(tile);
-        Ok(())
-    }
-}
-
-/// Refuses a patch whose inputs would not make the pack it patches.
+/// Refuses a patch whose inputs would not fit the pack it patches.
 fn check_compatible(options: &BakeOptions, header: &PackHeader) -> Result<(), BakeError> {
-    let codec = options.codec();
     let refuse = |what: String| BakeError::Options(format!("{}: cannot patch: {what}", options.out.display()));
     if header.body.ellipsoid().radii() != options.body.ellipsoid().radii() || header.body.name() != options.body.name()
     {
         return Err(refuse(format!("the pack is of {} and this bake is of {}", header.body, options.body)));
     }
-    if header.codec != codec {
-        return Err(refuse(format!(
-            "the pack has codec {} and these inputs make codec {}",
-            header.codec.code(),
-            codec.code()
-        )));
+    let code = header.codec.code();
+    if options.imagery.is_some() && !header.codec.has_colour() {
+        return Err(refuse(format!("the pack has codec {code}, which stores no colour for --imagery to patch")));
+    }
+    if options.classes.is_some() && !header.codec.has_classes() {
+        return Err(refuse(format!("the pack has codec {code}, which stores no classes for --classes to patch")));
+    }
+    if !options.has_dem() && options.imagery.is_none() && options.classes.is_none() {
+        return Err(refuse("a patch needs a DEM, imagery or classes".into()));
+    }
+    if options.void_value.is_some() {
+        return Err(refuse(
+            "--void-value fills voids, and a patch fills nothing: where the DEM has no data the pack keeps its ground"
+                .into(),
+        ));
     }
     if header.tier != options.tier {
         return Err(refuse(format!("the pack is tier '{}' and this bake is tier '{}'", header.tier, options.tier)));
@@ -69,6 +75,173 @@ fn check_compatible(options: &BakeOptions, header: &PackHeader) -> Result<(), Ba
     Ok(())
 }
 
+fn degrees(v: f64) -> String {
+    format!("{}", (v * 1e6).round() / 1e6)
+}
+
+fn lat_range(a: f64, b: f64) -> String {
+    let h = |v: f64| if v < 0.0 { (-v, "S") } else { (v, "N") };
+    let ((x, p), (y, q)) = (h(a), h(b));
+    if p == q {
+        format!("{}..{} {p}", degrees(x), degrees(y))
+    } else {
+        format!("{} {p}..{} {q}", degrees(x), degrees(y))
+    }
+}
+
+fn lon_range(a: f64, b: f64) -> String {
+    let h = |v: f64| {
+        let v = (v + 180.0).rem_euclid(360.0) - 180.0;
+        if v < 0.0 { (-v, "W") } else { (v, "E") }
+    };
+    let ((x, p), (y, q)) = (h(a), h(b));
+    if p == q {
+        format!("{}..{} {p}", degrees(x), degrees(y))
+    } else {
+        format!("{} {p}..{} {q}", degrees(x), degrees(y))
+    }
+}
+
+/// Refuses a box that reaches beyond a patch raster's footprint, naming the
+/// part it does not cover. (A projected raster's footprint is taken as its
+/// latitude/longitude bounding box; samples inside that box but outside the
+/// raster read as voids and keep the pack.)
+fn check_covers(region: &Region, what: &str, raster: &Raster) -> Result<(), BakeError> {
+    let e = raster.extent()?;
+    let missing = uncovered(region, &e);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let name =
+        raster.path().file_name().map_or_else(|| raster.path().display().to_string(), |n| n.to_string_lossy().into());
+    let r = region;
+    Err(BakeError::Options(format!(
+        "--region {},{},{},{} reaches beyond {name}'s data: {} {} not covered ({what} covers {}, {})",
+        degrees(r.south),
+        degrees(r.west),
+        degrees(r.north),
+        degrees(r.east),
+        missing.join(" and "),
+        if missing.len() == 1 { "is" } else { "are" },
+        lat_range(e.south, e.north),
+        if e.global_longitude { "all longitudes".into() } else { lon_range(e.west, e.east) },
+    )))
+}
+
+/// The parts of `region` outside `e`, as latitude and longitude ranges.
+fn uncovered(region: &Region, e: &Extent) -> Vec<String> {
+    let eps = 1e-9;
+    let mut missing = Vec::new();
+    if e.south > region.south + eps {
+        missing.push(lat_range(region.south, e.south.min(region.north)));
+    }
+    if e.north < region.north - eps {
+        missing.push(lat_range(e.north.max(region.south), region.north));
+    }
+    if !e.global_longitude {
+        // Longitudes measured eastward from the box's west edge.
+        let (w, span) = (region.west, (region.east - region.west).rem_euclid(360.0));
+        let east = w + if span == 0.0 { 360.0 } else { span };
+        let start = w - (w - e.west).rem_euclid(360.0);
+        let end = start + (e.east - e.west).rem_euclid(360.0);
+        if w > end + eps {
+            missing.push(lon_range(w, east.min(start + 360.0)));
+            if east > end + 360.0 + eps {
+                missing.push(lon_range(end + 360.0, east));
+            }
+        } else if end < east - eps {
+            missing.push(lon_range(end, east));
+        }
+    }
+    missing
+}
+
+/// Opens the patch rasters (and runs the landmark audit on a DEM); returns
+/// them, the audit and the depth the DEM's pixels support.
+pub(crate) fn open_sources(run: &Run) -> Result<(Sources, LandmarkAudit, u8), BakeError> {
+    let options = run.options;
+    if options.has_dem() {
+        let Prepared { mut inputs, data_depth, landmarks, .. } = run.prepare()?;
+        let (imagery, classes) = (inputs.imagery.take(), inputs.classes.take());
+        return Ok((Sources { dem: Some(inputs), imagery, classes }, landmarks, data_depth));
+    }
+    let imagery = options.imagery.as_deref().map(|p| Raster::open(p, options.cache_bytes / 2)).transpose()?;
+    if let Some(i) = imagery.as_ref().filter(|i| i.bands() < 3) {
+        return Err(BakeError::Options(format!(
+            "{}: imagery needs 3 bands (R, G, B), it has {}",
+            i.path().display(),
+            i.bands()
+        )));
+    }
+    let classes = options.classes.as_deref().map(|p| Raster::open(p, options.cache_bytes / 8)).transpose()?;
+    let nothing = LandmarkAudit { checks: Vec::new(), verdict: Verdict::NothingToCheck };
+    Ok((Sources { dem: None, imagery, classes }, nothing, 0))
+}
+
+/// Counts over the whole patch.
+#[derive(Default)]
+struct Tally {
+    from_dem: usize,
+    kept: usize,
+}
+
+/// What every re-baked tile of one patch is made from.
+struct Rebake<'a> {
+    existing: &'a Pack,
+    header: &'a PackHeader,
+    sources: &'a Sources,
+    blend: Blend,
+    /// The deepest depth the DEM's pixels (and the pack) support.
+    data_depth: u8,
+}
+
+impl Rebake<'_> {
+    /// One tile's composite, encoded; with its counts of samples taken from
+    /// the DEM and kept. `fresh` holds the deeper tiles already re-baked.
+    fn tile(
+        &self,
+        tile: TileAddress,
+        fresh: &BTreeMap<TileAddress, EncodedTile>,
+    ) -> Result<(EncodedTile, usize, usize), BakeError> {
+        let old = self.existing.read_tile(tile)?;
+        let c = composite(&old, &self.sources.measure(&self.header.body, tile, &self.blend)?);
+        // Never below the children's error (patched or kept).
+        let children = tile.children().into_iter().flatten().filter_map(|child| {
+            fresh.get(&child).map(|e| e.geometric_error).or(self.existing.entry(child).map(|e| e.geometric_error))
+        });
+        let error = children.map(f64::from).fold(lattice_error(&c.heights), f64::max);
+        // Measured when what came from the DEM was measured at this depth
+        // and what was kept came from a measured tile.
+        let measured = (c.from_dem == 0 || tile.depth() <= self.data_depth) && (c.kept == 0 || old.measured);
+        let content = TileContent {
+            heights: &c.heights,
+            classes: c.classes.as_deref(),
+            colour: c.colour.as_deref(),
+            geometric_error: error,
+            measured,
+        };
+        let (codec, level, range) =
+            (self.header.codec, i32::from(self.header.compression_level), (old.min_elevation, old.max_elevation));
+        Ok((encode_tile_keeping_range(tile, codec, &content, level, range)?, c.from_dem, c.kept))
+    }
+
+    /// Audits the tiles about to be written (decoded from their payloads)
+    /// against the composite, re-reading the pack's old tiles and the
+    /// patch rasters.
+    fn audit(&self, decoded: &[DecodedTile]) -> Result<AccuracyAudit, BakeError> {
+        let results = decoded
+            .par_iter()
+            .map(|new| -> Result<_, BakeError> {
+                let old = self.existing.read_tile(new.tile)?;
+                let (a, first) =
+                    audit_tile(&old, new, &self.sources.measure(&self.header.body, new.tile, &self.blend)?);
+                Ok((new.tile.depth(), a, first))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(AccuracyAudit::collect(self.header.max_depth, results))
+    }
+}
+
 /// Re-bakes the tiles of the pack at `run.options.out` that `region` touches.
 pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
@@ -78,58 +251,112 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let existing = Pack::open(&options.out)?;
     let header = existing.header().clone();
     check_compatible(options, &header)?;
-    let Prepared { inputs, data_depth, landmarks, .. } = run.prepare()?;
-    let coverage = region.coverage();
-    // A change inside the box reaches one source pixel beyond it through the
-    // bilinear filter.
-    let margin = (inputs.dem.resolution_m(options.body.ellipsoid().max_radius())
-        / options.body.ellipsoid().min_radius())
-    .to_degrees();
-    let tiles: Vec<TileAddress> = existing
-        .entries()
-        .iter()
-        .map(IndexEntry::tile)
-        .filter(|&t| tile_touches(&options.body, t, &coverage, margin))
-        .collect();
-    progress.stage(&format!("re-baking {} tiles the region touches", tiles.len()));
-    let spec = PackSpec {
-        body: header.body.clone(),
-        tier: header.tier.clone(),
-        codec: header.codec,
-        height_data_depth: header.height_data_depth,
-        colour_data_depth: header.colour_data_depth,
-        coverage: header.coverage,
-        fingerprint: header.fingerprint,
-        compression_level: header.compression_level,
-    };
-    let sink = PatchSink { fresh: Mutex::new(Vec::new()), entries: existing.entries().to_vec() };
-    drop(existing);
-    let bake_start = Instant::now();
-    let filled = TileBake {
-        inputs: &inputs,
-        spec: &spec,
-        data_depth: data_depth.min(header.height_data_depth),
-        progress,
-        already_done: 0,
-        total: tiles.len(),
+    let (sources, landmarks, dem_depth) = open_sources(run)?;
+    let body = &header.body;
+    let radius = body.ellipsoid().max_radius();
+    let mut pixel: f64 = 0.0;
+    for (what, raster) in sources.rasters() {
+        check_covers(&region, what, raster)?;
+        pixel = pixel.max((raster.resolution_m(radius) / radius).to_degrees());
     }
-    .run(&tiles, &sink)?;
-    let fresh = sink.fresh.into_inner().expect("lock");
-    let summary = begin_patch(&options.out, &fresh, patch_fingerprint(&header.fingerprint, options, &region)?)?;
+    let blend = Blend { region, border: BORDER_PIXELS * pixel };
+    let data_depth = dem_depth.min(header.height_data_depth);
+    let coverage = region.coverage();
+    // Samples outside the box keep their values, so only tiles whose box
+    // (padded past their apron) meets the region are re-baked.
+    let tiles: Vec<TileAddress> =
+        existing.entries().iter().map(IndexEntry::tile).filter(|&t| tile_touches(body, t, &coverage, 0.0)).collect();
+    progress.stage(&format!("re-baking {} tiles the region touches", tiles.len()));
+    let bake_start = Instant::now();
+    let mut fresh: BTreeMap<TileAddress, EncodedTile> = BTreeMap::new();
+    let mut tally = Tally::default();
+    let deepest = tiles.iter().map(|t| t.depth()).max().unwrap_or(0);
+    let rebake = Rebake { existing: &existing, header: &header, sources: &sources, blend, data_depth };
+    for depth in (0..=deepest).rev() {
+        let here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
+        let baked: Vec<(EncodedTile, usize, usize)> =
+            here.par_iter().map(|&tile| rebake.tile(tile, &fresh)).collect::<Result<_, _>>()?;
+        for (e, from_dem, kept) in baked {
+            tally.from_dem += from_dem;
+            tally.kept += kept;
+            fresh.insert(e.tile, e);
+        }
+        progress.tiles(fresh.len(), tiles.len());
+    }
     let bake_seconds = bake_start.elapsed().as_secs_f64();
-    let per_depth = audit_patch(run, &inputs, &tiles)?;
+    if let Some(d) = sources.dem.as_ref().filter(|_| tally.from_dem == 0) {
+        return Err(BakeError::Options(format!(
+            "{}: no sample inside --region has data in it (all nodata there); nothing was written",
+            d.dem.path().display()
+        )));
+    }
+
+    progress.stage("accuracy audit of the patched tiles against the composite, before writing");
+    let audit_start = Instant::now();
+    let decoded: Vec<DecodedTile> =
+        fresh.values().map(|e| decode_tile(&e.entry_at(0), header.codec, &e.payload, 0)).collect::<Result<_, _>>()?;
+    let per_depth = rebake.audit(&decoded)?.passed_before_writing(&options.out)?;
+    drop(existing);
+
+    let fresh: Vec<EncodedTile> = fresh.into_values().collect();
+    // The redo journal is written and synced before the pack is touched,
+    // and stays until what was written reads back as what was audited.
+    let summary = begin_patch(&options.out, &fresh, patch_fingerprint(&header.fingerprint, options, &region)?)?;
+    progress.stage("re-reading the patched tiles");
+    reread(&options.out, &decoded).inspect_err(|_| drop_journal_of_rejected(&options.out))?;
+    finish_patch(&options.out)?;
+    let audit_seconds = audit_start.elapsed().as_secs_f64();
     let report = PatchReport {
         out: options.out.display().to_string(),
         region: RegionReport { south: region.south, west: region.west, north: region.north, east: region.east },
         body: options.body.name().to_owned(),
         tiles_patched: summary.tiles,
-        patched: tiles.iter().map(|t| t.to_string()).collect(),
+        patched: fresh.iter().map(|t| t.tile.to_string()).collect(),
         rewritten_in_place: summary.rewritten_in_place,
         appended: summary.appended,
-        samples_filled: filled,
+        blend_border_deg: blend.border,
+        samples_from_dem: tally.from_dem,
+        samples_kept: tally.kept,
         landmarks: LandmarkReport::from(&landmarks),
         accuracy_audit: AccuracyReport { passed: true, per_depth },
-        timings_s: Timings { bake: bake_seconds, audit: None, total: run.started.elapsed().as_secs_f64() },
+        timings_s: Timings {
+            bake: bake_seconds,
+            audit: Some(audit_seconds),
+            total: run.started.elapsed().as_secs_f64(),
+        },
     };
     Ok(BakeReport::new(&Report::Patch(report)))
+}
+
+/// The written pack must hold exactly the audited tiles; if it does not,
+/// it is moved aside like any pack that fails its audit.
+fn reread(out: &Path, audited: &[DecodedTile]) -> Result<(), BakeError> {
+    let pack = Pack::open(out)?;
+    for want in audited {
+        let got = pack.read_tile(want.tile)?;
+        if &got != want {
+            drop(pack);
+            return Err(reject(out, format!("tile {} reads back other than it was audited", want.tile)));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_uncovered_part_of_a_box_is_named() {
+        let region = Region { south: 10.0, west: 10.0, north: 20.0, east: 20.0 };
+        let extent = |south, west, north, east| Extent { south, west, north, east, global_longitude: false };
+        assert!(uncovered(&region, &extent(5.0, 5.0, 25.0, 25.0)).is_empty());
+        assert_eq!(uncovered(&region, &extent(5.0, 5.0, 15.0, 25.0)), ["15..20 N"]);
+        assert_eq!(uncovered(&region, &extent(-5.0, 12.0, 25.0, 18.0)), ["10..12 E", "18..20 E"]);
+        assert_eq!(uncovered(&region, &extent(12.0, -30.0, 30.0, 15.0)), ["10..12 N", "15..20 E"]);
+        let across = Region { south: -20.0, west: 170.0, north: -10.0, east: -170.0 };
+        assert!(uncovered(&across, &extent(-30.0, 160.0, 0.0, -160.0)).is_empty());
+        assert_eq!(uncovered(&across, &extent(-30.0, 160.0, 0.0, 180.0)), ["180..170 W"]);
+        assert_eq!(lat_range(-5.0, 12.5), "5 S..12.5 N");
+    }
 }

@@ -1,9 +1,10 @@
 //! Baking tiles: deepest first, depth by depth, each depth in parallel, so a
 //! tile's geometric error can include its children's (a parent never claims
 //! to be more accurate than what it stands for). Where encoded tiles go is a
-//! `TileSink`: the pack writer for a full bake (whose journal makes a killed
+//! `TileSink`: the pack writer of a full bake (whose journal makes a killed
 //! bake resumable to the same bytes, and whose layout does not depend on the
-//! order threads finish in), a list of fresh tiles for a region patch. The
+//! order threads finish in). A region patch bakes in the same order but
+//! composites each tile with the pack's own (`patch`, `composite`). The
 //! lattice error is the terrain core's, the one the renderer's LOD uses.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +21,7 @@ use crate::sampling::Inputs;
 /// Where baked tiles go.
 pub(crate) trait TileSink: Sync {
     /// A child's entry, when it is already known (baked earlier in this run,
-    /// or before a resume, or kept from the pack being patched).
+    /// or before a resume).
     fn child_entry(&self, tile: TileAddress) -> Option<IndexEntry>;
     /// Takes one encoded tile.
     fn put(&self, tile: EncodedTile) -> Result<(), PackError>;

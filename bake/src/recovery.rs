@@ -1,43 +1,57 @@
-//! How a patch finishes and how a re-run finishes an interrupted one.
+//! How a re-run finishes an interrupted patch.
 //!
 //! The key decision: a patch's redo journal (planet_terrain::pack::journal)
-//! stays beside the pack until the accuracy audit of the patched tiles has
-//! passed, so "a journal is pending" means exactly "this patch is not
-//! finished", whichever window the process died in. Re-running a patch
-//! first replays any complete pending journal. If that journal is this very
-//! patch (its resulting fingerprint is the one these inputs and this region
-//! chain from the pack's fingerprint before it), the pack now holds what an
-//! uninterrupted run would have written, byte for byte: the run audits the
-//! journal's tiles, removes the journal and reports the completed patch
-//! without baking again. A journal of another patch is replayed too (the
-//! pack cannot be made whole otherwise) and the run says its audit could
-//! not be redone, then patches as asked.
+//! is written only after the patched tiles passed the composite audit
+//! (`patch`), and stays beside the pack until the pack reads back as the
+//! journal holds it, so "a journal is pending" means exactly "this audited
+//! patch is not yet known to be in the pack", whichever window the process
+//! died in. Re-running a patch first replays any complete pending journal.
+//! If that journal is this very patch (its resulting fingerprint is the one
+//! these inputs and this region chain from the pack's fingerprint before
+//! it), the pack now holds what an uninterrupted run would have written,
+//! byte for byte: the run reads the patched tiles back against the journal,
+//! removes it and reports the completed patch without baking again (the
+//! composite audit cannot run a second time: the ground it composed over is
+//! gone, and it passed before anything was written). A journal of another
+//! patch is replayed too (the pack cannot be made whole otherwise), checked
+//! the same way, and the run then patches as asked.
 
-use planet_terrain::TileAddress;
-use planet_terrain::pack::{Pending, finish_patch, journal_path, replay_pending};
-use rayon::prelude::*;
+use std::path::Path;
 
-use crate::audit::{DepthAudit, accuracy_audit};
-use crate::bake::{Prepared, Run};
+use planet_terrain::pack::{Pack, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
+
+use crate::audit::reject;
+use crate::bake::Run;
 use crate::error::BakeError;
 use crate::fingerprint::patch_fingerprint;
 use crate::options::Region;
-use crate::report::{AccuracyReport, BakeReport, LandmarkReport, PatchReport, RegionReport, Report, Timings};
-use crate::sampling::Inputs;
+use crate::report::{BakeReport, CompletedPatchReport, LandmarkReport, RegionReport, Report};
 
-/// Audits the tiles a patch just wrote (its journal still pending), then
-/// removes the journal. A failed audit moves the pack aside, and with it
-/// goes the journal: it patches a pack no longer there.
-pub(crate) fn audit_patch(run: &Run, inputs: &Inputs, tiles: &[TileAddress]) -> Result<Vec<DepthAudit>, BakeError> {
-    let out = &run.options.out;
-    run.progress.stage("accuracy audit of the patched tiles");
-    let passed = accuracy_audit(inputs, out, tiles).and_then(|audit| audit.passed(out));
-    if passed.is_err() && !out.exists() {
+/// After a pack that failed its read-back was moved aside, its journal
+/// patches a pack no longer there: remove it.
+pub(crate) fn drop_journal_of_rejected(out: &Path) {
+    if !out.exists() {
         let _ = std::fs::remove_file(journal_path(out));
     }
-    let per_depth = passed?;
-    finish_patch(out)?;
-    Ok(per_depth)
+}
+
+/// Every payload the journal wrote must be in the pack, byte for byte, at
+/// the place the pack's index says; otherwise the pack is moved aside.
+fn read_back(out: &Path, journal: &PatchJournal) -> Result<(), BakeError> {
+    let pack = Pack::open(out)?;
+    for written in &journal.payloads {
+        let entry = pack.entry(written.tile).ok_or_else(|| {
+            BakeError::Options(format!("{}: patched tile {} is not in the pack", out.display(), written.tile))
+        })?;
+        let payload = pack.payload(entry)?;
+        if entry.payload_offset != written.offset || payload.as_ref() != &written.bytes[..] {
+            drop(pack);
+            let error = reject(out, format!("tile {} reads back other than its patch journal holds", written.tile));
+            drop_journal_of_rejected(out);
+            return Err(error);
+        }
+    }
+    Ok(())
 }
 
 /// Replays an interrupted patch of `run.options.out`, if one is pending.
@@ -59,45 +73,33 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
         }
         Pending::Replayed(journal) => journal,
     };
+    read_back(&options.out, &journal)?;
+    finish_patch(&options.out)?;
     let tiles = journal.tiles();
     if patch_fingerprint(&journal.base_fingerprint(), options, &region)? != journal.fingerprint() {
-        finish_patch(&options.out)?;
         progress.stage(&format!(
-            "replayed an interrupted patch of other inputs or another region from its journal ({} tiles); its accuracy audit could not be redone here; now patching as asked",
+            "completed an interrupted patch of other inputs or another region from its journal ({} tiles, audited before \
+             they were journaled, read back byte for byte); now patching as asked",
             tiles.len()
         ));
         return Ok(None);
     }
     progress.stage(&format!(
-        "completed the interrupted patch of these inputs and region from its journal ({} tiles); not baking them again",
+        "completed the interrupted patch of these inputs and region from its journal ({} tiles, audited before they \
+         were journaled, read back byte for byte); not baking them again",
         tiles.len()
     ));
-    let Prepared { inputs, landmarks, .. } = run.prepare()?;
-    let body = &options.body;
-    let filled: usize = tiles
-        .par_iter()
-        .map(|&t| inputs.sample(body, t).map(|s| s.filled.iter().filter(|&&f| f).count()))
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .sum();
-    let audit_start = std::time::Instant::now();
-    let per_depth = audit_patch(run, &inputs, &tiles)?;
+    let (_, landmarks, _) = crate::patch::open_sources(run)?;
     let summary = journal.summary();
-    Ok(Some(BakeReport::new(&Report::Patch(PatchReport {
+    Ok(Some(BakeReport::new(&Report::PatchCompleted(CompletedPatchReport {
         out: options.out.display().to_string(),
         region: RegionReport { south: region.south, west: region.west, north: region.north, east: region.east },
-        body: body.name().to_owned(),
+        body: options.body.name().to_owned(),
         tiles_patched: summary.tiles,
         patched: tiles.iter().map(|t| t.to_string()).collect(),
         rewritten_in_place: summary.rewritten_in_place,
         appended: summary.appended,
-        samples_filled: filled,
+        read_back_as_journaled: true,
         landmarks: LandmarkReport::from(&landmarks),
-        accuracy_audit: AccuracyReport { passed: true, per_depth },
-        timings_s: Timings {
-            bake: 0.0,
-            audit: Some(audit_start.elapsed().as_secs_f64()),
-            total: run.started.elapsed().as_secs_f64(),
-        },
     }))))
 }

@@ -33,6 +33,8 @@ pub(crate) enum Report {
     UpToDate(UpToDateReport),
     #[serde(rename = "region patch")]
     Patch(PatchReport),
+    #[serde(rename = "interrupted patch completed")]
+    PatchCompleted(CompletedPatchReport),
 }
 
 /// A full bake (or a resumed one).
@@ -81,10 +83,34 @@ pub(crate) struct PatchReport {
     pub(crate) patched: Vec<String>,
     pub(crate) rewritten_in_place: u64,
     pub(crate) appended: u64,
-    pub(crate) samples_filled: usize,
+    /// Degrees inside the box across which the patch blends into the pack.
+    pub(crate) blend_border_deg: f64,
+    /// Samples whose height took (some of) the patch DEM's.
+    pub(crate) samples_from_dem: usize,
+    /// Samples whose height kept (some of) the pack's.
+    pub(crate) samples_kept: usize,
     pub(crate) landmarks: LandmarkReport,
     pub(crate) accuracy_audit: AccuracyReport,
     pub(crate) timings_s: Timings,
+}
+
+/// A re-run that found its own patch interrupted and completed it from the
+/// redo journal. Its tiles passed the composite audit before the journal was
+/// written (the pack they were composed over is gone now, so the audit
+/// cannot run again); what is checked here is that the pack holds them
+/// byte for byte.
+#[derive(Debug, Serialize)]
+pub(crate) struct CompletedPatchReport {
+    pub(crate) out: String,
+    pub(crate) region: RegionReport,
+    pub(crate) body: String,
+    pub(crate) tiles_patched: u64,
+    pub(crate) patched: Vec<String>,
+    pub(crate) rewritten_in_place: u64,
+    pub(crate) appended: u64,
+    /// Every patched tile read back equal to the journal's bytes.
+    pub(crate) read_back_as_journaled: bool,
+    pub(crate) landmarks: LandmarkReport,
 }
 
 #[derive(Debug, Serialize)]
@@ -351,13 +377,16 @@ mod tests {
             patched: vec!["0/0/0/0".into()],
             rewritten_in_place: 1,
             appended: 0,
-            samples_filled: 0,
+            blend_border_deg: 0.5,
+            samples_from_dem: 0,
+            samples_kept: 0,
             landmarks: landmarks(),
             accuracy_audit: accuracy(),
             timings_s: Timings { bake: 1.0, audit: None, total: 1.0 },
         });
         let patch_keys = [
             "appended",
+            "blend_border_deg",
             "body",
             "mode",
             "out",
@@ -368,7 +397,8 @@ mod tests {
             "region.south",
             "region.west",
             "rewritten_in_place",
-            "samples_filled",
+            "samples_from_dem",
+            "samples_kept",
             "tiles_patched",
             "timings_s",
             "timings_s.bake",
@@ -376,5 +406,34 @@ mod tests {
         ];
         assert_eq!(key_set(&patch), expected(&patch_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS]));
         assert_eq!(BakeReport::new(&patch).json["mode"], "region patch");
+
+        let completed = Report::PatchCompleted(CompletedPatchReport {
+            out: "out.planetpack".into(),
+            region: RegionReport { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
+            body: "earth".into(),
+            tiles_patched: 1,
+            patched: vec!["0/0/0/0".into()],
+            rewritten_in_place: 1,
+            appended: 0,
+            read_back_as_journaled: true,
+            landmarks: landmarks(),
+        });
+        let completed_keys = [
+            "appended",
+            "body",
+            "mode",
+            "out",
+            "patched",
+            "read_back_as_journaled",
+            "region",
+            "region.east",
+            "region.north",
+            "region.south",
+            "region.west",
+            "rewritten_in_place",
+            "tiles_patched",
+        ];
+        assert_eq!(key_set(&completed), expected(&completed_keys, &[&LANDMARK_KEYS]));
+        assert_eq!(BakeReport::new(&completed).json["mode"], "interrupted patch completed");
     }
 }

@@ -23,7 +23,7 @@ use crate::raster::Raster;
 pub(crate) struct Inputs {
     pub(crate) dem: Raster,
     pub(crate) imagery: Option<Raster>,
-    classes: Option<Raster>,
+    pub(crate) classes: Option<Raster>,
     layers: LayerStack,
     void_value: Option<f64>,
 }
@@ -137,6 +137,26 @@ impl Inputs {
         Ok(self.dem.evaluate(1, &taps)?)
     }
 
+    /// Each stored sample's elevation where the DEM measured it (the layers
+    /// applied on top), `None` where it did not: no void is filled. This is
+    /// what a region patch may put into a pack.
+    pub(crate) fn measured_heights(&self, body: &Body, tile: TileAddress) -> Result<Vec<Option<f64>>, BakeError> {
+        let values = self.heights(&lat_lon_of(body, &sample_directions(tile)))?;
+        if self.layers.is_empty() {
+            return Ok(values);
+        }
+        let mut heights: Vec<f64> = values.iter().map(|v| v.unwrap_or(0.0)).collect();
+        self.apply_layers(body, tile, &mut heights);
+        Ok(values.iter().zip(heights).map(|(v, h)| v.map(|_| h)).collect())
+    }
+
+    fn apply_layers(&self, body: &Body, tile: TileAddress, heights: &mut [f64]) {
+        let e = body.ellipsoid();
+        let surface: Vec<glam::DVec3> =
+            sample_directions(tile).into_iter().map(|d| e.surface_point_from_direction(d)).collect();
+        self.layers.apply(e, &surface, heights, &|l| self.mean_below(body, &self.layers, l));
+    }
+
     pub(crate) fn sample(&self, body: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
         let points = lat_lon_of(body, &sample_directions(tile));
         let mut values = self.heights(&points)?;
@@ -150,35 +170,42 @@ impl Inputs {
         }
         let mut heights: Vec<f64> = values.into_iter().map(|v| v.expect("filled")).collect();
         if !self.layers.is_empty() {
-            let e = body.ellipsoid();
-            let surface: Vec<glam::DVec3> =
-                sample_directions(tile).into_iter().map(|d| e.surface_point_from_direction(d)).collect();
-            self.layers.apply(e, &surface, &mut heights, &|l| self.mean_below(body, &self.layers, l));
+            self.apply_layers(body, tile, &mut heights);
         }
         let classes = match &self.classes {
-            Some(raster) => {
-                let taps = raster.taps(&points)?;
-                raster
-                    .evaluate_nearest(1, &taps)?
-                    .into_iter()
-                    .map(|v| v.map_or(0, |v| v.round().clamp(0.0, 255.0) as u8))
-                    .collect()
-            }
+            Some(raster) => classes_at(raster, &points)?.into_iter().map(|v| v.unwrap_or(0)).collect(),
             None => vec![0; TILE_STORED_SAMPLE_COUNT],
         };
         let colour = match &self.imagery {
-            Some(raster) => {
-                let taps = raster.taps(&points)?;
-                let bands: Vec<Vec<Option<f64>>> =
-                    (1..=3).map(|b| raster.evaluate(b, &taps)).collect::<Result<_, _>>()?;
-                (0..TILE_STORED_SAMPLE_COUNT)
-                    .map(|k| std::array::from_fn(|c| bands[c][k].map_or(0, |v| v.round().clamp(0.0, 255.0) as u8)))
-                    .collect()
-            }
+            Some(raster) => colour_at(raster, &points)?.into_iter().map(|v| v.unwrap_or([0; 3])).collect(),
             None => vec![[0; 3]; TILE_STORED_SAMPLE_COUNT],
         };
         Ok(Sampled { heights, filled, classes, colour })
     }
+}
+
+/// The surface class at each (lat, lon) (nearest pixel), `None` outside the
+/// raster or in a void.
+pub(crate) fn classes_at(raster: &Raster, points: &[(f64, f64)]) -> Result<Vec<Option<u8>>, BakeError> {
+    let taps = raster.taps(points)?;
+    Ok(raster.evaluate_nearest(1, &taps)?.into_iter().map(|v| v.map(|v| v.round().clamp(0.0, 255.0) as u8)).collect())
+}
+
+/// Red, green, blue at each (lat, lon) (bilinear), `None` outside the
+/// raster or where a band is void. A band's void reads as 0 in a bake.
+pub(crate) fn colour_at(raster: &Raster, points: &[(f64, f64)]) -> Result<Vec<Option<[u8; 3]>>, BakeError> {
+    let taps = raster.taps(points)?;
+    let bands: Vec<Vec<Option<f64>>> = (1..=3).map(|b| raster.evaluate(b, &taps)).collect::<Result<_, _>>()?;
+    let byte = |v: Option<f64>| v.map(|v| v.round().clamp(0.0, 255.0) as u8);
+    Ok((0..points.len())
+        .map(|k| {
+            let rgb = [byte(bands[0][k]), byte(bands[1][k]), byte(bands[2][k])];
+            match rgb {
+                [None, None, None] => None,
+                _ => Some(rgb.map(|c| c.unwrap_or(0))),
+            }
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! and bad input.
 
 mod crash;
+mod patch;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -366,7 +367,7 @@ fn a_killed_bake_resumes_to_identical_bytes_with_one_and_two_jobs() {
 }
 
 #[test]
-fn a_region_patch_rewrites_exactly_the_region_and_matches_a_fresh_bake() {
+fn a_region_patch_rewrites_exactly_the_tiles_over_the_region() {
     let dir = tempfile::tempdir().unwrap();
     let dem = earth_tiff(dir.path(), "before.tif", nodes(), GEO);
     let region = Region { south: 10.0, west: 20.0, north: 15.0, east: 30.0 };
@@ -384,9 +385,7 @@ fn a_region_patch_rewrites_exactly_the_region_and_matches_a_fresh_bake() {
     };
     let dem_after = earth_tiff(dir.path(), "after.tif", &changed, GEO);
     let patched = dir.path().join("patched.planetpack");
-    let fresh = dir.path().join("fresh.planetpack");
     bake(&options(&dem, &patched), &Quiet).unwrap();
-    bake(&options(&dem_after, &fresh), &Quiet).unwrap();
     let before = std::fs::read(&patched).unwrap();
     let original = Pack::open(&patched).unwrap();
     let original_entries = original.entries().to_vec();
@@ -399,21 +398,14 @@ fn a_region_patch_rewrites_exactly_the_region_and_matches_a_fresh_bake() {
 
     let after_bytes = std::fs::read(&patched).unwrap();
     let after = Pack::open(&patched).unwrap();
-    let fresh = Pack::open(&fresh).unwrap();
     let patched_tiles: Vec<String> =
         report["patched"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
     assert_eq!(patched_tiles.len() as u64, patched_count);
     for old in &original_entries {
         let tile = old.tile();
         let now = after.entry(tile).unwrap();
-        let want = fresh.entry(tile).unwrap();
-        // Every tile now equals the fresh bake of the new source.
-        assert_eq!(after.payload(now).unwrap(), fresh.payload(want).unwrap(), "{tile}");
-        assert_eq!(
-            (now.min_elevation, now.max_elevation, now.geometric_error),
-            (want.min_elevation, want.max_elevation, want.geometric_error),
-            "{tile}"
-        );
+        // (What the patched tiles hold, sample by sample, is checked in
+        // tests/patch: the pack outside the box, the DEM inside.)
         if !patched_tiles.contains(&tile.to_string()) {
             assert_eq!(now, old, "{tile} is outside the patch: its entry is unchanged");
             let range = old.payload_offset as usize..(old.payload_offset + u64::from(old.payload_length)) as usize;

@@ -346,10 +346,16 @@ fn real_key_events_reach_the_viewer_through_the_x_server() {
     let mut command = fly(&pack, &path, Some(&x.display));
     command.arg("--scene").arg(&scene).args(["--size", "128x80", "--validation", "--no-hud"]);
     let mut viewer = command.stderr(Stdio::piped()).spawn().expect("start planet-view");
-    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+    let mut wait_for = |what: &str, done: &dyn Fn() -> bool| {
         let start = std::time::Instant::now();
         while !done() {
-            assert!(start.elapsed().as_secs() < 60, "timed out waiting for {what}");
+            // A viewer that exited will never show a window: say why now.
+            if let Ok(Some(status)) = viewer.try_wait() {
+                let mut stderr = String::new();
+                let _ = std::io::Read::read_to_string(&mut viewer.stderr.take().expect("piped"), &mut stderr);
+                panic!("planet-view exited ({status}) while the test waited for {what}:\n{stderr}");
+            }
+            assert!(start.elapsed().as_secs() < 120, "timed out waiting for {what}");
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
     };

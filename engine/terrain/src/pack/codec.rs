@@ -122,6 +122,32 @@ pub fn encode_tile(
     content: &TileContent<'_>,
     level: i32,
 ) -> Result<EncodedTile, PackError> {
+    encode_in_range(tile, codec, content, level, None)
+}
+
+/// Like [`encode_tile`], but quantises against `range` (a tile's stored
+/// `min_elevation, max_elevation`) when every height lies inside it, so a
+/// sample whose height is the decoded value of that range decodes to the
+/// very same value again (an in-place patch keeps unchanged samples bit for
+/// bit). When a height falls outside `range`, the tile's own range is used,
+/// as [`encode_tile`] would.
+pub fn encode_tile_keeping_range(
+    tile: TileAddress,
+    codec: Codec,
+    content: &TileContent<'_>,
+    level: i32,
+    range: (f32, f32),
+) -> Result<EncodedTile, PackError> {
+    encode_in_range(tile, codec, content, level, Some(range))
+}
+
+fn encode_in_range(
+    tile: TileAddress,
+    codec: Codec,
+    content: &TileContent<'_>,
+    level: i32,
+    keep: Option<(f32, f32)>,
+) -> Result<EncodedTile, PackError> {
     let bad = |reason: String| PackError::BadContent { tile, reason };
     if content.heights.len() != N {
         return Err(bad(format!("{} heights, expected {N} (131 x 131)", content.heights.len())));
@@ -153,7 +179,10 @@ pub fn encode_tile(
 
     let (lo, hi) =
         content.heights.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(h), hi.max(h)));
-    let (min, max) = (round_down_f32(lo), round_up_f32(hi));
+    let (min, max) = match keep {
+        Some((min, max)) if f64::from(min) <= lo && hi <= f64::from(max) => (min, max),
+        _ => (round_down_f32(lo), round_up_f32(hi)),
+    };
     if !(min.is_finite() && max.is_finite()) {
         return Err(bad(format!("elevation range {lo} .. {hi} does not fit in f32")));
     }
@@ -308,6 +337,31 @@ mod tests {
                 assert_eq!(unpredict(&residuals, mask), values);
             }
         }
+    }
+
+    #[test]
+    fn a_kept_range_decodes_unchanged_samples_bit_for_bit() {
+        let tile = TileAddress::new(0, 3, 1, 2).unwrap();
+        let heights: Vec<f64> = (0..N).map(|k| -120.0 + 0.37 * (k % 977) as f64).collect();
+        fn content(h: &[f64]) -> TileContent<'_> {
+            TileContent { heights: h, classes: None, colour: None, geometric_error: 0.0, measured: true }
+        }
+        let first = encode_tile(tile, Codec::Heights, &content(&heights), 3).unwrap();
+        let entry = first.entry_at(0);
+        let old = decode_tile(&entry, Codec::Heights, &first.payload, 0).unwrap().heights();
+        let mut new = old.clone();
+        new[5] = old[6] + 0.123; // one sample changed, inside the range
+        let range = (first.min_elevation, first.max_elevation);
+        let kept = encode_tile_keeping_range(tile, Codec::Heights, &content(&new), 3, range).unwrap();
+        assert_eq!((kept.min_elevation, kept.max_elevation), range);
+        let again = decode_tile(&kept.entry_at(0), Codec::Heights, &kept.payload, 0).unwrap().heights();
+        for k in (0..N).filter(|&k| k != 5) {
+            assert_eq!(again[k].to_bits(), old[k].to_bits(), "sample {k}");
+        }
+        // Outside the range: the tile's own range, as encode_tile.
+        new[7] = 1e4;
+        let wider = encode_tile_keeping_range(tile, Codec::Heights, &content(&new), 3, range).unwrap();
+        assert_eq!(wider, encode_tile(tile, Codec::Heights, &content(&new), 3).unwrap());
     }
 
     #[test]

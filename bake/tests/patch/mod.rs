@@ -1,0 +1,408 @@
+//! Region patches never invent ground. The key decision these tests hold
+//! the bake to: the pack being patched is the base, and a patch replaces
+//! only what its DEM measured inside the box. So every check compares the
+//! patched pack with the pack as it was (outside the box, over the DEM's
+//! nodata) and with the patch DEM (inside the box), sample by sample, at
+//! every depth, rather than with a fresh bake of the patch DEM.
+
+use std::path::{Path, PathBuf};
+
+use planet_bake::{BakeOptions, Region, bake};
+use planet_terrain::ground::{locate, sample_directions};
+use planet_terrain::pack::{DecodedTile, Pack};
+use planet_terrain::{Body, Geodetic, TileAddress};
+
+use super::support::{GEO, earth_tiff, write_tiff};
+use super::{Quiet, nodes, options};
+
+/// The patch DEMs' ground: a plane in latitude and longitude, which the
+/// bilinear filter reproduces exactly between pixel centres.
+fn plane(lat: f64, lon: f64) -> f64 {
+    1500.0 + 20.0 * lat - 10.0 * lon
+}
+
+const PIXEL: f64 = 0.25;
+/// The blend border the bake states: two of the patch DEM's pixels.
+const BORDER: f64 = 2.0 * PIXEL;
+
+/// Writes a geographic DEM of `plane` over `south..north`, `west..east`,
+/// with `hole` (a box of pixels) set to nodata.
+fn patch_dem(dir: &Path, name: &str, bounds: (f64, f64, f64, f64), hole: Option<Region>) -> PathBuf {
+    patch_dem_of(dir, name, bounds, hole, PIXEL)
+}
+
+fn patch_dem_of(
+    dir: &Path,
+    name: &str,
+    (south, west, north, east): (f64, f64, f64, f64),
+    hole: Option<Region>,
+    pixel: f64,
+) -> PathBuf {
+    let (w, h) = (((east - west) / pixel) as usize, ((north - south) / pixel) as usize);
+    let mut v = vec![0f32; w * h];
+    for r in 0..h {
+        for c in 0..w {
+            let (lat, lon) = (north - pixel * (r as f64 + 0.5), west + pixel * (c as f64 + 0.5));
+            let in_hole = hole.is_some_and(|b| (b.south..=b.north).contains(&lat) && (b.west..=b.east).contains(&lon));
+            v[r * w + c] = if in_hole { -9999.0 } else { plane(lat, lon) as f32 };
+        }
+    }
+    let path = dir.join(name);
+    write_tiff(&path, (w, h), [west, pixel, 0.0, north, 0.0, -pixel], Some(4326), &[v], Some(-9999.0));
+    path
+}
+
+fn base_pack(dir: &Path, depth: u8) -> (PathBuf, PathBuf) {
+    let dem = earth_tiff(dir, "earth.tif", nodes(), GEO);
+    let out = dir.join("earth.planetpack");
+    bake(&BakeOptions { depth: Some(depth), ..options(&dem, &out) }, &Quiet).unwrap();
+    (dem, out)
+}
+
+fn patch_options(dem: &Path, out: &Path, region: Region) -> BakeOptions {
+    BakeOptions { region: Some(region), depth: None, ..options(dem, out) }
+}
+
+const BOX: Region = Region { south: 10.0, west: 10.0, north: 20.0, east: 20.0 };
+
+/// Every decoded tile of a pack, by address.
+fn tiles(path: &Path) -> Vec<(TileAddress, DecodedTile)> {
+    let pack = Pack::open(path).unwrap();
+    pack.entries().iter().map(|e| (e.tile(), pack.decode(e).unwrap())).collect()
+}
+
+/// Bilinear height at a point from the tile of `depth` that holds it.
+fn height_at(path: &Path, lat: f64, lon: f64, depth: u8) -> f64 {
+    let (tile, u, v) = locate(&Body::earth(), Geodetic::from_degrees(lat, lon, 0.0), depth);
+    let t = Pack::open(path).unwrap().read_tile(tile).unwrap();
+    let (i, j) = (u.floor().min(127.0), v.floor().min(127.0));
+    let (fu, fv) = (u - i, v - j);
+    let at = |di: f64, dj: f64| t.elevation((i + di) as i32, (j + dj) as i32);
+    (at(0.0, 0.0) * (1.0 - fu) + at(1.0, 0.0) * fu) * (1.0 - fv) + (at(0.0, 1.0) * (1.0 - fu) + at(1.0, 1.0) * fu) * fv
+}
+
+fn lat_lon(tile: TileAddress) -> Vec<(f64, f64)> {
+    let e = Body::earth();
+    sample_directions(tile)
+        .into_iter()
+        .map(|d| {
+            let g = e.ellipsoid().direction_to_geodetic(d);
+            (g.latitude.to_degrees(), g.longitude.to_degrees())
+        })
+        .collect()
+}
+
+fn inside(b: &Region, (lat, lon): (f64, f64), pad: f64) -> bool {
+    lat >= b.south + pad && lat <= b.north - pad && lon >= b.west + pad && lon <= b.east - pad
+}
+
+/// What a sample inside the box should hold.
+#[derive(Clone, Copy, PartialEq)]
+enum Expect {
+    /// The patch DEM's plane (beyond the blend border).
+    Dem,
+    /// The pack's old value (the DEM has no data there).
+    Kept,
+    /// Not checked (next to a DEM void, where the filter reads fewer taps).
+    Skip,
+}
+
+/// Checks a patched pack sample by sample against the pack before it:
+/// outside `region` (and wherever `inside_box` says `Kept`) every value is
+/// the old one (bit for bit when the tile kept its range, else within the
+/// new step); deeper than the blend border inside it, the patch DEM's plane.
+/// Returns how many samples took the plane, per depth.
+fn check_composite(
+    before: &[(TileAddress, DecodedTile)],
+    after: &Path,
+    region: &Region,
+    inside_box: impl Fn((f64, f64)) -> Expect,
+) -> Vec<usize> {
+    let after = tiles(after);
+    let mut from_dem = vec![0; 8];
+    for ((tile, old), (same, new)) in before.iter().zip(&after) {
+        assert_eq!(tile, same);
+        let step = new.quantisation_step();
+        let same_range = (old.min_elevation, old.max_elevation) == (new.min_elevation, new.max_elevation);
+        for (k, p) in lat_lon(*tile).into_iter().enumerate() {
+            let (was, now) = (old.dequantise(old.quantised[k]), new.dequantise(new.quantised[k]));
+            let expect = if inside(region, p, -1e-9) { inside_box(p) } else { Expect::Kept };
+            if expect == Expect::Kept {
+                if same_range {
+                    assert_eq!(now.to_bits(), was.to_bits(), "{tile} sample {k} at {p:?} lies outside the patch");
+                } else {
+                    assert!((now - was).abs() <= step + 1e-6, "{tile} sample {k} at {p:?}: {was} -> {now}");
+                }
+            } else if expect == Expect::Dem && inside(region, p, BORDER + 1e-6) {
+                let want = plane(p.0, p.1);
+                assert!((now - want).abs() <= 0.5 * step + 2e-3, "{tile} sample {k} at {p:?}: {now}, DEM {want}");
+                from_dem[usize::from(tile.depth())] += 1;
+            }
+        }
+        if new.classes.is_some() {
+            assert_eq!(new.classes, old.classes, "{tile}: a heights-only patch keeps classes");
+            assert_eq!(new.colour, old.colour, "{tile}: a heights-only patch keeps colour");
+        }
+    }
+    from_dem
+}
+
+#[test]
+fn a_patch_keeps_the_pack_outside_its_box_and_takes_the_dem_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 3);
+    let before = tiles(&pack);
+    let bytes = std::fs::read(&pack).unwrap();
+    let entries = Pack::open(&pack).unwrap().entries().to_vec();
+    let places = [(30.0, 15.0), (0.0, 15.0), (15.0, 15.0), (12.0, 17.0)];
+    let was: Vec<f64> = places.iter().map(|&(lat, lon)| height_at(&pack, lat, lon, 3)).collect();
+    let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet);
+    let now: Vec<f64> = places.iter().map(|&(lat, lon)| height_at(&pack, lat, lon, 3)).collect();
+    for ((p, a), b) in places.iter().zip(&was).zip(&now) {
+        let tile = locate(&Body::earth(), Geodetic::from_degrees(p.0, p.1, 0.0), 3).0;
+        let step = Pack::open(&pack).unwrap().read_tile(tile).unwrap().quantisation_step();
+        eprintln!("{p:?}: {a:.4} m -> {b:.4} m (patch DEM {:.1} m, {tile} step {step:.4} m)", plane(p.0, p.1));
+    }
+    let report = report.unwrap().json;
+    assert_eq!(report["accuracy_audit"]["passed"], true);
+    // Outside the box: unchanged, bit for bit where the tile kept its range,
+    // else within the tile's new quantisation step.
+    for k in [0, 1] {
+        let (lat, lon) = places[k];
+        let tile = locate(&Body::earth(), Geodetic::from_degrees(lat, lon, 0.0), 3).0;
+        let step = Pack::open(&pack).unwrap().read_tile(tile).unwrap().quantisation_step();
+        assert!((now[k] - was[k]).abs() <= step, "{lat} N {lon} E lies outside the box: {} -> {}", was[k], now[k]);
+    }
+    for k in [2, 3] {
+        assert!((now[k] - plane(places[k].0, places[k].1)).abs() < 0.1, "{:?}: {}", places[k], now[k]);
+    }
+    let from_dem = check_composite(&before, &pack, &BOX, |_| Expect::Dem);
+    // (e) Ancestors: depths 0..2 over the box took the DEM too.
+    for depth in 0..=3 {
+        assert!(from_dem[depth] > 0, "depth {depth} took no sample from the DEM: {from_dem:?}");
+    }
+    let patched: Vec<String> =
+        report["patched"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
+    let after_bytes = std::fs::read(&pack).unwrap();
+    let after = Pack::open(&pack).unwrap();
+    for old in &entries {
+        if !patched.contains(&old.tile().to_string()) {
+            assert_eq!(after.entry(old.tile()).unwrap(), old, "{} is outside the patch", old.tile());
+            let range = old.payload_offset as usize..(old.payload_offset + u64::from(old.payload_length)) as usize;
+            assert_eq!(after_bytes[range.clone()], bytes[range], "{}: bytes unchanged", old.tile());
+        }
+    }
+    for depth in 0..=3u8 {
+        let over = locate(&Body::earth(), Geodetic::from_degrees(15.0, 15.0, 0.0), depth).0;
+        assert!(patched.contains(&over.to_string()), "{over} holds the box and was re-baked");
+    }
+}
+
+#[test]
+fn ancestors_are_rebuilt_from_the_same_composite_at_their_own_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 2);
+    let before = tiles(&pack);
+    let old_entries = Pack::open(&pack).unwrap().entries().to_vec();
+    let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
+    bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap();
+    let from_dem = check_composite(&before, &pack, &BOX, |_| Expect::Dem);
+    assert!(from_dem[..3].iter().all(|&n| n > 0), "{from_dem:?}");
+    // A tile with samples kept from a measured tile and samples measured by
+    // the 0.25-degree DEM (data depth 3) stays measured; errors are never
+    // below the children's.
+    let after = Pack::open(&pack).unwrap();
+    for e in after.entries() {
+        let old = old_entries.iter().find(|o| o.key == e.key).unwrap();
+        assert_eq!(e.measured, old.measured, "{}", e.tile());
+        for child in e.tile().children().into_iter().flatten() {
+            if let Some(c) = after.entry(child) {
+                assert!(e.geometric_error >= c.geometric_error, "{} vs child {child}", e.tile());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_dem_smaller_than_the_tiles_it_touches_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 2);
+    let before = tiles(&pack);
+    let dem = patch_dem(dir.path(), "small.tif", (11.0, 11.0, 14.0, 14.0), None);
+    let region = Region { south: 11.5, west: 11.5, north: 13.5, east: 13.5 };
+    let report = bake(&patch_options(&dem, &pack, region), &Quiet).unwrap().json;
+    assert_eq!(report["accuracy_audit"]["passed"], true);
+    let from_dem = check_composite(&before, &pack, &region, |_| Expect::Dem);
+    assert!(from_dem[2] > 0, "{from_dem:?}");
+}
+
+#[test]
+fn a_dem_that_does_not_cover_the_box_is_refused_and_the_pack_is_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 1);
+    let bytes = std::fs::read(&pack).unwrap();
+    let dem = patch_dem(dir.path(), "south.tif", (5.0, 5.0, 15.0, 25.0), None);
+    let message = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap_err().to_string();
+    assert!(message.contains("--region 10,10,20,20 reaches beyond south.tif's data"), "{message}");
+    assert!(message.contains("15..20 N is not covered"), "{message}");
+    assert!(message.contains("the DEM covers 5..15 N, 5..25 E"), "{message}");
+    assert!(std::fs::read(&pack).unwrap() == bytes, "a refused patch writes nothing");
+}
+
+#[test]
+fn nodata_inside_the_box_keeps_the_pack() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 2);
+    let before = tiles(&pack);
+    let hole = Region { south: 12.0, west: 12.0, north: 14.0, east: 16.0 };
+    let dem = patch_dem(dir.path(), "holed.tif", (5.0, 5.0, 25.0, 25.0), Some(hole));
+    let was = height_at(&pack, 13.0, 14.0, 2);
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().json;
+    assert_eq!(report["accuracy_audit"]["passed"], true);
+    // Every tap of a sample more than a pixel inside the hole is nodata;
+    // within a pixel of it the filter reads the valid taps only.
+    let in_hole = |p: (f64, f64)| match (inside(&hole, p, PIXEL), inside(&hole, p, -PIXEL)) {
+        (true, _) => Expect::Kept,
+        (false, true) => Expect::Skip,
+        _ => Expect::Dem,
+    };
+    let from_dem = check_composite(&before, &pack, &BOX, in_hole);
+    assert!(from_dem[2] > 0);
+    let now = height_at(&pack, 13.0, 14.0, 2);
+    let tile = locate(&Body::earth(), Geodetic::from_degrees(13.0, 14.0, 0.0), 2).0;
+    let step = Pack::open(&pack).unwrap().read_tile(tile).unwrap().quantisation_step();
+    assert!((now - was).abs() <= step, "13 N 14 E is in the DEM's hole: {was} -> {now}, step {step}");
+}
+
+/// A codec-2 pack at depth 1 with imagery and classes over the globe.
+fn colour_pack(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let dem = earth_tiff(dir, "earth.tif", nodes(), GEO);
+    let (w, h) = (360usize, 180usize);
+    let geo = [-180.0, 1.0, 0.0, 90.0, 0.0, -1.0];
+    let channel = |f: fn(usize, usize) -> u8| (0..w * h).map(|k| f(k % w, k / w)).collect::<Vec<u8>>();
+    let rgb = vec![
+        channel(|c, _| (c * 255 / 359) as u8),
+        channel(|_, r| (r * 255 / 179) as u8),
+        channel(|c, r| ((c + r) % 256) as u8),
+    ];
+    let imagery = dir.join("rgb.tif");
+    write_tiff(&imagery, (w, h), geo, Some(4326), &rgb, None);
+    let classes = dir.join("classes.tif");
+    write_tiff(&classes, (w, h), geo, Some(4326), &[channel(|_, r| if r < 90 { 1 } else { 2 })], None);
+    let out = dir.join("colour.planetpack");
+    let o = BakeOptions {
+        depth: Some(1),
+        imagery: Some(imagery.clone()),
+        classes: Some(classes.clone()),
+        ..options(&dem, &out)
+    };
+    bake(&o, &Quiet).unwrap();
+    (out, imagery, classes)
+}
+
+#[test]
+fn a_codec_2_pack_is_patched_in_heights_colour_or_classes_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pack, _, _) = colour_pack(dir.path());
+    let before = tiles(&pack);
+    let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().json;
+    assert_eq!(report["accuracy_audit"]["passed"], true);
+    // Classes and colour bit for bit (checked inside), heights composited.
+    check_composite(&before, &pack, &BOX, |_| Expect::Dem);
+
+    // Colour alone: a white image over 5..25 N, 5..25 E.
+    let white = dir.path().join("white.tif");
+    let band = vec![255u8; 80 * 80];
+    write_tiff(
+        &white,
+        (80, 80),
+        [5.0, PIXEL, 0.0, 25.0, 0.0, -PIXEL],
+        Some(4326),
+        &[band.clone(), band.clone(), band],
+        None,
+    );
+    let heights = tiles(&pack);
+    let colour_only =
+        BakeOptions { dem: PathBuf::new(), imagery: Some(white), ..patch_options(Path::new(""), &pack, BOX) };
+    let report = bake(&colour_only, &Quiet).unwrap().json;
+    assert_eq!(report["accuracy_audit"]["passed"], true);
+    let mut whitened = 0;
+    for ((tile, old), (_, new)) in heights.iter().zip(tiles(&pack)) {
+        assert_eq!(new.quantised, old.quantised, "{tile}: colour alone keeps heights");
+        assert_eq!((new.min_elevation, new.max_elevation), (old.min_elevation, old.max_elevation));
+        assert_eq!(new.classes, old.classes, "{tile}: colour alone keeps classes");
+        let (a, b) = (old.colour.as_ref().unwrap(), new.colour.as_ref().unwrap());
+        for (k, p) in lat_lon(*tile).into_iter().enumerate() {
+            if !inside(&BOX, p, -1e-9) {
+                assert_eq!(a[k], b[k], "{tile} sample {k} at {p:?} lies outside the box");
+            } else if inside(&BOX, p, 2.0 * BORDER) {
+                assert_eq!(b[k], [255; 3], "{tile} sample {k} at {p:?}");
+                whitened += 1;
+            }
+        }
+    }
+    assert!(whitened > 0);
+
+    // Classes alone: class 7 over 5..25 N, 5..25 E switches at weight 1/2.
+    let sevens = dir.path().join("sevens.tif");
+    write_tiff(&sevens, (80, 80), [5.0, PIXEL, 0.0, 25.0, 0.0, -PIXEL], Some(4326), &[vec![7u8; 80 * 80]], None);
+    let before = tiles(&pack);
+    let classes_only =
+        BakeOptions { dem: PathBuf::new(), classes: Some(sevens), ..patch_options(Path::new(""), &pack, BOX) };
+    assert_eq!(bake(&classes_only, &Quiet).unwrap().json["accuracy_audit"]["passed"], true);
+    let mut sevened = 0;
+    for ((tile, old), (_, new)) in before.iter().zip(tiles(&pack)) {
+        assert_eq!((&new.quantised, &new.colour), (&old.quantised, &old.colour), "{tile}: classes alone");
+        let (a, b) = (old.classes.as_ref().unwrap(), new.classes.as_ref().unwrap());
+        for (k, p) in lat_lon(*tile).into_iter().enumerate() {
+            if !inside(&BOX, p, -1e-9) {
+                assert_eq!(a[k], b[k], "{tile} sample {k} at {p:?} lies outside the box");
+            } else if inside(&BOX, p, BORDER) {
+                assert_eq!(b[k], 7, "{tile} sample {k} at {p:?}");
+                sevened += 1;
+            }
+        }
+    }
+    assert!(sevened > 0);
+}
+
+#[test]
+fn a_patch_that_would_need_another_codec_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 0);
+    let bytes = std::fs::read(&pack).unwrap();
+    let white = dir.path().join("white.tif");
+    write_tiff(&white, (4, 4), [5.0, 5.0, 0.0, 25.0, 0.0, -5.0], Some(4326), &vec![vec![255u8; 16]; 3], None);
+    let colour_only =
+        BakeOptions { dem: PathBuf::new(), imagery: Some(white), ..patch_options(Path::new(""), &pack, BOX) };
+    let message = bake(&colour_only, &Quiet).unwrap_err().to_string();
+    assert!(message.contains("codec 0, which stores no colour"), "{message}");
+    let nothing = BakeOptions { dem: PathBuf::new(), ..patch_options(Path::new(""), &pack, BOX) };
+    assert!(bake(&nothing, &Quiet).unwrap_err().to_string().contains("needs a DEM, imagery or classes"));
+    assert!(std::fs::read(&pack).unwrap() == bytes);
+    // Only a patch may leave the DEM out.
+    let no_dem = options(Path::new(""), &dir.path().join("none.planetpack"));
+    assert!(bake(&no_dem, &Quiet).unwrap_err().to_string().contains("a bake needs a DEM"));
+}
+
+#[test]
+fn a_coarse_dem_leaves_the_tiles_deeper_than_its_data_not_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 2);
+    let old = Pack::open(&pack).unwrap().entries().to_vec();
+    // 2-degree pixels support depth 0 only.
+    let dem = patch_dem_of(dir.path(), "coarse.tif", (4.0, 4.0, 26.0, 26.0), None, 2.0);
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().json;
+    assert!((report["blend_border_deg"].as_f64().unwrap() - 4.0).abs() < 1e-9, "{report:#}");
+    let patched: Vec<String> =
+        report["patched"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
+    let after = Pack::open(&pack).unwrap();
+    for e in &old {
+        let now = after.entry(e.tile()).unwrap();
+        let took_dem = patched.contains(&e.tile().to_string());
+        let want = e.measured && (!took_dem || e.tile().depth() == 0);
+        assert_eq!(now.measured, want, "{}", e.tile());
+    }
+}
