@@ -73,6 +73,22 @@ done
 printf '  %-50s ' "far from the regional pack, alone"
 $bin/planet-pack sample packs/himalaya.planetpack --lat -15.9 --lon -69.3
 
+# A patch from a small DEM: the same 1' raster, patched into a copy of the
+# global pack over 27..29 N, 86..88 E only. The pack is the patch's base:
+# outside the box (and in the DEM's voids) it keeps its ground and, since
+# the raster is heights only, its colour and classes everywhere.
+cp packs/earth.planetpack packs/earth-patched.planetpack
+$bin/planet-bake --dem packs/demo/himalaya-1min.tif --body earth --tier demo \
+    --out packs/earth-patched.planetpack --region 27,86,29,88 --report packs/earth-patched.report.json
+echo "Patched 27..29 N, 86..88 E: inside the box, at the border, and outside it:"
+for place in "Everest:27.988:86.925" "Box edge:29.0:87.0" "Outside:30.5:87.0"; do
+    IFS=: read -r name lat lon <<<"$place"
+    printf '  %-10s before ' "$name"
+    $bin/planet-pack sample packs/earth.planetpack --lat "$lat" --lon "$lon" | tr -d '\n'
+    printf '\n  %-10s after  ' ""
+    $bin/planet-pack sample packs/earth-patched.planetpack --lat "$lat" --lon "$lon"
+done
+
 echo
 # planet-view prefers a discrete GPU and falls back to Mesa's lavapipe (software).
 echo "The demo Earth through planet-view, headless (packs/*.png, statistics in packs/*.json):"
