@@ -68,6 +68,27 @@ pub(crate) struct DepthAudit {
     pub(crate) violations: usize,
 }
 
+impl DepthAudit {
+    /// Counts one height compared: `got` from the pack, `want` what it
+    /// should hold, `step` the tile's quantisation step. Returns the bound
+    /// it broke, if it broke it: half a step of quantisation, plus the f32
+    /// rounding of the stored range and of the decode (the filter is the
+    /// same on both sides, so it contributes nothing).
+    pub(crate) fn height(&mut self, got: f64, want: f64, step: f64) -> Option<f64> {
+        let error = (got - want).abs();
+        let bound = 0.5 * step + 1e-6 * (1.0 + want.abs());
+        self.samples += 1;
+        self.worst_m = self.worst_m.max(error);
+        if step > 0.0 {
+            self.worst_steps = self.worst_steps.max(error / step);
+        }
+        (error > bound).then(|| {
+            self.violations += 1;
+            bound
+        })
+    }
+}
+
 /// What the accuracy audit found.
 #[derive(Debug)]
 pub(crate) struct AccuracyAudit {
@@ -111,18 +132,7 @@ pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]
                     continue;
                 }
                 let got = decoded.dequantise(q);
-                let error = (got - want).abs();
-                // Half a step of quantisation, plus the f32 rounding of the
-                // stored range and of the decode (the filter is the same on
-                // both sides, so it contributes nothing).
-                let bound = 0.5 * step + 1e-6 * (1.0 + want.abs());
-                a.samples += 1;
-                a.worst_m = a.worst_m.max(error);
-                if step > 0.0 {
-                    a.worst_steps = a.worst_steps.max(error / step);
-                }
-                if error > bound {
-                    a.violations += 1;
+                if let Some(bound) = a.height(got, want, step) {
                     first.get_or_insert_with(|| {
                         let n = TILE_STORED_SAMPLES as usize;
                         format!(

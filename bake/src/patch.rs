@@ -37,7 +37,9 @@ use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::options::{BakeOptions, Region};
 use crate::raster::{Extent, Raster};
 use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
-use crate::report::{AccuracyReport, BakeReport, LandmarkReport, PatchReport, RegionReport, Report, Timings};
+use crate::report::{
+    AccuracyReport, BakeReport, LandmarkReport, PatchReport, PatchedTiles, RegionReport, Report, Timings,
+};
 
 /// Refuses a patch whose inputs would not fit the pack it patches.
 fn check_compatible(options: &BakeOptions, header: &PackHeader) -> Result<(), BakeError> {
@@ -310,10 +312,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
         out: options.out.display().to_string(),
         region: RegionReport { south: region.south, west: region.west, north: region.north, east: region.east },
         body: options.body.name().to_owned(),
-        tiles_patched: summary.tiles,
-        patched: fresh.iter().map(|t| t.tile.to_string()).collect(),
-        rewritten_in_place: summary.rewritten_in_place,
-        appended: summary.appended,
+        tiles: PatchedTiles::new(&summary, &fresh.iter().map(|t| t.tile).collect::<Vec<_>>()),
         blend_border_deg: blend.border,
         samples_from_dem: tally.from_dem,
         samples_kept: tally.kept,

@@ -25,7 +25,7 @@ use crate::bake::Run;
 use crate::error::BakeError;
 use crate::fingerprint::patch_fingerprint;
 use crate::options::Region;
-use crate::report::{BakeReport, CompletedPatchReport, LandmarkReport, RegionReport, Report};
+use crate::report::{BakeReport, CompletedPatchReport, LandmarkReport, PatchedTiles, RegionReport, Report};
 
 /// After a pack that failed its read-back was moved aside, its journal
 /// patches a pack no longer there: remove it.
@@ -95,10 +95,7 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
         out: options.out.display().to_string(),
         region: RegionReport { south: region.south, west: region.west, north: region.north, east: region.east },
         body: options.body.name().to_owned(),
-        tiles_patched: summary.tiles,
-        patched: tiles.iter().map(|t| t.to_string()).collect(),
-        rewritten_in_place: summary.rewritten_in_place,
-        appended: summary.appended,
+        tiles: PatchedTiles::new(&summary, &tiles),
         read_back_as_journaled: true,
         landmarks: LandmarkReport::from(&landmarks),
     }))))

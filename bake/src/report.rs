@@ -79,10 +79,8 @@ pub(crate) struct PatchReport {
     pub(crate) out: String,
     pub(crate) region: RegionReport,
     pub(crate) body: String,
-    pub(crate) tiles_patched: u64,
-    pub(crate) patched: Vec<String>,
-    pub(crate) rewritten_in_place: u64,
-    pub(crate) appended: u64,
+    #[serde(flatten)]
+    pub(crate) tiles: PatchedTiles,
     /// Degrees inside the box across which the patch blends into the pack.
     pub(crate) blend_border_deg: f64,
     /// Samples whose height took (some of) the patch DEM's.
@@ -92,6 +90,26 @@ pub(crate) struct PatchReport {
     pub(crate) landmarks: LandmarkReport,
     pub(crate) accuracy_audit: AccuracyReport,
     pub(crate) timings_s: Timings,
+}
+
+/// Which tiles a patch rewrote and where their payloads went.
+#[derive(Debug, Serialize)]
+pub(crate) struct PatchedTiles {
+    pub(crate) tiles_patched: u64,
+    pub(crate) patched: Vec<String>,
+    pub(crate) rewritten_in_place: u64,
+    pub(crate) appended: u64,
+}
+
+impl PatchedTiles {
+    pub(crate) fn new(summary: &planet_terrain::pack::PatchSummary, tiles: &[planet_terrain::TileAddress]) -> Self {
+        PatchedTiles {
+            tiles_patched: summary.tiles,
+            patched: tiles.iter().map(|t| t.to_string()).collect(),
+            rewritten_in_place: summary.rewritten_in_place,
+            appended: summary.appended,
+        }
+    }
 }
 
 /// A re-run that found its own patch interrupted and completed it from the
@@ -104,10 +122,8 @@ pub(crate) struct CompletedPatchReport {
     pub(crate) out: String,
     pub(crate) region: RegionReport,
     pub(crate) body: String,
-    pub(crate) tiles_patched: u64,
-    pub(crate) patched: Vec<String>,
-    pub(crate) rewritten_in_place: u64,
-    pub(crate) appended: u64,
+    #[serde(flatten)]
+    pub(crate) tiles: PatchedTiles,
     /// Every patched tile read back equal to the journal's bytes.
     pub(crate) read_back_as_journaled: bool,
     pub(crate) landmarks: LandmarkReport,
@@ -373,10 +389,12 @@ mod tests {
             out: "out.planetpack".into(),
             region: RegionReport { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
             body: "earth".into(),
-            tiles_patched: 1,
-            patched: vec!["0/0/0/0".into()],
-            rewritten_in_place: 1,
-            appended: 0,
+            tiles: PatchedTiles {
+                tiles_patched: 1,
+                patched: vec!["0/0/0/0".into()],
+                rewritten_in_place: 1,
+                appended: 0,
+            },
             blend_border_deg: 0.5,
             samples_from_dem: 0,
             samples_kept: 0,
@@ -411,10 +429,12 @@ mod tests {
             out: "out.planetpack".into(),
             region: RegionReport { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
             body: "earth".into(),
-            tiles_patched: 1,
-            patched: vec!["0/0/0/0".into()],
-            rewritten_in_place: 1,
-            appended: 0,
+            tiles: PatchedTiles {
+                tiles_patched: 1,
+                patched: vec!["0/0/0/0".into()],
+                rewritten_in_place: 1,
+                appended: 0,
+            },
             read_back_as_journaled: true,
             landmarks: landmarks(),
         });

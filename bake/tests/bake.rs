@@ -272,18 +272,7 @@ fn a_projected_regional_raster_bakes_its_coverage() {
 fn imagery_and_classes_make_a_codec_2_pack_that_audits() {
     let dir = tempfile::tempdir().unwrap();
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
-    let (w, h) = (360usize, 180usize);
-    let geo = [-180.0, 1.0, 0.0, 90.0, 0.0, -1.0];
-    let channel = |f: fn(usize, usize) -> u8| (0..w * h).map(|k| f(k % w, k / w)).collect::<Vec<u8>>();
-    let rgb = vec![
-        channel(|c, _| (c * 255 / 359) as u8),
-        channel(|_, r| (r * 255 / 179) as u8),
-        channel(|c, r| ((c + r) % 256) as u8),
-    ];
-    let imagery = dir.path().join("rgb.tif");
-    write_tiff(&imagery, (w, h), geo, Some(4326), &rgb, None);
-    let classes = dir.path().join("classes.tif");
-    write_tiff(&classes, (w, h), geo, Some(4326), &[channel(|_, r| if r < 90 { 1 } else { 2 })], None);
+    let (imagery, classes) = colour_and_class_tiffs(dir.path());
     let out = dir.path().join("colour.planetpack");
     let mut o = options(&dem, &out);
     o.depth = Some(1);

@@ -12,7 +12,7 @@ use planet_terrain::ground::{locate, sample_directions};
 use planet_terrain::pack::{DecodedTile, Pack};
 use planet_terrain::{Body, Geodetic, TileAddress};
 
-use super::support::{GEO, earth_tiff, write_tiff};
+use super::support::{GEO, colour_and_class_tiffs, earth_tiff, write_tiff};
 use super::{Quiet, nodes, options};
 
 /// The patch DEMs' ground: a plane in latitude and longitude, which the
@@ -278,18 +278,7 @@ fn nodata_inside_the_box_keeps_the_pack() {
 /// A codec-2 pack at depth 1 with imagery and classes over the globe.
 fn colour_pack(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let dem = earth_tiff(dir, "earth.tif", nodes(), GEO);
-    let (w, h) = (360usize, 180usize);
-    let geo = [-180.0, 1.0, 0.0, 90.0, 0.0, -1.0];
-    let channel = |f: fn(usize, usize) -> u8| (0..w * h).map(|k| f(k % w, k / w)).collect::<Vec<u8>>();
-    let rgb = vec![
-        channel(|c, _| (c * 255 / 359) as u8),
-        channel(|_, r| (r * 255 / 179) as u8),
-        channel(|c, r| ((c + r) % 256) as u8),
-    ];
-    let imagery = dir.join("rgb.tif");
-    write_tiff(&imagery, (w, h), geo, Some(4326), &rgb, None);
-    let classes = dir.join("classes.tif");
-    write_tiff(&classes, (w, h), geo, Some(4326), &[channel(|_, r| if r < 90 { 1 } else { 2 })], None);
+    let (imagery, classes) = colour_and_class_tiffs(dir);
     let out = dir.join("colour.planetpack");
     let o = BakeOptions {
         depth: Some(1),

@@ -118,3 +118,22 @@ pub fn remap(nodes: &[f32], source: impl Fn(usize, usize) -> (usize, usize)) -> 
     }
     v
 }
+
+/// A 1-degree global RGB raster (red with longitude, green with latitude)
+/// and a class raster (1 north of the equator, 2 south), as GeoTIFFs in
+/// `dir`: the colour and class fixtures of codec-2 bakes and patches.
+pub fn colour_and_class_tiffs(dir: &Path) -> (PathBuf, PathBuf) {
+    let (w, h) = (360usize, 180usize);
+    let geo = [-180.0, 1.0, 0.0, 90.0, 0.0, -1.0];
+    let channel = |f: fn(usize, usize) -> u8| (0..w * h).map(|k| f(k % w, k / w)).collect::<Vec<u8>>();
+    let rgb = vec![
+        channel(|c, _| (c * 255 / 359) as u8),
+        channel(|_, r| (r * 255 / 179) as u8),
+        channel(|c, r| ((c + r) % 256) as u8),
+    ];
+    let imagery = dir.join("rgb.tif");
+    write_tiff(&imagery, (w, h), geo, Some(4326), &rgb, None);
+    let classes = dir.join("classes.tif");
+    write_tiff(&classes, (w, h), geo, Some(4326), &[channel(|_, r| if r < 90 { 1 } else { 2 })], None);
+    (imagery, classes)
+}
