@@ -89,11 +89,16 @@ impl Session {
         }
         let depth = depth_for_spacing(source.as_ref(), GROUND_SPACING_M);
         let mut reader = GroundReader::with_cache(source.as_ref(), depth, cache);
-        // A source error under the camera reads as the ellipsoid; the
-        // renderer reports the same error on its next frame.
-        let height = reader.height(Geodetic::from_degrees(lat, lon, 0.0)).unwrap_or(0.0);
+        let at = Geodetic::from_degrees(lat, lon, 0.0);
+        let height = reader.height(at);
         self.ground_cache = reader.into_cache();
-        height
+        // A tile that cannot be read (a bad payload; the renderer reports it
+        // once) is stood in for by the nearest shallower ground that can, as
+        // the renderer draws its ancestor: the camera keeps clear of what is
+        // drawn. Only with nothing readable at all is it the ellipsoid.
+        height.unwrap_or_else(|_| {
+            (0..depth).rev().find_map(|d| GroundReader::new(source.as_ref(), d).height(at).ok()).unwrap_or(0.0)
+        })
     }
 
     /// Where the ray through pixel `(x, y)` meets the (edited) ground, read

@@ -133,11 +133,11 @@ fn a_corrupt_tile_is_reported_once_and_its_ancestor_drawn_instead() {
     bytes[(entry.payload_offset + u64::from(entry.payload_length) / 2) as usize] ^= 0x5a;
     std::fs::write(&pack_path, bytes).expect("corrupt one payload byte");
 
-    // Down to 20 km: low enough that the cut there is deeper than the
-    // pack, so tiles resampled from the corrupt one are asked for too (and
-    // fail on its payload: still one failed tile); high enough that the
-    // coarser ancestor drawn instead stays below the camera.
-    let (log, stderr) = fly(dir.path(), &pack_path, 20_000.0, &[]);
+    // Down to the ground: the cut there is deeper than the pack, so tiles
+    // resampled from the corrupt one are asked for too (and fail on its
+    // payload: still one failed tile), and the camera's own ground read
+    // stands on the same ancestor the renderer draws.
+    let (log, stderr) = fly(dir.path(), &pack_path, GROUND, &[]);
     let reports: Vec<&str> = stderr.lines().filter(|l| l.contains("could not be read")).collect();
     assert_eq!(reports.len(), 1, "reported exactly once:\n{stderr}");
     assert!(reports[0].contains(&format!("tile {bad} payload")) && reports[0].contains("checksum"), "{}", reports[0]);
@@ -147,6 +147,10 @@ fn a_corrupt_tile_is_reported_once_and_its_ancestor_drawn_instead() {
     let last = frames.last().expect("a frame");
     assert_eq!((&last["failed_tiles"], &last["covers_body"]), (&1.into(), &true.into()), "an ancestor stands in");
     assert!(frames.iter().all(|f| f["hole_pixels"] == 0 || f["analytic_body_drawn"] == true), "no hole");
+    // The ground there is about 2,700 m high; the camera stands on the
+    // ancestor drawn in the bad tile's place, not on the ellipsoid beneath it.
+    let alt = last["alt"].as_f64().expect("altitude");
+    assert!(alt > 1000.0, "the camera read the ellipsoid under the bad tile and sank to {alt} m");
 }
 
 /// planet-view with `args`; must fail with every one of `expected` on stderr.
