@@ -117,20 +117,23 @@ fn sidecar_suffix(dataset: &Path, sidecar: &Path) -> String {
     name.strip_prefix(&*stem).unwrap_or(&name).to_owned()
 }
 
+/// The digest of a patch's inputs: the rasters' bytes and the flags that
+/// shape them (the header's depth, codec and level are the pack's, so they
+/// do not enter). Computed once per patch; the header keeps its first 16
+/// bytes as the record of what the last patch was made from.
+pub(crate) fn patch_inputs_digest(options: &BakeOptions) -> Result<[u8; 32], BakeError> {
+    fingerprint(options, 0, Codec::Heights)
+}
+
 /// The fingerprint of a pack after a region patch: the pack's fingerprint
-/// before it, chained with the patch's own inputs and box. A patched pack
-/// therefore never matches the fingerprint of a plain bake of any inputs, so
-/// `--if-unchanged` re-bakes it.
-pub(crate) fn patch_fingerprint(
-    previous: &[u8; 32],
-    options: &BakeOptions,
-    region: &Region,
-) -> Result<[u8; 32], BakeError> {
+/// before it, chained with the patch's inputs digest and box. A patched
+/// pack therefore never matches the fingerprint of a plain bake of any
+/// inputs, so `--if-unchanged` re-bakes it.
+pub(crate) fn patch_fingerprint(previous: &[u8; 32], inputs: &[u8; 32], region: &Region) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"planet-bake patch v1\n");
     h.update(previous);
     h.update(format!("{:?}|{:?}|{:?}|{:?}\n", region.south, region.west, region.north, region.east).as_bytes());
-    // The header's depth, codec and level are the pack's; the inputs are the patch's.
-    h.update(fingerprint(options, 0, Codec::Heights)?);
-    Ok(h.finalize().into())
+    h.update(inputs);
+    h.finalize().into()
 }

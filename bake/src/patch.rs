@@ -23,7 +23,7 @@ use planet_terrain::TileAddress;
 use planet_terrain::geo::lattice::lattice_error;
 use planet_terrain::pack::codec::{decode_tile, encode_tile_keeping_range};
 use planet_terrain::pack::{
-    DecodedTile, EncodedTile, IndexEntry, Pack, PackHeader, TileContent, begin_patch, finish_patch,
+    DecodedTile, EncodedTile, IndexEntry, Pack, PackHeader, PatchStamp, TileContent, begin_patch, finish_patch,
 };
 use rayon::prelude::*;
 
@@ -31,7 +31,7 @@ use crate::audit::{AccuracyAudit, reject};
 use crate::bake::{Prepared, Run};
 use crate::composite::{BORDER_PIXELS, Blend, Sources, audit_tile, composite};
 use crate::error::BakeError;
-use crate::fingerprint::patch_fingerprint;
+use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::geometry::tile_touches;
 use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::options::{BakeOptions, Region};
@@ -303,7 +303,13 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let fresh: Vec<EncodedTile> = fresh.into_values().collect();
     // The redo journal is written and synced before the pack is touched,
     // and stays until what was written reads back as what was audited.
-    let summary = begin_patch(&options.out, &fresh, patch_fingerprint(&header.fingerprint, options, &region)?)?;
+    let inputs = patch_inputs_digest(options)?;
+    let stamp = PatchStamp {
+        fingerprint: patch_fingerprint(&header.fingerprint, &inputs, &region),
+        region: region.coverage(),
+        inputs: inputs[..16].try_into().expect("16 of 32 bytes"),
+    };
+    let summary = begin_patch(&options.out, &fresh, stamp)?;
     progress.stage("re-reading the patched tiles");
     reread(&options.out, &decoded).inspect_err(|_| drop_journal_of_rejected(&options.out))?;
     finish_patch(&options.out)?;

@@ -23,7 +23,7 @@ use planet_terrain::pack::{Pack, PatchJournal, Pending, finish_patch, journal_pa
 use crate::audit::reject;
 use crate::bake::Run;
 use crate::error::BakeError;
-use crate::fingerprint::patch_fingerprint;
+use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::options::Region;
 use crate::report::{BakeReport, CompletedPatchReport, LandmarkReport, PatchedTiles, RegionReport, Report};
 
@@ -76,7 +76,8 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
     read_back(&options.out, &journal)?;
     finish_patch(&options.out)?;
     let tiles = journal.tiles();
-    if patch_fingerprint(&journal.base_fingerprint(), options, &region)? != journal.fingerprint() {
+    let inputs = patch_inputs_digest(options)?;
+    if patch_fingerprint(&journal.base_fingerprint(), &inputs, &region) != journal.fingerprint() {
         progress.stage(&format!(
             "completed an interrupted patch of other inputs or another region from its journal ({} tiles, audited before \
              they were journaled, read back byte for byte); now patching as asked",

@@ -395,3 +395,32 @@ fn a_coarse_dem_leaves_the_tiles_deeper_than_its_data_not_measured() {
         assert_eq!(now.measured, want, "{}", e.tile());
     }
 }
+
+/// A patch records itself in the header: the count, the last box, and a
+/// digest of the inputs that made it; a second patch counts on. The digest
+/// is of the bytes, so the same DEM under another name records the same.
+#[test]
+fn a_patch_records_itself_in_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 1);
+    assert_eq!(Pack::open(&pack).unwrap().header().patches, planet_terrain::pack::PatchHistory::default());
+    let dem = patch_dem(dir.path(), "small.tif", (11.0, 11.0, 14.0, 14.0), None);
+    let first = Region { south: 11.5, west: 11.5, north: 13.5, east: 13.5 };
+    bake(&patch_options(&dem, &pack, first), &Quiet).unwrap();
+    let h = Pack::open(&pack).unwrap().header().patches;
+    let last = h.last.expect("a last patch");
+    assert_eq!(h.count, 1);
+    assert_eq!((last.region.south, last.region.west, last.region.north, last.region.east), (11.5, 11.5, 13.5, 13.5));
+    let copy = dir.path().join("renamed.tif");
+    std::fs::copy(&dem, &copy).unwrap();
+    let second = Region { south: 12.0, west: 12.0, north: 13.0, east: 13.25 };
+    bake(&patch_options(&copy, &pack, second), &Quiet).unwrap();
+    let again = Pack::open(&pack).unwrap().header().patches;
+    assert_eq!(again.count, 2);
+    let latest = again.last.unwrap();
+    assert_eq!((latest.region.north, latest.region.east), (13.0, 13.25));
+    assert_eq!(latest.inputs, last.inputs, "the same bytes under another name are the same inputs");
+    let other = patch_dem_of(dir.path(), "other.tif", (11.0, 11.0, 14.0, 14.0), None, PIXEL / 2.0);
+    bake(&patch_options(&other, &pack, second), &Quiet).unwrap();
+    assert_ne!(Pack::open(&pack).unwrap().header().patches.last.unwrap().inputs, last.inputs);
+}

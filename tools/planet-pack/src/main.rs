@@ -184,6 +184,11 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
             "tiles_per_depth": per_depth,
             "coverage": {"south": c.south, "west": c.west, "north": c.north, "east": c.east},
             "fingerprint": hex(&h.fingerprint),
+            "patches": h.patches.count,
+            "last_patch": h.patches.last.map(|l| json!({
+                "region": {"south": l.region.south, "west": l.region.west, "north": l.region.north, "east": l.region.east},
+                "inputs_sha256_prefix": hex(&l.inputs),
+            })),
             "file_bytes": pack.file_length(),
             "index_bytes": h.payload_offset - h.index_offset,
             "payload_bytes": payload_bytes,
@@ -218,6 +223,18 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
         if c.is_global() { " (global)" } else { "" }
     );
     outln!("fingerprint   {}", hex(&h.fingerprint));
+    match h.patches.last {
+        None => outln!("patches       none (as baked)"),
+        Some(l) => outln!(
+            "patches       {}; the last over {},{},{},{} (S,W,N,E) from inputs {}..",
+            h.patches.count,
+            l.region.south,
+            l.region.west,
+            l.region.north,
+            l.region.east,
+            hex(&l.inputs)
+        ),
+    }
     outln!("tiles         {}", h.tile_count);
     for (depth, count) in per_depth.iter().enumerate().filter(|(_, n)| **n > 0) {
         outln!("  depth {depth:>2}    {count}");

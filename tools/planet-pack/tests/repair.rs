@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use planet_terrain::TileAddress;
 use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
 use planet_terrain::pack::journal::PatchJournal;
-use planet_terrain::pack::{Pack, TileContent, begin_patch, journal_path, tmp_path};
+use planet_terrain::pack::{Coverage, Pack, PatchStamp, TileContent, begin_patch, journal_path, tmp_path};
 use planet_terrain::testing::write_procedural_pack;
 
 fn repair(pack: &Path) -> Output {
@@ -55,7 +55,16 @@ fn repair_completes_a_patch_killed_before_its_header_and_clears_leftovers() {
         measured: false,
     };
     let tile = TileAddress::new(2, 1, 1, 0).unwrap();
-    begin_patch(&path, &[spec.encode(tile, &content).unwrap()], [3; 32]).unwrap();
+    begin_patch(
+        &path,
+        &[spec.encode(tile, &content).unwrap()],
+        PatchStamp {
+            fingerprint: [3; 32],
+            region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
+            inputs: [5; 16],
+        },
+    )
+    .unwrap();
     let after = std::fs::read(&path).unwrap();
     let journal = PatchJournal::decode(&std::fs::read(journal_path(&path)).unwrap()).unwrap();
 

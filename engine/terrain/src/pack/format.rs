@@ -143,6 +143,30 @@ pub struct PackHeader {
     pub fingerprint: [u8; FINGERPRINT_LENGTH],
     pub coverage: Coverage,
     pub index_checksum: u32,
+    /// Region patches applied since the bake, and the last one.
+    pub patches: PatchHistory,
+}
+
+/// What a pack says of the region patches it has had: how many, and where
+/// and from which inputs the last one came. The fingerprint (chained by
+/// each patch) is the authority on identity; this is the part a person can
+/// read.
+#[derive(Clone, Copy, PartialEq, Debug, Default)]
+pub struct PatchHistory {
+    /// Patches applied since the bake (0: as baked).
+    pub count: u32,
+    /// The last patch, when there was one.
+    pub last: Option<LastPatch>,
+}
+
+/// The last region patch of a pack.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct LastPatch {
+    /// The `--region` box, degrees (stored as f32: about a metre).
+    pub region: Coverage,
+    /// The first 16 bytes of the SHA-256 digest of the patch's inputs (the
+    /// rasters' bytes and the flags that shape them).
+    pub inputs: [u8; 16],
 }
 
 /// One decoded index entry.
@@ -246,7 +270,10 @@ mod at {
     pub const FINGERPRINT: usize = 144;
     pub const COVERAGE: usize = 176;
     pub const INDEX_CHECKSUM: usize = 208;
-    pub const RESERVED: usize = 212;
+    pub const PATCH_COUNT: usize = 212;
+    pub const LAST_PATCH_REGION: usize = 216;
+    pub const LAST_PATCH_INPUTS: usize = 232;
+    pub const RESERVED: usize = 248;
 }
 
 /// Encodes a header, computing its checksum.
@@ -279,6 +306,15 @@ pub fn encode_header(h: &PackHeader) -> [u8; HEADER_LENGTH] {
         put_f64(&mut b, at::COVERAGE + 8 * k, v);
     }
     put_u32(&mut b, at::INDEX_CHECKSUM, h.index_checksum);
+    put_u32(&mut b, at::PATCH_COUNT, h.patches.count);
+    if let Some(last) = h.patches.last {
+        let r = last.region;
+        for (k, v) in [r.south, r.west, r.north, r.east].into_iter().enumerate() {
+            b[at::LAST_PATCH_REGION + 4 * k..at::LAST_PATCH_REGION + 4 * k + 4]
+                .copy_from_slice(&(v as f32).to_le_bytes());
+        }
+        b[at::LAST_PATCH_INPUTS..at::LAST_PATCH_INPUTS + 16].copy_from_slice(&last.inputs);
+    }
     let checksum = crc32fast::hash(&b[..HEADER_CHECKSUM_OFFSET]);
     put_u32(&mut b, HEADER_CHECKSUM_OFFSET, checksum);
     b
@@ -417,6 +453,7 @@ pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackE
         east: get_f64(b, at::COVERAGE + 24),
     };
     coverage.validate().map_err(|reason| field("coverage", at::COVERAGE, reason))?;
+    let patches = decode_patch_history(b)?;
     if b[at::RESERVED..HEADER_CHECKSUM_OFFSET].iter().any(|&c| c != 0) {
         return Err(field("reserved", at::RESERVED, "reserved bytes must be zero".into()));
     }
@@ -435,7 +472,35 @@ pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackE
         fingerprint,
         coverage,
         index_checksum: get_u32(b, at::INDEX_CHECKSUM),
+        patches,
     })
+}
+
+/// The patch count and the last patch: all zero for a pack as baked; a
+/// valid box otherwise.
+fn decode_patch_history(b: &[u8]) -> Result<PatchHistory, PackError> {
+    let field = |field: &'static str, offset: usize, reason: String| PackError::HeaderField {
+        field,
+        offset: offset as u64,
+        reason,
+    };
+    let count = get_u32(b, at::PATCH_COUNT);
+    let record = &b[at::LAST_PATCH_REGION..at::RESERVED];
+    if count == 0 {
+        if record.iter().any(|&c| c != 0) {
+            return Err(field(
+                "last_patch",
+                at::LAST_PATCH_REGION,
+                "a pack with no patches records no last patch".into(),
+            ));
+        }
+        return Ok(PatchHistory::default());
+    }
+    let v = |k: usize| f64::from(get_f32(b, at::LAST_PATCH_REGION + 4 * k));
+    let region = Coverage { south: v(0), west: v(1), north: v(2), east: v(3) };
+    region.validate().map_err(|reason| field("last_patch_region", at::LAST_PATCH_REGION, reason))?;
+    let inputs = b[at::LAST_PATCH_INPUTS..at::LAST_PATCH_INPUTS + 16].try_into().expect("16 bytes");
+    Ok(PatchHistory { count, last: Some(LastPatch { region, inputs }) })
 }
 
 pub fn encode_entry(e: &IndexEntry) -> [u8; ENTRY_LENGTH] {

@@ -18,8 +18,8 @@ pub mod writer;
 
 pub use codec::{DecodedTile, EncodedTile, TileContent, stored_index};
 pub use error::PackError;
-pub use format::{Codec, Coverage, IndexEntry, PackHeader};
+pub use format::{Codec, Coverage, IndexEntry, LastPatch, PackHeader, PatchHistory};
 pub use journal::{PatchJournal, Pending, finish_patch, journal_path, replay_pending};
-pub use patch::{PatchSummary, begin_patch, patch_tiles};
+pub use patch::{PatchStamp, PatchSummary, begin_patch, patch_tiles};
 pub use reader::{Pack, PackBytes, VerifySummary};
 pub use writer::{Assembled, PackSpec, PackWriter, WriteSummary, partial_path, tmp_path};

@@ -14,7 +14,7 @@ use std::path::Path;
 use crate::pack::codec::EncodedTile;
 use crate::pack::crash::abort_point;
 use crate::pack::error::PackError;
-use crate::pack::format::{ENTRY_LENGTH, IndexEntry, encode_entry, encode_header};
+use crate::pack::format::{Coverage, ENTRY_LENGTH, IndexEntry, LastPatch, PatchHistory, encode_entry, encode_header};
 use crate::pack::journal::{JournalPayload, PatchJournal, finish_patch, journal_path};
 use crate::pack::reader::Pack;
 
@@ -27,13 +27,25 @@ pub struct PatchSummary {
     pub file_length: u64,
 }
 
+/// What a patch writes into the header besides its tiles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PatchStamp {
+    /// The pack's fingerprint after the patch (chained from the one before).
+    pub fingerprint: [u8; 32],
+    /// The patch's box.
+    pub region: Coverage,
+    /// The first 16 bytes of the digest of the patch's inputs.
+    pub inputs: [u8; 16],
+}
+
 /// Rewrites `tiles` (already encoded with the pack's codec and level) in the
 /// pack at `path`, through a redo journal that is removed once the pack is
-/// synced. Every tile must already be in the pack. `fingerprint` replaces
-/// the header's: a patched pack no longer holds what its old fingerprint
+/// synced. Every tile must already be in the pack. The stamp's fingerprint
+/// replaces the header's, and the header counts the patch and records its
+/// box and inputs: a patched pack no longer holds what its old fingerprint
 /// names, so nothing may mistake it for the unpatched bake.
-pub fn patch_tiles(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<PatchSummary, PackError> {
-    let summary = begin_patch(path, tiles, fingerprint)?;
+pub fn patch_tiles(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchSummary, PackError> {
+    let summary = begin_patch(path, tiles, stamp)?;
     finish_patch(path)?;
     Ok(summary)
 }
@@ -43,13 +55,13 @@ pub fn patch_tiles(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) ->
 /// [`finish_patch`]; a crash before then replays the patch
 /// ([`replay_pending`](crate::pack::journal::replay_pending)). Refuses
 /// while another patch's journal is pending.
-pub fn begin_patch(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<PatchSummary, PackError> {
+pub fn begin_patch(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchSummary, PackError> {
     (|| {
         let journal = journal_path(path);
         if journal.exists() {
             return Err(PackError::PatchPending { journal });
         }
-        let journal = plan(path, tiles, fingerprint)?;
+        let journal = plan(path, tiles, stamp)?;
         abort_point("patch-compute");
         journal.write(path)?;
         journal.apply(path)?;
@@ -59,7 +71,7 @@ pub fn begin_patch(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) ->
 }
 
 /// Where each payload goes and the index and header that describe them.
-fn plan(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<PatchJournal, PackError> {
+fn plan(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchJournal, PackError> {
     let pack = Pack::open(path)?;
     let mut header = pack.header().clone();
     let old_header = encode_header(&header);
@@ -106,7 +118,18 @@ fn plan(path: &Path, tiles: &[EncodedTile], fingerprint: [u8; 32]) -> Result<Pat
         index.extend_from_slice(&encode_entry(e));
     }
     header.file_length = end;
-    header.fingerprint = fingerprint;
+    header.fingerprint = stamp.fingerprint;
+    // The box as the header stores it (f32), so the header read back is
+    // the header written.
+    let r = |v: f64| f64::from(v as f32);
+    let b = stamp.region;
+    header.patches = PatchHistory {
+        count: header.patches.count.saturating_add(1),
+        last: Some(LastPatch {
+            region: Coverage { south: r(b.south), west: r(b.west), north: r(b.north), east: r(b.east) },
+            inputs: stamp.inputs,
+        }),
+    };
     header.index_checksum = crc32fast::hash(&index);
     Ok(PatchJournal {
         old_header,

@@ -27,7 +27,7 @@ use crate::pack::crash::{abort_point, after_tiles};
 use crate::pack::error::PackError;
 use crate::pack::format::{
     Codec, Coverage, ENTRY_LENGTH, FINGERPRINT_LENGTH, HEADER_LENGTH, IndexEntry, MAX_COMPRESSION_LEVEL,
-    MIN_COMPRESSION_LEVEL, PackHeader, encode_entry, encode_header, get_u32, get_u64, validate_name,
+    MIN_COMPRESSION_LEVEL, PackHeader, PatchHistory, encode_entry, encode_header, get_u32, get_u64, validate_name,
 };
 
 /// Everything about a pack that is fixed before its first tile.
@@ -84,6 +84,7 @@ impl PackSpec {
             fingerprint: self.fingerprint,
             coverage: self.coverage,
             index_checksum: 0,
+            patches: PatchHistory::default(),
         }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use crate::support::{OwnedContent, spec, tiles_to_depth, write_pack};
 use planet_terrain::TileAddress;
 use planet_terrain::pack::format::{ENTRY_LENGTH, HEADER_LENGTH};
-use planet_terrain::pack::{Codec, Pack, PackError, PackWriter, partial_path, patch_tiles};
+use planet_terrain::pack::{Codec, Coverage, Pack, PackError, PackWriter, PatchStamp, partial_path, patch_tiles};
 use planet_terrain::testing::refresh_checksums;
 use proptest::prelude::*;
 use rayon::prelude::*;
@@ -286,6 +286,27 @@ fn rule_radii_in_physical_range() {
     }
 }
 
+/// The patch record: nothing recorded while the count is 0, a valid box
+/// once it is not.
+#[test]
+fn rule_patch_history() {
+    let e = refusal(|b| {
+        b[232] = 1; // an inputs digest byte with no patch counted
+        refresh_checksums(b);
+    });
+    assert!(matches!(&e, PackError::HeaderField { field: "last_patch", offset: 216, .. }), "{e}");
+    let e = refusal(|b| {
+        b[212] = 1; // one patch, whose box is all zeros: south == north
+        refresh_checksums(b);
+    });
+    assert!(matches!(&e, PackError::HeaderField { field: "last_patch_region", offset: 216, .. }), "{e}");
+    let e = refusal(|b| {
+        b[248] = 1;
+        refresh_checksums(b);
+    });
+    assert!(matches!(&e, PackError::HeaderField { field: "reserved", offset: 248, .. }), "{e}");
+}
+
 #[test]
 fn rule_index_checksum() {
     let e = refusal(|b| b[entry_at(3) + 25] ^= 1);
@@ -478,12 +499,26 @@ fn patching_rewrites_only_the_patched_tiles() {
         .into_iter()
         .map(|t| spec(codec).encode(t, &new_ground(t).as_content(codec)).unwrap())
         .collect();
-    let summary = patch_tiles(&path, &patch, [7; 32]).unwrap();
+    let summary = patch_tiles(
+        &path,
+        &patch,
+        PatchStamp {
+            fingerprint: [7; 32],
+            region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
+            inputs: [5; 16],
+        },
+    )
+    .unwrap();
     assert_eq!(summary.tiles, 3);
     assert!(summary.appended >= 1 && summary.rewritten_in_place >= 1, "{summary:?}");
 
     let after = Pack::open(&path).unwrap();
     after.verify().unwrap();
+    let patches = after.header().patches;
+    assert_eq!(patches.count, 1, "the header counts the patch");
+    let last = patches.last.expect("and records it");
+    assert_eq!((last.region.south, last.region.east, last.inputs), (1.0, 4.0, [5; 16]));
+    assert_eq!(after.header().fingerprint, [7; 32]);
     let after_bytes = std::fs::read(&path).unwrap();
     for e in before.entries() {
         let tile = e.tile();
@@ -499,7 +534,20 @@ fn patching_rewrites_only_the_patched_tiles() {
     }
     let missing = TileAddress::new(0, 5, 0, 0).unwrap();
     let stray = spec(codec).encode(missing, &new_ground(missing).as_content(codec)).unwrap();
-    assert!(matches!(patch_tiles(&path, &[stray], [7; 32]).unwrap_err().rule(), PackError::TileNotFound { .. }));
+    assert!(matches!(
+        patch_tiles(
+            &path,
+            &[stray],
+            PatchStamp {
+                fingerprint: [7; 32],
+                region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
+                inputs: [5; 16]
+            }
+        )
+        .unwrap_err()
+        .rule(),
+        PackError::TileNotFound { .. }
+    ));
 }
 
 // ---- The spec's test vector ------------------------------------------------
