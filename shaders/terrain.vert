@@ -8,6 +8,7 @@
 // storage buffer instead of rasterising).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "heights.glsl"
 
 #ifdef CAPTURE
 layout(set = 0, binding = BINDING_CAPTURED) writeonly buffer Captured { vec4 captured[]; };
@@ -16,13 +17,16 @@ layout(set = 0, binding = BINDING_CAPTURED) writeonly buffer Captured { vec4 cap
 precise gl_Position;
 
 #if !defined(DEPTH_ONLY) && !defined(CAPTURE)
-layout(location = 0) out vec3 out_normal;
+// The fragment shader reads the node's record itself (out_node) and
+// derives heights, normals and materials per fragment from the stored-texel
+// coordinate (affine over the lattice, so interpolation is exact) and the
+// detail position (the node centre modulo DETAIL_PERIOD_M plus the
+// node-local offset: small numbers, never a planet-scale f32 position).
+layout(location = 0) out vec2 out_texel;
 layout(location = 1) out vec3 out_from_camera;
-layout(location = 2) out vec3 out_colour_uvw;
-layout(location = 3) flat out uint out_slot_flags;
-layout(location = 4) out float out_height;
-layout(location = 5) out vec3 out_up;
-layout(location = 6) flat out uint out_slot;
+layout(location = 2) out vec3 out_detail;
+layout(location = 3) flat out uint out_node;
+layout(location = 4) out vec3 out_up;
 #endif
 
 const float FRAC_PI_4 = 0.78539816339744830962;
@@ -88,41 +92,6 @@ vec3 vertex_offset(NodeFrame f, float ds, float dt, float height_above_centre, f
     precise vec3 result = main_part + (tail + elevation);
     local_normal = f.normal + normal_change;
     return result;
-}
-
-float decode(NodeRecord r, int x, int y) {
-    uint q = texelFetch(slot_heights, ivec3(x, y, int(r.slot)), 0).r;
-    precise float h = r.height_base + float(q) * r.height_step;
-    return h;
-}
-
-// Stored-texel coordinate of lattice coordinate u (0..32) in the bound slot.
-vec2 texel_of(NodeRecord r, float u, float v) {
-    precise float tu = 1.0 + TILE_CELLS * (r.uv_offset.x + r.uv_scale * u / float(LATTICE_CELLS));
-    precise float tv = 1.0 + TILE_CELLS * (r.uv_offset.y + r.uv_scale * v / float(LATTICE_CELLS));
-    return vec2(tu, tv);
-}
-
-// Four integer fetches blended bilinearly (never a filtered sampler);
-// `last` is the highest cell origin allowed.
-float bilinear_height(NodeRecord r, vec2 t, float last) {
-    precise float u0 = min(floor(t.x), last);
-    precise float v0 = min(floor(t.y), last);
-    precise float fu = t.x - u0;
-    precise float fv = t.y - v0;
-    int x = int(u0);
-    int y = int(v0);
-    float h00 = decode(r, x, y);
-    // On a texel exactly (every vertex of a node reading its own tile) the
-    // blend is h00 + 0 * (...) = h00: one fetch instead of four, same bits.
-    if (fu == 0.0 && fv == 0.0) return h00;
-    float h10 = decode(r, x + 1, y);
-    float h01 = decode(r, x, y + 1);
-    float h11 = decode(r, x + 1, y + 1);
-    precise float bottom = h00 + fu * (h10 - h00);
-    precise float top = h01 + fu * (h11 - h01);
-    precise float h = bottom + fv * (top - bottom);
-    return h;
 }
 
 vec3 position(NodeRecord r, float u, float v, out vec3 local_normal) {
@@ -206,24 +175,10 @@ void main() {
     gl_Position = clip_position(p);
 #endif
 #if !defined(DEPTH_ONLY) && !defined(CAPTURE)
-    // Smooth per-vertex normal: central differences of the heights one
-    // stored texel either side (the apron makes the edges' neighbours
-    // local), over the texel's ground spacing along the face axes.
-    vec2 t = texel_of(r, float(i), float(j));
-    float hu = bilinear_height(r, t + vec2(1.0, 0.0), TILE_CELLS + 1.0) - bilinear_height(r, t - vec2(1.0, 0.0), TILE_CELLS + 1.0);
-    float hv = bilinear_height(r, t + vec2(0.0, 1.0), TILE_CELLS + 1.0) - bilinear_height(r, t - vec2(0.0, 1.0), TILE_CELLS + 1.0);
-    float texel_grid = uintBitsToFloat(uint(127 - int(r.depth) - 6) << 23) / r.uv_scale;
-    vec3 tangent_u = r.frame.w_u - local_normal * dot(local_normal, r.frame.w_u);
-    vec3 tangent_v = r.frame.w_v - local_normal * dot(local_normal, r.frame.w_v);
-    float metres_u = length(tangent_u) * texel_grid;
-    float metres_v = length(tangent_v) * texel_grid;
-    vec3 n = local_normal - normalize(tangent_u) * (hu / (2.0 * metres_u)) - normalize(tangent_v) * (hv / (2.0 * metres_v));
-    out_normal = normalize(n);
+    out_texel = texel_of(r, float(i), float(j));
     out_up = local_normal;
     out_from_camera = p;
-    out_colour_uvw = vec3((t + 0.5) / STORED_SAMPLES, float(r.slot));
-    out_slot_flags = r.slot_flags;
-    out_slot = r.slot;
-    out_height = bilinear_height(r, t, TILE_CELLS);
+    out_detail = r.detail_origin + (p - r.centre_from_camera);
+    out_node = uint(gl_InstanceIndex);
 #endif
 }

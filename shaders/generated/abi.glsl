@@ -8,6 +8,7 @@ const uint SKIRT_VERTICES = 132u;
 const uint NODE_VERTICES = 1221u;
 const float TILE_CELLS = 128.0;
 const float STORED_SAMPLES = 131.0;
+const float DETAIL_PERIOD_M = 4096.0;
 
 const uint EDGE_SAME = 0u;
 const uint EDGE_COARSER = 1u;
@@ -59,6 +60,7 @@ struct NodeRecord {
     float height_step; // offset 180
     float skirt_m; // offset 184
     uint slot_flags; // offset 188
+    vec3 detail_origin; // offset 192
 };
 
 layout(scalar, set = 0, binding = BINDING_RECORDS) readonly buffer Records { NodeRecord records[]; };

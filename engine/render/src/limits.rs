@@ -105,7 +105,8 @@ mod tests {
     #[test]
     fn settings_within_the_device_pass() {
         assert!(check(&settings(2048, 8192, 64), &LIMITS).is_ok());
-        assert!(check(&settings(14, 699_050, 1), &LIMITS).is_ok());
+        // 2^27 bytes of 204-byte records.
+        assert!(check(&settings(14, 657_930, 1), &LIMITS).is_ok());
     }
 
     #[test]
@@ -119,8 +120,8 @@ mod tests {
         let error = refusal(&settings(1024, 8192, 64), &small_heap);
         assert!(error.starts_with("slots 1024 exceeds what this device allows (at most 436)"), "{error}");
         assert!(error.contains("half of the 104857600 byte device-local memory heap"), "{error}");
-        let error = refusal(&settings(512, 699_051, 64), &LIMITS);
-        assert!(error.starts_with("max_nodes 699051 exceeds what this device allows (at most 699050)"), "{error}");
+        let error = refusal(&settings(512, 657_931, 64), &LIMITS);
+        assert!(error.starts_with("max_nodes 657931 exceeds what this device allows (at most 657930)"), "{error}");
         assert!(error.contains("maxStorageBufferRange is 134217728"), "{error}");
         let error = refusal(&settings(512, usize::MAX, 64), &LIMITS);
         assert!(error.contains("maxStorageBufferRange"), "{error}");

@@ -86,7 +86,7 @@ pub mod timestamp {
 
 crate::gpu_struct! {
 /// One selected node as the GPU reads it (storage buffer, scalar layout).
-pub struct NodeRecord [size = 192] {
+pub struct NodeRecord [size = 204] {
     pub frame: NodeFrame,
     /// Node centre minus camera, metres (computed in f64, narrowed last).
     pub centre_from_camera: [f32; 3],
@@ -114,7 +114,25 @@ pub struct NodeRecord [size = 192] {
     pub skirt_m: f32,
     /// What the bound slot holds (`SLOT_HAS_COLOUR`, `SLOT_HAS_CLASSES`).
     pub slot_flags: u32,
+    /// The body-fixed node centre modulo [`DETAIL_PERIOD_M`] per axis
+    /// (formed in f64): the origin of the fragment shader's surface detail
+    /// noise, which is periodic with that period, so a node-local offset
+    /// added to it gives the same noise on both sides of a node edge without
+    /// a planet-scale f32 position.
+    pub detail_origin: [f32; 3],
 }
+}
+
+/// The period (metres, a power of two) of the surface detail noise: every
+/// noise cell size divides it. Large enough that the repetition is never
+/// seen (it is far beyond the distance where the finest detail fades), small
+/// enough that f32 keeps millimetres inside it.
+pub const DETAIL_PERIOD_M: f64 = 4096.0;
+
+/// [`NodeRecord::detail_origin`] of a body-fixed node centre.
+pub fn detail_origin(centre: glam::DVec3) -> [f32; 3] {
+    let wrap = |x: f64| x.rem_euclid(DETAIL_PERIOD_M) as f32;
+    [wrap(centre.x), wrap(centre.y), wrap(centre.z)]
 }
 
 crate::gpu_struct! {
@@ -182,6 +200,7 @@ pub fn glsl_header() -> String {
     }
     let _ = writeln!(out, "const float TILE_CELLS = {TILE_CELLS}.0;");
     let _ = writeln!(out, "const float STORED_SAMPLES = {TILE_STORED_SAMPLES}.0;");
+    let _ = writeln!(out, "const float DETAIL_PERIOD_M = {DETAIL_PERIOD_M:.1};");
     out.push('\n');
     for (name, value) in [
         ("EDGE_SAME", EDGE_SAME),
@@ -237,6 +256,7 @@ mod tests {
         assert_eq!(offset(NodeRecord::fields(), "centre_from_camera"), 128);
         assert_eq!(offset(NodeRecord::fields(), "slot"), 156);
         assert_eq!(offset(NodeRecord::fields(), "slot_flags"), 188);
+        assert_eq!(offset(NodeRecord::fields(), "detail_origin"), 192);
         assert_eq!(offset(NodeFrame::fields(), "w_v_lo"), 116);
         assert_eq!(offset(PushConstants::fields(), "flags"), 112);
         assert_eq!(offset(PushConstants::fields(), "exposure"), 124);

@@ -8,3 +8,4 @@
 mod conformance;
 mod render;
 mod support;
+mod surface;

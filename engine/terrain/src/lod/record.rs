@@ -93,6 +93,7 @@ pub fn node_record(
         height_step: 0.0,
         skirt_m: skirt_depth(node, binding) as f32,
         slot_flags: 0,
+        detail_origin: crate::abi::detail_origin(centre.point),
     }
 }
 

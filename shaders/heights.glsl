@@ -1,0 +1,59 @@
+// Heights of a node's bound slot, shared by terrain.vert (positions) and
+// terrain.frag (per-fragment normals). The key decision: both stages read
+// the stored u16 samples with the same integer fetches blended bilinearly
+// (never a filtered sampler), so the fragment's normal is the derivative of
+// exactly the surface the vertex shader places. `precise` keeps the
+// compiler from fusing the vertex path (the conformance test holds it to
+// planet_terrain::lod::reference_vertex). Include after common.glsl.
+
+float decode(NodeRecord r, int x, int y) {
+    uint q = texelFetch(slot_heights, ivec3(x, y, int(r.slot)), 0).r;
+    precise float h = r.height_base + float(q) * r.height_step;
+    return h;
+}
+
+// Stored-texel coordinate of lattice coordinate u (0..32) in the bound slot.
+vec2 texel_of(NodeRecord r, float u, float v) {
+    precise float tu = 1.0 + TILE_CELLS * (r.uv_offset.x + r.uv_scale * u / float(LATTICE_CELLS));
+    precise float tv = 1.0 + TILE_CELLS * (r.uv_offset.y + r.uv_scale * v / float(LATTICE_CELLS));
+    return vec2(tu, tv);
+}
+
+// Four integer fetches blended bilinearly (never a filtered sampler);
+// `last` is the highest cell origin allowed.
+float bilinear_height(NodeRecord r, vec2 t, float last) {
+    precise float u0 = min(floor(t.x), last);
+    precise float v0 = min(floor(t.y), last);
+    precise float fu = t.x - u0;
+    precise float fv = t.y - v0;
+    int x = int(u0);
+    int y = int(v0);
+    float h00 = decode(r, x, y);
+    // On a texel exactly (every vertex of a node reading its own tile) the
+    // blend is h00 + 0 * (...) = h00: one fetch instead of four, same bits.
+    if (fu == 0.0 && fv == 0.0) return h00;
+    float h10 = decode(r, x + 1, y);
+    float h01 = decode(r, x, y + 1);
+    float h11 = decode(r, x + 1, y + 1);
+    precise float bottom = h00 + fu * (h10 - h00);
+    precise float top = h01 + fu * (h11 - h01);
+    precise float h = bottom + fv * (top - bottom);
+    return h;
+}
+
+// The ground normal at stored-texel coordinate t: central differences one
+// stored texel either side (the apron makes the edges' neighbours local),
+// bilinearly interpolated like the heights, over the texel's ground spacing
+// along the face axes. `up` is the ellipsoid normal there.
+vec3 height_normal(NodeRecord r, vec2 t, vec3 up) {
+    float hu = bilinear_height(r, t + vec2(1.0, 0.0), TILE_CELLS + 1.0) - bilinear_height(r, t - vec2(1.0, 0.0), TILE_CELLS + 1.0);
+    float hv = bilinear_height(r, t + vec2(0.0, 1.0), TILE_CELLS + 1.0) - bilinear_height(r, t - vec2(0.0, 1.0), TILE_CELLS + 1.0);
+    // 2^-(depth + 6) / uv_scale, built from its bits: exp2 may be approximate.
+    float texel_grid = uintBitsToFloat(uint(127 - int(r.depth) - 6) << 23) / r.uv_scale;
+    vec3 tangent_u = r.frame.w_u - up * dot(up, r.frame.w_u);
+    vec3 tangent_v = r.frame.w_v - up * dot(up, r.frame.w_v);
+    float metres_u = length(tangent_u) * texel_grid;
+    float metres_v = length(tangent_v) * texel_grid;
+    vec3 n = up - normalize(tangent_u) * (hu / (2.0 * metres_u)) - normalize(tangent_v) * (hv / (2.0 * metres_v));
+    return normalize(n);
+}

@@ -1,0 +1,177 @@
+// Surface detail and materials of the terrain fragment shader. The key
+// decision: every bit of detail is procedural value noise of the fragment's
+// body-fixed position, never a tiled texture, so nothing repeats at any
+// scale a viewer sees. The position is the node centre modulo
+// DETAIL_PERIOD_M (formed in f64 on the host) plus the node-local offset,
+// and the noise is periodic with that period (every cell size is a power of
+// two dividing it; lattice indices wrap by masking), so the noise agrees on
+// both sides of a node edge while f32 keeps millimetres. Each octave fades
+// out as its cell shrinks toward the pixel's footprint, so distant ground
+// does not shimmer.
+//
+// Materials (earth palette; linear reflectances from the sRGB below):
+//   water  class 1 (ocean) or 3 (lake), or class 0 below 0 m
+//   snow   above the snowline 5000 m * cos(latitude)^2 (5000 m at the
+//          equator, 3900 m at 28 deg, 2500 m at 45 deg, 0 m at the poles),
+//          jittered by noise (+-(10 % of it + 50 m)), on slopes under 40 deg
+//          (gone by 50)
+//   rock   slopes steeper than 30 deg, fully rock from 45 deg
+//   sand   land within about 10 m of sea level
+//   grass  low flat land, turning to bare alpine soil from 45 % to 80 % of
+//          the snowline
+// Include after common.glsl.
+
+// pcg3d (Jarzynski & Olano 2020): a good 32-bit hash of three integers.
+uvec3 pcg3d(uvec3 v) {
+    v = v * 1664525u + 1013904223u;
+    v.x += v.y * v.z;
+    v.y += v.z * v.x;
+    v.z += v.x * v.y;
+    v ^= v >> 16u;
+    v.x += v.y * v.z;
+    v.y += v.z * v.x;
+    v.z += v.x * v.y;
+    return v;
+}
+
+float lattice_value(ivec3 i, int mask, uint seed) {
+    uvec3 h = pcg3d(uvec3(i & ivec3(mask)) + uvec3(seed, seed * 7u, seed * 13u));
+    return float(h.x >> 8u) * (2.0 / 16777215.0) - 1.0;
+}
+
+// Value noise in [-1, 1] with its gradient (per metre), cell size `cell`
+// metres (a power of two no larger than DETAIL_PERIOD_M); quintic fade.
+vec4 value_noise(vec3 x, float cell, uint seed) {
+    vec3 q = x / cell;
+    vec3 fl = floor(q);
+    vec3 f = q - fl;
+    ivec3 i = ivec3(fl);
+    int mask = int(DETAIL_PERIOD_M / cell) - 1;
+    vec3 u = f * f * f * (f * (f * 6.0 - 15.0) + 10.0);
+    vec3 du = 30.0 * f * f * (f * (f - 2.0) + 1.0);
+    float a = lattice_value(i, mask, seed);
+    float b = lattice_value(i + ivec3(1, 0, 0), mask, seed);
+    float c = lattice_value(i + ivec3(0, 1, 0), mask, seed);
+    float d = lattice_value(i + ivec3(1, 1, 0), mask, seed);
+    float e = lattice_value(i + ivec3(0, 0, 1), mask, seed);
+    float g = lattice_value(i + ivec3(1, 0, 1), mask, seed);
+    float h = lattice_value(i + ivec3(0, 1, 1), mask, seed);
+    float k = lattice_value(i + ivec3(1, 1, 1), mask, seed);
+    float k1 = b - a;
+    float k2 = c - a;
+    float k3 = e - a;
+    float k4 = a - b - c + d;
+    float k5 = a - c - e + h;
+    float k6 = a - b - e + g;
+    float k7 = -a + b + c - d + e - g - h + k;
+    float value = a + k1 * u.x + k2 * u.y + k3 * u.z + k4 * u.x * u.y + k5 * u.y * u.z + k6 * u.z * u.x + k7 * u.x * u.y * u.z;
+    vec3 grad = du * vec3(k1 + k4 * u.y + k6 * u.z + k7 * u.y * u.z, k2 + k5 * u.z + k4 * u.x + k7 * u.z * u.x, k3 + k6 * u.x + k5 * u.y + k7 * u.x * u.y);
+    return vec4(value, grad / cell);
+}
+
+// How much of an octave of cell `cell` survives a pixel footprint of
+// `footprint` metres: all of it while a cell spans three pixels or more,
+// none once it spans about one.
+float octave_weight(float cell, float footprint) {
+    return 1.0 - smoothstep(0.3 * cell, 0.9 * cell, footprint);
+}
+
+// Fractal value noise in about [-1, 1]: octaves from `coarse` metres down,
+// halving, each fading against the footprint.
+float fractal(vec3 x, float coarse, int octaves, float footprint, uint seed) {
+    float sum = 0.0;
+    float norm = 0.0;
+    float cell = coarse;
+    float amplitude = 1.0;
+    for (int o = 0; o < octaves; ++o) {
+        float w = octave_weight(cell, footprint) * amplitude;
+        if (w > 0.0) sum += w * value_noise(x, cell, seed + uint(o)).x;
+        norm += amplitude;
+        amplitude *= 0.55;
+        cell *= 0.5;
+    }
+    return sum / norm;
+}
+
+// The gradient (per metre) of a micro-relief whose height amplitude is
+// proportional to its cell (so every octave tilts the surface alike):
+// `roughness` is the slope each octave contributes. Octaves from 8 m down
+// to 6 cm.
+vec3 micro_relief_gradient(vec3 x, float footprint, float roughness) {
+    vec3 grad = vec3(0.0);
+    float cell = 8.0;
+    for (int o = 0; o < 8; ++o) {
+        float w = octave_weight(cell, footprint);
+        if (w <= 0.0) break;
+        grad += (w * roughness * 0.5 * cell) * value_noise(x, cell, 101u + uint(o)).yzw;
+        cell *= 0.5;
+    }
+    return grad;
+}
+
+// The ground normal tilted by the micro-relief: the relief's gradient
+// taken in the tangent plane.
+vec3 perturb_normal(vec3 normal, vec3 x, float footprint, float roughness) {
+    if (roughness <= 0.0) return normal;
+    vec3 grad = micro_relief_gradient(x, footprint, roughness);
+    grad -= normal * dot(normal, grad);
+    return normalize(normal - grad);
+}
+
+vec3 srgb_to_linear(vec3 c) {
+    return pow(c, vec3(2.2));
+}
+
+float snowline_m(vec3 up) {
+    float c = length(up.xy);
+    return 5000.0 * c * c;
+}
+
+// A material: linear albedo and how rough its micro-relief is.
+struct Material {
+    vec3 albedo;
+    float roughness;
+};
+
+// The earth palette's material at a point: `x` the detail position,
+// `slope` 1 - cos of the ground's tilt (from the height normal, not the
+// micro-relief), `footprint` the pixel's size in metres.
+Material earth_material(float height_m, uint surface_class, float slope, vec3 up, vec3 x, float footprint) {
+    float broad = fractal(x, 256.0, 4, footprint, 11u);
+    float fine = fractal(x, 4.0, 6, footprint, 23u);
+    bool water = surface_class == 1u || surface_class == 3u || (surface_class == 0u && height_m < 0.0);
+    if (water) {
+        float deep = clamp(-height_m / 6000.0, 0.0, 1.0);
+        vec3 shallow = srgb_to_linear(vec3(0.05, 0.18, 0.32));
+        vec3 abyss = srgb_to_linear(vec3(0.01, 0.04, 0.14));
+        return Material(mix(shallow, abyss, deep) * (1.0 + 0.08 * fine), 0.02);
+    }
+    vec3 grass = srgb_to_linear(mix(vec3(0.17, 0.30, 0.10), vec3(0.30, 0.36, 0.15), 0.5 + 0.5 * broad));
+    vec3 soil = srgb_to_linear(mix(vec3(0.36, 0.30, 0.22), vec3(0.45, 0.38, 0.28), 0.5 + 0.5 * fine));
+    vec3 sand = srgb_to_linear(vec3(0.76, 0.68, 0.50));
+    vec3 rock = srgb_to_linear(mix(vec3(0.28, 0.26, 0.25), vec3(0.46, 0.42, 0.38), 0.5 + 0.5 * fractal(x, 16.0, 7, footprint, 37u)));
+    vec3 snow = srgb_to_linear(vec3(0.90, 0.92, 0.95));
+    float line = snowline_m(up);
+    vec3 albedo = mix(grass * (1.0 + 0.35 * fine), soil, smoothstep(0.45 * line, 0.8 * line, height_m + 300.0 * broad));
+    float roughness = 0.12;
+    albedo = mix(albedo, sand * (1.0 + 0.15 * fine), 1.0 - smoothstep(4.0, 16.0, height_m + 6.0 * broad));
+    float rocky = smoothstep(0.134, 0.293, slope + 0.04 * broad);
+    albedo = mix(albedo, rock, rocky);
+    roughness = mix(roughness, 0.22, rocky);
+    float snowy = smoothstep(line - 150.0, line + 150.0, height_m + (0.1 * line + 50.0) * broad) * (1.0 - smoothstep(0.234, 0.357, slope + 0.05 * fine));
+    // Wind-packed snow: drifts and sastrugi, not a mirror-smooth sheet.
+    albedo = mix(albedo, snow * (1.0 + 0.10 * fine), snowy);
+    roughness = mix(roughness, 0.16, snowy);
+    return Material(albedo, roughness);
+}
+
+// The sun on ground whose ellipsoid normal is `up`: the direct term (N.L)
+// and a sky fill that both fade as the sun sets, so ground whose sun is a
+// few degrees below its horizon goes black. The fill is the sky the normal
+// sees (a hemisphere: all of it facing up, half of it on a wall).
+vec3 light_ground(vec3 albedo, vec3 normal, vec3 up) {
+    float elevation = dot(up, pc.sun.xyz);
+    float direct = max(dot(normal, pc.sun.xyz), 0.0) * smoothstep(-0.02, 0.04, elevation);
+    float fill = pc.sun.w * smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up));
+    return albedo * (vec3(1.0, 0.97, 0.92) * direct * 2.4 + vec3(0.25, 0.3, 0.4) * fill);
+}
