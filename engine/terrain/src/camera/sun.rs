@@ -148,6 +148,21 @@ pub fn local_solar_time_hours(body: &Body, at: Instant, longitude_deg: f64) -> f
     (12.0 + (longitude_deg - sun_longitude) / 15.0).rem_euclid(24.0)
 }
 
+/// The instant within half a solar day of `near` at which the local solar
+/// time at `longitude_deg` is `hours` (a body that does not turn has no
+/// solar day: `near` itself).
+pub fn instant_at_local_time(body: &Body, near: Instant, longitude_deg: f64, hours: f64) -> Instant {
+    let Some(rotation) = BodyRotation::for_body(body) else { return near };
+    // The sun's own eastward drift (a year per turn) lengthens the day.
+    let solar_day = std::f64::consts::TAU / (rotation.rate - std::f64::consts::TAU / (365.2422 * DAY_S));
+    let mut t = near;
+    for _ in 0..3 {
+        let behind = (hours - local_solar_time_hours(body, t, longitude_deg) + 36.0).rem_euclid(24.0) - 12.0;
+        t = t.plus_seconds(behind / 24.0 * solar_day);
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +258,18 @@ mod tests {
         assert!((noon_at_greenwich - 12.0).abs() < 0.25, "{noon_at_greenwich}");
         let east = local_solar_time_hours(&earth, t, 90.0);
         assert!((east - noon_at_greenwich - 6.0).abs() < 1e-9, "{east}");
+    }
+
+    #[test]
+    fn an_instant_is_found_for_a_local_time() {
+        let day = at("2026-03-20T12:00:00Z");
+        for body in [Body::earth(), Body::moon(), Body::mars()] {
+            for lon in [-170.0, -69.3, 0.0, 38.95, 86.9] {
+                let t = instant_at_local_time(&body, day, lon, 10.0);
+                let local = local_solar_time_hours(&body, t, lon);
+                assert!((local - 10.0).abs() < 1e-6, "{body} at {lon}: {local}");
+            }
+        }
     }
 
     #[test]
