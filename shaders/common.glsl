@@ -108,6 +108,19 @@ vec3 palette(float height_m, uint surface_class, vec3 normal, vec3 up) {
     return pow(palette_srgb(height_m, surface_class, normal, up), vec3(2.2));
 }
 
+// Daylight at a point whose local up is `up`, lit through a surface with
+// `normal`: the sun reddens as it sinks (its path through the air grows;
+// unchanged above 15 degrees) and the sky's fill fades through civil and
+// nautical twilight (sun 0 to 12 degrees down), so the night side is dark
+// and the terminator shows from orbit.
+vec3 light_at(vec3 albedo, vec3 normal, vec3 up) {
+    float mu = dot(up, pc.sun.xyz);
+    vec3 sunlight = mix(vec3(1.0, 0.5, 0.25), vec3(1.0, 0.97, 0.92), smoothstep(0.0, 0.25, mu));
+    float fill = smoothstep(-0.21, 0.05, mu);
+    float sun = max(dot(normal, pc.sun.xyz), 0.0);
+    return albedo * (sunlight * sun * 2.4 + vec3(0.25, 0.3, 0.4) * pc.sun.w * fill);
+}
+
 vec3 light(vec3 albedo, vec3 normal) {
     float sun = max(dot(normal, pc.sun.xyz), 0.0);
     return albedo * (vec3(1.0, 0.97, 0.92) * sun * 2.4 + vec3(0.25, 0.3, 0.4) * pc.sun.w);
