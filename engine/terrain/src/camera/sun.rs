@@ -77,7 +77,7 @@ pub fn earth_rotation_angle(at: Instant) -> f64 {
 /// minus the Earth rotation angle (IAU 2006), radians.
 pub fn gmst_minus_era(at: Instant) -> f64 {
     let t = at.days_since_j2000() / 36_525.0;
-    let arcsec = 0.014_506 + t * (4612.156_534 + t * (1.391_581_7 + t * (-0.000_000_44 + t * -0.000_029_956)));
+    let arcsec = 0.014_506 + t * (4_612.156_534 + t * (1.391_581_7 + t * (-0.000_000_44 + t * -0.000_029_956)));
     (arcsec / 3600.0).to_radians()
 }
 
@@ -97,7 +97,7 @@ impl BodyRotation {
     /// Earth turning by its rotation angle; time in seconds since J2000 UT1.
     pub const EARTH_ERA: BodyRotation = BodyRotation {
         prime_meridian_at_epoch: std::f64::consts::TAU * 0.779_057_273_264_0,
-        rate: std::f64::consts::TAU * 1.002_737_811_911_354_48 / DAY_S,
+        rate: std::f64::consts::TAU * 1.002_737_811_911_354_5 / DAY_S,
     };
     /// The Moon: one turn per 27.321661 days from its IAU prime meridian
     /// (38.3213 degrees) at J2000.
