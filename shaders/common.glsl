@@ -38,7 +38,8 @@ float air_density(vec3 body_point) {
 
 // Light scattered toward the camera along a ray segment, and the
 // transmittance of that segment: a few-sample march through an exponential
-// atmosphere, lit by the sun where the sample point faces it.
+// atmosphere, each sample lit by its own sun angle (through twilight past
+// the terminator, reddened where the sun is low).
 void march(vec3 origin, vec3 dir, float length_m, out vec3 inscatter, out float transmittance) {
     const int STEPS = 10;
     float step_m = length_m / float(STEPS);
@@ -47,8 +48,12 @@ void march(vec3 origin, vec3 dir, float length_m, out vec3 inscatter, out float 
     for (int k = 0; k < STEPS; ++k) {
         vec3 p = origin + dir * ((float(k) + 0.5) * step_m);
         float rho = air_density(p) * pc.atmosphere_density * step_m;
-        float lit = smoothstep(-0.15, 0.25, dot(normalize(p), pc.sun.xyz));
-        inscatter += SCATTER_COLOUR * (lit * rho * exp(-depth));
+        float mu = dot(normalize(p), pc.sun.xyz);
+        float lit = smoothstep(-0.15, 0.25, mu);
+        // Sunlight reaching a sample under a low sun has crossed much air,
+        // which scattered its blue away first: twilight glows orange.
+        vec3 reach = mix(vec3(1.0, 0.42, 0.16), vec3(1.0), smoothstep(-0.05, 0.2, mu));
+        inscatter += SCATTER_COLOUR * reach * (lit * rho * exp(-depth));
         depth += rho;
     }
     transmittance = exp(-depth);
