@@ -265,3 +265,26 @@ fn from_orbit_at_dusk_the_night_side_is_dark_and_the_day_side_lit() {
         }
     }
 }
+
+#[test]
+fn a_path_adds_its_time_to_the_start_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A camera held over (0 N, 0 E) for twelve hours, one frame at each end:
+    // dusk at the start, dawn at the end, as in the shots above.
+    let path = dir.path().join("half-day.json");
+    let key = r#""lat": 0, "lon": 0, "alt": 20000000, "heading": 0, "pitch": -90"#;
+    std::fs::write(&path, format!(r#"{{"keyframes": [{{"t": 0, {key}}}, {{"t": 43200, {key}}}]}}"#)).expect("write");
+    let frames = dir.path().join("frames");
+    let mut command = viewer();
+    command.args(["--headless", "--validation", "--size", "160x120", "--time", "2026-03-20T18:07:00Z"]);
+    command.args(["--fps", &(1.0 / 43_200.0).to_string(), "--path"]).arg(&path).arg("--frames").arg(&frames);
+    run_ok(&mut command);
+    let halves = |k: usize| {
+        let frame = frames.join(format!("frame_{k:05}.png"));
+        (luminance(&frame, 52..68, 52..68), luminance(&frame, 92..108, 52..68))
+    };
+    let ((west0, east0), (west1, east1)) = (halves(0), halves(1));
+    assert!(west0 > 30.0 && east0 < 6.0, "dusk: west {west0:.1}, east {east0:.1}");
+    assert!(west1 < 6.0 && east1 > 30.0, "dawn, twelve hours on: west {west1:.1}, east {east1:.1}");
+    assert!(!frames.join("frame_00002.png").exists(), "two frames");
+}
