@@ -9,6 +9,7 @@
 //! pure function of the instant, so the body turns under a fixed sun by
 //! moving the sun in the body's frame.
 
+pub mod orbits;
 pub mod path;
 pub mod sun;
 pub mod time;

@@ -11,15 +11,14 @@
 //! (together: Greenwich mean sidereal time). Nutation and polar motion are
 //! left out (under 0.005 degree).
 //!
-//! Other bodies reuse Earth's geocentric sun direction (an approximation:
-//! at the Moon it is exact to 0.15 degree; at Mars the season and the sun's
-//! rate across its sky are Earth's, not Mars's) and turn at their own rate
-//! from their IAU prime meridian at J2000 ([`BodyRotation::for_body`]). A
-//! body with no known rotation does not turn: its frame is the celestial
-//! one, and its sun moves only with the year.
+//! The Moon and Mars are oriented by their IAU poles and prime meridians
+//! and see the sun from where they are ([`super::orbits`]). A body with no
+//! known rotation does not turn: its frame is Earth's celestial one, and
+//! its sun moves only with the year.
 
 use glam::{DQuat, DVec3};
 
+use super::orbits;
 use super::time::{DAY_S, Instant};
 use super::view::BodyRotation;
 use crate::geo::body::{Body, Geodetic};
@@ -112,7 +111,9 @@ impl BodyRotation {
         rate: std::f64::consts::TAU / (1.025_957 * DAY_S),
     };
 
-    /// The rotation of a preset body (by name), time since J2000.
+    /// The spin of a preset body (by name), time since J2000: the rate its
+    /// solar day follows from. (The Moon's and Mars's full orientation, pole
+    /// included, is [`super::orbits::Orientation`].)
     pub fn for_body(body: &Body) -> Option<BodyRotation> {
         match body.name().to_ascii_lowercase().as_str() {
             "earth" => Some(BodyRotation::EARTH_ERA),
@@ -126,11 +127,17 @@ impl BodyRotation {
 /// Unit vector toward the sun in `body`'s body-fixed frame at `at`. A body
 /// with no known rotation does not turn (its frame is the celestial one).
 pub fn sun_direction(body: &Body, at: Instant) -> DVec3 {
-    let celestial = sun_celestial(at);
-    match BodyRotation::for_body(body) {
-        Some(rotation) => rotation.body_to_inertial(at.seconds_since_j2000()).inverse() * celestial,
-        None => celestial,
+    match body.name().to_ascii_lowercase().as_str() {
+        "earth" => BodyRotation::EARTH_ERA.body_to_inertial(at.seconds_since_j2000()).inverse() * sun_celestial(at),
+        "moon" => orbits::sun_from_moon(at),
+        "mars" => orbits::sun_from_mars(at),
+        _ => sun_celestial(at),
     }
+}
+
+/// Days of a preset body's year: how fast its sun drifts east.
+fn year_days(body: &Body) -> f64 {
+    if body.name().eq_ignore_ascii_case("mars") { 686.98 } else { 365.2422 }
 }
 
 /// The point with the sun at its zenith (geocentric direction; latitude
@@ -154,7 +161,7 @@ pub fn local_solar_time_hours(body: &Body, at: Instant, longitude_deg: f64) -> f
 pub fn instant_at_local_time(body: &Body, near: Instant, longitude_deg: f64, hours: f64) -> Instant {
     let Some(rotation) = BodyRotation::for_body(body) else { return near };
     // The sun's own eastward drift (a year per turn) lengthens the day.
-    let solar_day = std::f64::consts::TAU / (rotation.rate - std::f64::consts::TAU / (365.2422 * DAY_S));
+    let solar_day = std::f64::consts::TAU / (rotation.rate - std::f64::consts::TAU / (year_days(body) * DAY_S));
     let mut t = near;
     for _ in 0..5 {
         let behind = (hours - local_solar_time_hours(body, t, longitude_deg) + 36.0).rem_euclid(24.0) - 12.0;
@@ -276,11 +283,12 @@ mod tests {
     fn other_bodies_turn_at_their_own_rate() {
         let (moon, mars) = (Body::moon(), Body::mars());
         let t = at("2026-01-01T00:00:00Z");
-        // Mars: the sun comes back round in about a sol (1.0275 days).
-        let sol = 1.025_957 * DAY_S / (1.0 - 1.025_957 / 365.2422);
+        // Mars: the sun comes back round in a sol (88 775 s).
+        let sol = 88_775.244;
         let (a, b) = (sun_direction(&mars, t), sun_direction(&mars, t.plus_seconds(sol)));
         assert!(a.angle_between(b).to_degrees() < 0.3, "{}", a.angle_between(b).to_degrees());
-        // The Moon: a quarter of a synodic month turns the sun 90 degrees.
+        // The Moon: a quarter of a synodic month turns the sun 90 degrees
+        // about its pole.
         let quarter = 29.530_589 * DAY_S / 4.0;
         let (a, b) = (sun_direction(&moon, t), sun_direction(&moon, t.plus_seconds(quarter)));
         let turned = a.truncate().angle_to(b.truncate()).to_degrees().abs();
