@@ -133,8 +133,12 @@ struct Cli {
     /// keyframe time adds to it, and in a window the clock runs from it.
     /// Default: 10:00 local solar time at the starting longitude on
     /// 2026-03-20 (the equinox: every latitude but the poles lit).
-    #[arg(long, value_parser = |t: &str| t.parse::<Instant>().map_err(|e| e.to_string()))]
+    #[arg(long, value_parser = args::utc_time)]
     time: Option<Instant>,
+    /// Seconds of sky time per second of path (or window) time; 0 holds
+    /// the sun still.
+    #[arg(long, default_value_t = 1.0, value_parser = args::time_rate, allow_hyphen_values = true)]
+    time_rate: f64,
 }
 
 /// The instant of the first frame: `--time`, or the demo default (see the flag).
@@ -371,7 +375,7 @@ fn path_mode(
     for k in 0..frames {
         let t = path.start() + k as f64 / cli.fps;
         flight.set_pose(path.pose(t));
-        session.clock = start.plus_seconds(t);
+        session.clock = start.plus_seconds(t * cli.time_rate);
         let ground = session.ground_height(flight.lat, flight.lon);
         flight.keep_above(ground);
         let overlay = cli.hud.then(|| hud::overlay(&session.hud_lines(&flight, "PATH", None, false, false)));
@@ -416,6 +420,7 @@ fn window_mode(
         ),
         path: path.map(|p| (p, cli.fps)),
         start_time: start_time(cli, &body, start.lon),
+        time_rate: cli.time_rate,
         exit_at_end: cli.exit_at_end || cli.frames.is_some(),
         frames: cli.frames.clone(),
         hud: !cli.no_hud,

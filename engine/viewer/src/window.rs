@@ -35,8 +35,11 @@ pub struct WindowRun {
     pub flight: Flight,
     /// A scripted path flown at `fps` (fixed steps), then exit if `exit_at_end`.
     pub path: Option<(CameraPath, f64)>,
-    /// The instant of the first frame; a path's time adds to it.
+    /// The instant of the first frame; a path's time (times `time_rate`)
+    /// adds to it.
     pub start_time: UtcInstant,
+    /// Sky seconds per second at 1x (`--time-rate`).
+    pub time_rate: f64,
     pub exit_at_end: bool,
     pub frames: Option<PathBuf>,
     pub hud: bool,
@@ -80,22 +83,24 @@ struct App {
 /// Rates the sky's clock runs at: seconds of sky time per second.
 const RATES: [f64; 7] = [1.0, 10.0, 60.0, 600.0, 3600.0, 21_600.0, 86_400.0];
 
-/// The sky's clock in a window: an instant, a rate (1x at first), paused or not.
+/// The sky's clock in a window: an instant, a rate (1x at first, scaled by
+/// `--time-rate`), paused or not.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Clock {
     now: UtcInstant,
     rate: usize,
+    scale: f64,
     paused: bool,
 }
 
 impl Clock {
-    fn new(now: UtcInstant) -> Clock {
-        Clock { now, rate: 0, paused: false }
+    fn new(now: UtcInstant, scale: f64) -> Clock {
+        Clock { now, rate: 0, scale, paused: false }
     }
 
     fn advance(&mut self, wall_seconds: f64) {
         if !self.paused {
-            self.now = self.now.plus_seconds(wall_seconds * RATES[self.rate]);
+            self.now = self.now.plus_seconds(wall_seconds * RATES[self.rate] * self.scale);
         }
     }
 
@@ -108,7 +113,7 @@ impl Clock {
     }
 
     fn label(&self) -> String {
-        if self.paused { "TIME PAUSED".to_string() } else { format!("TIME X{}", RATES[self.rate]) }
+        if self.paused { "TIME PAUSED".to_string() } else { format!("TIME X{}", RATES[self.rate] * self.scale) }
     }
 }
 
@@ -156,7 +161,7 @@ pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
 pub fn run(run: WindowRun) -> Result<Session> {
     let event_loop = EventLoop::new().context("opening the display (is DISPLAY set?)")?;
     event_loop.set_control_flow(ControlFlow::Poll);
-    let clock = Clock::new(run.start_time);
+    let clock = Clock::new(run.start_time, run.time_rate);
     let mut app = App {
         run,
         live: None,
@@ -330,7 +335,7 @@ impl App {
             } else {
                 self.run.flight.set_pose(path.pose(t));
             }
-            self.clock.now = self.run.start_time.plus_seconds(t);
+            self.clock.now = self.run.start_time.plus_seconds(t * self.run.time_rate);
         } else if let Some((path, elapsed)) = &mut self.travel {
             *elapsed += dt;
             self.run.flight.set_pose(path.pose(*elapsed));
@@ -553,7 +558,7 @@ mod clock_tests {
 
     #[test]
     fn the_clock_runs_at_its_rate_and_pauses() {
-        let mut clock = Clock::new(UtcInstant::J2000);
+        let mut clock = Clock::new(UtcInstant::J2000, 1.0);
         clock.advance(2.0);
         assert_eq!(clock.now.seconds_since_j2000(), 2.0, "1x at first");
         clock.faster();

@@ -186,6 +186,8 @@ fn every_number_on_the_command_line_is_bounded_with_the_flag_value_and_range_nam
         ("--time", "2026-02-30T00:00:00Z", "day 30 does not exist in 2026-02"),
         ("--time", "2026-06-21T06:00:00+02:00", "only UTC is accepted"),
         ("--time", "1492-10-12T12:00:00Z", "the year must lie in 1900..=2100"),
+        ("--time-rate", "1e7", "10000000: the time rate must lie in -1e6..=1e6"),
+        ("--time-rate", "nan", "'nan' is not a finite number"),
     ] {
         let mut args = shot.to_vec();
         args.extend([flag, value]);
