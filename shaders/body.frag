@@ -3,7 +3,9 @@
 // body with no ground at all). The hit is solved in radius-scaled
 // coordinates with the numerically stable root and a constant term formed
 // in f64 on the host, so it holds near the ground; the fragment writes the
-// hit's reversed-Z depth, so terrain nearer than the ellipsoid stays.
+// hit's reversed-Z depth, so terrain nearer than the ellipsoid stays. It is
+// lit as the day and night of its point say (light_at): dark on the night
+// side, through twilight at the terminator.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -26,7 +28,7 @@ void main() {
     vec3 albedo = palette(0.0, 0u, normal, normal);
     if (((pc.flags >> PALETTE_SHIFT) & 255u) == 0u) albedo = vec3(0.004, 0.02, 0.06);
     float distance_m = t * length(ray);
-    out_colour = vec4(finish_colour(apply_atmosphere(light(albedo, normal), normalize(ray), distance_m)), 1.0);
+    out_colour = vec4(finish_colour(apply_atmosphere(light_at(albedo, normal, normal), normalize(ray), distance_m)), 1.0);
     // The ray's forward component is 1 (sky.vert), so t is the view depth.
     gl_FragDepth = pc.x_row.w / t;
 }

@@ -38,7 +38,8 @@ float air_density(vec3 body_point) {
 
 // Light scattered toward the camera along a ray segment, and the
 // transmittance of that segment: a few-sample march through an exponential
-// atmosphere, lit by the sun where the sample point faces it.
+// atmosphere, each sample lit by its own sun angle (through twilight past
+// the terminator, reddened where the sun is low).
 void march(vec3 origin, vec3 dir, float length_m, out vec3 inscatter, out float transmittance) {
     const int STEPS = 10;
     float step_m = length_m / float(STEPS);
@@ -47,8 +48,12 @@ void march(vec3 origin, vec3 dir, float length_m, out vec3 inscatter, out float 
     for (int k = 0; k < STEPS; ++k) {
         vec3 p = origin + dir * ((float(k) + 0.5) * step_m);
         float rho = air_density(p) * pc.atmosphere_density * step_m;
-        float lit = smoothstep(-0.15, 0.25, dot(normalize(p), pc.sun.xyz));
-        inscatter += SCATTER_COLOUR * (lit * rho * exp(-depth));
+        float mu = dot(normalize(p), pc.sun.xyz);
+        float lit = smoothstep(-0.15, 0.25, mu);
+        // Sunlight reaching a sample under a low sun has crossed much air,
+        // which scattered its blue away first: twilight glows orange.
+        vec3 reach = mix(vec3(1.0, 0.42, 0.16), vec3(1.0), smoothstep(-0.05, 0.2, mu));
+        inscatter += SCATTER_COLOUR * reach * (lit * rho * exp(-depth));
         depth += rho;
     }
     transmittance = exp(-depth);
@@ -106,6 +111,19 @@ vec3 palette_srgb(float height_m, uint surface_class, vec3 normal, vec3 up) {
 
 vec3 palette(float height_m, uint surface_class, vec3 normal, vec3 up) {
     return pow(palette_srgb(height_m, surface_class, normal, up), vec3(2.2));
+}
+
+// Daylight at a point whose local up is `up`, lit through a surface with
+// `normal`: the sun reddens as it sinks (its path through the air grows;
+// unchanged above 15 degrees) and the sky's fill fades through civil and
+// nautical twilight (sun 0 to 12 degrees down), so the night side is dark
+// and the terminator shows from orbit.
+vec3 light_at(vec3 albedo, vec3 normal, vec3 up) {
+    float mu = dot(up, pc.sun.xyz);
+    vec3 sunlight = mix(vec3(1.0, 0.5, 0.25), vec3(1.0, 0.97, 0.92), smoothstep(0.0, 0.25, mu));
+    float fill = smoothstep(-0.21, 0.05, mu);
+    float sun = max(dot(normal, pc.sun.xyz), 0.0);
+    return albedo * (sunlight * sun * 2.4 + vec3(0.25, 0.3, 0.4) * pc.sun.w * fill);
 }
 
 vec3 light(vec3 albedo, vec3 normal) {

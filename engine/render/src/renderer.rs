@@ -23,7 +23,7 @@ use crate::vk::frames::{Retired, SlotWrite};
 /// Vertices one node instance draws: the 33 x 33 lattice, then 4 x 33 skirt.
 pub use planet_terrain::abi::NODE_VERTICES;
 /// The HUD overlay's size in pixels (drawn at the top-left corner).
-pub const HUD_SIZE: (u32, u32) = (480, 176);
+pub const HUD_SIZE: (u32, u32) = (480, 212);
 pub const HUD_BYTES: usize = (HUD_SIZE.0 * HUD_SIZE.1 * 4) as usize;
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use glam::DVec3;
-use planet_terrain::camera::View;
+use planet_terrain::camera::{Instant, View, sun_direction};
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightFunction, HeightSource, SourceError, SourceTile};
@@ -560,8 +560,18 @@ fn produce_tiles(
     })
 }
 
-/// A default sun for a view: about 37 degrees up over the point beneath the camera,
-/// from the south-east: low enough to show relief.
+/// The real sun: its body-fixed direction at `at` (the Almanac's
+/// low-precision ephemeris and the body's rotation,
+/// [`planet_terrain::camera::sun_direction`]). The body turns under it: the
+/// terrain and the camera stay body-fixed and this direction moves.
+pub fn sun_at(body: &Body, at: Instant) -> DVec3 {
+    sun_direction(body, at)
+}
+
+/// A relief sun, independent of time: about 37 degrees up over the point
+/// beneath the camera, from the south-east, low enough to show relief. The
+/// renderer's goldens and benches are drawn under it (a picture of the
+/// ground that no clock moves); the viewer draws under [`sun_at`].
 pub fn sun_for(body: &Body, view: &View) -> DVec3 {
     let under = body.ellipsoid().point_to_geodetic(view.position);
     let enu = planet_terrain::geo::east_north_up(under);

@@ -7,6 +7,8 @@
 //! frame's tiles.
 
 use planet_render::{HUD_BYTES, HUD_SIZE};
+use planet_terrain::camera::{Instant, local_solar_time_hours};
+use planet_terrain::geo::body::Body;
 
 /// Pixels per font pixel.
 const SCALE: usize = 2;
@@ -19,8 +21,18 @@ const MARGIN: usize = 6;
 /// Characters per line and lines that fit the overlay.
 pub const COLUMNS: usize = (HUD_SIZE.0 as usize - 2 * MARGIN) / ADVANCE;
 pub const ROWS: usize = (HUD_SIZE.1 as usize - 2 * MARGIN) / LINE;
-// Room for the viewer's nine lines of up to 38 characters.
-const _: () = assert!(COLUMNS >= 38 && ROWS >= 9);
+// Room for the viewer's eleven lines (nine of figures, the clock, the
+// status) of up to 38 characters.
+const _: () = assert!(COLUMNS >= 38 && ROWS >= 11);
+
+/// The clock line: the instant drawn, UTC, and the local apparent solar
+/// time at the point under the camera (`longitude_deg`).
+pub fn clock_line(body: &Body, at: Instant, longitude_deg: f64) -> String {
+    let utc = at.to_string().replace('T', " ").replace('Z', "");
+    let solar = local_solar_time_hours(body, at, longitude_deg);
+    let minutes = (solar * 60.0).floor() as u32 % (24 * 60);
+    format!("UTC {utc}  SUN {:02}:{:02}", minutes / 60, minutes % 60)
+}
 
 /// Rows of a glyph, top first; bit 4 is the leftmost pixel.
 fn glyph(c: char) -> [u8; GLYPH_H] {
@@ -124,6 +136,17 @@ mod tests {
 
     fn lit(pixels: &[u8], x: usize, y: usize) -> bool {
         pixels[4 * (y * HUD_SIZE.0 as usize + x)] > 200
+    }
+
+    #[test]
+    fn the_clock_line_shows_utc_and_local_solar_time() {
+        let at = Instant::parse_rfc3339("2026-06-21T06:00:00Z").unwrap();
+        let line = clock_line(&Body::earth(), at, 90.0);
+        assert!(line.starts_with("UTC 2026-06-21 06:00:00  SUN "), "{line}");
+        // Six hours east of Greenwich at 06:00 UTC: near noon (the equation
+        // of time is under two minutes in late June).
+        assert!(line.ends_with("SUN 11:58") || line.ends_with("SUN 11:59"), "{line}");
+        assert!(line.len() <= COLUMNS, "{line}");
     }
 
     #[test]

@@ -22,9 +22,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_cli::args::{self, Orientation};
-use planet_render::scene::{FrameOptions, SceneSettings, TerrainScene, sun_for};
+use planet_render::scene::{FrameOptions, SceneSettings, TerrainScene, sun_at};
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
-use planet_terrain::camera::{CameraPath, CameraPose, View};
+use planet_terrain::camera::{CameraPath, CameraPose, Instant, View};
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{EllipsoidSource, GroundStack, HeightSource, ProceduralSource};
@@ -129,6 +129,22 @@ struct Cli {
     /// Turn on the Vulkan validation layers; any message fails the run.
     #[arg(long)]
     validation: bool,
+    /// The instant drawn (UTC, RFC 3339: 2026-06-21T06:00:00Z); a path's
+    /// keyframe time adds to it, and in a window the clock runs from it.
+    /// Default: 10:00 local solar time at the starting longitude on
+    /// 2026-03-20 (the equinox: every latitude but the poles lit).
+    #[arg(long, value_parser = args::utc_time)]
+    time: Option<Instant>,
+    /// Seconds of sky time per second of path (or window) time; 0 holds
+    /// the sun still.
+    #[arg(long, default_value_t = 1.0, value_parser = args::time_rate, allow_hyphen_values = true)]
+    time_rate: f64,
+}
+
+/// The instant of the first frame: `--time`, or the demo default (see the flag).
+fn start_time(cli: &Cli, body: &Body, lon: f64) -> Instant {
+    let equinox = Instant::from_civil(2026, 3, 20, 12, 0, 0.0);
+    cli.time.unwrap_or_else(|| planet_terrain::camera::sun::instant_at_local_time(body, equinox, lon, 10.0))
 }
 
 /// Frames the renderer keeps in flight.
@@ -275,7 +291,7 @@ fn shot_mode(
     let mut renderer = Renderer::new(renderer_settings(cli, size)).map_err(renderer_error)?;
     let settings = scene_settings(cli, session::near_plane(above_ground));
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
-    let sun = sun_for(&body, &view);
+    let sun = sun_at(&body, start_time(cli, &body, cli.lon));
     let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames as u32)?;
     session::report_failures(&mut scene);
     image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
@@ -355,9 +371,11 @@ fn path_mode(
     let mut flight = flight::Flight::new(path.pose(path.start()), flight::Mode::Free);
     let frames = path_frames(path.duration(), cli.fps)?;
     let read_back = session::read_back_for(cli.frames.as_deref());
+    let start = start_time(cli, &body, path.pose(path.start()).lon);
     for k in 0..frames {
         let t = path.start() + k as f64 / cli.fps;
         flight.set_pose(path.pose(t));
+        session.clock = start.plus_seconds(t * cli.time_rate);
         let ground = session.ground_height(flight.lat, flight.lon);
         flight.keep_above(ground);
         let overlay = cli.hud.then(|| hud::overlay(&session.hud_lines(&flight, "PATH", None, false, false)));
@@ -401,6 +419,8 @@ fn window_mode(
             if cli.alt.unwrap_or(0.0) > 1e6 { flight::Mode::Orbit } else { flight::Mode::Free },
         ),
         path: path.map(|p| (p, cli.fps)),
+        start_time: start_time(cli, &body, start.lon),
+        time_rate: cli.time_rate,
         exit_at_end: cli.exit_at_end || cli.frames.is_some(),
         frames: cli.frames.clone(),
         hud: !cli.no_hud,

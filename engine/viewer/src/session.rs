@@ -11,9 +11,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use glam::DVec3;
-use planet_render::scene::{FrameOptions, FrameReport, ReadBack, TerrainScene, sun_for};
+use planet_render::scene::{FrameOptions, FrameReport, ReadBack, TerrainScene, sun_at};
 use planet_render::{PassTimes, Renderer};
-use planet_terrain::camera::View;
+use planet_terrain::camera::{Instant, View};
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::{GroundCache, GroundReader, RayHit, depth_for_spacing, raycast};
 use planet_terrain::ground::{Provenance, locate};
@@ -48,6 +48,8 @@ pub struct FrameLog {
 pub struct Session {
     pub scene: TerrainScene,
     pub vertical_fov: f64,
+    /// The instant the next frame is drawn at: where the sun stands.
+    pub clock: Instant,
     /// Tiles the ground reads keep between frames (dropped on every edit:
     /// they belong to the ground before it).
     ground_cache: GroundCache,
@@ -65,6 +67,7 @@ impl Session {
         Session {
             scene,
             vertical_fov: 50f64.to_radians(),
+            clock: Instant::J2000,
             ground_cache: GroundCache::default(),
             ground_generation: usize::MAX,
             log: Vec::new(),
@@ -129,7 +132,7 @@ impl Session {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         self.scene.set_near(near_plane(above_ground));
         let view = self.view(flight);
-        let sun = sun_for(self.body(), &view);
+        let sun = sun_at(self.body(), self.clock);
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
         report_failures(&mut self.scene);
         let entry = FrameLog {
@@ -224,6 +227,7 @@ impl Session {
             format!("UPLOADS {} PENDING {} FAILED {}", s.uploads, s.pending_requests, s.failed_tiles),
             format!("CURSOR {}", cursor.unwrap_or("-")),
             format!("{mode}{}{}", if frozen { " FROZEN" } else { "" }, if wire { " WIRE" } else { "" }),
+            crate::hud::clock_line(self.body(), self.clock, flight.lon),
         ]
     }
 

@@ -4,7 +4,9 @@
 //! The key decision: the window owns no rendering logic. It turns events
 //! into `Controls` and toggles, steps the flight by the real elapsed time
 //! (or, on a scripted path, by a fixed step so recordings are exact), and
-//! hands the frame to `Session::draw`, the same path as headless runs.
+//! hands the frame to `Session::draw`, the same path as headless runs. The
+//! sky's clock runs the same way: by real time times a rate the keys set
+//! (`,` slower, `.` faster, `/` pause), or by the path's fixed step.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -12,7 +14,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, anyhow};
 use planet_render::scene::FrameOptions;
 use planet_render::{Renderer, RendererSettings, WindowHandles};
-use planet_terrain::camera::CameraPath;
+use planet_terrain::camera::{CameraPath, Instant as UtcInstant};
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
@@ -33,6 +35,11 @@ pub struct WindowRun {
     pub flight: Flight,
     /// A scripted path flown at `fps` (fixed steps), then exit if `exit_at_end`.
     pub path: Option<(CameraPath, f64)>,
+    /// The instant of the first frame; a path's time (times `time_rate`)
+    /// adds to it.
+    pub start_time: UtcInstant,
+    /// Sky seconds per second at 1x (`--time-rate`).
+    pub time_rate: f64,
     pub exit_at_end: bool,
     pub frames: Option<PathBuf>,
     pub hud: bool,
@@ -70,6 +77,44 @@ struct App {
     pressed_at: Option<(f64, f64)>,
     status: Option<(String, Instant)>,
     error: Option<anyhow::Error>,
+    clock: Clock,
+}
+
+/// Rates the sky's clock runs at: seconds of sky time per second.
+const RATES: [f64; 7] = [1.0, 10.0, 60.0, 600.0, 3600.0, 21_600.0, 86_400.0];
+
+/// The sky's clock in a window: an instant, a rate (1x at first, scaled by
+/// `--time-rate`), paused or not.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Clock {
+    now: UtcInstant,
+    rate: usize,
+    scale: f64,
+    paused: bool,
+}
+
+impl Clock {
+    fn new(now: UtcInstant, scale: f64) -> Clock {
+        Clock { now, rate: 0, scale, paused: false }
+    }
+
+    fn advance(&mut self, wall_seconds: f64) {
+        if !self.paused {
+            self.now = self.now.plus_seconds(wall_seconds * RATES[self.rate] * self.scale);
+        }
+    }
+
+    fn faster(&mut self) {
+        self.rate = (self.rate + 1).min(RATES.len() - 1);
+    }
+
+    fn slower(&mut self) {
+        self.rate = self.rate.saturating_sub(1);
+    }
+
+    fn label(&self) -> String {
+        if self.paused { "TIME PAUSED".to_string() } else { format!("TIME X{}", RATES[self.rate] * self.scale) }
+    }
 }
 
 /// One scripted input: at `frame`, move the cursor to `at` and act.
@@ -116,6 +161,7 @@ pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
 pub fn run(run: WindowRun) -> Result<Session> {
     let event_loop = EventLoop::new().context("opening the display (is DISPLAY set?)")?;
     event_loop.set_control_flow(ControlFlow::Poll);
+    let clock = Clock::new(run.start_time, run.time_rate);
     let mut app = App {
         run,
         live: None,
@@ -133,6 +179,7 @@ pub fn run(run: WindowRun) -> Result<Session> {
         pressed_at: None,
         status: None,
         error: None,
+        clock,
     };
     event_loop.run_app(&mut app).context("running the window")?;
     if let Some(error) = app.error.take() {
@@ -288,6 +335,7 @@ impl App {
             } else {
                 self.run.flight.set_pose(path.pose(t));
             }
+            self.clock.now = self.run.start_time.plus_seconds(t * self.run.time_rate);
         } else if let Some((path, elapsed)) = &mut self.travel {
             *elapsed += dt;
             self.run.flight.set_pose(path.pose(*elapsed));
@@ -302,6 +350,10 @@ impl App {
             let body = session.body().clone();
             self.run.flight.step(&body, &controls, dt, height, fov, |lat, lon| session.ground_height(lat, lon));
         }
+        if self.run.path.is_none() {
+            self.clock.advance(dt);
+        }
+        session.clock = self.clock.now;
         let ground = session.ground_height(self.run.flight.lat, self.run.flight.lon);
         self.run.flight.keep_above(ground);
         if self.frame.is_multiple_of(15) || self.dragging {
@@ -314,9 +366,10 @@ impl App {
                 (false, Mode::Orbit) => "ORBIT  [TAB] FREE",
                 (false, Mode::Free) => "FREE  [TAB] ORBIT",
             };
+            let mode = format!("{mode}  {}", self.clock.label());
             let mut lines = session.hud_lines(
                 &self.run.flight,
-                mode,
+                &mode,
                 self.cursor_ground.as_deref(),
                 session.scene.is_frozen(),
                 self.wireframe,
@@ -377,6 +430,9 @@ impl App {
             }
             KeyCode::KeyG => self.go_to_next_place(),
             KeyCode::KeyF => self.frame_body(),
+            KeyCode::Comma => self.clock.slower(),
+            KeyCode::Period => self.clock.faster(),
+            KeyCode::Slash => self.clock.paused = !self.clock.paused,
             KeyCode::Equal | KeyCode::NumpadAdd => self.controls.wheel += 1.0,
             KeyCode::Minus | KeyCode::NumpadSubtract => self.controls.wheel -= 1.0,
             _ => {}
@@ -493,5 +549,34 @@ impl ApplicationHandler for App {
         if let Some(live) = &self.live {
             live.window.request_redraw();
         }
+    }
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_runs_at_its_rate_and_pauses() {
+        let mut clock = Clock::new(UtcInstant::J2000, 1.0);
+        clock.advance(2.0);
+        assert_eq!(clock.now.seconds_since_j2000(), 2.0, "1x at first");
+        clock.faster();
+        clock.faster();
+        clock.advance(1.0);
+        assert_eq!(clock.now.seconds_since_j2000(), 62.0, "a minute a second");
+        assert_eq!(clock.label(), "TIME X60");
+        clock.paused = true;
+        clock.advance(5.0);
+        assert_eq!(clock.now.seconds_since_j2000(), 62.0);
+        assert_eq!(clock.label(), "TIME PAUSED");
+        for _ in 0..20 {
+            clock.slower();
+        }
+        assert_eq!(clock.rate, 0, "never below 1x");
+        for _ in 0..20 {
+            clock.faster();
+        }
+        assert_eq!(RATES[clock.rate], 86_400.0, "at most a day a second");
     }
 }

@@ -1,7 +1,8 @@
 //! planet-view headless under the Vulkan validation layers, as a user runs
 //! it: scripted flights from orbit to the ground over a coarse pack (with
 //! plenty of slots and with nearly the fewest), a pack with one corrupt
-//! tile, and every bound on the command line.
+//! tile, the sun at a given time (the night side dark from orbit), and
+//! every bound on the command line.
 //!
 //! The key decision: each test runs the real binary over a pack it wrote
 //! itself (depth 2, a few seconds on lavapipe), and judges only what the
@@ -181,6 +182,12 @@ fn every_number_on_the_command_line_is_bounded_with_the_flag_value_and_range_nam
         ("--lat", "inf", "'inf' is not a finite number"),
         ("--lon", "nan", "'nan' is not a finite number"),
         ("--agl", "nan", "'nan' is not a finite number"),
+        ("--time", "yesterday", "'yesterday' is not a UTC time: too short"),
+        ("--time", "2026-02-30T00:00:00Z", "day 30 does not exist in 2026-02"),
+        ("--time", "2026-06-21T06:00:00+02:00", "only UTC is accepted"),
+        ("--time", "1492-10-12T12:00:00Z", "the year must lie in 1900..=2100"),
+        ("--time-rate", "1e7", "10000000: the time rate must lie in -1e6..=1e6"),
+        ("--time-rate", "nan", "'nan' is not a finite number"),
     ] {
         let mut args = shot.to_vec();
         args.extend([flag, value]);
@@ -211,4 +218,73 @@ fn keyframe_times_past_the_bound_are_refused_naming_the_file_the_keyframe_and_th
     std::fs::write(&file, format!(r#"{{"keyframes": [{{"t": 0, {key}}}, {{"t": 1e300, {key}}}]}}"#)).expect("write");
     let name = file.display().to_string();
     refused(&["--headless", "--path", &name], &[&name, "keyframes[1]: t 1e300 s must lie in 0..=1e6 s"]);
+}
+
+/// Mean luminance (0..255) of the pixels in columns `xs`, rows `ys` of a PNG.
+fn luminance(path: &Path, xs: std::ops::Range<usize>, ys: std::ops::Range<usize>) -> f64 {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("the shot exists")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut pixels).expect("one frame");
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    let width = info.width as usize;
+    let (count, sum) = ys.flat_map(|y| xs.clone().map(move |x| 4 * (y * width + x))).fold((0.0, 0.0), |(n, s), i| {
+        let l = 0.2126 * f64::from(pixels[i]) + 0.7152 * f64::from(pixels[i + 1]) + 0.0722 * f64::from(pixels[i + 2]);
+        (n + 1.0, s + l)
+    });
+    sum / count
+}
+
+#[test]
+fn from_orbit_at_dusk_the_night_side_is_dark_and_the_day_side_lit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Over (0 N, 0 E) looking down, north up: at 18:07 UTC on the March
+    // equinox the sun sets there, so the west (left) half of the disc is day
+    // and the east (right) half night; twelve hours later the body has
+    // turned and the halves swap. The disc spans about x 48..112.
+    let shot = |name: &str, time: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut command = viewer();
+        command.args(["--headless", "--validation", "--size", "160x120", "--alt", "20000000", "--pitch", "-90"]);
+        command.args(["--time", time, "--shot"]).arg(&out).args(extra);
+        run_ok(&mut command);
+        let (west, east) = (luminance(&out, 52..68, 52..68), luminance(&out, 92..108, 52..68));
+        eprintln!("{name}: west {west:.1}, east {east:.1}");
+        (west, east)
+    };
+    let pack = pack(dir.path());
+    let pack = pack.to_str().expect("utf-8");
+    // The analytic body (body.frag, `light_at`) and the terrain
+    // (terrain.frag, `light_ground`) both go dark past the terminator.
+    for name in ["analytic", "terrain"] {
+        let extra = if name == "terrain" { &[pack][..] } else { &[][..] };
+        for (time, day_west) in [("2026-03-20T18:07:00Z", true), ("2026-03-21T06:07:00Z", false)] {
+            let (west, east) = shot(&format!("{name}-{time}.png"), time, extra);
+            let (day, night) = if day_west { (west, east) } else { (east, west) };
+            assert!(day > 30.0 && night < 6.0, "{name} at {time}: day side {day:.1}, night side {night:.1}");
+        }
+    }
+}
+
+#[test]
+fn a_path_adds_its_time_to_the_start_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A camera held over (0 N, 0 E) for twelve hours, one frame at each end:
+    // dusk at the start, dawn at the end, as in the shots above.
+    let path = dir.path().join("half-day.json");
+    let key = r#""lat": 0, "lon": 0, "alt": 20000000, "heading": 0, "pitch": -90"#;
+    std::fs::write(&path, format!(r#"{{"keyframes": [{{"t": 0, {key}}}, {{"t": 43200, {key}}}]}}"#)).expect("write");
+    let frames = dir.path().join("frames");
+    let mut command = viewer();
+    command.args(["--headless", "--validation", "--size", "160x120", "--time", "2026-03-20T18:07:00Z"]);
+    command.args(["--fps", &(1.0 / 43_200.0).to_string(), "--path"]).arg(&path).arg("--frames").arg(&frames);
+    run_ok(&mut command);
+    let halves = |k: usize| {
+        let frame = frames.join(format!("frame_{k:05}.png"));
+        (luminance(&frame, 52..68, 52..68), luminance(&frame, 92..108, 52..68))
+    };
+    let ((west0, east0), (west1, east1)) = (halves(0), halves(1));
+    assert!(west0 > 30.0 && east0 < 6.0, "dusk: west {west0:.1}, east {east0:.1}");
+    assert!(west1 < 6.0 && east1 > 30.0, "dawn, twelve hours on: west {west1:.1}, east {east1:.1}");
+    assert!(!frames.join("frame_00002.png").exists(), "two frames");
 }

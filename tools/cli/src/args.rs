@@ -77,6 +77,19 @@ pub fn frame_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// An instant, UTC, as RFC 3339 (`2026-06-21T06:00:00Z`): the terrain
+/// core's one rule ([`planet_terrain::camera::Instant::parse_rfc3339`]).
+pub fn utc_time(text: &str) -> Result<planet_terrain::camera::Instant, String> {
+    planet_terrain::camera::Instant::parse_rfc3339(text).map_err(|e| e.to_string())
+}
+
+/// Seconds of sky time per second of path or window time: finite, in
+/// -1e6..=1e6 (0 holds the sun still, negative runs it back).
+pub fn time_rate(text: &str) -> Result<f64, String> {
+    let value = finite(text)?;
+    if value.abs() <= 1e6 { Ok(value) } else { Err(format!("{value}: the time rate must lie in -1e6..=1e6")) }
+}
+
 /// A whole number of `what` in `range`, the range stated when it is not.
 ///
 /// ```

@@ -4,10 +4,18 @@
 //! The key decision: a camera knows geometry only ([`crate::geo`]), never
 //! the ground. Paths are a pure function of time and views a pure function
 //! of a pose, so level of detail, the viewer and tests all agree on where
-//! the camera is without sharing any state.
+//! the camera is without sharing any state. The same holds for light:
+//! [`time::Instant`] and [`sun`] give the sun's body-fixed direction as a
+//! pure function of the instant, so the body turns under a fixed sun by
+//! moving the sun in the body's frame.
 
+pub mod orbits;
 pub mod path;
+pub mod sun;
+pub mod time;
 pub mod view;
 
 pub use path::{CameraPath, CameraPose, Keyframe};
+pub use sun::{local_solar_time_hours, solar_position, subsolar_point, sun_direction};
+pub use time::{Instant, TimeError};
 pub use view::{BodyRotation, Plane, View};
