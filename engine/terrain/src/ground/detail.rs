@@ -1,0 +1,429 @@
+//! Detail synthesis past the height data depth: the ground a person stands
+//! on is no longer the bilinear plane of a 9 km sample.
+//!
+//! The key decision: detail is a *refinement scheme on the cube's own sample
+//! lattices*, not noise evaluated in tile space. Octave `e` (new at depth
+//! `e`) is white noise on the depth-`e-1` sample lattice (so its wavelength
+//! is at least four samples of depth `e`), drawn from a hash of the node's
+//! integer cube point (the same integers from every face that shares the
+//! node, no transcendental functions) and scaled by `gain^(e - D)`. The sum
+//! of the octaves up to depth `d` is carried as node values: each lattice
+//! level's nodes are the bilinear refinement (weights 0, 1/2, 1 only) of the
+//! coarser level plus that level's octave, and a tile's samples are one more
+//! refinement of the depth-`d-1` nodes. Hence
+//!
+//! * it is a function of position alone: a node's value depends on nothing
+//!   but the node (induction over levels), so tiles, faces and depths agree;
+//!   along a face edge every refinement is one-dimensional (a product with an
+//!   exact weight, summed commutatively), so shared edge samples are equal
+//!   bit for bit;
+//! * a child refines its parent: at the child's even samples (the parent's
+//!   samples) the sum is the parent's sum plus only octave `d`'s node value;
+//! * a tile costs one refinement pass per level over a window that halves
+//!   each level up, about 1.4 passes over the tile in all.
+//!
+//! The sum is multiplied by an amplitude field conditioned on the deepest
+//! measured level: per data cell, the mean height change across its
+//! diagonals (a slope times the spacing, so plains get little and mountains
+//! much), times the fraction of the cell's corners that are not water
+//! (classes 1 ocean and 3 lake). Cell values sit at cell centres and are
+//! interpolated bilinearly (the dual grid), which every stored sample of a
+//! deeper tile can reach inside its data ancestor's stored grid, apron
+//! included. Samples at or above the data depth are the inner source's,
+//! untouched.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
+use crate::geo::body::Body;
+use crate::geo::face::Face;
+use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
+
+/// Per-octave amplitude ratio, `2^-H` for a roughness exponent (Hurst) `H =
+/// 0.8`: written as a literal so no machine computes it differently.
+pub const DEFAULT_OCTAVE_GAIN: f64 = 0.574_349_177_498_517_6;
+
+/// Amplitude of the first synthesized octave per metre of the data's local
+/// height change across one sample (calibrated so the roughness-vs-scale
+/// line continues across the data depth; see docs/PERFORMANCE.md).
+pub const DEFAULT_FIRST_OCTAVE: f64 = 0.5;
+
+/// Surface classes that get no detail (the demo's table: 1 ocean, 3 lake).
+pub const WATER_CLASSES: [u8; 2] = [1, 3];
+
+/// Data cells along one side of a stored tile grid (samples -1..=129).
+const CELLS: usize = TILE_STORED_SAMPLES as usize - 1;
+
+/// How many data tiles' amplitude fields are kept (about 68 KB each).
+const CACHE_TILES: usize = 256;
+
+/// A source with detail synthesized past its height data depth.
+#[derive(Clone)]
+pub struct DetailSource {
+    inner: Arc<dyn HeightSource>,
+    seed: u64,
+    gain: f64,
+    first: f64,
+    /// Amplitude fields of data-depth tiles, by tile.
+    cache: Arc<Mutex<HashMap<TileAddress, Arc<Vec<f32>>>>>,
+}
+
+impl std::fmt::Debug for DetailSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DetailSource")
+            .field("inner", &self.inner)
+            .field("seed", &self.seed)
+            .field("gain", &self.gain)
+            .field("first", &self.first)
+            .finish()
+    }
+}
+
+/// Ground with or without synthesized detail: what `--detail on|off` picks.
+pub fn with_detail(source: Arc<dyn HeightSource>, on: bool) -> Arc<dyn HeightSource> {
+    if on { Arc::new(DetailSource::new(source)) } else { source }
+}
+
+impl DetailSource {
+    pub fn new(inner: Arc<dyn HeightSource>) -> DetailSource {
+        DetailSource::with_parameters(inner, 0x5eed_de7a_11, DEFAULT_OCTAVE_GAIN, DEFAULT_FIRST_OCTAVE)
+    }
+
+    /// `gain` is the amplitude ratio between successive octaves (`2^-H`),
+    /// `first` the first octave's amplitude per metre of local height change.
+    pub fn with_parameters(inner: Arc<dyn HeightSource>, seed: u64, gain: f64, first: f64) -> DetailSource {
+        DetailSource { inner, seed, gain, first, cache: Arc::default() }
+    }
+
+    pub fn inner(&self) -> &Arc<dyn HeightSource> {
+        &self.inner
+    }
+
+    /// The coefficient of octave `depth` (new at that depth) in the unit
+    /// octave sum: `gain^(depth - data_depth - 1)`, by repeated products.
+    pub fn octave_coefficient(&self, data_depth: u8, depth: u8) -> f64 {
+        let mut c = 1.0;
+        for _ in data_depth + 1..depth {
+            c *= self.gain;
+        }
+        c
+    }
+
+    /// The amplitude field (metres per unit of octave sum) at stored sample
+    /// `(i, j)` of a tile deeper than the data depth.
+    pub fn amplitude_at(&self, tile: TileAddress, i: i32, j: i32) -> Result<f64, SourceError> {
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(0.0) };
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let cells = self.amplitudes(ancestor)?;
+        let (u0, v0, step) = DetailSource::placement(tile, ancestor);
+        Ok(dual_bilinear(&cells, u0 + f64::from(i) * step, v0 + f64::from(j) * step))
+    }
+
+    /// The value of octave `depth`'s node at a sample of depth `depth - 1`
+    /// (unscaled, in [-1, 1)): what a child adds to its parent's sum at the
+    /// parent's samples.
+    pub fn octave_node(&self, sample: FaceSample) -> f64 {
+        node_noise(self.seed, sample)
+    }
+
+    /// The amplitude field of the data-depth tile `tile` (metres of octave
+    /// sum per unit), one value per cell of its stored grid, cached.
+    fn amplitudes(&self, tile: TileAddress) -> Result<Arc<Vec<f32>>, SourceError> {
+        if let Some(a) = self.cache.lock().expect("cache lock").get(&tile) {
+            return Ok(a.clone());
+        }
+        let data = self.inner.tile(tile)?;
+        let n = TILE_STORED_SAMPLES as usize;
+        let mut cells = Vec::with_capacity(CELLS * CELLS);
+        for cj in 0..CELLS {
+            for ci in 0..CELLS {
+                let at = |di: usize, dj: usize| (cj + dj) * n + ci + di;
+                let h = |di, dj| f64::from(data.heights[at(di, dj)]);
+                let change = ((h(0, 0) - h(1, 1)).abs() + (h(1, 0) - h(0, 1)).abs()) / (2.0 * std::f64::consts::SQRT_2);
+                let land = match &data.classes {
+                    Some(c) => [at(0, 0), at(1, 0), at(0, 1), at(1, 1)]
+                        .iter()
+                        .filter(|&&k| !WATER_CLASSES.contains(&c[k]))
+                        .count(),
+                    None => 4,
+                };
+                cells.push((change * self.first * land as f64 * 0.25) as f32);
+            }
+        }
+        // Three cells meet at a cube corner, not four: the stored grid's
+        // corner cell there (its corner apron sample repeats the corner) is
+        // fictitious. It takes the largest of the three real ones, a value
+        // every face that shares the corner computes alike.
+        let last = CELLS - 1; // array index of cell 128; cell c is at c + 1
+        let n = tile.tiles_per_face_edge() - 1;
+        for (ax, ay) in [(0, 0), (last, 0), (0, last), (last, last)] {
+            let at_face_corner = tile.x() == if ax == 0 { 0 } else { n } && tile.y() == if ay == 0 { 0 } else { n };
+            if !at_face_corner {
+                continue;
+            }
+            let (bx, by) = (if ax == 0 { 1 } else { last - 1 }, if ay == 0 { 1 } else { last - 1 });
+            let at = |i: usize, j: usize| cells[j * CELLS + i];
+            cells[ay * CELLS + ax] = at(bx, ay).max(at(ax, by)).max(at(bx, by));
+        }
+        let cells = Arc::new(cells);
+        let mut cache = self.cache.lock().expect("cache lock");
+        if cache.len() >= CACHE_TILES {
+            cache.clear();
+        }
+        cache.insert(tile, cells.clone());
+        Ok(cells)
+    }
+
+    /// Where a tile's stored samples lie in its data ancestor's stored grid:
+    /// (origin u, origin v, step).
+    fn placement(tile: TileAddress, ancestor: TileAddress) -> (f64, f64, f64) {
+        let k = tile.depth() - ancestor.depth();
+        let scale = 1.0 / f64::from(1u32 << k);
+        let cells = f64::from(TILE_CELLS);
+        let u = f64::from(tile.x() - (ancestor.x() << k)) * cells * scale;
+        let v = f64::from(tile.y() - (ancestor.y() << k)) * cells * scale;
+        (u, v, scale)
+    }
+
+    /// Sum of the octave coefficients up to `depth` and beyond it (for
+    /// bounds and error).
+    fn coefficient_sums(&self, data_depth: u8, depth: u8) -> (f64, f64) {
+        let mut c = 1.0; // the amplitude field holds `first`
+        let (mut up_to, mut beyond) = (0.0, 0.0);
+        for e in data_depth + 1..=crate::geo::address::MAX_DEPTH {
+            if e <= depth {
+                up_to += c
+            } else {
+                beyond += c
+            }
+            c *= self.gain;
+        }
+        (up_to, beyond)
+    }
+}
+
+/// Dual-grid (cell-centre) bilinear interpolation of a cell field at stored
+/// coordinates `u, v` (samples -1..=129; any stored sample of a deeper tile
+/// lies in -0.5..=128.5).
+fn dual_bilinear(cells: &[f32], u: f64, v: f64) -> f64 {
+    let last = (CELLS - 3) as f64; // cell 127: its right neighbour is the last cell, 128
+    let (cu, cv) = (u - 0.5, v - 0.5);
+    let (u0, v0) = (cu.floor().clamp(-1.0, last), cv.floor().clamp(-1.0, last));
+    let (fu, fv) = (cu - u0, cv - v0);
+    let at = |i: f64, j: f64| f64::from(cells[(j + 1.0) as usize * CELLS + (i + 1.0) as usize]);
+    let bottom = at(u0, v0) * (1.0 - fu) + at(u0 + 1.0, v0) * fu;
+    let top = at(u0, v0 + 1.0) * (1.0 - fu) + at(u0 + 1.0, v0 + 1.0) * fu;
+    bottom * (1.0 - fv) + top * fv
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The node's integer cube point: the same integers from every face that
+/// holds the node (the integer twin of `cube::cube_point`).
+fn cube_integers(s: FaceSample) -> [i64; 3] {
+    let n = 1i64 << s.cells_log2;
+    let (a, b) = (2 * s.i as i64 - n, 2 * s.j as i64 - n);
+    match s.face.index() {
+        0 => [n, a, b],
+        1 => [-a, n, b],
+        2 => [-n, -a, b],
+        3 => [a, -n, b],
+        4 => [-b, a, n],
+        _ => [b, a, -n],
+    }
+}
+
+/// White noise in [-1, 1) at a lattice node.
+fn node_noise(seed: u64, s: FaceSample) -> f64 {
+    let [x, y, z] = cube_integers(s);
+    let mut h = mix(seed ^ u64::from(s.cells_log2).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    for c in [x, y, z] {
+        h = mix(h ^ (c as u64).wrapping_add(0x632b_e59b_d9b4_e019));
+    }
+    (h >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
+}
+
+/// Node values of one face's lattice at one level over an index window.
+struct Window {
+    i0: u64,
+    j0: u64,
+    width: usize,
+    values: Vec<f64>,
+}
+
+impl Window {
+    fn at(&self, i: u64, j: u64) -> f64 {
+        self.values[(j - self.j0) as usize * self.width + (i - self.i0) as usize]
+    }
+
+    /// The refinement of this (coarser) window at a finer node: weights 0,
+    /// 1/2, 1 only, one-dimensional wherever one index is even.
+    fn refine(&self, i: u64, j: u64) -> f64 {
+        let (ci, cj) = (i >> 1, j >> 1);
+        match (i & 1, j & 1) {
+            (0, 0) => self.at(ci, cj),
+            (1, 0) => self.at(ci, cj) * 0.5 + self.at(ci + 1, cj) * 0.5,
+            (0, 1) => self.at(ci, cj) * 0.5 + self.at(ci, cj + 1) * 0.5,
+            _ => {
+                let bottom = self.at(ci, cj) * 0.5 + self.at(ci + 1, cj) * 0.5;
+                let top = self.at(ci, cj + 1) * 0.5 + self.at(ci + 1, cj + 1) * 0.5;
+                bottom * 0.5 + top * 0.5
+            }
+        }
+    }
+}
+
+/// The octave sum's node values on `face`'s lattice of `cells_log2`
+/// (depth + 7) over nodes `i0..=i1, j0..=j1`. Octaves start on the data
+/// depth's lattice; `coefficient(level)` is the octave coefficient of the
+/// nodes of that lattice (0 on the sample level itself).
+fn window(
+    seed: u64,
+    face: Face,
+    cells_log2: u8,
+    (i0, i1, j0, j1): (u64, u64, u64, u64),
+    first_log2: u8,
+    coefficient: &dyn Fn(u8) -> f64,
+) -> Window {
+    let width = (i1 - i0 + 1) as usize;
+    let mut values = Vec::with_capacity(width * (j1 - j0 + 1) as usize);
+    let c = coefficient(cells_log2);
+    if cells_log2 == first_log2 {
+        for j in j0..=j1 {
+            for i in i0..=i1 {
+                values.push(c * node_noise(seed, FaceSample { face, cells_log2, i, j }));
+            }
+        }
+        return Window { i0, j0, width, values };
+    }
+    let coarse =
+        window(seed, face, cells_log2 - 1, (i0 >> 1, (i1 + 1) >> 1, j0 >> 1, (j1 + 1) >> 1), first_log2, coefficient);
+    for j in j0..=j1 {
+        for i in i0..=i1 {
+            let mut v = coarse.refine(i, j);
+            if c != 0.0 {
+                v += c * node_noise(seed, FaceSample { face, cells_log2, i, j });
+            }
+            values.push(v);
+        }
+    }
+    Window { i0, j0, width, values }
+}
+
+impl DetailSource {
+    /// The unit octave sum (before the amplitude field) at every stored
+    /// sample of a tile at depth past `data_depth`, in stored order.
+    pub fn octave_sum(&self, tile: TileAddress, data_depth: u8) -> Vec<f64> {
+        let n = TILE_STORED_SAMPLES as i32;
+        let samples: Vec<FaceSample> = (-1..n - 1).flat_map(|j| (-1..n - 1).map(move |i| tile.sample(i, j))).collect();
+        let first_log2 = data_depth + 7;
+        let gain = self.gain;
+        let sample_log2 = tile.depth() + 7;
+        let coefficient = move |log2: u8| -> f64 {
+            if log2 >= sample_log2 {
+                return 0.0;
+            }
+            let mut c = 1.0;
+            for _ in first_log2..log2 {
+                c *= gain;
+            }
+            c
+        };
+        let mut out = vec![0.0; samples.len()];
+        let mut faces: Vec<Face> = samples.iter().map(|s| s.face).collect();
+        faces.sort();
+        faces.dedup();
+        for face in faces {
+            let on = || samples.iter().filter(|s| s.face == face);
+            let range = (
+                on().map(|s| s.i).min().unwrap_or(0),
+                on().map(|s| s.i).max().unwrap_or(0),
+                on().map(|s| s.j).min().unwrap_or(0),
+                on().map(|s| s.j).max().unwrap_or(0),
+            );
+            let w = window(self.seed, face, sample_log2, range, first_log2, &coefficient);
+            for (k, s) in samples.iter().enumerate().filter(|(_, s)| s.face == face) {
+                out[k] = w.at(s.i, s.j);
+            }
+        }
+        out
+    }
+}
+
+impl HeightSource for DetailSource {
+    fn body(&self) -> &Body {
+        self.inner.body()
+    }
+
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let mut t = self.inner.tile(tile)?;
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(t) };
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let cells = self.amplitudes(ancestor)?;
+        let (u0, v0, step) = DetailSource::placement(tile, ancestor);
+        let sum = self.octave_sum(tile, data_depth);
+        let n = TILE_STORED_SAMPLES as usize;
+        let mut contributed = false;
+        for (k, h) in t.heights.iter_mut().enumerate() {
+            let (i, j) = ((k % n) as f64 - 1.0, (k / n) as f64 - 1.0);
+            let amplitude = dual_bilinear(&cells, u0 + i * step, v0 + j * step);
+            let detail = amplitude * sum[k];
+            if detail != 0.0 {
+                contributed = true;
+                *h = (f64::from(*h) + detail) as f32;
+            }
+        }
+        if contributed {
+            t.provenance = Provenance::Invented;
+        }
+        Ok(t)
+    }
+
+    /// The inner bounds widened by the largest amplitude over the tile's
+    /// cells times the sum of its octave coefficients; the error adds the
+    /// octaves the tile omits and the two its drawn lattice (every fourth
+    /// sample) cannot resolve.
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        let mut b = self.inner.tile_bounds(tile)?;
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(b) };
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let cells = self.amplitudes(ancestor)?;
+        let (u0, v0, step) = DetailSource::placement(tile, ancestor);
+        let lo = ((u0 - step - 0.5).floor() as i64).max(-1);
+        let hi = ((u0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
+        let lo_v = ((v0 - step - 0.5).floor() as i64).max(-1);
+        let hi_v = ((v0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
+        let mut amplitude = 0.0f64;
+        for cj in lo_v..=hi_v {
+            for ci in lo..=hi {
+                amplitude = amplitude.max(f64::from(cells[(cj + 1) as usize * CELLS + (ci + 1) as usize]));
+            }
+        }
+        if amplitude == 0.0 {
+            return Ok(b);
+        }
+        let (up_to, beyond) = self.coefficient_sums(data_depth, tile.depth());
+        // The f32 rounding of a sample near the extremes, with room to spare.
+        let reach = amplitude * up_to * (1.0 + 1e-9) + 1e-3 + 1e-6 * b.min_elevation.abs().max(b.max_elevation.abs());
+        b.min_elevation -= reach;
+        b.max_elevation += reach;
+        let own = self.octave_coefficient(data_depth, tile.depth());
+        let previous = if tile.depth() > data_depth + 1 { own / self.gain } else { 0.0 };
+        b.geometric_error += amplitude * (beyond + own + 0.5 * previous);
+        b.provenance = Provenance::Invented;
+        Ok(b)
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.inner.data_depth()
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.inner.colour_data_depth()
+    }
+}

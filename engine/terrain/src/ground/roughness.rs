@@ -1,0 +1,100 @@
+//! Roughness versus scale: the statistic detail synthesis is judged by.
+//!
+//! The key decision: roughness at a depth is the *detrended* standard
+//! deviation of a tile's core heights (the least-squares plane in the tile's
+//! sample grid removed), taken as the root mean square over a fixed set of
+//! tiles. A tile at depth `d` spans `128` samples of that depth, so the
+//! statistic is the relief within a window that halves each level; for a
+//! self-affine surface it goes as `window^H`, and the exponent `H` is minus
+//! the slope of `log2(roughness)` against depth. Measured depths and
+//! synthesized depths are measured the same way, through the same source,
+//! so the two exponents can be compared directly.
+
+use crate::geo::address::{TILE_CELLS, TileAddress};
+use crate::ground::{HeightSource, SourceError, SourceTile};
+
+/// The detrended standard deviation (metres) of a tile's core samples.
+pub fn detrended_std(tile: &SourceTile) -> f64 {
+    let n = TILE_CELLS as i32;
+    let centre = f64::from(n) / 2.0;
+    let (mut sum, mut sx, mut sy, mut xx) = (0.0, 0.0, 0.0, 0.0);
+    let count = f64::from((n + 1) * (n + 1));
+    for j in 0..=n {
+        for i in 0..=n {
+            let h = f64::from(tile.height(i, j));
+            let (x, y) = (f64::from(i) - centre, f64::from(j) - centre);
+            sum += h;
+            sx += h * x;
+            sy += h * y;
+            xx += x * x;
+        }
+    }
+    // On the symmetric grid the plane's coefficients separate.
+    let (mean, bx, by) = (sum / count, sx / xx, sy / xx);
+    let mut residual = 0.0;
+    for j in 0..=n {
+        for i in 0..=n {
+            let r = f64::from(tile.height(i, j)) - mean - bx * (f64::from(i) - centre) - by * (f64::from(j) - centre);
+            residual += r * r;
+        }
+    }
+    (residual / count).sqrt()
+}
+
+/// The tiles a depth is measured on: the seeds' ancestors at or above the
+/// seeds' depth, and below it `per_side x per_side` descendants of each seed
+/// spread evenly over it (fewer where the seed has fewer).
+pub fn tiles_at(seeds: &[TileAddress], depth: u8, per_side: u32) -> Vec<TileAddress> {
+    let mut tiles: Vec<TileAddress> = Vec::new();
+    for &seed in seeds {
+        if depth <= seed.depth() {
+            tiles.push(seed.ancestor_at(depth).expect("not deeper than the seed"));
+            continue;
+        }
+        let k = depth - seed.depth();
+        let n = 1u32 << k;
+        let g = per_side.min(n);
+        for a in 0..g {
+            for b in 0..g {
+                let (x, y) = ((2 * a + 1) * n / (2 * g), (2 * b + 1) * n / (2 * g));
+                let t = TileAddress::new(seed.face().index(), depth, (seed.x() << k) + x, (seed.y() << k) + y);
+                tiles.push(t.expect("inside the seed"));
+            }
+        }
+    }
+    tiles.sort_by_key(|t| t.identity());
+    tiles.dedup();
+    tiles
+}
+
+/// Root mean square detrended standard deviation per depth.
+pub fn roughness_by_depth(
+    source: &dyn HeightSource,
+    seeds: &[TileAddress],
+    depths: impl IntoIterator<Item = u8>,
+    per_side: u32,
+) -> Result<Vec<(u8, f64)>, SourceError> {
+    depths
+        .into_iter()
+        .map(|d| {
+            let tiles = tiles_at(seeds, d, per_side);
+            let mut sum = 0.0;
+            for &t in &tiles {
+                sum += detrended_std(&source.tile(t)?).powi(2);
+            }
+            Ok((d, (sum / tiles.len().max(1) as f64).sqrt()))
+        })
+        .collect()
+}
+
+/// The roughness exponent `H`: minus the least-squares slope of
+/// `log2(roughness)` against depth (each depth halves the window).
+pub fn fit_exponent(points: &[(u8, f64)]) -> f64 {
+    let n = points.len() as f64;
+    let xs: Vec<f64> = points.iter().map(|&(d, _)| f64::from(d)).collect();
+    let ys: Vec<f64> = points.iter().map(|&(_, s)| s.max(f64::MIN_POSITIVE).log2()).collect();
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    -sxy / sxx
+}
