@@ -40,14 +40,17 @@ use crate::geo::body::Body;
 use crate::geo::face::Face;
 use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
 
-/// Per-octave amplitude ratio, `2^-H` for a roughness exponent (Hurst) `H =
-/// 0.8`: written as a literal so no machine computes it differently.
+/// Per-octave amplitude ratio where the data gives no exponent: `2^-H` for
+/// `H = 0.8`, written as a literal so no machine computes it differently.
 pub const DEFAULT_OCTAVE_GAIN: f64 = 0.574_349_177_498_517_6;
+
+/// `2^(-1/64)`: the octave gain is a power of it.
+const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
 
 /// Amplitude of the first synthesized octave per metre of the data's local
 /// height change across one sample (calibrated so the roughness-vs-scale
 /// line continues across the data depth; see docs/PERFORMANCE.md).
-pub const DEFAULT_FIRST_OCTAVE: f64 = 0.5;
+pub const DEFAULT_FIRST_OCTAVE: f64 = 1.5;
 
 /// Surface classes that get no detail (the demo's table: 1 ocean, 3 lake).
 pub const WATER_CLASSES: [u8; 2] = [1, 3];
@@ -86,8 +89,30 @@ pub fn with_detail(source: Arc<dyn HeightSource>, on: bool) -> Arc<dyn HeightSou
 }
 
 impl DetailSource {
+    /// Detail whose octaves continue the roughness exponent measured in the
+    /// inner source's own data ([`DetailSource::exponent_of`]).
     pub fn new(inner: Arc<dyn HeightSource>) -> DetailSource {
-        DetailSource::with_parameters(inner, 0x5eed_de7a_11, DEFAULT_OCTAVE_GAIN, DEFAULT_FIRST_OCTAVE)
+        let gain = DetailSource::exponent_of(&*inner).map_or(DEFAULT_OCTAVE_GAIN, |(_, gain)| gain);
+        DetailSource::with_parameters(inner, 0x5eed_de7a_11, gain, DEFAULT_FIRST_OCTAVE)
+    }
+
+    /// The data's roughness exponent `H` (fitted over windows of 128 down to
+    /// 16 data samples in up to 16 high-ground tiles), rounded to a multiple
+    /// of 1/64 inside 0.3..=1.0, and its octave gain `2^-H` as a product of
+    /// exact literals, so every machine that measures the same `H` uses the
+    /// same gain bits. `None` when the source measured nothing or is flat.
+    pub fn exponent_of(inner: &dyn HeightSource) -> Option<(f64, f64)> {
+        let h = crate::ground::roughness::measured_exponent(inner, 16).ok().flatten()?;
+        if !h.is_finite() {
+            return None;
+        }
+        let steps = (h * 64.0).round().clamp(19.0, 64.0) as u32;
+        let gain = (0..steps).fold(1.0, |g, _| g * STEP_GAIN);
+        Some((f64::from(steps) / 64.0, gain))
+    }
+
+    pub fn gain(&self) -> f64 {
+        self.gain
     }
 
     /// `gain` is the amplitude ratio between successive octaves (`2^-H`),

@@ -98,3 +98,79 @@ pub fn fit_exponent(points: &[(u8, f64)]) -> f64 {
     let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
     -sxy / sxx
 }
+
+/// Root mean square detrended standard deviation of a tile's core heights
+/// over the non-overlapping square windows of `window` cells (a power of two
+/// up to 128): the roughness at a scale inside one tile, without reading a
+/// deeper tile.
+pub fn window_roughness(tile: &SourceTile, window: u32) -> f64 {
+    let w = window.clamp(2, TILE_CELLS) as i32;
+    let (mut sum, mut count) = (0.0, 0.0);
+    for y0 in (0..TILE_CELLS as i32).step_by(w as usize) {
+        for x0 in (0..TILE_CELLS as i32).step_by(w as usize) {
+            let centre = f64::from(w) / 2.0;
+            let (mut s, mut sx, mut sy, mut xx, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0);
+            for j in 0..=w {
+                for i in 0..=w {
+                    let h = f64::from(tile.height(x0 + i, y0 + j));
+                    let (x, y) = (f64::from(i) - centre, f64::from(j) - centre);
+                    (s, sx, sy, xx, n) = (s + h, sx + h * x, sy + h * y, xx + x * x, n + 1.0);
+                }
+            }
+            let (mean, bx, by) = (s / n, sx / xx, sy / xx);
+            for j in 0..=w {
+                for i in 0..=w {
+                    let (x, y) = (f64::from(i) - centre, f64::from(j) - centre);
+                    let r = f64::from(tile.height(x0 + i, y0 + j)) - mean - bx * x - by * y;
+                    sum += r * r;
+                }
+            }
+            count += n;
+        }
+    }
+    (sum / count).sqrt()
+}
+
+/// Up to `count` data-depth tiles of high ground to measure roughness on:
+/// from the roots down, at each depth the children with the highest
+/// maximum elevation (index bounds only, no decode), preferring at the data
+/// depth tiles that lie above -200 m (land).
+pub fn high_ground_seeds(source: &dyn HeightSource, count: usize) -> Vec<TileAddress> {
+    let Some(data) = source.data_depth() else { return Vec::new() };
+    let score = |t: &TileAddress| source.tile_bounds(*t).map_or(f64::NEG_INFINITY, |b| b.max_elevation);
+    let mut kept: Vec<TileAddress> = TileAddress::roots().to_vec();
+    for _ in 0..data {
+        let mut next: Vec<(f64, TileAddress)> =
+            kept.iter().flat_map(|t| t.children().expect("above the data depth")).map(|c| (score(&c), c)).collect();
+        next.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.identity().cmp(&b.1.identity())));
+        kept = next.into_iter().take(4 * count).map(|(_, t)| t).collect();
+    }
+    let land: Vec<TileAddress> =
+        kept.iter().copied().filter(|t| source.tile_bounds(*t).is_ok_and(|b| b.min_elevation > -200.0)).collect();
+    let mut seeds = if land.is_empty() { kept } else { land };
+    seeds.truncate(count);
+    seeds
+}
+
+/// The roughness exponent of the measured data: fitted over windows of 128
+/// down to 16 samples of the data depth, inside high-ground seed tiles.
+/// `None` where the source measured nothing or the data is flat.
+pub fn measured_exponent(source: &dyn HeightSource, seeds: usize) -> Result<Option<f64>, SourceError> {
+    let tiles = high_ground_seeds(source, seeds);
+    if tiles.is_empty() {
+        return Ok(None);
+    }
+    let mut sums = [0.0f64; 4];
+    for &t in &tiles {
+        let tile = source.tile(t)?;
+        for (k, s) in sums.iter_mut().enumerate() {
+            *s += window_roughness(&tile, TILE_CELLS >> k).powi(2);
+        }
+    }
+    if sums.iter().any(|&s| s <= 0.0) {
+        return Ok(None);
+    }
+    let points: Vec<(u8, f64)> =
+        sums.iter().enumerate().map(|(k, &s)| (k as u8, (s / tiles.len() as f64).sqrt())).collect();
+    Ok(Some(fit_exponent(&points)))
+}

@@ -1,0 +1,72 @@
+//! Cost of a synthesized tile (131 x 131 samples past the data depth), one
+//! core, in microseconds: the resampled ancestor alone, then with detail.
+//!
+//! `cargo bench -p planet-terrain --bench detail [-- PACK]`
+//!
+//! Without a pack, a codec-2 procedural Earth is written to depth 3 in a
+//! temporary folder (a few seconds). "Warm" reuses the data tile's amplitude
+//! field (a flight asks for many tiles under one data tile); "cold" drops it
+//! first, so it pays one more decode of the data tile.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use planet_terrain::TileAddress;
+use planet_terrain::ground::{DetailSource, HeightSource, PackSource};
+use planet_terrain::pack::Pack;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn time(source: &dyn HeightSource, tiles: &[TileAddress]) -> f64 {
+    median(
+        tiles
+            .iter()
+            .map(|&t| {
+                let start = Instant::now();
+                std::hint::black_box(source.tile(t).unwrap());
+                start.elapsed().as_secs_f64() * 1e6
+            })
+            .collect(),
+    )
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = match std::env::args().skip(1).find(|a| !a.starts_with('-')) {
+        Some(p) => std::path::PathBuf::from(p),
+        None => {
+            let p = dir.path().join("procedural.planetpack");
+            planet_terrain::testing::write_procedural_pack(&p, 3).unwrap();
+            p
+        }
+    };
+    let pack = Arc::new(Pack::open(&path).unwrap());
+    let inner: Arc<dyn HeightSource> = Arc::new(PackSource::new(pack));
+    let data = inner.data_depth().unwrap();
+    println!("{}: height data depth {data}", path.display());
+    println!("{:>6} {:>14} {:>16} {:>16}", "depth", "resampled us", "+detail warm us", "+detail cold us");
+    for k in [1u8, 4, 8, 12] {
+        let depth = data + k;
+        // 64 tiles along a diagonal of face 0's centre region.
+        let n = 1u32 << depth;
+        let tiles: Vec<TileAddress> = (0..64u32)
+            .map(|s| TileAddress::new(0, depth, n / 3 + s % n.min(64), n / 3 + (s * 7) % n.min(64)).unwrap())
+            .collect();
+        let detail = DetailSource::new(inner.clone());
+        let _ = time(&detail, &tiles); // fill the amplitude cache
+        let warm = time(&detail, &tiles);
+        let cold: Vec<f64> = tiles
+            .iter()
+            .map(|&t| {
+                let fresh = DetailSource::new(inner.clone());
+                let start = Instant::now();
+                std::hint::black_box(fresh.tile(t).unwrap());
+                start.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        println!("{depth:>6} {:>14.0} {warm:>16.0} {:>16.0}", time(&*inner, &tiles), median(cold));
+    }
+}
