@@ -52,9 +52,8 @@ fn main() {
         let depth = data + k;
         // 64 tiles along a diagonal of face 0's centre region.
         let n = 1u32 << depth;
-        let tiles: Vec<TileAddress> = (0..64u32)
-            .map(|s| TileAddress::new(0, depth, n / 3 + s % n.min(64), n / 3 + (s * 7) % n.min(64)).unwrap())
-            .collect();
+        let tiles: Vec<TileAddress> =
+            (0..64u32).map(|s| TileAddress::new(0, depth, (n / 3 + s) % n, (n / 3 + s * 7) % n).unwrap()).collect();
         let detail = DetailSource::new(inner.clone());
         let _ = time(&detail, &tiles); // fill the amplitude cache
         let warm = time(&detail, &tiles);

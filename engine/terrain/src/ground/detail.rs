@@ -344,8 +344,6 @@ impl DetailSource {
     /// The unit octave sum (before the amplitude field) at every stored
     /// sample of a tile at depth past `data_depth`, in stored order.
     pub fn octave_sum(&self, tile: TileAddress, data_depth: u8) -> Vec<f64> {
-        let n = TILE_STORED_SAMPLES as i32;
-        let samples: Vec<FaceSample> = (-1..n - 1).flat_map(|j| (-1..n - 1).map(move |i| tile.sample(i, j))).collect();
         let first_log2 = data_depth + 7;
         let gain = self.gain;
         let sample_log2 = tile.depth() + 7;
@@ -359,12 +357,45 @@ impl DetailSource {
             }
             c
         };
-        let mut out = vec![0.0; samples.len()];
-        let mut faces: Vec<Face> = samples.iter().map(|s| s.face).collect();
+        let n = TILE_STORED_SAMPLES as i64;
+        let mut out = vec![0.0; (n * n) as usize];
+        // The samples on the tile's own face (all but aprons past a face
+        // edge): one refinement of the level above, straight into place.
+        let last = 1i64 << sample_log2;
+        let (gi0, gj0) =
+            (i64::from(tile.x()) * i64::from(TILE_CELLS) - 1, i64::from(tile.y()) * i64::from(TILE_CELLS) - 1);
+        let (i0, i1) = (gi0.max(0) as u64, (gi0 + n - 1).min(last) as u64);
+        let (j0, j1) = (gj0.max(0) as u64, (gj0 + n - 1).min(last) as u64);
+        let face = tile.face();
+        let coarse = window(
+            self.seed,
+            face,
+            sample_log2 - 1,
+            (i0 >> 1, (i1 + 1) >> 1, j0 >> 1, (j1 + 1) >> 1),
+            first_log2,
+            &coefficient,
+        );
+        for gj in j0..=j1 {
+            let row = (gj as i64 - gj0) * n - gi0;
+            for gi in i0..=i1 {
+                out[(row + gi as i64) as usize] = coarse.refine(gi, gj);
+            }
+        }
+        // Aprons past a face edge: the neighbouring face's own samples.
+        let outside: Vec<(usize, FaceSample)> = (-1..n as i32 - 1)
+            .flat_map(|j| (-1..n as i32 - 1).map(move |i| (i, j)))
+            .enumerate()
+            .filter(|&(_, (i, j))| {
+                let (gi, gj) = (gi0 + 1 + i64::from(i), gj0 + 1 + i64::from(j));
+                !(0..=last).contains(&gi) || !(0..=last).contains(&gj)
+            })
+            .map(|(k, (i, j))| (k, tile.sample(i, j)))
+            .collect();
+        let mut faces: Vec<Face> = outside.iter().map(|(_, s)| s.face).collect();
         faces.sort();
         faces.dedup();
         for face in faces {
-            let on = || samples.iter().filter(|s| s.face == face);
+            let on = || outside.iter().filter(|(_, s)| s.face == face).map(|(_, s)| s);
             let range = (
                 on().map(|s| s.i).min().unwrap_or(0),
                 on().map(|s| s.i).max().unwrap_or(0),
@@ -372,12 +403,26 @@ impl DetailSource {
                 on().map(|s| s.j).max().unwrap_or(0),
             );
             let w = window(self.seed, face, sample_log2, range, first_log2, &coefficient);
-            for (k, s) in samples.iter().enumerate().filter(|(_, s)| s.face == face) {
-                out[k] = w.at(s.i, s.j);
+            for (k, s) in outside.iter().filter(|(_, s)| s.face == face) {
+                out[*k] = w.at(s.i, s.j);
             }
         }
         out
     }
+}
+
+/// Where the samples of one stored row (or column) fall in the data
+/// ancestor's cell-centre grid: the lower cell and the fraction, computed as
+/// [`dual_bilinear`] computes them.
+fn dual_axis(origin: f64, step: f64) -> Vec<(usize, f64)> {
+    let last = (CELLS - 3) as f64;
+    (-1..TILE_STORED_SAMPLES as i32 - 1)
+        .map(|i| {
+            let c = origin + f64::from(i) * step - 0.5;
+            let c0 = c.floor().clamp(-1.0, last);
+            ((c0 + 1.0) as usize, c - c0)
+        })
+        .collect()
 }
 
 impl HeightSource for DetailSource {
@@ -393,14 +438,20 @@ impl HeightSource for DetailSource {
         let (u0, v0, step) = DetailSource::placement(tile, ancestor);
         let sum = self.octave_sum(tile, data_depth);
         let n = TILE_STORED_SAMPLES as usize;
+        let (columns, rows) = (dual_axis(u0, step), dual_axis(v0, step));
         let mut contributed = false;
-        for (k, h) in t.heights.iter_mut().enumerate() {
-            let (i, j) = ((k % n) as f64 - 1.0, (k / n) as f64 - 1.0);
-            let amplitude = dual_bilinear(&cells, u0 + i * step, v0 + j * step);
-            let detail = amplitude * sum[k];
-            if detail != 0.0 {
-                contributed = true;
-                *h = (f64::from(*h) + detail) as f32;
+        for (j, &(v, fv)) in rows.iter().enumerate() {
+            let (below, above) = (&cells[v * CELLS..], &cells[(v + 1) * CELLS..]);
+            for (i, &(u, fu)) in columns.iter().enumerate() {
+                let k = j * n + i;
+                let bottom = f64::from(below[u]) * (1.0 - fu) + f64::from(below[u + 1]) * fu;
+                let top = f64::from(above[u]) * (1.0 - fu) + f64::from(above[u + 1]) * fu;
+                let amplitude = bottom * (1.0 - fv) + top * fv;
+                let detail = amplitude * sum[k];
+                if detail != 0.0 {
+                    contributed = true;
+                    t.heights[k] = (f64::from(t.heights[k]) + detail) as f32;
+                }
             }
         }
         if contributed {
