@@ -83,11 +83,6 @@ impl std::fmt::Debug for DetailSource {
     }
 }
 
-/// Ground with or without synthesized detail: what `--detail on|off` picks.
-pub fn with_detail(source: Arc<dyn HeightSource>, on: bool) -> Arc<dyn HeightSource> {
-    if on { Arc::new(DetailSource::new(source)) } else { source }
-}
-
 impl DetailSource {
     /// Detail whose octaves continue the roughness exponent measured in the
     /// inner source's own data ([`DetailSource::exponent_of`]).
