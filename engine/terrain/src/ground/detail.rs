@@ -52,6 +52,10 @@ const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
 /// line continues across the data depth; see docs/PERFORMANCE.md).
 pub const DEFAULT_FIRST_OCTAVE: f64 = 1.5;
 
+/// The seed of every pack's detail: one fixed value, so the same pack gives
+/// the same ground everywhere.
+pub const DETAIL_SEED: u64 = 0x005e_edde_7a11;
+
 /// Surface classes that get no detail (the demo's table: 1 ocean, 3 lake).
 pub const WATER_CLASSES: [u8; 2] = [1, 3];
 
@@ -88,7 +92,7 @@ impl DetailSource {
     /// inner source's own data ([`DetailSource::exponent_of`]).
     pub fn new(inner: Arc<dyn HeightSource>) -> DetailSource {
         let gain = DetailSource::exponent_of(&*inner).map_or(DEFAULT_OCTAVE_GAIN, |(_, gain)| gain);
-        DetailSource::with_parameters(inner, 0x5eed_de7a_11, gain, DEFAULT_FIRST_OCTAVE)
+        DetailSource::with_parameters(inner, DETAIL_SEED, gain, DEFAULT_FIRST_OCTAVE)
     }
 
     /// The data's roughness exponent `H` (fitted over windows of 128 down to
