@@ -289,3 +289,69 @@ fn synthesized_roughness_continues_the_measured_power_law() {
         assert!((sigma / line).max(line / sigma) <= 1.6, "depth {d}: {sigma} m against {line} m");
     }
 }
+
+/// A point on detailed land of the analytic pack: (lat, lon) degrees.
+fn land(detail: &DetailSource, depth: u8) -> planet_terrain::Geodetic {
+    let body = detail.body().clone();
+    for lat in [5.0, -8.0, 12.0, -15.0] {
+        for k in 0..36 {
+            let at = planet_terrain::Geodetic::from_degrees(lat, f64::from(k) * 10.0, 0.0);
+            let (tile, u, v) = planet_terrain::ground::locate(&body, at, depth);
+            if detail.amplitude_at(tile, u.round() as i32, v.round() as i32).unwrap() > 20.0 {
+                return at;
+            }
+        }
+    }
+    panic!("no detailed land in the analytic pack");
+}
+
+#[test]
+fn a_crater_lies_on_synthesized_ground_and_nothing_else_moves() {
+    use planet_terrain::layers::{Layer, LayerKind, LayerStack};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, detail) = analytic(&dir);
+    let depth = 12;
+    let at = land(&detail, depth);
+    let body = detail.body().clone();
+    let mut layers = LayerStack::new();
+    let (lat, lon) = (at.latitude.to_degrees(), at.longitude.to_degrees());
+    let kind = LayerKind::Crater { lat, lon, radius_m: 300.0, depth_m: 80.0, rim_m: 10.0 };
+    layers.insert(body.ellipsoid(), Layer { order: 1, kind }).unwrap();
+    let detail = Arc::new(detail);
+    let function = planet_terrain::HeightFunction::new(detail.clone(), layers);
+    let (tile, u, v) = planet_terrain::ground::locate(&body, at, depth);
+    let (bare, cratered) = (detail.tile(tile).unwrap(), function.tile(tile).unwrap());
+    assert_eq!(bare.provenance, Provenance::Invented);
+    let drop = bare.bilinear(u, v) - cratered.bilinear(u, v);
+    assert!((60.0..=100.0).contains(&drop), "the crater floor lies {drop} m below the synthesized ground");
+    // Away from the footprint the synthesized ground is untouched.
+    let far =
+        planet_terrain::ground::locate(&body, planet_terrain::Geodetic::from_degrees(lat + 1.0, lon, 0.0), depth).0;
+    assert_eq!(detail.tile(far).unwrap(), function.tile(far).unwrap());
+}
+
+#[test]
+fn selection_refines_into_synthesized_ground_near_it() {
+    use planet_terrain::lod::{SelectionSettings, select};
+    let dir = tempfile::tempdir().unwrap();
+    let (inner, detail) = analytic(&dir);
+    let body = detail.body().clone();
+    let ground = land(&detail, 10);
+    let h = detail.tile(planet_terrain::ground::locate(&body, ground, 10).0).unwrap().height(64, 64);
+    let at = planet_terrain::Geodetic::from_degrees(
+        ground.latitude.to_degrees(),
+        ground.longitude.to_degrees(),
+        f64::from(h) + 300.0,
+    );
+    let view = planet_terrain::View::looking_from(&body, at, 30.0, -20.0, 60f64.to_radians(), (640, 360));
+    let settings = SelectionSettings { target_error_px: 2.0, node_budget: 6000, near_m: 0.1 };
+    let deepest = |source: &dyn HeightSource| {
+        let cut = select(source, &view, &settings).unwrap();
+        let drawn = cut.nodes.iter().filter(|n| n.culled.is_none());
+        let invented = drawn.clone().filter(|n| n.bounds.provenance == Provenance::Invented).count();
+        (drawn.map(|n| n.tile.depth()).max().unwrap(), invented)
+    };
+    let (with, invented) = deepest(&detail);
+    let (without, _) = deepest(&*inner);
+    assert!(with > without && with >= 8 && invented > 0, "deepest drawn depth {with} with detail, {without} without");
+}
