@@ -467,18 +467,30 @@ impl HeightSource for DetailSource {
         let mut b = self.inner.tile_bounds(tile)?;
         let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(b) };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
-        let cells = self.amplitudes(ancestor)?;
-        let (u0, v0, step) = DetailSource::placement(tile, ancestor);
-        let lo = ((u0 - step - 0.5).floor() as i64).max(-1);
-        let hi = ((u0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
-        let lo_v = ((v0 - step - 0.5).floor() as i64).max(-1);
-        let hi_v = ((v0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
-        let mut amplitude = 0.0f64;
-        for cj in lo_v..=hi_v {
-            for ci in lo..=hi {
-                amplitude = amplitude.max(f64::from(cells[(cj + 1) as usize * CELLS + (ci + 1) as usize]));
+        let amplitude = match self.amplitudes(ancestor) {
+            Ok(cells) => {
+                let (u0, v0, step) = DetailSource::placement(tile, ancestor);
+                let lo = ((u0 - step - 0.5).floor() as i64).max(-1);
+                let hi = ((u0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
+                let lo_v = ((v0 - step - 0.5).floor() as i64).max(-1);
+                let hi_v = ((v0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
+                let mut amplitude = 0.0f64;
+                for cj in lo_v..=hi_v {
+                    for ci in lo..=hi {
+                        amplitude = amplitude.max(f64::from(cells[(cj + 1) as usize * CELLS + (ci + 1) as usize]));
+                    }
+                }
+                amplitude
             }
-        }
+            // A data tile that cannot be read (torn, corrupt) must not stop
+            // selection, which never decoded before detail: its index range
+            // bounds every cell (each diagonal change is at most the range).
+            Err(SourceError::Pack(_)) => {
+                let a = self.inner.tile_bounds(ancestor)?;
+                self.first * (a.max_elevation - a.min_elevation) / std::f64::consts::SQRT_2 * (1.0 + 1e-6)
+            }
+            Err(e) => return Err(e),
+        };
         if amplitude == 0.0 {
             return Ok(b);
         }

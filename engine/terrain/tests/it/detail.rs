@@ -355,3 +355,21 @@ fn selection_refines_into_synthesized_ground_near_it() {
     let (without, _) = deepest(&*inner);
     assert!(with > without && with >= 8 && invented > 0, "deepest drawn depth {with} with detail, {without} without");
 }
+
+#[test]
+fn a_corrupt_data_tile_fails_its_tiles_but_not_their_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.planetpack");
+    write_pack(&path, Codec::HeightsClasses, &tiles_to_depth(1));
+    let bad: TileAddress = "2/1/1/0".parse().unwrap();
+    let entry = *Pack::open(&path).unwrap().entry(bad).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[(entry.payload_offset + u64::from(entry.payload_length) / 2) as usize] ^= 0x5a;
+    std::fs::write(&path, bytes).unwrap();
+    let inner: Arc<dyn HeightSource> = Arc::new(PackSource::new(Arc::new(Pack::open(&path).unwrap())));
+    let detail = DetailSource::new(inner.clone());
+    let under: TileAddress = "2/6/40/3".parse().unwrap();
+    assert!(detail.tile(under).is_err());
+    let (b, plain) = (detail.tile_bounds(under).unwrap(), inner.tile_bounds(under).unwrap());
+    assert!(b.min_elevation < plain.min_elevation && b.max_elevation > plain.max_elevation, "{b:?}");
+}
