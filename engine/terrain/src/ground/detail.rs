@@ -3,22 +3,27 @@
 //!
 //! The key decision: detail is a *refinement scheme on the cube's own sample
 //! lattices*, not noise evaluated in tile space. Octave `e` (new at depth
-//! `e`) is white noise on the depth-`e-1` sample lattice (so its wavelength
-//! is at least four samples of depth `e`), drawn from a hash of the node's
-//! integer cube point (the same integers from every face that shares the
-//! node, no transcendental functions) and scaled by `gain^(e - D)`. The sum
-//! of the octaves up to depth `d` is carried as node values: each lattice
-//! level's nodes are the bilinear refinement (weights 0, 1/2, 1 only) of the
-//! coarser level plus that level's octave, and a tile's samples are one more
-//! refinement of the depth-`d-1` nodes. Hence
+//! `e`) is white noise at the nodes of the depth-`e-1` sample lattice that
+//! the depth-`e-2` lattice lacks (so its wavelength is at least four samples
+//! of depth `e`), drawn from a hash of the node's integer cube point (the
+//! same integers from every face that shares the node, no transcendental
+//! functions) and scaled by `gain^(e - D - 1)`. The sum of the octaves up to
+//! depth `d` is carried as node values: each lattice level's nodes are the
+//! bilinear refinement (weights 0, 1/2, 1 only) of the coarser level plus
+//! that level's octave at its new nodes, and a tile's samples are one more
+//! refinement of the depth-`d-1` nodes (an interpolating subdivision, like
+//! midpoint displacement). Hence
 //!
 //! * it is a function of position alone: a node's value depends on nothing
 //!   but the node (induction over levels), so tiles, faces and depths agree;
 //!   along a face edge every refinement is one-dimensional (a product with an
 //!   exact weight, summed commutatively), so shared edge samples are equal
 //!   bit for bit;
-//! * a child refines its parent: at the child's even samples (the parent's
-//!   samples) the sum is the parent's sum plus only octave `d`'s node value;
+//! * a child refines its parent and never replaces it: at the parent's
+//!   samples the child's sum is the parent's plus octave `d`'s node value,
+//!   which is zero at the parent's even samples; so the child's whole drawn
+//!   lattice (every fourth sample) lies on the parent's samples bit for bit,
+//!   and the morph's even vertices never pop;
 //! * a tile costs one refinement pass per level over a window that halves
 //!   each level up, about 1.4 passes over the tile in all.
 //!
@@ -50,7 +55,7 @@ const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
 /// Amplitude of the first synthesized octave per metre of the data's local
 /// height change across one sample (calibrated so the roughness-vs-scale
 /// line continues across the data depth; see docs/PERFORMANCE.md).
-pub const DEFAULT_FIRST_OCTAVE: f64 = 1.5;
+pub const DEFAULT_FIRST_OCTAVE: f64 = 1.9;
 
 /// The seed of every pack's detail: one fixed value, so the same pack gives
 /// the same ground everywhere.
@@ -145,10 +150,10 @@ impl DetailSource {
     }
 
     /// The value of octave `depth`'s node at a sample of depth `depth - 1`
-    /// (unscaled, in [-1, 1)): what a child adds to its parent's sum at the
-    /// parent's samples.
+    /// (unscaled, in [-1, 1); zero at the samples depth `depth - 2` has too):
+    /// what a child adds to its parent's sum at the parent's samples.
     pub fn octave_node(&self, sample: FaceSample) -> f64 {
-        node_noise(self.seed, sample)
+        if (sample.i | sample.j) & 1 == 1 { node_noise(self.seed, sample) } else { 0.0 }
     }
 
     /// The amplitude field of the data-depth tile `tile` (metres of octave
@@ -320,7 +325,8 @@ fn window(
     if cells_log2 == first_log2 {
         for j in j0..=j1 {
             for i in i0..=i1 {
-                values.push(c * node_noise(seed, FaceSample { face, cells_log2, i, j }));
+                let new = (i | j) & 1 == 1;
+                values.push(if new { c * node_noise(seed, FaceSample { face, cells_log2, i, j }) } else { 0.0 });
             }
         }
         return Window { i0, j0, width, values };
@@ -330,7 +336,11 @@ fn window(
     for j in j0..=j1 {
         for i in i0..=i1 {
             let mut v = coarse.refine(i, j);
-            if c != 0.0 {
+            // Only nodes new at this level take its octave: the coarser
+            // level's nodes keep their values, so a tile's samples at its
+            // parent's even samples (its whole drawn lattice) are the
+            // parent's, bit for bit.
+            if c != 0.0 && (i | j) & 1 == 1 {
                 v += c * node_noise(seed, FaceSample { face, cells_log2, i, j });
             }
             values.push(v);
