@@ -70,6 +70,13 @@ const CELLS: usize = TILE_STORED_SAMPLES as usize - 1;
 /// How many data tiles' amplitude fields are kept (about 68 KB each).
 const CACHE_TILES: usize = 256;
 
+/// What detail keeps of one data-depth tile: its amplitude field (one value
+/// per cell of the stored grid) and its heights (for bounds).
+struct DataField {
+    cells: Vec<f32>,
+    heights: Vec<f32>,
+}
+
 /// A source with detail synthesized past its height data depth.
 #[derive(Clone)]
 pub struct DetailSource {
@@ -78,7 +85,13 @@ pub struct DetailSource {
     gain: f64,
     first: f64,
     /// Amplitude fields of data-depth tiles, by tile.
-    cache: Arc<Mutex<HashMap<TileAddress, Arc<Vec<f32>>>>>,
+    cache: Arc<Mutex<HashMap<TileAddress, Arc<DataField>>>>,
+    /// Bounds of synthesized tiles already computed (selection asks for the
+    /// same nodes every frame).
+    bounds: Arc<Mutex<HashMap<TileAddress, TileBounds>>>,
+    /// Past the data depth the inner source is the bilinear resampling of
+    /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
+    resamples_data: bool,
 }
 
 impl std::fmt::Debug for DetailSource {
@@ -122,7 +135,18 @@ impl DetailSource {
     /// `gain` is the amplitude ratio between successive octaves (`2^-H`),
     /// `first` the first octave's amplitude per metre of local height change.
     pub fn with_parameters(inner: Arc<dyn HeightSource>, seed: u64, gain: f64, first: f64) -> DetailSource {
-        DetailSource { inner, seed, gain, first, cache: Arc::default() }
+        DetailSource { inner, seed, gain, first, cache: Arc::default(), bounds: Arc::default(), resamples_data: false }
+    }
+
+    /// States that past the data depth the inner source is the bilinear
+    /// resampling of its data-depth tiles (a pack stored no deeper than its
+    /// height data depth), so a deeper tile's ground lies within the range
+    /// of the data samples under it: its bounds then come from those
+    /// samples, not from the whole data tile's range (near the ground, the
+    /// whole range would put the camera inside every nearby node's bounds).
+    pub fn resampling_its_data(mut self, yes: bool) -> DetailSource {
+        self.resamples_data = yes;
+        self
     }
 
     pub fn inner(&self) -> &Arc<dyn HeightSource> {
@@ -144,9 +168,9 @@ impl DetailSource {
     pub fn amplitude_at(&self, tile: TileAddress, i: i32, j: i32) -> Result<f64, SourceError> {
         let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(0.0) };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
-        let cells = self.amplitudes(ancestor)?;
+        let field = self.amplitudes(ancestor)?;
         let (u0, v0, step) = DetailSource::placement(tile, ancestor);
-        Ok(dual_bilinear(&cells, u0 + f64::from(i) * step, v0 + f64::from(j) * step))
+        Ok(dual_bilinear(&field.cells, u0 + f64::from(i) * step, v0 + f64::from(j) * step))
     }
 
     /// The value of octave `depth`'s node at a sample of depth `depth - 1`
@@ -158,7 +182,7 @@ impl DetailSource {
 
     /// The amplitude field of the data-depth tile `tile` (metres of octave
     /// sum per unit), one value per cell of its stored grid, cached.
-    fn amplitudes(&self, tile: TileAddress) -> Result<Arc<Vec<f32>>, SourceError> {
+    fn amplitudes(&self, tile: TileAddress) -> Result<Arc<DataField>, SourceError> {
         if let Some(a) = self.cache.lock().expect("cache lock").get(&tile) {
             return Ok(a.clone());
         }
@@ -195,7 +219,7 @@ impl DetailSource {
             let at = |i: usize, j: usize| cells[j * CELLS + i];
             cells[ay * CELLS + ax] = at(bx, ay).max(at(ax, by)).max(at(bx, by));
         }
-        let cells = Arc::new(cells);
+        let cells = Arc::new(DataField { cells, heights: data.heights });
         let mut cache = self.cache.lock().expect("cache lock");
         if cache.len() >= CACHE_TILES {
             cache.clear();
@@ -434,6 +458,42 @@ fn dual_axis(origin: f64, step: f64) -> Vec<(usize, f64)> {
         .collect()
 }
 
+impl DetailSource {
+    /// A range holding the unit octave sum at every stored sample of a tile
+    /// past the data depth: the range of the nodes five levels up that
+    /// cover the tile (every sample is a convex refinement of them), widened
+    /// by the weights of the finer octaves. Near the ground the realized
+    /// coarse octaves, not their worst case, then bound the tile, so the
+    /// camera stands outside nearby nodes. Tiles on a face edge (their
+    /// aprons lie on other faces) take the worst case.
+    fn octave_range(&self, tile: TileAddress, data_depth: u8) -> (f64, f64) {
+        let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
+        let depth = tile.depth();
+        let level = data_depth.max(depth.saturating_sub(5));
+        let edge = tile.tiles_per_face_edge() - 1;
+        if level + 1 >= depth || tile.x() == 0 || tile.y() == 0 || tile.x() == edge || tile.y() == edge {
+            return (-up_to, up_to);
+        }
+        let (first_log2, sample_log2, gain) = (data_depth + 7, depth + 7, self.gain);
+        let coefficient = move |log2: u8| -> f64 {
+            if log2 >= sample_log2 {
+                return 0.0;
+            }
+            (first_log2..log2).fold(1.0, |c, _| c * gain)
+        };
+        let shift = depth - level;
+        let cells = u64::from(TILE_CELLS);
+        let (gi0, gj0) = (u64::from(tile.x()) * cells - 1, u64::from(tile.y()) * cells - 1);
+        let span = |g: u64| (g >> shift, ((g + cells + 2) >> shift) + 1);
+        let ((i0, i1), (j0, j1)) = (span(gi0), span(gj0));
+        let w = window(self.seed, tile.face(), level + 7, (i0, i1, j0, j1), first_log2, &coefficient);
+        let low = w.values.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = w.values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let fine: f64 = (level + 8..sample_log2).map(coefficient).sum();
+        (low - fine, high + fine)
+    }
+}
+
 impl HeightSource for DetailSource {
     fn body(&self) -> &Body {
         self.inner.body()
@@ -443,7 +503,8 @@ impl HeightSource for DetailSource {
         let mut t = self.inner.tile(tile)?;
         let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(t) };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
-        let cells = self.amplitudes(ancestor)?;
+        let field = self.amplitudes(ancestor)?;
+        let cells = &field.cells;
         let (u0, v0, step) = DetailSource::placement(tile, ancestor);
         let sum = self.octave_sum(tile, data_depth);
         let n = TILE_STORED_SAMPLES as usize;
@@ -469,16 +530,44 @@ impl HeightSource for DetailSource {
         Ok(t)
     }
 
-    /// The inner bounds widened by the largest amplitude over the tile's
-    /// cells times the sum of its octave coefficients; the error adds the
-    /// octaves the tile omits and the two its drawn lattice (every fourth
-    /// sample) cannot resolve.
+    /// [`DetailSource::synthesized_bounds`], kept per tile.
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        if self.inner.data_depth().is_some_and(|d| tile.depth() > d)
+            && let Some(b) = self.bounds.lock().expect("bounds lock").get(&tile)
+        {
+            return Ok(*b);
+        }
+        let b = self.synthesized_bounds(tile)?;
+        let mut cache = self.bounds.lock().expect("bounds lock");
+        if cache.len() >= 1 << 16 {
+            cache.clear();
+        }
+        cache.insert(tile, b);
+        Ok(b)
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.inner.data_depth()
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.inner.colour_data_depth()
+    }
+}
+
+impl DetailSource {
+    /// The inner bounds (narrowed to the data under the tile where the
+    /// inner source resamples its data) widened by the largest amplitude
+    /// over the tile's cells times the range of the octave sum over it; the
+    /// error adds the octaves the tile omits and the two its drawn lattice
+    /// (every fourth sample) cannot resolve.
+    pub fn synthesized_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
         let mut b = self.inner.tile_bounds(tile)?;
         let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(b) };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
         let amplitude = match self.amplitudes(ancestor) {
-            Ok(cells) => {
+            Ok(field) => {
+                let cells = &field.cells;
                 let (u0, v0, step) = DetailSource::placement(tile, ancestor);
                 let lo = ((u0 - step - 0.5).floor() as i64).max(-1);
                 let hi = ((u0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
@@ -489,6 +578,30 @@ impl HeightSource for DetailSource {
                     for ci in lo..=hi {
                         amplitude = amplitude.max(f64::from(cells[(cj + 1) as usize * CELLS + (ci + 1) as usize]));
                     }
+                }
+                if self.resamples_data {
+                    // The resampled ground is bilinear in each data cell
+                    // under the tile, so over the tile's rectangle its
+                    // extremes lie where the rectangle's edges and the grid
+                    // lines meet: its corners, its crossings of grid lines
+                    // and the data samples inside it.
+                    let stops = |o: f64| -> Vec<f64> {
+                        let (lo, hi) = (o - step, o + 129.0 * step);
+                        let inner = (lo.floor() as i32 + 1..=hi.ceil() as i32 - 1).map(f64::from);
+                        std::iter::once(lo).chain(inner).chain(std::iter::once(hi)).collect()
+                    };
+                    let (us, vs) = (stops(u0), stops(v0));
+                    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+                    for &v in &vs {
+                        for &u in &us {
+                            let h = crate::ground::bilinear(&field.heights, u, v);
+                            (low, high) = (low.min(h), high.max(h));
+                        }
+                    }
+                    // The f32 rounding of a resampled sample, with room.
+                    let slack = 1e-3 + 1e-6 * low.abs().max(high.abs());
+                    b.min_elevation = b.min_elevation.max(low - slack);
+                    b.max_elevation = b.max_elevation.min(high + slack);
                 }
                 amplitude
             }
@@ -504,23 +617,17 @@ impl HeightSource for DetailSource {
         if amplitude == 0.0 {
             return Ok(b);
         }
-        let (up_to, beyond) = self.coefficient_sums(data_depth, tile.depth());
-        // The f32 rounding of a sample near the extremes, with room to spare.
-        let reach = amplitude * up_to * (1.0 + 1e-9) + 1e-3 + 1e-6 * b.min_elevation.abs().max(b.max_elevation.abs());
-        b.min_elevation -= reach;
-        b.max_elevation += reach;
+        let (_, beyond) = self.coefficient_sums(data_depth, tile.depth());
+        // The amplitude field lies in [0, amplitude]; the f32 rounding of a
+        // sample near the extremes is the slack, with room to spare.
+        let (low, high) = self.octave_range(tile, data_depth);
+        let slack = 1e-3 + 1e-6 * b.min_elevation.abs().max(b.max_elevation.abs());
+        b.min_elevation += amplitude * low.min(0.0) * (1.0 + 1e-9) - slack;
+        b.max_elevation += amplitude * high.max(0.0) * (1.0 + 1e-9) + slack;
         let own = self.octave_coefficient(data_depth, tile.depth());
         let previous = if tile.depth() > data_depth + 1 { own / self.gain } else { 0.0 };
         b.geometric_error += amplitude * (beyond + own + 0.5 * previous);
         b.provenance = Provenance::Invented;
         Ok(b)
-    }
-
-    fn data_depth(&self) -> Option<u8> {
-        self.inner.data_depth()
-    }
-
-    fn colour_data_depth(&self) -> Option<u8> {
-        self.inner.colour_data_depth()
     }
 }

@@ -136,12 +136,14 @@ impl GroundStack {
     pub fn with_detail(&self, on: bool) -> GroundStack {
         let mut top = self.base.clone();
         for (pack, border) in &self.layers {
+            let header = pack.source.pack().header();
             let ground: Arc<dyn HeightSource> = if on {
-                Arc::new(DetailSource::new(Arc::new(pack.source.clone())))
+                let detail = DetailSource::new(Arc::new(pack.source.clone()));
+                Arc::new(detail.resampling_its_data(header.max_depth <= header.height_data_depth))
             } else {
                 Arc::new(pack.source.clone())
             };
-            top = Arc::new(InsetSource::over(top, ground, pack.source.pack().header().coverage, *border));
+            top = Arc::new(InsetSource::over(top, ground, header.coverage, *border));
         }
         GroundStack { top, base: self.base.clone(), layers: self.layers.clone(), detail: on }
     }
