@@ -77,8 +77,9 @@ impl Reread {
 fn sample(pack: &Path, lat: f64, lon: f64) -> f64 {
     let lat_text = lat.to_string();
     let lon_text = lon.to_string();
-    let output =
-        run_ok("planet-pack", &["sample", pack.to_str().unwrap(), "--lat", &lat_text, "--lon", &lon_text, "--json"]);
+    // The measured ground (GDAL's reads judge it), without detail past it.
+    let args = ["sample", pack.to_str().unwrap(), "--lat", &lat_text, "--lon", &lon_text, "--json", "--detail", "off"];
+    let output = run_ok("planet-pack", &args);
     json(&output)["elevation_m"].as_f64().expect("elevation_m")
 }
 

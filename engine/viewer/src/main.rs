@@ -93,6 +93,8 @@ struct Cli {
     /// window, also where Ctrl+S saves edits (created if missing).
     #[arg(long)]
     scene: Option<PathBuf>,
+    #[command(flatten)]
+    detail: args::Detail,
     /// Test hook: authoring input at given frames, as
     /// `FRAME:ACTION[@X,Y];...` with ACTION one of K, P, N, M, DELETE,
     /// UNDO, REDO, SAVE, CLICK and X,Y the cursor in pixels.
@@ -191,7 +193,7 @@ fn open_source(cli: &Cli) -> Result<(Body, Option<Arc<dyn HeightSource>>)> {
         return Ok((body, procedural));
     }
     let base = procedural.unwrap_or_else(|| Arc::new(EllipsoidSource::new(body.clone())));
-    Ok((body, Some(Arc::new(GroundStack::new(base, packs)?))))
+    Ok((body, Some(Arc::new(GroundStack::new(base, packs)?.with_detail(cli.detail.on)))))
 }
 
 /// The camera's height above the ellipsoid (given, or the ground plus

@@ -107,6 +107,29 @@ pub fn count_in(text: &str, range: std::ops::RangeInclusive<u64>, what: &str) ->
     }
 }
 
+/// `on` or `off` (what `--detail` takes).
+///
+/// ```
+/// assert_eq!(planet_cli::args::on_off("off"), Ok(false));
+/// assert!(planet_cli::args::on_off("yes").unwrap_err().contains("on or off"));
+/// ```
+pub fn on_off(text: &str) -> Result<bool, String> {
+    match text.trim() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("'{other}': expected on or off")),
+    }
+}
+
+/// `--detail on|off`: ground synthesized past the height data depth (on by
+/// default; off shows the resampled data alone, for comparison).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct Detail {
+    /// Synthesize ground detail past the packs' height data depth: on or off.
+    #[arg(long = "detail", default_value = "on", value_parser = on_off, value_name = "on|off", action = clap::ArgAction::Set)]
+    pub on: bool,
+}
+
 /// A viewport or window size, `WIDTHxHEIGHT`, each 1..=16384.
 ///
 /// ```

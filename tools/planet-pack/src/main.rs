@@ -18,7 +18,7 @@ use clap::{Parser, Subcommand};
 use planet_cli::args::{self, GeoPoint, Orientation};
 use planet_terrain::camera::View;
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
-use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, Provenance};
+use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, Provenance, locate};
 use planet_terrain::layers::LayerStack;
 use planet_terrain::lod::{SelectionSettings, select};
 use planet_terrain::pack::{IndexEntry, Pack};
@@ -61,6 +61,8 @@ enum Command {
         /// Apply this scene's layers (craters, pads, ...) first.
         #[arg(long)]
         scene: Option<PathBuf>,
+        #[command(flatten)]
+        detail: args::Detail,
     },
     /// The cut a camera would draw: nodes selected, culled and drawn, the
     /// effective screen error, depths, and the selection's CPU time, over a
@@ -86,15 +88,26 @@ enum Command {
         size: (u32, u32),
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        detail: args::Detail,
     },
-    /// Write a hillshaded picture of one stored tile.
+    /// Write a hillshaded picture of one stored tile (--png), or the heights
+    /// of any tile, past the stored depth too (--heights).
+    #[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["png", "heights"])))]
     Tile {
         pack: PathBuf,
         /// Tile address as face/depth/x/y, e.g. 3/7/45/102.
         key: String,
-        /// Output PNG path.
+        /// Output PNG path (a stored tile's samples).
         #[arg(long)]
-        png: PathBuf,
+        png: Option<PathBuf>,
+        /// Output .npy path: the tile's 131x131 heights in metres, '<f4', as
+        /// the ground every consumer reads (resampled and, past the height
+        /// data depth, with synthesized detail unless --detail off).
+        #[arg(long)]
+        heights: Option<PathBuf>,
+        #[command(flatten)]
+        detail: args::Detail,
         /// Pixels per sample.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=16))]
         scale: u32,
@@ -118,14 +131,25 @@ fn run(cli: Cli) -> Result<()> {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
         Command::Verify { pack } => verify(&pack),
         Command::Repair { pack } => repair::repair(&pack),
-        Command::Sample { packs, at, json, scene } => {
-            sample(&open_stack(&packs)?, at.lat, at.lon, json, scene.as_deref())
+        Command::Sample { packs, at, json, scene, detail } => {
+            sample(&open_stack(&packs)?, at.lat, at.lon, json, scene.as_deref(), detail.on)
         }
-        Command::Tile { pack, key, png, scale } => tile(&open(&pack)?, &key, &png, scale),
-        Command::Cut { packs, at, alt, orientation, budget, sse, size, json } => {
+        Command::Tile { pack, key, png, heights, scale, detail } => {
+            let tile: TileAddress = key.parse()?;
+            if let Some(png) = png {
+                picture(&open(&pack)?, tile, &png, scale)?;
+            }
+            if let Some(out) = heights {
+                let stack = open_stack(std::slice::from_ref(&pack))?;
+                tile_heights(&stack.with_detail(detail.on), tile, &out)?;
+            }
+            Ok(())
+        }
+        Command::Cut { packs, at, alt, orientation, budget, sse, size, json, detail } => {
             let camera =
                 CameraArgs { lat: at.lat, lon: at.lon, alt, heading: orientation.heading, pitch: orientation.pitch };
-            cut(&open_stack(&packs)?, camera, budget as usize, sse, size, json)
+            let ground = open_stack(&packs)?.with_detail(detail.on);
+            cut(&ground, camera, budget as usize, sse, size, json)
         }
     }
 }
@@ -297,23 +321,33 @@ fn verify(path: &Path) -> Result<()> {
 /// stack with the scene's layers, or with none) read where a person stands,
 /// at the depth whose samples lie 1 m apart. A layer therefore changes
 /// nothing, bit for bit, away from its footprint.
-fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<&Path>) -> Result<()> {
+fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<&Path>, detail: bool) -> Result<()> {
     let at = Geodetic::from_degrees(lat, lon, 0.0);
     let layers = match scene {
         Some(path) => planet_cli::scene::load_layer_stack(path, stack.body())?.0,
         None => LayerStack::new(),
     };
     let layers_applied = layers.len();
-    let function = HeightFunction::new(Arc::new(stack.clone()), layers);
+    let function = HeightFunction::new(Arc::new(stack.with_detail(detail)), layers);
     let read_depth = depth_for_spacing(&function, 1.0);
     let elevation = GroundReader::new(&function, read_depth).height(at)?;
     let origin = stack.origin_at(at)?;
-    let (provenance, tile) = (origin.provenance, origin.tile);
-    let described = match provenance {
+    let (mut provenance, tile) = (origin.provenance, origin.tile);
+    let mut described = match provenance {
         Provenance::Measured => "measured".to_owned(),
         Provenance::Resampled { from_depth } => format!("resampled from depth {from_depth}"),
         Provenance::Invented => "invented: no pack covers it".to_owned(),
     };
+    // Detail synthesized past the data depth makes the ground read here
+    // invented, whatever it stands on.
+    let read_tile = locate(function.body(), at, read_depth).0;
+    let synthesized =
+        provenance != Provenance::Invented && function.source().tile(read_tile)?.provenance == Provenance::Invented;
+    if synthesized {
+        described =
+            format!("invented: detail synthesized past height data depth {} over ground {described}", tile.depth());
+        provenance = Provenance::Invented;
+    }
     if as_json {
         let value = json!({
             "lat": lat,
@@ -328,6 +362,8 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
             "read_depth": read_depth,
             "packs": stack.packs().iter().map(|(name, _, _)| name.clone()).collect::<Vec<_>>(),
             "layers_applied": layers_applied,
+            "detail": detail,
+            "detail_synthesized": synthesized,
         });
         outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
@@ -336,8 +372,7 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
     Ok(())
 }
 
-fn tile(pack: &Pack, key: &str, out: &Path, scale: u32) -> Result<()> {
-    let tile: TileAddress = key.parse()?;
+fn picture(pack: &Pack, tile: TileAddress, out: &Path, scale: u32) -> Result<()> {
     let Some(entry) = pack.entry(tile) else {
         let hint = match pack.deepest_stored_ancestor(tile) {
             Some(a) => format!("; its deepest stored ancestor is {}", a.tile()),
@@ -362,8 +397,43 @@ struct CameraArgs {
     pitch: f64,
 }
 
+/// The heights of any tile as NumPy's .npy (version 1.0): a header that
+/// says little-endian f32 of shape (131, 131) in C order, padded so the
+/// data starts on a 64-byte boundary, then the samples in stored order
+/// (rows of constant j, apron included).
+fn tile_heights(ground: &dyn HeightSource, tile: TileAddress, out: &Path) -> Result<()> {
+    let t = ground.tile(tile).with_context(|| format!("reading tile {tile}"))?;
+    let n = planet_terrain::geo::address::TILE_STORED_SAMPLES;
+    let bytes = npy_f32(&t.heights, (n as usize, n as usize));
+    planet_cli::fs::write_atomic(out, &bytes).with_context(|| format!("writing {}", out.display()))?;
+    let provenance = match t.provenance {
+        Provenance::Measured => "measured".to_owned(),
+        Provenance::Resampled { from_depth } => format!("resampled from depth {from_depth}"),
+        Provenance::Invented => "invented".to_owned(),
+    };
+    outln!("wrote {} ({n}x{n} f32 heights of tile {tile}, {provenance})", out.display());
+    Ok(())
+}
+
+fn npy_f32(values: &[f32], (rows, columns): (usize, usize)) -> Vec<u8> {
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {columns}), }}");
+    // magic (6) + version (2) + length (2) + header + newline: a multiple of 64.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = Vec::with_capacity(10 + header.len() + 4 * values.len());
+    bytes.extend_from_slice(b"\x93NUMPY\x01\x00");
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes
+}
+
 fn cut(
-    source: &GroundStack,
+    source: &dyn HeightSource,
     camera: CameraArgs,
     budget: usize,
     sse: f64,

@@ -121,7 +121,11 @@ fn sample_answers_where_a_person_stands() {
     let p = pack.to_str().unwrap();
     let earth = Body::earth();
     for (lat, lon) in [(46.5, 8.0), (-33.9, -70.2), (89.0, 179.0)] {
-        let out = planet_pack(&["sample", p, "--lat", &lat.to_string(), "--lon", &lon.to_string(), "--json"]);
+        // The measured ground alone (detail past the data depth is
+        // `sample_says_where_detail_was_synthesized`'s).
+        let (lat_text, lon_text) = (lat.to_string(), lon.to_string());
+        let args = ["sample", p, "--lat", &lat_text, "--lon", &lon_text, "--json", "--detail", "off"];
+        let out = planet_pack(&args);
         assert!(out.status.success(), "{}", stderr(&out));
         let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
         let expected = ground(earth.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(lat, lon, 0.0)));
@@ -370,4 +374,62 @@ fn a_scene_changes_nothing_away_from_its_layers() {
         let (a, b) = (bare["elevation_m"].as_f64().unwrap(), with["elevation_m"].as_f64().unwrap());
         assert_eq!(a.to_bits(), b.to_bits(), "({lat}, {lon}): {a} vs {b}");
     }
+}
+
+/// Parses a .npy v1.0 file of '<f4' by hand: the header says little-endian
+/// f32 of shape (131, 131), the data starts on a 64-byte boundary and holds
+/// exactly 131 x 131 values.
+fn read_npy(path: &Path) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    assert!(header.contains("'descr': '<f4'") && header.contains("'fortran_order': False"), "{header}");
+    assert!(header.contains("'shape': (131, 131)") && header.ends_with('\n'), "{header}");
+    assert_eq!((10 + header_len) % 64, 0);
+    let data = &bytes[10 + header_len..];
+    assert_eq!(data.len(), 131 * 131 * 4);
+    data.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+#[test]
+fn tile_heights_are_written_as_npy_past_the_stored_depth_with_and_without_detail() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::HeightsClasses);
+    let p = pack.to_str().unwrap();
+    let npy = |key: &str, name: &str, extra: &[&str]| {
+        let path = dir.path().join(name);
+        let mut args = vec!["tile", p, key, "--heights", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = planet_pack(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        (read_npy(&path), stdout(&out))
+    };
+    // A stored, measured tile: detail changes nothing.
+    let (on, text) = npy("0/1/1/0", "stored.npy", &[]);
+    assert!(text.contains("measured"), "{text}");
+    assert_eq!(on, npy("0/1/1/0", "stored-off.npy", &["--detail", "off"]).0);
+    // Past the stored depth, on land: synthesized, and marked so.
+    let (on, text) = npy("0/9/100/300", "deep.npy", &[]);
+    assert!(text.contains("invented"), "{text}");
+    let (off, text) = npy("0/9/100/300", "deep-off.npy", &["--detail", "off"]);
+    assert!(text.contains("resampled from depth 1"), "{text}");
+    assert!(on.iter().all(|h| h.is_finite()) && on != off);
+    let out = planet_pack(&["tile", p, "0/1/1/0"]);
+    assert!(!out.status.success() && stderr(&out).contains("--heights"), "{}", stderr(&out));
+}
+
+#[test]
+fn sample_says_where_detail_was_synthesized() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::HeightsClasses);
+    let on = sample_json(&[&pack], 46.5, 8.0, &[]);
+    assert_eq!(on["measured"], false);
+    assert_eq!(on["detail_synthesized"], true);
+    assert!(on["provenance"].as_str().unwrap().starts_with("invented: detail synthesized"), "{on}");
+    let off = sample_json(&[&pack], 46.5, 8.0, &["--detail", "off"]);
+    assert_eq!(off["measured"], true);
+    assert_eq!(off["detail_synthesized"], false);
+    let (a, b) = (on["elevation_m"].as_f64().unwrap(), off["elevation_m"].as_f64().unwrap());
+    assert!(a != b && (a - b).abs() < 500.0, "{a} vs {b}");
 }

@@ -23,7 +23,8 @@ pub const INVENTED_COLOUR: [u8; 3] = [118, 118, 112];
 #[derive(Debug, Clone)]
 pub struct InsetSource {
     base: Arc<dyn HeightSource>,
-    inset: PackSource,
+    /// The pack's ground (the pack itself, or the pack with detail).
+    inset: Arc<dyn HeightSource>,
     coverage: Coverage,
     blend_degrees: f64,
 }
@@ -33,6 +34,17 @@ impl InsetSource {
     /// box it answers for.
     pub fn new(base: Arc<dyn HeightSource>, inset: PackSource, blend_degrees: f64) -> InsetSource {
         let coverage = inset.pack().header().coverage;
+        InsetSource::over(base, Arc::new(inset), coverage, blend_degrees)
+    }
+
+    /// Any ground of a pack (e.g. the pack with detail synthesized past its
+    /// own data depth) answering for `coverage` over `base`.
+    pub fn over(
+        base: Arc<dyn HeightSource>,
+        inset: Arc<dyn HeightSource>,
+        coverage: Coverage,
+        blend_degrees: f64,
+    ) -> InsetSource {
         InsetSource { base, inset, coverage, blend_degrees: blend_degrees.max(0.0) }
     }
 

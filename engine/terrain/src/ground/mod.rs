@@ -9,13 +9,16 @@
 //! without producing a tile ([`HeightSource::tile_bounds`]), because a cull
 //! tests far more nodes than it draws.
 
+mod detail;
 mod function;
 mod inset;
 mod pack;
 mod procedural;
 pub mod query;
+pub mod roughness;
 mod stack;
 
+pub use detail::{DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DetailSource, WATER_CLASSES};
 pub use function::HeightFunction;
 pub use inset::{INVENTED_COLOUR, InsetSource};
 pub use pack::PackSource;

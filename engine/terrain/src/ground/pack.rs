@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
 use crate::geo::body::Body;
-use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds, bilinear};
-use crate::pack::{DecodedTile, Pack, stored_index};
+use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
+use crate::pack::{DecodedTile, Pack};
 
 #[derive(Debug, Clone)]
 pub struct PackSource {
@@ -34,6 +34,41 @@ fn provenance_of(decoded: &DecodedTile, stored_depth: u8, data_depth: u8) -> Pro
         Provenance::Measured
     } else {
         Provenance::Resampled { from_depth: stored_depth.min(data_depth) }
+    }
+}
+
+/// Where the stored samples along one axis of a resampled tile fall in the
+/// ancestor's stored grid: the lower sample and the fraction exactly as
+/// `ground::bilinear` computes them (so the result is the same bits), and the
+/// nearest sample.
+struct Axis {
+    lower: Vec<usize>,
+    fraction: Vec<f64>,
+    nearest: Vec<usize>,
+}
+
+impl Axis {
+    fn new(origin: f64, scale: f64) -> Axis {
+        let last = TILE_CELLS as f64;
+        let (mut lower, mut fraction, mut nearest) = (Vec::new(), Vec::new(), Vec::new());
+        for i in -1..TILE_STORED_SAMPLES as i32 - 1 {
+            let u = origin + f64::from(i) * scale;
+            let u0 = u.floor().clamp(-1.0, last);
+            lower.push((u0 + 1.0) as usize);
+            fraction.push(u - u0);
+            nearest.push((u.round() as i32 + 1) as usize);
+        }
+        Axis { lower, fraction, nearest }
+    }
+
+    /// `ground::bilinear` at column `c` of `self` and row `r` of `rows`.
+    fn blend<T: Copy + Into<f64>>(&self, rows: &Axis, grid: &[T], c: usize, r: usize) -> f64 {
+        let n = TILE_STORED_SAMPLES as usize;
+        let (u0, fu, v0, fv) = (self.lower[c], self.fraction[c], rows.lower[r], rows.fraction[r]);
+        let at = |i: usize, j: usize| -> f64 { grid[j * n + i].into() };
+        let bottom = at(u0, v0) * (1.0 - fu) + at(u0 + 1, v0) * fu;
+        let top = at(u0, v0 + 1) * (1.0 - fu) + at(u0 + 1, v0 + 1) * fu;
+        bottom * (1.0 - fv) + top * fv
     }
 }
 
@@ -68,21 +103,24 @@ impl HeightSource for PackSource {
             .colour
             .as_ref()
             .map(|colour| [0, 1, 2].map(|c| colour.iter().map(|rgb| f32::from(rgb[c])).collect()));
-        let n = TILE_STORED_SAMPLES as i32;
-        let mut out = Vec::with_capacity((n * n) as usize);
-        let mut classes = decoded.classes.as_ref().map(|_| Vec::with_capacity((n * n) as usize));
-        let mut colour = planes.as_ref().map(|_| Vec::with_capacity((n * n) as usize));
-        for j in -1..n - 1 {
-            for i in -1..n - 1 {
-                let u = origin_u + f64::from(i) * scale;
-                let v = origin_v + f64::from(j) * scale;
-                out.push(bilinear(&heights, u, v) as f32);
+        // Each stored row and column meets the ancestor's grid at the same
+        // place for every sample on it: the cell and fraction `bilinear`
+        // would compute, and the nearest sample, found once per axis.
+        let columns = Axis::new(origin_u, scale);
+        let rows = Axis::new(origin_v, scale);
+        let n = TILE_STORED_SAMPLES as usize;
+        let mut out = Vec::with_capacity(n * n);
+        let mut classes = decoded.classes.as_ref().map(|_| Vec::with_capacity(n * n));
+        let mut colour = planes.as_ref().map(|_| Vec::with_capacity(n * n));
+        for r in 0..n {
+            for c in 0..n {
+                out.push(columns.blend(&rows, &heights, c, r) as f32);
                 // Classes are categories: nearest, never blended.
                 if let (Some(dst), Some(src)) = (classes.as_mut(), decoded.classes.as_ref()) {
-                    dst.push(src[stored_index(u.round() as i32, v.round() as i32)]);
+                    dst.push(src[rows.nearest[r] * n + columns.nearest[c]]);
                 }
                 if let (Some(dst), Some(planes)) = (colour.as_mut(), planes.as_ref()) {
-                    dst.push(planes.each_ref().map(|p| bilinear(p, u, v).round().clamp(0.0, 255.0) as u8));
+                    dst.push(planes.each_ref().map(|p| columns.blend(&rows, p, c, r).round().clamp(0.0, 255.0) as u8));
                 }
             }
         }

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use crate::geo::address::{TILE_STORED_SAMPLE_COUNT, TileAddress};
 use crate::geo::body::{Body, Geodetic};
 use crate::ground::inset::{inset_weight, least_measured};
-use crate::ground::{HeightSource, InsetSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, locate};
+use crate::ground::{
+    DetailSource, HeightSource, InsetSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, locate,
+};
 use crate::pack::Coverage;
 
 /// The body's reference ellipsoid as ground: 0 m everywhere, invented.
@@ -83,6 +85,8 @@ pub struct GroundStack {
     base: Arc<dyn HeightSource>,
     /// Bottom first, with each pack's blend border in degrees.
     layers: Vec<(StackedPack, f64)>,
+    /// Whether each pack's ground carries detail past its own data depth.
+    detail: bool,
 }
 
 impl GroundStack {
@@ -121,7 +125,32 @@ impl GroundStack {
             top = Arc::new(InsetSource::new(top, pack.source.clone(), border));
             layers.push((pack, border));
         }
-        Ok(GroundStack { top, base, layers })
+        Ok(GroundStack { top, base, layers, detail: false })
+    }
+
+    /// The same stack with detail synthesized past each pack's own height
+    /// data depth (`on`), or without (`off`, the packs' samples alone). Per
+    /// pack, not over the whole stack: an inset's deeper data must not move
+    /// the ground outside its box, and each pack's detail continues its own
+    /// data's roughness.
+    pub fn with_detail(&self, on: bool) -> GroundStack {
+        let mut top = self.base.clone();
+        for (pack, border) in &self.layers {
+            let header = pack.source.pack().header();
+            let ground: Arc<dyn HeightSource> = if on {
+                let detail = DetailSource::new(Arc::new(pack.source.clone()));
+                Arc::new(detail.resampling_its_data(header.max_depth <= header.height_data_depth))
+            } else {
+                Arc::new(pack.source.clone())
+            };
+            top = Arc::new(InsetSource::over(top, ground, header.coverage, *border));
+        }
+        GroundStack { top, base: self.base.clone(), layers: self.layers.clone(), detail: on }
+    }
+
+    /// Whether the packs' ground carries synthesized detail.
+    pub fn detail(&self) -> bool {
+        self.detail
     }
 
     /// Packs over their body's ellipsoid at 0 m: the stack every command

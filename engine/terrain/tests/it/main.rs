@@ -6,6 +6,7 @@
 //! One binary links the crate once instead of once per area.
 
 mod addressing;
+mod detail;
 mod geodesy;
 mod journal;
 mod layers;

@@ -15,7 +15,7 @@ use planet_terrain::{Body, Edge, Geodetic, TILE_CELLS, TileAddress};
 /// For every edge of `tile`, pairs (this tile's sample, the neighbour's
 /// sample at the same place) for the shared edge (`steps_in` 0 on both
 /// sides) and for the apron (one step outside here, one step inside there).
-fn check_edges(
+pub(crate) fn check_edges(
     source: &dyn HeightSource,
     tile: TileAddress,
     cache: &mut HashMap<TileAddress, SourceTile>,

@@ -1,0 +1,62 @@
+//! Roughness versus scale of a pack, measured and synthesized: the figures
+//! docs/PERFORMANCE.md quotes for detail synthesis.
+//!
+//! `cargo run --release -p planet-terrain --example detail_stats -- PACK [MIN_RELIEF_M]`
+//!
+//! Seeds are the data-depth tiles whose index relief (max - min) is at
+//! least MIN_RELIEF_M (default 1000 m) and that lie above -200 m (land, so
+//! heights-only packs without a water class are judged on land). Depths
+//! down to `data + 3` with detail off are windows of 128 down to 16 measured
+//! samples (the ancestor resampled bilinearly changes nothing at those
+//! scales); depths `data + 6` and deeper with detail on are synthesized.
+
+use std::sync::Arc;
+
+use planet_terrain::TileAddress;
+use planet_terrain::ground::roughness::{fit_exponent, roughness_by_depth};
+use planet_terrain::ground::{DetailSource, HeightSource, PackSource};
+use planet_terrain::pack::Pack;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = args.first().expect("usage: detail_stats PACK [MIN_RELIEF_M]");
+    let min_relief: f64 = args.get(1).map_or(1000.0, |s| s.parse().expect("a number"));
+    let inner: Arc<dyn HeightSource> = Arc::new(PackSource::new(Arc::new(Pack::open(path).expect("a pack"))));
+    let data = inner.data_depth().expect("a pack has a data depth");
+    let n = 1u32 << data;
+    let seeds: Vec<TileAddress> = (0..6u8)
+        .flat_map(|f| (0..n).flat_map(move |x| (0..n).map(move |y| TileAddress::new(f, data, x, y).unwrap())))
+        .filter(|&t| {
+            let b = inner.tile_bounds(t).unwrap();
+            b.max_elevation - b.min_elevation >= min_relief && b.min_elevation > -200.0
+        })
+        .collect();
+    println!("{path}: data depth {data}, {} seed tiles", seeds.len());
+    let detail = DetailSource::new(inner.clone());
+    let depths = || data.saturating_sub(1)..=data + 14;
+    let off = roughness_by_depth(&*inner, &seeds, depths(), 3).unwrap();
+    let on = roughness_by_depth(&detail, &seeds, depths(), 3).unwrap();
+    let estimated = DetailSource::exponent_of(&*inner);
+    println!("exponent estimated by DetailSource::new: {estimated:?} (H, octave gain)");
+    let h = estimated.map_or(0.8, |(h, _)| h);
+    let anchor = off.iter().find(|&&(d, _)| d == data + 3).map_or(1.0, |&(_, s)| s);
+    println!("{:>5} {:>12} {:>12} {:>12} {:>12}", "depth", "window m", "off m", "on m", "on / line");
+    for ((d, a), (_, b)) in off.iter().zip(&on) {
+        let window = inner.body().tile_size_m(*d);
+        let line = anchor * 2f64.powf(-h * (f64::from(*d) - f64::from(data + 3)));
+        println!("{d:>5} {window:>12.1} {a:>12.4} {b:>12.4} {:>12.3}", b / line);
+    }
+    let pick = |v: &[(u8, f64)], lo: u8, hi: u8| -> Vec<(u8, f64)> {
+        v.iter().copied().filter(|&(d, _)| (lo..=hi).contains(&d)).collect()
+    };
+    let measured = fit_exponent(&pick(&off, data, data + 3));
+    let synthesized = fit_exponent(&pick(&on, data + 6, data + 14));
+    let joined = fit_exponent(&pick(&on, data, data + 14));
+    println!(
+        "exponent H: measured (depths {}..={}) {measured:.3}, synthesized ({}..={}) {synthesized:.3}, all on {joined:.3}",
+        data,
+        data + 3,
+        data + 6,
+        data + 14
+    );
+}

@@ -1,0 +1,633 @@
+//! Detail synthesis past the height data depth: the ground a person stands
+//! on is no longer the bilinear plane of a 9 km sample.
+//!
+//! The key decision: detail is a *refinement scheme on the cube's own sample
+//! lattices*, not noise evaluated in tile space. Octave `e` (new at depth
+//! `e`) is white noise at the nodes of the depth-`e-1` sample lattice that
+//! the depth-`e-2` lattice lacks (so its wavelength is at least four samples
+//! of depth `e`), drawn from a hash of the node's integer cube point (the
+//! same integers from every face that shares the node, no transcendental
+//! functions) and scaled by `gain^(e - D - 1)`. The sum of the octaves up to
+//! depth `d` is carried as node values: each lattice level's nodes are the
+//! bilinear refinement (weights 0, 1/2, 1 only) of the coarser level plus
+//! that level's octave at its new nodes, and a tile's samples are one more
+//! refinement of the depth-`d-1` nodes (an interpolating subdivision, like
+//! midpoint displacement). Hence
+//!
+//! * it is a function of position alone: a node's value depends on nothing
+//!   but the node (induction over levels), so tiles, faces and depths agree;
+//!   along a face edge every refinement is one-dimensional (a product with an
+//!   exact weight, summed commutatively), so shared edge samples are equal
+//!   bit for bit;
+//! * a child refines its parent and never replaces it: at the parent's
+//!   samples the child's sum is the parent's plus octave `d`'s node value,
+//!   which is zero at the parent's even samples; so the child's whole drawn
+//!   lattice (every fourth sample) lies on the parent's samples bit for bit,
+//!   and the morph's even vertices never pop;
+//! * a tile costs one refinement pass per level over a window that halves
+//!   each level up, about 1.4 passes over the tile in all.
+//!
+//! The sum is multiplied by an amplitude field conditioned on the deepest
+//! measured level: per data cell, the mean height change across its
+//! diagonals (a slope times the spacing, so plains get little and mountains
+//! much), times the fraction of the cell's corners that are not water
+//! (classes 1 ocean and 3 lake). Cell values sit at cell centres and are
+//! interpolated bilinearly (the dual grid), which every stored sample of a
+//! deeper tile can reach inside its data ancestor's stored grid, apron
+//! included. Samples at or above the data depth are the inner source's,
+//! untouched.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
+use crate::geo::body::Body;
+use crate::geo::face::Face;
+use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
+
+/// Per-octave amplitude ratio where the data gives no exponent: `2^-H` for
+/// `H = 0.8`, written as a literal so no machine computes it differently.
+pub const DEFAULT_OCTAVE_GAIN: f64 = 0.574_349_177_498_517_6;
+
+/// `2^(-1/64)`: the octave gain is a power of it.
+const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
+
+/// Amplitude of the first synthesized octave per metre of the data's local
+/// height change across one sample (calibrated so the roughness-vs-scale
+/// line continues across the data depth; see docs/PERFORMANCE.md).
+pub const DEFAULT_FIRST_OCTAVE: f64 = 1.9;
+
+/// The seed of every pack's detail: one fixed value, so the same pack gives
+/// the same ground everywhere.
+pub const DETAIL_SEED: u64 = 0x005e_edde_7a11;
+
+/// Surface classes that get no detail (the demo's table: 1 ocean, 3 lake).
+pub const WATER_CLASSES: [u8; 2] = [1, 3];
+
+/// Data cells along one side of a stored tile grid (samples -1..=129).
+const CELLS: usize = TILE_STORED_SAMPLES as usize - 1;
+
+/// How many data tiles' amplitude fields are kept (about 68 KB each).
+const CACHE_TILES: usize = 256;
+
+/// What detail keeps of one data-depth tile: its amplitude field (one value
+/// per cell of the stored grid) and its heights (for bounds).
+struct DataField {
+    cells: Vec<f32>,
+    heights: Vec<f32>,
+}
+
+/// A source with detail synthesized past its height data depth.
+#[derive(Clone)]
+pub struct DetailSource {
+    inner: Arc<dyn HeightSource>,
+    seed: u64,
+    gain: f64,
+    first: f64,
+    /// Amplitude fields of data-depth tiles, by tile.
+    cache: Arc<Mutex<HashMap<TileAddress, Arc<DataField>>>>,
+    /// Bounds of synthesized tiles already computed (selection asks for the
+    /// same nodes every frame).
+    bounds: Arc<Mutex<HashMap<TileAddress, TileBounds>>>,
+    /// Past the data depth the inner source is the bilinear resampling of
+    /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
+    resamples_data: bool,
+}
+
+impl std::fmt::Debug for DetailSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DetailSource")
+            .field("inner", &self.inner)
+            .field("seed", &self.seed)
+            .field("gain", &self.gain)
+            .field("first", &self.first)
+            .finish()
+    }
+}
+
+impl DetailSource {
+    /// Detail whose octaves continue the roughness exponent measured in the
+    /// inner source's own data ([`DetailSource::exponent_of`]).
+    pub fn new(inner: Arc<dyn HeightSource>) -> DetailSource {
+        let gain = DetailSource::exponent_of(&*inner).map_or(DEFAULT_OCTAVE_GAIN, |(_, gain)| gain);
+        DetailSource::with_parameters(inner, DETAIL_SEED, gain, DEFAULT_FIRST_OCTAVE)
+    }
+
+    /// The data's roughness exponent `H` (fitted over windows of 128 down to
+    /// 16 data samples in up to 16 high-ground tiles), rounded to a multiple
+    /// of 1/64 inside 0.3..=1.0, and its octave gain `2^-H` as a product of
+    /// exact literals, so every machine that measures the same `H` uses the
+    /// same gain bits. `None` when the source measured nothing or is flat.
+    pub fn exponent_of(inner: &dyn HeightSource) -> Option<(f64, f64)> {
+        let h = crate::ground::roughness::measured_exponent(inner, 16).ok().flatten()?;
+        if !h.is_finite() {
+            return None;
+        }
+        let steps = (h * 64.0).round().clamp(19.0, 64.0) as u32;
+        let gain = (0..steps).fold(1.0, |g, _| g * STEP_GAIN);
+        Some((f64::from(steps) / 64.0, gain))
+    }
+
+    pub fn gain(&self) -> f64 {
+        self.gain
+    }
+
+    /// `gain` is the amplitude ratio between successive octaves (`2^-H`),
+    /// `first` the first octave's amplitude per metre of local height change.
+    pub fn with_parameters(inner: Arc<dyn HeightSource>, seed: u64, gain: f64, first: f64) -> DetailSource {
+        DetailSource { inner, seed, gain, first, cache: Arc::default(), bounds: Arc::default(), resamples_data: false }
+    }
+
+    /// States that past the data depth the inner source is the bilinear
+    /// resampling of its data-depth tiles (a pack stored no deeper than its
+    /// height data depth), so a deeper tile's ground lies within the range
+    /// of the data samples under it: its bounds then come from those
+    /// samples, not from the whole data tile's range (near the ground, the
+    /// whole range would put the camera inside every nearby node's bounds).
+    pub fn resampling_its_data(mut self, yes: bool) -> DetailSource {
+        self.resamples_data = yes;
+        self
+    }
+
+    pub fn inner(&self) -> &Arc<dyn HeightSource> {
+        &self.inner
+    }
+
+    /// The coefficient of octave `depth` (new at that depth) in the unit
+    /// octave sum: `gain^(depth - data_depth - 1)`, by repeated products.
+    pub fn octave_coefficient(&self, data_depth: u8, depth: u8) -> f64 {
+        let mut c = 1.0;
+        for _ in data_depth + 1..depth {
+            c *= self.gain;
+        }
+        c
+    }
+
+    /// The amplitude field (metres per unit of octave sum) at stored sample
+    /// `(i, j)` of a tile deeper than the data depth.
+    pub fn amplitude_at(&self, tile: TileAddress, i: i32, j: i32) -> Result<f64, SourceError> {
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(0.0) };
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let field = self.amplitudes(ancestor)?;
+        let (u0, v0, step) = DetailSource::placement(tile, ancestor);
+        Ok(dual_bilinear(&field.cells, u0 + f64::from(i) * step, v0 + f64::from(j) * step))
+    }
+
+    /// The value of octave `depth`'s node at a sample of depth `depth - 1`
+    /// (unscaled, in [-1, 1); zero at the samples depth `depth - 2` has too):
+    /// what a child adds to its parent's sum at the parent's samples.
+    pub fn octave_node(&self, sample: FaceSample) -> f64 {
+        if (sample.i | sample.j) & 1 == 1 { node_noise(self.seed, sample) } else { 0.0 }
+    }
+
+    /// The amplitude field of the data-depth tile `tile` (metres of octave
+    /// sum per unit), one value per cell of its stored grid, cached.
+    fn amplitudes(&self, tile: TileAddress) -> Result<Arc<DataField>, SourceError> {
+        if let Some(a) = self.cache.lock().expect("cache lock").get(&tile) {
+            return Ok(a.clone());
+        }
+        let data = self.inner.tile(tile)?;
+        let n = TILE_STORED_SAMPLES as usize;
+        let mut cells = Vec::with_capacity(CELLS * CELLS);
+        for cj in 0..CELLS {
+            for ci in 0..CELLS {
+                let at = |di: usize, dj: usize| (cj + dj) * n + ci + di;
+                let h = |di, dj| f64::from(data.heights[at(di, dj)]);
+                let change = ((h(0, 0) - h(1, 1)).abs() + (h(1, 0) - h(0, 1)).abs()) / (2.0 * std::f64::consts::SQRT_2);
+                let land = match &data.classes {
+                    Some(c) => [at(0, 0), at(1, 0), at(0, 1), at(1, 1)]
+                        .iter()
+                        .filter(|&&k| !WATER_CLASSES.contains(&c[k]))
+                        .count(),
+                    None => 4,
+                };
+                cells.push((change * self.first * land as f64 * 0.25) as f32);
+            }
+        }
+        // Three cells meet at a cube corner, not four: the stored grid's
+        // corner cell there (its corner apron sample repeats the corner) is
+        // fictitious. It takes the largest of the three real ones, a value
+        // every face that shares the corner computes alike.
+        let last = CELLS - 1; // array index of cell 128; cell c is at c + 1
+        let n = tile.tiles_per_face_edge() - 1;
+        for (ax, ay) in [(0, 0), (last, 0), (0, last), (last, last)] {
+            let at_face_corner = tile.x() == if ax == 0 { 0 } else { n } && tile.y() == if ay == 0 { 0 } else { n };
+            if !at_face_corner {
+                continue;
+            }
+            let (bx, by) = (if ax == 0 { 1 } else { last - 1 }, if ay == 0 { 1 } else { last - 1 });
+            let at = |i: usize, j: usize| cells[j * CELLS + i];
+            cells[ay * CELLS + ax] = at(bx, ay).max(at(ax, by)).max(at(bx, by));
+        }
+        let cells = Arc::new(DataField { cells, heights: data.heights });
+        let mut cache = self.cache.lock().expect("cache lock");
+        if cache.len() >= CACHE_TILES {
+            cache.clear();
+        }
+        cache.insert(tile, cells.clone());
+        Ok(cells)
+    }
+
+    /// Where a tile's stored samples lie in its data ancestor's stored grid:
+    /// (origin u, origin v, step).
+    fn placement(tile: TileAddress, ancestor: TileAddress) -> (f64, f64, f64) {
+        let k = tile.depth() - ancestor.depth();
+        let scale = 1.0 / f64::from(1u32 << k);
+        let cells = f64::from(TILE_CELLS);
+        let u = f64::from(tile.x() - (ancestor.x() << k)) * cells * scale;
+        let v = f64::from(tile.y() - (ancestor.y() << k)) * cells * scale;
+        (u, v, scale)
+    }
+
+    /// Sum of the octave coefficients up to `depth` and beyond it (for
+    /// bounds and error).
+    fn coefficient_sums(&self, data_depth: u8, depth: u8) -> (f64, f64) {
+        let mut c = 1.0; // the amplitude field holds `first`
+        let (mut up_to, mut beyond) = (0.0, 0.0);
+        for e in data_depth + 1..=crate::geo::address::MAX_DEPTH {
+            if e <= depth {
+                up_to += c
+            } else {
+                beyond += c
+            }
+            c *= self.gain;
+        }
+        (up_to, beyond)
+    }
+}
+
+/// Dual-grid (cell-centre) bilinear interpolation of a cell field at stored
+/// coordinates `u, v` (samples -1..=129; any stored sample of a deeper tile
+/// lies in -0.5..=128.5).
+fn dual_bilinear(cells: &[f32], u: f64, v: f64) -> f64 {
+    let last = (CELLS - 3) as f64; // cell 127: its right neighbour is the last cell, 128
+    let (cu, cv) = (u - 0.5, v - 0.5);
+    let (u0, v0) = (cu.floor().clamp(-1.0, last), cv.floor().clamp(-1.0, last));
+    let (fu, fv) = (cu - u0, cv - v0);
+    let at = |i: f64, j: f64| f64::from(cells[(j + 1.0) as usize * CELLS + (i + 1.0) as usize]);
+    let bottom = at(u0, v0) * (1.0 - fu) + at(u0 + 1.0, v0) * fu;
+    let top = at(u0, v0 + 1.0) * (1.0 - fu) + at(u0 + 1.0, v0 + 1.0) * fu;
+    bottom * (1.0 - fv) + top * fv
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The node's integer cube point: the same integers from every face that
+/// holds the node (the integer twin of `cube::cube_point`).
+fn cube_integers(s: FaceSample) -> [i64; 3] {
+    let n = 1i64 << s.cells_log2;
+    let (a, b) = (2 * s.i as i64 - n, 2 * s.j as i64 - n);
+    match s.face.index() {
+        0 => [n, a, b],
+        1 => [-a, n, b],
+        2 => [-n, -a, b],
+        3 => [a, -n, b],
+        4 => [-b, a, n],
+        _ => [b, a, -n],
+    }
+}
+
+/// White noise in [-1, 1) at a lattice node.
+fn node_noise(seed: u64, s: FaceSample) -> f64 {
+    let [x, y, z] = cube_integers(s);
+    let mut h = mix(seed ^ u64::from(s.cells_log2).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    for c in [x, y, z] {
+        h = mix(h ^ (c as u64).wrapping_add(0x632b_e59b_d9b4_e019));
+    }
+    (h >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
+}
+
+/// Node values of one face's lattice at one level over an index window.
+struct Window {
+    i0: u64,
+    j0: u64,
+    width: usize,
+    values: Vec<f64>,
+}
+
+impl Window {
+    fn at(&self, i: u64, j: u64) -> f64 {
+        self.values[(j - self.j0) as usize * self.width + (i - self.i0) as usize]
+    }
+
+    /// The refinement of this (coarser) window at a finer node: weights 0,
+    /// 1/2, 1 only, one-dimensional wherever one index is even.
+    fn refine(&self, i: u64, j: u64) -> f64 {
+        let (ci, cj) = (i >> 1, j >> 1);
+        match (i & 1, j & 1) {
+            (0, 0) => self.at(ci, cj),
+            (1, 0) => self.at(ci, cj) * 0.5 + self.at(ci + 1, cj) * 0.5,
+            (0, 1) => self.at(ci, cj) * 0.5 + self.at(ci, cj + 1) * 0.5,
+            _ => {
+                let bottom = self.at(ci, cj) * 0.5 + self.at(ci + 1, cj) * 0.5;
+                let top = self.at(ci, cj + 1) * 0.5 + self.at(ci + 1, cj + 1) * 0.5;
+                bottom * 0.5 + top * 0.5
+            }
+        }
+    }
+}
+
+/// The octave sum's node values on `face`'s lattice of `cells_log2`
+/// (depth + 7) over nodes `i0..=i1, j0..=j1`. Octaves start on the data
+/// depth's lattice; `coefficient(level)` is the octave coefficient of the
+/// nodes of that lattice (0 on the sample level itself).
+fn window(
+    seed: u64,
+    face: Face,
+    cells_log2: u8,
+    (i0, i1, j0, j1): (u64, u64, u64, u64),
+    first_log2: u8,
+    coefficient: &dyn Fn(u8) -> f64,
+) -> Window {
+    let width = (i1 - i0 + 1) as usize;
+    let mut values = Vec::with_capacity(width * (j1 - j0 + 1) as usize);
+    let c = coefficient(cells_log2);
+    if cells_log2 == first_log2 {
+        for j in j0..=j1 {
+            for i in i0..=i1 {
+                let new = (i | j) & 1 == 1;
+                values.push(if new { c * node_noise(seed, FaceSample { face, cells_log2, i, j }) } else { 0.0 });
+            }
+        }
+        return Window { i0, j0, width, values };
+    }
+    let coarse =
+        window(seed, face, cells_log2 - 1, (i0 >> 1, (i1 + 1) >> 1, j0 >> 1, (j1 + 1) >> 1), first_log2, coefficient);
+    for j in j0..=j1 {
+        for i in i0..=i1 {
+            let mut v = coarse.refine(i, j);
+            // Only nodes new at this level take its octave: the coarser
+            // level's nodes keep their values, so a tile's samples at its
+            // parent's even samples (its whole drawn lattice) are the
+            // parent's, bit for bit.
+            if c != 0.0 && (i | j) & 1 == 1 {
+                v += c * node_noise(seed, FaceSample { face, cells_log2, i, j });
+            }
+            values.push(v);
+        }
+    }
+    Window { i0, j0, width, values }
+}
+
+impl DetailSource {
+    /// The unit octave sum (before the amplitude field) at every stored
+    /// sample of a tile at depth past `data_depth`, in stored order.
+    pub fn octave_sum(&self, tile: TileAddress, data_depth: u8) -> Vec<f64> {
+        let first_log2 = data_depth + 7;
+        let gain = self.gain;
+        let sample_log2 = tile.depth() + 7;
+        let coefficient = move |log2: u8| -> f64 {
+            if log2 >= sample_log2 {
+                return 0.0;
+            }
+            let mut c = 1.0;
+            for _ in first_log2..log2 {
+                c *= gain;
+            }
+            c
+        };
+        let n = TILE_STORED_SAMPLES as i64;
+        let mut out = vec![0.0; (n * n) as usize];
+        // The samples on the tile's own face (all but aprons past a face
+        // edge): one refinement of the level above, straight into place.
+        let last = 1i64 << sample_log2;
+        let (gi0, gj0) =
+            (i64::from(tile.x()) * i64::from(TILE_CELLS) - 1, i64::from(tile.y()) * i64::from(TILE_CELLS) - 1);
+        let (i0, i1) = (gi0.max(0) as u64, (gi0 + n - 1).min(last) as u64);
+        let (j0, j1) = (gj0.max(0) as u64, (gj0 + n - 1).min(last) as u64);
+        let face = tile.face();
+        let coarse = window(
+            self.seed,
+            face,
+            sample_log2 - 1,
+            (i0 >> 1, (i1 + 1) >> 1, j0 >> 1, (j1 + 1) >> 1),
+            first_log2,
+            &coefficient,
+        );
+        for gj in j0..=j1 {
+            let row = (gj as i64 - gj0) * n - gi0;
+            for gi in i0..=i1 {
+                out[(row + gi as i64) as usize] = coarse.refine(gi, gj);
+            }
+        }
+        // Aprons past a face edge: the neighbouring face's own samples.
+        let outside: Vec<(usize, FaceSample)> = (-1..n as i32 - 1)
+            .flat_map(|j| (-1..n as i32 - 1).map(move |i| (i, j)))
+            .enumerate()
+            .filter(|&(_, (i, j))| {
+                let (gi, gj) = (gi0 + 1 + i64::from(i), gj0 + 1 + i64::from(j));
+                !(0..=last).contains(&gi) || !(0..=last).contains(&gj)
+            })
+            .map(|(k, (i, j))| (k, tile.sample(i, j)))
+            .collect();
+        let mut faces: Vec<Face> = outside.iter().map(|(_, s)| s.face).collect();
+        faces.sort();
+        faces.dedup();
+        for face in faces {
+            let on = || outside.iter().filter(|(_, s)| s.face == face).map(|(_, s)| s);
+            let range = (
+                on().map(|s| s.i).min().unwrap_or(0),
+                on().map(|s| s.i).max().unwrap_or(0),
+                on().map(|s| s.j).min().unwrap_or(0),
+                on().map(|s| s.j).max().unwrap_or(0),
+            );
+            let w = window(self.seed, face, sample_log2, range, first_log2, &coefficient);
+            for (k, s) in outside.iter().filter(|(_, s)| s.face == face) {
+                out[*k] = w.at(s.i, s.j);
+            }
+        }
+        out
+    }
+}
+
+/// Where the samples of one stored row (or column) fall in the data
+/// ancestor's cell-centre grid: the lower cell and the fraction, computed as
+/// [`dual_bilinear`] computes them.
+fn dual_axis(origin: f64, step: f64) -> Vec<(usize, f64)> {
+    let last = (CELLS - 3) as f64;
+    (-1..TILE_STORED_SAMPLES as i32 - 1)
+        .map(|i| {
+            let c = origin + f64::from(i) * step - 0.5;
+            let c0 = c.floor().clamp(-1.0, last);
+            ((c0 + 1.0) as usize, c - c0)
+        })
+        .collect()
+}
+
+impl DetailSource {
+    /// A range holding the unit octave sum at every stored sample of a tile
+    /// past the data depth: the range of the nodes five levels up that
+    /// cover the tile (every sample is a convex refinement of them), widened
+    /// by the weights of the finer octaves. Near the ground the realized
+    /// coarse octaves, not their worst case, then bound the tile, so the
+    /// camera stands outside nearby nodes. Tiles on a face edge (their
+    /// aprons lie on other faces) take the worst case.
+    fn octave_range(&self, tile: TileAddress, data_depth: u8) -> (f64, f64) {
+        let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
+        let depth = tile.depth();
+        let level = data_depth.max(depth.saturating_sub(5));
+        let edge = tile.tiles_per_face_edge() - 1;
+        if level + 1 >= depth || tile.x() == 0 || tile.y() == 0 || tile.x() == edge || tile.y() == edge {
+            return (-up_to, up_to);
+        }
+        let (first_log2, sample_log2, gain) = (data_depth + 7, depth + 7, self.gain);
+        let coefficient = move |log2: u8| -> f64 {
+            if log2 >= sample_log2 {
+                return 0.0;
+            }
+            (first_log2..log2).fold(1.0, |c, _| c * gain)
+        };
+        let shift = depth - level;
+        let cells = u64::from(TILE_CELLS);
+        let (gi0, gj0) = (u64::from(tile.x()) * cells - 1, u64::from(tile.y()) * cells - 1);
+        let span = |g: u64| (g >> shift, ((g + cells + 2) >> shift) + 1);
+        let ((i0, i1), (j0, j1)) = (span(gi0), span(gj0));
+        let w = window(self.seed, tile.face(), level + 7, (i0, i1, j0, j1), first_log2, &coefficient);
+        let low = w.values.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = w.values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let fine: f64 = (level + 8..sample_log2).map(coefficient).sum();
+        (low - fine, high + fine)
+    }
+}
+
+impl HeightSource for DetailSource {
+    fn body(&self) -> &Body {
+        self.inner.body()
+    }
+
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let mut t = self.inner.tile(tile)?;
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(t) };
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let field = self.amplitudes(ancestor)?;
+        let cells = &field.cells;
+        let (u0, v0, step) = DetailSource::placement(tile, ancestor);
+        let sum = self.octave_sum(tile, data_depth);
+        let n = TILE_STORED_SAMPLES as usize;
+        let (columns, rows) = (dual_axis(u0, step), dual_axis(v0, step));
+        let mut contributed = false;
+        for (j, &(v, fv)) in rows.iter().enumerate() {
+            let (below, above) = (&cells[v * CELLS..], &cells[(v + 1) * CELLS..]);
+            for (i, &(u, fu)) in columns.iter().enumerate() {
+                let k = j * n + i;
+                let bottom = f64::from(below[u]) * (1.0 - fu) + f64::from(below[u + 1]) * fu;
+                let top = f64::from(above[u]) * (1.0 - fu) + f64::from(above[u + 1]) * fu;
+                let amplitude = bottom * (1.0 - fv) + top * fv;
+                let detail = amplitude * sum[k];
+                if detail != 0.0 {
+                    contributed = true;
+                    t.heights[k] = (f64::from(t.heights[k]) + detail) as f32;
+                }
+            }
+        }
+        if contributed {
+            t.provenance = Provenance::Invented;
+        }
+        Ok(t)
+    }
+
+    /// [`DetailSource::synthesized_bounds`], kept per tile.
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        if self.inner.data_depth().is_some_and(|d| tile.depth() > d)
+            && let Some(b) = self.bounds.lock().expect("bounds lock").get(&tile)
+        {
+            return Ok(*b);
+        }
+        let b = self.synthesized_bounds(tile)?;
+        let mut cache = self.bounds.lock().expect("bounds lock");
+        if cache.len() >= 1 << 16 {
+            cache.clear();
+        }
+        cache.insert(tile, b);
+        Ok(b)
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.inner.data_depth()
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.inner.colour_data_depth()
+    }
+}
+
+impl DetailSource {
+    /// The inner bounds (narrowed to the data under the tile where the
+    /// inner source resamples its data) widened by the largest amplitude
+    /// over the tile's cells times the range of the octave sum over it; the
+    /// error adds the octaves the tile omits and the two its drawn lattice
+    /// (every fourth sample) cannot resolve.
+    pub fn synthesized_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        let mut b = self.inner.tile_bounds(tile)?;
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(b) };
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let amplitude = match self.amplitudes(ancestor) {
+            Ok(field) => {
+                let cells = &field.cells;
+                let (u0, v0, step) = DetailSource::placement(tile, ancestor);
+                let lo = ((u0 - step - 0.5).floor() as i64).max(-1);
+                let hi = ((u0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
+                let lo_v = ((v0 - step - 0.5).floor() as i64).max(-1);
+                let hi_v = ((v0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
+                let mut amplitude = 0.0f64;
+                for cj in lo_v..=hi_v {
+                    for ci in lo..=hi {
+                        amplitude = amplitude.max(f64::from(cells[(cj + 1) as usize * CELLS + (ci + 1) as usize]));
+                    }
+                }
+                if self.resamples_data {
+                    // The resampled ground is bilinear in each data cell
+                    // under the tile, so over the tile's rectangle its
+                    // extremes lie where the rectangle's edges and the grid
+                    // lines meet: its corners, its crossings of grid lines
+                    // and the data samples inside it.
+                    let stops = |o: f64| -> Vec<f64> {
+                        let (lo, hi) = (o - step, o + 129.0 * step);
+                        let inner = (lo.floor() as i32 + 1..=hi.ceil() as i32 - 1).map(f64::from);
+                        std::iter::once(lo).chain(inner).chain(std::iter::once(hi)).collect()
+                    };
+                    let (us, vs) = (stops(u0), stops(v0));
+                    let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+                    for &v in &vs {
+                        for &u in &us {
+                            let h = crate::ground::bilinear(&field.heights, u, v);
+                            (low, high) = (low.min(h), high.max(h));
+                        }
+                    }
+                    // The f32 rounding of a resampled sample, with room.
+                    let slack = 1e-3 + 1e-6 * low.abs().max(high.abs());
+                    b.min_elevation = b.min_elevation.max(low - slack);
+                    b.max_elevation = b.max_elevation.min(high + slack);
+                }
+                amplitude
+            }
+            // A data tile that cannot be read (torn, corrupt) must not stop
+            // selection, which never decoded before detail: its index range
+            // bounds every cell (each diagonal change is at most the range).
+            Err(SourceError::Pack(_)) => {
+                let a = self.inner.tile_bounds(ancestor)?;
+                self.first * (a.max_elevation - a.min_elevation) / std::f64::consts::SQRT_2 * (1.0 + 1e-6)
+            }
+            Err(e) => return Err(e),
+        };
+        if amplitude == 0.0 {
+            return Ok(b);
+        }
+        let (_, beyond) = self.coefficient_sums(data_depth, tile.depth());
+        // The amplitude field lies in [0, amplitude]; the f32 rounding of a
+        // sample near the extremes is the slack, with room to spare.
+        let (low, high) = self.octave_range(tile, data_depth);
+        let slack = 1e-3 + 1e-6 * b.min_elevation.abs().max(b.max_elevation.abs());
+        b.min_elevation += amplitude * low.min(0.0) * (1.0 + 1e-9) - slack;
+        b.max_elevation += amplitude * high.max(0.0) * (1.0 + 1e-9) + slack;
+        let own = self.octave_coefficient(data_depth, tile.depth());
+        let previous = if tile.depth() > data_depth + 1 { own / self.gain } else { 0.0 };
+        b.geometric_error += amplitude * (beyond + own + 0.5 * previous);
+        b.provenance = Provenance::Invented;
+        Ok(b)
+    }
+}

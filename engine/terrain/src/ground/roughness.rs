@@ -1,0 +1,176 @@
+//! Roughness versus scale: the statistic detail synthesis is judged by.
+//!
+//! The key decision: roughness at a depth is the *detrended* standard
+//! deviation of a tile's core heights (the least-squares plane in the tile's
+//! sample grid removed), taken as the root mean square over a fixed set of
+//! tiles. A tile at depth `d` spans `128` samples of that depth, so the
+//! statistic is the relief within a window that halves each level; for a
+//! self-affine surface it goes as `window^H`, and the exponent `H` is minus
+//! the slope of `log2(roughness)` against depth. Measured depths and
+//! synthesized depths are measured the same way, through the same source,
+//! so the two exponents can be compared directly.
+
+use crate::geo::address::{TILE_CELLS, TileAddress};
+use crate::ground::{HeightSource, SourceError, SourceTile};
+
+/// The detrended standard deviation (metres) of a tile's core samples.
+pub fn detrended_std(tile: &SourceTile) -> f64 {
+    let n = TILE_CELLS as i32;
+    let centre = f64::from(n) / 2.0;
+    let (mut sum, mut sx, mut sy, mut xx) = (0.0, 0.0, 0.0, 0.0);
+    let count = f64::from((n + 1) * (n + 1));
+    for j in 0..=n {
+        for i in 0..=n {
+            let h = f64::from(tile.height(i, j));
+            let (x, y) = (f64::from(i) - centre, f64::from(j) - centre);
+            sum += h;
+            sx += h * x;
+            sy += h * y;
+            xx += x * x;
+        }
+    }
+    // On the symmetric grid the plane's coefficients separate.
+    let (mean, bx, by) = (sum / count, sx / xx, sy / xx);
+    let mut residual = 0.0;
+    for j in 0..=n {
+        for i in 0..=n {
+            let r = f64::from(tile.height(i, j)) - mean - bx * (f64::from(i) - centre) - by * (f64::from(j) - centre);
+            residual += r * r;
+        }
+    }
+    (residual / count).sqrt()
+}
+
+/// The tiles a depth is measured on: the seeds' ancestors at or above the
+/// seeds' depth, and below it `per_side x per_side` descendants of each seed
+/// spread evenly over it (fewer where the seed has fewer).
+pub fn tiles_at(seeds: &[TileAddress], depth: u8, per_side: u32) -> Vec<TileAddress> {
+    let mut tiles: Vec<TileAddress> = Vec::new();
+    for &seed in seeds {
+        if depth <= seed.depth() {
+            tiles.push(seed.ancestor_at(depth).expect("not deeper than the seed"));
+            continue;
+        }
+        let k = depth - seed.depth();
+        let n = 1u32 << k;
+        let g = per_side.min(n);
+        for a in 0..g {
+            for b in 0..g {
+                let (x, y) = ((2 * a + 1) * n / (2 * g), (2 * b + 1) * n / (2 * g));
+                let t = TileAddress::new(seed.face().index(), depth, (seed.x() << k) + x, (seed.y() << k) + y);
+                tiles.push(t.expect("inside the seed"));
+            }
+        }
+    }
+    tiles.sort_by_key(|t| t.identity());
+    tiles.dedup();
+    tiles
+}
+
+/// Root mean square detrended standard deviation per depth.
+pub fn roughness_by_depth(
+    source: &dyn HeightSource,
+    seeds: &[TileAddress],
+    depths: impl IntoIterator<Item = u8>,
+    per_side: u32,
+) -> Result<Vec<(u8, f64)>, SourceError> {
+    depths
+        .into_iter()
+        .map(|d| {
+            let tiles = tiles_at(seeds, d, per_side);
+            let mut sum = 0.0;
+            for &t in &tiles {
+                sum += detrended_std(&source.tile(t)?).powi(2);
+            }
+            Ok((d, (sum / tiles.len().max(1) as f64).sqrt()))
+        })
+        .collect()
+}
+
+/// The roughness exponent `H`: minus the least-squares slope of
+/// `log2(roughness)` against depth (each depth halves the window).
+pub fn fit_exponent(points: &[(u8, f64)]) -> f64 {
+    let n = points.len() as f64;
+    let xs: Vec<f64> = points.iter().map(|&(d, _)| f64::from(d)).collect();
+    let ys: Vec<f64> = points.iter().map(|&(_, s)| s.max(f64::MIN_POSITIVE).log2()).collect();
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    -sxy / sxx
+}
+
+/// Root mean square detrended standard deviation of a tile's core heights
+/// over the non-overlapping square windows of `window` cells (a power of two
+/// up to 128): the roughness at a scale inside one tile, without reading a
+/// deeper tile.
+pub fn window_roughness(tile: &SourceTile, window: u32) -> f64 {
+    let w = window.clamp(2, TILE_CELLS) as i32;
+    let (mut sum, mut count) = (0.0, 0.0);
+    for y0 in (0..TILE_CELLS as i32).step_by(w as usize) {
+        for x0 in (0..TILE_CELLS as i32).step_by(w as usize) {
+            let centre = f64::from(w) / 2.0;
+            let (mut s, mut sx, mut sy, mut xx, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0);
+            for j in 0..=w {
+                for i in 0..=w {
+                    let h = f64::from(tile.height(x0 + i, y0 + j));
+                    let (x, y) = (f64::from(i) - centre, f64::from(j) - centre);
+                    (s, sx, sy, xx, n) = (s + h, sx + h * x, sy + h * y, xx + x * x, n + 1.0);
+                }
+            }
+            let (mean, bx, by) = (s / n, sx / xx, sy / xx);
+            for j in 0..=w {
+                for i in 0..=w {
+                    let (x, y) = (f64::from(i) - centre, f64::from(j) - centre);
+                    let r = f64::from(tile.height(x0 + i, y0 + j)) - mean - bx * x - by * y;
+                    sum += r * r;
+                }
+            }
+            count += n;
+        }
+    }
+    (sum / count).sqrt()
+}
+
+/// Up to `count` data-depth tiles of high ground to measure roughness on:
+/// from the roots down, at each depth the children with the highest
+/// maximum elevation (index bounds only, no decode), preferring at the data
+/// depth tiles that lie above -200 m (land).
+pub fn high_ground_seeds(source: &dyn HeightSource, count: usize) -> Vec<TileAddress> {
+    let Some(data) = source.data_depth() else { return Vec::new() };
+    let score = |t: &TileAddress| source.tile_bounds(*t).map_or(f64::NEG_INFINITY, |b| b.max_elevation);
+    let mut kept: Vec<TileAddress> = TileAddress::roots().to_vec();
+    for _ in 0..data {
+        let mut next: Vec<(f64, TileAddress)> =
+            kept.iter().flat_map(|t| t.children().expect("above the data depth")).map(|c| (score(&c), c)).collect();
+        next.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.identity().cmp(&b.1.identity())));
+        kept = next.into_iter().take(4 * count).map(|(_, t)| t).collect();
+    }
+    let land: Vec<TileAddress> =
+        kept.iter().copied().filter(|t| source.tile_bounds(*t).is_ok_and(|b| b.min_elevation > -200.0)).collect();
+    let mut seeds = if land.is_empty() { kept } else { land };
+    seeds.truncate(count);
+    seeds
+}
+
+/// The roughness exponent of the measured data: fitted over windows of 128
+/// down to 16 samples of the data depth, inside high-ground seed tiles.
+/// `None` where the source measured nothing or the data is flat.
+pub fn measured_exponent(source: &dyn HeightSource, seeds: usize) -> Result<Option<f64>, SourceError> {
+    let tiles = high_ground_seeds(source, seeds);
+    if tiles.is_empty() {
+        return Ok(None);
+    }
+    let mut sums = [0.0f64; 4];
+    for &t in &tiles {
+        let tile = source.tile(t)?;
+        for (k, s) in sums.iter_mut().enumerate() {
+            *s += window_roughness(&tile, TILE_CELLS >> k).powi(2);
+        }
+    }
+    if sums.iter().any(|&s| s <= 0.0) {
+        return Ok(None);
+    }
+    let points: Vec<(u8, f64)> =
+        sums.iter().enumerate().map(|(k, &s)| (k as u8, (s / tiles.len() as f64).sqrt())).collect();
+    Ok(Some(fit_exponent(&points)))
+}

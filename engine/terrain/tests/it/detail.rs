@@ -1,0 +1,389 @@
+//! Detail synthesis past the data depth: measured tiles untouched, seams,
+//! a child refining its parent, bounds, determinism, water, provenance.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::sources::check_edges;
+use crate::support::{tiles_to_depth, write_pack};
+use planet_terrain::ground::{
+    DetailSource, HeightSource, PackSource, ProceduralSource, Provenance, SourceError, SourceTile, TileBounds,
+};
+use planet_terrain::pack::{Codec, Pack};
+use planet_terrain::{TILE_CELLS, TileAddress};
+
+/// The analytic pack to depth 1 (heights and classes; classes say ocean, 1,
+/// where the ground is below 0 m), and detail over it.
+fn analytic(dir: &tempfile::TempDir) -> (Arc<dyn HeightSource>, DetailSource) {
+    let path = dir.path().join("a.planetpack");
+    write_pack(&path, Codec::HeightsClasses, &tiles_to_depth(1));
+    let inner: Arc<dyn HeightSource> = Arc::new(PackSource::new(Arc::new(Pack::open(&path).unwrap())));
+    // Stored to its data depth: deeper tiles resample the data tiles.
+    let detail = DetailSource::new(inner.clone()).resampling_its_data(true);
+    (inner, detail)
+}
+
+/// A deterministic tile at `depth` (an LCG over face, x, y).
+fn pick(state: &mut u64, depth: u8) -> TileAddress {
+    *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+    let n = 1u64 << depth;
+    let (face, x, y) = ((*state >> 60) % 6, (*state >> 20) % n, (*state >> 40) % n);
+    TileAddress::new(face as u8, depth, x as u32, y as u32).unwrap()
+}
+
+#[test]
+fn detail_leaves_measured_tiles_bit_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inner, detail) = analytic(&dir);
+    assert_eq!(detail.data_depth(), Some(1));
+    for tile in tiles_to_depth(1) {
+        let (a, b) = (inner.tile(tile).unwrap(), detail.tile(tile).unwrap());
+        assert!(a.heights.iter().zip(&b.heights).all(|(x, y)| x.to_bits() == y.to_bits()), "{tile}");
+        assert_eq!(a, b);
+        assert_eq!(inner.tile_bounds(tile).unwrap(), detail.tile_bounds(tile).unwrap());
+    }
+}
+
+#[test]
+fn detail_is_seamless_across_tile_and_face_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, detail) = analytic(&dir);
+    // Over seamless data (the procedural ground taken as measured to depth
+    // 2) what detail adds is seamless to 1 mm; over a quantised pack the
+    // amplitude field inherits the pack's own quantisation seam (each tile
+    // quantises its shared edge samples against its own range), as the
+    // resampled ground beneath already does.
+    let _ = detail;
+    let detail = DetailSource::new(Arc::new(ProceduralData::new(2)));
+    let added = Added { detail };
+    let mut cache = HashMap::new();
+    // A cube corner, face edges at several depths, an interior tile.
+    for tile in ["4/4/0/0", "2/4/15/7", "5/6/32/63", "1/9/0/300", "0/12/2047/1000", "3/7/40/90", "4/14/0/16383"] {
+        check_edges(&added, tile.parse().unwrap(), &mut cache, |_, _| 1e-3);
+    }
+}
+
+/// What detail adds to the ground (the pack beneath is seamless only to its
+/// quantisation step, which the pack's own tests cover).
+#[derive(Debug)]
+struct Added {
+    detail: DetailSource,
+}
+
+impl HeightSource for Added {
+    fn body(&self) -> &planet_terrain::Body {
+        self.detail.body()
+    }
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let (mut with, without) = (self.detail.tile(tile)?, self.detail.inner().tile(tile)?);
+        for (h, b) in with.heights.iter_mut().zip(&without.heights) {
+            *h = (f64::from(*h) - f64::from(*b)) as f32;
+        }
+        Ok(with)
+    }
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.detail.tile_bounds(tile)
+    }
+    fn data_depth(&self) -> Option<u8> {
+        self.detail.data_depth()
+    }
+    fn colour_data_depth(&self) -> Option<u8> {
+        None
+    }
+}
+
+#[test]
+fn a_child_refines_its_parent_by_its_own_octave_only_and_keeps_its_lattice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, detail) = analytic(&dir);
+    let parent: TileAddress = "3/6/21/40".parse().unwrap();
+    let p = detail.tile(parent).unwrap();
+    let p_sum = detail.octave_sum(parent, 1);
+    let n = TILE_CELLS as i32;
+    let index = |i: i32, j: i32| ((j + 1) * (n + 3) + i + 1) as usize;
+    for child in parent.children().unwrap() {
+        let c = detail.tile(child).unwrap();
+        let c_sum = detail.octave_sum(child, 1);
+        let coefficient = detail.octave_coefficient(1, child.depth());
+        let (ox, oy) = ((child.x() & 1) as i32 * n / 2, (child.y() & 1) as i32 * n / 2);
+        for j in (0..=n).step_by(2) {
+            for i in (0..=n).step_by(2) {
+                let (pi, pj) = (ox + i / 2, oy + j / 2);
+                // The octave sum: the parent's plus octave `d`'s node, exactly.
+                let node = detail.octave_node(parent.sample(pi, pj));
+                assert_eq!(c_sum[index(i, j)], p_sum[index(pi, pj)] + coefficient * node, "{child} ({i}, {j})");
+                // Heights: the same, to the f32 rounding of each.
+                let amplitude = detail.amplitude_at(child, i, j).unwrap();
+                assert_eq!(amplitude, detail.amplitude_at(parent, pi, pj).unwrap());
+                let expected = f64::from(p.height(pi, pj)) + amplitude * coefficient * node;
+                let got = f64::from(c.height(i, j));
+                assert!((got - expected).abs() <= 2e-3, "{child} ({i}, {j}): {got} vs {expected}");
+                // At the parent's even samples, the child's whole drawn
+                // lattice among them, nothing is new: the same bits.
+                if pi % 2 == 0 && pj % 2 == 0 {
+                    assert_eq!(node, 0.0);
+                    assert_eq!(c.height(i, j).to_bits(), p.height(pi, pj).to_bits(), "{child} ({i}, {j})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bounds_hold_every_synthesized_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inner, detail) = analytic(&dir);
+    let mut state = 7;
+    for depth in 2..=16 {
+        for _ in 0..3 {
+            let tile = pick(&mut state, depth);
+            let (b, t) = (detail.tile_bounds(tile).unwrap(), detail.tile(tile).unwrap());
+            let inner_b = inner.tile_bounds(tile).unwrap();
+            for &h in &t.heights {
+                let h = f64::from(h);
+                assert!(b.min_elevation <= h && h <= b.max_elevation, "{tile}: {h} outside {b:?}");
+            }
+            if depth >= 9 {
+                // Bounded by the data under the tile, not the data tile's range.
+                let (range, inner_range) =
+                    (b.max_elevation - b.min_elevation, inner_b.max_elevation - inner_b.min_elevation);
+                assert!(range < 0.5 * inner_range, "{tile}: {b:?} vs {inner_b:?}");
+            }
+            if t.provenance == Provenance::Invented {
+                assert!(b.geometric_error > inner_b.geometric_error, "{tile}: {b:?} vs {inner_b:?}");
+                assert_eq!(b.provenance, Provenance::Invented);
+            }
+        }
+    }
+}
+
+#[test]
+fn detail_is_deterministic_and_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inner, detail) = analytic(&dir);
+    let again = DetailSource::new(inner);
+    let tile: TileAddress = "2/10/300/700".parse().unwrap();
+    let (a, b) = (detail.tile(tile).unwrap(), again.tile(tile).unwrap());
+    assert!(a.heights.iter().zip(&b.heights).all(|(x, y)| x.to_bits() == y.to_bits()));
+    // The octave sum is integer hashing and exact-weight refinement only:
+    // these bits are the same on every machine.
+    let sum = detail.octave_sum(tile, 1);
+    let digest = sum.iter().fold(0u64, |h, v| (h ^ v.to_bits()).wrapping_mul(0x100_0000_01b3));
+    assert_eq!(digest, PINNED_DIGEST, "the octave sum changed: {digest:#x}");
+}
+
+const PINNED_DIGEST: u64 = 0xef28_db5b_0a22_2cf1;
+
+#[test]
+fn no_detail_on_water_and_invented_where_it_adds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inner, detail) = analytic(&dir);
+    let (mut wet, mut dry) = (0, 0);
+    let mut state = 3;
+    for _ in 0..40 {
+        let tile = pick(&mut state, 5);
+        let (a, b) = (inner.tile(tile).unwrap(), detail.tile(tile).unwrap());
+        let n = TILE_CELLS as i32;
+        for j in (-1..=n + 1).step_by(8) {
+            for i in (-1..=n + 1).step_by(8) {
+                let k = ((j + 1) * (n + 3) + i + 1) as usize;
+                if detail.amplitude_at(tile, i, j).unwrap() == 0.0 {
+                    wet += 1;
+                    assert_eq!(a.heights[k].to_bits(), b.heights[k].to_bits(), "{tile} ({i}, {j})");
+                } else {
+                    dry += 1;
+                }
+            }
+        }
+        let changed = a.heights.iter().zip(&b.heights).any(|(x, y)| x != y);
+        assert_eq!(b.provenance == Provenance::Invented, changed, "{tile}");
+        if !changed {
+            assert_eq!(b.provenance, a.provenance);
+        }
+    }
+    assert!(wet > 100 && dry > 100, "{wet} wet and {dry} dry samples");
+}
+
+/// The procedural Earth as if measured to `depth` (classes: ocean below
+/// 0 m), resampled bilinearly from that depth below it, as a pack is:
+/// exactly seamless data.
+#[derive(Debug)]
+struct ProceduralData {
+    procedural: ProceduralSource,
+    depth: u8,
+    /// Data-depth tiles already computed (the procedural ground is slow in
+    /// a debug build).
+    cache: std::sync::Mutex<HashMap<TileAddress, SourceTile>>,
+}
+
+impl ProceduralData {
+    fn new(depth: u8) -> ProceduralData {
+        ProceduralData {
+            procedural: ProceduralSource::new(planet_terrain::Body::earth(), 5),
+            depth,
+            cache: Default::default(),
+        }
+    }
+}
+
+impl HeightSource for ProceduralData {
+    fn body(&self) -> &planet_terrain::Body {
+        self.procedural.body()
+    }
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let at = tile.ancestor_at(self.depth.min(tile.depth())).unwrap();
+        let cached = self.cache.lock().unwrap().get(&at).cloned();
+        let mut t = match cached {
+            Some(t) => t,
+            None => {
+                let t = self.procedural.tile(at)?;
+                self.cache.lock().unwrap().insert(at, t.clone());
+                t
+            }
+        };
+        t.classes = Some(t.heights.iter().map(|&h| if h < 0.0 { 1 } else { 2 }).collect());
+        t.provenance = Provenance::Measured;
+        if at == tile {
+            return Ok(t);
+        }
+        let k = tile.depth() - at.depth();
+        let scale = 1.0 / f64::from(1u32 << k);
+        let cells = f64::from(TILE_CELLS);
+        let (ou, ov) =
+            (f64::from(tile.x() - (at.x() << k)) * cells * scale, f64::from(tile.y() - (at.y() << k)) * cells * scale);
+        let n = TILE_CELLS as i32 + 3;
+        let heights = (-1..n - 1)
+            .flat_map(|j| (-1..n - 1).map(move |i| (i, j)))
+            .map(|(i, j)| t.bilinear(ou + f64::from(i) * scale, ov + f64::from(j) * scale) as f32)
+            .collect();
+        Ok(SourceTile {
+            tile,
+            heights,
+            classes: None,
+            colour: None,
+            provenance: Provenance::Resampled { from_depth: self.depth },
+        })
+    }
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.procedural.tile_bounds(tile)
+    }
+    fn data_depth(&self) -> Option<u8> {
+        Some(self.depth)
+    }
+    fn colour_data_depth(&self) -> Option<u8> {
+        None
+    }
+}
+
+/// Roughness continues the data's power law: the exponent fitted over
+/// synthesized depths agrees with the one measured in the data (windows of
+/// 128 down to 16 data samples) within 0.1, and the synthesized roughness
+/// stays within a factor 1.6 of the measured line extended.
+#[test]
+fn synthesized_roughness_continues_the_measured_power_law() {
+    use planet_terrain::ground::roughness::{fit_exponent, high_ground_seeds, roughness_by_depth, window_roughness};
+    let data = ProceduralData::new(3);
+    let seeds = high_ground_seeds(&data, 4);
+    let (measured, gain) = DetailSource::exponent_of(&data).unwrap();
+    let detail = DetailSource::new(Arc::new(ProceduralData::new(3)));
+    assert_eq!(detail.gain(), gain);
+    let synthesized_depths = 10..=15;
+    let on = roughness_by_depth(&detail, &seeds, synthesized_depths, 2).unwrap();
+    let synthesized = fit_exponent(&on);
+    eprintln!("measured H {measured}, synthesized H {synthesized}: {on:?}");
+    assert!((synthesized - measured).abs() <= 0.1, "measured {measured}, synthesized {synthesized}");
+    // The line through the measured 16-sample windows (depth 6's tile size).
+    let anchor = {
+        let s: f64 = seeds.iter().map(|&t| window_roughness(&data.tile(t).unwrap(), 16).powi(2)).sum();
+        (s / seeds.len() as f64).sqrt()
+    };
+    for (d, sigma) in on {
+        let line = anchor * 2f64.powf(-measured * f64::from(d - 6));
+        assert!((sigma / line).max(line / sigma) <= 1.6, "depth {d}: {sigma} m against {line} m");
+    }
+}
+
+/// A point on detailed land of the analytic pack: (lat, lon) degrees.
+fn land(detail: &DetailSource, depth: u8) -> planet_terrain::Geodetic {
+    let body = detail.body().clone();
+    for lat in [5.0, -8.0, 12.0, -15.0] {
+        for k in 0..36 {
+            let at = planet_terrain::Geodetic::from_degrees(lat, f64::from(k) * 10.0, 0.0);
+            let (tile, u, v) = planet_terrain::ground::locate(&body, at, depth);
+            if detail.amplitude_at(tile, u.round() as i32, v.round() as i32).unwrap() > 20.0 {
+                return at;
+            }
+        }
+    }
+    panic!("no detailed land in the analytic pack");
+}
+
+#[test]
+fn a_crater_lies_on_synthesized_ground_and_nothing_else_moves() {
+    use planet_terrain::layers::{Layer, LayerKind, LayerStack};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, detail) = analytic(&dir);
+    let depth = 12;
+    let at = land(&detail, depth);
+    let body = detail.body().clone();
+    let mut layers = LayerStack::new();
+    let (lat, lon) = (at.latitude.to_degrees(), at.longitude.to_degrees());
+    let kind = LayerKind::Crater { lat, lon, radius_m: 300.0, depth_m: 80.0, rim_m: 10.0 };
+    layers.insert(body.ellipsoid(), Layer { order: 1, kind }).unwrap();
+    let detail = Arc::new(detail);
+    let function = planet_terrain::HeightFunction::new(detail.clone(), layers);
+    let (tile, u, v) = planet_terrain::ground::locate(&body, at, depth);
+    let (bare, cratered) = (detail.tile(tile).unwrap(), function.tile(tile).unwrap());
+    assert_eq!(bare.provenance, Provenance::Invented);
+    let drop = bare.bilinear(u, v) - cratered.bilinear(u, v);
+    assert!((60.0..=100.0).contains(&drop), "the crater floor lies {drop} m below the synthesized ground");
+    // Away from the footprint the synthesized ground is untouched.
+    let far =
+        planet_terrain::ground::locate(&body, planet_terrain::Geodetic::from_degrees(lat + 1.0, lon, 0.0), depth).0;
+    assert_eq!(detail.tile(far).unwrap(), function.tile(far).unwrap());
+}
+
+#[test]
+fn selection_refines_into_synthesized_ground_near_it() {
+    use planet_terrain::lod::{SelectionSettings, select};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, detail) = analytic(&dir);
+    let body = detail.body().clone();
+    let ground = land(&detail, 10);
+    let h = detail.tile(planet_terrain::ground::locate(&body, ground, 10).0).unwrap().height(64, 64);
+    let at = planet_terrain::Geodetic::from_degrees(
+        ground.latitude.to_degrees(),
+        ground.longitude.to_degrees(),
+        f64::from(h) + 300.0,
+    );
+    let view = planet_terrain::View::looking_from(&body, at, 30.0, -20.0, 60f64.to_radians(), (640, 360));
+    let settings = SelectionSettings { target_error_px: 2.0, node_budget: 6000, near_m: 0.1 };
+    let cut = select(&detail, &view, &settings).unwrap();
+    let drawn: Vec<_> = cut.nodes.iter().filter(|n| n.culled.is_none()).collect();
+    let deepest = drawn.iter().map(|n| n.tile.depth()).max().unwrap();
+    let invented = drawn.iter().filter(|n| n.bounds.provenance == Provenance::Invented).count();
+    // The detail's error is what refines past the data depth (1), and the
+    // bounds of synthesized nodes, taken from the data under them, keep the
+    // camera 300 m above the ground outside them: the target is met, not
+    // swallowed by infinite errors until the budget runs out.
+    assert!(deepest >= 6 && invented > 0, "deepest drawn depth {deepest}, {invented} invented nodes");
+    assert!(!cut.stopped_by_budget && cut.effective_screen_error_px <= 2.0, "{:?}", cut.statistics);
+}
+
+#[test]
+fn a_corrupt_data_tile_fails_its_tiles_but_not_their_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.planetpack");
+    write_pack(&path, Codec::HeightsClasses, &tiles_to_depth(1));
+    let bad: TileAddress = "2/1/1/0".parse().unwrap();
+    let entry = *Pack::open(&path).unwrap().entry(bad).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[(entry.payload_offset + u64::from(entry.payload_length) / 2) as usize] ^= 0x5a;
+    std::fs::write(&path, bytes).unwrap();
+    let inner: Arc<dyn HeightSource> = Arc::new(PackSource::new(Arc::new(Pack::open(&path).unwrap())));
+    let detail = DetailSource::new(inner.clone());
+    let under: TileAddress = "2/6/40/3".parse().unwrap();
+    assert!(detail.tile(under).is_err());
+    let (b, plain) = (detail.tile_bounds(under).unwrap(), inner.tile_bounds(under).unwrap());
+    assert!(b.min_elevation < plain.min_elevation && b.max_elevation > plain.max_elevation, "{b:?}");
+}
