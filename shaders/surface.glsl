@@ -173,5 +173,9 @@ vec3 light_ground(vec3 albedo, vec3 normal, vec3 up) {
     float elevation = dot(up, pc.sun.xyz);
     float direct = max(dot(normal, pc.sun.xyz), 0.0) * smoothstep(-0.02, 0.04, elevation);
     float fill = pc.sun.w * smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up));
-    return albedo * (vec3(1.0, 0.97, 0.92) * direct * 2.4 + vec3(0.25, 0.3, 0.4) * fill);
+    // Skylight: a slope turned from the sun is lit by the whole sky dome,
+    // about a tenth of full sun on open ground, not the body's thin fill
+    // (which left shadowed slopes black, 1:60 against sunlit ones).
+    float sky = smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up));
+    return albedo * (vec3(1.0, 0.97, 0.92) * direct * 2.4 + vec3(0.25, 0.3, 0.4) * (fill + 0.6 * sky));
 }

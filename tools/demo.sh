@@ -64,12 +64,15 @@ $bin/planet-bake --dem packs/demo/himalaya-1min.tif --body earth --tier demo --o
     --if-unchanged
 stack=(packs/earth.planetpack packs/himalaya.planetpack)
 echo
-echo "Everest on the global pack alone, on the regional pack alone, and on the stack:"
+echo "Everest on the global pack alone, on the regional pack alone, and on the stack (measured ground,"
+echo "--detail off; then with the detail synthesized past the data, where a person would stand):"
 for packs in "packs/earth.planetpack" "packs/himalaya.planetpack" "${stack[*]}"; do
     printf '  %-50s ' "$packs"
     # shellcheck disable=SC2086 # the list is meant to split
-    $bin/planet-pack sample $packs --lat 27.988 --lon 86.925
+    $bin/planet-pack sample $packs --lat 27.988 --lon 86.925 --detail off
 done
+printf '  %-50s ' "the stack, with detail"
+$bin/planet-pack sample "${stack[@]}" --lat 27.988 --lon 86.925
 printf '  %-50s ' "far from the regional pack, alone"
 $bin/planet-pack sample packs/himalaya.planetpack --lat -15.9 --lon -69.3
 
@@ -84,9 +87,9 @@ echo "Patched 27..29 N, 86..88 E: inside the box, at the border, and outside it:
 for place in "Everest:27.988:86.925" "Box edge:29.0:87.0" "Outside:30.5:87.0"; do
     IFS=: read -r name lat lon <<<"$place"
     printf '  %-10s before ' "$name"
-    $bin/planet-pack sample packs/earth.planetpack --lat "$lat" --lon "$lon" | tr -d '\n'
+    $bin/planet-pack sample packs/earth.planetpack --lat "$lat" --lon "$lon" --detail off | tr -d '\n'
     printf '\n  %-10s after  ' ""
-    $bin/planet-pack sample packs/earth-patched.planetpack --lat "$lat" --lon "$lon"
+    $bin/planet-pack sample packs/earth-patched.planetpack --lat "$lat" --lon "$lon" --detail off
 done
 
 echo

@@ -170,7 +170,7 @@ fn snow_rock_and_grass_differ_by_elevation_and_slope() {
     let pixels = rows(&image, 0.0, 1.0);
     let share = |f: &dyn Fn(&[u8; 3]) -> bool| pixels.iter().filter(|p| f(p)).count() as f64 / pixels.len() as f64;
     let snow = share(&|p| p.iter().all(|&c| c > 170) && p[0].abs_diff(p[2]) < 40);
-    let grass = share(&|p| p[1] > p[0] + 8 && p[1] > p[2] + 8);
+    let grass = share(&|p| p[1] > p[0].saturating_add(8) && p[1] > p[2].saturating_add(8));
     let rock = share(&|p| {
         let l = luminance(p);
         (0.12..0.6).contains(&l) && p[0].abs_diff(p[1]) < 20 && p[1].abs_diff(p[2]) < 25 && p[0] >= p[2]
