@@ -155,16 +155,6 @@ impl TerrainScene {
         settings: SceneSettings,
     ) -> TerrainScene {
         let uploads = settings.uploads_per_frame.min(renderer.settings().uploads_per_frame);
-        // A cut with more drawn nodes than there are slots can never become
-        // resident: it streams forever with its nodes on ancestors. So the
-        // cut is held to the slots less the streaming headroom (the pinned
-        // roots and one split per frame in flight); `--budget` above that
-        // gives the same cut.
-        let mut settings = settings;
-        let slot_capacity = (renderer.settings().slots as usize)
-            .saturating_sub(planet_terrain::lod::min_slots(settings.frames_in_flight))
-            .max(planet_terrain::lod::residency::ROOTS);
-        settings.selection.node_budget = settings.selection.node_budget.min(slot_capacity);
         let residency = Residency::new(ResidencySettings {
             slots: renderer.settings().slots as usize,
             frames_in_flight: settings.frames_in_flight,

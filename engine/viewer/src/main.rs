@@ -107,9 +107,12 @@ struct Cli {
     #[arg(long, default_value = "1280x720", value_parser = args::size)]
     size: (u32, u32),
     /// Most nodes in the cut: at least the six roots; at most what the
-    /// device's storage buffers and memory hold (checked at start).
-    #[arg(long, default_value_t = 2048, value_parser = |t: &str| count(t, ROOTS as u64..=u64::from(u32::MAX), "the node budget"))]
-    budget: u64,
+    /// device's storage buffers and memory hold (checked at start). Default:
+    /// 2048, or the slots less the six roots when there are fewer, so the
+    /// cut can settle (a cut with more drawn nodes than slots streams
+    /// forever, its nodes on ancestors).
+    #[arg(long, value_parser = |t: &str| count(t, ROOTS as u64..=u64::from(u32::MAX), "the node budget"))]
+    budget: Option<u64>,
     /// Target screen-space error, pixels.
     #[arg(long, default_value_t = 2.0, value_parser = args::screen_error)]
     sse: f64,
@@ -151,6 +154,12 @@ fn start_time(cli: &Cli, body: &Body, lon: f64) -> Instant {
 
 /// Frames the renderer keeps in flight.
 const FRAMES_IN_FLIGHT: u64 = 2;
+/// The node budget: `--budget`, or by default 2048 held to what the slots
+/// can keep resident beside the six pinned roots.
+fn node_budget(cli: &Cli) -> u64 {
+    cli.budget.unwrap_or_else(|| 2048.min(cli.slots - ROOTS as u64))
+}
+
 /// The fewest slots streaming needs (`planet_terrain::lod::min_slots`).
 const MIN_SLOTS: u64 = (ROOTS + 4 * FRAMES_IN_FLIGHT as usize) as u64;
 
@@ -249,7 +258,7 @@ fn renderer_settings(cli: &Cli, size: (u32, u32)) -> RendererSettings {
     RendererSettings {
         size,
         slots: cli.slots as u32,
-        max_nodes: (cli.budget as usize).max(64),
+        max_nodes: (node_budget(cli) as usize).max(64),
         frames_in_flight: FRAMES_IN_FLIGHT as usize,
         uploads_per_frame: cli.uploads as usize,
         gpu: GpuSettings { validation: cli.validation },
@@ -258,7 +267,7 @@ fn renderer_settings(cli: &Cli, size: (u32, u32)) -> RendererSettings {
 
 fn scene_settings(cli: &Cli, near_m: f64) -> SceneSettings {
     SceneSettings {
-        selection: SelectionSettings { target_error_px: cli.sse, node_budget: cli.budget as usize, near_m },
+        selection: SelectionSettings { target_error_px: cli.sse, node_budget: node_budget(cli) as usize, near_m },
         uploads_per_frame: cli.uploads as usize,
         frames_in_flight: FRAMES_IN_FLIGHT,
     }

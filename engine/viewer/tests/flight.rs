@@ -115,7 +115,9 @@ fn a_validation_flight_with_nearly_the_fewest_slots_streams_resampled_tiles() {
     // 16 slots: the six roots, the eight the two frames in flight may hold,
     // two spare: every frame evicts, and near the ground the cut is deeper
     // than the pack's depth 2, so the tiles streamed are resampled ones.
-    let (log, _) = fly(dir.path(), &pack(dir.path()), GROUND, &["--slots", "16", "--uploads", "4"]);
+    // An explicit budget far past the slots: the cut is larger than
+    // what can be resident, so ancestors stand in all the way down.
+    let (log, _) = fly(dir.path(), &pack(dir.path()), GROUND, &["--slots", "16", "--uploads", "4", "--budget", "2048"]);
     check_flight(&log);
     let frames = log["frames"].as_array().expect("frames");
     assert!(frames.iter().any(|f| f["pending_requests"].as_u64() > Some(0)), "slots ran short");
@@ -287,4 +289,27 @@ fn a_path_adds_its_time_to_the_start_time() {
     assert!(west0 > 30.0 && east0 < 6.0, "dusk: west {west0:.1}, east {east0:.1}");
     assert!(west1 < 6.0 && east1 > 30.0, "dawn, twelve hours on: west {west1:.1}, east {east1:.1}");
     assert!(!frames.join("frame_00002.png").exists(), "two frames");
+}
+
+/// The default node budget fits the slots: a 2,048-node cut over detailed
+/// ground once wanted 1,699 tiles of 1,024 slots, and the demo's 2 m shot
+/// streamed for its whole 240-frame cap without ever settling.
+#[test]
+fn the_default_budget_fits_the_slots_so_a_shot_settles() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (pack, shot, stats) = (pack(dir.path()), dir.path().join("low.png"), dir.path().join("low.json"));
+    run_ok(
+        viewer()
+            .arg(&pack)
+            .args(["--lat", "-46.95", "--lon", "38.95", "--agl", "30", "--heading", "45", "--pitch", "-8"])
+            .args(["--slots", "48", "--size", "160x120", "--validation", "--max-frames", "60"])
+            .arg("--shot")
+            .arg(&shot)
+            .arg("--stats")
+            .arg(&stats),
+    );
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats")).expect("json");
+    assert_eq!(stats["complete"], true, "the cut settled: {stats:#}");
+    assert!(stats["nodes_selected"].as_u64() <= Some(42), "48 slots less the six roots: {stats:#}");
 }

@@ -343,22 +343,3 @@ fn a_flight_over_a_coarse_pack_with_a_small_slot_budget_reports_no_validation_me
     renderer.finish().expect("finish");
     assert_no_validation_messages(&renderer);
 }
-
-/// A node budget larger than the slots once made a cut that could never
-/// be resident: 2,048 nodes near rugged ground wanted 1,699 tiles of 1,024
-/// slots, and the shot streamed for its whole 240-frame cap (`complete`
-/// never came). The cut is now held to what the slots can hold.
-#[test]
-fn a_budget_beyond_the_slots_still_settles() {
-    let body = Body::earth();
-    let source: Arc<dyn HeightSource> = Arc::new(ProceduralSource::new(body.clone(), 7));
-    let slots = 48;
-    let mut renderer = renderer(SIZE, slots);
-    // Low over rough procedural ground, looking along it: a cut far
-    // larger than 48 tiles if the budget alone ruled.
-    let view = view_at(&body, -47.0, 39.0, 3_000.0, 25.0, -10.0, SIZE);
-    let shot = shoot(&mut renderer, body, Some(source), &view, settings(4096, 0.5, 10.0), 60);
-    assert!(shot.report.complete, "the cut settled within 60 frames ({} frames)", shot.frames);
-    let s = shot.report.statistics;
-    assert!(s.nodes_selected <= slots as usize, "{} nodes selected for {slots} slots", s.nodes_selected);
-}
