@@ -316,7 +316,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let audit_seconds = audit_start.elapsed().as_secs_f64();
     let report = PatchReport {
         out: options.out.display().to_string(),
-        region: RegionReport { south: region.south, west: region.west, north: region.north, east: region.east },
+        region: RegionReport::from(region),
         body: options.body.name().to_owned(),
         tiles: PatchedTiles::new(&summary, &fresh.iter().map(|t| t.tile).collect::<Vec<_>>()),
         blend_border_deg: blend.border,

@@ -94,7 +94,7 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
     let summary = journal.summary();
     Ok(Some(BakeReport::new(&Report::PatchCompleted(CompletedPatchReport {
         out: options.out.display().to_string(),
-        region: RegionReport { south: region.south, west: region.west, north: region.north, east: region.east },
+        region: RegionReport::from(region),
         body: options.body.name().to_owned(),
         tiles: PatchedTiles::new(&summary, &tiles),
         read_back_as_journaled: true,

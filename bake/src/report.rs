@@ -155,6 +155,12 @@ pub(crate) struct RegionReport {
     pub(crate) east: f64,
 }
 
+impl From<crate::options::Region> for RegionReport {
+    fn from(r: crate::options::Region) -> Self {
+        RegionReport { south: r.south, west: r.west, north: r.north, east: r.east }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub(crate) struct BytesReport {
     pub(crate) file: u64,

@@ -8,12 +8,10 @@
 
 use std::os::unix::fs::FileExt;
 
-use crate::support::{OwnedContent, analytic_height, spec, tiles_to_depth, write_pack};
+use crate::support::{OwnedContent, analytic_height, spec, stamp, tiles_to_depth, write_pack};
 use planet_terrain::TileAddress;
 use planet_terrain::pack::journal::PatchJournal;
-use planet_terrain::pack::{
-    Codec, Coverage, Pack, PackError, PatchStamp, Pending, begin_patch, finish_patch, journal_path, replay_pending,
-};
+use planet_terrain::pack::{Codec, Pack, PackError, Pending, begin_patch, finish_patch, journal_path, replay_pending};
 
 const CODEC: Codec = Codec::HeightsClassesColour;
 
@@ -28,16 +26,7 @@ fn patched(dir: &std::path::Path) -> (std::path::PathBuf, PatchJournal, Vec<u8>,
         .into_iter()
         .map(|t| spec(CODEC).encode(t, &OwnedContent::of(t, rough).as_content(CODEC)).unwrap())
         .collect();
-    begin_patch(
-        &path,
-        &patch,
-        PatchStamp {
-            fingerprint: [9; 32],
-            region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
-            inputs: [5; 16],
-        },
-    )
-    .unwrap();
+    begin_patch(&path, &patch, stamp(9)).unwrap();
     let journal = PatchJournal::decode(&std::fs::read(journal_path(&path)).unwrap()).unwrap();
     let after = std::fs::read(&path).unwrap();
     assert_ne!(before, after);
@@ -91,16 +80,7 @@ fn a_torn_or_stale_journal_is_discarded_and_a_pending_one_blocks_a_new_patch() {
     let (path, _, before, _) = patched(dir.path());
     let journal_bytes = std::fs::read(journal_path(&path)).unwrap();
     // A new patch refuses while one is pending.
-    let e = begin_patch(
-        &path,
-        &[],
-        PatchStamp {
-            fingerprint: [1; 32],
-            region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
-            inputs: [5; 16],
-        },
-    )
-    .unwrap_err();
+    let e = begin_patch(&path, &[], stamp(1)).unwrap_err();
     assert!(matches!(e.rule(), PackError::PatchPending { .. }), "{e}");
     // Torn anywhere (here: cut short, or one byte flipped): never complete,
     // so the pack was never touched, and the journal goes.

@@ -5,10 +5,10 @@ use crate::support;
 
 use std::sync::OnceLock;
 
-use crate::support::{OwnedContent, spec, tiles_to_depth, write_pack};
+use crate::support::{OwnedContent, spec, stamp, tiles_to_depth, write_pack};
 use planet_terrain::TileAddress;
 use planet_terrain::pack::format::{ENTRY_LENGTH, HEADER_LENGTH};
-use planet_terrain::pack::{Codec, Coverage, Pack, PackError, PackWriter, PatchStamp, partial_path, patch_tiles};
+use planet_terrain::pack::{Codec, Pack, PackError, PackWriter, partial_path, patch_tiles};
 use planet_terrain::testing::refresh_checksums;
 use proptest::prelude::*;
 use rayon::prelude::*;
@@ -499,16 +499,7 @@ fn patching_rewrites_only_the_patched_tiles() {
         .into_iter()
         .map(|t| spec(codec).encode(t, &new_ground(t).as_content(codec)).unwrap())
         .collect();
-    let summary = patch_tiles(
-        &path,
-        &patch,
-        PatchStamp {
-            fingerprint: [7; 32],
-            region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
-            inputs: [5; 16],
-        },
-    )
-    .unwrap();
+    let summary = patch_tiles(&path, &patch, stamp(7)).unwrap();
     assert_eq!(summary.tiles, 3);
     assert!(summary.appended >= 1 && summary.rewritten_in_place >= 1, "{summary:?}");
 
@@ -534,20 +525,7 @@ fn patching_rewrites_only_the_patched_tiles() {
     }
     let missing = TileAddress::new(0, 5, 0, 0).unwrap();
     let stray = spec(codec).encode(missing, &new_ground(missing).as_content(codec)).unwrap();
-    assert!(matches!(
-        patch_tiles(
-            &path,
-            &[stray],
-            PatchStamp {
-                fingerprint: [7; 32],
-                region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
-                inputs: [5; 16]
-            }
-        )
-        .unwrap_err()
-        .rule(),
-        PackError::TileNotFound { .. }
-    ));
+    assert!(matches!(patch_tiles(&path, &[stray], stamp(7)).unwrap_err().rule(), PackError::TileNotFound { .. }));
 }
 
 // ---- The spec's test vector ------------------------------------------------

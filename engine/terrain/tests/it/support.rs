@@ -6,7 +6,7 @@ use std::path::Path;
 
 use glam::DVec3;
 use planet_terrain::ground::sample_directions;
-use planet_terrain::pack::{Codec, Coverage, PackSpec, PackWriter, TileContent, WriteSummary};
+use planet_terrain::pack::{Codec, Coverage, PackSpec, PackWriter, PatchStamp, TileContent, WriteSummary};
 use planet_terrain::{Body, Edge, TILE_CELLS, TileAddress};
 
 /// Smooth elevation (metres) of a unit direction: continuous everywhere, so
@@ -110,5 +110,15 @@ pub fn sample_inside(edge: Edge, along: i32, steps_in: i32) -> (i32, i32) {
         Edge::MaxU => (last - steps_in, along),
         Edge::MinV => (along, steps_in),
         Edge::MaxV => (along, last - steps_in),
+    }
+}
+
+/// A patch stamp for tests: `fingerprint` bytes all `byte`, a fixed box and
+/// inputs digest (the header records them; tests check them back).
+pub fn stamp(byte: u8) -> PatchStamp {
+    PatchStamp {
+        fingerprint: [byte; 32],
+        region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
+        inputs: [5; 16],
     }
 }
