@@ -23,40 +23,47 @@ struct Xvfb {
 
 impl Xvfb {
     fn start() -> Xvfb {
-        // Xvfb itself refuses a display in use and clears stale locks.
-        for n in 90..140 {
-            let display = format!(":{n}");
-            let child = Command::new("Xvfb")
-                .args([&display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("Xvfb is installed (tools/deps.sh installs xvfb)");
-            // Ready once its socket exists and it is still running: a test
-            // starting at the same moment may have won this display, and
-            // then our server has exited and we try the next one.
-            let mut child = child;
-            for _ in 0..100 {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                // The lock names the server that owns the display; a stale
-                // socket from an earlier server does not count.
-                let owner = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).ok();
-                let ours = owner.is_some_and(|pid| pid.trim() == child.id().to_string());
-                if ours && Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                    if let Ok(None) = child.try_wait() {
-                        return Xvfb { child, display };
-                    }
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
+        // `-displayfd` makes Xvfb choose a free display itself and write
+        // its number only once it accepts clients. Polling for the socket
+        // file instead raced: a viewer started in that window failed with
+        // "Failed to open connection to X server" (seen once in CI).
+        let ready = tempfile::NamedTempFile::new().expect("a temp file for the display number");
+        let child = Command::new("sh")
+            .args(["-c", "exec Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>\"$1\"", "xvfb"])
+            .arg(ready.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sh and Xvfb are installed (tools/deps.sh installs xvfb)");
+        let mut child = child;
+        let start = std::time::Instant::now();
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("Xvfb exited ({status}) before it was ready");
             }
-            let _ = child.kill();
-            let _ = child.wait();
+            let written = std::fs::read_to_string(ready.path()).unwrap_or_default();
+            if let Some(number) = written.strip_suffix('\n') {
+                let display = format!(":{}", number.trim());
+                // Belt and braces: a real client must get in before a test
+                // starts the viewer.
+                let answered = Command::new("xdotool")
+                    .env("DISPLAY", &display)
+                    .arg("getdisplaygeometry")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if answered {
+                    return Xvfb { child, display };
+                }
+            }
+            if start.elapsed().as_secs() > 60 {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("Xvfb did not accept clients within 60 s (display file said {written:?})");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        panic!("no free X display between :90 and :139");
     }
 }
 
