@@ -13,6 +13,7 @@ mod conv;
 mod error;
 mod image;
 mod limits;
+mod loader;
 mod renderer;
 pub mod scene;
 mod vk;

@@ -28,6 +28,7 @@ use planet_terrain::pack::PackError;
 
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
+use crate::loader::TileLoader;
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
 
 /// How a body looks beyond its ground.
@@ -59,12 +60,30 @@ pub struct SceneSettings {
     /// Tile uploads allowed per frame (the residency byte budget).
     pub uploads_per_frame: usize,
     pub frames_in_flight: u64,
+    pub loading: Loading,
 }
 
 impl Default for SceneSettings {
     fn default() -> Self {
-        SceneSettings { selection: SelectionSettings::default(), uploads_per_frame: 32, frames_in_flight: 2 }
+        SceneSettings {
+            selection: SelectionSettings::default(),
+            uploads_per_frame: 32,
+            frames_in_flight: 2,
+            loading: Loading::OnFrame,
+        }
     }
+}
+
+/// Where tiles are produced (read, decoded, synthesized, edited).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loading {
+    /// Inside the frame that uploads them: a frame shows every tile it
+    /// asked for, so a sequence of frames is the same on every run (tests,
+    /// frame-by-frame captures).
+    OnFrame,
+    /// On this many worker threads: a frame never waits for a tile, and
+    /// a node draws its ancestor until its own tile is produced.
+    Background { threads: usize },
 }
 
 /// Everything one frame reports: the host statistics, the passes, the GPU.
@@ -121,6 +140,8 @@ pub struct TerrainScene {
     unreadable: HashSet<TileAddress>,
     /// Failures not yet taken by the caller.
     failures: Vec<TileFailure>,
+    /// The workers of `Loading::Background`.
+    loader: Option<TileLoader>,
 }
 
 #[derive(Debug)]
@@ -163,6 +184,10 @@ impl TerrainScene {
         });
         let appearance = Appearance::for_body(&body);
         let deepest_ground_m = source.as_deref().map_or(0.0, deepest_ground);
+        let loader = match settings.loading {
+            Loading::OnFrame => None,
+            Loading::Background { threads } => Some(TileLoader::new(source.clone(), threads)),
+        };
         TerrainScene {
             body,
             base: source.clone(),
@@ -178,6 +203,7 @@ impl TerrainScene {
             frozen: None,
             unreadable: HashSet::new(),
             failures: Vec::new(),
+            loader,
         }
     }
 
@@ -252,6 +278,9 @@ impl TerrainScene {
         // A crater can dig below anything the source held.
         self.deepest_ground_m = deepest_ground(&function);
         self.source = Some(if self.layers.is_empty() { base } else { Arc::new(function) });
+        if let Some(loader) = &mut self.loader {
+            loader.reset(self.source.clone());
+        }
         self.edits += 1;
         // A held cut was bound to the old ground; let it go.
         self.frozen = None;
@@ -353,8 +382,35 @@ impl TerrainScene {
         let cut = select(source.as_ref(), view, &selection).map_err(source_error(None))?;
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
-        let plan = self.residency.plan(self.frame, &drawn);
-        let produced = produce_tiles(source.as_ref(), plan.uploads.iter().map(|u| u.tile).collect());
+        let (plan, produced) = match &mut self.loader {
+            None => {
+                let plan = self.residency.plan(self.frame, &drawn);
+                let produced = produce_tiles(source.as_ref(), plan.uploads.iter().map(|u| u.tile).collect());
+                (plan, produced)
+            }
+            Some(loader) => {
+                loader.collect();
+                let plan = self.residency.plan_streaming(self.frame, &drawn, &|tile| loader.is_ready(tile));
+                // Re-staged tiles (edits) are produced here, so an edit is
+                // drawn in the next frame; streamed ones come from the loader.
+                let restaged: Vec<TileAddress> = plan.uploads.iter().filter(|u| u.restage).map(|u| u.tile).collect();
+                let mut restaged = produce_tiles(source.as_ref(), restaged).into_iter();
+                let produced = plan
+                    .uploads
+                    .iter()
+                    .map(|u| {
+                        if u.restage {
+                            restaged.next().expect("one per re-staged upload")
+                        } else {
+                            loader.take(u.tile).expect("planned only once ready")
+                        }
+                    })
+                    .collect();
+                // After taking this frame's tiles: what is not wanted any more is dropped.
+                loader.request(&plan.requests);
+                (plan, produced)
+            }
+        };
         let mut uploads: Vec<(u32, &SourceTile)> = Vec::with_capacity(produced.len());
         for (upload, result) in plan.uploads.iter().zip(&produced) {
             match result {
@@ -495,6 +551,10 @@ impl TerrainScene {
                 report.gpu = renderer.finish()?;
                 let image = renderer.take_image()?.expect("the frame was read back");
                 return Ok((report, image, frames));
+            }
+            // Nothing new to draw until a worker finishes a tile.
+            if let (0, Some(loader)) = (report.statistics.uploads, &self.loader) {
+                loader.wait(std::time::Duration::from_millis(250));
             }
         }
     }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_cli::args::{self, Orientation};
-use planet_render::scene::{FrameOptions, SceneSettings, TerrainScene, sun_at};
+use planet_render::scene::{FrameOptions, Loading, SceneSettings, TerrainScene, sun_at};
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, Instant, View};
 use planet_terrain::geo::body::{Body, Geodetic};
@@ -131,6 +131,13 @@ struct Cli {
     /// half its memory (checked at start).
     #[arg(long, default_value_t = 1024, value_parser = |t: &str| count(t, MIN_SLOTS..=u64::from(u32::MAX), "tile slots"))]
     slots: u64,
+    /// Where tiles are produced: `background` (worker threads; a frame
+    /// never waits for a tile, a node draws its ancestor meanwhile) or
+    /// `frame` (inside the frame that uploads them, so a sequence of
+    /// frames is the same on every run). Default: `frame` when writing
+    /// frames (--shot, --frames), `background` otherwise.
+    #[arg(long, value_parser = ["background", "frame"])]
+    loading: Option<String>,
     /// Turn on the Vulkan validation layers; any message fails the run.
     #[arg(long)]
     validation: bool,
@@ -270,6 +277,17 @@ fn scene_settings(cli: &Cli, near_m: f64) -> SceneSettings {
         selection: SelectionSettings { target_error_px: cli.sse, node_budget: node_budget(cli) as usize, near_m },
         uploads_per_frame: cli.uploads as usize,
         frames_in_flight: FRAMES_IN_FLIGHT,
+        loading: loading(cli),
+    }
+}
+
+/// `--loading`, or its default (see the flag).
+fn loading(cli: &Cli) -> Loading {
+    let writes_frames = cli.shot.is_some() || cli.frames.is_some();
+    match cli.loading.as_deref() {
+        Some("frame") => Loading::OnFrame,
+        None if writes_frames => Loading::OnFrame,
+        _ => Loading::Background { threads: std::thread::available_parallelism().map_or(2, |n| n.get()) },
     }
 }
 

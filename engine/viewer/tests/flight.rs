@@ -84,18 +84,40 @@ fn fly(dir: &Path, pack: &Path, end_alt: f64, extra: &[&str]) -> (serde_json::Va
     (stats(&stats_path), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
+/// How tiles were produced in a flight (`--loading`).
+#[derive(Clone, Copy, PartialEq)]
+enum Loading {
+    /// On the frame: the roots asked for in frame 0 are drawn from frame 1.
+    Frame,
+    /// In the background: terrain is drawn from whenever the roots arrive.
+    Background,
+}
+
 /// Every frame drawn (13 at 3 fps over 4 s) and the last at the ground.
-fn check_flight(log: &serde_json::Value) {
+fn check_flight(log: &serde_json::Value, loading: Loading) {
     let frames = log["frames"].as_array().expect("frames");
     assert_eq!(frames.len(), 13, "every frame of the path was rendered");
     assert_eq!(log["summary"]["frames"], 13);
+    let mut terrain_from = None;
     for f in frames {
-        let k = &f["frame"];
+        let k = f["frame"].as_u64().expect("frame number");
         let holes = f["hole_pixels"].as_u64().expect("the GPU reported every frame");
         assert!(holes == 0 || f["analytic_body_drawn"] == true, "frame {k}: {holes} pixels show through");
         let draws = f["draw_calls"]["terrain_depth"].as_u64().expect("draws");
+        assert!(draws <= 1, "frame {k}: one instanced draw at most");
+        if draws == 1 {
+            terrain_from.get_or_insert(k);
+        }
+        // Once the roots are resident they stay (pinned): terrain in every later frame.
+        assert!(terrain_from.is_none() || draws == 1, "frame {k}: terrain drawn before, not now");
+        if draws == 0 {
+            assert_eq!(f["analytic_body_drawn"], true, "frame {k}: no terrain yet, so the body stands in");
+        }
+    }
+    match loading {
         // The first frame only asks for the roots; from the next on, terrain.
-        assert_eq!(draws, u64::from(k != 0), "frame {k}: one terrain draw once roots are resident");
+        Loading::Frame => assert_eq!(terrain_from, Some(1), "one terrain draw once roots are resident"),
+        Loading::Background => assert!(terrain_from.is_some_and(|k| k <= 6), "roots arrived by frame {terrain_from:?}"),
     }
     let above = frames.last().expect("a frame")["above_ground_m"].as_f64().expect("height");
     assert!((1.5..2.0).contains(&above), "the flight ends just above the ground, not {above} m");
@@ -104,8 +126,12 @@ fn check_flight(log: &serde_json::Value) {
 #[test]
 fn a_validation_flight_from_orbit_to_the_ground_over_a_coarse_pack() {
     let dir = tempfile::tempdir().expect("temp dir");
+    let (log, _) = fly(dir.path(), &pack(dir.path()), GROUND, &["--loading", "frame"]);
+    check_flight(&log, Loading::Frame);
+    assert_eq!(log["summary"]["failed_tiles"], 0);
+    // The default: tiles produced in the background, never on the frame.
     let (log, _) = fly(dir.path(), &pack(dir.path()), GROUND, &[]);
-    check_flight(&log);
+    check_flight(&log, Loading::Background);
     assert_eq!(log["summary"]["failed_tiles"], 0);
 }
 
@@ -118,7 +144,7 @@ fn a_validation_flight_with_nearly_the_fewest_slots_streams_resampled_tiles() {
     // An explicit budget far past the slots: the cut is larger than
     // what can be resident, so ancestors stand in all the way down.
     let (log, _) = fly(dir.path(), &pack(dir.path()), GROUND, &["--slots", "16", "--uploads", "4", "--budget", "2048"]);
-    check_flight(&log);
+    check_flight(&log, Loading::Background);
     let frames = log["frames"].as_array().expect("frames");
     assert!(frames.iter().any(|f| f["pending_requests"].as_u64() > Some(0)), "slots ran short");
     assert!(frames.iter().map(|f| f["uploads"].as_u64().expect("uploads")).sum::<u64>() > 16, "slots were reused");

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::support::*;
-use planet_render::scene::{Appearance, ReadBack, TerrainScene, sun_for};
+use planet_render::scene::{Appearance, Loading, ReadBack, SceneSettings, TerrainScene, sun_for};
 use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightSource, ProceduralSource};
 
@@ -341,5 +341,46 @@ fn a_flight_over_a_coarse_pack_with_a_small_slot_budget_reports_no_validation_me
         scene.frame(&mut renderer, &view, sun_for(&body, &view), mode).expect("frame");
     }
     renderer.finish().expect("finish");
+    assert_no_validation_messages(&renderer);
+}
+
+/// Tiles produced on worker threads: a frame never waits for them, yet the
+/// settled picture is the one tiles produced on the frame give, pixel for
+/// pixel, and an edit still shows in the very next frame.
+#[test]
+fn background_loading_settles_on_the_same_picture_and_edits_show_the_next_frame() {
+    let pack = procedural_pack(2);
+    let source = pack_source(&pack);
+    let body = source.body().clone();
+    let (lat, lon) = (-47.0, 39.0);
+    let mut renderer = renderer(SIZE, 512);
+    let view = view_at(&body, lat - 0.12, lon - 0.05, 14_000.0, 25.0, -35.0, SIZE);
+    let sun = sun_for(&body, &view);
+    let on_frame = settings(2048, 1.0, 10.0);
+    let background = SceneSettings { loading: Loading::Background { threads: 2 }, ..on_frame };
+
+    let mut scene = TerrainScene::new(body.clone(), Some(source.clone()), &renderer, on_frame);
+    let (_, expected, _) = scene.render_until_resident(&mut renderer, &view, sun, 40).expect("resident");
+    let mut scene = TerrainScene::new(body.clone(), Some(source), &renderer, background);
+    let first = scene.frame(&mut renderer, &view, sun, ReadBack::Never).expect("frame");
+    assert_eq!(first.statistics.uploads, 0, "the first frame waits for no tile");
+    assert!(first.statistics.pending_requests > 0, "it asks for them: {:?}", first.statistics);
+    let (report, settled, _) = scene.render_until_resident(&mut renderer, &view, sun, 200).expect("resident");
+    assert!(report.complete, "streaming settles: {:?}", report.statistics);
+    assert_eq!(differing_pixels(&expected, &settled), 0, "the same picture as tiles made on the frame");
+
+    let (_, restaged) = scene
+        .edit(|stack, e| {
+            for layer in crater_and_pad(lat, lon) {
+                stack.insert(e, layer)?;
+            }
+            Ok(())
+        })
+        .expect("edit");
+    assert!(restaged > 0);
+    let report = scene.frame(&mut renderer, &view, sun, ReadBack::Always).expect("frame");
+    let next = renderer.take_image().expect("image").expect("read back");
+    assert!(report.statistics.uploads >= restaged, "re-staged on the frame, not queued behind the workers");
+    assert!(differing_pixels(&settled, &next) > 200, "the edit shows in the next frame");
     assert_no_validation_messages(&renderer);
 }

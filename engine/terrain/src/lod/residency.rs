@@ -91,6 +91,10 @@ pub struct FramePlan {
     pub upload_bytes: usize,
     /// Misses still waiting after this frame's uploads.
     pub pending: usize,
+    /// Misses not uploaded this frame, most wanted first: what a loader
+    /// should produce next or keep (`plan_streaming`). One whose tile is
+    /// not produced yet takes neither budget nor a slot.
+    pub requests: Vec<TileAddress>,
     /// True only when every node drew real data for its own level or an
     /// ancestor and nothing was dropped.
     pub covers_body: bool,
@@ -192,6 +196,18 @@ impl Residency {
     /// errors): binds, then schedules uploads within the budget. Tiles
     /// uploaded now are bindable from the next frame on.
     pub fn plan(&mut self, frame: u64, nodes: &[(TileAddress, f64)]) -> FramePlan {
+        self.plan_streaming(frame, nodes, &|_| true)
+    }
+
+    /// [`Residency::plan`] for tiles produced off the frame: a miss is
+    /// scheduled for upload only once `ready` says its tile is produced;
+    /// until then it is listed in `requests` (and counted as pending).
+    pub fn plan_streaming(
+        &mut self,
+        frame: u64,
+        nodes: &[(TileAddress, f64)],
+        ready: &dyn Fn(TileAddress) -> bool,
+    ) -> FramePlan {
         assert!(frame >= self.frame, "frames advance");
         self.frame = frame;
         let mut plan = FramePlan::default();
@@ -248,11 +264,18 @@ impl Residency {
         }
         let mut waiting = 0;
         for (tile, _) in wanted {
+            if !ready(tile) {
+                plan.requests.push(tile);
+                waiting += 1;
+                continue;
+            }
             if plan.upload_bytes + cost > budget {
+                plan.requests.push(tile);
                 waiting += 1;
                 continue;
             }
             let Some(slot) = self.allocate(frame) else {
+                plan.requests.push(tile);
                 waiting += 1;
                 continue;
             };
@@ -292,6 +315,24 @@ impl Residency {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tile_not_yet_produced_is_requested_and_takes_no_slot_until_ready() {
+        let settings =
+            ResidencySettings { slots: min_slots(2), frames_in_flight: 2, upload_budget_bytes: 64, tile_bytes: 1 };
+        let mut residency = Residency::new(settings);
+        let roots = TileAddress::roots();
+        let nodes: Vec<(TileAddress, f64)> = roots.iter().map(|&r| (r, 1.0)).collect();
+        let only_first = |t: TileAddress| t == roots[0];
+        let plan = residency.plan_streaming(0, &nodes, &only_first);
+        assert_eq!(plan.uploads.iter().map(|u| u.tile).collect::<Vec<_>>(), vec![roots[0]]);
+        assert_eq!(plan.requests, roots[1..].to_vec(), "the rest are asked for, in order");
+        assert_eq!((plan.pending, residency.resident()), (5, 1));
+        let plan = residency.plan_streaming(1, &nodes, &|_| true);
+        assert_eq!((plan.uploads.len(), plan.requests.len(), plan.pending), (5, 0, 0));
+        let plan = residency.plan_streaming(2, &nodes, &|_| false);
+        assert!(plan.covers_body && plan.requests.is_empty() && plan.pending == 0, "all resident: {plan:?}");
+    }
 
     #[test]
     fn a_failed_tile_is_never_requested_again_and_its_node_keeps_the_ancestor() {

@@ -1,0 +1,237 @@
+//! Tiles produced off the frame.
+//!
+//! The key decision: the frame thread never waits for a tile. Each frame it
+//! replaces the workers' queue with the misses residency still wants (most
+//! wanted first), so a request the camera has flown past is dropped rather
+//! than served late, and it takes whatever the workers finished since. A
+//! tile is uploaded only once produced (`Residency::plan_streaming`); until
+//! then its node draws its nearest resident ancestor, as it does while an
+//! upload budget is spent. Every result carries the generation of the
+//! ground it was produced from: an edit starts a new generation, and tiles
+//! of the old ground are thrown away wherever they are.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use planet_terrain::geo::address::{TileAddress, TileKey};
+use planet_terrain::ground::{HeightSource, SourceError, SourceTile};
+
+type Produced = Result<SourceTile, SourceError>;
+
+/// Produced tiles kept for a plan that has not taken them yet. A tile no
+/// longer wanted is dropped at the next request; this bounds the rest
+/// (each tile is about 150 KB).
+const READY_CAPACITY: usize = 512;
+
+#[derive(Debug, Default)]
+struct State {
+    queue: VecDeque<TileAddress>,
+    source: Option<Arc<dyn HeightSource>>,
+    generation: u64,
+    working: HashSet<TileKey>,
+    finished: Vec<(u64, TileAddress, Produced)>,
+    shutdown: bool,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// Workers wait here for requests.
+    work: Condvar,
+    /// The frame thread waits here for a finished tile.
+    done: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A worker that panicked inside a source poisons the lock; the state
+        // it guards (queues and finished results) is still consistent.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A pool of tile-producing threads and the tiles they finished.
+#[derive(Debug)]
+pub(crate) struct TileLoader {
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+    generation: u64,
+    ready: HashMap<TileKey, Produced>,
+}
+
+impl TileLoader {
+    /// Starts `threads` workers producing tiles of `source`.
+    pub(crate) fn new(source: Option<Arc<dyn HeightSource>>, threads: usize) -> TileLoader {
+        let shared = Arc::new(Shared::default());
+        shared.lock().source = source;
+        let workers = (0..threads.max(1))
+            .map(|k| {
+                let shared = shared.clone();
+                std::thread::Builder::new()
+                    .name(format!("planet-tiles-{k}"))
+                    .spawn(move || work(&shared))
+                    .expect("the OS starts a tile thread")
+            })
+            .collect();
+        TileLoader { shared, workers, generation: 0, ready: HashMap::new() }
+    }
+
+    /// The ground changed (an edit): what was produced or queued is stale.
+    pub(crate) fn reset(&mut self, source: Option<Arc<dyn HeightSource>>) {
+        self.generation += 1;
+        self.ready.clear();
+        let mut state = self.shared.lock();
+        state.source = source;
+        state.generation = self.generation;
+        state.queue.clear();
+        state.finished.clear();
+    }
+
+    /// Takes what the workers finished for the current ground.
+    pub(crate) fn collect(&mut self) {
+        let finished = std::mem::take(&mut self.shared.lock().finished);
+        for (generation, tile, produced) in finished {
+            if generation == self.generation {
+                self.ready.insert(tile.key(), produced);
+            }
+        }
+    }
+
+    pub(crate) fn is_ready(&self, tile: TileAddress) -> bool {
+        self.ready.contains_key(&tile.key())
+    }
+
+    /// The produced tile, taken out of the loader.
+    pub(crate) fn take(&mut self, tile: TileAddress) -> Option<Produced> {
+        self.ready.remove(&tile.key())
+    }
+
+    /// Replaces the queue with `wanted` (most wanted first), leaving out
+    /// what is produced or being produced, and drops produced tiles no
+    /// longer wanted.
+    pub(crate) fn request(&mut self, wanted: &[TileAddress]) {
+        let keys: HashSet<TileKey> = wanted.iter().map(|t| t.key()).collect();
+        self.ready.retain(|key, _| keys.contains(key));
+        if self.ready.len() > READY_CAPACITY {
+            // Keep the most wanted.
+            let keep: HashSet<TileKey> =
+                wanted.iter().map(|t| t.key()).filter(|k| self.ready.contains_key(k)).take(READY_CAPACITY).collect();
+            self.ready.retain(|key, _| keep.contains(key));
+        }
+        let mut state = self.shared.lock();
+        let queue: VecDeque<TileAddress> = wanted
+            .iter()
+            .copied()
+            .filter(|t| !self.ready.contains_key(&t.key()) && !state.working.contains(&t.key()))
+            .collect();
+        let any = !queue.is_empty();
+        state.queue = queue;
+        drop(state);
+        if any {
+            self.shared.work.notify_all();
+        }
+    }
+
+    /// Whether tiles are queued or being produced.
+    #[cfg(test)]
+    pub(crate) fn busy(&self) -> bool {
+        let state = self.shared.lock();
+        !state.queue.is_empty() || !state.working.is_empty() || !state.finished.is_empty()
+    }
+
+    /// Blocks until a worker finishes a tile (or `timeout` passes): for
+    /// callers with nothing to draw until it does.
+    pub(crate) fn wait(&self, timeout: Duration) {
+        let state = self.shared.lock();
+        if state.finished.is_empty() && (!state.queue.is_empty() || !state.working.is_empty()) {
+            let _ = self.shared.done.wait_timeout(state, timeout);
+        }
+    }
+}
+
+impl Drop for TileLoader {
+    fn drop(&mut self) {
+        {
+            let mut state = self.shared.lock();
+            state.shutdown = true;
+            state.queue.clear();
+        }
+        self.shared.work.notify_all();
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
+
+fn work(shared: &Shared) {
+    let mut state = shared.lock();
+    loop {
+        if state.shutdown {
+            return;
+        }
+        let Some(tile) = state.queue.pop_front() else {
+            state = shared.work.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+            continue;
+        };
+        let Some(source) = state.source.clone() else {
+            continue;
+        };
+        let generation = state.generation;
+        state.working.insert(tile.key());
+        drop(state);
+        let produced = source.tile(tile);
+        state = shared.lock();
+        state.working.remove(&tile.key());
+        if generation == state.generation {
+            state.finished.push((generation, tile, produced));
+            shared.done.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planet_terrain::geo::body::Body;
+    use planet_terrain::ground::ProceduralSource;
+
+    fn wait_until(loader: &mut TileLoader, tile: TileAddress) {
+        let start = std::time::Instant::now();
+        while !loader.is_ready(tile) {
+            assert!(start.elapsed() < Duration::from_secs(60), "{tile} was never produced");
+            loader.wait(Duration::from_millis(100));
+            loader.collect();
+        }
+    }
+
+    #[test]
+    fn requested_tiles_arrive_equal_to_the_source_and_an_edit_discards_the_old_ground() {
+        let body = Body::earth();
+        let source: Arc<dyn HeightSource> = Arc::new(ProceduralSource::new(body.clone(), 7));
+        let mut loader = TileLoader::new(Some(source.clone()), 2);
+        let roots = TileAddress::roots();
+        loader.request(&roots);
+        for &root in &roots {
+            wait_until(&mut loader, root);
+        }
+        let produced = loader.take(roots[2]).expect("ready").expect("produced");
+        assert_eq!(produced, source.tile(roots[2]).expect("direct"), "the same tile as on the frame");
+        assert!(!loader.is_ready(roots[2]), "taken once");
+
+        // Not wanted any more: dropped.
+        loader.request(&roots[..1]);
+        assert!(loader.is_ready(roots[0]) && !loader.is_ready(roots[1]));
+
+        // A new ground: nothing of the old one survives.
+        let other: Arc<dyn HeightSource> = Arc::new(ProceduralSource::new(body, 8));
+        loader.reset(Some(other.clone()));
+        assert!(!loader.is_ready(roots[0]));
+        loader.request(&roots[..1]);
+        wait_until(&mut loader, roots[0]);
+        let produced = loader.take(roots[0]).expect("ready").expect("produced");
+        assert_eq!(produced, other.tile(roots[0]).expect("direct"));
+        assert!(!loader.busy());
+    }
+}
