@@ -16,7 +16,7 @@ use planet_render::{PassTimes, Renderer};
 use planet_terrain::camera::{Instant, View};
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::{GroundCache, GroundReader, RayHit, depth_for_spacing, raycast};
-use planet_terrain::ground::{Provenance, locate};
+use planet_terrain::ground::{HeightSource, Provenance, locate};
 
 use crate::flight::Flight;
 
@@ -191,15 +191,7 @@ impl Session {
         let source = self.scene.base()?;
         // Coarse and cheap: the HUD asks every few frames.
         let Some(g) = self.cursor_hit(view, x, y, 100.0, 2000) else { return Some("-".to_string()) };
-        // At the source's data depth: a pack says measured (or, where it
-        // holds only coarser tiles, resampled from them); a procedural body
-        // invents.
-        let (tile, _, _) = locate(self.body(), g, source.data_depth().unwrap_or(0));
-        Some(match source.tile_bounds(tile).ok()?.provenance {
-            Provenance::Measured => "MEASURED".to_string(),
-            Provenance::Resampled { from_depth } => format!("MEASURED AT DEPTH {from_depth}, RESAMPLED"),
-            Provenance::Invented => "INVENTED".to_string(),
-        })
+        provenance_label(source.as_ref(), g)
     }
 
     /// The HUD's lines for the latest frame.
@@ -324,4 +316,50 @@ pub fn frame_path(dir: &Path, k: usize) -> std::path::PathBuf {
 /// Read back every frame when frames are written; otherwise never.
 pub fn read_back_for(frames: Option<&Path>) -> ReadBack {
     if frames.is_some() { ReadBack::Always } else { ReadBack::Never }
+}
+
+/// What the ground at `g` is made of, as the HUD says it. Read at the
+/// depth the camera stands on ([`GROUND_SPACING_M`]), where any detail
+/// synthesized past the data is invented, and at the data depth beneath,
+/// so invented detail over measured ground says both. (Reading the data
+/// depth alone said MEASURED over synthesized relief.)
+pub fn provenance_label(source: &dyn HeightSource, g: Geodetic) -> Option<String> {
+    let body = source.body();
+    let fine = depth_for_spacing(source, GROUND_SPACING_M);
+    let data_depth = source.data_depth().unwrap_or(0).min(fine);
+    let at = |depth: u8| source.tile_bounds(locate(body, g, depth).0).ok().map(|b| b.provenance);
+    let (here, beneath) = (at(fine)?, at(data_depth)?);
+    Some(match (here, beneath) {
+        (Provenance::Measured, _) => "MEASURED".to_string(),
+        (Provenance::Resampled { from_depth }, _) => format!("MEASURED AT DEPTH {from_depth}, RESAMPLED"),
+        (Provenance::Invented, Provenance::Measured) => format!("DETAIL INVENTED OVER DEPTH {data_depth} DATA"),
+        (Provenance::Invented, Provenance::Resampled { from_depth }) => {
+            format!("DETAIL INVENTED OVER DEPTH {from_depth} DATA")
+        }
+        (Provenance::Invented, Provenance::Invented) => "INVENTED".to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planet_terrain::ground::{EllipsoidSource, GroundStack};
+
+    /// One regression per HUD answer: the detailed stack, the same without
+    /// detail, and outside any pack.
+    #[test]
+    fn the_cursor_says_invented_wherever_detail_is_drawn() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("p.planetpack");
+        planet_terrain::testing::write_procedural_pack(&path, 2).expect("pack");
+        let packs = planet_cli::stack::open_packs(&[path]).expect("open");
+        let stack = GroundStack::of_packs(packs).expect("one body").expect("one pack");
+        let body = Body::earth();
+        let land = Geodetic::from_degrees(-47.0, 39.0, 0.0);
+        let label = |on: bool| provenance_label(&stack.with_detail(on), land).expect("a label");
+        assert_eq!(label(true), "DETAIL INVENTED OVER DEPTH 2 DATA");
+        assert_eq!(label(false), "MEASURED AT DEPTH 2, RESAMPLED");
+        let bare = EllipsoidSource::new(body);
+        assert_eq!(provenance_label(&bare, land).as_deref(), Some("INVENTED"));
+    }
 }
