@@ -12,6 +12,7 @@ mod journal;
 mod layers;
 mod pack;
 mod precision;
+mod seams;
 mod select;
 mod sources;
 mod stack;
