@@ -29,7 +29,10 @@ void main() {
     // in pixels (the colour block shares the heights' stored-texel grid).
     float footprint = max(length(dFdx(in_detail)), length(dFdy(in_detail)));
     vec2 texels_per_pixel = fwidth(in_texel);
-    float texel_px = 1.0 / max(max(texels_per_pixel.x, texels_per_pixel.y), 1e-6);
+    // A slot deeper than the colour data holds it resampled: one texel of
+    // the imagery spans 2^levels of the slot's.
+    float imagery_levels = float((r.slot_flags >> SLOT_COLOUR_LEVELS_SHIFT) & 31u);
+    float texel_px = exp2(imagery_levels) / max(max(texels_per_pixel.x, texels_per_pixel.y), 1e-6);
     vec3 colour_uvw = vec3((t + 0.5) / STORED_SAMPLES, float(r.slot));
     uint surface_class = 0u;
     if ((r.slot_flags & SLOT_HAS_CLASSES) != 0u) {

@@ -3,7 +3,7 @@
 //! mapping of `vk::Result` onto [`RenderError`].
 
 use ash::vk;
-use planet_terrain::abi::{NodeRecord, SLOT_HAS_CLASSES, SLOT_HAS_COLOUR};
+use planet_terrain::abi::{NodeRecord, SLOT_COLOUR_LEVELS_SHIFT, SLOT_HAS_CLASSES, SLOT_HAS_COLOUR};
 use planet_terrain::geo::address::TILE_STORED_SAMPLES;
 use planet_terrain::ground::SourceTile;
 
@@ -49,7 +49,8 @@ impl SlotContent {
 
 /// Quantises a tile against its own range and lays it out for upload into
 /// `staging` (`TILE_UPLOAD_BYTES` long). Returns how the slot decodes.
-pub fn encode_tile(tile: &SourceTile, staging: &mut [u8]) -> SlotContent {
+/// `colour_data_depth` is the depth the source's colour is measured to.
+pub fn encode_tile(tile: &SourceTile, colour_data_depth: Option<u8>, staging: &mut [u8]) -> SlotContent {
     let (lo, hi) = tile.heights.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| (lo.min(h), hi.max(h)));
     let step = if hi > lo { (hi - lo) / 65535.0 } else { 0.0 };
     let quantised = quantise(&tile.heights, lo, step);
@@ -62,6 +63,8 @@ pub fn encode_tile(tile: &SourceTile, staging: &mut [u8]) -> SlotContent {
             staging[COLOUR_OFFSET + 4 * k..COLOUR_OFFSET + 4 * k + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
         }
         flags |= SLOT_HAS_COLOUR;
+        let levels = colour_data_depth.map_or(0, |d| tile.tile.depth().saturating_sub(d)).min(31);
+        flags |= u32::from(levels) << SLOT_COLOUR_LEVELS_SHIFT;
     }
     if let Some(classes) = &tile.classes {
         staging[CLASS_OFFSET..CLASS_OFFSET + CLASS_BYTES].copy_from_slice(classes);

@@ -80,6 +80,9 @@ pub struct FrameInput<'a> {
     pub records: &'a [NodeRecord],
     /// Tiles to write into slots before drawing.
     pub uploads: &'a [(u32, &'a SourceTile)],
+    /// The depth the uploads' colour is measured to (deeper tiles carry it
+    /// resampled); `None` where unknown.
+    pub colour_data_depth: Option<u8>,
     /// Copy the finished image back for [`Renderer::take_image`].
     pub read_back: bool,
     /// Draw the terrain's triangles as lines (when the device can).
@@ -236,7 +239,7 @@ impl Renderer {
         let mut writes = Vec::with_capacity(uploads.len());
         for (k, (slot, tile)) in uploads.iter().enumerate() {
             let block = &mut staging[k * TILE_UPLOAD_BYTES..(k + 1) * TILE_UPLOAD_BYTES];
-            self.slot_contents[*slot as usize] = conv::encode_tile(tile, block);
+            self.slot_contents[*slot as usize] = conv::encode_tile(tile, input.colour_data_depth, block);
             writes.push(SlotWrite { slot: *slot, colour: tile.colour.is_some(), classes: tile.classes.is_some() });
         }
         if let Some(hud) = input.hud {
@@ -293,6 +296,7 @@ impl Renderer {
             constants,
             records: &[],
             uploads,
+            colour_data_depth: None,
             read_back: false,
             wireframe: false,
             hud: None,

@@ -32,6 +32,11 @@ pub const EDGE_FINER: u32 = 2;
 pub const SLOT_HAS_COLOUR: u32 = 1;
 /// [`NodeRecord::slot_flags`]: the slot has surface classes.
 pub const SLOT_HAS_CLASSES: u32 = 2;
+/// [`NodeRecord::slot_flags`] bits 8..13: how many levels the slot's tile
+/// lies deeper than the colour data (its colour block is resampled, so one
+/// texel of the imagery spans `2^levels` stored texels). The material
+/// handover judges the imagery's own texel, not the slot's grid.
+pub const SLOT_COLOUR_LEVELS_SHIFT: u32 = 8;
 
 /// [`PushConstants::flags`]: the sky pass draws the analytic body.
 pub const FLAG_ANALYTIC_BODY: u32 = 1;
@@ -208,6 +213,7 @@ pub fn glsl_header() -> String {
         ("EDGE_FINER", EDGE_FINER),
         ("SLOT_HAS_COLOUR", SLOT_HAS_COLOUR),
         ("SLOT_HAS_CLASSES", SLOT_HAS_CLASSES),
+        ("SLOT_COLOUR_LEVELS_SHIFT", SLOT_COLOUR_LEVELS_SHIFT),
         ("FLAG_ANALYTIC_BODY", FLAG_ANALYTIC_BODY),
         ("FLAG_ATMOSPHERE", FLAG_ATMOSPHERE),
         ("PALETTE_SHIFT", PALETTE_SHIFT),

@@ -180,3 +180,97 @@ fn snow_rock_and_grass_differ_by_elevation_and_slope() {
     assert!(grass > 0.05, "grass on the plain: {grass:.3}");
     assert!(rock > 0.02, "rock on the cliffs: {rock:.3}");
 }
+
+/// A flat plain at 300 m whose imagery, one flat colour, is measured to
+/// depth 5 (a 2.4 km texel): deeper tiles carry it resampled.
+#[derive(Debug)]
+struct ImageryPlain {
+    body: Body,
+    colour: [u8; 3],
+    /// What the source says its colour is measured to (`None`: unknown).
+    colour_depth: Option<u8>,
+}
+
+const IMAGERY_DEPTH: u8 = 5;
+
+impl HeightSource for ImageryPlain {
+    fn body(&self) -> &Body {
+        &self.body
+    }
+
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let n = sample_directions(tile).len();
+        let provenance = if tile.depth() <= IMAGERY_DEPTH {
+            Provenance::Measured
+        } else {
+            Provenance::Resampled { from_depth: IMAGERY_DEPTH }
+        };
+        Ok(SourceTile {
+            tile,
+            heights: vec![300.0; n],
+            classes: Some(vec![2; n]),
+            colour: Some(vec![self.colour; n]),
+            provenance,
+        })
+    }
+
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        // The error of rugged ground (a sample spacing), so the cut refines
+        // as it would there and the drawn tiles' texels stay near a pixel.
+        Ok(TileBounds {
+            min_elevation: 300.0,
+            max_elevation: 300.0,
+            geometric_error: self.body.sample_spacing_m(tile.depth()),
+            provenance: Provenance::Measured,
+        })
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        Some(IMAGERY_DEPTH)
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.colour_depth
+    }
+}
+
+/// How much the imagery shows in the lower half of a frame (all ground):
+/// the frame drawn over magenta imagery against the same over green, mean
+/// channel difference over the full one (1: the imagery alone; 0: none).
+fn imagery_share(view: &View, colour_depth: Option<u8>, name: &str) -> f64 {
+    let body = Body::earth();
+    let draw = |colour: [u8; 3], tag: &str| {
+        let source = Arc::new(ImageryPlain { body: body.clone(), colour, colour_depth });
+        rows(&render(&format!("{name}-{tag}"), source, view, None), 0.5, 1.0)
+    };
+    let (magenta, green) = (draw([255, 0, 255], "magenta"), draw([0, 255, 0], "green"));
+    let difference: f64 =
+        magenta.iter().zip(&green).flat_map(|(a, b)| (0..3).map(move |c| f64::from(a[c].abs_diff(b[c])))).sum();
+    difference / (magenta.len() as f64 * 3.0 * 255.0)
+}
+
+/// The pack's colour where its texel is about a pixel or smaller, the
+/// material (tinted by it) as the texel grows past a few pixels, judged by
+/// the imagery's own texel (depth 5 here). Judged by the texel grid of the
+/// tile a node is drawn from, as before, the texel always looked about a
+/// pixel wide (the cut keeps tiles so), and 2 km above the plain the
+/// imagery still covered the ground.
+#[test]
+fn the_imagery_hands_over_to_materials_as_its_texel_grows_past_a_pixel() {
+    let (lat, lon) = (10.0, 20.0);
+    let far = view_at(&Body::earth(), lat, lon, 300.0 + 150_000.0, 0.0, -90.0, SIZE);
+    let near = view_at(&Body::earth(), lat, lon, 300.0 + 2000.0, 0.0, -30.0, SIZE);
+    let far_share = imagery_share(&far, Some(IMAGERY_DEPTH), "imagery-far");
+    let near_share = imagery_share(&near, Some(IMAGERY_DEPTH), "imagery-near");
+    let near_by_slot_grid = imagery_share(&near, None, "imagery-near-slot-grid");
+    eprintln!(
+        "imagery share: far {far_share:.3}, near {near_share:.3}, near judged by the slot's grid {near_by_slot_grid:.3}"
+    );
+    // A 35 % tint (linear) still reads as about 0.45 of the full difference in sRGB.
+    assert!(far_share > 0.6, "from 150 km (a texel ~1 px) the imagery is drawn: {far_share:.3}");
+    assert!(near_share < far_share - 0.15, "2 km up (a texel ~100 px) the material takes over: {near_share:.3}");
+    assert!(
+        near_by_slot_grid > near_share + 0.2,
+        "the slot's own grid misses the texel's growth: {near_by_slot_grid:.3}"
+    );
+}
