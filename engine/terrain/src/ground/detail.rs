@@ -526,6 +526,7 @@ impl HeightSource for DetailSource {
         }
         if contributed {
             t.provenance = Provenance::Invented;
+            self.tighten_bounds(&t);
         }
         Ok(t)
     }
@@ -556,6 +557,25 @@ impl HeightSource for DetailSource {
 }
 
 impl DetailSource {
+    /// Once a synthesized tile has been produced its samples give its exact
+    /// range, far inside the worst case of the octaves it adds (tens of
+    /// metres near a summit at depth 20, where the camera stands 2 m up):
+    /// the kept bounds narrow to it. Without this a camera near the ground
+    /// stood inside the bounds of every node under it at any depth, so
+    /// their projected error was infinite and no budget sufficed. Every
+    /// drawn vertex is a convex blend of samples, so the range bounds them.
+    fn tighten_bounds(&self, tile: &SourceTile) {
+        let (lo, hi) = tile
+            .heights
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(f64::from(h)), hi.max(f64::from(h))));
+        let slack = 1e-3 + 1e-6 * lo.abs().max(hi.abs());
+        if let Some(b) = self.bounds.lock().expect("bounds lock").get_mut(&tile.tile) {
+            b.min_elevation = b.min_elevation.max(lo - slack);
+            b.max_elevation = b.max_elevation.min(hi + slack);
+        }
+    }
+
     /// The inner bounds (narrowed to the data under the tile where the
     /// inner source resamples its data) widened by the largest amplitude
     /// over the tile's cells times the range of the octave sum over it; the
