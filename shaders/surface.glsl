@@ -136,7 +136,11 @@ struct Material {
 // The earth palette's material at a point: `x` the detail position,
 // `slope` 1 - cos of the ground's tilt (from the height normal, not the
 // micro-relief), `footprint` the pixel's size in metres.
-Material earth_material(float height_m, uint surface_class, float slope, vec3 up, vec3 x, float footprint) {
+// `imagery_snow` is the snow cover the pack's imagery shows (0..1), or
+// negative without imagery: where the imagery is there, it says where snow
+// lies (a dry range keeps bare rock far above the snowline rule), and the
+// slope still sheds it.
+Material earth_material(float height_m, uint surface_class, float slope, vec3 up, vec3 x, float footprint, float imagery_snow) {
     float broad = fractal(x, 256.0, 4, footprint, 11u);
     float fine = fractal(x, 4.0, 6, footprint, 23u);
     bool water = surface_class == 1u || surface_class == 3u || (surface_class == 0u && height_m < 0.0);
@@ -158,7 +162,10 @@ Material earth_material(float height_m, uint surface_class, float slope, vec3 up
     float rocky = smoothstep(0.134, 0.293, slope + 0.04 * broad);
     albedo = mix(albedo, rock, rocky);
     roughness = mix(roughness, 0.22, rocky);
-    float snowy = smoothstep(line - 150.0, line + 150.0, height_m + (0.1 * line + 50.0) * broad) * (1.0 - smoothstep(0.234, 0.357, slope + 0.05 * fine));
+    float cover = imagery_snow >= 0.0
+        ? clamp(imagery_snow + 0.25 * broad, 0.0, 1.0)
+        : smoothstep(line - 150.0, line + 150.0, height_m + (0.1 * line + 50.0) * broad);
+    float snowy = cover * (1.0 - smoothstep(0.234, 0.357, slope + 0.05 * fine));
     // Wind-packed snow: drifts and sastrugi, not a mirror-smooth sheet.
     albedo = mix(albedo, snow * (1.0 + 0.10 * fine), snowy);
     roughness = mix(roughness, 0.16, snowy);

@@ -38,10 +38,16 @@ void main() {
     if ((r.slot_flags & SLOT_HAS_CLASSES) != 0u) {
         surface_class = texelFetch(slot_classes, ivec3(ivec2(colour_uvw.xy * STORED_SAMPLES), int(r.slot)), 0).r;
     }
+    bool has_imagery = (r.slot_flags & SLOT_HAS_COLOUR) != 0u;
+    vec3 imagery = has_imagery ? srgb_to_linear(texture(slot_colour, colour_uvw).rgb) : vec3(0.0);
     uint which = (pc.flags >> PALETTE_SHIFT) & 255u;
     Material m;
     if (which == 0u) {
-        m = earth_material(height_m, surface_class, slope, up, in_detail, footprint);
+        // Snow in the imagery: bright and nearly grey (linear reflectance).
+        float lightest = max(imagery.r, max(imagery.g, imagery.b));
+        float grey = 1.0 - (lightest - min(imagery.r, min(imagery.g, imagery.b))) / max(lightest, 1e-3);
+        float imagery_snow = has_imagery ? smoothstep(0.35, 0.6, lightest) * smoothstep(0.6, 0.85, grey) : -1.0;
+        m = earth_material(height_m, surface_class, slope, up, in_detail, footprint, imagery_snow);
     } else {
         // Airless palettes: their colour by elevation, varied by noise,
         // darker and rougher on steep slopes.
@@ -51,10 +57,9 @@ void main() {
         m = Material(base * (1.0 - 0.25 * rocky), mix(0.12, 0.22, rocky));
     }
     vec3 albedo = m.albedo;
-    if ((r.slot_flags & SLOT_HAS_COLOUR) != 0u) {
+    if (has_imagery) {
         // The imagery where its texel is about a pixel or smaller; the
         // material (still tinted by the imagery) once a texel spans several.
-        vec3 imagery = srgb_to_linear(texture(slot_colour, colour_uvw).rgb);
         vec3 tinted = mix(m.albedo, imagery, 0.35);
         albedo = mix(imagery, tinted, smoothstep(1.5, 8.0, texel_px));
     }
