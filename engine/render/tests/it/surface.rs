@@ -186,6 +186,7 @@ fn snow_rock_and_grass_differ_by_elevation_and_slope() {
 #[derive(Debug)]
 struct ImageryPlain {
     body: Body,
+    height_m: f32,
     colour: [u8; 3],
     /// What the source says its colour is measured to (`None`: unknown).
     colour_depth: Option<u8>,
@@ -207,7 +208,7 @@ impl HeightSource for ImageryPlain {
         };
         Ok(SourceTile {
             tile,
-            heights: vec![300.0; n],
+            heights: vec![self.height_m; n],
             classes: Some(vec![2; n]),
             colour: Some(vec![self.colour; n]),
             provenance,
@@ -218,8 +219,8 @@ impl HeightSource for ImageryPlain {
         // The error of rugged ground (a sample spacing), so the cut refines
         // as it would there and the drawn tiles' texels stay near a pixel.
         Ok(TileBounds {
-            min_elevation: 300.0,
-            max_elevation: 300.0,
+            min_elevation: f64::from(self.height_m),
+            max_elevation: f64::from(self.height_m),
             geometric_error: self.body.sample_spacing_m(tile.depth()),
             provenance: Provenance::Measured,
         })
@@ -240,7 +241,7 @@ impl HeightSource for ImageryPlain {
 fn imagery_share(view: &View, colour_depth: Option<u8>, name: &str) -> f64 {
     let body = Body::earth();
     let draw = |colour: [u8; 3], tag: &str| {
-        let source = Arc::new(ImageryPlain { body: body.clone(), colour, colour_depth });
+        let source = Arc::new(ImageryPlain { body: body.clone(), height_m: 300.0, colour, colour_depth });
         rows(&render(&format!("{name}-{tag}"), source, view, None), 0.5, 1.0)
     };
     let (magenta, green) = (draw([255, 0, 255], "magenta"), draw([0, 255, 0], "green"));
@@ -273,4 +274,26 @@ fn the_imagery_hands_over_to_materials_as_its_texel_grows_past_a_pixel() {
         near_by_slot_grid > near_share + 0.2,
         "the slot's own grid misses the texel's growth: {near_by_slot_grid:.3}"
     );
+}
+
+/// Where there is imagery it says where snow lies, not the snowline rule:
+/// white imagery on a plain at 300 m is drawn as snow up close, and brown
+/// imagery on a plateau at 6,000 m on the equator (a kilometre above the
+/// rule's snowline) as bare ground.
+#[test]
+fn the_imagery_not_the_snowline_says_where_snow_lies() {
+    let body = Body::earth();
+    let close = |height_m: f32, colour: [u8; 3], name: &str| {
+        let source = Arc::new(ImageryPlain { body: body.clone(), height_m, colour, colour_depth: Some(IMAGERY_DEPTH) });
+        let view = view_at(&body, 0.0, 20.0, f64::from(height_m) + 2000.0, 0.0, -30.0, SIZE);
+        let pixels = rows(&render(name, source, &view, None), 0.5, 1.0);
+        let mean = |c: usize| pixels.iter().map(|p| f64::from(p[c])).sum::<f64>() / pixels.len() as f64;
+        [mean(0), mean(1), mean(2)]
+    };
+    let white_low = close(300.0, [235, 238, 242], "snow-imagery-low");
+    let brown_high = close(6000.0, [120, 90, 60], "bare-imagery-high");
+    eprintln!("white imagery at 300 m {white_low:.0?}, brown imagery at 6,000 m {brown_high:.0?}");
+    let luma = |p: [f64; 3]| 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2];
+    assert!(luma(white_low) > 200.0, "snow where the imagery is white: {white_low:.0?}");
+    assert!(luma(brown_high) < 170.0 && brown_high[0] > brown_high[2] + 15.0, "bare ground: {brown_high:.0?}");
 }
