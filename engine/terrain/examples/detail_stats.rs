@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use planet_terrain::TileAddress;
+use planet_terrain::geo::cube::sample_direction;
 use planet_terrain::ground::roughness::{fit_exponent, roughness_by_depth};
 use planet_terrain::ground::{DetailSource, HeightSource, PackSource};
 use planet_terrain::pack::Pack;
@@ -23,21 +24,29 @@ fn main() {
     let min_relief: f64 = args.get(1).map_or(1000.0, |s| s.parse().expect("a number"));
     let inner: Arc<dyn HeightSource> = Arc::new(PackSource::new(Arc::new(Pack::open(path).expect("a pack"))));
     let data = inner.data_depth().expect("a pack has a data depth");
+    let coverage = Pack::open(path).expect("a pack").header().coverage;
+    let body = inner.body().clone();
     let n = 1u32 << data;
     let seeds: Vec<TileAddress> = (0..6u8)
         .flat_map(|f| (0..n).flat_map(move |x| (0..n).map(move |y| TileAddress::new(f, data, x, y).unwrap())))
+        // A regional pack holds only the tiles over its box: seeds are the
+        // tiles whose centre it measured (their descendants, the synthesized
+        // depths, lie inside it).
         .filter(|&t| {
-            let b = inner.tile_bounds(t).unwrap();
-            b.max_elevation - b.min_elevation >= min_relief && b.min_elevation > -200.0
+            let centre = body.ellipsoid().direction_to_geodetic(sample_direction(t.sample(64, 64)));
+            coverage.contains(centre.latitude.to_degrees(), centre.longitude.to_degrees())
+                && inner
+                    .tile_bounds(t)
+                    .is_ok_and(|b| b.max_elevation - b.min_elevation >= min_relief && b.min_elevation > -200.0)
         })
         .collect();
     println!("{path}: data depth {data}, {} seed tiles", seeds.len());
-    let detail = DetailSource::new(inner.clone());
+    let detail = DetailSource::within(inner.clone(), coverage);
     let depths = || data.saturating_sub(1)..=data + 14;
     let off = roughness_by_depth(&*inner, &seeds, depths(), 3).unwrap();
     let on = roughness_by_depth(&detail, &seeds, depths(), 3).unwrap();
-    let estimated = DetailSource::exponent_of(&*inner);
-    println!("exponent estimated by DetailSource::new: {estimated:?} (H, octave gain)");
+    let estimated = DetailSource::exponent_within(&*inner, coverage);
+    println!("exponent estimated by DetailSource::within (inside the coverage): {estimated:?} (H, octave gain)");
     let h = estimated.map_or(0.8, |(h, _)| h);
     let anchor = off.iter().find(|&&(d, _)| d == data + 3).map_or(1.0, |&(_, s)| s);
     println!("{:>5} {:>12} {:>12} {:>12} {:>12}", "depth", "window m", "off m", "on m", "on / line");

@@ -109,7 +109,15 @@ impl DetailSource {
     /// Detail whose octaves continue the roughness exponent measured in the
     /// inner source's own data ([`DetailSource::exponent_of`]).
     pub fn new(inner: Arc<dyn HeightSource>) -> DetailSource {
-        let gain = DetailSource::exponent_of(&*inner).map_or(DEFAULT_OCTAVE_GAIN, |(_, gain)| gain);
+        DetailSource::within(inner, crate::pack::Coverage::GLOBAL)
+    }
+
+    /// [`DetailSource::new`] for a source that measured only `coverage` (a
+    /// regional pack): its exponent is fitted inside the box alone. Fitted
+    /// over its whole tiles, a regional pack's unmeasured fill outside the
+    /// box made the Himalaya stand-in's `H` 1.0 (gain 0.5), not its own.
+    pub fn within(inner: Arc<dyn HeightSource>, coverage: crate::pack::Coverage) -> DetailSource {
+        let gain = DetailSource::exponent_within(&*inner, coverage).map_or(DEFAULT_OCTAVE_GAIN, |(_, gain)| gain);
         DetailSource::with_parameters(inner, DETAIL_SEED, gain, DEFAULT_FIRST_OCTAVE)
     }
 
@@ -119,7 +127,12 @@ impl DetailSource {
     /// exact literals, so every machine that measures the same `H` uses the
     /// same gain bits. `None` when the source measured nothing or is flat.
     pub fn exponent_of(inner: &dyn HeightSource) -> Option<(f64, f64)> {
-        let h = crate::ground::roughness::measured_exponent(inner, 16).ok().flatten()?;
+        DetailSource::exponent_within(inner, crate::pack::Coverage::GLOBAL)
+    }
+
+    /// [`DetailSource::exponent_of`] from what `inner` measured inside `coverage`.
+    pub fn exponent_within(inner: &dyn HeightSource, coverage: crate::pack::Coverage) -> Option<(f64, f64)> {
+        let h = crate::ground::roughness::measured_exponent_within(inner, 16, coverage).ok().flatten()?;
         if !h.is_finite() {
             return None;
         }

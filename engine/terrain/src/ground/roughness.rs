@@ -11,7 +11,8 @@
 //! so the two exponents can be compared directly.
 
 use crate::geo::address::{TILE_CELLS, TileAddress};
-use crate::ground::{HeightSource, SourceError, SourceTile};
+use crate::ground::{HeightSource, SourceError, SourceTile, sample_directions};
+use crate::pack::Coverage;
 
 /// The detrended standard deviation (metres) of a tile's core samples.
 pub fn detrended_std(tile: &SourceTile) -> f64 {
@@ -104,10 +105,20 @@ pub fn fit_exponent(points: &[(u8, f64)]) -> f64 {
 /// up to 128): the roughness at a scale inside one tile, without reading a
 /// deeper tile.
 pub fn window_roughness(tile: &SourceTile, window: u32) -> f64 {
+    window_roughness_where(tile, window, &|_, _| true).unwrap_or(0.0)
+}
+
+/// [`window_roughness`] over only the windows whose every core sample
+/// `(i, j)` (0..=128) `keep` accepts: a regional pack's tiles hold samples
+/// outside its box that it never measured. `None` when no window qualifies.
+pub fn window_roughness_where(tile: &SourceTile, window: u32, keep: &dyn Fn(i32, i32) -> bool) -> Option<f64> {
     let w = window.clamp(2, TILE_CELLS) as i32;
     let (mut sum, mut count) = (0.0, 0.0);
     for y0 in (0..TILE_CELLS as i32).step_by(w as usize) {
         for x0 in (0..TILE_CELLS as i32).step_by(w as usize) {
+            if !(0..=w).all(|j| (0..=w).all(|i| keep(x0 + i, y0 + j))) {
+                continue;
+            }
             let centre = f64::from(w) / 2.0;
             let (mut s, mut sx, mut sy, mut xx, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0);
             for j in 0..=w {
@@ -128,7 +139,7 @@ pub fn window_roughness(tile: &SourceTile, window: u32) -> f64 {
             count += n;
         }
     }
-    (sum / count).sqrt()
+    (count > 0.0).then(|| (sum / count).sqrt())
 }
 
 /// Up to `count` data-depth tiles of high ground to measure roughness on:
@@ -156,21 +167,49 @@ pub fn high_ground_seeds(source: &dyn HeightSource, count: usize) -> Vec<TileAdd
 /// down to 16 samples of the data depth, inside high-ground seed tiles.
 /// `None` where the source measured nothing or the data is flat.
 pub fn measured_exponent(source: &dyn HeightSource, seeds: usize) -> Result<Option<f64>, SourceError> {
-    let tiles = high_ground_seeds(source, seeds);
-    if tiles.is_empty() {
-        return Ok(None);
-    }
-    let mut sums = [0.0f64; 4];
+    measured_exponent_within(source, seeds, Coverage::GLOBAL)
+}
+
+/// [`measured_exponent`] from the windows inside `coverage` only (where a
+/// regional pack measured); scales no window fits are left out of the fit,
+/// which needs two. Seeds are the high-ground tiles whose centre lies
+/// inside.
+pub fn measured_exponent_within(
+    source: &dyn HeightSource,
+    seeds: usize,
+    coverage: Coverage,
+) -> Result<Option<f64>, SourceError> {
+    let global = coverage.is_global();
+    let ellipsoid = *source.body().ellipsoid();
+    let inside = |d: glam::DVec3| {
+        let g = ellipsoid.direction_to_geodetic(d);
+        coverage.contains(g.latitude.to_degrees(), g.longitude.to_degrees())
+    };
+    let tiles: Vec<TileAddress> = if global {
+        high_ground_seeds(source, seeds)
+    } else {
+        high_ground_seeds(source, 4 * seeds)
+            .into_iter()
+            .filter(|&t| inside(crate::geo::cube::sample_direction(t.sample(64, 64))))
+            .take(seeds)
+            .collect()
+    };
+    // Per scale: the sum of the tiles' mean squares, and how many tiles had a window.
+    let mut sums = [(0.0f64, 0usize); 4];
     for &t in &tiles {
         let tile = source.tile(t)?;
+        let mask: Vec<bool> = if global { Vec::new() } else { sample_directions(t).into_iter().map(inside).collect() };
+        let keep = |i: i32, j: i32| global || mask[((j + 1) * (TILE_CELLS as i32 + 3) + i + 1) as usize];
         for (k, s) in sums.iter_mut().enumerate() {
-            *s += window_roughness(&tile, TILE_CELLS >> k).powi(2);
+            if let Some(r) = window_roughness_where(&tile, TILE_CELLS >> k, &keep) {
+                *s = (s.0 + r.powi(2), s.1 + 1);
+            }
         }
     }
-    if sums.iter().any(|&s| s <= 0.0) {
+    let points: Vec<(u8, f64)> =
+        sums.iter().enumerate().filter(|(_, s)| s.1 > 0).map(|(k, &(s, n))| (k as u8, (s / n as f64).sqrt())).collect();
+    if points.len() < 2 || points.iter().any(|&(_, s)| s <= 0.0) {
         return Ok(None);
     }
-    let points: Vec<(u8, f64)> =
-        sums.iter().enumerate().map(|(k, &s)| (k as u8, (s / tiles.len() as f64).sqrt())).collect();
     Ok(Some(fit_exponent(&points)))
 }

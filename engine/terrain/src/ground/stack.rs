@@ -138,7 +138,7 @@ impl GroundStack {
         for (pack, border) in &self.layers {
             let header = pack.source.pack().header();
             let ground: Arc<dyn HeightSource> = if on {
-                let detail = DetailSource::new(Arc::new(pack.source.clone()));
+                let detail = DetailSource::within(Arc::new(pack.source.clone()), header.coverage);
                 Arc::new(detail.resampling_its_data(header.max_depth <= header.height_data_depth))
             } else {
                 Arc::new(pack.source.clone())

@@ -430,3 +430,63 @@ fn seams_close_over_synthesized_ground() {
     assert!(figures.worst_px < 0.01, "worst gap {} px", figures.worst_px);
     assert!(figures.worst_near_m < 1e-3, "worst gap within 1 km {} m", figures.worst_near_m);
 }
+
+/// A regional source: the procedural data inside `coverage`, and outside it
+/// a flat fill it never measured (as a regional pack's edge tiles hold).
+#[derive(Debug)]
+struct Regional {
+    data: ProceduralData,
+    coverage: planet_terrain::pack::Coverage,
+}
+
+impl HeightSource for Regional {
+    fn body(&self) -> &planet_terrain::Body {
+        self.data.body()
+    }
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let mut t = self.data.tile(tile)?;
+        let ellipsoid = *self.body().ellipsoid();
+        for (h, d) in t.heights.iter_mut().zip(planet_terrain::ground::sample_directions(tile)) {
+            let g = ellipsoid.direction_to_geodetic(d);
+            if !self.coverage.contains(g.latitude.to_degrees(), g.longitude.to_degrees()) {
+                *h = 100.0;
+            }
+        }
+        Ok(t)
+    }
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.data.tile_bounds(tile)
+    }
+    fn data_depth(&self) -> Option<u8> {
+        self.data.data_depth()
+    }
+    fn colour_data_depth(&self) -> Option<u8> {
+        None
+    }
+}
+
+/// Regression: a regional pack's exponent was fitted over whole tiles,
+/// fill outside its box included (the Himalaya stand-in got H 1.0, the
+/// clamp). Fitted inside the box it is exactly what the same ground gives
+/// where it is measured everywhere; over whole tiles the fill skews it.
+#[test]
+fn a_regional_source_fits_its_exponent_inside_its_box_only() {
+    use planet_terrain::pack::Coverage;
+    let everywhere = ProceduralData::new(3);
+    let seed = planet_terrain::ground::roughness::high_ground_seeds(&everywhere, 1)[0];
+    let centre = everywhere
+        .body()
+        .ellipsoid()
+        .direction_to_geodetic(planet_terrain::geo::cube::sample_direction(seed.sample(64, 64)));
+    let (lat, lon) = (centre.latitude.to_degrees(), centre.longitude.to_degrees());
+    let coverage = Coverage { south: lat - 12.0, west: lon - 12.0, north: lat + 12.0, east: lon + 12.0 };
+    let regional = Regional { data: ProceduralData::new(3), coverage };
+    let (h_measured, _) = DetailSource::exponent_within(&everywhere, coverage).unwrap();
+    let (h_inside, _) = DetailSource::exponent_within(&regional, coverage).unwrap();
+    let (h_whole, _) = DetailSource::exponent_of(&regional).unwrap();
+    println!(
+        "H inside the box: measured everywhere {h_measured}, regional {h_inside}; regional over whole tiles {h_whole}"
+    );
+    assert_eq!(h_inside, h_measured, "inside its box the fill is never read");
+    assert!((h_whole - h_measured).abs() >= 0.1, "over whole tiles the fill skews the fit: {h_whole}");
+}
