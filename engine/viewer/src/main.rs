@@ -213,12 +213,12 @@ fn open_source(cli: &Cli) -> Result<(Body, Option<Arc<dyn HeightSource>>)> {
 }
 
 /// The camera's height above the ellipsoid (given, or the ground plus
-/// `--agl`) and above the ground. The ground is read at a fixed ~10 m
-/// resolution, not the view's detail.
+/// `--agl`) and above the ground. The ground is read where the camera
+/// reads it in flight ([`session::GROUND_SPACING_M`]), not at the view's detail.
 fn camera_height(cli: &Cli, source: Option<&dyn HeightSource>, at: Geodetic) -> Result<(f64, f64)> {
     let ground = match source {
         Some(source) => {
-            let depth = depth_for_spacing(source, 10.0);
+            let depth = depth_for_spacing(source, session::GROUND_SPACING_M);
             GroundReader::new(source, depth).height(at).context("reading the ground under the camera")?
         }
         None => 0.0,

@@ -21,8 +21,12 @@ use planet_terrain::ground::{HeightSource, Provenance, locate};
 use crate::flight::Flight;
 
 /// Spacing (metres) at which the camera reads the ground: fixed, not the
-/// view's detail, so it agrees with physics and placement queries.
-pub const GROUND_SPACING_M: f64 = 5.0;
+/// view's detail, so it agrees with physics and placement queries, and the
+/// depth `planet-pack sample` reads (1 m). Fine enough that the detail
+/// octaves it leaves out stay under the 2 m a person stands above the
+/// ground: read at 5 m (10 m for --agl) near Everest they added metres,
+/// and a camera "2 m up" stood inside the ground drawn beneath it.
+pub const GROUND_SPACING_M: f64 = 1.0;
 
 /// Near plane: a fraction of the height above the ground (nothing can be
 /// nearer than that), capped; reversed-Z keeps the depth precision.
