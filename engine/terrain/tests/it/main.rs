@@ -13,6 +13,7 @@ mod layers;
 mod pack;
 mod precision;
 mod select;
+mod select_reference;
 mod sources;
 mod stack;
 mod support;
