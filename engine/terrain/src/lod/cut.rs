@@ -125,10 +125,6 @@ struct ErrorHeap {
 }
 
 impl ErrorHeap {
-    fn with_capacity(capacity: usize) -> ErrorHeap {
-        ErrorHeap { keys: Vec::with_capacity(capacity) }
-    }
-
     /// `f64::total_cmp`'s order in the high bits, the reverse of creation
     /// order in the low ones.
     fn key(error: f64, index: u32) -> u128 {
@@ -216,7 +212,13 @@ struct Node {
     bounds: TileBounds,
     sphere: BoundingSphere,
     projected_error_px: f64,
+    /// The same tile in the last frame's tree (a [`Selector`]'s), or
+    /// [`NONE`].
+    previous: u32,
 }
+
+/// No node.
+const NONE: u32 = u32::MAX;
 
 impl Node {
     fn is_leaf(&self) -> bool {
@@ -296,34 +298,94 @@ impl Context<'_> {
     }
 }
 
-/// Selects the cut for `view`. See the module documentation.
+/// Selects the cut for `view`. See the module documentation. Each call
+/// starts from nothing; a [`Selector`] gives the same cut for less work when
+/// views follow one another.
 pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettings) -> Result<Cut, SourceError> {
-    let start = Instant::now();
-    let mut refine = Refinement::new(source, view, settings.node_budget, settings.target_error_px)?;
-    let (settled_error, stopped_by_budget) = refine.run()?;
-    let arena = &refine.nodes;
-    let mut nodes: Vec<SelectedNode> = Vec::with_capacity(refine.leaves);
-    nodes.extend(arena.iter().filter(|n| n.is_leaf()).map(|n| SelectedNode {
-        tile: n.tile,
-        bounds: n.bounds,
-        sphere: n.sphere,
-        projected_error_px: n.projected_error_px,
-        culled: None,
-        edges: n.links.map(|link| edge_relation(n, &arena[link as usize])),
-    }));
-    // The largest error left unsplit is the error the cut meets.
-    let effective = nodes.iter().map(|n| n.projected_error_px).fold(settled_error, f64::max);
-    cull(&mut nodes, view, &refine.context.ellipsoid, settings.near_m);
-    let culled = nodes.iter().filter(|n| n.culled.is_some()).count();
-    let statistics = SelectionStatistics {
-        nodes_selected: nodes.len(),
-        nodes_culled: culled,
-        nodes_drawn: nodes.len() - culled,
-        nodes_evaluated: refine.evaluated,
-        effective_screen_error_pixels: effective,
-        selection_cpu_ms: start.elapsed().as_secs_f64() * 1e3,
-    };
-    Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, statistics })
+    Selector::new().select(source, view, settings)
+}
+
+/// Selection frame after frame: the same cut as [`select`], bit for bit,
+/// from less work.
+///
+/// The key decision: reuse geometry, never decisions. A node's bounding
+/// sphere and grid points depend on its tile and its bounds alone, not on
+/// the view, so a selector keeps last frame's tree and a split whose node
+/// was split last frame takes its children's points (and their spheres,
+/// where the source reports the same bounds) from it instead of warping and
+/// projecting them again. Everything the view decides (errors, the heap's
+/// order, balance, culling) is computed afresh, so the cut cannot depend on
+/// what was drawn before. Last frame's tree is also where the next frame
+/// builds, so a selector allocates nothing once warm.
+#[derive(Default)]
+pub struct Selector {
+    last: Tree,
+    spare: Tree,
+}
+
+/// A refinement tree and what it was made on.
+#[derive(Default)]
+struct Tree {
+    ellipsoid: Option<Ellipsoid>,
+    nodes: Vec<Node>,
+    patches: Vec<Patch>,
+    heap: Vec<u128>,
+}
+
+impl std::fmt::Debug for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Selector").field("last_nodes", &self.last.nodes.len()).finish()
+    }
+}
+
+impl Selector {
+    pub fn new() -> Selector {
+        Selector::default()
+    }
+
+    /// Selects the cut for `view`: exactly [`select`]'s.
+    pub fn select(
+        &mut self,
+        source: &dyn HeightSource,
+        view: &View,
+        settings: &SelectionSettings,
+    ) -> Result<Cut, SourceError> {
+        let start = Instant::now();
+        let ellipsoid = *source.body().ellipsoid();
+        // Another body's tree has other points.
+        let last: (&[Node], &[Patch]) = match self.last.ellipsoid == Some(ellipsoid) {
+            true => (&self.last.nodes, &self.last.patches),
+            false => (&[], &[]),
+        };
+        let mut refine = Refinement::new(source, view, settings, last, std::mem::take(&mut self.spare))?;
+        let (settled_error, stopped_by_budget) = refine.run()?;
+        let arena = &refine.nodes;
+        let mut nodes: Vec<SelectedNode> = Vec::with_capacity(refine.leaves);
+        nodes.extend(arena.iter().filter(|n| n.is_leaf()).map(|n| SelectedNode {
+            tile: n.tile,
+            bounds: n.bounds,
+            sphere: n.sphere,
+            projected_error_px: n.projected_error_px,
+            culled: None,
+            edges: n.links.map(|link| edge_relation(n, &arena[link as usize])),
+        }));
+        // The largest error left unsplit is the error the cut meets.
+        let effective = nodes.iter().map(|n| n.projected_error_px).fold(settled_error, f64::max);
+        cull(&mut nodes, view, &ellipsoid, settings.near_m);
+        let culled = nodes.iter().filter(|n| n.culled.is_some()).count();
+        let statistics = SelectionStatistics {
+            nodes_selected: nodes.len(),
+            nodes_culled: culled,
+            nodes_drawn: nodes.len() - culled,
+            nodes_evaluated: refine.evaluated,
+            effective_screen_error_pixels: effective,
+            selection_cpu_ms: start.elapsed().as_secs_f64() * 1e3,
+        };
+        let tree =
+            Tree { ellipsoid: Some(ellipsoid), nodes: refine.nodes, patches: refine.patches, heap: refine.heap.keys };
+        self.spare = std::mem::replace(&mut self.last, tree);
+        Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, statistics })
+    }
 }
 
 /// How the cut continues across the edge of `leaf` whose link is `across`.
@@ -341,6 +403,8 @@ fn edge_relation(leaf: &Node, across: &Node) -> EdgeRelation {
 /// splits reuse, index for index), the heap and the counts.
 struct Refinement<'a> {
     context: Context<'a>,
+    /// Last frame's tree and patches (empty without one).
+    last: (&'a [Node], &'a [Patch]),
     budget: usize,
     nodes: Vec<Node>,
     patches: Vec<Patch>,
@@ -353,11 +417,13 @@ struct Refinement<'a> {
 
 impl<'a> Refinement<'a> {
     /// The six roots, each on the heap.
+    /// The six roots, each on the heap, built in `buffers` (cleared).
     fn new(
         source: &'a dyn HeightSource,
         view: &View,
-        budget: usize,
-        target_error_px: f64,
+        settings: &SelectionSettings,
+        last: (&'a [Node], &'a [Patch]),
+        buffers: Tree,
     ) -> Result<Refinement<'a>, SourceError> {
         let ellipsoid = *source.body().ellipsoid();
         let context = Context {
@@ -368,14 +434,22 @@ impl<'a> Refinement<'a> {
             pixels_per_radian: view.pixels_per_radian(),
             colour_data_depth: source.colour_data_depth(),
         };
-        let capacity = budget.clamp(6, 1 << 20) * 4 / 3 + 8;
+        let capacity = settings.node_budget.clamp(6, 1 << 20) * 4 / 3 + 8;
+        let Tree { mut nodes, mut patches, heap: mut keys, .. } = buffers;
+        keys.clear();
+        keys.reserve(capacity);
+        nodes.clear();
+        nodes.reserve(capacity);
+        patches.clear();
+        patches.reserve(capacity);
         let mut refine = Refinement {
             context,
-            budget,
-            nodes: Vec::with_capacity(capacity),
-            patches: Vec::with_capacity(capacity),
-            heap: ErrorHeap::with_capacity(capacity),
-            target_error_px,
+            last,
+            budget: settings.node_budget,
+            nodes,
+            patches,
+            heap: ErrorHeap { keys },
+            target_error_px: settings.target_error_px,
             leaves: 6,
             evaluated: 6,
         };
@@ -431,7 +505,16 @@ impl<'a> Refinement<'a> {
             let point = |i: usize, j: usize| grid_point(&ellipsoid, root.face(), ws[i], wt[j]);
             let index = self.nodes.len() as u32;
             self.offer(error, index);
-            self.nodes.push(Node { tile: root, children: LEAF, links, bounds, sphere, projected_error_px: error });
+            let previous = if self.last.0.is_empty() { NONE } else { index };
+            self.nodes.push(Node {
+                tile: root,
+                children: LEAF,
+                links,
+                bounds,
+                sphere,
+                projected_error_px: error,
+                previous,
+            });
             self.patches.push(Patch {
                 ws,
                 wt,
@@ -467,34 +550,60 @@ impl<'a> Refinement<'a> {
     /// its four children: evaluates them, links them to each other and to
     /// the neighbours' children, and re-points those children at them.
     fn split(&mut self, index: u32) -> Result<(), SourceError> {
-        let parent = self.nodes[index as usize];
-        let patch = self.patches[index as usize];
+        // Only what is needed: a whole node is a hundred bytes to copy.
+        let (parent_tile, parent_links) = (self.nodes[index as usize].tile, self.nodes[index as usize].links);
         let first = self.nodes.len() as u32;
         self.nodes[index as usize].children = first;
         self.leaves += 3;
         self.evaluated += 4;
 
-        // The 5 x 5 grid of the split: corners (even, even) and the
-        // children's centres (odd, odd). The parent's corners, centre and
-        // edge coordinates are known; the rest are new.
-        let ellipsoid = self.context.ellipsoid;
-        let face = parent.tile.face();
-        let (s0, t0, s1, t1) = parent.tile.grid_bounds();
-        let ws = [patch.ws[0], quarter_warp(s0, s1, 1.0), patch.ws[1], quarter_warp(s0, s1, 3.0), patch.ws[2]];
-        let wt = [patch.wt[0], quarter_warp(t0, t1, 1.0), patch.wt[1], quarter_warp(t0, t1, 3.0), patch.wt[2]];
-        let point = |i: usize, j: usize| grid_point(&ellipsoid, face, ws[i], wt[j]);
-        let [c00, c10, c01, c11] = patch.corners;
-        let even = [[c00, point(2, 0), c10], [point(0, 2), patch.centre, point(4, 2)], [c01, point(2, 4), c11]];
-        let centres = [[point(1, 1), point(3, 1)], [point(1, 3), point(3, 3)]];
+        let (last_nodes, last_patches) = self.last;
+        let last_first = match self.nodes[index as usize].previous {
+            NONE => LEAF,
+            previous => last_nodes[previous as usize].children,
+        };
+        let made: [Patch; 4] = if last_first != LEAF {
+            // Split last frame too: its children's points are these.
+            std::array::from_fn(|q| last_patches[last_first as usize + q])
+        } else {
+            // The 5 x 5 grid of the split: corners (even, even) and the
+            // children's centres (odd, odd). The parent's corners, centre and
+            // edge coordinates are known; the rest are new.
+            let patch = self.patches[index as usize];
+            let ellipsoid = self.context.ellipsoid;
+            let face = parent_tile.face();
+            let (s0, t0, s1, t1) = parent_tile.grid_bounds();
+            let ws = [patch.ws[0], quarter_warp(s0, s1, 1.0), patch.ws[1], quarter_warp(s0, s1, 3.0), patch.ws[2]];
+            let wt = [patch.wt[0], quarter_warp(t0, t1, 1.0), patch.wt[1], quarter_warp(t0, t1, 3.0), patch.wt[2]];
+            let point = |i: usize, j: usize| grid_point(&ellipsoid, face, ws[i], wt[j]);
+            let [c00, c10, c01, c11] = patch.corners;
+            let even = [[c00, point(2, 0), c10], [point(0, 2), patch.centre, point(4, 2)], [c01, point(2, 4), c11]];
+            let centres = [[point(1, 1), point(3, 1)], [point(1, 3), point(3, 3)]];
+            std::array::from_fn(|q| {
+                let (dx, dy) = (q & 1, q >> 1);
+                Patch {
+                    ws: [ws[2 * dx], ws[2 * dx + 1], ws[2 * dx + 2]],
+                    wt: [wt[2 * dy], wt[2 * dy + 1], wt[2 * dy + 2]],
+                    corners: [even[dy][dx], even[dy][dx + 1], even[dy + 1][dx], even[dy + 1][dx + 1]],
+                    centre: centres[dy][dx],
+                }
+            })
+        };
 
-        let children = parent.tile.children().expect("below MAX_DEPTH");
+        let ellipsoid = self.context.ellipsoid;
+        let children = parent_tile.children().expect("below MAX_DEPTH");
         for (q, child) in children.into_iter().enumerate() {
             let (dx, dy) = (q & 1, q >> 1);
-            let corners = [even[dy][dx], even[dy][dx + 1], even[dy + 1][dx], even[dy + 1][dx + 1]];
-            let centre = centres[dy][dx];
-            let (bounds, sphere, error) = self
-                .context
-                .evaluate(child, |min, max| BoundingSphere::enclosing(&ellipsoid, centre, &corners, min, max))?;
+            let made = &made[q];
+            let previous = if last_first == LEAF { NONE } else { last_first + q as u32 };
+            debug_assert!(previous == NONE || last_nodes[previous as usize].tile == child);
+            let (bounds, sphere, error) = self.context.evaluate(child, |min, max| {
+                // The sphere is a function of the patch and the bounds.
+                match last_nodes.get(previous as usize) {
+                    Some(last) if same_elevations(&last.bounds, min, max) => last.sphere,
+                    _ => BoundingSphere::enclosing(&ellipsoid, made.centre, &made.corners, min, max),
+                }
+            })?;
             let me = first + q as u32;
             let links = Edge::ALL.map(|edge| {
                 let sibling = match edge {
@@ -506,8 +615,8 @@ impl<'a> Refinement<'a> {
                 if let Some(sibling) = sibling {
                     return first + sibling as u32;
                 }
-                let outside = parent.links[edge as usize];
-                let neighbour = self.nodes[outside as usize];
+                let outside = parent_links[edge as usize];
+                let neighbour = &self.nodes[outside as usize];
                 if neighbour.is_leaf() {
                     // A leaf at the parent's depth: one level coarser.
                     return outside;
@@ -521,16 +630,24 @@ impl<'a> Refinement<'a> {
                 other
             });
             self.offer(error, me);
-            self.nodes.push(Node { tile: child, children: LEAF, links, bounds, sphere, projected_error_px: error });
-            self.patches.push(Patch {
-                ws: [ws[2 * dx], ws[2 * dx + 1], ws[2 * dx + 2]],
-                wt: [wt[2 * dy], wt[2 * dy + 1], wt[2 * dy + 2]],
-                corners,
-                centre,
+            self.nodes.push(Node {
+                tile: child,
+                children: LEAF,
+                links,
+                bounds,
+                sphere,
+                projected_error_px: error,
+                previous,
             });
+            self.patches.push(*made);
         }
         Ok(())
     }
+}
+
+/// True if `bounds` spans exactly `min..max` (by their bits).
+fn same_elevations(bounds: &TileBounds, min: f64, max: f64) -> bool {
+    bounds.min_elevation.to_bits() == min.to_bits() && bounds.max_elevation.to_bits() == max.to_bits()
 }
 
 /// Marks nodes outside the frustum or wholly below the horizon. The horizon
@@ -629,7 +746,8 @@ mod tests {
     }
 
     fn refined<'a>(source: &'a Spike, view: &View) -> Refinement<'a> {
-        let mut refine = Refinement::new(source, view, 100_000, 0.5).unwrap();
+        let settings = SelectionSettings { target_error_px: 0.5, node_budget: 100_000, near_m: 0.1 };
+        let mut refine = Refinement::new(source, view, &settings, (&[], &[]), Tree::default()).unwrap();
         refine.run().unwrap();
         assert!(refine.nodes.iter().any(|n| n.tile.depth() == MAX_DEPTH));
         refine

@@ -596,7 +596,7 @@ fn seams_close_from_orbit_to_two_metres() {
 // ---- The cut, bit for bit, against the reference algorithm -------------------
 
 use crate::select_reference::select_reference;
-use planet_terrain::lod::{Cut, SelectedNode};
+use planet_terrain::lod::{Cut, SelectedNode, Selector};
 
 /// Ground whose bounds and errors vary from tile to tile (a hash of the
 /// address), with measured colour to depth 9: every branch of the error and
@@ -712,16 +712,46 @@ fn the_cut_matches_the_reference_bit_for_bit() {
     // Error that never decays under the camera: refinement reaches MAX_DEPTH.
     views.push(("spike".into(), &endless, view_over(&endless, 1.0, 2.0, 6_000.0, 0.0, -90.0)));
     let mut saw = (false, false, false);
+    // One selector through every view, source, body and budget, so its
+    // reuse of the last tree meets all of them (and changed bounds).
+    let mut selector = Selector::new();
     for (label, source, view) in &views {
-        for (target, budget) in [(1.0, 1024usize), (1.0, 4096), (0.05, 1024), (0.05, 4096), (0.02, 16384), (0.5, 7)] {
+        // A tiny budget between others: a selector's last tree is then only
+        // the roots. Each view ends on a deep cut, the next one's start.
+        for (target, budget) in [(1.0, 1024usize), (0.5, 7), (1.0, 4096), (0.05, 1024), (0.05, 4096), (0.02, 16384)] {
             let settings = SelectionSettings { target_error_px: target, node_budget: budget, near_m: 0.1 };
             let want = select_reference(*source, view, &settings).unwrap();
-            let got = select(*source, view, &settings).unwrap();
-            assert_same_cut(&format!("{label}, {target} px, budget {budget}"), &got, &want);
+            let label = format!("{label}, {target} px, budget {budget}");
+            assert_same_cut(&label, &select(*source, view, &settings).unwrap(), &want);
+            assert_same_cut(&format!("{label}, selector"), &selector.select(*source, view, &settings).unwrap(), &want);
+            // Again: everything of this view is in the last tree now.
+            assert_same_cut(&format!("{label}, again"), &selector.select(*source, view, &settings).unwrap(), &want);
             saw.0 |= want.nodes.iter().any(|n| n.culled == Some(Culled::Horizon));
             saw.1 |= want.nodes.iter().any(|n| n.tile.depth() == MAX_DEPTH);
             saw.2 |= want.nodes.len() > 3500;
         }
     }
     assert_eq!(saw, (true, true, true), "horizon culling, MAX_DEPTH and a 4k-node cut are all exercised");
+}
+
+#[test]
+fn a_selector_follows_a_moving_camera_with_the_reference_cut() {
+    // A descent from orbit to the ground over a face edge, turning, frame
+    // by frame: each frame's cut is the one selection from nothing gives.
+    let source = ProceduralSource::new(Body::earth(), 2026);
+    let mut selector = Selector::new();
+    for budget in [1024, 4096] {
+        let settings = SelectionSettings { target_error_px: 0.05, node_budget: budget, near_m: 0.1 };
+        for frame in 0..60 {
+            let f = f64::from(frame);
+            let altitude = 400_000.0 * 0.85f64.powf(f);
+            let view = view_over(&source, 0.5 + 0.01 * f, 44.7 + 0.01 * f, altitude, 3.0 * f, -30.0 + 0.3 * f);
+            let want = select_reference(&source, &view, &settings).unwrap();
+            assert_same_cut(
+                &format!("frame {frame}, budget {budget}"),
+                &selector.select(&source, &view, &settings).unwrap(),
+                &want,
+            );
+        }
+    }
 }
