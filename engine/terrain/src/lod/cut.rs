@@ -215,6 +215,8 @@ struct Node {
     /// The same tile in the last frame's tree (a [`Selector`]'s), or
     /// [`NONE`].
     previous: u32,
+    /// Its [`Patch`] in the selector's store.
+    patch: u32,
 }
 
 /// No node.
@@ -228,8 +230,9 @@ impl Node {
 
 /// What splitting a node reuses of it: the warped grid coordinates of its
 /// edges and centre, and the surface points of its corners and centre,
-/// which are corners of its children. Apart from [`Node`], so the nodes
-/// the heap and the links touch stay small.
+/// which are corners of its children. Apart from [`Node`], in a store that
+/// outlives frames: a node made again next frame names the same patch
+/// rather than copying its three hundred bytes.
 #[derive(Clone, Copy)]
 struct Patch {
     /// `warp` of the grid coordinate at the low edge, the centre and the
@@ -316,11 +319,14 @@ pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettin
 /// projecting them again. Everything the view decides (errors, the heap's
 /// order, balance, culling) is computed afresh, so the cut cannot depend on
 /// what was drawn before. Last frame's tree is also where the next frame
-/// builds, so a selector allocates nothing once warm.
+/// builds, so a selector allocates nothing once warm. Patches live in one
+/// store across frames (compacted when mostly garbage).
 #[derive(Default)]
 pub struct Selector {
     last: Tree,
     spare: Tree,
+    /// Every patch the last tree names, and garbage.
+    patches: Vec<Patch>,
 }
 
 /// A refinement tree and what it was made on.
@@ -328,7 +334,6 @@ pub struct Selector {
 struct Tree {
     ellipsoid: Option<Ellipsoid>,
     nodes: Vec<Node>,
-    patches: Vec<Patch>,
     heap: Vec<u128>,
 }
 
@@ -353,11 +358,13 @@ impl Selector {
         let start = Instant::now();
         let ellipsoid = *source.body().ellipsoid();
         // Another body's tree has other points.
-        let last: (&[Node], &[Patch]) = match self.last.ellipsoid == Some(ellipsoid) {
-            true => (&self.last.nodes, &self.last.patches),
-            false => (&[], &[]),
-        };
-        let mut refine = Refinement::new(source, view, settings, last, std::mem::take(&mut self.spare))?;
+        if self.last.ellipsoid != Some(ellipsoid) {
+            self.last.nodes.clear();
+            self.patches.clear();
+        }
+        let last = &self.last.nodes;
+        let mut refine =
+            Refinement::new(source, view, settings, last, &mut self.patches, std::mem::take(&mut self.spare))?;
         let (settled_error, stopped_by_budget) = refine.run()?;
         let arena = &refine.nodes;
         let mut nodes: Vec<SelectedNode> = Vec::with_capacity(refine.leaves);
@@ -381,8 +388,15 @@ impl Selector {
             effective_screen_error_pixels: effective,
             selection_cpu_ms: start.elapsed().as_secs_f64() * 1e3,
         };
-        let tree =
-            Tree { ellipsoid: Some(ellipsoid), nodes: refine.nodes, patches: refine.patches, heap: refine.heap.keys };
+        let mut tree = Tree { ellipsoid: Some(ellipsoid), nodes: refine.nodes, heap: refine.heap.keys };
+        if self.patches.len() > 2 * tree.nodes.len() + 64 {
+            // Mostly patches of nodes no longer made: keep the live ones.
+            let live: Vec<Patch> = tree.nodes.iter().map(|n| self.patches[n.patch as usize]).collect();
+            for (k, node) in tree.nodes.iter_mut().enumerate() {
+                node.patch = k as u32;
+            }
+            self.patches = live;
+        }
         self.spare = std::mem::replace(&mut self.last, tree);
         Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, statistics })
     }
@@ -399,15 +413,15 @@ fn edge_relation(leaf: &Node, across: &Node) -> EdgeRelation {
     }
 }
 
-/// The state refinement works on: the arena of nodes (with the patches
-/// splits reuse, index for index), the heap and the counts.
+/// The state refinement works on: the arena of nodes, the patch store,
+/// the heap and the counts.
 struct Refinement<'a> {
     context: Context<'a>,
-    /// Last frame's tree and patches (empty without one).
-    last: (&'a [Node], &'a [Patch]),
+    /// Last frame's tree (empty without one).
+    last: &'a [Node],
     budget: usize,
     nodes: Vec<Node>,
-    patches: Vec<Patch>,
+    patches: &'a mut Vec<Patch>,
     heap: ErrorHeap,
     /// Nodes at or under it never split, so they never enter the heap.
     target_error_px: f64,
@@ -416,13 +430,13 @@ struct Refinement<'a> {
 }
 
 impl<'a> Refinement<'a> {
-    /// The six roots, each on the heap.
     /// The six roots, each on the heap, built in `buffers` (cleared).
     fn new(
         source: &'a dyn HeightSource,
         view: &View,
         settings: &SelectionSettings,
-        last: (&'a [Node], &'a [Patch]),
+        last: &'a [Node],
+        patches: &'a mut Vec<Patch>,
         buffers: Tree,
     ) -> Result<Refinement<'a>, SourceError> {
         let ellipsoid = *source.body().ellipsoid();
@@ -435,12 +449,11 @@ impl<'a> Refinement<'a> {
             colour_data_depth: source.colour_data_depth(),
         };
         let capacity = settings.node_budget.clamp(6, 1 << 20) * 4 / 3 + 8;
-        let Tree { mut nodes, mut patches, heap: mut keys, .. } = buffers;
+        let Tree { mut nodes, heap: mut keys, .. } = buffers;
         keys.clear();
         keys.reserve(capacity);
         nodes.clear();
         nodes.reserve(capacity);
-        patches.clear();
         patches.reserve(capacity);
         let mut refine = Refinement {
             context,
@@ -499,13 +512,24 @@ impl<'a> Refinement<'a> {
             let (bounds, sphere, error) =
                 self.context.evaluate(root, |min, max| BoundingSphere::of_tile(&ellipsoid, root, min, max))?;
             let links = Edge::ALL.map(|edge| u32::from(root.neighbour(edge).address.face().index()));
-            let (s0, t0, s1, t1) = root.grid_bounds();
-            let ws = [0.0, 2.0, 4.0].map(|k| quarter_warp(s0, s1, k));
-            let wt = [0.0, 2.0, 4.0].map(|k| quarter_warp(t0, t1, k));
-            let point = |i: usize, j: usize| grid_point(&ellipsoid, root.face(), ws[i], wt[j]);
             let index = self.nodes.len() as u32;
             self.offer(error, index);
-            let previous = if self.last.0.is_empty() { NONE } else { index };
+            let (previous, patch) = match self.last.get(index as usize) {
+                Some(last) => (index, last.patch),
+                None => {
+                    let (s0, t0, s1, t1) = root.grid_bounds();
+                    let ws = [0.0, 2.0, 4.0].map(|k| quarter_warp(s0, s1, k));
+                    let wt = [0.0, 2.0, 4.0].map(|k| quarter_warp(t0, t1, k));
+                    let point = |i: usize, j: usize| grid_point(&ellipsoid, root.face(), ws[i], wt[j]);
+                    self.patches.push(Patch {
+                        ws,
+                        wt,
+                        corners: [point(0, 0), point(2, 0), point(0, 2), point(2, 2)],
+                        centre: point(1, 1),
+                    });
+                    (NONE, self.patches.len() as u32 - 1)
+                }
+            };
             self.nodes.push(Node {
                 tile: root,
                 children: LEAF,
@@ -514,12 +538,7 @@ impl<'a> Refinement<'a> {
                 sphere,
                 projected_error_px: error,
                 previous,
-            });
-            self.patches.push(Patch {
-                ws,
-                wt,
-                corners: [point(0, 0), point(2, 0), point(0, 2), point(2, 2)],
-                centre: point(1, 1),
+                patch,
             });
         }
         Ok(())
@@ -557,19 +576,19 @@ impl<'a> Refinement<'a> {
         self.leaves += 3;
         self.evaluated += 4;
 
-        let (last_nodes, last_patches) = self.last;
+        let last_nodes = self.last;
         let last_first = match self.nodes[index as usize].previous {
             NONE => LEAF,
             previous => last_nodes[previous as usize].children,
         };
-        let made: [Patch; 4] = if last_first != LEAF {
+        let made: [u32; 4] = if last_first != LEAF {
             // Split last frame too: its children's points are these.
-            std::array::from_fn(|q| last_patches[last_first as usize + q])
+            std::array::from_fn(|q| last_nodes[last_first as usize + q].patch)
         } else {
             // The 5 x 5 grid of the split: corners (even, even) and the
             // children's centres (odd, odd). The parent's corners, centre and
             // edge coordinates are known; the rest are new.
-            let patch = self.patches[index as usize];
+            let patch = self.patches[self.nodes[index as usize].patch as usize];
             let ellipsoid = self.context.ellipsoid;
             let face = parent_tile.face();
             let (s0, t0, s1, t1) = parent_tile.grid_bounds();
@@ -579,7 +598,8 @@ impl<'a> Refinement<'a> {
             let [c00, c10, c01, c11] = patch.corners;
             let even = [[c00, point(2, 0), c10], [point(0, 2), patch.centre, point(4, 2)], [c01, point(2, 4), c11]];
             let centres = [[point(1, 1), point(3, 1)], [point(1, 3), point(3, 3)]];
-            std::array::from_fn(|q| {
+            let at = self.patches.len() as u32;
+            self.patches.extend((0..4).map(|q| {
                 let (dx, dy) = (q & 1, q >> 1);
                 Patch {
                     ws: [ws[2 * dx], ws[2 * dx + 1], ws[2 * dx + 2]],
@@ -587,14 +607,16 @@ impl<'a> Refinement<'a> {
                     corners: [even[dy][dx], even[dy][dx + 1], even[dy + 1][dx], even[dy + 1][dx + 1]],
                     centre: centres[dy][dx],
                 }
-            })
+            }));
+            [at, at + 1, at + 2, at + 3]
         };
 
         let ellipsoid = self.context.ellipsoid;
         let children = parent_tile.children().expect("below MAX_DEPTH");
         for (q, child) in children.into_iter().enumerate() {
             let (dx, dy) = (q & 1, q >> 1);
-            let made = &made[q];
+            let patch = made[q];
+            let made = &self.patches[patch as usize];
             let previous = if last_first == LEAF { NONE } else { last_first + q as u32 };
             debug_assert!(previous == NONE || last_nodes[previous as usize].tile == child);
             let (bounds, sphere, error) = self.context.evaluate(child, |min, max| {
@@ -622,11 +644,20 @@ impl<'a> Refinement<'a> {
                     return outside;
                 }
                 // Split: its child along the shared edge is a leaf of this
-                // depth (balance), which linked to the parent until now.
-                let across = child.neighbour(edge);
-                debug_assert_eq!(across.address.parent(), Some(neighbour.tile));
-                let other = neighbour.children + u32::from(across.address.quadrant());
-                self.nodes[other as usize].links[across.shared_edge as usize] = me;
+                // depth (balance), which linked to the parent until now. On
+                // the same face that child is this one mirrored across the
+                // edge; across a face edge the addressing says which.
+                let (quadrant, shared_edge) = if neighbour.tile.face() == parent_tile.face() {
+                    let mirror = if edge.is_u_edge() { 1 } else { 2 };
+                    ((q ^ mirror) as u32, edge.opposite())
+                } else {
+                    let across = child.neighbour(edge);
+                    debug_assert_eq!(across.address.parent(), Some(neighbour.tile));
+                    (u32::from(across.address.quadrant()), across.shared_edge)
+                };
+                debug_assert_eq!(child.neighbour(edge).address.quadrant() as u32, quadrant);
+                let other = neighbour.children + quadrant;
+                self.nodes[other as usize].links[shared_edge as usize] = me;
                 other
             });
             self.offer(error, me);
@@ -638,8 +669,8 @@ impl<'a> Refinement<'a> {
                 sphere,
                 projected_error_px: error,
                 previous,
+                patch,
             });
-            self.patches.push(*made);
         }
         Ok(())
     }
@@ -745,9 +776,9 @@ mod tests {
         (source, view)
     }
 
-    fn refined<'a>(source: &'a Spike, view: &View) -> Refinement<'a> {
+    fn refined<'a>(source: &'a Spike, view: &View, patches: &'a mut Vec<Patch>) -> Refinement<'a> {
         let settings = SelectionSettings { target_error_px: 0.5, node_budget: 100_000, near_m: 0.1 };
-        let mut refine = Refinement::new(source, view, &settings, (&[], &[]), Tree::default()).unwrap();
+        let mut refine = Refinement::new(source, view, &settings, &[], patches, Tree::default()).unwrap();
         refine.run().unwrap();
         assert!(refine.nodes.iter().any(|n| n.tile.depth() == MAX_DEPTH));
         refine
@@ -760,7 +791,8 @@ mod tests {
         // property-tested one) gives, up to rounding in the warped
         // coordinates.
         let (source, view) = spike();
-        let refine = refined(&source, &view);
+        let mut patches = Vec::new();
+        let refine = refined(&source, &view, &mut patches);
         let e = &refine.context.ellipsoid;
         for n in &refine.nodes {
             let b = BoundingSphere::of_tile(e, n.tile, n.bounds.min_elevation, n.bounds.max_elevation);
@@ -779,7 +811,8 @@ mod tests {
     #[test]
     fn leaves_link_to_their_neighbour_or_its_parent() {
         let (source, view) = spike();
-        let refine = refined(&source, &view);
+        let mut patches = Vec::new();
+        let refine = refined(&source, &view, &mut patches);
         for n in refine.nodes.iter().filter(|n| n.is_leaf()) {
             for edge in Edge::ALL {
                 let neighbour = n.tile.neighbour(edge).address;
