@@ -11,6 +11,17 @@
 //! Culling (frustum, horizon) runs after the cover is decided and only marks
 //! nodes, so the cover itself never depends on the view direction.
 //!
+//! The second decision: no lookups by key. The refinement tree is an arena
+//! in creation order, and every leaf carries a link across each edge to the
+//! node of its own depth there, or to the coarser leaf covering it. A split
+//! hands the links to the children and re-points the neighbours' children,
+//! so the balance check and the per-edge relations read a link instead of
+//! probing a hash map; and each node keeps its corners' surface points and
+//! warped coordinates, so a split warps and projects only the points that
+//! are new. The arithmetic of every sphere and error is the earlier code's,
+//! operation for operation: the integration tests compare the cut bit for
+//! bit with a copy of it (`tests/it/select_reference.rs`).
+//!
 //! Projected error = geometric error (from the source's bounds, i.e. the
 //! pack index, never a tile decode) / distance from the camera to the node's
 //! bounding sphere x pixels per radian. The sphere is built from the node's
@@ -19,38 +30,17 @@
 //! elevation; a relative slack covers the ellipsoid's flattening (a property
 //! test checks every sample of random tiles lies inside).
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
+
+use glam::DVec3;
 
 use crate::camera::view::View;
 use crate::geo::address::{MAX_DEPTH, TileAddress};
 use crate::geo::body::Ellipsoid;
 use crate::geo::bounds::{BoundingSphere, SurfacePoint};
-use crate::geo::face::Edge;
+use crate::geo::cube::{cube_point, normalize_exactly_ordered, warp};
+use crate::geo::face::{Edge, Face};
 use crate::ground::{HeightSource, SourceError, TileBounds};
-
-/// Tile identities are already well spread integers; a multiplicative hash is all
-/// a map of them needs, and SipHash showed up as a fifth of selection time.
-#[derive(Default, Clone, Copy, Debug)]
-pub struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (v ^ (v >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-/// Leaves by [`TileAddress::identity`].
-type KeyMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
 
 /// What selection aims for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -125,26 +115,74 @@ pub struct SelectionStatistics {
     pub selection_cpu_ms: f64,
 }
 
-struct Candidate {
-    error: f64,
-    index: usize,
+/// The nodes waiting to split, largest projected error first, ties to the
+/// earliest made: a 4-ary max-heap of keys that order as `(error, -index)`
+/// when compared as plain integers. Popping is most of what refinement does
+/// besides geometry; a shallow heap of integers spends a fraction of the
+/// branches and float comparisons of a binary heap of structs.
+struct ErrorHeap {
+    keys: Vec<u128>,
 }
 
-impl PartialEq for Candidate {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+impl ErrorHeap {
+    /// `f64::total_cmp`'s order in the high bits, the reverse of creation
+    /// order in the low ones.
+    fn key(error: f64, index: u32) -> u128 {
+        let bits = error.to_bits();
+        let ordered = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
+        (u128::from(ordered) << 32) | u128::from(u32::MAX - index)
     }
-}
-impl Eq for Candidate {}
-impl PartialOrd for Candidate {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+    fn entry(key: u128) -> (f64, u32) {
+        let ordered = (key >> 32) as u64;
+        let bits = if ordered >> 63 == 1 { ordered & !(1 << 63) } else { !ordered };
+        (f64::from_bits(bits), u32::MAX - key as u32)
     }
-}
-impl Ord for Candidate {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Larger error first; ties broken by index for determinism.
-        self.error.total_cmp(&other.error).then(other.index.cmp(&self.index))
+
+    fn push(&mut self, error: f64, index: u32) {
+        let key = ErrorHeap::key(error, index);
+        let mut at = self.keys.len();
+        self.keys.push(key);
+        while at > 0 {
+            let parent = (at - 1) / 4;
+            if self.keys[parent] >= key {
+                break;
+            }
+            self.keys[at] = self.keys[parent];
+            at = parent;
+        }
+        self.keys[at] = key;
+    }
+
+    fn peek(&self) -> Option<(f64, u32)> {
+        self.keys.first().map(|&key| ErrorHeap::entry(key))
+    }
+
+    fn pop(&mut self) {
+        let Some(last) = self.keys.pop() else { return };
+        let len = self.keys.len();
+        if len == 0 {
+            return;
+        }
+        let mut at = 0;
+        loop {
+            let first = 4 * at + 1;
+            if first >= len {
+                break;
+            }
+            let mut largest = first;
+            for child in first + 1..(first + 4).min(len) {
+                if self.keys[child] > self.keys[largest] {
+                    largest = child;
+                }
+            }
+            if self.keys[largest] <= last {
+                break;
+            }
+            self.keys[at] = self.keys[largest];
+            at = largest;
+        }
+        self.keys[at] = last;
     }
 }
 
@@ -152,225 +190,495 @@ impl Ord for Candidate {
 /// lattice can show, and refining for it would only spend the budget.
 pub const NEGLIGIBLE_ERROR_M: f64 = 1e-3;
 
-fn evaluate(
-    source: &dyn HeightSource,
-    view: &View,
-    camera_height: f64,
-    tile: TileAddress,
-) -> Result<SelectedNode, SourceError> {
-    let ellipsoid = *source.body().ellipsoid();
-    evaluate_with(source, view, camera_height, tile, |min, max| BoundingSphere::of_tile(&ellipsoid, tile, min, max))
-}
-
-/// The four children of a node share a 5 x 5 grid of face-grid points
-/// (corners, edge midpoints and centres): warping and projecting it once
-/// replaces forty `tan` calls per split with ten.
-struct ChildGrid {
-    /// The grid points the spheres use (corners and child centres; the rest
-    /// stay default).
-    points: [[SurfacePoint; 5]; 5],
-}
-
-impl ChildGrid {
-    fn new(ellipsoid: &Ellipsoid, parent: TileAddress) -> ChildGrid {
-        let (s0, t0, s1, t1) = parent.grid_bounds();
-        let warp = |a: f64, b: f64, k: usize| crate::geo::cube::warp(a + (b - a) * k as f64 / 4.0);
-        let ws: [f64; 5] = std::array::from_fn(|k| warp(s0, s1, k));
-        let wt: [f64; 5] = std::array::from_fn(|k| warp(t0, t1, k));
-        // Only corners (even, even) and child centres (odd, odd) are used.
-        let mut points = [[SurfacePoint::default(); 5]; 5];
-        for (j, row) in points.iter_mut().enumerate() {
-            for (i, point) in row.iter_mut().enumerate() {
-                if i % 2 == j % 2 {
-                    let d = crate::geo::cube::normalize_exactly_ordered(crate::geo::cube::cube_point(
-                        parent.face(),
-                        ws[i],
-                        wt[j],
-                    ));
-                    *point = SurfacePoint::new(ellipsoid, d);
-                }
-            }
-        }
-        ChildGrid { points }
-    }
-
-    /// The bounding sphere of child `q` (quadrant `dx + 2 dy`), as
-    /// [`BoundingSphere::of_tile`] builds it.
-    fn sphere(&self, ellipsoid: &Ellipsoid, q: usize, min: f64, max: f64) -> BoundingSphere {
-        let (i0, j0) = (2 * (q & 1), 2 * (q >> 1));
-        let corners = [(i0, j0), (i0 + 2, j0), (i0, j0 + 2), (i0 + 2, j0 + 2)].map(|(i, j)| self.points[j][i]);
-        BoundingSphere::enclosing(ellipsoid, self.points[j0 + 1][i0 + 1], &corners, min, max)
-    }
-}
-
-fn evaluate_with(
-    source: &dyn HeightSource,
-    view: &View,
-    camera_height: f64,
-    tile: TileAddress,
-    sphere_of: impl FnOnce(f64, f64) -> BoundingSphere,
-) -> Result<SelectedNode, SourceError> {
-    let bounds = source.tile_bounds(tile)?;
-    let sphere = sphere_of(bounds.min_elevation, bounds.max_elevation);
-    // Height above the ellipsoid changes by at most the distance moved, so a
-    // camera above the node's highest point is at least that far from it.
-    let distance = sphere.distance(view.position).max(camera_height - bounds.max_elevation);
-    // Colour counts as detail too: while measured colour exists deeper, a
-    // node whose colour texels would cover more than half a target error on
-    // screen refines, even where the ground is smooth (from orbit the
-    // relief is sub-pixel but the imagery is not).
-    let colour_error = match source.colour_data_depth() {
-        Some(colour_depth) if tile.depth() < colour_depth => {
-            source.body().sample_spacing_m(tile.depth()) * COLOUR_TEXEL_WEIGHT
-        }
-        _ => 0.0,
-    };
-    let error_m = bounds.geometric_error.max(colour_error);
-    let projected_error_px = if error_m <= NEGLIGIBLE_ERROR_M {
-        0.0
-    } else if distance <= 0.0 {
-        f64::INFINITY
-    } else {
-        error_m / distance * view.pixels_per_radian()
-    };
-    Ok(SelectedNode { tile, bounds, sphere, projected_error_px, culled: None, edges: [EdgeRelation::Same; 4] })
-}
-
 /// Colour texel spacing counts as this many metres of error per metre: at
 /// a 2 px target, a texel covers at most 1 px.
 const COLOUR_TEXEL_WEIGHT: f64 = 2.0;
 
-/// Selects the cut for `view`. See the module documentation.
-pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettings) -> Result<Cut, SourceError> {
-    let start = Instant::now();
-    let mut slots: Vec<Option<SelectedNode>> = Vec::with_capacity(settings.node_budget.clamp(6, 1 << 20) * 4 / 3 + 8);
-    let mut heap = BinaryHeap::new();
-    let camera_height = source.body().ellipsoid().point_to_geodetic(view.position).height;
-    for root in TileAddress::roots() {
-        let node = evaluate(source, view, camera_height, root)?;
-        heap.push(Candidate { error: node.projected_error_px, index: slots.len() });
-        slots.push(Some(node));
-    }
-    let mut leaves: KeyMap<usize> =
-        slots.iter().enumerate().map(|(i, n)| (n.expect("root").tile.identity(), i)).collect();
-    let mut evaluated = 6usize;
-    let mut settled_error: f64 = 0.0; // largest error of nodes that cannot split
-    let mut stopped_by_budget = false;
-    let mut refine = Refinement {
-        source,
-        view,
-        camera_height,
-        budget: settings.node_budget,
-        slots: &mut slots,
-        leaves: &mut leaves,
-        heap: &mut heap,
-        evaluated: &mut evaluated,
-    };
-    while let Some(top) = refine.heap.peek() {
-        if top.error <= settings.target_error_px {
-            break;
-        }
-        let Candidate { error, index } = refine.heap.pop().expect("peeked");
-        // A stale entry: the node was split as some finer node's neighbour.
-        let Some(node) = refine.slots[index] else { continue };
-        if node.tile.depth() >= MAX_DEPTH {
-            settled_error = settled_error.max(error);
-            continue;
-        }
-        match refine.split_balanced(node.tile)? {
-            true => {}
-            false => {
-                refine.heap.push(Candidate { error, index });
-                stopped_by_budget = true;
-                break;
-            }
-        }
-    }
-    let mut nodes: Vec<SelectedNode> = slots.into_iter().flatten().collect();
-    // The largest error left unsplit is the error the cut meets.
-    let effective = nodes.iter().map(|n| n.projected_error_px).fold(settled_error, f64::max);
-    let index: KeyMap<usize> = nodes.iter().enumerate().map(|(i, n)| (n.tile.identity(), i)).collect();
-    for node in &mut nodes {
-        node.edges = Edge::ALL.map(|edge| edge_relation(&index, node.tile, edge));
-    }
-    cull(&mut nodes, view, source.body().ellipsoid(), settings.near_m);
-    let culled = nodes.iter().filter(|n| n.culled.is_some()).count();
-    let statistics = SelectionStatistics {
-        nodes_selected: nodes.len(),
-        nodes_culled: culled,
-        nodes_drawn: nodes.len() - culled,
-        nodes_evaluated: evaluated,
-        effective_screen_error_pixels: effective,
-        selection_cpu_ms: start.elapsed().as_secs_f64() * 1e3,
-    };
-    Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, statistics })
+/// The `children` of a leaf.
+const LEAF: u32 = u32::MAX;
+
+/// A node of the refinement tree. Split nodes stay (their links are no
+/// longer read), so an index names a node for the whole selection and the
+/// arena's order is the order nodes were made in, which is the cut's order.
+#[derive(Clone, Copy)]
+struct Node {
+    tile: TileAddress,
+    /// The first of the four children (quadrant order), or [`LEAF`].
+    children: u32,
+    /// Across each edge (`Edge::ALL` order): the node of this depth there,
+    /// or the leaf one level coarser that covers it (balance allows no
+    /// more). Kept true for leaves.
+    links: [u32; 4],
+    bounds: TileBounds,
+    sphere: BoundingSphere,
+    projected_error_px: f64,
+    /// The same tile in the last frame's tree (a [`Selector`]'s), or
+    /// [`NONE`].
+    previous: u32,
+    /// Its [`Patch`] in the selector's store.
+    patch: u32,
 }
 
-/// The state refinement works on: the cut as slots (split nodes become
-/// `None`), a key index of its leaves, and the heap.
-struct Refinement<'a> {
+/// No node.
+const NONE: u32 = u32::MAX;
+
+impl Node {
+    fn is_leaf(&self) -> bool {
+        self.children == LEAF
+    }
+}
+
+/// What splitting a node reuses of it: the warped grid coordinates of its
+/// edges and centre, and the surface points of its corners and centre,
+/// which are corners of its children. Apart from [`Node`], in a store that
+/// outlives frames: a node made again next frame names the same patch
+/// rather than copying its three hundred bytes.
+#[derive(Clone, Copy)]
+struct Patch {
+    /// `warp` of the grid coordinate at the low edge, the centre and the
+    /// high edge, along s and along t.
+    ws: [f64; 3],
+    wt: [f64; 3],
+    /// Corners in quadrant order (low s low t, high s low t, low s high t,
+    /// high s high t).
+    corners: [SurfacePoint; 4],
+    centre: SurfacePoint,
+}
+
+/// `warp` at the `k`-th quarter of `[a, b]`, spelled as the grid of a split
+/// always spelled it (all these coordinates are exact dyadic numbers, so a
+/// child's edge is bit for bit its parent's quarter point).
+fn quarter_warp(a: f64, b: f64, k: f64) -> f64 {
+    warp(a + (b - a) * k / 4.0)
+}
+
+/// The point of `face`'s grid at warped coordinates `(a, b)`.
+fn grid_point(ellipsoid: &Ellipsoid, face: Face, a: f64, b: f64) -> SurfacePoint {
+    SurfacePoint::new(ellipsoid, normalize_exactly_ordered(cube_point(face, a, b)))
+}
+
+/// What every evaluation of a node reads, looked up once per selection.
+struct Context<'a> {
     source: &'a dyn HeightSource,
-    view: &'a View,
+    ellipsoid: Ellipsoid,
+    camera: DVec3,
     camera_height: f64,
-    budget: usize,
-    slots: &'a mut Vec<Option<SelectedNode>>,
-    leaves: &'a mut KeyMap<usize>,
-    heap: &'a mut BinaryHeap<Candidate>,
-    evaluated: &'a mut usize,
+    pixels_per_radian: f64,
+    colour_data_depth: Option<u8>,
 }
 
-impl Refinement<'_> {
-    /// The leaf covering the region of `tile` (a neighbour at a leaf's
-    /// depth) when it is coarser. The cut is balanced, so the covering leaf
-    /// is at most one level coarser: checking the parent suffices.
-    fn coarser_leaf(&self, tile: TileAddress) -> Option<TileAddress> {
-        tile.parent().filter(|p| self.leaves.contains_key(&p.identity()))
-    }
-
-    /// Splits `tile` (a leaf), first splitting every coarser edge
-    /// neighbour, so neighbouring leaves never differ by more than one
-    /// level. Each split keeps the cut a balanced exact cover, so stopping
-    /// part-way (the budget) leaves a valid cut. False if the budget stops it.
-    fn split_balanced(&mut self, tile: TileAddress) -> Result<bool, SourceError> {
-        for edge in Edge::ALL {
-            let neighbour = tile.neighbour(edge).address;
-            if let Some(coarser) = self.coarser_leaf(neighbour)
-                && !self.split_balanced(coarser)?
-            {
-                return Ok(false);
+impl Context<'_> {
+    /// Bounds, sphere and projected error of `tile`.
+    fn evaluate(
+        &self,
+        tile: TileAddress,
+        sphere_of: impl FnOnce(f64, f64) -> BoundingSphere,
+    ) -> Result<(TileBounds, BoundingSphere, f64), SourceError> {
+        let bounds = self.source.tile_bounds(tile)?;
+        let sphere = sphere_of(bounds.min_elevation, bounds.max_elevation);
+        // Height above the ellipsoid changes by at most the distance moved, so a
+        // camera above the node's highest point is at least that far from it.
+        let distance = sphere.distance(self.camera).max(self.camera_height - bounds.max_elevation);
+        // Colour counts as detail too: while measured colour exists deeper, a
+        // node whose colour texels would cover more than half a target error on
+        // screen refines, even where the ground is smooth (from orbit the
+        // relief is sub-pixel but the imagery is not).
+        let colour_error = match self.colour_data_depth {
+            Some(colour_depth) if tile.depth() < colour_depth => {
+                self.source.body().sample_spacing_m(tile.depth()) * COLOUR_TEXEL_WEIGHT
             }
-        }
-        if self.leaves.len() + 3 > self.budget {
-            return Ok(false);
-        }
-        let index = self.leaves.remove(&tile.identity()).expect("a leaf");
-        self.slots[index] = None;
-        let ellipsoid = *self.source.body().ellipsoid();
-        let grid = ChildGrid::new(&ellipsoid, tile);
-        for (q, child) in tile.children().expect("below MAX_DEPTH").into_iter().enumerate() {
-            let c = evaluate_with(self.source, self.view, self.camera_height, child, |min, max| {
-                grid.sphere(&ellipsoid, q, min, max)
-            })?;
-            self.heap.push(Candidate { error: c.projected_error_px, index: self.slots.len() });
-            self.leaves.insert(child.identity(), self.slots.len());
-            self.slots.push(Some(c));
-        }
-        *self.evaluated += 4;
-        Ok(true)
+            _ => 0.0,
+        };
+        let error_m = bounds.geometric_error.max(colour_error);
+        let projected_error_px = if error_m <= NEGLIGIBLE_ERROR_M {
+            0.0
+        } else if distance <= 0.0 {
+            f64::INFINITY
+        } else {
+            error_m / distance * self.pixels_per_radian
+        };
+        Ok((bounds, sphere, projected_error_px))
     }
 }
 
-/// How the cut continues across `edge` of `tile`.
-fn edge_relation(index: &KeyMap<usize>, tile: TileAddress, edge: Edge) -> EdgeRelation {
-    let neighbour = tile.neighbour(edge).address;
-    if index.contains_key(&neighbour.identity()) {
-        EdgeRelation::Same
-    } else if neighbour.parent().is_some_and(|p| index.contains_key(&p.identity())) {
-        // Balanced: a coarser neighbour is exactly one level up.
+/// Selects the cut for `view`. See the module documentation. Each call
+/// starts from nothing; a [`Selector`] gives the same cut for less work when
+/// views follow one another.
+pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettings) -> Result<Cut, SourceError> {
+    Selector::new().select(source, view, settings)
+}
+
+/// Selection frame after frame: the same cut as [`select`], bit for bit,
+/// from less work.
+///
+/// The key decision: reuse geometry, never decisions. A node's bounding
+/// sphere and grid points depend on its tile and its bounds alone, not on
+/// the view, so a selector keeps last frame's tree and a split whose node
+/// was split last frame takes its children's points (and their spheres,
+/// where the source reports the same bounds) from it instead of warping and
+/// projecting them again. Everything the view decides (errors, the heap's
+/// order, balance, culling) is computed afresh, so the cut cannot depend on
+/// what was drawn before. Last frame's tree is also where the next frame
+/// builds, so a selector allocates nothing once warm. Patches live in one
+/// store across frames (compacted when mostly garbage).
+#[derive(Default)]
+pub struct Selector {
+    last: Tree,
+    spare: Tree,
+    /// Every patch the last tree names, and garbage.
+    patches: Vec<Patch>,
+}
+
+/// A refinement tree and what it was made on.
+#[derive(Default)]
+struct Tree {
+    ellipsoid: Option<Ellipsoid>,
+    nodes: Vec<Node>,
+    heap: Vec<u128>,
+}
+
+impl std::fmt::Debug for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Selector").field("last_nodes", &self.last.nodes.len()).finish()
+    }
+}
+
+impl Selector {
+    pub fn new() -> Selector {
+        Selector::default()
+    }
+
+    /// Selects the cut for `view`: exactly [`select`]'s.
+    pub fn select(
+        &mut self,
+        source: &dyn HeightSource,
+        view: &View,
+        settings: &SelectionSettings,
+    ) -> Result<Cut, SourceError> {
+        let start = Instant::now();
+        let ellipsoid = *source.body().ellipsoid();
+        // Another body's tree has other points.
+        if self.last.ellipsoid != Some(ellipsoid) {
+            self.last.nodes.clear();
+            self.patches.clear();
+        }
+        let last = &self.last.nodes;
+        let mut refine =
+            Refinement::new(source, view, settings, last, &mut self.patches, std::mem::take(&mut self.spare))?;
+        let (settled_error, stopped_by_budget) = refine.run()?;
+        let arena = &refine.nodes;
+        let mut nodes: Vec<SelectedNode> = Vec::with_capacity(refine.leaves);
+        nodes.extend(arena.iter().filter(|n| n.is_leaf()).map(|n| SelectedNode {
+            tile: n.tile,
+            bounds: n.bounds,
+            sphere: n.sphere,
+            projected_error_px: n.projected_error_px,
+            culled: None,
+            edges: n.links.map(|link| edge_relation(n, &arena[link as usize])),
+        }));
+        // The largest error left unsplit is the error the cut meets.
+        let effective = nodes.iter().map(|n| n.projected_error_px).fold(settled_error, f64::max);
+        cull(&mut nodes, view, &ellipsoid, settings.near_m);
+        let culled = nodes.iter().filter(|n| n.culled.is_some()).count();
+        let statistics = SelectionStatistics {
+            nodes_selected: nodes.len(),
+            nodes_culled: culled,
+            nodes_drawn: nodes.len() - culled,
+            nodes_evaluated: refine.evaluated,
+            effective_screen_error_pixels: effective,
+            selection_cpu_ms: start.elapsed().as_secs_f64() * 1e3,
+        };
+        let mut tree = Tree { ellipsoid: Some(ellipsoid), nodes: refine.nodes, heap: refine.heap.keys };
+        if self.patches.len() > 2 * tree.nodes.len() + 64 {
+            // Mostly patches of nodes no longer made: keep the live ones.
+            let live: Vec<Patch> = tree.nodes.iter().map(|n| self.patches[n.patch as usize]).collect();
+            for (k, node) in tree.nodes.iter_mut().enumerate() {
+                node.patch = k as u32;
+            }
+            self.patches = live;
+        }
+        self.spare = std::mem::replace(&mut self.last, tree);
+        Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, statistics })
+    }
+}
+
+/// How the cut continues across the edge of `leaf` whose link is `across`.
+fn edge_relation(leaf: &Node, across: &Node) -> EdgeRelation {
+    if across.tile.depth() < leaf.tile.depth() {
         EdgeRelation::Coarser
+    } else if across.is_leaf() {
+        EdgeRelation::Same
     } else {
         EdgeRelation::Finer
     }
+}
+
+/// The state refinement works on: the arena of nodes, the patch store,
+/// the heap and the counts.
+struct Refinement<'a> {
+    context: Context<'a>,
+    /// Last frame's tree (empty without one).
+    last: &'a [Node],
+    budget: usize,
+    nodes: Vec<Node>,
+    patches: &'a mut Vec<Patch>,
+    heap: ErrorHeap,
+    /// Nodes at or under it never split, so they never enter the heap.
+    target_error_px: f64,
+    leaves: usize,
+    evaluated: usize,
+}
+
+impl<'a> Refinement<'a> {
+    /// The six roots, each on the heap, built in `buffers` (cleared).
+    fn new(
+        source: &'a dyn HeightSource,
+        view: &View,
+        settings: &SelectionSettings,
+        last: &'a [Node],
+        patches: &'a mut Vec<Patch>,
+        buffers: Tree,
+    ) -> Result<Refinement<'a>, SourceError> {
+        let ellipsoid = *source.body().ellipsoid();
+        let context = Context {
+            source,
+            ellipsoid,
+            camera: view.position,
+            camera_height: ellipsoid.point_to_geodetic(view.position).height,
+            pixels_per_radian: view.pixels_per_radian(),
+            colour_data_depth: source.colour_data_depth(),
+        };
+        let capacity = settings.node_budget.clamp(6, 1 << 20) * 4 / 3 + 8;
+        let Tree { mut nodes, heap: mut keys, .. } = buffers;
+        keys.clear();
+        keys.reserve(capacity);
+        nodes.clear();
+        nodes.reserve(capacity);
+        patches.reserve(capacity);
+        let mut refine = Refinement {
+            context,
+            last,
+            budget: settings.node_budget,
+            nodes,
+            patches,
+            heap: ErrorHeap { keys },
+            target_error_px: settings.target_error_px,
+            leaves: 6,
+            evaluated: 6,
+        };
+        refine.add_roots()?;
+        Ok(refine)
+    }
+
+    /// Splits the node of largest error until the target or the budget
+    /// stops it. Returns the largest error of nodes that cannot split (at
+    /// `MAX_DEPTH`) and whether the budget stopped it.
+    fn run(&mut self) -> Result<(f64, bool), SourceError> {
+        let mut settled_error: f64 = 0.0;
+        while let Some((error, index)) = self.heap.peek() {
+            if error <= self.target_error_px {
+                break;
+            }
+            self.heap.pop();
+            let node = &self.nodes[index as usize];
+            // A stale entry: the node was split as some finer node's neighbour.
+            if !node.is_leaf() {
+                continue;
+            }
+            if node.tile.depth() >= MAX_DEPTH {
+                settled_error = settled_error.max(error);
+                continue;
+            }
+            if !self.split_balanced(index)? {
+                self.heap.push(error, index);
+                return Ok((settled_error, true));
+            }
+        }
+        Ok((settled_error, false))
+    }
+
+    /// Queues a new node to split, unless its error already meets the target.
+    fn offer(&mut self, error: f64, index: u32) {
+        // Unordered (a NaN target or error) splits, as the loop in `run` does.
+        if matches!(error.partial_cmp(&self.target_error_px), Some(std::cmp::Ordering::Greater) | None) {
+            self.heap.push(error, index);
+        }
+    }
+
+    /// The six roots, arena index = face index, linked to each other.
+    fn add_roots(&mut self) -> Result<(), SourceError> {
+        let ellipsoid = self.context.ellipsoid;
+        for root in TileAddress::roots() {
+            let (bounds, sphere, error) =
+                self.context.evaluate(root, |min, max| BoundingSphere::of_tile(&ellipsoid, root, min, max))?;
+            let links = Edge::ALL.map(|edge| u32::from(root.neighbour(edge).address.face().index()));
+            let index = self.nodes.len() as u32;
+            self.offer(error, index);
+            let (previous, patch) = match self.last.get(index as usize) {
+                Some(last) => (index, last.patch),
+                None => {
+                    let (s0, t0, s1, t1) = root.grid_bounds();
+                    let ws = [0.0, 2.0, 4.0].map(|k| quarter_warp(s0, s1, k));
+                    let wt = [0.0, 2.0, 4.0].map(|k| quarter_warp(t0, t1, k));
+                    let point = |i: usize, j: usize| grid_point(&ellipsoid, root.face(), ws[i], wt[j]);
+                    self.patches.push(Patch {
+                        ws,
+                        wt,
+                        corners: [point(0, 0), point(2, 0), point(0, 2), point(2, 2)],
+                        centre: point(1, 1),
+                    });
+                    (NONE, self.patches.len() as u32 - 1)
+                }
+            };
+            self.nodes.push(Node {
+                tile: root,
+                children: LEAF,
+                links,
+                bounds,
+                sphere,
+                projected_error_px: error,
+                previous,
+                patch,
+            });
+        }
+        Ok(())
+    }
+
+    /// Splits leaf `index`, first splitting every coarser edge neighbour, so
+    /// neighbouring leaves never differ by more than one level. Each split
+    /// keeps the cut a balanced exact cover, so stopping part-way (the
+    /// budget) leaves a valid cut. False if the budget stops it.
+    fn split_balanced(&mut self, index: u32) -> Result<bool, SourceError> {
+        let depth = self.nodes[index as usize].tile.depth();
+        for edge in Edge::ALL {
+            // Re-read each time: splitting a coarser neighbour re-points
+            // this node's links.
+            let across = self.nodes[index as usize].links[edge as usize];
+            if self.nodes[across as usize].tile.depth() < depth && !self.split_balanced(across)? {
+                return Ok(false);
+            }
+        }
+        if self.leaves + 3 > self.budget {
+            return Ok(false);
+        }
+        self.split(index)?;
+        Ok(true)
+    }
+
+    /// Replaces leaf `index`, whose edge neighbours are all at its depth, by
+    /// its four children: evaluates them, links them to each other and to
+    /// the neighbours' children, and re-points those children at them.
+    fn split(&mut self, index: u32) -> Result<(), SourceError> {
+        // Only what is needed: a whole node is a hundred bytes to copy.
+        let (parent_tile, parent_links) = (self.nodes[index as usize].tile, self.nodes[index as usize].links);
+        let first = self.nodes.len() as u32;
+        self.nodes[index as usize].children = first;
+        self.leaves += 3;
+        self.evaluated += 4;
+
+        let last_nodes = self.last;
+        let last_first = match self.nodes[index as usize].previous {
+            NONE => LEAF,
+            previous => last_nodes[previous as usize].children,
+        };
+        let made: [u32; 4] = if last_first != LEAF {
+            // Split last frame too: its children's points are these.
+            std::array::from_fn(|q| last_nodes[last_first as usize + q].patch)
+        } else {
+            // The 5 x 5 grid of the split: corners (even, even) and the
+            // children's centres (odd, odd). The parent's corners, centre and
+            // edge coordinates are known; the rest are new.
+            let patch = self.patches[self.nodes[index as usize].patch as usize];
+            let ellipsoid = self.context.ellipsoid;
+            let face = parent_tile.face();
+            let (s0, t0, s1, t1) = parent_tile.grid_bounds();
+            let ws = [patch.ws[0], quarter_warp(s0, s1, 1.0), patch.ws[1], quarter_warp(s0, s1, 3.0), patch.ws[2]];
+            let wt = [patch.wt[0], quarter_warp(t0, t1, 1.0), patch.wt[1], quarter_warp(t0, t1, 3.0), patch.wt[2]];
+            let point = |i: usize, j: usize| grid_point(&ellipsoid, face, ws[i], wt[j]);
+            let [c00, c10, c01, c11] = patch.corners;
+            let even = [[c00, point(2, 0), c10], [point(0, 2), patch.centre, point(4, 2)], [c01, point(2, 4), c11]];
+            let centres = [[point(1, 1), point(3, 1)], [point(1, 3), point(3, 3)]];
+            let at = self.patches.len() as u32;
+            self.patches.extend((0..4).map(|q| {
+                let (dx, dy) = (q & 1, q >> 1);
+                Patch {
+                    ws: [ws[2 * dx], ws[2 * dx + 1], ws[2 * dx + 2]],
+                    wt: [wt[2 * dy], wt[2 * dy + 1], wt[2 * dy + 2]],
+                    corners: [even[dy][dx], even[dy][dx + 1], even[dy + 1][dx], even[dy + 1][dx + 1]],
+                    centre: centres[dy][dx],
+                }
+            }));
+            [at, at + 1, at + 2, at + 3]
+        };
+
+        let ellipsoid = self.context.ellipsoid;
+        let children = parent_tile.children().expect("below MAX_DEPTH");
+        for (q, child) in children.into_iter().enumerate() {
+            let (dx, dy) = (q & 1, q >> 1);
+            let patch = made[q];
+            let made = &self.patches[patch as usize];
+            let previous = if last_first == LEAF { NONE } else { last_first + q as u32 };
+            debug_assert!(previous == NONE || last_nodes[previous as usize].tile == child);
+            let (bounds, sphere, error) = self.context.evaluate(child, |min, max| {
+                // The sphere is a function of the patch and the bounds.
+                match last_nodes.get(previous as usize) {
+                    Some(last) if same_elevations(&last.bounds, min, max) => last.sphere,
+                    _ => BoundingSphere::enclosing(&ellipsoid, made.centre, &made.corners, min, max),
+                }
+            })?;
+            let me = first + q as u32;
+            let links = Edge::ALL.map(|edge| {
+                let sibling = match edge {
+                    Edge::MinU => (dx == 1).then(|| q - 1),
+                    Edge::MaxU => (dx == 0).then(|| q + 1),
+                    Edge::MinV => (dy == 1).then(|| q - 2),
+                    Edge::MaxV => (dy == 0).then(|| q + 2),
+                };
+                if let Some(sibling) = sibling {
+                    return first + sibling as u32;
+                }
+                let outside = parent_links[edge as usize];
+                let neighbour = &self.nodes[outside as usize];
+                if neighbour.is_leaf() {
+                    // A leaf at the parent's depth: one level coarser.
+                    return outside;
+                }
+                // Split: its child along the shared edge is a leaf of this
+                // depth (balance), which linked to the parent until now. On
+                // the same face that child is this one mirrored across the
+                // edge; across a face edge the addressing says which.
+                let (quadrant, shared_edge) = if neighbour.tile.face() == parent_tile.face() {
+                    let mirror = if edge.is_u_edge() { 1 } else { 2 };
+                    ((q ^ mirror) as u32, edge.opposite())
+                } else {
+                    let across = child.neighbour(edge);
+                    debug_assert_eq!(across.address.parent(), Some(neighbour.tile));
+                    (u32::from(across.address.quadrant()), across.shared_edge)
+                };
+                debug_assert_eq!(child.neighbour(edge).address.quadrant() as u32, quadrant);
+                let other = neighbour.children + quadrant;
+                self.nodes[other as usize].links[shared_edge as usize] = me;
+                other
+            });
+            self.offer(error, me);
+            self.nodes.push(Node {
+                tile: child,
+                children: LEAF,
+                links,
+                bounds,
+                sphere,
+                projected_error_px: error,
+                previous,
+                patch,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// True if `bounds` spans exactly `min..max` (by their bits).
+fn same_elevations(bounds: &TileBounds, min: f64, max: f64) -> bool {
+    bounds.min_elevation.to_bits() == min.to_bits() && bounds.max_elevation.to_bits() == max.to_bits()
 }
 
 /// Marks nodes outside the frustum or wholly below the horizon. The horizon
@@ -386,7 +694,7 @@ fn cull(nodes: &mut [SelectedNode], view: &View, ellipsoid: &Ellipsoid, near: f6
     let horizon = (camera_distance > occluder).then(|| {
         let tangent = (camera_distance * camera_distance - occluder * occluder).sqrt();
         let cone = (occluder / camera_distance).asin();
-        (tangent, cone)
+        (tangent, cone, cone.cos() - OFF_CONE_MARGIN)
     });
     for node in nodes.iter_mut() {
         let s = node.sphere;
@@ -394,46 +702,129 @@ fn cull(nodes: &mut [SelectedNode], view: &View, ellipsoid: &Ellipsoid, near: f6
             node.culled = Some(Culled::Frustum);
             continue;
         }
-        if let Some((tangent, cone)) = horizon {
+        if let Some((tangent, cone, off_cone)) = horizon {
             let to_node = s.centre - camera;
             let distance = to_node.length();
-            if distance > s.radius {
-                let off_axis = to_node.angle_between(-camera);
-                let half_angle = (s.radius / distance).asin();
-                // Wholly inside the occluder's shadow cone and beyond its
-                // tangent points: hidden.
-                if off_axis + half_angle < cone && distance - s.radius > tangent {
-                    node.culled = Some(Culled::Horizon);
+            // Hidden only if wholly beyond the occluder's tangent points and
+            // wholly inside its shadow cone. The first needs no trig, and a
+            // centre clearly off the cone (its cosine well below the cone's)
+            // cannot be inside whatever its size: only the rest pay for the
+            // two inverse trig calls.
+            if distance > s.radius && distance - s.radius > tangent {
+                let cosine = to_node.dot(-camera) / (to_node.length_squared() * camera.length_squared()).sqrt();
+                if cosine >= off_cone {
+                    let off_axis = to_node.angle_between(-camera);
+                    let half_angle = (s.radius / distance).asin();
+                    if off_axis + half_angle < cone {
+                        node.culled = Some(Culled::Horizon);
+                    }
                 }
             }
         }
     }
 }
 
+/// How far below the cone's cosine a centre's cosine must be to skip the
+/// exact test: a billionth, ten million times the rounding of either
+/// cosine, and acos only widens it into an angle (its slope is at least 1).
+const OFF_CONE_MARGIN: f64 = 1e-9;
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geo::body::Body;
+    use crate::geo::body::{Body, Geodetic};
+    use crate::geo::cube::direction_to_face_grid;
+    use crate::ground::{Provenance, SourceTile};
+
+    /// Ground with error only on the ancestors of one deepest tile under the
+    /// camera, so refinement runs to `MAX_DEPTH` there, balanced around it.
+    #[derive(Debug)]
+    struct Spike(Body, TileAddress);
+
+    impl HeightSource for Spike {
+        fn body(&self) -> &Body {
+            &self.0
+        }
+        fn tile(&self, _tile: TileAddress) -> Result<SourceTile, SourceError> {
+            unreachable!("selection reads bounds only")
+        }
+        fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+            let error = if tile.contains(self.1) { 1000.0 } else { 0.0 };
+            Ok(TileBounds {
+                min_elevation: -500.0,
+                max_elevation: 2500.0,
+                geometric_error: error,
+                provenance: Provenance::Invented,
+            })
+        }
+        fn data_depth(&self) -> Option<u8> {
+            None
+        }
+        fn colour_data_depth(&self) -> Option<u8> {
+            None
+        }
+    }
+
+    /// Near the ground at a face edge, where links cross faces.
+    fn spike() -> (Spike, View) {
+        let at = Geodetic::from_degrees(0.3, 44.99, 3000.0);
+        let (face, s, t) = direction_to_face_grid(at.normal());
+        let cell = |c: f64| ((c + 1.0) * 0.5 * f64::from(1u32 << MAX_DEPTH)) as u32;
+        let tile = TileAddress::new(face.index(), MAX_DEPTH, cell(s), cell(t)).unwrap();
+        let source = Spike(Body::earth(), tile);
+        let view = View::looking_from(source.body(), at, 80.0, -20.0, 60f64.to_radians(), (1920, 1080));
+        (source, view)
+    }
+
+    fn refined<'a>(source: &'a Spike, view: &View, patches: &'a mut Vec<Patch>) -> Refinement<'a> {
+        let settings = SelectionSettings { target_error_px: 0.5, node_budget: 100_000, near_m: 0.1 };
+        let mut refine = Refinement::new(source, view, &settings, &[], patches, Tree::default()).unwrap();
+        refine.run().unwrap();
+        assert!(refine.nodes.iter().any(|n| n.tile.depth() == MAX_DEPTH));
+        refine
+    }
 
     #[test]
-    fn split_spheres_match_the_spheres_of_the_children() {
-        // Selection builds children's spheres from one shared grid per split;
-        // they must be the spheres BoundingSphere::of_tile (the property-tested
-        // one) gives, up to rounding in the warped coordinates.
-        let earth = Body::earth();
-        let e = earth.ellipsoid();
-        for text in ["0/0/0/0", "4/3/5/2", "2/9/300/17", "5/17/100000/70000", "1/24/12345678/8765432"] {
-            let parent: TileAddress = text.parse().unwrap();
-            let grid = ChildGrid::new(e, parent);
-            for (q, child) in parent.children().unwrap().into_iter().enumerate() {
-                let (a, b) = (grid.sphere(e, q, -500.0, 2500.0), BoundingSphere::of_tile(e, child, -500.0, 2500.0));
-                assert!((a.centre - b.centre).length() <= 1e-6 * b.radius.max(1.0), "{child}: centres differ");
+    fn split_spheres_match_the_spheres_of_the_tiles() {
+        // Splits build children's spheres from the parent's reused grid
+        // points; they must be the spheres BoundingSphere::of_tile (the
+        // property-tested one) gives, up to rounding in the warped
+        // coordinates.
+        let (source, view) = spike();
+        let mut patches = Vec::new();
+        let refine = refined(&source, &view, &mut patches);
+        let e = &refine.context.ellipsoid;
+        for n in &refine.nodes {
+            let b = BoundingSphere::of_tile(e, n.tile, n.bounds.min_elevation, n.bounds.max_elevation);
+            let a = n.sphere;
+            assert!((a.centre - b.centre).length() <= 1e-6 * b.radius.max(1.0), "{}: centres differ", n.tile);
+            assert!(
+                (a.radius - b.radius).abs() <= 1e-6 * b.radius.max(1.0),
+                "{}: radii {} vs {}",
+                n.tile,
+                a.radius,
+                b.radius
+            );
+        }
+    }
+
+    #[test]
+    fn leaves_link_to_their_neighbour_or_its_parent() {
+        let (source, view) = spike();
+        let mut patches = Vec::new();
+        let refine = refined(&source, &view, &mut patches);
+        for n in refine.nodes.iter().filter(|n| n.is_leaf()) {
+            for edge in Edge::ALL {
+                let neighbour = n.tile.neighbour(edge).address;
+                let linked = refine.nodes[n.links[edge as usize] as usize].tile;
                 assert!(
-                    (a.radius - b.radius).abs() <= 1e-6 * b.radius.max(1.0),
-                    "{child}: radii {} vs {}",
-                    a.radius,
-                    b.radius
+                    linked == neighbour || Some(linked) == neighbour.parent(),
+                    "{} across {edge:?} links {linked}, not {neighbour} or its parent",
+                    n.tile
                 );
+                if Some(linked) == neighbour.parent() {
+                    assert!(refine.nodes[n.links[edge as usize] as usize].is_leaf(), "a coarser link is a leaf");
+                }
             }
         }
     }

@@ -12,7 +12,7 @@ pub mod cut;
 pub mod record;
 pub mod residency;
 
-pub use cut::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, select};
+pub use cut::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, Selector, select};
 pub use record::{build_records, centre_height_within, node_record, reference_vertex};
 pub use residency::{Binding, Residency, ResidencySettings, UvRect, min_slots};
 

@@ -592,3 +592,166 @@ fn seams_close_from_orbit_to_two_metres() {
     assert!(worst_px < 0.01, "worst gap {worst_px} px");
     assert!(worst_near_m < 1e-3, "worst gap within 1 km {worst_near_m} m");
 }
+
+// ---- The cut, bit for bit, against the reference algorithm -------------------
+
+use crate::select_reference::select_reference;
+use planet_terrain::lod::{Cut, SelectedNode, Selector};
+
+/// Ground whose bounds and errors vary from tile to tile (a hash of the
+/// address), with measured colour to depth 9: every branch of the error and
+/// the heap's tie-breaking gets exercised, which the procedural ground (one
+/// bound per depth) does not. With a spike, only the spike's ancestors have
+/// error (a large one), so refinement runs down to `MAX_DEPTH` there.
+#[derive(Debug)]
+struct Patchy {
+    body: Body,
+    spike: Option<TileAddress>,
+}
+
+impl HeightSource for Patchy {
+    fn body(&self) -> &Body {
+        &self.body
+    }
+    fn tile(&self, _tile: TileAddress) -> Result<SourceTile, SourceError> {
+        unreachable!("selection reads bounds only")
+    }
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        let mut rng = Rng(tile.identity());
+        let (a, b) = (rng.uniform(-4000.0, 500.0), rng.uniform(0.0, 5000.0));
+        let depth = i32::from(tile.depth());
+        let error = match self.spike {
+            Some(spike) => f64::from(u8::from(tile.contains(spike))) * 1000.0,
+            // Some tiles are flat (no error at all): ties at zero.
+            None if rng.next().is_multiple_of(7) => 0.0,
+            None => rng.uniform(0.2, 1.0) * 3000.0 / 2f64.powi(depth),
+        };
+        Ok(TileBounds {
+            min_elevation: a,
+            max_elevation: a + b,
+            geometric_error: error,
+            provenance: Provenance::Invented,
+        })
+    }
+    fn data_depth(&self) -> Option<u8> {
+        Some(9)
+    }
+    fn colour_data_depth(&self) -> Option<u8> {
+        Some(9)
+    }
+}
+
+/// Every field of two cuts, floats by their bits; the selection time aside.
+fn assert_same_cut(label: &str, got: &Cut, want: &Cut) {
+    let node_bits = |n: &SelectedNode| {
+        let b = n.bounds;
+        let s = n.sphere;
+        (
+            n.tile,
+            [b.min_elevation, b.max_elevation, b.geometric_error].map(f64::to_bits),
+            b.provenance,
+            [s.centre.x, s.centre.y, s.centre.z, s.radius].map(f64::to_bits),
+            n.projected_error_px.to_bits(),
+            n.culled,
+            n.edges,
+        )
+    };
+    assert_eq!(got.nodes.len(), want.nodes.len(), "{label}: node count");
+    for (k, (g, w)) in got.nodes.iter().zip(&want.nodes).enumerate() {
+        assert_eq!(node_bits(g), node_bits(w), "{label}: node {k}");
+    }
+    assert_eq!(got.effective_screen_error_px.to_bits(), want.effective_screen_error_px.to_bits(), "{label}: effective");
+    assert_eq!(got.stopped_by_budget, want.stopped_by_budget, "{label}: stopped by budget");
+    let stats = |s: &planet_terrain::lod::SelectionStatistics| {
+        (s.nodes_selected, s.nodes_culled, s.nodes_drawn, s.nodes_evaluated, s.effective_screen_error_pixels.to_bits())
+    };
+    assert_eq!(stats(&got.statistics), stats(&want.statistics), "{label}: statistics");
+}
+
+/// A camera `altitude` metres above the ground at `lat`/`lon` (above the
+/// ellipsoid where the source has no tiles to sample).
+fn view_over(source: &dyn HeightSource, lat: f64, lon: f64, altitude: f64, heading: f64, pitch: f64) -> View {
+    let ground = match source.data_depth() {
+        Some(_) => 0.0,
+        None => sample_ground(source, Geodetic::from_degrees(lat, lon, 0.0), 14).unwrap().elevation_m,
+    };
+    View::looking_from(
+        source.body(),
+        Geodetic::from_degrees(lat, lon, ground.max(0.0) + altitude),
+        heading,
+        pitch,
+        60f64.to_radians(),
+        (1920, 1080),
+    )
+}
+
+#[test]
+fn the_cut_matches_the_reference_bit_for_bit() {
+    let bench = ProceduralSource::new(Body::earth(), 2026);
+    let patchy = Patchy { body: Body::earth(), spike: None };
+    let (face, s, t) = direction_to_face_grid(Geodetic::from_degrees(1.0, 2.0, 0.0).normal());
+    let cell = |c: f64| ((c + 1.0) * 0.5 * f64::from(1u32 << MAX_DEPTH)) as u32;
+    let spike = TileAddress::new(face.index(), MAX_DEPTH, cell(s), cell(t)).unwrap();
+    let endless = Patchy { body: Body::mars(), spike: Some(spike) };
+    let corner = DVec3::ONE.normalize();
+    let corner_lat = corner.z.asin().to_degrees();
+    let mut views: Vec<(String, &dyn HeightSource, View)> = Vec::new();
+    // The select bench's views.
+    for altitude in [400_000.0, 10_000.0, 100.0, 2.0] {
+        views.push((format!("bench {altitude} m"), &bench, view_over(&bench, 46.5, 8.0, altitude, 30.0, -30.0)));
+    }
+    // A cube corner and a face edge, looking down and along.
+    views.push(("corner".into(), &bench, view_over(&bench, corner_lat, 45.0, 1_000.0, 10.0, -60.0)));
+    views.push(("face edge".into(), &bench, view_over(&bench, 0.0, 45.0, 300.0, 90.0, -10.0)));
+    // Culling: level at the ground (frustum and horizon) and the far side
+    // of the body from high orbit.
+    views.push(("level".into(), &bench, view_over(&bench, -20.0, 130.0, 2_000.0, 200.0, 0.0)));
+    views.push(("orbit".into(), &bench, view_over(&bench, 60.0, -100.0, 30_000_000.0, 0.0, -90.0)));
+    views.push(("patchy corner".into(), &patchy, view_over(&patchy, corner_lat, 45.0, 50.0, 135.0, -20.0)));
+    views.push(("patchy level".into(), &patchy, view_over(&patchy, 10.0, 10.0, 5_000.0, 0.0, 0.0)));
+    // Error that never decays under the camera: refinement reaches MAX_DEPTH.
+    views.push(("spike".into(), &endless, view_over(&endless, 1.0, 2.0, 6_000.0, 0.0, -90.0)));
+    let mut saw = (false, false, false);
+    // One selector through every view, source, body and budget, so its
+    // reuse of the last tree meets all of them (and changed bounds).
+    let mut selector = Selector::new();
+    for (label, source, view) in &views {
+        // A tiny budget between others: a selector's last tree is then only
+        // the roots. Each view ends on a deep cut, the next one's start.
+        for (target, budget) in [(1.0, 1024usize), (0.5, 7), (1.0, 4096), (0.05, 1024), (0.05, 4096), (0.02, 16384)] {
+            let settings = SelectionSettings { target_error_px: target, node_budget: budget, near_m: 0.1 };
+            let want = select_reference(*source, view, &settings).unwrap();
+            let label = format!("{label}, {target} px, budget {budget}");
+            assert_same_cut(&label, &select(*source, view, &settings).unwrap(), &want);
+            assert_same_cut(&format!("{label}, selector"), &selector.select(*source, view, &settings).unwrap(), &want);
+            // Again: everything of this view is in the last tree now.
+            assert_same_cut(&format!("{label}, again"), &selector.select(*source, view, &settings).unwrap(), &want);
+            saw.0 |= want.nodes.iter().any(|n| n.culled == Some(Culled::Horizon));
+            saw.1 |= want.nodes.iter().any(|n| n.tile.depth() == MAX_DEPTH);
+            saw.2 |= want.nodes.len() > 3500;
+        }
+    }
+    assert_eq!(saw, (true, true, true), "horizon culling, MAX_DEPTH and a 4k-node cut are all exercised");
+}
+
+#[test]
+fn a_selector_follows_a_moving_camera_with_the_reference_cut() {
+    // A descent from orbit to the ground over a face edge, turning, frame
+    // by frame: each frame's cut is the one selection from nothing gives.
+    let source = ProceduralSource::new(Body::earth(), 2026);
+    let mut selector = Selector::new();
+    for budget in [1024, 4096] {
+        let settings = SelectionSettings { target_error_px: 0.05, node_budget: budget, near_m: 0.1 };
+        for frame in 0..60 {
+            let f = f64::from(frame);
+            let altitude = 400_000.0 * 0.85f64.powf(f);
+            let view = view_over(&source, 0.5 + 0.01 * f, 44.7 + 0.01 * f, altitude, 3.0 * f, -30.0 + 0.3 * f);
+            let want = select_reference(&source, &view, &settings).unwrap();
+            assert_same_cut(
+                &format!("frame {frame}, budget {budget}"),
+                &selector.select(&source, &view, &settings).unwrap(),
+                &want,
+            );
+        }
+    }
+}
