@@ -20,7 +20,7 @@ use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightFunction, HeightSource, SourceError, SourceTile};
 use planet_terrain::layers::{LayerError, LayerStack};
 use planet_terrain::lod::{
-    Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, build_records, select,
+    Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, Selector, build_records,
 };
 
 use planet_terrain::abi::PushConstants;
@@ -142,6 +142,8 @@ pub struct TerrainScene {
     failures: Vec<TileFailure>,
     /// The workers of `Loading::Background`.
     loader: Option<TileLoader>,
+    /// Last frame's refinement tree: the same cut as `select`, for less work.
+    selector: Selector,
 }
 
 #[derive(Debug)]
@@ -204,6 +206,7 @@ impl TerrainScene {
             unreadable: HashSet::new(),
             failures: Vec::new(),
             loader,
+            selector: Selector::new(),
         }
     }
 
@@ -379,7 +382,7 @@ impl TerrainScene {
         }
         let mut selection = self.settings.selection;
         selection.near_m = selection.near_m.max(1e-3);
-        let cut = select(source.as_ref(), view, &selection).map_err(source_error(None))?;
+        let cut = self.selector.select(source.as_ref(), view, &selection).map_err(source_error(None))?;
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
         let (plan, produced) = match &mut self.loader {
