@@ -8,7 +8,9 @@
 //! [`crate::camera`], and nothing below it knows it exists, so a server or
 //! a physics step can use the ground without any of this.
 
+mod cull;
 pub mod cut;
+mod heap;
 pub mod record;
 pub mod residency;
 

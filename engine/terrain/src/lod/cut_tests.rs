@@ -1,0 +1,99 @@
+//! Unit tests of cut selection (split out of cut.rs to keep it readable).
+
+use super::*;
+use crate::geo::body::{Body, Geodetic};
+use crate::geo::cube::direction_to_face_grid;
+use crate::ground::{Provenance, SourceTile};
+
+/// Ground with error only on the ancestors of one deepest tile under the
+/// camera, so refinement runs to `MAX_DEPTH` there, balanced around it.
+#[derive(Debug)]
+struct Spike(Body, TileAddress);
+
+impl HeightSource for Spike {
+    fn body(&self) -> &Body {
+        &self.0
+    }
+    fn tile(&self, _tile: TileAddress) -> Result<SourceTile, SourceError> {
+        unreachable!("selection reads bounds only")
+    }
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        let error = if tile.contains(self.1) { 1000.0 } else { 0.0 };
+        Ok(TileBounds {
+            min_elevation: -500.0,
+            max_elevation: 2500.0,
+            geometric_error: error,
+            provenance: Provenance::Invented,
+        })
+    }
+    fn data_depth(&self) -> Option<u8> {
+        None
+    }
+    fn colour_data_depth(&self) -> Option<u8> {
+        None
+    }
+}
+
+/// Near the ground at a face edge, where links cross faces.
+fn spike() -> (Spike, View) {
+    let at = Geodetic::from_degrees(0.3, 44.99, 3000.0);
+    let (face, s, t) = direction_to_face_grid(at.normal());
+    let cell = |c: f64| ((c + 1.0) * 0.5 * f64::from(1u32 << MAX_DEPTH)) as u32;
+    let tile = TileAddress::new(face.index(), MAX_DEPTH, cell(s), cell(t)).unwrap();
+    let source = Spike(Body::earth(), tile);
+    let view = View::looking_from(source.body(), at, 80.0, -20.0, 60f64.to_radians(), (1920, 1080));
+    (source, view)
+}
+
+fn refined<'a>(source: &'a Spike, view: &View, patches: &'a mut Vec<Patch>) -> Refinement<'a> {
+    let settings = SelectionSettings { target_error_px: 0.5, node_budget: 100_000, near_m: 0.1 };
+    let mut refine = Refinement::new(source, view, &settings, &[], patches, Tree::default()).unwrap();
+    refine.run().unwrap();
+    assert!(refine.nodes.iter().any(|n| n.tile.depth() == MAX_DEPTH));
+    refine
+}
+
+#[test]
+fn split_spheres_match_the_spheres_of_the_tiles() {
+    // Splits build children's spheres from the parent's reused grid
+    // points; they must be the spheres BoundingSphere::of_tile (the
+    // property-tested one) gives, up to rounding in the warped
+    // coordinates.
+    let (source, view) = spike();
+    let mut patches = Vec::new();
+    let refine = refined(&source, &view, &mut patches);
+    let e = &refine.context.ellipsoid;
+    for n in &refine.nodes {
+        let b = BoundingSphere::of_tile(e, n.tile, n.bounds.min_elevation, n.bounds.max_elevation);
+        let a = n.sphere;
+        assert!((a.centre - b.centre).length() <= 1e-6 * b.radius.max(1.0), "{}: centres differ", n.tile);
+        assert!(
+            (a.radius - b.radius).abs() <= 1e-6 * b.radius.max(1.0),
+            "{}: radii {} vs {}",
+            n.tile,
+            a.radius,
+            b.radius
+        );
+    }
+}
+
+#[test]
+fn leaves_link_to_their_neighbour_or_its_parent() {
+    let (source, view) = spike();
+    let mut patches = Vec::new();
+    let refine = refined(&source, &view, &mut patches);
+    for n in refine.nodes.iter().filter(|n| n.is_leaf()) {
+        for edge in Edge::ALL {
+            let neighbour = n.tile.neighbour(edge).address;
+            let linked = refine.nodes[n.links[edge as usize] as usize].tile;
+            assert!(
+                linked == neighbour || Some(linked) == neighbour.parent(),
+                "{} across {edge:?} links {linked}, not {neighbour} or its parent",
+                n.tile
+            );
+            if Some(linked) == neighbour.parent() {
+                assert!(refine.nodes[n.links[edge as usize] as usize].is_leaf(), "a coarser link is a leaf");
+            }
+        }
+    }
+}
