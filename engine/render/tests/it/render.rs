@@ -235,18 +235,24 @@ fn crater_and_pad(lat: f64, lon: f64) -> Vec<planet_terrain::layers::Layer> {
     ]
 }
 
+/// The procedural pack to depth 2, the edit tests' crater site in its
+/// mountains, and a view looking down at it from 14 km.
+fn crater_site() -> (Arc<dyn HeightSource>, Body, (f64, f64), planet_terrain::camera::View) {
+    let source = pack_source(&procedural_pack(2));
+    let body = source.body().clone();
+    let (lat, lon) = (-47.0, 39.0);
+    let view = view_at(&body, lat - 0.12, lon - 0.05, 14_000.0, 25.0, -35.0, SIZE);
+    (source, body, (lat, lon), view)
+}
+
 fn differing_pixels(a: &planet_render::RgbaImage, b: &planet_render::RgbaImage) -> usize {
     a.pixels.chunks_exact(4).zip(b.pixels.chunks_exact(4)).filter(|(p, q)| p != q).count()
 }
 
 #[test]
 fn an_edit_is_drawn_the_next_frame_and_removing_it_restores_the_picture() {
-    let pack = procedural_pack(2);
-    let source = pack_source(&pack);
-    let body = source.body().clone();
-    let (lat, lon) = (-47.0, 39.0);
+    let (source, body, (lat, lon), view) = crater_site();
     let mut renderer = renderer(SIZE, 512);
-    let view = view_at(&body, lat - 0.12, lon - 0.05, 14_000.0, 25.0, -35.0, SIZE);
     let mut scene = TerrainScene::new(body.clone(), Some(source), &renderer, settings(2048, 1.0, 10.0));
     let sun = sun_for(&body, &view);
     let (_, before, _) = scene.render_until_resident(&mut renderer, &view, sun, 40).expect("resident");
@@ -351,12 +357,8 @@ fn a_flight_over_a_coarse_pack_with_a_small_slot_budget_reports_no_validation_me
 /// pixel, and an edit still shows in the very next frame.
 #[test]
 fn background_loading_settles_on_the_same_picture_and_edits_show_the_next_frame() {
-    let pack = procedural_pack(2);
-    let source = pack_source(&pack);
-    let body = source.body().clone();
-    let (lat, lon) = (-47.0, 39.0);
+    let (source, body, (lat, lon), view) = crater_site();
     let mut renderer = renderer(SIZE, 512);
-    let view = view_at(&body, lat - 0.12, lon - 0.05, 14_000.0, 25.0, -35.0, SIZE);
     let sun = sun_for(&body, &view);
     let on_frame = settings(2048, 1.0, 10.0);
     let background = SceneSettings { loading: Loading::Background { threads: 2 }, ..on_frame };
