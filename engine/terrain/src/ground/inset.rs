@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use crate::geo::address::TileAddress;
 use crate::geo::body::Body;
+use crate::geo::cube::sample_direction;
 use crate::ground::{HeightSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions};
 use crate::pack::Coverage;
 
@@ -53,6 +54,60 @@ impl InsetSource {
     pub fn weight(&self, lat: f64, lon: f64) -> f64 {
         inset_weight(&self.coverage, self.blend_degrees, lat, lon)
     }
+
+    /// Where a whole tile lies against the box, from the cap around its
+    /// centre that holds its corners (on the cube-sphere the farthest point
+    /// of a tile from its centre is a corner): in the core (weight 1
+    /// everywhere), wholly outside (weight 0), or neither (or too near a
+    /// pole or the antimeridian to say cheaply).
+    pub fn reach(&self, tile: TileAddress) -> Reach {
+        let c = &self.coverage;
+        if c.is_global() {
+            return Reach::Core;
+        }
+        let centre = sample_direction(tile.sample(64, 64));
+        let last = crate::geo::address::TILE_CELLS as i32;
+        let corners = [(0, 0), (last, 0), (0, last), (last, last)];
+        let angle =
+            corners.iter().map(|&(i, j)| centre.angle_between(sample_direction(tile.sample(i, j)))).fold(0.0, f64::max);
+        // Geodetic and geocentric angles differ by under 0.7 % on any body
+        // the readers accept the flattening of; the rest is rounding.
+        let r = angle.to_degrees() * 1.01 + 1e-9;
+        let g = self.body().ellipsoid().direction_to_geodetic(centre);
+        let (lat, lon) = (g.latitude.to_degrees(), g.longitude.to_degrees());
+        let (lat_lo, lat_hi) = (lat - r, lat + r);
+        let cos_min = lat_lo.abs().max(lat_hi.abs()).to_radians().cos();
+        if lat_hi >= 89.0 || lat_lo <= -89.0 || c.west > c.east || cos_min <= 0.0 {
+            return Reach::Mixed;
+        }
+        let (lon_lo, lon_hi) = (lon - r / cos_min, lon + r / cos_min);
+        if lon_lo <= -180.0 || lon_hi >= 180.0 {
+            return Reach::Mixed;
+        }
+        if lat_hi < c.south || lat_lo > c.north || lon_hi < c.west || lon_lo > c.east {
+            return Reach::Outside;
+        }
+        let band = self.blend_degrees;
+        let lon_band = band / cos_min;
+        if lat_lo >= c.south + band
+            && lat_hi <= c.north - band
+            && lon_lo >= c.west + lon_band
+            && lon_hi <= c.east - lon_band
+        {
+            return Reach::Core;
+        }
+        Reach::Mixed
+    }
+}
+
+/// Where a tile lies against an inset's box ([`InsetSource::reach`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Every point has weight 1: the inset alone.
+    Core,
+    /// Every point has weight 0: the base alone.
+    Outside,
+    Mixed,
 }
 
 /// Weight of an inset covering `coverage` with a blend band `blend_degrees`
@@ -101,6 +156,23 @@ impl HeightSource for InsetSource {
         if self.coverage.is_global() {
             return self.inset.tile(tile);
         }
+        // In the core the blend is the inset's samples exactly (weight 1);
+        // the base is read only for the colour or classes the inset lacks,
+        // so a heights-and-colour inset does not pay for the ground under it.
+        if self.reach(tile) == Reach::Core {
+            match self.inset.tile(tile) {
+                Ok(mut inset) => {
+                    if inset.colour.is_none() || inset.classes.is_none() {
+                        let base = self.base.tile(tile)?;
+                        inset.colour = inset.colour.or(base.colour);
+                        inset.classes = inset.classes.or(base.classes);
+                    }
+                    return Ok(inset);
+                }
+                Err(SourceError::NoData { .. }) => return self.base.tile(tile),
+                Err(e) => return Err(e),
+            }
+        }
         let mut base = self.base.tile(tile)?;
         let inset = match self.inset.tile(tile) {
             Ok(inset) => inset,
@@ -143,6 +215,18 @@ impl HeightSource for InsetSource {
     }
 
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        // The union with the other side's bounds is only needed where both
+        // contribute: in the core it bounded the inset's ground by the base's
+        // (a detailed base's worst case, hundreds of metres near Everest), and
+        // a camera 2 m over the inset stood inside every node under it.
+        match self.reach(tile) {
+            Reach::Core => match self.inset.tile_bounds(tile) {
+                Err(SourceError::NoData { .. }) => return self.base.tile_bounds(tile),
+                other => return other,
+            },
+            Reach::Outside => return self.base.tile_bounds(tile),
+            Reach::Mixed => {}
+        }
         let base = self.base.tile_bounds(tile)?;
         match self.inset.tile_bounds(tile) {
             // A global inset has weight 1 everywhere: nothing of the base shows.

@@ -161,3 +161,67 @@ fn packs_of_two_bodies_are_refused_naming_both() {
     assert!(e.contains("moon") && e.contains("earth"), "{e}");
     assert!(GroundStack::of_packs(vec![]).unwrap().is_none());
 }
+
+/// Regression: a tile wholly in an inset's core was bounded by the union
+/// with the base's bounds, so near Everest the base's detail (hundreds of
+/// metres of worst case) bounded the inset's ground, and a camera 2 m up
+/// stood inside every node under it (`inf px`). `reach` now decides per
+/// tile, and must be conservative: a core tile has weight 1 at every
+/// sample, an outside tile 0; their tiles and bounds are the inset's and
+/// the base's alone.
+#[test]
+fn a_tile_in_an_insets_core_is_the_inset_alone_and_one_outside_is_the_base() {
+    use planet_terrain::ground::{InsetSource, Reach, sample_directions};
+    let dir = tempfile::tempdir().unwrap();
+    let base_pack = global(&dir);
+    let base: Arc<dyn HeightSource> = Arc::new(base_pack.source.clone());
+    let alps = alps(&dir, Codec::Heights, Body::earth());
+    let inset_ground: Arc<dyn HeightSource> = Arc::new(alps.source.clone());
+    let inset = InsetSource::over(base.clone(), inset_ground.clone(), ALPS, 0.5);
+    let ellipsoid = *Body::earth().ellipsoid();
+    let (mut core, mut outside) = (0, 0);
+    for depth in 4..=11u8 {
+        for (lat, lon) in [
+            (46.0, 8.5),
+            (44.1, 6.0),
+            (47.9, 11.9),
+            (43.5, 8.0),
+            (46.0, 12.4),
+            (46.3, 5.6),
+            (45.0, 9.0),
+            (42.0, 8.0),
+            (46.0, 14.0),
+        ] {
+            let tile = locate(&Body::earth(), Geodetic::from_degrees(lat, lon, 0.0), depth).0;
+            let weights: Vec<f64> = sample_directions(tile)
+                .into_iter()
+                .map(|d| {
+                    let g = ellipsoid.direction_to_geodetic(d);
+                    inset.weight(g.latitude.to_degrees(), g.longitude.to_degrees())
+                })
+                .collect();
+            match inset.reach(tile) {
+                Reach::Core => {
+                    core += 1;
+                    assert!(weights.iter().all(|&w| w == 1.0), "{tile}: a core tile with a weight under 1");
+                    let (got, own, below) =
+                        (inset.tile(tile).unwrap(), inset_ground.tile(tile).unwrap(), base.tile(tile).unwrap());
+                    assert!(got.heights.iter().zip(&own.heights).all(|(a, b)| a.to_bits() == b.to_bits()), "{tile}");
+                    assert_eq!(
+                        (got.colour, got.classes),
+                        (below.colour, below.classes),
+                        "{tile}: the base's colour kept"
+                    );
+                    assert_eq!(inset.tile_bounds(tile).unwrap(), inset_ground.tile_bounds(tile).unwrap(), "{tile}");
+                }
+                Reach::Outside => {
+                    outside += 1;
+                    assert!(weights.iter().all(|&w| w == 0.0), "{tile}: an outside tile with a weight over 0");
+                    assert_eq!(inset.tile_bounds(tile).unwrap(), base.tile_bounds(tile).unwrap(), "{tile}");
+                }
+                Reach::Mixed => {}
+            }
+        }
+    }
+    assert!(core >= 10 && outside >= 10, "both cases reached: {core} core, {outside} outside");
+}
