@@ -8,9 +8,11 @@
 //!
 //! [`args`] holds the value parsers and shared clap groups, [`report`] the
 //! error-chain printer and exit codes, [`fs`] atomic writes, [`scene`] scene
-//! loading, [`stack`] opening `PACK...` as one ground.
+//! loading, [`stack`] opening `PACK...` as one ground, [`font`] the built-in
+//! bitmap font.
 
 pub mod args;
+pub mod font;
 pub mod fs;
 pub mod report;
 pub mod scene;
