@@ -54,10 +54,15 @@ pub const INVENTED: [u8; 3] = [200, 50, 50];
 /// Where no pack stores a tile (depth and error maps).
 pub const NO_DATA: [u8; 3] = [70, 70, 70];
 
+/// Degrees of longitude a box spans, eastward from west (a box that
+/// crosses the antimeridian has east < west; the global one spans 360).
+pub fn lon_span(c: &Coverage) -> f64 {
+    if c.east > c.west { c.east - c.west } else { c.east - c.west + 360.0 }
+}
+
 impl MapSpec {
     fn lon_span(&self) -> f64 {
-        let span = self.region.east - self.region.west;
-        if span > 0.0 { span } else { span + 360.0 }
+        lon_span(&self.region)
     }
 
     /// Height of the map (without its legend): degrees are square.
