@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use planet_cli::args::{self, GeoPoint, Orientation};
 use planet_cli::map;
 use planet_terrain::camera::View;
@@ -408,11 +408,11 @@ fn draw_map(paths: &[PathBuf], spec: &map::MapSpec, out: &Path) -> Result<()> {
     let picture = map::render(&packs, spec)?;
     planet_cli::picture::write_png(out, &picture).with_context(|| format!("writing {}", out.display()))?;
     outln!(
-        "wrote {} ({}x{} px with its legend, {:?} of {} pack(s), {:.2} s)",
+        "wrote {} ({}x{} px with its legend, {} of {} pack(s), {:.2} s)",
         out.display(),
         picture.width,
         picture.height,
-        spec.what,
+        spec.what.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default(),
         paths.len(),
         started.elapsed().as_secs_f64()
     );
