@@ -20,7 +20,6 @@ use planet_bake::landmarks::Landmark;
 use planet_bake::{BakeOptions, Progress, Region, bake};
 use planet_cli::map;
 use planet_terrain::Body;
-use planet_terrain::pack::Coverage;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -210,41 +209,11 @@ fn run(cli: Cli) -> Result<()> {
 const REPORT_PICTURE_PX: u32 = 720;
 
 /// The pack's measured, resampled and invented ground as `planet-pack map
-/// --what provenance` draws it: the whole body for a global pack, a
-/// regional pack's box with a margin around it, so the edge where its data
-/// ends shows.
+/// --what provenance` draws it (see `map::overview`).
 fn provenance_picture(pack: &Path, out: &Path) -> Result<()> {
     let packs = planet_cli::stack::open_packs(&[pack.to_owned()])?;
-    let c = packs[0].source.pack().header().coverage;
-    let region = if c.is_global() {
-        c
-    } else {
-        let span = map::lon_span(&c);
-        let lat_margin = (0.25 * (c.north - c.south)).max(1.0);
-        let lon_margin = (0.25 * span).max(1.0);
-        let wrap = |lon: f64| {
-            if lon < -180.0 {
-                lon + 360.0
-            } else if lon > 180.0 {
-                lon - 360.0
-            } else {
-                lon
-            }
-        };
-        let (west, east) = if span + 2.0 * lon_margin >= 360.0 {
-            (-180.0, 180.0)
-        } else {
-            (wrap(c.west - lon_margin), wrap(c.east + lon_margin))
-        };
-        Coverage { south: (c.south - lat_margin).max(-90.0), west, north: (c.north + lat_margin).min(90.0), east }
-    };
-    let (lat_span, lon_span) = (region.north - region.south, map::lon_span(&region));
-    let width = if lat_span <= lon_span {
-        REPORT_PICTURE_PX
-    } else {
-        ((f64::from(REPORT_PICTURE_PX) * lon_span / lat_span).round() as u32).max(64)
-    };
-    let spec = map::MapSpec { what: map::What::Provenance, region, width, detail: false };
+    let coverage = packs[0].source.pack().header().coverage;
+    let spec = map::overview(map::What::Provenance, &coverage, REPORT_PICTURE_PX);
     planet_cli::picture::write_png(out, &map::render(&packs, &spec)?)
 }
 

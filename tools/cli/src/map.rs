@@ -90,6 +90,43 @@ impl MapSpec {
     }
 }
 
+/// A map of a pack's coverage at a glance: the whole body for a global
+/// pack; a regional pack's box with a quarter of its size (at least a
+/// degree) around it, so the edge where its data ends shows. The longer
+/// side is `max_px` pixels.
+pub fn overview(what: What, coverage: &Coverage, max_px: u32) -> MapSpec {
+    let c = coverage;
+    let region = if c.is_global() {
+        *c
+    } else {
+        let span = lon_span(c);
+        let lat_margin = (0.25 * (c.north - c.south)).max(1.0);
+        let lon_margin = (0.25 * span).max(1.0);
+        let wrap = |lon: f64| {
+            if lon < -180.0 {
+                lon + 360.0
+            } else if lon > 180.0 {
+                lon - 360.0
+            } else {
+                lon
+            }
+        };
+        let (west, east) = if span + 2.0 * lon_margin >= 360.0 {
+            (-180.0, 180.0)
+        } else {
+            (wrap(c.west - lon_margin), wrap(c.east + lon_margin))
+        };
+        Coverage { south: (c.south - lat_margin).max(-90.0), west, north: (c.north + lat_margin).min(90.0), east }
+    };
+    let (lat_span, lon_span) = (region.north - region.south, lon_span(&region));
+    let width = if lat_span <= lon_span {
+        max_px
+    } else {
+        ((f64::from(max_px) * lon_span / lat_span).round() as u32).clamp(1, max_px)
+    };
+    MapSpec { what, region, width, detail: false }
+}
+
 /// The map of `packs` (bottom first, as `PACK...`), legend included.
 pub fn render(packs: &[StackedPack], spec: &MapSpec) -> Result<Picture> {
     anyhow::ensure!(
@@ -263,5 +300,22 @@ mod tests {
         assert_eq!(spec.pixel_of(0.0, 0.0), None);
         let global = MapSpec { region: Coverage::GLOBAL, width: 1024, ..spec };
         assert_eq!(global.map_height(), 512);
+    }
+
+    #[test]
+    fn an_overview_frames_a_regional_box_with_a_margin_and_keeps_its_longer_side() {
+        let global = overview(What::Provenance, &Coverage::GLOBAL, 720);
+        assert_eq!((global.region, global.width, global.map_height()), (Coverage::GLOBAL, 720, 360));
+        let alps = overview(What::Provenance, &Coverage { south: 44.0, west: 5.0, north: 48.0, east: 12.0 }, 720);
+        assert_eq!(alps.region, Coverage { south: 43.0, west: 3.25, north: 49.0, east: 13.75 });
+        assert_eq!(alps.width, 720);
+        // Across the antimeridian, and taller than wide.
+        let tall = Coverage { south: -40.0, west: 178.0, north: 40.0, east: -178.0 };
+        let o = overview(What::Provenance, &tall, 720);
+        assert_eq!(o.region, Coverage { south: -60.0, west: 177.0, north: 60.0, east: -177.0 });
+        assert_eq!((o.width, o.map_height()), (36, 720));
+        assert!(o.region.validate().is_ok());
+        let wide = Coverage { south: 0.0, west: -179.0, north: 10.0, east: 179.0 };
+        assert_eq!(overview(What::Provenance, &wide, 720).region.west, -180.0);
     }
 }
