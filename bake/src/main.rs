@@ -9,7 +9,7 @@
 //! "Crash windows").
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -18,6 +18,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_bake::landmarks::Landmark;
 use planet_bake::{BakeOptions, Progress, Region, bake};
+use planet_cli::map;
 use planet_terrain::Body;
 
 #[derive(Parser, Debug)]
@@ -178,11 +179,16 @@ fn run(cli: Cli) -> Result<()> {
     let options = options(&cli)?;
     let reporter =
         Reporter { terminal: std::io::stderr().is_terminal(), start: Instant::now(), last: Mutex::new(Instant::now()) };
-    let report = bake(&options, &reporter)?;
-    let json = &report.json;
+    let mut report = bake(&options, &reporter)?;
     if let Some(path) = &cli.report {
-        planet_cli::fs::write_json(path, json).context("writing the report")?;
+        // The picture first: a report never names a file that is not there.
+        let picture = path.with_extension("provenance.png");
+        provenance_picture(&options.out, &picture)
+            .with_context(|| format!("drawing the report's provenance picture {}", picture.display()))?;
+        report.json["provenance_png"] = picture.display().to_string().into();
+        planet_cli::fs::write_json(path, &report.json).context("writing the report")?;
     }
+    let json = &report.json;
     let rate =
         json["output_samples_per_second"].as_f64().map(|r| format!(", {:.2} M samples/s", r / 1e6)).unwrap_or_default();
     let audit = match json["mode"].as_str() {
@@ -196,6 +202,19 @@ fn run(cli: Cli) -> Result<()> {
         cli.report.as_ref().map(|p| format!("; report in {}", p.display())).unwrap_or_default()
     ));
     Ok(())
+}
+
+/// Widest side of the report's picture, pixels: enough to see a regional
+/// box's border, small enough to draw in well under a second.
+const REPORT_PICTURE_PX: u32 = 720;
+
+/// The pack's measured, resampled and invented ground as `planet-pack map
+/// --what provenance` draws it (see `map::overview`).
+fn provenance_picture(pack: &Path, out: &Path) -> Result<()> {
+    let packs = planet_cli::stack::open_packs(&[pack.to_owned()])?;
+    let coverage = packs[0].source.pack().header().coverage;
+    let spec = map::overview(map::What::Provenance, &coverage, REPORT_PICTURE_PX);
+    planet_cli::picture::write_png(out, &map::render(&packs, &spec)?)
 }
 
 fn main() -> ExitCode {

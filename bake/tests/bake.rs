@@ -300,6 +300,31 @@ fn path_str(p: &Path) -> &str {
 }
 
 #[test]
+fn the_report_names_a_provenance_picture_drawn_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let out = dir.path().join("earth.planetpack");
+    let report_path = dir.path().join("bake.json");
+    let args = ["--dem", path_str(&dem), "--out", path_str(&out), "--body", "earth", "--depth", "1"];
+    let o = planet_bake(&[&args[..], &["--tier", "test", "--report", path_str(&report_path)]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
+    let picture = dir.path().join("bake.provenance.png");
+    assert_eq!(report["provenance_png"].as_str(), Some(path_str(&picture)), "{report:#}");
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&picture).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
+    reader.next_frame(&mut rgb).unwrap();
+    let (w, h) = (reader.info().width, reader.info().height);
+    assert_eq!((w, h), (720, 360 + planet_cli::picture::legend_height(720)));
+    // A global bake measured everywhere: the map is all the measured colour.
+    let map = &rgb[..(3 * w * 360) as usize];
+    assert!(map.chunks(3).all(|p| p == planet_cli::map::MEASURED), "a pixel of the map is not measured");
+    let legend = &rgb[(3 * w * 360) as usize..];
+    assert!(legend.chunks(3).any(|p| p == planet_cli::map::INVENTED), "the legend names invented ground");
+}
+
+#[test]
 fn a_killed_bake_resumes_to_identical_bytes_with_one_and_two_jobs() {
     let dir = tempfile::tempdir().unwrap();
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);

@@ -144,6 +144,23 @@ pub fn size(text: &str) -> Result<(u32, u32), String> {
     }
 }
 
+/// A latitude/longitude box `S,W,N,E` in degrees, held to the pack
+/// format's rule for coverage (south < north; west != east, a box may cross
+/// the antimeridian).
+///
+/// ```
+/// assert_eq!(planet_cli::args::region("44,5,48,12").unwrap().north, 48.0);
+/// assert!(planet_cli::args::region("48,5,44,12").unwrap_err().contains("south < north"));
+/// ```
+pub fn region(text: &str) -> Result<planet_terrain::pack::Coverage, String> {
+    let values: Result<Vec<f64>, _> = text.split(',').map(|p| p.trim().parse::<f64>()).collect();
+    let Ok([south, west, north, east]) = values.as_deref() else {
+        return Err(format!("'{text}': expected S,W,N,E in degrees (e.g. 44,5,48,12)"));
+    };
+    let coverage = planet_terrain::pack::Coverage { south: *south, west: *west, north: *north, east: *east };
+    coverage.validate().map(|()| coverage).map_err(|e| format!("S,W,N,E: {e}"))
+}
+
 /// Ellipsoid radii `A,B,C` in metres, each finite and positive; the body's
 /// physical range (`planet_terrain::geo::body::RADIUS_M`) applies when the
 /// body is made.

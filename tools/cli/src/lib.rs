@@ -8,10 +8,15 @@
 //!
 //! [`args`] holds the value parsers and shared clap groups, [`report`] the
 //! error-chain printer and exit codes, [`fs`] atomic writes, [`scene`] scene
-//! loading, [`stack`] opening `PACK...` as one ground.
+//! loading, [`stack`] opening `PACK...` as one ground, [`font`] the built-in
+//! bitmap font, [`picture`] rasters, palettes, legends and PNGs, [`map`] the
+//! maps of a stack that `planet-pack map` and the bake's report draw.
 
 pub mod args;
+pub mod font;
 pub mod fs;
+pub mod map;
+pub mod picture;
 pub mod report;
 pub mod scene;
 pub mod stack;

@@ -3,47 +3,9 @@
 //! light at 45 degrees, the cartographer's convention, so relief reads the
 //! same way as on a printed map. Up in the picture is +v on the face.
 
-use std::path::Path;
-
-use anyhow::Result;
+use planet_cli::picture::{Picture, elevation_colour};
 use planet_terrain::TILE_STORED_SAMPLES;
 use planet_terrain::pack::DecodedTile;
-
-pub struct Picture {
-    pub width: u32,
-    pub height: u32,
-    pub rgb: Vec<u8>,
-}
-
-/// Hypsometric tints: (elevation m, colour).
-const ELEVATION_PALETTE: [(f64, [u8; 3]); 9] = [
-    (-8000.0, [8, 24, 74]),
-    (-3000.0, [24, 70, 140]),
-    (-200.0, [70, 130, 190]),
-    (0.0, [140, 190, 220]),
-    (1.0, [70, 120, 60]),
-    (500.0, [130, 160, 80]),
-    (1500.0, [180, 160, 100]),
-    (3000.0, [150, 120, 100]),
-    (5000.0, [245, 245, 245]),
-];
-
-fn elevation_colour(h: f64) -> [u8; 3] {
-    let first = ELEVATION_PALETTE[0];
-    if h <= first.0 {
-        return first.1;
-    }
-    for pair in ELEVATION_PALETTE.windows(2) {
-        let ((h0, c0), (h1, c1)) = (pair[0], pair[1]);
-        if h <= h1 {
-            let t = (h - h0) / (h1 - h0);
-            return std::array::from_fn(|k| {
-                (f64::from(c0[k]) + t * (f64::from(c1[k]) - f64::from(c0[k]))).round() as u8
-            });
-        }
-    }
-    ELEVATION_PALETTE[ELEVATION_PALETTE.len() - 1].1
-}
 
 fn class_colour(class: u8) -> [u8; 3] {
     match class {
@@ -89,15 +51,4 @@ pub fn hillshade(tile: &DecodedTile, spacing_m: f64, scale: u32) -> Picture {
         }
     }
     Picture { width: size, height: size, rgb }
-}
-
-pub fn write_png(path: &Path, picture: &Picture) -> Result<()> {
-    let mut bytes = Vec::new();
-    let mut encoder = png::Encoder::new(&mut bytes, picture.width, picture.height);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header()?;
-    writer.write_image_data(&picture.rgb)?;
-    writer.finish()?;
-    planet_cli::fs::write_atomic(path, &bytes)
 }

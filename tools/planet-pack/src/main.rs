@@ -14,14 +14,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use planet_cli::args::{self, GeoPoint, Orientation};
+use planet_cli::map;
 use planet_terrain::camera::View;
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, Provenance, locate};
 use planet_terrain::layers::LayerStack;
 use planet_terrain::lod::{SelectionSettings, select};
-use planet_terrain::pack::{IndexEntry, Pack};
+use planet_terrain::pack::{Coverage, IndexEntry, Pack};
 use planet_terrain::{Geodetic, TileAddress};
 use serde_json::json;
 
@@ -91,6 +92,27 @@ enum Command {
         #[command(flatten)]
         detail: args::Detail,
     },
+    /// An equirectangular picture of a stack of packs (read as `sample`
+    /// reads it), of the whole body or of a --region box, coloured by
+    /// elevation, provenance, stored depth or geometric error, with a legend.
+    Map {
+        #[arg(required = true, value_name = "PACK")]
+        packs: Vec<PathBuf>,
+        /// Output PNG path.
+        #[arg(long)]
+        png: PathBuf,
+        /// What the colours say.
+        #[arg(long, value_enum, default_value = "elevation")]
+        what: map::What,
+        /// The box drawn, S,W,N,E in degrees (default: the whole body).
+        #[arg(long, value_parser = args::region, allow_hyphen_values = true, value_name = "S,W,N,E")]
+        region: Option<Coverage>,
+        /// Width of the map in pixels (its height follows from the box).
+        #[arg(long, default_value_t = 1024, value_parser = map_width)]
+        width: u32,
+        #[command(flatten)]
+        detail: args::Detail,
+    },
     /// Write a hillshaded picture of one stored tile (--png), or the heights
     /// of any tile, past the stored depth too (--heights).
     #[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["png", "heights"])))]
@@ -144,6 +166,10 @@ fn run(cli: Cli) -> Result<()> {
                 tile_heights(&stack.with_detail(detail.on), tile, &out)?;
             }
             Ok(())
+        }
+        Command::Map { packs, png, what, region, width, detail } => {
+            let spec = map::MapSpec { what, region: region.unwrap_or(Coverage::GLOBAL), width, detail: detail.on };
+            draw_map(&packs, &spec, &png)
         }
         Command::Cut { packs, at, alt, orientation, budget, sse, size, json, detail } => {
             let camera =
@@ -372,6 +398,27 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
     Ok(())
 }
 
+fn map_width(text: &str) -> Result<u32, String> {
+    Ok(args::count_in(text, 1..=u64::from(map::MAX_SIDE), "--width (map pixels)")? as u32)
+}
+
+fn draw_map(paths: &[PathBuf], spec: &map::MapSpec, out: &Path) -> Result<()> {
+    let packs = planet_cli::stack::open_packs(paths)?;
+    let started = std::time::Instant::now();
+    let picture = map::render(&packs, spec)?;
+    planet_cli::picture::write_png(out, &picture).with_context(|| format!("writing {}", out.display()))?;
+    outln!(
+        "wrote {} ({}x{} px with its legend, {} of {} pack(s), {:.2} s)",
+        out.display(),
+        picture.width,
+        picture.height,
+        spec.what.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default(),
+        paths.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 fn picture(pack: &Pack, tile: TileAddress, out: &Path, scale: u32) -> Result<()> {
     let Some(entry) = pack.entry(tile) else {
         let hint = match pack.deepest_stored_ancestor(tile) {
@@ -384,7 +431,7 @@ fn picture(pack: &Pack, tile: TileAddress, out: &Path, scale: u32) -> Result<()>
     let body = &pack.header().body;
     let spacing = body.sample_spacing_m(tile.depth());
     let picture = image::hillshade(&decoded, spacing, scale);
-    image::write_png(out, &picture).with_context(|| format!("writing {}", out.display()))?;
+    planet_cli::picture::write_png(out, &picture).with_context(|| format!("writing {}", out.display()))?;
     outln!("wrote {} ({}x{} px, tile {tile})", out.display(), picture.width, picture.height);
     Ok(())
 }

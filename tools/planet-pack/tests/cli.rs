@@ -433,3 +433,106 @@ fn sample_says_where_detail_was_synthesized() {
     let (a, b) = (on["elevation_m"].as_f64().unwrap(), off["elevation_m"].as_f64().unwrap());
     assert!(a != b && (a - b).abs() < 500.0, "{a} vs {b}");
 }
+
+/// Runs `planet-pack map` and decodes the picture it wrote.
+fn map_png(packs: &[&Path], out: &Path, extra: &[&str]) -> (u32, u32, Vec<u8>) {
+    let mut args: Vec<&str> = vec!["map"];
+    args.extend(packs.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--png", out.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    let o = planet_pack(&args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(out).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
+    reader.next_frame(&mut rgb).unwrap();
+    let info = reader.info();
+    (info.width, info.height, rgb)
+}
+
+/// The colour of the map pixel at a latitude/longitude.
+fn colour_at(spec: &planet_cli::map::MapSpec, (width, rgb): (u32, &[u8]), lat: f64, lon: f64) -> [u8; 3] {
+    let (x, y) = spec.pixel_of(lat, lon).expect("on the map");
+    let k = 3 * (y * width + x) as usize;
+    [rgb[k], rgb[k + 1], rgb[k + 2]]
+}
+
+#[test]
+fn an_elevation_map_is_blue_below_sea_level_and_carries_its_legend() {
+    use planet_cli::map::{MapSpec, What};
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let out = dir.path().join("map.png");
+    let (w, h, rgb) = map_png(&[&pack], &out, &["--width", "256", "--detail", "off"]);
+    let legend = planet_cli::picture::legend_height(256);
+    assert_eq!((w, h), (256, 128 + legend));
+    let spec = MapSpec { what: What::Elevation, region: Coverage::GLOBAL, width: 256, detail: false };
+    for (lat, lon) in [(0.0, 135.0), (0.0, -45.0), (60.0, 0.0), (-60.0, 180.0), (-40.0, 100.0), (30.0, 60.0)] {
+        let d = Body::earth().ellipsoid().geodetic_to_direction(Geodetic::from_degrees(lat, lon, 0.0));
+        let height = ground(d);
+        assert!(height.abs() > 500.0, "({lat}, {lon}) is too near the coast to judge: {height} m");
+        let [r, g, b] = colour_at(&spec, (w, &rgb), lat, lon);
+        let blue = b > r && b > g;
+        assert_eq!(blue, height < 0.0, "({lat}, {lon}) at {height:.0} m drawn {r},{g},{b}");
+    }
+    // The legend strip under the map: a colour bar and text, not blank.
+    let strip = &rgb[3 * (128 * w) as usize..];
+    let marked = strip.chunks(3).filter(|p| *p != planet_cli::picture::LEGEND_BACKGROUND).count();
+    assert!(marked > 8 * w as usize, "{marked} legend pixels drawn");
+    assert!(!planet_cli::fs::partial_path(&out).exists());
+}
+
+#[test]
+fn a_provenance_map_shows_measured_inside_a_regional_pack_and_invented_outside() {
+    use planet_cli::map::{INVENTED, MEASURED, MapSpec, What};
+    let dir = tempfile::tempdir().unwrap();
+    let alps = write_regional(dir.path(), "alps.planetpack", Body::earth(), ALPS, 1234.0);
+    let out = dir.path().join("provenance.png");
+    let region = Coverage { south: 30.0, west: -10.0, north: 60.0, east: 30.0 };
+    let (w, h, rgb) = map_png(&[&alps], &out, &["--what", "provenance", "--region", "30,-10,60,30", "--width", "400"]);
+    let spec = MapSpec { what: What::Provenance, region, width: 400, detail: true };
+    assert_eq!((w, h), (400, 300 + planet_cli::picture::legend_height(400)));
+    assert_eq!(colour_at(&spec, (w, &rgb), 46.0, 8.5), MEASURED);
+    for (lat, lon) in [(35.0, 0.0), (55.0, 25.0), (46.0, -5.0)] {
+        assert_eq!(colour_at(&spec, (w, &rgb), lat, lon), INVENTED, "({lat}, {lon})");
+    }
+    // Depth and error maps of the regional pack over a global base: the
+    // inset's deeper tiles show where it lies.
+    let base = write_fixture(dir.path(), Codec::Heights);
+    let (w, _, rgb) =
+        map_png(&[&base, &alps], &out, &["--what", "depth", "--region", "30,-10,60,30", "--width", "400"]);
+    let deepest = planet_cli::picture::ramp_colour(1.0);
+    assert_eq!(colour_at(&spec, (w, &rgb), 46.0, 8.5), deepest);
+    assert_ne!(colour_at(&spec, (w, &rgb), 35.0, 0.0), deepest);
+    let (w, h, _) = map_png(&[&base, &alps], &out, &["--what", "error", "--width", "64"]);
+    assert_eq!((w, h), (64, 32 + planet_cli::picture::legend_height(64)));
+}
+
+#[test]
+fn bad_map_requests_are_refused_naming_the_rule_and_leave_no_picture() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let garbage = dir.path().join("garbage.planetpack");
+    std::fs::write(&garbage, b"not a pack").unwrap();
+    let out = dir.path().join("never.png");
+    let (pack, garbage, png) = (pack.to_str().unwrap(), garbage.to_str().unwrap(), out.to_str().unwrap());
+    let cases: [(&[&str], &[&str]); 6] = [
+        (&[pack, "--region", "50,0,40,10"], &["--region", "south < north"]),
+        (&[pack, "--region", "1,2,3"], &["--region", "S,W,N,E"]),
+        (&[pack, "--width", "0"], &["--width", "1..=16384"]),
+        (&[pack, "--width", "16385"], &["--width", "1..=16384"]),
+        (&[pack, "--what", "slope"], &["--what", "provenance"]),
+        (&[garbage], &["garbage.planetpack"]),
+    ];
+    for (args, needles) in cases {
+        let mut all = vec!["map"];
+        all.extend_from_slice(args);
+        all.extend(["--png", png]);
+        let o = planet_pack(&all);
+        assert!(!o.status.success(), "{all:?} succeeded");
+        for needle in needles {
+            assert!(stderr(&o).contains(needle), "{all:?}: no '{needle}' in {}", stderr(&o));
+        }
+        assert!(!out.exists() && !planet_cli::fs::partial_path(&out).exists(), "{all:?} left a picture");
+    }
+}

@@ -1,0 +1,321 @@
+//! Maps of a stack of packs: an equirectangular picture of the whole body
+//! or of a latitude/longitude box, coloured by elevation, provenance,
+//! stored depth or geometric error, with its legend drawn underneath.
+//!
+//! The key decision: every pixel is answered by the same readers the other
+//! commands use (the stack's ground through a caching `GroundReader`, its
+//! `origin_at`, each pack's index), so a map cannot disagree with `sample`;
+//! speed comes from reading whole tiles at the depth whose sample spacing
+//! matches a pixel and keeping them for one band of rows, never from a
+//! second reader. Both `planet-pack map` and the bake's report picture
+//! call [`render`].
+
+use anyhow::{Context, Result};
+use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
+use planet_terrain::ground::{GroundStack, Provenance, StackedPack, locate};
+use planet_terrain::pack::Coverage;
+use planet_terrain::{Geodetic, HeightSource};
+
+use crate::picture::{
+    Legend, Picture, draw_legend, elevation_colour, legend_height, metres_label, ramp_colour, sampled,
+};
+
+/// The widest (and tallest) map drawn, pixels.
+pub const MAX_SIDE: u32 = 16384;
+
+/// What a map's colours say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum What {
+    /// Ground height, hypsometric colours, sea below 0 m.
+    Elevation,
+    /// Measured, resampled, or invented (no pack covers it).
+    Provenance,
+    /// The deepest stored tile depth of the packs.
+    Depth,
+    /// The geometric error of that stored tile (log scale).
+    Error,
+}
+
+/// A map to draw.
+#[derive(Clone, Copy, Debug)]
+pub struct MapSpec {
+    pub what: What,
+    /// The box drawn; [`Coverage::GLOBAL`] for the whole body.
+    pub region: Coverage,
+    /// Width of the map in pixels; its height follows from the box.
+    pub width: u32,
+    /// Whether elevation includes detail synthesized past the data depth.
+    pub detail: bool,
+}
+
+pub const MEASURED: [u8; 3] = [40, 160, 70];
+pub const RESAMPLED: [u8; 3] = [235, 170, 40];
+pub const INVENTED: [u8; 3] = [200, 50, 50];
+/// Where no pack stores a tile (depth and error maps).
+pub const NO_DATA: [u8; 3] = [70, 70, 70];
+
+/// Degrees of longitude a box spans, eastward from west (a box that
+/// crosses the antimeridian has east < west; the global one spans 360).
+pub fn lon_span(c: &Coverage) -> f64 {
+    if c.east > c.west { c.east - c.west } else { c.east - c.west + 360.0 }
+}
+
+impl MapSpec {
+    fn lon_span(&self) -> f64 {
+        lon_span(&self.region)
+    }
+
+    /// Height of the map (without its legend): degrees are square.
+    pub fn map_height(&self) -> u32 {
+        let h = f64::from(self.width) * (self.region.north - self.region.south) / self.lon_span();
+        h.round().clamp(1.0, f64::from(MAX_SIDE)) as u32
+    }
+
+    /// The latitude and longitude (degrees) at the centre of a pixel.
+    pub fn point(&self, x: u32, y: u32) -> (f64, f64) {
+        let lat = self.region.north
+            - (f64::from(y) + 0.5) * (self.region.north - self.region.south) / f64::from(self.map_height());
+        let lon = self.region.west + (f64::from(x) + 0.5) * self.lon_span() / f64::from(self.width);
+        (lat, if lon > 180.0 { lon - 360.0 } else { lon })
+    }
+
+    /// The pixel (column, row) holding a latitude/longitude, if the map does.
+    pub fn pixel_of(&self, lat: f64, lon: f64) -> Option<(u32, u32)> {
+        let east = (lon - self.region.west).rem_euclid(360.0);
+        let x = (east / self.lon_span() * f64::from(self.width)).floor();
+        let y = ((self.region.north - lat) / (self.region.north - self.region.south) * f64::from(self.map_height()))
+            .floor();
+        let inside = (0.0..f64::from(self.width)).contains(&x) && (0.0..f64::from(self.map_height())).contains(&y);
+        inside.then_some((x as u32, y as u32))
+    }
+}
+
+/// A map of a pack's coverage at a glance: the whole body for a global
+/// pack; a regional pack's box with a quarter of its size (at least a
+/// degree) around it, so the edge where its data ends shows. The longer
+/// side is `max_px` pixels.
+pub fn overview(what: What, coverage: &Coverage, max_px: u32) -> MapSpec {
+    let c = coverage;
+    let region = if c.is_global() {
+        *c
+    } else {
+        let span = lon_span(c);
+        let lat_margin = (0.25 * (c.north - c.south)).max(1.0);
+        let lon_margin = (0.25 * span).max(1.0);
+        let wrap = |lon: f64| {
+            if lon < -180.0 {
+                lon + 360.0
+            } else if lon > 180.0 {
+                lon - 360.0
+            } else {
+                lon
+            }
+        };
+        let (west, east) = if span + 2.0 * lon_margin >= 360.0 {
+            (-180.0, 180.0)
+        } else {
+            (wrap(c.west - lon_margin), wrap(c.east + lon_margin))
+        };
+        Coverage { south: (c.south - lat_margin).max(-90.0), west, north: (c.north + lat_margin).min(90.0), east }
+    };
+    let (lat_span, lon_span) = (region.north - region.south, lon_span(&region));
+    let width = if lat_span <= lon_span {
+        max_px
+    } else {
+        ((f64::from(max_px) * lon_span / lat_span).round() as u32).clamp(1, max_px)
+    };
+    MapSpec { what, region, width, detail: false }
+}
+
+/// The map of `packs` (bottom first, as `PACK...`), legend included.
+pub fn render(packs: &[StackedPack], spec: &MapSpec) -> Result<Picture> {
+    anyhow::ensure!(
+        (1..=MAX_SIDE).contains(&spec.width),
+        "--width {}: a map is 1..={MAX_SIDE} pixels wide",
+        spec.width
+    );
+    spec.region.validate().map_err(|e| anyhow::anyhow!("--region: {e}"))?;
+    let stack = GroundStack::of_packs(packs.to_vec())?.context("give at least one pack")?;
+    let (width, height) = (spec.width, spec.map_height());
+    let mut picture = Picture::new(width, height + legend_height(width), [0, 0, 0]);
+    let legend = match spec.what {
+        What::Elevation => elevation(&stack, spec, &mut picture)?,
+        What::Provenance => provenance(&stack, spec, &mut picture)?,
+        What::Depth | What::Error => stored(packs, spec, &mut picture),
+    };
+    draw_legend(&mut picture, height, &legend);
+    Ok(picture)
+}
+
+fn each_pixel(spec: &MapSpec, mut f: impl FnMut(u32, u32, Geodetic) -> Result<()>) -> Result<()> {
+    for y in 0..spec.map_height() {
+        for x in 0..spec.width {
+            let (lat, lon) = spec.point(x, y);
+            f(x, y, Geodetic::from_degrees(lat, lon, 0.0))?;
+        }
+    }
+    Ok(())
+}
+
+fn elevation(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Result<Legend> {
+    let ground = stack.with_detail(spec.detail);
+    let body = stack.body().clone();
+    let rows = spec.map_height();
+    let pixel_m =
+        body.ellipsoid().min_radius() * (spec.region.north - spec.region.south).to_radians() / f64::from(rows);
+    let depth = depth_for_spacing(&ground, pixel_m);
+    // A band of rows about one tile tall reuses each tile it reads while
+    // the tiles kept stay a band's worth, not the whole body's at a deep
+    // depth (a 16384-pixel map would otherwise hold gigabytes).
+    let band = (body.sample_spacing_m(depth) * 128.0 / pixel_m).ceil().max(1.0) as u32;
+    let mut reader = GroundReader::new(&ground, depth);
+    each_pixel(spec, |x, y, at| {
+        if x == 0 && y % band == 0 {
+            reader = GroundReader::new(&ground, depth);
+        }
+        let h = reader.height(at).with_context(|| format!("reading the ground at depth {depth}"))?;
+        picture.put(i64::from(x), i64::from(y), elevation_colour(h));
+        Ok(())
+    })?;
+    let (lo, hi) = (-8000.0, 5000.0);
+    let ticks = [-8000.0, -3000.0, 0.0, 1500.0, 5000.0]
+        .into_iter()
+        .map(|m: f64| ((m - lo) / (hi - lo), metres_label(m)))
+        .collect();
+    Ok(Legend::Bar {
+        title: format!("ELEVATION M (READ AT DEPTH {depth})"),
+        colours: sampled(256, |t| elevation_colour(lo + t * (hi - lo))),
+        ticks,
+    })
+}
+
+fn provenance(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Result<Legend> {
+    each_pixel(spec, |x, y, at| {
+        let colour = match stack.origin_at(at).context("reading where the ground comes from")?.provenance {
+            Provenance::Measured => MEASURED,
+            Provenance::Resampled { .. } => RESAMPLED,
+            Provenance::Invented => INVENTED,
+        };
+        picture.put(i64::from(x), i64::from(y), colour);
+        Ok(())
+    })?;
+    Ok(provenance_legend())
+}
+
+pub fn provenance_legend() -> Legend {
+    Legend::Swatches {
+        title: "PROVENANCE".into(),
+        items: vec![
+            (MEASURED, "MEASURED".into()),
+            (RESAMPLED, "RESAMPLED".into()),
+            (INVENTED, "INVENTED (NO PACK)".into()),
+        ],
+    }
+}
+
+/// The deepest stored tile over a point among the packs whose box holds it
+/// (the topmost on a tie): its depth and geometric error.
+fn deepest_stored(packs: &[StackedPack], at: Geodetic, lat: f64, lon: f64) -> Option<(u8, f64)> {
+    let mut best: Option<(u8, f64)> = None;
+    for pack in packs.iter().rev() {
+        let pack = pack.source.pack();
+        let header = pack.header();
+        if !header.coverage.contains(lat, lon) {
+            continue;
+        }
+        let (tile, _, _) = locate(&header.body, at, header.max_depth);
+        if let Some(entry) = pack.deepest_stored_ancestor(tile) {
+            let depth = entry.tile().depth();
+            if best.is_none_or(|(d, _)| depth > d) {
+                best = Some((depth, f64::from(entry.geometric_error)));
+            }
+        }
+    }
+    best
+}
+
+fn stored(packs: &[StackedPack], spec: &MapSpec, picture: &mut Picture) -> Legend {
+    let mut cells = Vec::with_capacity(spec.width as usize * spec.map_height() as usize);
+    each_pixel(spec, |_, _, at| {
+        let (lat, lon) = (at.latitude.to_degrees(), at.longitude.to_degrees());
+        cells.push(deepest_stored(packs, at, lat, lon));
+        Ok(())
+    })
+    .expect("reading the index cannot fail");
+    let found = || cells.iter().flatten();
+    let uncovered = cells.iter().any(Option::is_none);
+    match spec.what {
+        What::Depth => {
+            let lo = found().map(|c| c.0).min().unwrap_or(0);
+            let hi = found().map(|c| c.0).max().unwrap_or(0);
+            let colour = move |d: u8| ramp_colour(if hi > lo { f64::from(d - lo) / f64::from(hi - lo) } else { 0.5 });
+            for (k, cell) in cells.iter().enumerate() {
+                let c = cell.map_or(NO_DATA, |(d, _)| colour(d));
+                picture.put(k as i64 % i64::from(spec.width), k as i64 / i64::from(spec.width), c);
+            }
+            let mut items: Vec<([u8; 3], String)> = (lo..=hi).map(|d| (colour(d), d.to_string())).collect();
+            if uncovered {
+                items.push((NO_DATA, "NONE".into()));
+            }
+            Legend::Swatches { title: "STORED DEPTH".into(), items }
+        }
+        _ => {
+            // Errors span decades (0 m for measured leaves to kilometres at
+            // the roots), so the scale is logarithmic from the smallest
+            // positive error; a zero error takes the scale's low end.
+            let positive = || found().map(|c| c.1).filter(|e| *e > 0.0);
+            let lo = positive().fold(f64::INFINITY, f64::min);
+            let lo = if lo.is_finite() { lo } else { 0.01 };
+            let hi = positive().fold(lo * 10.0, f64::max);
+            let (l0, l1) = (lo.log10(), hi.log10());
+            let t = move |e: f64| ((e.max(lo).log10() - l0) / (l1 - l0)).clamp(0.0, 1.0);
+            for (k, cell) in cells.iter().enumerate() {
+                let c = cell.map_or(NO_DATA, |(_, e)| ramp_colour(t(e)));
+                picture.put(k as i64 % i64::from(spec.width), k as i64 / i64::from(spec.width), c);
+            }
+            let mid = 10f64.powf(0.5 * (l0 + l1));
+            let ticks = vec![(0.0, metres_label(lo)), (t(mid), metres_label(mid)), (1.0, metres_label(hi))];
+            let title = if uncovered { "GEOMETRIC ERROR M, LOG (GREY: NONE)" } else { "GEOMETRIC ERROR M, LOG" };
+            Legend::Bar { title: title.into(), colours: sampled(256, ramp_colour), ticks }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pixels_and_points_agree_across_the_antimeridian() {
+        let spec = MapSpec {
+            what: What::Provenance,
+            region: Coverage { south: -10.0, west: 170.0, north: 10.0, east: -170.0 },
+            width: 200,
+            detail: false,
+        };
+        assert_eq!(spec.map_height(), 200);
+        let (lat, lon) = spec.point(150, 20);
+        assert!(lon < 0.0 && lon > -180.0 && lat > 0.0, "{lat} {lon}");
+        assert_eq!(spec.pixel_of(lat, lon), Some((150, 20)));
+        assert_eq!(spec.pixel_of(0.0, 0.0), None);
+        let global = MapSpec { region: Coverage::GLOBAL, width: 1024, ..spec };
+        assert_eq!(global.map_height(), 512);
+    }
+
+    #[test]
+    fn an_overview_frames_a_regional_box_with_a_margin_and_keeps_its_longer_side() {
+        let global = overview(What::Provenance, &Coverage::GLOBAL, 720);
+        assert_eq!((global.region, global.width, global.map_height()), (Coverage::GLOBAL, 720, 360));
+        let alps = overview(What::Provenance, &Coverage { south: 44.0, west: 5.0, north: 48.0, east: 12.0 }, 720);
+        assert_eq!(alps.region, Coverage { south: 43.0, west: 3.25, north: 49.0, east: 13.75 });
+        assert_eq!(alps.width, 720);
+        // Across the antimeridian, and taller than wide.
+        let tall = Coverage { south: -40.0, west: 178.0, north: 40.0, east: -178.0 };
+        let o = overview(What::Provenance, &tall, 720);
+        assert_eq!(o.region, Coverage { south: -60.0, west: 177.0, north: 60.0, east: -177.0 });
+        assert_eq!((o.width, o.map_height()), (36, 720));
+        assert!(o.region.validate().is_ok());
+        let wide = Coverage { south: 0.0, west: -179.0, north: 10.0, east: 179.0 };
+        assert_eq!(overview(What::Provenance, &wide, 720).region.west, -180.0);
+    }
+}
