@@ -22,16 +22,11 @@ pub struct Region {
 }
 
 impl Region {
-    /// Parses `S,W,N,E` in degrees.
+    /// Parses `S,W,N,E` in degrees, by the one rule every command's
+    /// `--region` follows ([`planet_cli::args::region`]).
     pub fn parse(text: &str) -> Result<Region, String> {
-        let v: Result<Vec<f64>, _> = text.split(',').map(|p| p.trim().parse::<f64>()).collect();
-        match v.as_deref() {
-            Ok([s, w, n, e]) => {
-                let r = Region { south: *s, west: *w, north: *n, east: *e };
-                r.coverage().validate().map(|_| r).map_err(|e| format!("--region {text}: {e}"))
-            }
-            _ => Err(format!("--region '{text}' is not S,W,N,E in degrees")),
-        }
+        let c = planet_cli::args::region(text).map_err(|e| format!("--region {e}"))?;
+        Ok(Region { south: c.south, west: c.west, north: c.north, east: c.east })
     }
 
     pub(crate) fn coverage(&self) -> Coverage {
