@@ -94,13 +94,16 @@ done
 
 echo
 # planet-view prefers a discrete GPU and falls back to Mesa's lavapipe (software).
-echo "The demo Earth through planet-view, headless (packs/*.png, statistics in packs/*.json):"
+echo "The demo Earth through planet-view, headless (packs/*.png, statistics in packs/*.json); over the"
+echo "Himalaya the stack, whose finer regional data bounds the detail near the ground, with 2048 slots:"
 for shot in "orbit:20:30:15000000:0:-90" "himalaya-10km:27.6:86.3:10000:60:-12" \
     "everest-100m:27.95:86.85:100:300:-10" "everest-2m:27.95:86.85:2:300:-4"; do
     IFS=: read -r name lat lon height heading pitch <<<"$shot"
     height_flag=--alt
     [[ $name == everest-* ]] && height_flag=--agl
-    $bin/planet-view packs/earth.planetpack --lat "$lat" --lon "$lon" "$height_flag" "$height" \
+    ground=(packs/earth.planetpack)
+    [[ $name == orbit ]] || ground=("${stack[@]}" --slots 2048)
+    $bin/planet-view "${ground[@]}" --lat "$lat" --lon "$lon" "$height_flag" "$height" \
         --heading "$heading" --pitch "$pitch" --size 1280x720 --shot "packs/$name.png" --stats "packs/$name.json"
 done
 echo "The regional pack alone from 8 km (packs/himalaya-alone.png), and the stack where the two packs meet,"
