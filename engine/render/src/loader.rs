@@ -121,10 +121,14 @@ impl TileLoader {
             self.ready.retain(|key, _| keep.contains(key));
         }
         let mut state = self.shared.lock();
+        // No more than the ready map keeps: past it the workers would make
+        // tiles the next request drops, forever, while slots are short.
+        let room = READY_CAPACITY.saturating_sub(self.ready.len() + state.working.len());
         let queue: VecDeque<TileAddress> = wanted
             .iter()
             .copied()
             .filter(|t| !self.ready.contains_key(&t.key()) && !state.working.contains(&t.key()))
+            .take(room)
             .collect();
         let any = !queue.is_empty();
         state.queue = queue;

@@ -89,6 +89,10 @@ pub struct DetailSource {
     /// Bounds of synthesized tiles already computed (selection asks for the
     /// same nodes every frame).
     bounds: Arc<Mutex<HashMap<TileAddress, TileBounds>>>,
+    /// The exact elevation range of tiles already produced: kept apart from
+    /// `bounds`, whose wipe must not bring the loose bounds back for tiles
+    /// that stay resident and are never produced again.
+    tight: Arc<Mutex<HashMap<TileAddress, (f64, f64)>>>,
     /// Past the data depth the inner source is the bilinear resampling of
     /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
     resamples_data: bool,
@@ -148,7 +152,16 @@ impl DetailSource {
     /// `gain` is the amplitude ratio between successive octaves (`2^-H`),
     /// `first` the first octave's amplitude per metre of local height change.
     pub fn with_parameters(inner: Arc<dyn HeightSource>, seed: u64, gain: f64, first: f64) -> DetailSource {
-        DetailSource { inner, seed, gain, first, cache: Arc::default(), bounds: Arc::default(), resamples_data: false }
+        DetailSource {
+            inner,
+            seed,
+            gain,
+            first,
+            cache: Arc::default(),
+            bounds: Arc::default(),
+            tight: Arc::default(),
+            resamples_data: false,
+        }
     }
 
     /// States that past the data depth the inner source is the bilinear
@@ -515,7 +528,11 @@ impl HeightSource for DetailSource {
         {
             return Ok(*b);
         }
-        let b = self.synthesized_bounds(tile)?;
+        let mut b = self.synthesized_bounds(tile)?;
+        if let Some(&(lo, hi)) = self.tight.lock().expect("tight lock").get(&tile) {
+            b.min_elevation = b.min_elevation.max(lo);
+            b.max_elevation = b.max_elevation.min(hi);
+        }
         let mut cache = self.bounds.lock().expect("bounds lock");
         if cache.len() >= 1 << 16 {
             cache.clear();

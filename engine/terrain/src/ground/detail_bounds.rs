@@ -60,9 +60,17 @@ impl DetailSource {
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(f64::from(h)), hi.max(f64::from(h))));
         let slack = 1e-3 + 1e-6 * lo.abs().max(hi.abs());
+        let (lo, hi) = (lo - slack, hi + slack);
+        {
+            let mut tight = self.tight.lock().expect("tight lock");
+            if tight.len() >= 1 << 18 {
+                tight.clear();
+            }
+            tight.insert(tile.tile, (lo, hi));
+        }
         if let Some(b) = self.bounds.lock().expect("bounds lock").get_mut(&tile.tile) {
-            b.min_elevation = b.min_elevation.max(lo - slack);
-            b.max_elevation = b.max_elevation.min(hi + slack);
+            b.min_elevation = b.min_elevation.max(lo);
+            b.max_elevation = b.max_elevation.min(hi);
         }
     }
 

@@ -65,15 +65,26 @@ impl InsetSource {
         if c.is_global() {
             return Reach::Core;
         }
+        // Directions are the ellipsoid's reduced parametrisation: on a body
+        // far from a sphere (the readers accept axis ratios up to 10, and
+        // triaxial ones) geodetic latitude and longitude stretch against it
+        // by up to the axis ratio, and the cap says nothing cheaply.
+        let ellipsoid = self.body().ellipsoid();
+        let axis_ratio = ellipsoid.max_radius() / ellipsoid.min_radius();
+        if axis_ratio > 1.01 {
+            return Reach::Mixed;
+        }
         let centre = sample_direction(tile.sample(64, 64));
-        let last = crate::geo::address::TILE_CELLS as i32;
-        let corners = [(0, 0), (last, 0), (0, last), (last, last)];
+        // The stored corners, aprons included: a tile's samples reach one
+        // sample past its edges, and the blend is evaluated there too.
+        let last = crate::geo::address::TILE_CELLS as i32 + 1;
+        let corners = [(-1, -1), (last, -1), (-1, last), (last, last)];
         let angle =
             corners.iter().map(|&(i, j)| centre.angle_between(sample_direction(tile.sample(i, j)))).fold(0.0, f64::max);
-        // Geodetic and geocentric angles differ by under 0.7 % on any body
-        // the readers accept the flattening of; the rest is rounding.
-        let r = angle.to_degrees() * 1.01 + 1e-9;
-        let g = self.body().ellipsoid().direction_to_geodetic(centre);
+        // Geodetic against direction angles: at most the axis ratio (squared,
+        // with room); the rest is rounding.
+        let r = angle.to_degrees() * axis_ratio * axis_ratio * 1.01 + 1e-9;
+        let g = ellipsoid.direction_to_geodetic(centre);
         let (lat, lon) = (g.latitude.to_degrees(), g.longitude.to_degrees());
         let (lat_lo, lat_hi) = (lat - r, lat + r);
         let cos_min = lat_lo.abs().max(lat_hi.abs()).to_radians().cos();
@@ -248,5 +259,33 @@ impl HeightSource for InsetSource {
 
     fn colour_data_depth(&self) -> Option<u8> {
         self.base.colour_data_depth().max(self.inset.colour_data_depth())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ground::EllipsoidSource;
+
+    /// Review finding: on a body far from a sphere the cap around a tile's
+    /// centre does not bound its geodetic latitude and longitude, so no tile
+    /// may be called core or outside there; on Earth both still happen.
+    #[test]
+    fn reach_decides_only_on_near_spherical_bodies() {
+        let coverage = Coverage { south: 10.0, west: 10.0, north: 40.0, east: 40.0 };
+        let over = |body: Body| {
+            let base: Arc<dyn HeightSource> = Arc::new(EllipsoidSource::new(body.clone()));
+            let inset: Arc<dyn HeightSource> = Arc::new(EllipsoidSource::new(body));
+            InsetSource::over(base, inset, coverage, 1.0)
+        };
+        let tiles: Vec<TileAddress> = (0..6u8)
+            .flat_map(|f| (0..16u32).flat_map(move |x| (0..16u32).map(move |y| (f, x, y))))
+            .map(|(f, x, y)| TileAddress::new(f, 4, x, y).expect("in range"))
+            .collect();
+        let triaxial = over(Body::custom("lumpy", [3.0e6, 2.0e6, 1.0e6]).expect("a body"));
+        assert!(tiles.iter().all(|&t| triaxial.reach(t) == Reach::Mixed));
+        let earth = over(Body::earth());
+        let reaches: Vec<Reach> = tiles.iter().map(|&t| earth.reach(t)).collect();
+        assert!(reaches.contains(&Reach::Core) && reaches.contains(&Reach::Outside), "{reaches:?}");
     }
 }
