@@ -245,6 +245,20 @@ fn crater_site() -> (Arc<dyn HeightSource>, Body, (f64, f64), planet_terrain::ca
     (source, body, (lat, lon), view)
 }
 
+/// Inserts the crater and the pad at a place; returns the resident tiles
+/// queued for re-staging.
+fn dig_crater_and_pad(scene: &mut TerrainScene, lat: f64, lon: f64) -> usize {
+    let (_, restaged) = scene
+        .edit(|stack, e| {
+            for layer in crater_and_pad(lat, lon) {
+                stack.insert(e, layer)?;
+            }
+            Ok(())
+        })
+        .expect("edit");
+    restaged
+}
+
 fn differing_pixels(a: &planet_render::RgbaImage, b: &planet_render::RgbaImage) -> usize {
     a.pixels.chunks_exact(4).zip(b.pixels.chunks_exact(4)).filter(|(p, q)| p != q).count()
 }
@@ -257,14 +271,7 @@ fn an_edit_is_drawn_the_next_frame_and_removing_it_restores_the_picture() {
     let sun = sun_for(&body, &view);
     let (_, before, _) = scene.render_until_resident(&mut renderer, &view, sun, 40).expect("resident");
 
-    let (_, restaged) = scene
-        .edit(|stack, e| {
-            for layer in crater_and_pad(lat, lon) {
-                stack.insert(e, layer)?;
-            }
-            Ok(())
-        })
-        .expect("edit");
+    let restaged = dig_crater_and_pad(&mut scene, lat, lon);
     assert!(restaged > 0, "resident tiles under the edit are queued");
     // The very next frame draws the edit.
     let report = scene.frame(&mut renderer, &view, sun, ReadBack::Always).expect("frame");
@@ -373,14 +380,7 @@ fn background_loading_settles_on_the_same_picture_and_edits_show_the_next_frame(
     assert!(report.complete, "streaming settles: {:?}", report.statistics);
     assert_eq!(differing_pixels(&expected, &settled), 0, "the same picture as tiles made on the frame");
 
-    let (_, restaged) = scene
-        .edit(|stack, e| {
-            for layer in crater_and_pad(lat, lon) {
-                stack.insert(e, layer)?;
-            }
-            Ok(())
-        })
-        .expect("edit");
+    let restaged = dig_crater_and_pad(&mut scene, lat, lon);
     assert!(restaged > 0);
     let report = scene.frame(&mut renderer, &view, sun, ReadBack::Always).expect("frame");
     let next = renderer.take_image().expect("image").expect("read back");
