@@ -529,9 +529,8 @@ impl HeightSource for DetailSource {
             return Ok(*b);
         }
         let mut b = self.synthesized_bounds(tile)?;
-        if let Some(&(lo, hi)) = self.tight.lock().expect("tight lock").get(&tile) {
-            b.min_elevation = b.min_elevation.max(lo);
-            b.max_elevation = b.max_elevation.min(hi);
+        if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
+            bounds::narrow(&mut b, range);
         }
         let mut cache = self.bounds.lock().expect("bounds lock");
         if cache.len() >= 1 << 16 {

@@ -69,8 +69,7 @@ impl DetailSource {
             tight.insert(tile.tile, (lo, hi));
         }
         if let Some(b) = self.bounds.lock().expect("bounds lock").get_mut(&tile.tile) {
-            b.min_elevation = b.min_elevation.max(lo);
-            b.max_elevation = b.max_elevation.min(hi);
+            narrow(b, (lo, hi));
         }
     }
 
@@ -148,4 +147,11 @@ impl DetailSource {
         b.provenance = Provenance::Invented;
         Ok(b)
     }
+}
+
+/// Narrows worst-case bounds to a produced tile's exact range (kept or
+/// computed afresh after the cache's wipe: one rule for both).
+pub(super) fn narrow(b: &mut TileBounds, (lo, hi): (f64, f64)) {
+    b.min_elevation = b.min_elevation.max(lo);
+    b.max_elevation = b.max_elevation.min(hi);
 }

@@ -184,6 +184,8 @@ impl HeightSource for InsetSource {
                 Err(e) => return Err(e),
             }
         }
+        // Outside the box no shortcut: the blend below still gives a base
+        // without colour the invented grey where the inset has colour.
         let mut base = self.base.tile(tile)?;
         let inset = match self.inset.tile(tile) {
             Ok(inset) => inset,
