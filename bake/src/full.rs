@@ -67,7 +67,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
             remove_leftovers(options, &spec.fingerprint, progress);
             return Ok(BakeReport::new(&Report::UpToDate(UpToDateReport {
                 out: options.out.display().to_string(),
-                tiles: pack.entries().len(),
+                tiles: pack.tile_count() as usize,
                 landmarks: LandmarkReport::from(&landmarks),
             })));
         }

@@ -23,7 +23,7 @@ use planet_terrain::TileAddress;
 use planet_terrain::geo::lattice::lattice_error;
 use planet_terrain::pack::codec::{decode_tile, encode_tile_keeping_range};
 use planet_terrain::pack::{
-    DecodedTile, EncodedTile, IndexEntry, Pack, PackHeader, PatchStamp, TileContent, begin_patch, finish_patch,
+    DecodedTile, EncodedTile, Pack, PackHeader, PatchStamp, TileContent, begin_patch, finish_patch,
 };
 use rayon::prelude::*;
 
@@ -208,10 +208,14 @@ impl Rebake<'_> {
         let old = self.existing.read_tile(tile)?;
         let c = composite(&old, &self.sources.measure(&self.header.body, tile, &self.blend)?);
         // Never below the children's error (patched or kept).
-        let children = tile.children().into_iter().flatten().filter_map(|child| {
-            fresh.get(&child).map(|e| e.geometric_error).or(self.existing.entry(child).map(|e| e.geometric_error))
-        });
-        let error = children.map(f64::from).fold(lattice_error(&c.heights), f64::max);
+        let mut error = lattice_error(&c.heights);
+        for child in tile.children().into_iter().flatten() {
+            let child_error = match fresh.get(&child) {
+                Some(e) => Some(e.geometric_error),
+                None => self.existing.entry(child)?.map(|e| e.geometric_error),
+            };
+            error = child_error.map_or(error, |e| error.max(f64::from(e)));
+        }
         // Measured when what came from the DEM was measured at this depth
         // and what was kept came from a measured tile.
         let measured = (c.from_dem == 0 || tile.depth() <= self.data_depth) && (c.kept == 0 || old.measured);
@@ -266,8 +270,13 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let coverage = region.coverage();
     // Samples outside the box keep their values, so only tiles whose box
     // (padded past their apron) meets the region are re-baked.
-    let tiles: Vec<TileAddress> =
-        existing.entries().iter().map(IndexEntry::tile).filter(|&t| tile_touches(body, t, &coverage, 0.0)).collect();
+    let mut tiles: Vec<TileAddress> = Vec::new();
+    for entry in existing.entries() {
+        let tile = entry?.tile();
+        if tile_touches(body, tile, &coverage, 0.0) {
+            tiles.push(tile);
+        }
+    }
     progress.stage(&format!("re-baking {} tiles the region touches", tiles.len()));
     let bake_start = Instant::now();
     let mut fresh: BTreeMap<TileAddress, EncodedTile> = BTreeMap::new();

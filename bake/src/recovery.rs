@@ -40,10 +40,10 @@ pub(crate) fn drop_journal_of_rejected(out: &Path) {
 fn read_back(out: &Path, journal: &PatchJournal) -> Result<(), BakeError> {
     let pack = Pack::open(out)?;
     for written in &journal.payloads {
-        let entry = pack.entry(written.tile).ok_or_else(|| {
+        let entry = pack.entry(written.tile)?.ok_or_else(|| {
             BakeError::Options(format!("{}: patched tile {} is not in the pack", out.display(), written.tile))
         })?;
-        let payload = pack.payload(entry)?;
+        let payload = pack.payload(&entry)?;
         if entry.payload_offset != written.offset || payload.as_ref() != &written.bytes[..] {
             drop(pack);
             let error = reject(out, format!("tile {} reads back other than its patch journal holds", written.tile));

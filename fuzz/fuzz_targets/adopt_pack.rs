@@ -19,8 +19,14 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(pack) = Pack::from_bytes(bytes) {
         for entry in pack.entries() {
-            let _ = pack.decode(entry);
+            match entry {
+                Ok(entry) => {
+                    let _ = pack.decode(&entry);
+                }
+                Err(_) => break,
+            }
         }
+        let _ = pack.verify();
     }
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = text.parse::<TileAddress>();

@@ -68,7 +68,7 @@ const BOX: Region = Region { south: 10.0, west: 10.0, north: 20.0, east: 20.0 };
 /// Every decoded tile of a pack, by address.
 fn tiles(path: &Path) -> Vec<(TileAddress, DecodedTile)> {
     let pack = Pack::open(path).unwrap();
-    pack.entries().iter().map(|e| (e.tile(), pack.decode(e).unwrap())).collect()
+    pack.all_entries().unwrap().iter().map(|e| (e.tile(), pack.decode(e).unwrap())).collect()
 }
 
 /// Bilinear height at a point from the tile of `depth` that holds it.
@@ -153,7 +153,7 @@ fn a_patch_keeps_the_pack_outside_its_box_and_takes_the_dem_inside() {
     let (_, pack) = base_pack(dir.path(), 3);
     let before = tiles(&pack);
     let bytes = std::fs::read(&pack).unwrap();
-    let entries = Pack::open(&pack).unwrap().entries().to_vec();
+    let entries = Pack::open(&pack).unwrap().all_entries().unwrap();
     let places = [(30.0, 15.0), (0.0, 15.0), (15.0, 15.0), (12.0, 17.0)];
     let was: Vec<f64> = places.iter().map(|&(lat, lon)| height_at(&pack, lat, lon, 3)).collect();
     let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
@@ -188,7 +188,7 @@ fn a_patch_keeps_the_pack_outside_its_box_and_takes_the_dem_inside() {
     let after = Pack::open(&pack).unwrap();
     for old in &entries {
         if !patched.contains(&old.tile().to_string()) {
-            assert_eq!(after.entry(old.tile()).unwrap(), old, "{} is outside the patch", old.tile());
+            assert_eq!(after.entry(old.tile()).unwrap().unwrap(), *old, "{} is outside the patch", old.tile());
             let range = old.payload_offset as usize..(old.payload_offset + u64::from(old.payload_length)) as usize;
             assert_eq!(after_bytes[range.clone()], bytes[range], "{}: bytes unchanged", old.tile());
         }
@@ -204,7 +204,7 @@ fn ancestors_are_rebuilt_from_the_same_composite_at_their_own_depth() {
     let dir = tempfile::tempdir().unwrap();
     let (_, pack) = base_pack(dir.path(), 2);
     let before = tiles(&pack);
-    let old_entries = Pack::open(&pack).unwrap().entries().to_vec();
+    let old_entries = Pack::open(&pack).unwrap().all_entries().unwrap();
     let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
     bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap();
     let from_dem = check_composite(&before, &pack, &BOX, |_| Expect::Dem);
@@ -213,11 +213,11 @@ fn ancestors_are_rebuilt_from_the_same_composite_at_their_own_depth() {
     // the 0.25-degree DEM (data depth 3) stays measured; errors are never
     // below the children's.
     let after = Pack::open(&pack).unwrap();
-    for e in after.entries() {
+    for e in &after.all_entries().unwrap() {
         let old = old_entries.iter().find(|o| o.key == e.key).unwrap();
         assert_eq!(e.measured, old.measured, "{}", e.tile());
         for child in e.tile().children().into_iter().flatten() {
-            if let Some(c) = after.entry(child) {
+            if let Some(c) = after.entry(child).unwrap() {
                 assert!(e.geometric_error >= c.geometric_error, "{} vs child {child}", e.tile());
             }
         }
@@ -380,7 +380,7 @@ fn a_patch_that_would_need_another_codec_is_refused() {
 fn a_coarse_dem_leaves_the_tiles_deeper_than_its_data_not_measured() {
     let dir = tempfile::tempdir().unwrap();
     let (_, pack) = base_pack(dir.path(), 2);
-    let old = Pack::open(&pack).unwrap().entries().to_vec();
+    let old = Pack::open(&pack).unwrap().all_entries().unwrap();
     // 2-degree pixels support depth 0 only.
     let dem = patch_dem_of(dir.path(), "coarse.tif", (4.0, 4.0, 26.0, 26.0), None, 2.0);
     let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().json;
@@ -389,7 +389,7 @@ fn a_coarse_dem_leaves_the_tiles_deeper_than_its_data_not_measured() {
         report["patched"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
     let after = Pack::open(&pack).unwrap();
     for e in &old {
-        let now = after.entry(e.tile()).unwrap();
+        let now = after.entry(e.tile()).unwrap().unwrap();
         let took_dem = patched.contains(&e.tile().to_string());
         let want = e.measured && (!took_dem || e.tile().depth() == 0);
         assert_eq!(now.measured, want, "{}", e.tile());

@@ -157,7 +157,7 @@ fn a_corrupt_tile_is_reported_once_and_its_ancestor_drawn_instead() {
     // The depth-2 tile under the end of the flight: every node near the
     // ground there reads it (itself or resampled from it).
     let (bad, _, _) = locate(&Body::earth(), Geodetic::from_degrees(END.0, END.1, 0.0), 2);
-    let entry = *Pack::open(&pack_path).expect("pack").entry(bad).expect("stored");
+    let entry = Pack::open(&pack_path).expect("pack").entry(bad).expect("index").expect("stored");
     let mut bytes = std::fs::read(&pack_path).expect("read pack");
     bytes[(entry.payload_offset + u64::from(entry.payload_length) / 2) as usize] ^= 0x5a;
     std::fs::write(&pack_path, bytes).expect("corrupt one payload byte");

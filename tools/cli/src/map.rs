@@ -141,7 +141,7 @@ pub fn render(packs: &[StackedPack], spec: &MapSpec) -> Result<Picture> {
     let legend = match spec.what {
         What::Elevation => elevation(&stack, spec, &mut picture)?,
         What::Provenance => provenance(&stack, spec, &mut picture)?,
-        What::Depth | What::Error => stored(packs, spec, &mut picture),
+        What::Depth | What::Error => stored(packs, spec, &mut picture)?,
     };
     draw_legend(&mut picture, height, &legend);
     Ok(picture)
@@ -215,7 +215,7 @@ pub fn provenance_legend() -> Legend {
 
 /// The deepest stored tile over a point among the packs whose box holds it
 /// (the topmost on a tie): its depth and geometric error.
-fn deepest_stored(packs: &[StackedPack], at: Geodetic, lat: f64, lon: f64) -> Option<(u8, f64)> {
+fn deepest_stored(packs: &[StackedPack], at: Geodetic, lat: f64, lon: f64) -> Result<Option<(u8, f64)>> {
     let mut best: Option<(u8, f64)> = None;
     for pack in packs.iter().rev() {
         let pack = pack.source.pack();
@@ -224,24 +224,23 @@ fn deepest_stored(packs: &[StackedPack], at: Geodetic, lat: f64, lon: f64) -> Op
             continue;
         }
         let (tile, _, _) = locate(&header.body, at, header.max_depth);
-        if let Some(entry) = pack.deepest_stored_ancestor(tile) {
+        if let Some(entry) = pack.deepest_stored_ancestor(tile)? {
             let depth = entry.tile().depth();
             if best.is_none_or(|(d, _)| depth > d) {
                 best = Some((depth, f64::from(entry.geometric_error)));
             }
         }
     }
-    best
+    Ok(best)
 }
 
-fn stored(packs: &[StackedPack], spec: &MapSpec, picture: &mut Picture) -> Legend {
+fn stored(packs: &[StackedPack], spec: &MapSpec, picture: &mut Picture) -> Result<Legend> {
     let mut cells = Vec::with_capacity(spec.width as usize * spec.map_height() as usize);
     each_pixel(spec, |_, _, at| {
         let (lat, lon) = (at.latitude.to_degrees(), at.longitude.to_degrees());
-        cells.push(deepest_stored(packs, at, lat, lon));
+        cells.push(deepest_stored(packs, at, lat, lon)?);
         Ok(())
-    })
-    .expect("reading the index cannot fail");
+    })?;
     let found = || cells.iter().flatten();
     let uncovered = cells.iter().any(Option::is_none);
     match spec.what {
@@ -257,7 +256,7 @@ fn stored(packs: &[StackedPack], spec: &MapSpec, picture: &mut Picture) -> Legen
             if uncovered {
                 items.push((NO_DATA, "NONE".into()));
             }
-            Legend::Swatches { title: "STORED DEPTH".into(), items }
+            Ok(Legend::Swatches { title: "STORED DEPTH".into(), items })
         }
         _ => {
             // Errors span decades (0 m for measured leaves to kilometres at
@@ -276,7 +275,7 @@ fn stored(packs: &[StackedPack], spec: &MapSpec, picture: &mut Picture) -> Legen
             let mid = 10f64.powf(0.5 * (l0 + l1));
             let ticks = vec![(0.0, metres_label(lo)), (t(mid), metres_label(mid)), (1.0, metres_label(hi))];
             let title = if uncovered { "GEOMETRIC ERROR M, LOG (GREY: NONE)" } else { "GEOMETRIC ERROR M, LOG" };
-            Legend::Bar { title: title.into(), colours: sampled(256, ramp_colour), ticks }
+            Ok(Legend::Bar { title: title.into(), colours: sampled(256, ramp_colour), ticks })
         }
     }
 }

@@ -49,6 +49,14 @@ enum Command {
     Verify { pack: PathBuf },
     /// Complete an interrupted patch from its journal and remove stale bake files.
     Repair { pack: PathBuf },
+    /// Convert a version 1 pack (flat index) to version 2 (paged index), in
+    /// place or to --out; the new file replaces nothing until it verified.
+    Upgrade {
+        pack: PathBuf,
+        /// Write the version 2 pack here instead of replacing PACK.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// The elevation (metres) where a person would stand at a latitude/longitude,
     /// on a stack of packs (later packs over earlier ones inside their coverage;
     /// the body's ellipsoid at 0 m, marked invented, where none covers the point).
@@ -153,6 +161,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
         Command::Verify { pack } => verify(&pack),
         Command::Repair { pack } => repair::repair(&pack),
+        Command::Upgrade { pack, out } => upgrade(&pack, out.as_deref()),
         Command::Sample { packs, at, json, scene, detail } => {
             sample(&open_stack(&packs)?, at.lat, at.lon, json, scene.as_deref(), detail.on)
         }
@@ -192,6 +201,28 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
+    let out = out.unwrap_or(pack);
+    if Pack::open(pack).is_ok() {
+        if out != pack {
+            bail!("{} is already version {}; copy it instead", pack.display(), planet_terrain::pack::format::VERSION);
+        }
+        outln!("{}: already version {}, nothing to do", pack.display(), planet_terrain::pack::format::VERSION);
+        return Ok(());
+    }
+    let summary = planet_terrain::pack::upgrade(pack, out)?;
+    outln!(
+        "{}: version 1 -> {} at {}: {} tiles, {} -> {} bytes, verified",
+        pack.display(),
+        planet_terrain::pack::format::VERSION,
+        out.display(),
+        summary.tiles,
+        summary.old_length,
+        summary.new_length
+    );
+    Ok(())
+}
+
 fn entry_json(e: &IndexEntry) -> serde_json::Value {
     json!({
         "tile": e.tile().to_string(),
@@ -209,10 +240,15 @@ fn entry_json(e: &IndexEntry) -> serde_json::Value {
 fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
     let h = pack.header();
     let mut per_depth = vec![0u64; usize::from(h.max_depth) + 1];
+    // One streaming pass over the index pages: a planet's index is not
+    // held in memory for a summary.
+    let mut payload_bytes = 0u64;
     for e in pack.entries() {
+        let e = e?;
         per_depth[usize::from(e.tile().depth())] += 1;
+        payload_bytes += u64::from(e.payload_length);
     }
-    let payload_bytes: u64 = pack.entries().iter().map(|e| u64::from(e.payload_length)).sum();
+    let layout = pack.layout();
     let decoded_bytes = h.tile_count * h.codec.decoded_length() as u64;
     let ratio = decoded_bytes as f64 / payload_bytes.max(1) as f64;
     let radii = h.body.ellipsoid().radii();
@@ -220,7 +256,7 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
     if as_json {
         let mut value = json!({
             "path": pack.path().map(|p| p.display().to_string()),
-            "version": 1,
+            "version": planet_terrain::pack::format::VERSION,
             "body": h.body.name(),
             "radii_m": [radii.x, radii.y, radii.z],
             "tier": h.tier,
@@ -241,12 +277,13 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
             })),
             "file_bytes": pack.file_length(),
             "index_bytes": h.payload_offset - h.index_offset,
+            "index_pages": {"root_bytes": layout.root_length(), "directory_pages": layout.directories, "leaf_pages": layout.leaves},
             "payload_bytes": payload_bytes,
             "decoded_bytes": decoded_bytes,
             "compression_ratio": ratio,
         });
         if list_tiles {
-            value["tiles"] = pack.entries().iter().map(entry_json).collect();
+            value["tiles"] = pack.entries().map(|e| e.map(|e| entry_json(&e))).collect::<Result<_, _>>()?;
         }
         outln!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(());
@@ -290,6 +327,13 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
         outln!("  depth {depth:>2}    {count}");
     }
     outln!(
+        "index         version {}: a {} B root, {} directory and {} leaf pages",
+        planet_terrain::pack::format::VERSION,
+        layout.root_length(),
+        layout.directories,
+        layout.leaves
+    );
+    outln!(
         "bytes         {} file, {} index, {} payload ({:.2}x smaller than the {} decoded)",
         pack.file_length(),
         h.payload_offset - h.index_offset,
@@ -308,6 +352,7 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
             "error m"
         );
         for e in pack.entries() {
+            let e = e?;
             outln!(
                 "{:<16} {:>12} {:>8} {:>11.2} {:>11.2} {:>9.3} {}",
                 e.tile().to_string(),
@@ -420,14 +465,14 @@ fn draw_map(paths: &[PathBuf], spec: &map::MapSpec, out: &Path) -> Result<()> {
 }
 
 fn picture(pack: &Pack, tile: TileAddress, out: &Path, scale: u32) -> Result<()> {
-    let Some(entry) = pack.entry(tile) else {
-        let hint = match pack.deepest_stored_ancestor(tile) {
+    let Some(entry) = pack.entry(tile)? else {
+        let hint = match pack.deepest_stored_ancestor(tile)? {
             Some(a) => format!("; its deepest stored ancestor is {}", a.tile()),
             None => String::new(),
         };
         bail!("tile {tile} is not stored in this pack{hint}");
     };
-    let decoded = pack.decode(entry)?;
+    let decoded = pack.decode(&entry)?;
     let body = &pack.header().body;
     let spacing = body.sample_spacing_m(tile.depth());
     let picture = image::hillshade(&decoded, spacing, scale);

@@ -80,6 +80,6 @@ pub(crate) fn repair(pack: &Path) -> Result<()> {
         writeln!(out, "{}: {line}", pack.display())?;
     }
     let pack_now = opened?;
-    writeln!(out, "{}: opens: {} tiles", pack.display(), pack_now.entries().len())?;
+    writeln!(out, "{}: opens: {} tiles", pack.display(), pack_now.tile_count() as usize)?;
     Ok(())
 }

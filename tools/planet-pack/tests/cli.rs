@@ -536,3 +536,37 @@ fn bad_map_requests_are_refused_naming_the_rule_and_leave_no_picture() {
         assert!(!out.exists() && !planet_cli::fs::partial_path(&out).exists(), "{all:?} left a picture");
     }
 }
+
+/// A pack written by version 1 (the committed sample as it was baked before
+/// the paged index) upgrades in place: the same tiles with the same payload
+/// bytes, now readable, and a second upgrade has nothing to do.
+#[test]
+fn upgrade_converts_a_version_1_pack_keeping_every_payload() {
+    let v1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tethys-v1.planetpack");
+    let old = std::fs::read(&v1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("tethys.planetpack");
+    std::fs::write(&pack, &old).unwrap();
+    let refused = planet_pack(&["verify", pack.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("planet-pack upgrade"), "the error says what to do");
+
+    let o = planet_pack(&["upgrade", pack.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).contains("version 1 -> 2"), "{}", stdout(&o));
+    let upgraded = planet_terrain::pack::Pack::open(&pack).unwrap();
+    upgraded.verify().unwrap();
+    // The v1 index, read by hand: 40-byte entries from byte 256.
+    let count = u64::from_le_bytes(old[112..120].try_into().unwrap()) as usize;
+    assert_eq!(upgraded.tile_count() as usize, count);
+    for (k, entry) in upgraded.all_entries().unwrap().iter().enumerate() {
+        let at = 256 + 40 * k;
+        assert_eq!(entry.key.raw(), u64::from_le_bytes(old[at..at + 8].try_into().unwrap()));
+        let offset = u64::from_le_bytes(old[at + 8..at + 16].try_into().unwrap()) as usize;
+        let length = entry.payload_length as usize;
+        assert_eq!(upgraded.payload(entry).unwrap().as_ref(), &old[offset..offset + length], "{}", entry.tile());
+    }
+    assert!(!dir.path().join("tethys.planetpack.tmp").exists(), "nothing left beside it");
+    let again = planet_pack(&["upgrade", pack.to_str().unwrap()]);
+    assert!(again.status.success() && stdout(&again).contains("already version 2"), "{}", stdout(&again));
+}

@@ -74,7 +74,9 @@ fn repair_completes_a_patch_killed_before_its_header_and_clears_leftovers() {
     for p in &journal.payloads {
         file.write_all_at(&p.bytes, p.offset).unwrap();
     }
-    file.write_all_at(&journal.index, journal.index_offset).unwrap();
+    for w in &journal.index_writes {
+        file.write_all_at(&w.bytes, w.offset).unwrap();
+    }
     drop(file);
     let refused = Command::new(env!("CARGO_BIN_EXE_planet-pack")).arg("verify").arg(&path).output().unwrap();
     assert!(!refused.status.success());

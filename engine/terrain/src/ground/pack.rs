@@ -78,7 +78,7 @@ impl HeightSource for PackSource {
     }
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let entry = *self.pack.deepest_stored_ancestor(tile).ok_or(SourceError::NoData { tile })?;
+        let entry = self.pack.deepest_stored_ancestor(tile)?.ok_or(SourceError::NoData { tile })?;
         let decoded = self.pack.decode(&entry)?;
         let stored = entry.tile();
         let data_depth = self.pack.header().height_data_depth;
@@ -134,7 +134,7 @@ impl HeightSource for PackSource {
     }
 
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        let entry = self.pack.deepest_stored_ancestor(tile).ok_or(SourceError::NoData { tile })?;
+        let entry = self.pack.deepest_stored_ancestor(tile)?.ok_or(SourceError::NoData { tile })?;
         let data_depth = self.pack.header().height_data_depth;
         let stored_depth = entry.tile().depth();
         // A resampled tile is a bilinear blend of its ancestor's samples, so

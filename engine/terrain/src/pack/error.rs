@@ -27,7 +27,9 @@ pub enum PackError {
     Truncated { section: &'static str, start: u64, end: u64, file_length: u64 },
     #[error("bad magic at byte 0: expected \"PLNTPACK\", found {found:02x?}")]
     BadMagic { found: [u8; 8] },
-    #[error("unsupported version {found} at byte 8 (this reader reads version {supported})")]
+    #[error(
+        "unsupported version {found} at byte 8 (this reader reads version {supported}; `planet-pack upgrade` converts a version 1 pack)"
+    )]
     UnsupportedVersion { found: u16, supported: u16 },
     #[error("header checksum mismatch at byte {offset}: stored {stored:#010x}, computed {computed:#010x}")]
     HeaderChecksum { offset: u64, stored: u32, computed: u32 },
@@ -37,8 +39,14 @@ pub enum PackError {
         "tile geometry mismatch at byte {offset}: the pack was baked for {core_samples} core samples with a {apron}-sample apron, this reader expects 129 and 1"
     )]
     GeometryMismatch { offset: u64, core_samples: u16, apron: u8 },
-    #[error("index checksum mismatch (index at byte {offset}): stored {stored:#010x}, computed {computed:#010x}")]
+    #[error(
+        "root directory checksum mismatch (root at byte {offset}): stored {stored:#010x}, computed {computed:#010x}"
+    )]
     IndexChecksum { offset: u64, stored: u32, computed: u32 },
+    #[error("{page} at byte {offset}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    PageChecksum { page: String, offset: u64, stored: u32, computed: u32 },
+    #[error("{page} at byte {offset}: {reason}")]
+    IndexPage { page: String, offset: u64, reason: String },
     #[error("index entry {entry} at byte {offset}: key {raw:#018x} is not a valid tile key")]
     InvalidKey { entry: u64, offset: u64, raw: u64 },
     #[error(

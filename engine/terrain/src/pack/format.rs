@@ -12,7 +12,9 @@ use crate::geo::body::{Body, Ellipsoid};
 use crate::pack::error::PackError;
 
 pub const MAGIC: [u8; 8] = *b"PLNTPACK";
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
+/// The flat-index version `planet-pack upgrade` converts from.
+pub const VERSION_FLAT_INDEX: u16 = 1;
 pub const HEADER_LENGTH: usize = 256;
 pub const ENTRY_LENGTH: usize = 40;
 /// Byte offset of the header checksum (the last four header bytes).
@@ -142,6 +144,7 @@ pub struct PackHeader {
     pub file_length: u64,
     pub fingerprint: [u8; FINGERPRINT_LENGTH],
     pub coverage: Coverage,
+    /// CRC-32 of the root directory (version 1: of the whole flat index).
     pub index_checksum: u32,
     /// Region patches applied since the bake, and the last one.
     pub patches: PatchHistory,
@@ -323,6 +326,13 @@ pub fn encode_header(h: &PackHeader) -> [u8; HEADER_LENGTH] {
 /// Decodes and validates a header against the length of the file it came
 /// from. Checks run in the order docs/planetpack.md lists them.
 pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackError> {
+    decode_header_as(bytes, file_length, VERSION)
+}
+
+/// Decodes a header of `version` (the current one, or the flat-index
+/// version 1 that `planet-pack upgrade` reads); the index's length is the
+/// one rule that differs between them.
+pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<PackHeader, PackError> {
     if bytes.len() < HEADER_LENGTH {
         return Err(PackError::Truncated { section: "header", start: 0, end: HEADER_LENGTH as u64, file_length });
     }
@@ -330,9 +340,9 @@ pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackE
     if b[..8] != MAGIC {
         return Err(PackError::BadMagic { found: b[..8].try_into().expect("eight bytes") });
     }
-    let version = get_u16(b, at::VERSION);
-    if version != VERSION {
-        return Err(PackError::UnsupportedVersion { found: version, supported: VERSION });
+    let found = get_u16(b, at::VERSION);
+    if found != version {
+        return Err(PackError::UnsupportedVersion { found, supported: version });
     }
     let stored = get_u32(b, HEADER_CHECKSUM_OFFSET);
     let computed = crc32fast::hash(&b[..HEADER_CHECKSUM_OFFSET]);
@@ -413,16 +423,25 @@ pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackE
     if index_offset != HEADER_LENGTH as u64 {
         return Err(field("index_offset", at::INDEX_OFFSET, format!("{index_offset}, must be {HEADER_LENGTH}")));
     }
-    let expected_payload = tile_count
-        .checked_mul(ENTRY_LENGTH as u64)
-        .and_then(|n| n.checked_add(index_offset))
-        .ok_or_else(|| field("tile_count", at::TILE_COUNT, format!("{tile_count} tiles overflow the index size")))?;
+    let (expected_payload, rule) = match version {
+        VERSION_FLAT_INDEX => (
+            tile_count.checked_mul(ENTRY_LENGTH as u64).and_then(|n| n.checked_add(index_offset)).ok_or_else(|| {
+                field("tile_count", at::TILE_COUNT, format!("{tile_count} tiles overflow the index size"))
+            })?,
+            "index_offset + 40 x tile_count",
+        ),
+        _ => {
+            let layout = crate::pack::index::IndexLayout::for_tiles(tile_count)
+                .map_err(|reason| field("tile_count", at::TILE_COUNT, reason))?;
+            (layout.end(), "the end of the paged index for tile_count")
+        }
+    };
     let payload_offset = get_u64(b, at::PAYLOAD_OFFSET);
     if payload_offset != expected_payload {
         return Err(field(
             "payload_offset",
             at::PAYLOAD_OFFSET,
-            format!("{payload_offset}, must be index_offset + {ENTRY_LENGTH} x tile_count = {expected_payload}"),
+            format!("{payload_offset}, must be {rule} = {expected_payload}"),
         ));
     }
     let declared_length = get_u64(b, at::FILE_LENGTH);

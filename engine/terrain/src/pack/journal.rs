@@ -14,11 +14,12 @@
 //! removed only once the patched pack is synced (and, in the bake, audited),
 //! so its presence always means "this patch is not finished".
 //!
-//! Layout (little-endian): `PLNTJRNL`, version u32 = 1, reserved u32, total
+//! Layout (little-endian): `PLNTJRNL`, version u32 = 2, reserved u32, total
 //! length u64; the old header (256 bytes); the new header (256 bytes); the
-//! index offset u64, the index length u64 and the index bytes; the payload
-//! count u64 and per payload its tile key u64, offset u64, length u32 and
-//! bytes; then the CRC-32 of every preceding byte.
+//! index write count u64 and per write its offset u64, length u64 and bytes
+//! (the rewritten index pages and root); the payload count u64 and per
+//! payload its tile key u64, offset u64, length u32 and bytes; then the
+//! CRC-32 of every preceding byte.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -32,7 +33,7 @@ use crate::pack::format::{FINGERPRINT_LENGTH, HEADER_LENGTH, get_u32, get_u64};
 use crate::pack::patch::PatchSummary;
 
 const MAGIC: [u8; 8] = *b"PLNTJRNL";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// Where the fingerprint and `file_length` lie in a header.
 const FINGERPRINT_AT: usize = 144;
 const FILE_LENGTH_AT: usize = 136;
@@ -52,13 +53,19 @@ pub struct JournalPayload {
     pub bytes: Vec<u8>,
 }
 
+/// One index page (or the root) the patch rewrites.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexWrite {
+    pub offset: u64,
+    pub bytes: Vec<u8>,
+}
+
 /// Everything one patch writes into its pack.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PatchJournal {
     pub old_header: [u8; HEADER_LENGTH],
     pub new_header: [u8; HEADER_LENGTH],
-    pub index_offset: u64,
-    pub index: Vec<u8>,
+    pub index_writes: Vec<IndexWrite>,
     pub payloads: Vec<JournalPayload>,
 }
 
@@ -114,7 +121,8 @@ impl PatchJournal {
 
     fn encode(&self) -> Vec<u8> {
         let payload_bytes: usize = self.payloads.iter().map(|p| 20 + p.bytes.len()).sum();
-        let total = 24 + 2 * HEADER_LENGTH + 16 + self.index.len() + 8 + payload_bytes + 4;
+        let index_bytes: usize = self.index_writes.iter().map(|w| 16 + w.bytes.len()).sum();
+        let total = 24 + 2 * HEADER_LENGTH + 8 + index_bytes + 8 + payload_bytes + 4;
         let mut b = Vec::with_capacity(total);
         b.extend_from_slice(&MAGIC);
         b.extend_from_slice(&VERSION.to_le_bytes());
@@ -122,9 +130,12 @@ impl PatchJournal {
         b.extend_from_slice(&(total as u64).to_le_bytes());
         b.extend_from_slice(&self.old_header);
         b.extend_from_slice(&self.new_header);
-        b.extend_from_slice(&self.index_offset.to_le_bytes());
-        b.extend_from_slice(&(self.index.len() as u64).to_le_bytes());
-        b.extend_from_slice(&self.index);
+        b.extend_from_slice(&(self.index_writes.len() as u64).to_le_bytes());
+        for w in &self.index_writes {
+            b.extend_from_slice(&w.offset.to_le_bytes());
+            b.extend_from_slice(&(w.bytes.len() as u64).to_le_bytes());
+            b.extend_from_slice(&w.bytes);
+        }
         b.extend_from_slice(&(self.payloads.len() as u64).to_le_bytes());
         for p in &self.payloads {
             b.extend_from_slice(&p.tile.key().raw().to_le_bytes());
@@ -164,9 +175,14 @@ impl PatchJournal {
             *at = at.checked_add(n).filter(|&end| end <= body_end).ok_or_else(short)?;
             Ok(start)
         };
-        let fixed = take(&mut at, 16)?;
-        let (index_offset, index_length) = (get_u64(b, fixed), get_u64(b, fixed + 8) as usize);
-        let index_at = take(&mut at, index_length)?;
+        let writes_at = take(&mut at, 8)?;
+        let mut index_writes = Vec::new();
+        for _ in 0..get_u64(b, writes_at) {
+            let head = take(&mut at, 16)?;
+            let length = usize::try_from(get_u64(b, head + 8)).map_err(|_| short())?;
+            let bytes_at = take(&mut at, length)?;
+            index_writes.push(IndexWrite { offset: get_u64(b, head), bytes: b[bytes_at..at].to_vec() });
+        }
         let count_at = take(&mut at, 8)?;
         let mut payloads = Vec::new();
         for _ in 0..get_u64(b, count_at) {
@@ -182,13 +198,7 @@ impl PatchJournal {
         if at != body_end {
             return Err("bytes after the last payload".into());
         }
-        Ok(PatchJournal {
-            old_header: header(24),
-            new_header: header(24 + HEADER_LENGTH),
-            index_offset,
-            index: b[index_at..index_at + index_length].to_vec(),
-            payloads,
-        })
+        Ok(PatchJournal { old_header: header(24), new_header: header(24 + HEADER_LENGTH), index_writes, payloads })
     }
 
     /// Writes the journal beside `pack` and makes it durable (file and
@@ -220,7 +230,9 @@ impl PatchJournal {
             }
         }
         file.sync_data().map_err(PackError::io("syncing patched payloads"))?;
-        file.write_all_at(&self.index, self.index_offset).map_err(PackError::io("rewriting the index"))?;
+        for w in &self.index_writes {
+            file.write_all_at(&w.bytes, w.offset).map_err(PackError::io("rewriting the index"))?;
+        }
         abort_point("patch-index");
         file.write_all_at(&self.new_header, 0).map_err(PackError::io("rewriting the header"))?;
         file.sync_all().map_err(PackError::io("syncing the patched pack"))?;

@@ -1,7 +1,7 @@
 //! The `.planetpack` format: one indexed file per body and quality tier.
 //!
 //! docs/planetpack.md is the authority on the layout; [`format`](mod@format) is its
-//! transcription, [`codec`] the payload encoding, [`reader`] the validating
+//! transcription, [`index`] the paged index's layout and pages, [`codec`] the payload encoding, [`reader`] the validating
 //! reader, [`writer`] the deterministic writer, [`patch`] in-place region
 //! rewrites and [`journal`] their redo journal; [`crash`] holds the test
 //! hooks that kill a writer inside a named crash window. All fail with the
@@ -11,15 +11,19 @@ pub mod codec;
 pub mod crash;
 pub mod error;
 pub mod format;
+pub mod index;
 pub mod journal;
 pub mod patch;
 pub mod reader;
+pub mod upgrade;
 pub mod writer;
 
 pub use codec::{DecodedTile, EncodedTile, TileContent, stored_index};
 pub use error::PackError;
 pub use format::{Codec, Coverage, IndexEntry, LastPatch, PackHeader, PatchHistory};
-pub use journal::{PatchJournal, Pending, finish_patch, journal_path, replay_pending};
+pub use index::IndexLayout;
+pub use journal::{IndexWrite, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
 pub use patch::{PatchStamp, PatchSummary, begin_patch, patch_tiles};
 pub use reader::{Pack, PackBytes, VerifySummary};
+pub use upgrade::{UpgradeSummary, upgrade};
 pub use writer::{Assembled, PackSpec, PackWriter, WriteSummary, partial_path, tmp_path};

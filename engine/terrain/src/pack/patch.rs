@@ -1,21 +1,24 @@
 //! Rewriting a set of existing tiles of a finished pack in place.
 //!
 //! The key decision: a patched tile goes back into its own slot when its new
-//! payload fits (the slot is the span up to the next payload), and is
-//! appended after the last payload when it does not; the index entries and
-//! the header are rewritten last. Tiles outside the patch keep their bytes
+//! payload fits (no longer than the payload it replaces), and is appended
+//! after the last payload when it does not; the index pages that hold the
+//! patched tiles, the directory pages above them, the root and the header
+//! are rewritten last. Tiles outside the patch keep their bytes
 //! and their offsets. Every byte the patch will write is first made durable
 //! in a redo journal beside the pack (`journal`), so a patch killed at any
 //! moment is completed by replaying it (docs/planetpack.md, "Crash
 //! windows"): the pack is never left in a state only a re-bake can mend.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::pack::codec::EncodedTile;
 use crate::pack::crash::abort_point;
 use crate::pack::error::PackError;
-use crate::pack::format::{Coverage, ENTRY_LENGTH, IndexEntry, LastPatch, PatchHistory, encode_entry, encode_header};
-use crate::pack::journal::{JournalPayload, PatchJournal, finish_patch, journal_path};
+use crate::pack::format::{Coverage, IndexEntry, LastPatch, PatchHistory, encode_entry, encode_header};
+use crate::pack::index::{DIRECTORY_REFS, PageRef, encode_refs};
+use crate::pack::journal::{IndexWrite, JournalPayload, PatchJournal, finish_patch, journal_path};
 use crate::pack::reader::Pack;
 
 /// What a patch did.
@@ -70,39 +73,39 @@ pub fn begin_patch(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Res
     .map_err(|e| e.in_file(path))
 }
 
-/// Where each payload goes and the index and header that describe them.
+/// Where each payload goes, and the index pages and header that describe
+/// them: only the leaf pages holding patched tiles, the directory pages
+/// referring to those, and the root change.
 fn plan(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchJournal, PackError> {
     let pack = Pack::open(path)?;
     let mut header = pack.header().clone();
     let old_header = encode_header(&header);
-    let mut entries: Vec<IndexEntry> = pack.entries().to_vec();
-    drop(pack);
-
-    // Slot capacity: from a payload to the next one in file order.
-    let mut by_offset: Vec<usize> = (0..entries.len()).collect();
-    by_offset.sort_by_key(|&i| entries[i].payload_offset);
-    let mut capacity = vec![0u64; entries.len()];
-    for (k, &i) in by_offset.iter().enumerate() {
-        let next = by_offset.get(k + 1).map_or(header.file_length, |&j| entries[j].payload_offset);
-        capacity[i] = next - entries[i].payload_offset;
-    }
+    let layout = *pack.layout();
 
     // Key order, so appended payloads land where they would whatever order
     // the tiles were baked in.
     let mut ordered: Vec<&EncodedTile> = tiles.iter().collect();
     ordered.sort_by_key(|t| t.tile.key());
+    let mut leaves: BTreeMap<u64, Vec<IndexEntry>> = BTreeMap::new();
     let mut payloads = Vec::with_capacity(tiles.len());
     let mut end = header.file_length;
     let mut seen = std::collections::HashSet::new();
     for tile in ordered {
-        let i = entries
-            .binary_search_by_key(&tile.tile.key(), |e| e.key)
-            .map_err(|_| PackError::TileNotFound { tile: tile.tile })?;
-        if !seen.insert(i) {
+        let key = tile.tile.key();
+        let m = pack.leaf_for(key)?.ok_or(PackError::TileNotFound { tile: tile.tile })?;
+        let entries = match leaves.entry(m) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(pack.leaf(m)?.to_vec()),
+        };
+        let i =
+            entries.binary_search_by_key(&key, |e| e.key).map_err(|_| PackError::TileNotFound { tile: tile.tile })?;
+        if !seen.insert(key) {
             return Err(PackError::BadContent { tile: tile.tile, reason: "patched twice in one patch".into() });
         }
+        // A payload goes back into its own slot when it fits there;
+        // otherwise it is appended after the last payload.
         let length = tile.payload.len() as u64;
-        let at = if length <= capacity[i] {
+        let at = if length <= u64::from(entries[i].payload_length) {
             entries[i].payload_offset
         } else {
             let at = end;
@@ -113,10 +116,31 @@ fn plan(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchJo
         entries[i] = tile.entry_at(at);
     }
 
-    let mut index = Vec::with_capacity(entries.len() * ENTRY_LENGTH);
-    for e in &entries {
-        index.extend_from_slice(&encode_entry(e));
+    // The changed leaves, then the directory pages that refer to them, then
+    // the root, each with its new checksum.
+    let mut index_writes = Vec::new();
+    let mut directories: BTreeMap<u64, Vec<PageRef>> = BTreeMap::new();
+    for (m, entries) in &leaves {
+        let bytes: Vec<u8> = entries.iter().flat_map(encode_entry).collect();
+        let k = m / DIRECTORY_REFS;
+        let refs = match directories.entry(k) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(pack.directory(k)?.to_vec()),
+        };
+        refs[(m % DIRECTORY_REFS) as usize].checksum = crc32fast::hash(&bytes);
+        index_writes.push(IndexWrite { offset: layout.leaf_offset(*m), bytes });
     }
+    let mut root = pack.root().to_vec();
+    for (k, refs) in &directories {
+        let bytes = encode_refs(refs);
+        root[*k as usize].checksum = crc32fast::hash(&bytes);
+        index_writes.push(IndexWrite { offset: layout.directory_offset(*k), bytes });
+    }
+    let root = encode_refs(&root);
+    header.index_checksum = crc32fast::hash(&root);
+    index_writes.push(IndexWrite { offset: layout.root_offset(), bytes: root });
+    drop(pack);
+
     header.file_length = end;
     header.fingerprint = stamp.fingerprint;
     // The box as the header stores it (f32), so the header read back is
@@ -130,12 +154,5 @@ fn plan(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchJo
             inputs: stamp.inputs,
         }),
     };
-    header.index_checksum = crc32fast::hash(&index);
-    Ok(PatchJournal {
-        old_header,
-        new_header: encode_header(&header),
-        index_offset: header.index_offset,
-        index,
-        payloads,
-    })
+    Ok(PatchJournal { old_header, new_header: encode_header(&header), index_writes, payloads })
 }

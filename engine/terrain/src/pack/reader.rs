@@ -1,20 +1,27 @@
-//! Opening a pack: adopt bytes, validate all of them, then serve tiles.
+//! Opening a pack: adopt the header and the root directory, then serve
+//! index pages and tiles on demand.
 //!
-//! The key decision: `Pack` only exists once every rule that can be checked
-//! without reading payloads has passed (header, index, placement), so there
-//! is no half-loaded state to observe. Opening touches the header and the
-//! index only; payloads are read on demand through [`PackBytes`], a memory
-//! map today and a ranged reader tomorrow, and each read verifies its
-//! checksum before a byte of it is decoded.
+//! The key decision: opening reads a bounded number of bytes (the header
+//! and a root of at most 16 KiB) whatever the tile count, and `Pack` exists
+//! only once they passed every rule. Every other page is validated whole
+//! (checksum, fields, order, bounds) the first time a lookup needs it and
+//! then kept in a small LRU, so a lookup reads at most two pages and never
+//! sees a half-checked one. Payloads are read through [`PackBytes`], a
+//! memory map or a ranged reader, and each read verifies its checksum before
+//! a byte of it is decoded. `verify` walks every page and payload.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::geo::address::{TileAddress, TileKey};
 use crate::pack::codec::{DecodedTile, decode_tile};
 use crate::pack::error::PackError;
-use crate::pack::format::{ENTRY_LENGTH, HEADER_LENGTH, IndexEntry, PackHeader, decode_entry, decode_header};
+use crate::pack::format::{HEADER_LENGTH, IndexEntry, PackHeader, decode_header};
+use crate::pack::index::{
+    DIRECTORY_REFS, IndexLayout, LEAF_ENTRIES, LeafPlace, PageRef, RefPage, check_no_overlap, decode_leaf, decode_refs,
+};
 use crate::pack::journal::journal_path;
 
 /// Random access to a pack's bytes.
@@ -80,13 +87,61 @@ impl PackBytes for MappedFile {
     }
 }
 
+/// Index pages kept after their first read.
+const CACHED_PAGES: usize = 256;
+
 /// A validated pack.
 #[derive(Debug)]
 pub struct Pack {
     bytes: Box<dyn PackBytes>,
     header: PackHeader,
-    entries: Vec<IndexEntry>,
+    layout: IndexLayout,
+    root: Vec<PageRef>,
+    pages: Mutex<PageCache>,
     path: Option<PathBuf>,
+}
+
+/// One cached page: a directory's leaf references or a leaf's entries.
+#[derive(Debug)]
+enum Page {
+    Directory(Arc<Vec<PageRef>>),
+    Leaf(Arc<Vec<IndexEntry>>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum PageId {
+    Directory(u64),
+    Leaf(u64),
+}
+
+/// A least-recently-used set of pages (a scan on eviction: the set is small).
+#[derive(Debug, Default)]
+struct PageCache {
+    pages: std::collections::HashMap<PageId, (Page, u64)>,
+    clock: u64,
+    reads: u64,
+}
+
+impl PageCache {
+    fn get(&mut self, id: PageId) -> Option<&Page> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.pages.get_mut(&id).map(|(page, used)| {
+            *used = clock;
+            &*page
+        })
+    }
+
+    fn insert(&mut self, id: PageId, page: Page) {
+        if self.pages.len() >= CACHED_PAGES
+            && let Some(oldest) = self.pages.iter().min_by_key(|(_, (_, used))| *used).map(|(id, _)| *id)
+        {
+            self.pages.remove(&oldest);
+        }
+        self.clock += 1;
+        self.reads += 1;
+        self.pages.insert(id, (page, self.clock));
+    }
 }
 
 impl Pack {
@@ -116,49 +171,44 @@ impl Pack {
         Pack::adopt(Box::new(OwnedBytes(bytes)))
     }
 
-    /// Validates every byte it can without reading payloads, then accepts.
+    /// Validates the header and the root directory, then accepts.
     pub fn adopt(bytes: Box<dyn PackBytes>) -> Result<Pack, PackError> {
         let file_length = bytes.len();
         let head = bytes.read(0, (HEADER_LENGTH as u64).min(file_length) as usize)?;
         let header = decode_header(&head, file_length)?;
-        let index_length = (header.payload_offset - header.index_offset) as usize;
-        let index = bytes.read(header.index_offset, index_length)?;
-        let computed = crc32fast::hash(&index);
+        drop(head);
+        let layout = IndexLayout::for_tiles(header.tile_count).expect("the header's tile count was validated");
+        let root_bytes = bytes.read(layout.root_offset(), layout.root_length() as usize)?;
+        let computed = crc32fast::hash(&root_bytes);
         if computed != header.index_checksum {
             return Err(PackError::IndexChecksum {
-                offset: header.index_offset,
+                offset: layout.root_offset(),
                 stored: header.index_checksum,
                 computed,
             });
         }
-        let mut entries: Vec<IndexEntry> = Vec::with_capacity(header.tile_count as usize);
-        for (n, raw) in index.chunks_exact(ENTRY_LENGTH).enumerate() {
-            let offset = header.index_offset + (n * ENTRY_LENGTH) as u64;
-            let entry = decode_entry(raw, n as u64, offset, &header)?;
-            if let Some(previous) = entries.last() {
-                let (tile, previous) = (entry.tile(), previous.tile());
-                if entry.key == previous.key() {
-                    return Err(PackError::DuplicateKey { entry: n as u64, offset, tile });
-                }
-                if entry.key < previous.key() {
-                    return Err(PackError::IndexOrder { entry: n as u64, offset, tile, previous });
-                }
-            }
-            entries.push(entry);
-        }
-        check_no_overlap(&header, &entries)?;
-        drop(head);
-        drop(index);
-        Ok(Pack { bytes, header, entries, path: None })
+        let root =
+            decode_refs(&root_bytes, layout.root_offset(), RefPage::Root, |k| layout.directory_refs(k), (None, None))?;
+        drop(root_bytes);
+        Ok(Pack { bytes, header, layout, root, pages: Mutex::new(PageCache::default()), path: None })
     }
 
     pub fn header(&self) -> &PackHeader {
         &self.header
     }
 
-    /// Every index entry, ascending by key.
-    pub fn entries(&self) -> &[IndexEntry] {
-        &self.entries
+    /// Where the index's pages lie.
+    pub fn layout(&self) -> &IndexLayout {
+        &self.layout
+    }
+
+    /// The root directory's references (one per directory page).
+    pub fn root(&self) -> &[PageRef] {
+        &self.root
+    }
+
+    pub fn tile_count(&self) -> u64 {
+        self.header.tile_count
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -169,15 +219,111 @@ impl Pack {
         self.bytes.len()
     }
 
-    /// The index entry of `tile`, by binary search.
-    pub fn entry(&self, tile: TileAddress) -> Option<&IndexEntry> {
+    /// Index pages read and validated since open (each page once while it
+    /// stays cached).
+    pub fn pages_read(&self) -> u64 {
+        self.pages.lock().expect("page cache lock").reads
+    }
+
+    fn in_file(&self, e: PackError) -> PackError {
+        match &self.path {
+            Some(path) => e.in_file(path),
+            None => e,
+        }
+    }
+
+    /// Directory page `k`, read and validated on first use.
+    pub(crate) fn directory(&self, k: u64) -> Result<Arc<Vec<PageRef>>, PackError> {
+        if let Some(Page::Directory(refs)) = self.pages.lock().expect("page cache lock").get(PageId::Directory(k)) {
+            return Ok(Arc::clone(refs));
+        }
+        let refs = Arc::new(self.read_directory(k).map_err(|e| self.in_file(e))?);
+        self.pages.lock().expect("page cache lock").insert(PageId::Directory(k), Page::Directory(Arc::clone(&refs)));
+        Ok(refs)
+    }
+
+    fn read_directory(&self, k: u64) -> Result<Vec<PageRef>, PackError> {
+        let offset = self.layout.directory_offset(k);
+        let b = self.bytes.read(offset, (self.layout.directory_refs(k) as usize) * crate::pack::index::REF_LENGTH)?;
+        let reference = self.root[k as usize];
+        let computed = crc32fast::hash(&b);
+        if computed != reference.checksum {
+            return Err(PackError::PageChecksum {
+                page: format!("directory page {k}"),
+                offset,
+                stored: reference.checksum,
+                computed,
+            });
+        }
+        let next = self.root.get(k as usize + 1).map(|r| r.first_key);
+        let first_leaf = k * DIRECTORY_REFS;
+        decode_refs(
+            &b,
+            offset,
+            RefPage::Directory(k),
+            |i| self.layout.leaf_entries(first_leaf + i),
+            (Some(reference.first_key), next),
+        )
+    }
+
+    /// The place of leaf page `m`: its reference and the next page's first key.
+    fn leaf_place(&self, m: u64) -> Result<LeafPlace, PackError> {
+        let (k, i) = (m / DIRECTORY_REFS, (m % DIRECTORY_REFS) as usize);
+        let refs = self.directory(k)?;
+        let next = match refs.get(i + 1) {
+            Some(r) => Some(r.first_key),
+            None => self.root.get(k as usize + 1).map(|r| r.first_key),
+        };
+        Ok(LeafPlace { number: m, reference: refs[i], next })
+    }
+
+    fn read_leaf(&self, place: LeafPlace) -> Result<Vec<IndexEntry>, PackError> {
+        let m = place.number;
+        let length = self.layout.leaf_entries(m) as usize * crate::pack::format::ENTRY_LENGTH;
+        let b = self.bytes.read(self.layout.leaf_offset(m), length)?;
+        decode_leaf(&b, &self.layout, &self.header, place)
+    }
+
+    /// Leaf page `m`, read and validated on first use.
+    pub(crate) fn leaf(&self, m: u64) -> Result<Arc<Vec<IndexEntry>>, PackError> {
+        if let Some(Page::Leaf(entries)) = self.pages.lock().expect("page cache lock").get(PageId::Leaf(m)) {
+            return Ok(Arc::clone(entries));
+        }
+        let place = self.leaf_place(m)?;
+        let entries = Arc::new(self.read_leaf(place).map_err(|e| self.in_file(e))?);
+        self.pages.lock().expect("page cache lock").insert(PageId::Leaf(m), Page::Leaf(Arc::clone(&entries)));
+        Ok(entries)
+    }
+
+    /// The leaf page that would hold `key`, if any page could.
+    pub(crate) fn leaf_for(&self, key: TileKey) -> Result<Option<u64>, PackError> {
+        let k = self.root.partition_point(|r| r.first_key <= key);
+        if k == 0 {
+            return Ok(None);
+        }
+        let k = k as u64 - 1;
+        let refs = self.directory(k)?;
+        let i = refs.partition_point(|r| r.first_key <= key) as u64 - 1;
+        Ok(Some(k * DIRECTORY_REFS + i))
+    }
+
+    /// The index entry of `tile`: at most one directory page and one leaf
+    /// page read (none while they are cached).
+    pub fn entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
         let key = tile.key();
-        self.entries.binary_search_by_key(&key, |e| e.key).ok().map(|i| &self.entries[i])
+        let Some(m) = self.leaf_for(key)? else { return Ok(None) };
+        let entries = self.leaf(m)?;
+        Ok(entries.binary_search_by_key(&key, |e| e.key).ok().map(|i| entries[i]))
     }
 
     /// The deepest stored tile that is `tile` or one of its ancestors.
-    pub fn deepest_stored_ancestor(&self, tile: TileAddress) -> Option<&IndexEntry> {
-        (0..=tile.depth()).rev().find_map(|depth| self.entry(tile.ancestor_at(depth)?))
+    pub fn deepest_stored_ancestor(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
+        for depth in (0..=tile.depth()).rev() {
+            if let Some(entry) = self.entry(tile.ancestor_at(depth).expect("depth within the tile's"))? {
+                return Ok(Some(entry));
+            }
+        }
+        Ok(None)
     }
 
     /// The stored (compressed) payload of an entry.
@@ -187,8 +333,8 @@ impl Pack {
 
     /// Reads, verifies and decodes one tile.
     pub fn read_tile(&self, tile: TileAddress) -> Result<DecodedTile, PackError> {
-        let entry = self.entry(tile).ok_or(PackError::TileNotFound { tile })?;
-        self.decode(entry)
+        let entry = self.entry(tile)?.ok_or(PackError::TileNotFound { tile })?;
+        self.decode(&entry)
     }
 
     pub fn decode(&self, entry: &IndexEntry) -> Result<DecodedTile, PackError> {
@@ -196,23 +342,62 @@ impl Pack {
         decode_tile(entry, self.header.codec, &payload, entry.payload_offset)
     }
 
-    /// Reads and decodes every tile: all checksums, all payloads.
+    /// Every index entry in key order, page by page (each page validated
+    /// whole as it is reached; the cache is left alone).
+    pub fn entries(&self) -> impl Iterator<Item = Result<IndexEntry, PackError>> + '_ {
+        let mut leaves = 0..self.layout.leaves;
+        let mut current: std::vec::IntoIter<IndexEntry> = Vec::new().into_iter();
+        let mut failed = false;
+        std::iter::from_fn(move || {
+            loop {
+                if failed {
+                    return None;
+                }
+                if let Some(entry) = current.next() {
+                    return Some(Ok(entry));
+                }
+                let m = leaves.next()?;
+                match self.leaf_place(m).and_then(|place| self.read_leaf(place)).map_err(|e| self.in_file(e)) {
+                    Ok(entries) => current = entries.into_iter(),
+                    Err(e) => {
+                        failed = true;
+                        return Some(Err(e));
+                    }
+                }
+            }
+        })
+    }
+
+    /// Every index entry in key order, held in memory (for tools and tests
+    /// on packs that fit; [`Pack::entries`] streams).
+    pub fn all_entries(&self) -> Result<Vec<IndexEntry>, PackError> {
+        self.entries().collect()
+    }
+
+    /// Reads every index page and decodes every tile: all checksums, all
+    /// payloads, and no two payloads of the whole pack overlapping.
     pub fn verify(&self) -> Result<VerifySummary, PackError> {
         let mut summary = VerifySummary::default();
-        for entry in &self.entries {
-            self.decode(entry).map_err(|e| match &self.path {
-                Some(path) => e.in_file(path),
-                None => e,
-            })?;
+        let mut spans: Vec<IndexEntry> = Vec::new();
+        for entry in self.entries() {
+            let entry = entry?;
+            self.decode(&entry).map_err(|e| self.in_file(e))?;
             summary.tiles += 1;
             summary.payload_bytes += u64::from(entry.payload_length);
+            spans.push(entry);
         }
+        let layout = self.layout;
+        check_no_overlap(&spans, |i| {
+            let i = i as u64;
+            (i, layout.leaf_offset(i / LEAF_ENTRIES) + (i % LEAF_ENTRIES) * crate::pack::format::ENTRY_LENGTH as u64)
+        })
+        .map_err(|e| self.in_file(e))?;
         Ok(summary)
     }
 
-    /// Keys of all stored tiles.
-    pub fn keys(&self) -> impl Iterator<Item = TileKey> + '_ {
-        self.entries.iter().map(|e| e.key)
+    /// Keys of all stored tiles, in order.
+    pub fn keys(&self) -> impl Iterator<Item = Result<TileKey, PackError>> + '_ {
+        self.entries().map(|e| e.map(|e| e.key))
     }
 }
 
@@ -221,25 +406,4 @@ impl Pack {
 pub struct VerifySummary {
     pub tiles: u64,
     pub payload_bytes: u64,
-}
-
-fn check_no_overlap(header: &PackHeader, entries: &[IndexEntry]) -> Result<(), PackError> {
-    let mut by_offset: Vec<usize> = (0..entries.len()).collect();
-    by_offset.sort_by_key(|&i| entries[i].payload_offset);
-    for pair in by_offset.windows(2) {
-        let (a, b) = (&entries[pair[0]], &entries[pair[1]]);
-        let a_end = a.payload_offset + u64::from(a.payload_length);
-        if a_end > b.payload_offset {
-            let n = pair[1] as u64;
-            return Err(PackError::PayloadOverlap {
-                entry: n,
-                offset: header.index_offset + n * ENTRY_LENGTH as u64,
-                tile: b.tile(),
-                payload_offset: b.payload_offset,
-                payload_end: b.payload_offset + u64::from(b.payload_length),
-                other: a.tile(),
-            });
-        }
-    }
-    Ok(())
 }

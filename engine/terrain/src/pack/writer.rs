@@ -5,7 +5,9 @@
 //! compressed tile as one checksummed record to `OUT.partial` (memory stays
 //! bounded whatever the pack size); `finish` lays the final file out in key
 //! order, so a payload's offset is a pure function of the tile set and the
-//! sizes before it, never of arrival order or thread count. The final file
+//! sizes before it, never of arrival order or thread count; the paged
+//! index's leaf pages go out as they fill, so finishing holds one page of
+//! the index, not all of it. The final file
 //! is assembled in `OUT.tmp` (`assemble`), which the caller may check (the
 //! bake audits every sample of it) before `Assembled::commit` renames it
 //! over `OUT`, so a killed writer never leaves anything at `OUT` that looks
@@ -26,9 +28,10 @@ use crate::pack::codec::{EncodedTile, TileContent, encode_tile};
 use crate::pack::crash::{abort_point, after_tiles};
 use crate::pack::error::PackError;
 use crate::pack::format::{
-    Codec, Coverage, ENTRY_LENGTH, FINGERPRINT_LENGTH, HEADER_LENGTH, IndexEntry, MAX_COMPRESSION_LEVEL,
-    MIN_COMPRESSION_LEVEL, PackHeader, PatchHistory, encode_entry, encode_header, get_u32, get_u64, validate_name,
+    Codec, Coverage, FINGERPRINT_LENGTH, HEADER_LENGTH, IndexEntry, MAX_COMPRESSION_LEVEL, MIN_COMPRESSION_LEVEL,
+    PackHeader, PatchHistory, encode_header, get_u32, get_u64, validate_name,
 };
+use crate::pack::index::{IndexBuilder, IndexLayout};
 
 /// Everything about a pack that is fixed before its first tile.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,10 +69,11 @@ impl PackSpec {
         encode_tile(tile, self.codec, content, i32::from(self.compression_level))
     }
 
-    fn header(&self, tile_set: &BTreeMap<TileKey, Option<Staged>>) -> PackHeader {
+    fn header(&self, tile_set: &BTreeMap<TileKey, Option<Staged>>) -> Result<PackHeader, PackError> {
         let tile_count = tile_set.len() as u64;
+        let layout = IndexLayout::for_tiles(tile_count).map_err(PackError::BadSpec)?;
         let max_depth = tile_set.keys().map(|k| k.address().depth()).max().unwrap_or(0);
-        PackHeader {
+        Ok(PackHeader {
             codec: self.codec,
             height_data_depth: self.height_data_depth,
             colour_data_depth: self.colour_data_depth,
@@ -79,13 +83,13 @@ impl PackSpec {
             tier: self.tier.clone(),
             tile_count,
             index_offset: HEADER_LENGTH as u64,
-            payload_offset: HEADER_LENGTH as u64 + tile_count * ENTRY_LENGTH as u64,
+            payload_offset: layout.end(),
             file_length: 0,
             fingerprint: self.fingerprint,
             coverage: self.coverage,
             index_checksum: 0,
             patches: PatchHistory::default(),
-        }
+        })
     }
 }
 
@@ -274,7 +278,7 @@ impl PackWriter {
         }
         let mut preamble = Vec::with_capacity(8 + HEADER_LENGTH + 4);
         preamble.extend_from_slice(&PARTIAL_MAGIC);
-        preamble.extend_from_slice(&encode_header(&spec.header(&tiles)));
+        preamble.extend_from_slice(&encode_header(&spec.header(&tiles)?));
         preamble.extend_from_slice(&keys.finalize().to_le_bytes());
         Ok((tiles, preamble))
     }
@@ -355,25 +359,36 @@ impl PackWriter {
             return Err(PackError::Incomplete { missing: missing.len(), first: first.address() });
         }
         state.partial.sync_all().map_err(PackError::io("syncing the partial file"))?;
-        let mut header = self.spec.header(&state.tiles);
-        let mut offset = header.payload_offset;
-        let mut index = Vec::with_capacity(state.tiles.len() * ENTRY_LENGTH);
+        let mut header = self.spec.header(&state.tiles)?;
+        let layout = IndexLayout::for_tiles(header.tile_count).map_err(PackError::BadSpec)?;
         let staged: Vec<Staged> = state.tiles.values().map(|s| s.expect("checked complete")).collect();
-        for s in &staged {
-            let entry = IndexEntry { payload_offset: offset, ..s.entry };
-            index.extend_from_slice(&encode_entry(&entry));
-            offset += u64::from(entry.payload_length);
-        }
-        header.file_length = offset;
-        header.index_checksum = crc32fast::hash(&index);
+        header.file_length =
+            header.payload_offset + staged.iter().map(|s| u64::from(s.entry.payload_length)).sum::<u64>();
 
+        // Leaf pages are written where the layout puts them as they fill,
+        // then the directory pages, the root and the header, then the
+        // payloads in key order.
         let tmp = tmp_path(&self.out);
         let file = File::create(&tmp).map_err(PackError::io("creating the pack's temporary file"))?;
-        let mut w = BufWriter::with_capacity(1 << 20, file);
         let write_error = PackError::io("writing the pack");
         let result = (|| -> std::io::Result<()> {
-            w.write_all(&encode_header(&header))?;
-            w.write_all(&index)?;
+            let mut index = IndexBuilder::new(layout);
+            let mut offset = header.payload_offset;
+            for s in &staged {
+                if let Some((at, page)) = index.push(&IndexEntry { payload_offset: offset, ..s.entry }) {
+                    file.write_all_at(&page, at)?;
+                }
+                offset += u64::from(s.entry.payload_length);
+            }
+            let built = index.finish();
+            for (at, page) in &built.directories {
+                file.write_all_at(page, *at)?;
+            }
+            file.write_all_at(&built.root, layout.root_offset())?;
+            header.index_checksum = built.root_checksum;
+            file.write_all_at(&encode_header(&header), 0)?;
+            let mut w = BufWriter::with_capacity(1 << 20, &file);
+            w.seek(SeekFrom::Start(header.payload_offset))?;
             let mut buffer = Vec::new();
             for (n, s) in staged.iter().enumerate() {
                 buffer.resize(s.entry.payload_length as usize, 0);
@@ -384,7 +399,8 @@ impl PackWriter {
                     abort_point("bake-assemble");
                 }
             }
-            let file = w.into_inner().map_err(|e| e.into_error())?;
+            w.flush()?;
+            drop(w);
             file.sync_all()
         })();
         if let Err(e) = result {

@@ -376,7 +376,7 @@ fn a_corrupt_data_tile_fails_its_tiles_but_not_their_bounds() {
     let path = dir.path().join("a.planetpack");
     write_pack(&path, Codec::HeightsClasses, &tiles_to_depth(1));
     let bad: TileAddress = "2/1/1/0".parse().unwrap();
-    let entry = *Pack::open(&path).unwrap().entry(bad).unwrap();
+    let entry = Pack::open(&path).unwrap().entry(bad).unwrap().unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[(entry.payload_offset + u64::from(entry.payload_length) / 2) as usize] ^= 0x5a;
     std::fs::write(&path, bytes).unwrap();

@@ -48,7 +48,9 @@ fn every_torn_state_of_a_journaled_patch_is_completed_by_replay() {
         for p in &journal.payloads {
             f.write_all_at(&p.bytes, p.offset).unwrap();
         }
-        f.write_all_at(&journal.index, journal.index_offset).unwrap();
+        for w in &journal.index_writes {
+            f.write_all_at(&w.bytes, w.offset).unwrap();
+        }
     };
     type Cut<'a> = &'a dyn Fn(&std::fs::File);
     let cuts: [(&str, Cut); 3] =

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use crate::support::{OwnedContent, spec, stamp, tiles_to_depth, write_pack};
 use planet_terrain::TileAddress;
 use planet_terrain::pack::format::{ENTRY_LENGTH, HEADER_LENGTH};
+use planet_terrain::pack::index::IndexLayout;
 use planet_terrain::pack::{Codec, Pack, PackError, PackWriter, partial_path, patch_tiles};
 use planet_terrain::testing::refresh_checksums;
 use proptest::prelude::*;
@@ -34,7 +35,7 @@ fn every_codec_round_trips_within_the_quantisation_step() {
     for codec in CODECS {
         let pack = Pack::from_bytes(bytes_of(codec, &tiles)).unwrap();
         assert_eq!(pack.header().codec, codec);
-        assert_eq!(pack.entries().len(), tiles.len());
+        assert_eq!(pack.tile_count() as usize, tiles.len());
         for &tile in &tiles {
             let original = OwnedContent::analytic(tile);
             let decoded = pack.read_tile(tile).unwrap();
@@ -203,15 +204,26 @@ fn tile_count(bytes: &[u8]) -> usize {
     u64::from_le_bytes(bytes[112..120].try_into().unwrap()) as usize
 }
 
-fn entry_at(n: usize) -> usize {
-    HEADER_LENGTH + n * ENTRY_LENGTH
+fn layout(bytes: &[u8]) -> IndexLayout {
+    IndexLayout::for_tiles(tile_count(bytes) as u64).unwrap()
 }
 
-/// Applies `edit` to a copy of the valid pack and returns the open error.
+/// Where index entry `n` of the valid pack lies (its leaf pages are
+/// consecutive).
+fn entry_at(n: usize) -> usize {
+    layout(valid()).leaf_offset(0) as usize + n * ENTRY_LENGTH
+}
+
+/// Applies `edit` to a copy of the valid pack and returns the error it
+/// meets: at open (header and root) or when a lookup first reads the page
+/// that breaks a rule (every page is read here, as `verify` does).
 fn refusal(edit: impl FnOnce(&mut Vec<u8>)) -> PackError {
     let mut bytes = valid().to_vec();
     edit(&mut bytes);
-    Pack::from_bytes(bytes).expect_err("the crafted pack must be refused")
+    match Pack::from_bytes(bytes) {
+        Err(e) => e,
+        Ok(pack) => pack.all_entries().expect_err("the crafted pack must be refused"),
+    }
 }
 
 #[test]
@@ -223,10 +235,15 @@ fn rule_magic() {
 #[test]
 fn rule_version() {
     let e = refusal(|b| {
-        b[8] = 2;
+        b[8] = 3;
         refresh_checksums(b);
     });
-    assert!(matches!(e, PackError::UnsupportedVersion { found: 2, supported: 1 }), "{e}");
+    assert!(matches!(e, PackError::UnsupportedVersion { found: 3, supported: 2 }), "{e}");
+    let e = refusal(|b| {
+        b[8] = 1;
+        refresh_checksums(b);
+    });
+    assert!(e.to_string().contains("`planet-pack upgrade` converts a version 1 pack"), "{e}");
 }
 
 #[test]
@@ -307,10 +324,63 @@ fn rule_patch_history() {
     assert!(matches!(&e, PackError::HeaderField { field: "reserved", offset: 248, .. }), "{e}");
 }
 
+/// Each page is checked by the checksum its parent holds: the root by the
+/// header's, a directory page by its root reference's, a leaf page by its
+/// directory reference's.
 #[test]
-fn rule_index_checksum() {
-    let e = refusal(|b| b[entry_at(3) + 25] ^= 1);
+fn rule_index_checksums() {
+    let l = layout(valid());
+    let e = refusal(|b| b[l.root_offset() as usize + 3] ^= 1);
     assert!(matches!(e, PackError::IndexChecksum { offset: 256, .. }), "{e}");
+    let e = refusal(|b| b[l.directory_offset(0) as usize + 2] ^= 1);
+    assert!(
+        matches!(&e, PackError::PageChecksum { page, offset, .. } if page == "directory page 0" && *offset == l.directory_offset(0)),
+        "{e}"
+    );
+    let e = refusal(|b| b[entry_at(3) + 25] ^= 1);
+    assert!(
+        matches!(&e, PackError::PageChecksum { page, offset, .. } if page == "leaf page 0" && *offset == l.leaf_offset(0)),
+        "{e}"
+    );
+}
+
+/// References agree with the layout and with each other: counts as the
+/// tile count derives them, first keys ascending, a page's first key the
+/// one its parent names.
+#[test]
+fn rule_index_pages() {
+    let l = layout(valid());
+    let e = refusal(|b| {
+        put_u32(b, l.directory_offset(0) as usize + 8, 29);
+        refresh_checksums(b);
+    });
+    assert!(
+        matches!(&e, PackError::IndexPage { page, reason, .. } if page == "directory page 0" && reason.contains("count 29")),
+        "{e}"
+    );
+    let e = refusal(|b| {
+        put_u32(b, l.root_offset() as usize + 8, 2);
+        refresh_checksums(b);
+    });
+    assert!(matches!(&e, PackError::IndexPage { page, .. } if page == "root directory"), "{e}");
+    let e = refusal(|b| {
+        b[l.root_offset() as usize..l.root_offset() as usize + 8].copy_from_slice(&(1u64 << 59).to_le_bytes());
+        refresh_checksums(b);
+    });
+    assert!(
+        matches!(&e, PackError::IndexPage { page, reason, .. } if page == "directory page 0" && reason.contains("differs from the parent")),
+        "{e}"
+    );
+    let e = refusal(|b| {
+        b[l.directory_offset(0) as usize..l.directory_offset(0) as usize + 8]
+            .copy_from_slice(&(1u64 << 59).to_le_bytes());
+        b[l.root_offset() as usize..l.root_offset() as usize + 8].copy_from_slice(&(1u64 << 59).to_le_bytes());
+        refresh_checksums(b);
+    });
+    assert!(
+        matches!(&e, PackError::IndexPage { page, reason, .. } if page == "leaf page 0" && reason.contains("differs from the reference")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -400,20 +470,20 @@ fn rule_entry_fields() {
 fn rule_payload_checksum_is_checked_on_read() {
     let mut bytes = valid().to_vec();
     let pack = Pack::from_bytes(bytes.clone()).unwrap();
-    let entry = pack.entries()[17];
+    let entry = pack.all_entries().unwrap()[17];
     bytes[entry.payload_offset as usize + 20] ^= 0x10;
     let pack = Pack::from_bytes(bytes).expect("payload bytes are checked on read, not at open");
     let e = pack.read_tile(entry.tile()).unwrap_err();
     assert!(matches!(e, PackError::PayloadChecksum { offset, .. } if offset == entry.payload_offset), "{e}");
     assert!(matches!(pack.verify().unwrap_err(), PackError::PayloadChecksum { .. }));
-    assert!(pack.read_tile(pack.entries()[16].tile()).is_ok(), "other tiles still read");
+    assert!(pack.read_tile(pack.all_entries().unwrap()[16].tile()).is_ok(), "other tiles still read");
 }
 
 #[test]
 fn rule_truncated_at_every_section_boundary() {
     let b = valid();
     let count = tile_count(b);
-    let payload_start = HEADER_LENGTH + count * ENTRY_LENGTH;
+    let payload_start = IndexLayout::for_tiles(count as u64).unwrap().end() as usize;
     let cases = [
         (0, "header"),
         (7, "header"),
@@ -452,7 +522,7 @@ proptest! {
         let mut bytes = valid().to_vec();
         // Bias half of the edits into the header and index, where the rules live.
         for (k, (index, value)) in edits.iter().enumerate() {
-            let span = if k % 2 == 0 { HEADER_LENGTH + tile_count(valid()) * ENTRY_LENGTH } else { bytes.len() };
+            let span = if k % 2 == 0 { layout(valid()).end() as usize } else { bytes.len() };
             let at = index.index(span);
             bytes[at] = *value;
         }
@@ -465,8 +535,11 @@ proptest! {
         }
         if let Ok(pack) = Pack::from_bytes(bytes) {
             for entry in pack.entries() {
-                let _ = pack.decode(entry);
+                let Ok(entry) = entry else { break };
+                let _ = pack.decode(&entry);
+                let _ = pack.entry(entry.tile());
             }
+            let _ = pack.verify();
         }
     }
 }
@@ -479,7 +552,10 @@ fn patching_rewrites_only_the_patched_tiles() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("patched.planetpack");
     write_pack(&path, Codec::HeightsClassesColour, &tiles);
-    let before = Pack::open(&path).unwrap();
+    // The entries are read now: the open reader's root is the old one, so
+    // once the patch lands its pages no longer match it (which is the point
+    // of the page checksums).
+    let before = Pack::open(&path).unwrap().all_entries().unwrap();
     let before_bytes = std::fs::read(&path).unwrap();
 
     // New ground for a few tiles: one flatter (smaller payload, fits in
@@ -511,14 +587,14 @@ fn patching_rewrites_only_the_patched_tiles() {
     assert_eq!((last.region.south, last.region.east, last.inputs), (1.0, 4.0, [5; 16]));
     assert_eq!(after.header().fingerprint, [7; 32]);
     let after_bytes = std::fs::read(&path).unwrap();
-    for e in before.entries() {
+    for e in &before {
         let tile = e.tile();
-        let new = after.entry(tile).unwrap();
+        let new = after.entry(tile).unwrap().unwrap();
         if [flat, rough, ancestor].contains(&tile) {
             let expected = patch.iter().find(|p| p.tile == tile).unwrap();
-            assert_eq!(after.payload(new).unwrap().as_ref(), &expected.payload[..], "{tile} holds the fresh encoding");
+            assert_eq!(after.payload(&new).unwrap().as_ref(), &expected.payload[..], "{tile} holds the fresh encoding");
         } else {
-            assert_eq!(new, e, "{tile}: index entry unchanged");
+            assert_eq!(new, *e, "{tile}: index entry unchanged");
             let range = e.payload_offset as usize..(e.payload_offset + u64::from(e.payload_length)) as usize;
             assert_eq!(&after_bytes[range.clone()], &before_bytes[range], "{tile}: payload bytes unchanged");
         }
@@ -571,7 +647,9 @@ fn hex_dump(bytes: &[u8]) -> String {
 #[test]
 fn the_spec_test_vector_matches_the_writer() {
     let bytes = spec_test_vector();
-    let expected_dump = hex_dump(&bytes[..HEADER_LENGTH + ENTRY_LENGTH]);
+    // Header, root, directory page and the one leaf entry: everything up to
+    // the payload.
+    let expected_dump = hex_dump(&bytes[..IndexLayout::for_tiles(1).unwrap().end() as usize]);
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/planetpack.md")).unwrap();
     let start = doc.find("<!-- test-vector:begin -->").expect("docs/planetpack.md has the test vector");
     let end = doc.find("<!-- test-vector:end -->").unwrap();
@@ -579,10 +657,10 @@ fn the_spec_test_vector_matches_the_writer() {
         doc[start..end].lines().filter(|l| l.len() > 6 && l.as_bytes()[4] == b':').collect::<Vec<_>>().join("\n");
     assert_eq!(
         documented, expected_dump,
-        "docs/planetpack.md's header + first entry dump is stale; the writer produces:\n{expected_dump}"
+        "docs/planetpack.md's header + index dump is stale; the writer produces:\n{expected_dump}"
     );
     let pack = Pack::from_bytes(bytes.clone()).unwrap();
-    let e = pack.entries()[0];
+    let e = pack.all_entries().unwrap()[0];
     assert_eq!(e.tile().to_string(), "0/0/0/0");
     assert_eq!(pack.file_length(), bytes.len() as u64);
     let documented_length = doc.lines().find_map(|l| l.strip_prefix("Total file length: ")).unwrap();

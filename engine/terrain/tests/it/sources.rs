@@ -118,7 +118,7 @@ fn pack_source_bounds_come_from_the_index() {
     let pack = write_analytic(&dir, Codec::Heights, 1);
     let source = PackSource::new(pack.clone());
     let stored: TileAddress = "3/1/0/1".parse().unwrap();
-    let entry = pack.entry(stored).unwrap();
+    let entry = pack.entry(stored).unwrap().unwrap();
     let bounds = source.tile_bounds(stored).unwrap();
     assert_eq!(bounds.min_elevation, f64::from(entry.min_elevation));
     assert_eq!(bounds.max_elevation, f64::from(entry.max_elevation));

@@ -1,0 +1,119 @@
+//! Converting a version 1 pack (one flat index, read whole) to version 2
+//! (the paged index).
+//!
+//! The key decision: the reader reads version 2 only, and version 1 is
+//! converted once by `planet-pack upgrade`, so there is one index code path
+//! to keep right. The v1 pack is validated as its own spec said (header,
+//! flat index checksum, every entry's fields and order) and every payload's
+//! checksum is checked as it is copied; the v2 file is laid out as the
+//! writer lays out a fresh bake (payloads contiguous in key order, slack
+//! left by patches dropped), assembled beside the destination, synced and
+//! only then renamed over it. So an upgraded pack of an unpatched bake is
+//! byte for byte the pack a version 2 bake of the same tiles writes.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use crate::pack::error::PackError;
+use crate::pack::format::{
+    ENTRY_LENGTH, HEADER_LENGTH, IndexEntry, VERSION_FLAT_INDEX, decode_entry, decode_header_as, encode_header,
+};
+use crate::pack::index::{IndexBuilder, IndexLayout};
+use crate::pack::reader::{MappedFile, PackBytes};
+use crate::pack::writer::tmp_path;
+
+/// What an upgrade wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UpgradeSummary {
+    pub tiles: u64,
+    pub old_length: u64,
+    pub new_length: u64,
+}
+
+/// Reads the version 1 pack at `src` and writes it as version 2 at `dst`
+/// (which may be `src`: the new file replaces it only once complete).
+pub fn upgrade(src: &Path, dst: &Path) -> Result<UpgradeSummary, PackError> {
+    upgrade_inner(src, dst).map_err(|e| e.in_file(src))
+}
+
+fn upgrade_inner(src: &Path, dst: &Path) -> Result<UpgradeSummary, PackError> {
+    let bytes = MappedFile::open(src)?;
+    let file_length = bytes.len();
+    let head = bytes.read(0, (HEADER_LENGTH as u64).min(file_length) as usize)?;
+    let mut header = decode_header_as(&head, file_length, VERSION_FLAT_INDEX)?;
+    let index = bytes.read(header.index_offset, (header.payload_offset - header.index_offset) as usize)?;
+    let computed = crc32fast::hash(&index);
+    if computed != header.index_checksum {
+        return Err(PackError::IndexChecksum { offset: header.index_offset, stored: header.index_checksum, computed });
+    }
+    let mut entries: Vec<IndexEntry> = Vec::with_capacity(header.tile_count as usize);
+    for (n, raw) in index.chunks_exact(ENTRY_LENGTH).enumerate() {
+        let offset = header.index_offset + (n * ENTRY_LENGTH) as u64;
+        let entry = decode_entry(raw, n as u64, offset, &header)?;
+        if let Some(previous) = entries.last()
+            && entry.key <= previous.key
+        {
+            return Err(PackError::IndexOrder {
+                entry: n as u64,
+                offset,
+                tile: entry.tile(),
+                previous: previous.tile(),
+            });
+        }
+        entries.push(entry);
+    }
+
+    let layout = IndexLayout::for_tiles(header.tile_count).map_err(PackError::BadSpec)?;
+    header.payload_offset = layout.end();
+    header.file_length = layout.end() + entries.iter().map(|e| u64::from(e.payload_length)).sum::<u64>();
+    let tmp = tmp_path(dst);
+    let written = (|| -> Result<(), PackError> {
+        let io = PackError::io("writing the upgraded pack");
+        let file = File::create(&tmp).map_err(PackError::io("creating the upgraded pack's temporary file"))?;
+        let mut builder = IndexBuilder::new(layout);
+        let mut w = BufWriter::with_capacity(1 << 20, &file);
+        w.seek(SeekFrom::Start(header.payload_offset)).map_err(PackError::io("writing the upgraded pack"))?;
+        let mut offset = header.payload_offset;
+        for entry in &entries {
+            let payload = bytes.read(entry.payload_offset, entry.payload_length as usize)?;
+            let computed = crc32fast::hash(&payload);
+            if computed != entry.payload_checksum {
+                return Err(PackError::PayloadChecksum {
+                    tile: entry.tile(),
+                    offset: entry.payload_offset,
+                    stored: entry.payload_checksum,
+                    computed,
+                });
+            }
+            w.write_all(&payload).map_err(PackError::io("writing the upgraded pack"))?;
+            if let Some((at, page)) = builder.push(&IndexEntry { payload_offset: offset, ..*entry }) {
+                file.write_all_at(&page, at).map_err(PackError::io("writing the upgraded pack"))?;
+            }
+            offset += u64::from(entry.payload_length);
+        }
+        w.flush().map_err(PackError::io("writing the upgraded pack"))?;
+        drop(w);
+        let built = builder.finish();
+        for (at, page) in &built.directories {
+            file.write_all_at(page, *at).map_err(PackError::io("writing the upgraded pack"))?;
+        }
+        file.write_all_at(&built.root, layout.root_offset()).map_err(PackError::io("writing the upgraded pack"))?;
+        header.index_checksum = built.root_checksum;
+        file.write_all_at(&encode_header(&header), 0).map_err(io)?;
+        file.sync_all().map_err(PackError::io("syncing the upgraded pack"))
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    // The new file is checked as any reader would before it replaces anything.
+    let check = crate::pack::reader::Pack::open(&tmp).and_then(|p| p.verify());
+    if let Err(e) = check {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, dst).map_err(PackError::io("renaming the upgraded pack into place"))?;
+    Ok(UpgradeSummary { tiles: header.tile_count, old_length: file_length, new_length: header.file_length })
+}
