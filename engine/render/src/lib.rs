@@ -16,6 +16,7 @@ mod limits;
 mod loader;
 mod renderer;
 pub mod scene;
+mod tiles;
 mod vk;
 
 pub use conv::{SlotContent, TILE_UPLOAD_BYTES, encode_tile, filled_record, quantise};

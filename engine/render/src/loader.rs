@@ -138,6 +138,12 @@ impl TileLoader {
         }
     }
 
+    /// Tiles queued or being produced.
+    pub(crate) fn in_flight(&self) -> usize {
+        let state = self.shared.lock();
+        state.queue.len() + state.working.len()
+    }
+
     /// Whether tiles are queued or being produced.
     #[cfg(test)]
     pub(crate) fn busy(&self) -> bool {
@@ -169,29 +175,45 @@ impl Drop for TileLoader {
     }
 }
 
+/// Tiles a worker takes at once: announced together to the source, so a
+/// remote pack fetches their adjacent payloads in one request.
+const BATCH: usize = 8;
+
 fn work(shared: &Shared) {
     let mut state = shared.lock();
     loop {
         if state.shutdown {
             return;
         }
-        let Some(tile) = state.queue.pop_front() else {
+        if state.queue.is_empty() {
             state = shared.work.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
             continue;
-        };
+        }
         let Some(source) = state.source.clone() else {
+            state.queue.clear();
             continue;
         };
+        let take = state.queue.len().min(BATCH);
+        let batch: Vec<TileAddress> = state.queue.drain(..take).collect();
         let generation = state.generation;
-        state.working.insert(tile.key());
+        state.working.extend(batch.iter().map(|t| t.key()));
         drop(state);
-        let produced = source.tile(tile);
-        state = shared.lock();
-        state.working.remove(&tile.key());
-        if generation == state.generation {
+        source.prefetch(&batch);
+        for (k, &tile) in batch.iter().enumerate() {
+            let produced = source.tile(tile);
+            let mut state = shared.lock();
+            state.working.remove(&tile.key());
+            if generation != state.generation {
+                // The ground changed: the rest of the batch is stale too.
+                for rest in &batch[k + 1..] {
+                    state.working.remove(&rest.key());
+                }
+                break;
+            }
             state.finished.push((generation, tile, produced));
             shared.done.notify_all();
         }
+        state = shared.lock();
     }
 }
 

@@ -17,19 +17,19 @@ use glam::DVec3;
 use planet_terrain::camera::{Instant, View, sun_direction};
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::Body;
-use planet_terrain::ground::{HeightFunction, HeightSource, SourceError, SourceTile};
+use planet_terrain::ground::{HeightFunction, HeightSource, SourceTile};
 use planet_terrain::layers::{LayerError, LayerStack};
 use planet_terrain::lod::{
     Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, Selector, build_records,
 };
 
 use planet_terrain::abi::PushConstants;
-use planet_terrain::pack::PackError;
 
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
 use crate::loader::TileLoader;
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
+use crate::tiles::{is_transient, produce_tiles, unreadable_tile};
 
 /// How a body looks beyond its ground.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -140,6 +140,8 @@ pub struct TerrainScene {
     unreadable: HashSet<TileAddress>,
     /// Failures not yet taken by the caller.
     failures: Vec<TileFailure>,
+    /// Transient failures per tile, for the backoff.
+    retries: std::collections::HashMap<planet_terrain::geo::address::TileKey, u32>,
     /// The workers of `Loading::Background`.
     loader: Option<TileLoader>,
     /// Last frame's refinement tree: the same cut as `select`, for less work.
@@ -205,6 +207,7 @@ impl TerrainScene {
             frozen: None,
             unreadable: HashSet::new(),
             failures: Vec::new(),
+            retries: std::collections::HashMap::new(),
             loader,
             selector: Selector::new(),
         }
@@ -418,6 +421,15 @@ impl TerrainScene {
         for (upload, result) in plan.uploads.iter().zip(&produced) {
             match result {
                 Ok(tile) => uploads.push((upload.slot as u32, tile)),
+                Err(error) if is_transient(error) => {
+                    // A network or disk error: the ancestor stands in, and
+                    // the tile is asked for again after a backoff that
+                    // doubles with each failure (8 frames to 512).
+                    let attempts = self.retries.entry(upload.tile.key()).or_insert(0);
+                    *attempts += 1;
+                    let wait = 8u64 << (*attempts - 1).min(6);
+                    self.residency.mark_unavailable(upload.tile, self.frame + wait);
+                }
                 Err(error) => {
                     let Some(stored) = unreadable_tile(error) else {
                         return Err(RenderError::Source { tile: upload.tile.to_string(), message: error.to_string() });
@@ -461,6 +473,8 @@ impl TerrainScene {
         let mut statistics = FrameStatistics::new(&cut.statistics, &plan);
         statistics.uploads = uploads.len();
         statistics.failed_tiles = self.unreadable.len();
+        statistics.retrying_tiles = self.residency.retrying();
+        statistics.tiles_in_flight = self.loader.as_ref().map_or(0, TileLoader::in_flight);
         if std::mem::take(&mut self.freeze_next) {
             self.frozen = Some(Frozen { cut, bindings, statistics });
         }
@@ -585,44 +599,6 @@ fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::ground::So
         tile: tile.map(|t| t.to_string()).unwrap_or_else(|| "(selection)".into()),
         message: e.to_string(),
     }
-}
-
-/// The stored tile named by an error that concerns one tile's data only
-/// (its payload's checksum, decode or content); `None` for anything else.
-fn unreadable_tile(error: &SourceError) -> Option<TileAddress> {
-    match error {
-        SourceError::Pack(pack) => match pack.rule() {
-            PackError::PayloadChecksum { tile, .. }
-            | PackError::PayloadDecode { tile, .. }
-            | PackError::BadContent { tile, .. } => Some(*tile),
-            _ => None,
-        },
-        SourceError::NoData { .. } => None,
-    }
-}
-
-/// Produces the tiles to upload, several threads at once; each tile's own
-/// outcome, in order.
-fn produce_tiles(
-    source: &dyn HeightSource,
-    tiles: Vec<TileAddress>,
-) -> Vec<std::result::Result<SourceTile, SourceError>> {
-    if tiles.is_empty() {
-        return Vec::new();
-    }
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(tiles.len());
-    let chunk = tiles.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = tiles
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|&t| source.tile(t)).collect::<Vec<_>>()))
-            .collect();
-        let mut out = Vec::with_capacity(tiles.len());
-        for handle in handles {
-            out.extend(handle.join().expect("tile threads do not panic"));
-        }
-        out
-    })
 }
 
 /// The real sun: its body-fixed direction at `at` (the Almanac's

@@ -40,6 +40,8 @@ struct Cli {
     /// drawn procedurally (--procedural) or as its ellipsoid.
     #[arg(value_name = "PACK")]
     packs: Vec<PathBuf>,
+    #[command(flatten)]
+    remote: args::Remote,
     /// Body when there is no pack: earth, moon or mars.
     #[arg(long, default_value = "earth")]
     body: String,
@@ -234,6 +236,7 @@ fn camera_height(cli: &Cli, source: Option<&dyn HeightSource>, at: Geodetic) -> 
 fn run(cli: Cli) -> Result<()> {
     debug_assert_eq!(MIN_SLOTS as usize, planet_terrain::lod::min_slots(FRAMES_IN_FLIGHT));
     let size = cli.size;
+    planet_cli::stack::set_remote(&cli.remote);
     let (body, source) = open_source(&cli)?;
     let path = match &cli.path {
         Some(file) => {
@@ -532,6 +535,8 @@ fn write_stats(
         "pending_requests": s.pending_requests,
         "covers_body": s.covers_body,
         "failed_tiles": s.failed_tiles,
+        "tiles_in_flight": s.tiles_in_flight,
+        "retrying_tiles": s.retrying_tiles,
         "analytic_body_drawn": report.analytic_body,
         "triangles": report.triangles,
         "draw_calls": {

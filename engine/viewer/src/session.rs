@@ -220,7 +220,10 @@ impl Session {
             format!("CPU {:.1} MS  GPU {}", last.cpu_ms, gpu.map_or("-".to_string(), |g| format!("{g:.1} MS"))),
             format!("NODES {} SEL {} DRAWN", s.nodes_selected, s.nodes_drawn),
             format!("ERROR {:.2} PX  SLOTS {}", s.effective_screen_error_pixels, s.resident_slots),
-            format!("UPLOADS {} PENDING {} FAILED {}", s.uploads, s.pending_requests, s.failed_tiles),
+            format!(
+                "UPLOADS {} PENDING {} LOADING {} RETRYING {} FAILED {}",
+                s.uploads, s.pending_requests, s.tiles_in_flight, s.retrying_tiles, s.failed_tiles
+            ),
             format!("CURSOR {}", cursor.unwrap_or("-")),
             format!("{mode}{}{}", if frozen { " FROZEN" } else { "" }, if wire { " WIRE" } else { "" }),
             crate::hud::clock_line(self.body(), self.clock, flight.lon),
@@ -251,6 +254,8 @@ impl Session {
                     "pending_requests": s.pending_requests,
                     "covers_body": s.covers_body,
                     "failed_tiles": s.failed_tiles,
+                    "tiles_in_flight": s.tiles_in_flight,
+                    "retrying_tiles": s.retrying_tiles,
                     "analytic_body_drawn": l.report.analytic_body,
                     "presented": l.report.presented,
                     "draw_calls": {

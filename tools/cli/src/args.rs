@@ -263,3 +263,47 @@ mod tests {
         assert!(radii("1,2").is_err() && radii("1,-2,3").is_err() && radii("1,nan,3").is_err());
     }
 }
+
+/// A byte count: digits with an optional K, M, G or T suffix (powers of 1024).
+pub fn bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let shift = match unit.trim_end_matches(['B', 'b', 'i']).to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        other => return Err(format!("'{text}': unknown unit '{other}' (use K, M, G or T)")),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("'{text}' is not a byte count (e.g. 512M, 2G)"))?;
+    n.checked_mul(1u64 << shift).filter(|&b| b > 0).ok_or_else(|| format!("'{text}' must be between 1 byte and 16 EiB"))
+}
+
+/// How packs given as `http://` or `https://` URLs are cached.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Remote {
+    /// Keep blocks of remote packs in this directory across sessions.
+    #[arg(long = "cache", value_name = "DIR", global = true)]
+    pub cache: Option<std::path::PathBuf>,
+    /// The on-disk cache's budget (e.g. 512M, 2G); least recently used blocks go first.
+    #[arg(long = "cache-bytes", value_name = "N", value_parser = bytes, default_value = "1G", global = true)]
+    pub cache_bytes: u64,
+}
+
+#[cfg(test)]
+mod byte_tests {
+    use super::bytes;
+
+    #[test]
+    fn byte_counts_read_with_units() {
+        assert_eq!(bytes("512"), Ok(512));
+        assert_eq!(bytes("4K"), Ok(4096));
+        assert_eq!(bytes("2G"), Ok(2 << 30));
+        assert_eq!(bytes("1GiB"), Ok(1 << 30));
+        assert!(bytes("0").is_err() && bytes("3X").is_err() && bytes("G").is_err() && bytes("99999999999T").is_err());
+    }
+}

@@ -2,21 +2,48 @@
 //! stack, later packs over earlier ones inside their coverage, over the
 //! body's ellipsoid (the viewer may put a procedural base beneath). One place, so
 //! `planet-pack sample`, `planet-pack cut` and `planet-view` cannot disagree
-//! about what a list of packs means.
+//! about what a list of packs means. A pack given as an `http://` or
+//! `https://` URL is read over HTTP range requests (`planet-remote`), with
+//! the cache the binary was told of ([`set_remote`]).
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result};
 use planet_terrain::ground::{GroundStack, PackSource, StackedPack};
 use planet_terrain::pack::Pack;
 
-/// Opens every pack (the header and index only), naming the file that fails.
+static REMOTE: OnceLock<planet_remote::RemoteOptions> = OnceLock::new();
+
+/// Sets, once per process, how remote packs are cached (`--cache`,
+/// `--cache-bytes`); without it they are cached in memory only.
+pub fn set_remote(remote: &crate::args::Remote) {
+    let options = planet_remote::RemoteOptions {
+        cache_dir: remote.cache.clone(),
+        cache_bytes: remote.cache_bytes,
+        ..Default::default()
+    };
+    let _ = REMOTE.set(options);
+}
+
+/// Opens one pack, a file or a URL (the header and root directory only).
+pub fn open_pack(path: &Path) -> Result<Pack> {
+    let name = path.to_string_lossy();
+    if planet_remote::is_url(&name) {
+        let options = REMOTE.get_or_init(Default::default);
+        let (pack, _) = planet_remote::open_pack(&name, options).with_context(|| format!("opening pack {name}"))?;
+        return Ok(pack);
+    }
+    Pack::open(path).with_context(|| format!("opening pack {}", path.display()))
+}
+
+/// Opens every pack (the header and root directory only), naming the file
+/// or URL that fails.
 pub fn open_packs(paths: &[PathBuf]) -> Result<Vec<StackedPack>> {
     paths
         .iter()
         .map(|path| {
-            let pack = Pack::open(path).with_context(|| format!("opening pack {}", path.display()))?;
+            let pack = open_pack(path)?;
             Ok(StackedPack { name: path.display().to_string(), source: PackSource::new(Arc::new(pack)) })
         })
         .collect()

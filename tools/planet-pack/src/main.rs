@@ -31,6 +31,8 @@ use serde_json::json;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    remote: args::Remote,
 }
 
 #[derive(Subcommand, Debug)]
@@ -157,6 +159,7 @@ macro_rules! outln {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    planet_cli::stack::set_remote(&cli.remote);
     match cli.command {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
         Command::Verify { pack } => verify(&pack),
@@ -189,8 +192,9 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// A pack file or URL.
 fn open(path: &Path) -> Result<Pack> {
-    Ok(Pack::open(path)?)
+    planet_cli::stack::open_pack(path)
 }
 
 fn open_stack(paths: &[PathBuf]) -> Result<GroundStack> {
@@ -202,6 +206,9 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
+    if planet_remote_url(pack) {
+        bail!("{}: upgrade rewrites a local file; download the pack first", pack.display());
+    }
     let out = out.unwrap_or(pack);
     if Pack::open(pack).is_ok() {
         if out != pack {
@@ -221,6 +228,11 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
         summary.new_length
     );
     Ok(())
+}
+
+fn planet_remote_url(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.starts_with("http://") || name.starts_with("https://")
 }
 
 fn entry_json(e: &IndexEntry) -> serde_json::Value {

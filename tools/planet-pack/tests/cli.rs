@@ -570,3 +570,28 @@ fn upgrade_converts_a_version_1_pack_keeping_every_payload() {
     let again = planet_pack(&["upgrade", pack.to_str().unwrap()]);
     assert!(again.status.success() && stdout(&again).contains("already version 2"), "{}", stdout(&again));
 }
+
+/// A URL wherever a path goes: info, verify and sample read a pack served
+/// by nginx and say what they say of the file.
+#[test]
+fn info_verify_and_sample_read_a_pack_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::HeightsClassesColour);
+    let nginx = planet_remote::testing::Nginx::serve(dir.path());
+    let url = nginx.url("fixture.planetpack");
+    let local = planet_pack(&["sample", pack.to_str().unwrap(), "--lat", "27.99", "--lon", "86.93", "--json"]);
+    let remote = planet_pack(&["sample", &url, "--lat", "27.99", "--lon", "86.93", "--json"]);
+    assert!(remote.status.success(), "{}", String::from_utf8_lossy(&remote.stderr));
+    let (l, r): (serde_json::Value, serde_json::Value) =
+        (serde_json::from_slice(&local.stdout).unwrap(), serde_json::from_slice(&remote.stdout).unwrap());
+    assert_eq!(l["elevation_m"], r["elevation_m"]);
+    let verified = planet_pack(&["verify", &url]);
+    assert!(verified.status.success() && stdout(&verified).contains("every rule holds"), "{}", stdout(&verified));
+    let info = planet_pack(&["info", &url, "--json"]);
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(info["tile_count"], 30);
+    let missing = planet_pack(&["info", &nginx.url("missing.planetpack")]);
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(err.contains("missing.planetpack") && err.contains("HTTP 404"), "{err}");
+}

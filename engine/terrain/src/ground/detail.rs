@@ -547,6 +547,10 @@ impl HeightSource for DetailSource {
     fn colour_data_depth(&self) -> Option<u8> {
         self.inner.colour_data_depth()
     }
+
+    fn prefetch(&self, tiles: &[TileAddress]) {
+        self.inner.prefetch(tiles);
+    }
 }
 
 #[path = "detail_bounds.rs"]

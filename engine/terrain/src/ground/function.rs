@@ -122,4 +122,8 @@ impl HeightSource for HeightFunction {
     fn colour_data_depth(&self) -> Option<u8> {
         self.source.colour_data_depth()
     }
+
+    fn prefetch(&self, tiles: &[TileAddress]) {
+        self.source.prefetch(tiles);
+    }
 }

@@ -262,6 +262,11 @@ impl HeightSource for InsetSource {
     fn colour_data_depth(&self) -> Option<u8> {
         self.base.colour_data_depth().max(self.inset.colour_data_depth())
     }
+
+    fn prefetch(&self, tiles: &[TileAddress]) {
+        self.inset.prefetch(tiles);
+        self.base.prefetch(tiles);
+    }
 }
 
 #[cfg(test)]

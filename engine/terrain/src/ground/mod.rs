@@ -102,6 +102,13 @@ pub trait HeightSource: Send + Sync + std::fmt::Debug {
     fn data_depth(&self) -> Option<u8>;
     /// Deepest level whose colour was measured; `None` when there is none.
     fn colour_data_depth(&self) -> Option<u8>;
+    /// A hint that these tiles will be produced soon: a source reading a
+    /// remote pack fetches their bytes together (adjacent payloads in one
+    /// request). Errors are not reported here; producing the tile reports
+    /// them.
+    fn prefetch(&self, tiles: &[TileAddress]) {
+        let _ = tiles;
+    }
 }
 
 /// Bilinear interpolation over a 131x131 stored grid.

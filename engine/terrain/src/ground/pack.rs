@@ -77,6 +77,11 @@ impl HeightSource for PackSource {
         &self.pack.header().body
     }
 
+    fn prefetch(&self, tiles: &[TileAddress]) {
+        // A hint: a failure here shows when the tile itself is read.
+        let _ = self.pack.prefetch(tiles);
+    }
+
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
         let entry = self.pack.deepest_stored_ancestor(tile)?.ok_or(SourceError::NoData { tile })?;
         let decoded = self.pack.decode(&entry)?;

@@ -255,4 +255,10 @@ impl HeightSource for GroundStack {
     fn colour_data_depth(&self) -> Option<u8> {
         self.top.colour_data_depth()
     }
+
+    fn prefetch(&self, tiles: &[TileAddress]) {
+        for (layer, _) in &self.layers {
+            layer.source.prefetch(tiles);
+        }
+    }
 }

@@ -36,6 +36,11 @@ pub struct FrameStatistics {
     /// checksum or decode), counted once each since the scene began; their
     /// nodes draw an ancestor's coarser ground.
     pub failed_tiles: usize,
+    /// Tiles the loader is producing or has queued (background loading).
+    pub tiles_in_flight: usize,
+    /// Tiles that failed for now (a network error) and wait, drawing an
+    /// ancestor, to be asked for again after a backoff.
+    pub retrying_tiles: usize,
 }
 
 impl FrameStatistics {
@@ -53,6 +58,8 @@ impl FrameStatistics {
             nodes_dropped: plan.dropped.len(),
             covers_body: plan.covers_body,
             failed_tiles: 0,
+            tiles_in_flight: 0,
+            retrying_tiles: 0,
         }
     }
 }

@@ -12,7 +12,7 @@
 //! A tile its source could not produce (a corrupt payload) is marked failed:
 //! it is never asked for again, and its nodes keep their ancestor.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::geo::address::{TileAddress, TileKey};
 
@@ -121,8 +121,9 @@ pub struct Residency {
     lookup: HashMap<TileKey, usize>,
     frame: u64,
     restage: Vec<TileAddress>,
-    /// Tiles the source failed to produce: never requested again.
-    failed: HashSet<TileKey>,
+    /// Tiles the source failed to produce: never requested again (`None`),
+    /// or not before the frame given (a transient failure, retried).
+    failed: HashMap<TileKey, Option<u64>>,
 }
 
 impl Residency {
@@ -134,7 +135,7 @@ impl Residency {
             lookup: HashMap::new(),
             frame: 0,
             restage: Vec::new(),
-            failed: HashSet::new(),
+            failed: HashMap::new(),
         }
     }
 
@@ -170,22 +171,43 @@ impl Residency {
     /// is not handed out again within this frame or while a frame in
     /// flight may read it.
     pub fn mark_failed(&mut self, tile: TileAddress) {
+        self.leave(tile);
+        self.failed.insert(tile.key(), None);
+    }
+
+    /// The source could not produce `tile` for now (a network error): as
+    /// [`Residency::mark_failed`], but it is wanted again from frame
+    /// `retry_at` on.
+    pub fn mark_unavailable(&mut self, tile: TileAddress, retry_at: u64) {
+        self.leave(tile);
+        self.failed.insert(tile.key(), Some(retry_at));
+    }
+
+    fn leave(&mut self, tile: TileAddress) {
         if let Some(slot) = self.lookup.remove(&tile.key()) {
             self.slots[slot].tile = None;
             self.slots[slot].pinned = false;
         }
         self.restage.retain(|&t| t != tile);
-        self.failed.insert(tile.key());
     }
 
-    /// Whether `tile` was marked failed.
+    /// Whether `tile` failed and is not (yet) to be requested again.
     pub fn is_failed(&self, tile: TileAddress) -> bool {
-        self.failed.contains(&tile.key())
+        match self.failed.get(&tile.key()) {
+            Some(None) => true,
+            Some(Some(retry_at)) => self.frame < *retry_at,
+            None => false,
+        }
     }
 
-    /// How many tiles were marked failed.
+    /// How many tiles failed for good.
     pub fn failed(&self) -> usize {
-        self.failed.len()
+        self.failed.values().filter(|f| f.is_none()).count()
+    }
+
+    /// How many tiles failed for now and wait to be retried.
+    pub fn retrying(&self) -> usize {
+        self.failed.values().filter(|f| f.is_some_and(|at| self.frame < at)).count()
     }
 
     fn evictable(&self, slot: &Slot) -> bool {
@@ -285,6 +307,9 @@ impl Residency {
             self.slots[slot] =
                 Slot { tile: Some(tile), last_bound: None, written: Some(frame), pinned: tile.depth() == 0 };
             self.lookup.insert(tile.key(), slot);
+            // A retried tile that arrived is not failed any more (a failure
+            // of this upload marks it again).
+            self.failed.remove(&tile.key());
             plan.uploads.push(Upload { tile, slot, restage: false });
             plan.upload_bytes += cost;
         }
@@ -332,6 +357,27 @@ mod tests {
         assert_eq!((plan.uploads.len(), plan.requests.len(), plan.pending), (5, 0, 0));
         let plan = residency.plan_streaming(2, &nodes, &|_| false);
         assert!(plan.covers_body && plan.requests.is_empty() && plan.pending == 0, "all resident: {plan:?}");
+    }
+
+    #[test]
+    fn an_unavailable_tile_is_requested_again_once_its_backoff_has_passed() {
+        let settings =
+            ResidencySettings { slots: min_slots(2), frames_in_flight: 2, upload_budget_bytes: 64, tile_bytes: 1 };
+        let mut residency = Residency::new(settings);
+        let tile = TileAddress::roots()[0].children().expect("a root has children")[1];
+        let nodes: Vec<(TileAddress, f64)> =
+            TileAddress::roots()[1..].iter().map(|&r| (r, 1.0)).chain([(tile, 10.0)]).collect();
+        let first = residency.plan(0, &nodes);
+        assert!(first.uploads.iter().any(|u| u.tile == tile));
+        residency.mark_unavailable(tile, 5);
+        assert_eq!((residency.retrying(), residency.failed()), (1, 0));
+        for frame in 1..5 {
+            let plan = residency.plan(frame, &nodes);
+            assert!(!plan.uploads.iter().any(|u| u.tile == tile), "frame {frame}: still backing off");
+        }
+        let plan = residency.plan(5, &nodes);
+        assert!(plan.uploads.iter().any(|u| u.tile == tile), "retried at frame 5");
+        assert_eq!(residency.retrying(), 0);
     }
 
     #[test]

@@ -32,6 +32,13 @@ pub trait PackBytes: Send + Sync + fmt::Debug {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// A hint that these `(offset, length)` ranges will be read soon, so a
+    /// remote source can fetch them together (adjacent ones in one request).
+    /// A local map has nothing to do.
+    fn prefetch(&self, ranges: &[(u64, usize)]) -> Result<(), PackError> {
+        let _ = ranges;
+        Ok(())
+    }
 }
 
 /// Bytes held in memory (adopted from a caller, or read whole).
@@ -86,6 +93,9 @@ impl PackBytes for MappedFile {
         Ok(Cow::Borrowed(&self.map[offset as usize..offset as usize + length]))
     }
 }
+
+/// Payload bytes `verify` announces to the byte source at a time.
+const VERIFY_BATCH_BYTES: u64 = 4 << 20;
 
 /// Index pages kept after their first read.
 const CACHED_PAGES: usize = 256;
@@ -331,6 +341,21 @@ impl Pack {
         self.bytes.read(entry.payload_offset, entry.payload_length as usize)
     }
 
+    /// Tells the byte source which tiles' payloads (stored, or the deepest
+    /// stored ancestor's) will be read next, so a remote pack fetches them in
+    /// as few requests as their placement allows. Index pages are read here.
+    pub fn prefetch(&self, tiles: &[TileAddress]) -> Result<(), PackError> {
+        let mut ranges = Vec::with_capacity(tiles.len());
+        for &tile in tiles {
+            if let Some(entry) = self.deepest_stored_ancestor(tile)? {
+                ranges.push((entry.payload_offset, entry.payload_length as usize));
+            }
+        }
+        ranges.sort_unstable();
+        ranges.dedup();
+        self.bytes.prefetch(&ranges)
+    }
+
     /// Reads, verifies and decodes one tile.
     pub fn read_tile(&self, tile: TileAddress) -> Result<DecodedTile, PackError> {
         let entry = self.entry(tile)?.ok_or(PackError::TileNotFound { tile })?;
@@ -379,13 +404,29 @@ impl Pack {
     pub fn verify(&self) -> Result<VerifySummary, PackError> {
         let mut summary = VerifySummary::default();
         let mut spans: Vec<IndexEntry> = Vec::new();
+        // Payloads are read in batches of about 4 MiB announced to the byte
+        // source first, so a remote pack is verified in few large ranges.
+        let mut batch: Vec<IndexEntry> = Vec::new();
+        let check = |batch: &mut Vec<IndexEntry>, summary: &mut VerifySummary| -> Result<(), PackError> {
+            let ranges: Vec<(u64, usize)> =
+                batch.iter().map(|e| (e.payload_offset, e.payload_length as usize)).collect();
+            self.bytes.prefetch(&ranges).map_err(|e| self.in_file(e))?;
+            for entry in batch.drain(..) {
+                self.decode(&entry).map_err(|e| self.in_file(e))?;
+                summary.tiles += 1;
+                summary.payload_bytes += u64::from(entry.payload_length);
+            }
+            Ok(())
+        };
         for entry in self.entries() {
             let entry = entry?;
-            self.decode(&entry).map_err(|e| self.in_file(e))?;
-            summary.tiles += 1;
-            summary.payload_bytes += u64::from(entry.payload_length);
             spans.push(entry);
+            batch.push(entry);
+            if batch.iter().map(|e| u64::from(e.payload_length)).sum::<u64>() >= VERIFY_BATCH_BYTES {
+                check(&mut batch, &mut summary)?;
+            }
         }
+        check(&mut batch, &mut summary)?;
         let layout = self.layout;
         check_no_overlap(&spans, |i| {
             let i = i as u64;

@@ -1,0 +1,32 @@
+//! The one error type of remote packs: each names the URL and what the
+//! server did, so a user can tell a network problem from a bad pack.
+
+use planet_terrain::pack::PackError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("{url}: {source}")]
+    Pack {
+        url: String,
+        #[source]
+        source: PackError,
+    },
+    #[error("{url}: bytes {start}..{end}: {reason} (after {attempts} attempts)")]
+    Request { url: String, start: u64, end: u64, attempts: u32, reason: String },
+    #[error("{url}: the server does not serve byte ranges ({reason}); a pack is read a range at a time")]
+    NoRanges { url: String, reason: String },
+    #[error(
+        "{url}: the server gives neither an ETag nor a Last-Modified header, so a pack replaced while it is read could not be told apart; refusing it"
+    )]
+    NoValidator { url: String },
+    #[error(
+        "{url}: the pack changed while it was being read (its {header} was {was}, now {now}); tiles of two versions are never mixed: open it again"
+    )]
+    Changed { url: String, header: &'static str, was: String, now: String },
+    #[error("cache {path}: {source}")]
+    Cache {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}

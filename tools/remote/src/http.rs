@@ -1,0 +1,312 @@
+//! [`HttpBytes`]: a pack's bytes over HTTP range requests.
+//!
+//! The key decision: every read is served from aligned blocks, and every
+//! run of consecutive missing blocks is one `Range` request, so the reads a
+//! frame needs (or a [`PackBytes::prefetch`] names) cost as few requests as
+//! their placement allows. A response is accepted only whole: status 206,
+//! the `Content-Range` asked for, the pack's total length, the validator
+//! seen at open, and exactly the bytes announced; anything transient is
+//! retried with backoff, anything else is an error naming the URL and range.
+
+use std::borrow::Cow;
+use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use planet_terrain::pack::{PackBytes, PackError};
+
+use crate::cache::BlockCache;
+use crate::{BLOCK_BYTES, RemoteError, RemoteOptions};
+
+/// The most blocks one request asks for (4 MiB).
+const MAX_RUN_BLOCKS: usize = 256;
+
+/// What a remote pack cost so far.
+#[derive(Debug, Default)]
+pub struct TransferStats {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    retries: AtomicU64,
+}
+
+impl TransferStats {
+    /// Range requests answered in full.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+    /// Body bytes received in answers accepted.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+    /// Attempts that failed transiently and were repeated.
+    pub fn retries(&self) -> u64 {
+        self.retries.load(Ordering::Relaxed)
+    }
+}
+
+/// The validator a response carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Validator {
+    header: &'static str,
+    value: String,
+}
+
+/// A remote pack's bytes.
+#[derive(Debug)]
+pub struct HttpBytes {
+    url: String,
+    agent: ureq::Agent,
+    length: u64,
+    validator: Validator,
+    cache: BlockCache,
+    stats: Arc<TransferStats>,
+    options: RemoteOptions,
+}
+
+/// One failed attempt: whether trying again may help.
+enum Attempt {
+    Transient(String),
+    Fatal(RemoteError),
+}
+
+/// An accepted range response.
+struct Answer {
+    total: u64,
+    validator: Validator,
+    body: Vec<u8>,
+}
+
+impl HttpBytes {
+    /// Learns the pack's length and validator from its first blocks (the
+    /// header and root directory: the bytes opening reads anyway).
+    pub fn open(url: &str, options: &RemoteOptions) -> Result<HttpBytes, RemoteError> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(options.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let stats = Arc::new(TransferStats::default());
+        let first = fetch(&agent, url, 0, 2 * BLOCK_BYTES, None, options, &stats)?;
+        let cache = BlockCache::new(
+            url,
+            &first.validator.value,
+            options.memory_bytes,
+            options.cache_dir.as_deref().map(|dir| (dir, options.cache_bytes)),
+        )?;
+        let bytes = HttpBytes {
+            url: url.to_owned(),
+            agent,
+            length: first.total,
+            validator: first.validator,
+            cache,
+            stats,
+            options: options.clone(),
+        };
+        bytes.keep(0, first.body);
+        Ok(bytes)
+    }
+
+    pub fn stats(&self) -> Arc<TransferStats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// Splits a fetched span starting at block `first` into cached blocks.
+    fn keep(&self, first: u64, body: Vec<u8>) {
+        for (k, chunk) in body.chunks(BLOCK_BYTES as usize).enumerate() {
+            self.cache.put(first + k as u64, Arc::new(chunk.to_vec()));
+        }
+    }
+
+    /// Makes blocks `first..=last` present, one request per run of missing
+    /// blocks.
+    fn ensure(&self, first: u64, last: u64) -> Result<Vec<Arc<Vec<u8>>>, RemoteError> {
+        let mut blocks: Vec<Option<Arc<Vec<u8>>>> = (first..=last).map(|k| self.cache.get(k)).collect();
+        let mut k = 0;
+        while k < blocks.len() {
+            if blocks[k].is_some() {
+                k += 1;
+                continue;
+            }
+            // A run of missing blocks, at most `MAX_RUN_BLOCKS` long: one
+            // request stays bounded in time and memory.
+            let run_end =
+                (k..blocks.len()).find(|&j| blocks[j].is_some() || j - k == MAX_RUN_BLOCKS).unwrap_or(blocks.len());
+            let start = (first + k as u64) * BLOCK_BYTES;
+            let end = ((first + run_end as u64) * BLOCK_BYTES).min(self.length);
+            let answer = fetch(&self.agent, &self.url, start, end, Some(&self.validator), &self.options, &self.stats)?;
+            if answer.total != self.length {
+                return Err(RemoteError::Changed {
+                    url: self.url.clone(),
+                    header: "length",
+                    was: self.length.to_string(),
+                    now: answer.total.to_string(),
+                });
+            }
+            for (j, chunk) in answer.body.chunks(BLOCK_BYTES as usize).enumerate() {
+                let block = Arc::new(chunk.to_vec());
+                self.cache.put(first + (k + j) as u64, Arc::clone(&block));
+                blocks[k + j] = Some(block);
+            }
+            k = run_end;
+        }
+        Ok(blocks.into_iter().map(|b| b.expect("every block fetched")).collect())
+    }
+}
+
+fn to_pack_error(e: RemoteError) -> PackError {
+    PackError::Io { doing: "reading the pack over HTTP", source: std::io::Error::other(e) }
+}
+
+impl PackBytes for HttpBytes {
+    fn len(&self) -> u64 {
+        self.length
+    }
+
+    fn read(&self, offset: u64, length: usize) -> Result<Cow<'_, [u8]>, PackError> {
+        if length == 0 {
+            return Ok(Cow::Owned(Vec::new()));
+        }
+        let end = offset + length as u64;
+        let (first, last) = (offset / BLOCK_BYTES, (end - 1) / BLOCK_BYTES);
+        let blocks = self.ensure(first, last).map_err(to_pack_error)?;
+        let mut out = Vec::with_capacity(length);
+        for (k, block) in blocks.iter().enumerate() {
+            let block_start = (first + k as u64) * BLOCK_BYTES;
+            let from = offset.saturating_sub(block_start) as usize;
+            let to = ((end - block_start) as usize).min(block.len());
+            out.extend_from_slice(&block[from..to]);
+        }
+        Ok(Cow::Owned(out))
+    }
+
+    fn prefetch(&self, ranges: &[(u64, usize)]) -> Result<(), PackError> {
+        // The blocks the ranges touch, merged into runs; `ensure` then asks
+        // once per run of blocks still missing.
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for &(offset, length) in ranges.iter().filter(|r| r.1 > 0) {
+            let (first, last) = (offset / BLOCK_BYTES, (offset + length as u64 - 1) / BLOCK_BYTES);
+            match runs.last_mut() {
+                Some(run) if first <= run.1 + 1 => run.1 = run.1.max(last),
+                _ => runs.push((first, last)),
+            }
+        }
+        for (first, last) in runs {
+            self.ensure(first, last).map_err(to_pack_error)?;
+        }
+        Ok(())
+    }
+}
+
+/// One range request with retries: bytes `start..end` of `url`.
+fn fetch(
+    agent: &ureq::Agent,
+    url: &str,
+    start: u64,
+    end: u64,
+    expect: Option<&Validator>,
+    options: &RemoteOptions,
+    stats: &TransferStats,
+) -> Result<Answer, RemoteError> {
+    let mut wait = options.backoff;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match attempt(agent, url, start, end, expect) {
+            Ok(answer) => {
+                stats.requests.fetch_add(1, Ordering::Relaxed);
+                stats.bytes.fetch_add(answer.body.len() as u64, Ordering::Relaxed);
+                return Ok(answer);
+            }
+            Err(Attempt::Fatal(e)) => return Err(e),
+            Err(Attempt::Transient(reason)) if attempts > options.retries => {
+                return Err(RemoteError::Request { url: url.to_owned(), start, end, attempts, reason });
+            }
+            Err(Attempt::Transient(_)) => {
+                stats.retries.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(10));
+            }
+        }
+    }
+}
+
+fn attempt(
+    agent: &ureq::Agent,
+    url: &str,
+    start: u64,
+    end: u64,
+    expect: Option<&Validator>,
+) -> Result<Answer, Attempt> {
+    let mut response = agent
+        .get(url)
+        .header("Range", format!("bytes={start}-{}", end - 1))
+        .call()
+        .map_err(|e| Attempt::Transient(e.to_string()))?;
+    let status = response.status().as_u16();
+    match status {
+        206 => {}
+        500..=599 | 429 | 408 => return Err(Attempt::Transient(format!("HTTP {status}"))),
+        200 => {
+            return Err(Attempt::Fatal(RemoteError::NoRanges {
+                url: url.to_owned(),
+                reason: "it answered 200 with the whole file to a range request".into(),
+            }));
+        }
+        _ => {
+            return Err(Attempt::Fatal(RemoteError::Request {
+                url: url.to_owned(),
+                start,
+                end,
+                attempts: 1,
+                reason: format!("HTTP {status}"),
+            }));
+        }
+    }
+    let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let validator = match (header("etag"), header("last-modified")) {
+        (Some(value), _) => Validator { header: "ETag", value },
+        (None, Some(value)) => Validator { header: "Last-Modified", value },
+        (None, None) => return Err(Attempt::Fatal(RemoteError::NoValidator { url: url.to_owned() })),
+    };
+    if let Some(expected) = expect
+        && *expected != validator
+    {
+        return Err(Attempt::Fatal(RemoteError::Changed {
+            url: url.to_owned(),
+            header: expected.header,
+            was: expected.value.clone(),
+            now: validator.value,
+        }));
+    }
+    let range = header("content-range").unwrap_or_default();
+    let (span, total) = range.strip_prefix("bytes ").and_then(|r| r.split_once('/')).ok_or_else(|| {
+        Attempt::Fatal(RemoteError::NoRanges { url: url.to_owned(), reason: format!("Content-Range '{range}'") })
+    })?;
+    let total: u64 = total.parse().map_err(|_| {
+        Attempt::Fatal(RemoteError::NoRanges {
+            url: url.to_owned(),
+            reason: format!("Content-Range '{range}' has no length"),
+        })
+    })?;
+    let expected_end = end.min(total);
+    if span != format!("{start}-{}", expected_end - 1) {
+        return Err(Attempt::Fatal(RemoteError::NoRanges {
+            url: url.to_owned(),
+            reason: format!("asked for bytes {start}-{}, got Content-Range '{range}'", end - 1),
+        }));
+    }
+    let wanted = (expected_end - start) as usize;
+    let mut body = Vec::with_capacity(wanted);
+    let read = response.body_mut().as_reader().take(wanted as u64 + 1).read_to_end(&mut body);
+    if let Err(e) = read {
+        return Err(Attempt::Transient(format!("the body broke off: {e}")));
+    }
+    if body.len() != wanted {
+        return Err(Attempt::Transient(format!(
+            "a body of {} bytes where {wanted} were announced (truncated)",
+            body.len()
+        )));
+    }
+    Ok(Answer { total, validator, body })
+}

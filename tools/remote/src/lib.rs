@@ -1,0 +1,79 @@
+//! Packs read over HTTP: `http://` and `https://` URLs wherever a pack path
+//! is accepted.
+//!
+//! The key decision: a remote pack is just another [`PackBytes`]: the
+//! terrain core's reader, with its bounded open and page-at-a-time
+//! validation, is unchanged, and this crate only answers "give me these
+//! bytes". Bytes are fetched in aligned 16 KiB blocks through one HTTP
+//! range request per run of missing blocks (so adjacent tiles coalesce),
+//! kept in a memory LRU and optionally an on-disk cache with a byte budget,
+//! and every response must carry the validator (ETag, else Last-Modified)
+//! seen at open: a pack replaced mid-session is an error, never a mix of
+//! two versions. Transient failures (5xx, 429, timeouts, broken or
+//! truncated bodies) are retried with exponential backoff.
+//!
+//! The client is `ureq` with rustls: blocking, small, keep-alive connection
+//! pooling in its `Agent`; requests run concurrently from the viewer's
+//! loader threads, each on its own pooled connection.
+
+mod cache;
+mod error;
+mod http;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use error::RemoteError;
+pub use http::{HttpBytes, TransferStats};
+use planet_terrain::pack::Pack;
+
+/// Bytes of one cache block (and the unit of a range request).
+pub const BLOCK_BYTES: u64 = 16 * 1024;
+
+/// How remote packs are fetched and cached.
+#[derive(Clone, Debug)]
+pub struct RemoteOptions {
+    /// An on-disk block cache shared by every remote pack (none: memory only).
+    pub cache_dir: Option<PathBuf>,
+    /// The disk cache's budget; the least recently used blocks go first.
+    pub cache_bytes: u64,
+    /// The memory cache's budget per pack.
+    pub memory_bytes: u64,
+    /// One request's limit, connection included.
+    pub timeout: Duration,
+    /// Attempts after the first for a transient failure.
+    pub retries: u32,
+    /// The first retry's wait; each next one doubles it.
+    pub backoff: Duration,
+}
+
+impl Default for RemoteOptions {
+    fn default() -> RemoteOptions {
+        RemoteOptions {
+            cache_dir: None,
+            cache_bytes: 1 << 30,
+            memory_bytes: 64 << 20,
+            timeout: Duration::from_secs(15),
+            retries: 4,
+            backoff: Duration::from_millis(100),
+        }
+    }
+}
+
+/// True when `path` names a remote pack rather than a file.
+pub fn is_url(path: &str) -> bool {
+    path.starts_with("http://") || path.starts_with("https://")
+}
+
+/// Opens the pack at `url`: one request for the header and the root (the
+/// first blocks), validated as any pack is; returns the transfer counters
+/// beside it.
+pub fn open_pack(url: &str, options: &RemoteOptions) -> Result<(Pack, Arc<TransferStats>), RemoteError> {
+    let bytes = HttpBytes::open(url, options)?;
+    let stats = bytes.stats();
+    let pack = Pack::adopt(Box::new(bytes)).map_err(|source| RemoteError::Pack { url: url.to_owned(), source })?;
+    Ok((pack, stats))
+}
