@@ -552,6 +552,7 @@ fn write_stats(
             "sky": g.sky_ms,
             "total": g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms,
         })),
+        "remote": planet_cli::stack::remote_transfers(),
     });
     planet_cli::fs::write_json(path, &json)?;
     Ok(())

@@ -285,6 +285,7 @@ impl Session {
                 "min_above_ground_m": self.log.iter().map(|l| l.above_ground_m).fold(f64::INFINITY, f64::min),
                 "failed_tiles": self.log.last().map_or(0, |l| l.report.statistics.failed_tiles),
                 "hole_pixels_total": self.log.iter().filter_map(|l| l.hole_pixels).map(u64::from).sum::<u64>(),
+                "remote": planet_cli::stack::remote_transfers(),
             },
             "frames": frames,
         })

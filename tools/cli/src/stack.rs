@@ -14,6 +14,22 @@ use planet_terrain::ground::{GroundStack, PackSource, StackedPack};
 use planet_terrain::pack::Pack;
 
 static REMOTE: OnceLock<planet_remote::RemoteOptions> = OnceLock::new();
+/// The transfer counters of every remote pack this process opened.
+static TRANSFERS: std::sync::Mutex<Vec<Arc<planet_remote::TransferStats>>> = std::sync::Mutex::new(Vec::new());
+
+/// What every remote pack opened so far cost: requests, bytes, retries;
+/// `None` when no pack was remote.
+pub fn remote_transfers() -> Option<serde_json::Value> {
+    let all = TRANSFERS.lock().unwrap_or_else(|p| p.into_inner());
+    (!all.is_empty()).then(|| {
+        serde_json::json!({
+            "packs": all.len(),
+            "requests": all.iter().map(|t| t.requests()).sum::<u64>(),
+            "bytes": all.iter().map(|t| t.bytes()).sum::<u64>(),
+            "retries": all.iter().map(|t| t.retries()).sum::<u64>(),
+        })
+    })
+}
 
 /// Sets, once per process, how remote packs are cached (`--cache`,
 /// `--cache-bytes`); without it they are cached in memory only.
@@ -31,7 +47,9 @@ pub fn open_pack(path: &Path) -> Result<Pack> {
     let name = path.to_string_lossy();
     if planet_remote::is_url(&name) {
         let options = REMOTE.get_or_init(Default::default);
-        let (pack, _) = planet_remote::open_pack(&name, options).with_context(|| format!("opening pack {name}"))?;
+        let (pack, stats) =
+            planet_remote::open_pack(&name, options).with_context(|| format!("opening pack {name}"))?;
+        TRANSFERS.lock().unwrap_or_else(|p| p.into_inner()).push(stats);
         return Ok(pack);
     }
     Pack::open(path).with_context(|| format!("opening pack {}", path.display()))
