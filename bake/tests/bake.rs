@@ -4,6 +4,7 @@
 //! and bad input.
 
 mod crash;
+mod filter;
 mod patch;
 mod support;
 
