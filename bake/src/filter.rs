@@ -19,10 +19,11 @@
 //! and the arithmetic are functions of the place alone. A child sample that
 //! several tiles store (edges, aprons; and on face edges, two faces) is
 //! always read from one owner: the present holding tile of smallest
-//! identity among every spelling of the sample. The weighted taps are
-//! summed in ascending order of their products (each product exact: the
-//! weights are powers of two off the cube corners), so the sum does not
-//! depend on which face's axes enumerated them. A parent's apron samples are
+//! identity among every spelling of the sample. A sample on a face edge sums
+//! its weighted taps in ascending order of their products (each product
+//! exact: the weights are powers of two off the cube corners), so the sum
+//! does not depend on which face's axes enumerated them; any other sample
+//! is summed in its face's one tap order. A parent's apron samples are
 //! evaluated as the neighbour's own samples, on the neighbour's face.
 //!
 //! **Voids.** A tap whose owner tile is absent (a regional bake) drops out
@@ -148,12 +149,18 @@ impl Taps {
         }
     }
 
-    fn mean(mut self) -> Option<Tap> {
+    /// The weighted mean: in ascending order of the products when the
+    /// sample lies on a face edge (two faces enumerate its taps along
+    /// different axes), in the order added otherwise (every tile storing it
+    /// enumerates them in its face's one order).
+    fn mean(mut self, on_face_edge: bool) -> Option<Tap> {
         if self.count == 0 {
             return None;
         }
         let terms = &mut self.terms[..self.count];
-        terms.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        if on_face_edge {
+            terms.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        }
         let sum = terms.iter().fold(0.0, |s, t| s + t.0);
         Some(Tap { height: sum / f64::from(self.weight), measured: !self.missing && !self.unmeasured })
     }
@@ -169,8 +176,10 @@ impl Level {
         Level { depth, tiles: HashMap::default() }
     }
 
-    pub(crate) fn insert(&mut self, tile: DecodedTile) {
+    /// Adds a stored tile; only its heights are kept.
+    pub(crate) fn insert(&mut self, mut tile: DecodedTile) {
         debug_assert_eq!(tile.tile.depth(), self.depth);
+        (tile.classes, tile.colour) = (None, None);
         self.tiles.insert(tile.tile.identity(), tile);
     }
 
@@ -210,20 +219,39 @@ impl Level {
         let np = CELLS << (self.depth - 1);
         let (ci, cj) = (2 * u, 2 * v);
         let mut taps = Taps::default();
+        let on_face_edge = u == 0 || u == np || v == 0 || v == np;
         if (u == 0 || u == np) && (v == 0 || v == np) {
             let (su, sv) = (if u == 0 { 1 } else { -1 }, if v == 0 { 1 } else { -1 });
             for ((a, b), w) in CORNER_TAPS {
                 taps.add(self.value_at(face, ci + su * a, cj + sv * b), w);
             }
-        } else {
-            for b in -1..=1i64 {
-                for a in -1..=1i64 {
-                    let w = ((2 - a.abs()) * (2 - b.abs())) as u32;
-                    taps.add(self.value_at(face, ci + a, cj + b), w);
-                }
+            return taps.mean(true);
+        }
+        // All nine taps inside one tile, off its edges: one lookup.
+        let (x, y) = ((ci - 1) / CELLS, (cj - 1) / CELLS);
+        let one_tile = ci > 1
+            && cj > 1
+            && (ci - 1) % CELLS != 0
+            && (cj - 1) % CELLS != 0
+            && (ci + 1) / CELLS == x
+            && (cj + 1) / CELLS == y;
+        let tile = one_tile
+            .then(|| TileAddress::new(face.index(), self.depth, x as u32, y as u32).ok().and_then(|t| self.get(t)))
+            .flatten();
+        for b in -1..=1i64 {
+            for a in -1..=1i64 {
+                let w = ((2 - a.abs()) * (2 - b.abs())) as u32;
+                let (gi, gj) = (ci + a, cj + b);
+                taps.add(
+                    match tile {
+                        Some(t) => Some(Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)),
+                        None => self.value_at(face, gi, gj),
+                    },
+                    w,
+                );
             }
         }
-        taps.mean()
+        taps.mean(on_face_edge)
     }
 
     /// Every stored sample of `parent` (one depth above this level), in
@@ -282,7 +310,7 @@ impl Level {
                         taps.add(at(2 * i64::from(i) + a, 2 * i64::from(j) + b), w);
                     }
                 }
-                out.push(taps.mean());
+                out.push(taps.mean(u == 0 || u == np || v == 0 || v == np));
             }
         }
         debug_assert_eq!(out.len(), (TILE_STORED_SAMPLES * TILE_STORED_SAMPLES) as usize);

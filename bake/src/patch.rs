@@ -23,11 +23,11 @@ use std::time::Instant;
 
 use planet_terrain::geo::address::TILE_CELLS;
 use planet_terrain::geo::lattice::lattice_error;
-use planet_terrain::{Edge, TileAddress};
 use planet_terrain::pack::codec::{decode_tile, encode_tile_keeping_range};
 use planet_terrain::pack::{
     DecodedTile, EncodedTile, IndexEntry, Pack, PackHeader, PatchStamp, TileContent, begin_patch, finish_patch,
 };
+use planet_terrain::{Edge, TileAddress};
 use rayon::prelude::*;
 
 use crate::audit::{AccuracyAudit, reject};
@@ -296,7 +296,8 @@ impl Rebake<'_> {
         for depth in 0..=deepest {
             let here: Vec<&DecodedTile> = decoded.iter().filter(|t| t.tile.depth() == depth).collect();
             let parents: Vec<TileAddress> = here.iter().map(|t| t.tile).collect();
-            let levels = (self.filtered(depth) && !here.is_empty()).then(|| self.levels(&parents, fresh)).transpose()?;
+            let levels =
+                (self.filtered(depth) && !here.is_empty()).then(|| self.levels(&parents, fresh)).transpose()?;
             let audited: Vec<_> = here
                 .par_iter()
                 .map(|new| -> Result<_, BakeError> {

@@ -15,9 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use planet_terrain::TileAddress;
 use planet_terrain::geo::lattice::lattice_error;
-use planet_terrain::pack::{
-    DecodedTile, EncodedTile, IndexEntry, PackError, PackSpec, PackWriter, TileContent,
-};
+use planet_terrain::pack::{DecodedTile, EncodedTile, IndexEntry, PackError, PackSpec, PackWriter, TileContent};
 use rayon::prelude::*;
 
 use crate::error::BakeError;

@@ -122,7 +122,10 @@ fn check_filtered(pack: &Pack, parent: &planet_terrain::pack::DecodedTile) {
                 }
             }
             let (want, got) = (sum / 16.0, parent.elevation(i, j));
-            assert!((got - want).abs() <= bound, "{tile} ({i}, {j}): baked {got}, filter of the child {want}, bound {bound}");
+            assert!(
+                (got - want).abs() <= bound,
+                "{tile} ({i}, {j}): baked {got}, filter of the child {want}, bound {bound}"
+            );
         }
     }
 }

@@ -73,7 +73,7 @@ fn coarse_tiles_hold_the_area_mean_of_their_footprints_where_point_sampling_alia
     let nodes: Vec<f32> = (0..ROWS).flat_map(|r| (0..COLUMNS).map(move |c| node(c, r) as f32)).collect();
     let dem = dir.path().join("ripple.tif");
     let geo = [-180.0, PIXEL, 0.0, 90.0, 0.0, -PIXEL];
-    write_tiff(&dem, (COLUMNS, ROWS), geo, Some(4326), &[nodes.clone()], None);
+    write_tiff(&dem, (COLUMNS, ROWS), geo, Some(4326), std::slice::from_ref(&nodes), None);
     let body = Body::custom("ripple", [6_371_000.0; 3]).unwrap();
     let out = dir.path().join("ripple.planetpack");
     let report = bake(&BakeOptions { depth: None, body: body.clone(), ..options(&dem, &out) }, &Quiet).unwrap().json;
