@@ -128,7 +128,11 @@ pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]
     let max_depth = pack.header().max_depth;
     let filter_from = pack.header().height_data_depth;
     let from_source: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() >= filter_from).collect();
-    let mut results: Vec<(u8, DepthAudit, Option<String>)> = from_source
+    // Each audited tile of a depth the level above is filtered from is kept
+    // as that level, decoded once.
+    let mut below = Level::new(filter_from);
+    let mut results = Vec::with_capacity(tiles.len());
+    let audited: Vec<_> = from_source
         .par_iter()
         .map(|&tile| -> Result<_, BakeError> {
             let decoded = pack.read_tile(tile)?;
@@ -136,27 +140,23 @@ pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]
             let want: Vec<Option<f64>> =
                 source.heights.iter().zip(&source.filled).map(|(&h, &f)| (!f).then_some(h)).collect();
             let (a, first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
-            Ok((tile.depth(), a, first))
+            Ok(((tile.depth(), a, first), (tile.depth() == filter_from).then_some(decoded)))
         })
         .collect::<Result<_, _>>()?;
+    for (result, decoded) in audited {
+        results.push(result);
+        decoded.into_iter().for_each(|t| below.insert(t));
+    }
     for depth in (0..filter_from).rev() {
         let here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
-        if here.is_empty() {
-            continue;
-        }
-        let below: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth + 1).collect();
-        let mut level = Level::new(depth + 1);
-        for t in below.par_iter().map(|&t| pack.read_tile(t)).collect::<Result<Vec<_>, _>>()? {
-            level.insert(t);
-        }
-        let audited = here
+        let audited: Vec<_> = here
             .par_iter()
             .map(|&tile| -> Result<_, BakeError> {
                 let decoded = pack.read_tile(tile)?;
                 let cells = TILE_CELLS as i32;
                 let want: Vec<Option<f64>> = (-1..=cells + 1)
                     .flat_map(|j| (-1..=cells + 1).map(move |i| tile.sample(i, j)))
-                    .map(|s| level.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
+                    .map(|s| below.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
                     .collect();
                 let surface = if codec.has_classes() || codec.has_colour() {
                     inputs.surface(&body, tile)?
@@ -164,10 +164,14 @@ pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]
                     (Vec::new(), Vec::new())
                 };
                 let (a, first) = compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
-                Ok((depth, a, first))
+                Ok(((depth, a, first), decoded))
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        results.extend(audited);
+            .collect::<Result<_, _>>()?;
+        below = Level::new(depth);
+        for (result, decoded) in audited {
+            results.push(result);
+            below.insert(decoded);
+        }
     }
     Ok(AccuracyAudit::collect(max_depth, results))
 }
@@ -265,3 +269,7 @@ pub(crate) fn reject(out: &Path, message: String) -> BakeError {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "audit_tests.rs"]
+mod tests;

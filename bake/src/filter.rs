@@ -171,6 +171,19 @@ impl Taps {
 const CORNER_TAPS: [((i64, i64), u32); 7] =
     [((0, 0), 3), ((1, 0), 2), ((0, 1), 2), ((-1, 0), 2), ((1, 1), 1), ((-1, 1), 1), ((1, -1), 1)];
 
+/// The kernel's weights in its one tap order (rows along v, each along u).
+const KERNEL: [f64; 9] = [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0];
+
+/// The kernel on nine present taps off a face edge, summed in the tap
+/// order: the same operations, so the same bits, as [`Taps::mean`] on them.
+fn kernel_in_order(h: &[f64; 9]) -> f64 {
+    let mut sum = 0.0;
+    for k in 0..9 {
+        sum += h[k] * KERNEL[k];
+    }
+    sum / 16.0
+}
+
 impl Level {
     pub(crate) fn new(depth: u8) -> Level {
         Level { depth, tiles: HashMap::default() }
@@ -238,17 +251,18 @@ impl Level {
         let tile = one_tile
             .then(|| TileAddress::new(face.index(), self.depth, x as u32, y as u32).ok().and_then(|t| self.get(t)))
             .flatten();
+        if let Some(t) = tile {
+            let (li, lj) = ((ci - CELLS * x) as i32, (cj - CELLS * y) as i32);
+            let h: [f64; 9] = std::array::from_fn(|k| {
+                let (a, b) = ((k % 3) as i32 - 1, (k / 3) as i32 - 1);
+                t.dequantise(t.quantised[stored_index(li + a, lj + b)])
+            });
+            return Some(Tap { height: kernel_in_order(&h), measured: t.measured });
+        }
         for b in -1..=1i64 {
             for a in -1..=1i64 {
                 let w = ((2 - a.abs()) * (2 - b.abs())) as u32;
-                let (gi, gj) = (ci + a, cj + b);
-                taps.add(
-                    match tile {
-                        Some(t) => Some(Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)),
-                        None => self.value_at(face, gi, gj),
-                    },
-                    w,
-                );
+                taps.add(self.value_at(face, ci + a, cj + b), w);
             }
         }
         taps.mean(on_face_edge)
@@ -275,42 +289,57 @@ impl Level {
             })
             .map(|t| t.and_then(|t| self.get(t)))
             .collect();
-        let mut window: Vec<Option<Tap>> = Vec::with_capacity(SIDE * SIDE);
+        // Heights, and whether each was present (1) and measured (2).
+        let mut heights = vec![0.0; SIDE * SIDE];
+        let mut state = vec![0u8; SIDE * SIDE];
+        let mut w = 0;
         for b in -1..=(SIDE as i64 - 2) {
             let gj = oj + b;
             for a in -1..=(SIDE as i64 - 2) {
                 let gi = oi + a;
                 let interior = gi > 0 && gi < n && gj > 0 && gj < n && gi % CELLS != 0 && gj % CELLS != 0;
-                window.push(if interior {
+                let tap = if interior {
                     let k = (gi / CELLS - tx0) + 4 * (gj / CELLS - ty0);
                     near[k as usize].map(|t| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
                 } else {
                     self.value_at(face, gi, gj)
-                });
+                };
+                if let Some(t) = tap {
+                    (heights[w], state[w]) = (t.height, 1 + u8::from(t.measured));
+                }
+                w += 1;
             }
         }
-        let at = |a: i64, b: i64| window[(b + 1) as usize * SIDE + (a + 1) as usize];
         let np = CELLS << parent.depth();
         let cells = TILE_CELLS as i32;
+        let (pu, pv) = (CELLS * i64::from(parent.x()), CELLS * i64::from(parent.y()));
         let mut out = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
         for j in -1..=cells + 1 {
             for i in -1..=cells + 1 {
-                let s = parent.sample(i, j);
-                let (u, v) = (s.i as i64, s.j as i64);
                 let core = (0..=cells).contains(&i) && (0..=cells).contains(&j);
-                let corner = (u == 0 || u == np) && (v == 0 || v == np);
-                if !core || corner {
-                    out.push(self.filtered(s.face, u, v));
+                let (u, v) = (pu + i64::from(i), pv + i64::from(j));
+                if !core || ((u == 0 || u == np) && (v == 0 || v == np)) {
+                    let s = parent.sample(i, j);
+                    out.push(self.filtered(s.face, s.i as i64, s.j as i64));
+                    continue;
+                }
+                // Window index of tap (a, b) = (-1, -1): child (2i - 1, 2j - 1).
+                let first = (2 * j) as usize * SIDE + (2 * i) as usize;
+                let index = |k: usize| first + (k / 3) * SIDE + k % 3;
+                let on_face_edge = u == 0 || u == np || v == 0 || v == np;
+                if !on_face_edge && (0..9).all(|k| state[index(k)] > 0) {
+                    let h: [f64; 9] = std::array::from_fn(|k| heights[index(k)]);
+                    let measured = (0..9).all(|k| state[index(k)] == 2);
+                    out.push(Some(Tap { height: kernel_in_order(&h), measured }));
                     continue;
                 }
                 let mut taps = Taps::default();
-                for b in -1..=1i64 {
-                    for a in -1..=1i64 {
-                        let w = ((2 - a.abs()) * (2 - b.abs())) as u32;
-                        taps.add(at(2 * i64::from(i) + a, 2 * i64::from(j) + b), w);
-                    }
+                for (k, &weight) in KERNEL.iter().enumerate() {
+                    let at = index(k);
+                    let tap = (state[at] > 0).then(|| Tap { height: heights[at], measured: state[at] == 2 });
+                    taps.add(tap, weight as u32);
                 }
-                out.push(taps.mean(u == 0 || u == np || v == 0 || v == np));
+                out.push(taps.mean(on_face_edge));
             }
         }
         debug_assert_eq!(out.len(), (TILE_STORED_SAMPLES * TILE_STORED_SAMPLES) as usize);
