@@ -8,7 +8,11 @@
 //! declared tile with no data at all fails the bake with its address.
 //!
 //! The same `Inputs::sample` serves the bake and the accuracy audit, so the
-//! audit compares the pack with exactly what the bake meant to store.
+//! audit compares the pack with exactly what the bake meant to store. It
+//! serves the depths at and below the pack's height data depth; shallower
+//! tiles take their heights from the level below (`filter`) and only their
+//! surface classes and colour from here (`Inputs::surface`), with voids
+//! settled by the same policy (`Inputs::settle_voids`).
 
 use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES};
 use planet_terrain::ground::sample_directions;
