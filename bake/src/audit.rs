@@ -3,19 +3,21 @@
 //! hours; it checks the source itself, through the same sampling the bake
 //! uses. The accuracy audit runs after the pack is finished: it opens the
 //! pack as any reader would and compares every stored sample with the source
-//! at that sample's own latitude/longitude, within half a quantisation step;
+//! at that sample's own latitude/longitude (coarse tiles: with the stated
+//! filter of the level below as stored), within half a quantisation step;
 //! a pack that fails is moved aside and the bake fails, so nothing at the
 //! output path looks like a good pack.
 
 use std::path::Path;
 
 use planet_terrain::TileAddress;
-use planet_terrain::geo::address::TILE_STORED_SAMPLES;
-use planet_terrain::pack::Pack;
+use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES};
+use planet_terrain::pack::{Codec, DecodedTile, Pack};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::BakeError;
+use crate::filter::Level;
 use crate::landmarks::{LandmarkAudit, Verdict, table};
 use crate::options::BakeOptions;
 use crate::sampling::Inputs;
@@ -112,56 +114,115 @@ impl AccuracyAudit {
 }
 
 /// Re-reads `tiles` from the pack at `path` and compares every sample with
-/// the source. Returns per-depth results and the first violation.
+/// what it should hold: tiles at and below the pack's height data depth
+/// with the source at the sample's own latitude/longitude; shallower tiles
+/// with the stated filter of the level below as the pack stores it,
+/// evaluated sample by sample by [`Level::filtered`] (not the bake's window),
+/// so the chain from the source to depth 0 is checked link by link without
+/// reading the source for coarse heights. Returns per-depth results and the
+/// first violation.
 pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]) -> Result<AccuracyAudit, BakeError> {
     let pack = Pack::open(path)?;
     let body = pack.header().body.clone();
     let codec = pack.header().codec;
     let max_depth = pack.header().max_depth;
-    let results: Vec<(u8, DepthAudit, Option<String>)> = tiles
+    let filter_from = pack.header().height_data_depth;
+    let from_source: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() >= filter_from).collect();
+    // Each audited tile of a depth the level above is filtered from is kept
+    // as that level, decoded once.
+    let mut below = Level::new(filter_from);
+    let mut results = Vec::with_capacity(tiles.len());
+    let audited: Vec<_> = from_source
         .par_iter()
-        .map(|&tile| -> Result<(u8, DepthAudit, Option<String>), BakeError> {
+        .map(|&tile| -> Result<_, BakeError> {
             let decoded = pack.read_tile(tile)?;
             let source = inputs.sample(&body, tile)?;
-            let step = decoded.quantisation_step();
-            let mut a = DepthAudit { tiles: 1, ..Default::default() };
-            let mut first = None;
-            for (k, (&q, &want)) in decoded.quantised.iter().zip(&source.heights).enumerate() {
-                if source.filled[k] {
-                    a.skipped_filled += 1;
-                    continue;
-                }
-                let got = decoded.dequantise(q);
-                if let Some(bound) = a.height(got, want, step) {
-                    first.get_or_insert_with(|| {
-                        let n = TILE_STORED_SAMPLES as usize;
-                        format!(
-                            "tile {tile} sample ({}, {}): pack {got:.3} m, source {want:.3} m, bound {bound:.4} m",
-                            k % n - 1,
-                            k / n - 1
-                        )
-                    });
-                }
-                if codec.has_colour() {
-                    let c = decoded.colour.as_ref().expect("codec 2")[k];
-                    let w = source.colour[k];
-                    let d = (0..3).map(|i| c[i].abs_diff(w[i])).max().unwrap_or(0);
-                    a.worst_colour = a.worst_colour.max(d);
-                    if d > 0 {
-                        a.violations += 1;
-                        first.get_or_insert_with(|| format!("tile {tile}: colour {c:?} vs source {w:?}"));
-                    }
-                }
-                if codec.has_classes() && decoded.classes.as_ref().expect("codec >= 1")[k] != source.classes[k] {
-                    a.class_mismatches += 1;
-                    a.violations += 1;
-                    first.get_or_insert_with(|| format!("tile {tile}: surface class differs from the source"));
-                }
-            }
-            Ok((tile.depth(), a, first))
+            let want: Vec<Option<f64>> =
+                source.heights.iter().zip(&source.filled).map(|(&h, &f)| (!f).then_some(h)).collect();
+            let (a, first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
+            Ok(((tile.depth(), a, first), (tile.depth() == filter_from).then_some(decoded)))
         })
         .collect::<Result<_, _>>()?;
+    for (result, decoded) in audited {
+        results.push(result);
+        decoded.into_iter().for_each(|t| below.insert(t));
+    }
+    for depth in (0..filter_from).rev() {
+        let here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
+        let audited: Vec<_> = here
+            .par_iter()
+            .map(|&tile| -> Result<_, BakeError> {
+                let decoded = pack.read_tile(tile)?;
+                let cells = TILE_CELLS as i32;
+                let want: Vec<Option<f64>> = (-1..=cells + 1)
+                    .flat_map(|j| (-1..=cells + 1).map(move |i| tile.sample(i, j)))
+                    .map(|s| below.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
+                    .collect();
+                let surface = if codec.has_classes() || codec.has_colour() {
+                    inputs.surface(&body, tile)?
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+                let (a, first) = compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
+                Ok(((depth, a, first), decoded))
+            })
+            .collect::<Result<_, _>>()?;
+        below = Level::new(depth);
+        for (result, decoded) in audited {
+            results.push(result);
+            below.insert(decoded);
+        }
+    }
     Ok(AccuracyAudit::collect(max_depth, results))
+}
+
+/// Compares one decoded tile with the heights it should hold (`None`: a
+/// void the bake filled, not compared) and the classes and colour its codec
+/// stores.
+fn compare(
+    decoded: &DecodedTile,
+    want: &[Option<f64>],
+    what: &str,
+    codec: Codec,
+    (classes, colour): (&[u8], &[[u8; 3]]),
+) -> (DepthAudit, Option<String>) {
+    let tile = decoded.tile;
+    let step = decoded.quantisation_step();
+    let mut a = DepthAudit { tiles: 1, ..Default::default() };
+    let mut first = None;
+    for (k, (&q, &want)) in decoded.quantised.iter().zip(want).enumerate() {
+        let Some(want) = want else {
+            a.skipped_filled += 1;
+            continue;
+        };
+        let got = decoded.dequantise(q);
+        if let Some(bound) = a.height(got, want, step) {
+            first.get_or_insert_with(|| {
+                let n = TILE_STORED_SAMPLES as usize;
+                format!(
+                    "tile {tile} sample ({}, {}): pack {got:.3} m, {what} {want:.3} m, bound {bound:.4} m",
+                    k % n - 1,
+                    k / n - 1
+                )
+            });
+        }
+        if codec.has_colour() {
+            let c = decoded.colour.as_ref().expect("codec 2")[k];
+            let w = colour[k];
+            let d = (0..3).map(|i| c[i].abs_diff(w[i])).max().unwrap_or(0);
+            a.worst_colour = a.worst_colour.max(d);
+            if d > 0 {
+                a.violations += 1;
+                first.get_or_insert_with(|| format!("tile {tile}: colour {c:?} vs source {w:?}"));
+            }
+        }
+        if codec.has_classes() && decoded.classes.as_ref().expect("codec >= 1")[k] != classes[k] {
+            a.class_mismatches += 1;
+            a.violations += 1;
+            first.get_or_insert_with(|| format!("tile {tile}: surface class differs from the source"));
+        }
+    }
+    (a, first)
 }
 
 impl AccuracyAudit {
@@ -208,3 +269,7 @@ pub(crate) fn reject(out: &Path, message: String) -> BakeError {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "audit_tests.rs"]
+mod tests;

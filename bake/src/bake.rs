@@ -7,14 +7,16 @@
 //! 1. the landmark audit runs before a single byte is written, so a misread
 //!    grid costs seconds, not hours (`audit`);
 //! 2. tiles are baked deepest first, depth by depth in parallel, so a tile's
-//!    geometric error can include its children's (`pipeline`);
+//!    geometric error can include its children's and the levels above the
+//!    data depth can be filtered from the level below (`pipeline`, `filter`);
 //! 3. tiles go through `PackWriter`, whose journal makes a killed bake
 //!    resumable to the same bytes and whose layout does not depend on the
 //!    order threads finish in (`full`), or patch an existing pack
 //!    in place (`patch`: the pack is the base, the patch replaces only what
 //!    it measured inside the box, `composite`);
 //! 4. the assembled pack is opened like any reader would and every sample is
-//!    compared with the source at that sample's own latitude/longitude,
+//!    compared with the source at that sample's own latitude/longitude
+//!    (coarse tiles, filtered from the level below: with that filter),
 //!    before it is renamed to `--out`; a patch's tiles are compared with the
 //!    composite before anything is written, and read back against what was
 //!    audited before its redo journal goes; a pack that fails is moved aside

@@ -14,6 +14,11 @@
 //! share gets the same weight in both. Heights and colour are mixed by the
 //! weight; a surface class is a category, so it switches to the patch's at
 //! weight 1/2.
+//!
+//! Above the pack's height data depth a patched tile's heights are not
+//! composited from the patch DEM: like a full bake's they are the filter of
+//! the level below, now patched (`refilter`), and the pack's stored value
+//! wherever the footprint's ground did not change.
 
 use planet_terrain::geo::address::TILE_STORED_SAMPLES;
 use planet_terrain::ground::sample_directions;
@@ -22,6 +27,7 @@ use planet_terrain::{Body, TileAddress};
 
 use crate::audit::DepthAudit;
 use crate::error::BakeError;
+use crate::filter::Tap;
 use crate::options::Region;
 use crate::raster::Raster;
 use crate::sampling::{Inputs, classes_at, colour_at, lat_lon_of};
@@ -157,14 +163,41 @@ pub(crate) fn composite(old: &DecodedTile, m: &Measured) -> Composite {
     Composite { heights, classes, colour, from_dem, kept }
 }
 
+/// The heights of a patched tile above the pack's height data depth: each
+/// sample is the filter of the patched level below (`after`) where that
+/// differs from the filter of the pack's own level below (`before`), and
+/// the pack's stored value where it does not, so a patch changes a coarse
+/// sample only where the ground under its footprint changed. Returns the
+/// heights and how many samples changed.
+pub(crate) fn refilter(old: &DecodedTile, before: &[Option<Tap>], after: &[Option<Tap>]) -> (Vec<f64>, usize) {
+    let mut changed = 0;
+    let heights = (0..old.quantised.len())
+        .map(|k| match (before[k], after[k]) {
+            (b, Some(a)) if b.map(|b| b.height.to_bits()) != Some(a.height.to_bits()) => {
+                changed += 1;
+                a.height
+            }
+            _ => old.dequantise(old.quantised[k]),
+        })
+        .collect();
+    (heights, changed)
+}
+
 /// Compares the tile a patch is about to store (`new`, decoded from its
 /// payload) with the composite of the pack's tile `old` and what the patch
 /// rasters measured, re-read for the audit. Every height must be within half
 /// of `new`'s quantisation step (plus float rounding) of the composite: the
 /// DEM's value where the DEM measured it inside the box, the mix across the
-/// border, and the pack's old value everywhere else. Classes and colour must
-/// be exact. Returns the tally and the first violation.
-pub(crate) fn audit_tile(old: &DecodedTile, new: &DecodedTile, m: &Measured) -> (DepthAudit, Option<String>) {
+/// border, and the pack's old value everywhere else; above the pack's height
+/// data depth, `refiltered` (the heights [`refilter`] gives, evaluated
+/// anew by the audit). Classes and colour must be exact. Returns the tally
+/// and the first violation.
+pub(crate) fn audit_tile(
+    old: &DecodedTile,
+    new: &DecodedTile,
+    m: &Measured,
+    refiltered: Option<&[f64]>,
+) -> (DepthAudit, Option<String>) {
     let tile = new.tile;
     let step = new.quantisation_step();
     let mut a = DepthAudit { tiles: 1, ..Default::default() };
@@ -176,9 +209,12 @@ pub(crate) fn audit_tile(old: &DecodedTile, new: &DecodedTile, m: &Measured) -> 
         let got = new.dequantise(new.quantised[k]);
         let w = m.weights[k];
         let patched = m.heights.as_ref().and_then(|h| mix_height(was, h[k], w));
-        let want = patched.unwrap_or(was);
+        let want = refiltered.map_or(patched.unwrap_or(was), |r| r[k]);
         if a.height(got, want, step).is_some() {
             first.get_or_insert_with(|| match patched {
+                _ if refiltered.is_some() => {
+                    format!("{}: pack {got:.3} m, filter of the patched level below {want:.3} m", at(k))
+                }
                 Some(_) => format!("{}: pack {got:.3} m, patch composite {want:.3} m (weight {w:.3})", at(k)),
                 None => format!(
                     "{}: pack {got:.3} m, but the patch measured nothing here and the pack held {was:.3} m",
@@ -261,7 +297,7 @@ mod tests {
         let c = composite(&old, &m);
         assert_eq!(c.from_dem, (0..N).filter(|&k| inside(k)).count());
         let right = encoded(&c.heights, Some((old.min_elevation, old.max_elevation)));
-        let (a, first) = audit_tile(&old, &right, &m);
+        let (a, first) = audit_tile(&old, &right, &m, None);
         assert_eq!(first, None, "{a:?}");
         // Outside, the composite is the old tile bit for bit.
         for k in (0..N).filter(|&k| !inside(k)) {
@@ -269,14 +305,14 @@ mod tests {
         }
         // Filled from the DEM's edge: every sample 250 m.
         let invented = encoded(&vec![250.0; N], None);
-        let (a, first) = audit_tile(&old, &invented, &m);
+        let (a, first) = audit_tile(&old, &invented, &m, None);
         assert!(a.violations > 0);
         assert!(first.unwrap().contains("the patch measured nothing here"));
         // A void inside the box filled from its neighbours is refused too.
         let mut holed = m.heights.clone().unwrap();
         holed[131 * 60 + 30] = None;
         let m = Measured { heights: Some(holed), ..m };
-        let (a, _) = audit_tile(&old, &right, &m);
+        let (a, _) = audit_tile(&old, &right, &m, None);
         assert_eq!(a.violations, 1);
     }
 }

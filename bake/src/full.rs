@@ -91,7 +91,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     let bake_start = Instant::now();
     let filled =
         TileBake { inputs: &inputs, spec: &spec, data_depth, progress, already_done: resumed, total: tiles.len() }
-            .run(&pending, &writer)?;
+            .run(&tiles, &pending, &writer)?;
     let assembled = writer.assemble()?;
     let bake_seconds = bake_start.elapsed().as_secs_f64();
 

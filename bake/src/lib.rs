@@ -5,7 +5,7 @@
 //! [`landmarks`] (the grid-convention audit), [`bake`](mod@bake) (the entry point and
 //! the shared first stage), then `options` (what a bake is told), `error`,
 //! `fingerprint` (input identity), `sampling` (tile samples from the
-//! rasters, voids), `geometry` (tile boxes and the tile set), `pipeline`
+//! rasters, voids), `filter` (coarse levels from the level below), `geometry` (tile boxes and the tile set), `pipeline`
 //! (baking tiles in parallel), `audit` (landmark and accuracy audits),
 //! `limits` (what `--depth` and `--jobs` may ask), `full` (the full bake),
 //! `patch` (region patches), `composite` (what a patch stores: the pack as
@@ -16,6 +16,7 @@ mod audit;
 pub mod bake;
 mod composite;
 mod error;
+mod filter;
 mod fingerprint;
 mod full;
 mod geometry;

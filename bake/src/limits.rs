@@ -5,7 +5,8 @@
 //! failure an hour in. The tile count of the coverage at the asked depth is
 //! estimated in closed form (exact for a global pack, area plus border for a
 //! box) and multiplied by what the bake keeps per tile in memory for the
-//! whole run; the sum is compared with the memory Linux says is available
+//! whole run, plus the height data depth's level, held while the coarser
+//! levels are filtered from it; the sum is compared with the memory Linux says is available
 //! (`MemAvailable` in /proc/meminfo; without that file the check is skipped,
 //! and says so nowhere else). The disk the bake will need is estimated too,
 //! from the codec's largest legal payload, and named in the refusal, but
@@ -21,6 +22,10 @@ use crate::error::BakeError;
 /// the audit's per-tile result (~120) and the tile set's transient levels
 /// (32).
 pub(crate) const BYTES_PER_TILE: f64 = 16.0 + 128.0 + 16.0 + 96.0 + 120.0 + 32.0;
+/// Bytes per tile of the one level held in memory while the level above it
+/// is filtered from it (`filter`): its 131 x 131 quantised heights and the
+/// map's slot. The largest such level is the height data depth's.
+pub(crate) const BYTES_PER_LEVEL_TILE: f64 = 2.0 * 131.0 * 131.0 + 128.0;
 /// Working memory per worker thread: one tile's samples in f64 with their
 /// void flags, classes and colour, and the encoder's buffers.
 pub(crate) const BYTES_PER_WORKER: f64 = 2.0 * 1024.0 * 1024.0;
@@ -98,14 +103,20 @@ pub(crate) fn check_depth(
 ) -> Result<(), BakeError> {
     let Some(available) = available_memory() else { return Ok(()) };
     let tiles = estimated_tiles(coverage, depth);
-    let memory = tiles * BYTES_PER_TILE + cache_bytes as f64 + jobs as f64 * BYTES_PER_WORKER;
+    let filtered_from = depth.min(data_depth);
+    let level = match filtered_from {
+        0 => 0.0,
+        d => estimated_tiles(coverage, d) - estimated_tiles(coverage, d - 1),
+    };
+    let memory =
+        tiles * BYTES_PER_TILE + level * BYTES_PER_LEVEL_TILE + cache_bytes as f64 + jobs as f64 * BYTES_PER_WORKER;
     if memory <= available {
         return Ok(());
     }
     // The partial file and the assembled pack both hold every payload.
     let disk = tiles * 2.0 * f64::from(codec.payload_length_range().1);
     Err(BakeError::Options(format!(
-        "--depth {depth}: baking this coverage to depth {depth} means about {tiles:.3e} tiles, which need about {} of memory ({BYTES_PER_TILE} bytes per tile, plus {} of chunk cache and {} per worker) and up to {} of disk; this machine has {} available (MemAvailable in /proc/meminfo). Give a smaller --depth (the data supports depth {data_depth})",
+        "--depth {depth}: baking this coverage to depth {depth} means about {tiles:.3e} tiles, which need about {} of memory ({BYTES_PER_TILE} bytes per tile, {BYTES_PER_LEVEL_TILE} per tile of depth {filtered_from} while the levels above it are filtered from it, plus {} of chunk cache and {} per worker) and up to {} of disk; this machine has {} available (MemAvailable in /proc/meminfo). Give a smaller --depth (the data supports depth {data_depth})",
         bytes(memory),
         bytes(cache_bytes as f64),
         bytes(BYTES_PER_WORKER),

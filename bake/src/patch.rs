@@ -3,7 +3,9 @@
 //! sample of each re-baked tile (every depth, apron included) is the
 //! composite of the pack's own decoded value and what the patch rasters
 //! measured inside the box (`composite`), so ground the patch did not
-//! measure is never invented. The pack's header is the authority: a patch
+//! measure is never invented. Above the pack's height data depth, heights
+//! are refiltered from the patched level below as a full bake filters them
+//! (`filter`), so a patch from a full bake's own raster changes nothing. The pack's header is the authority: a patch
 //! must match its body, tier and depth, may carry only the blocks its codec
 //! stores, and keeps its data depths and coverage.
 //!
@@ -15,22 +17,24 @@
 //! a failed audit leaves the pack as it was; after writing, the pack is
 //! re-read and must hold exactly the audited tiles.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Instant;
 
-use planet_terrain::TileAddress;
+use planet_terrain::geo::address::TILE_CELLS;
 use planet_terrain::geo::lattice::lattice_error;
 use planet_terrain::pack::codec::{decode_tile, encode_tile_keeping_range};
 use planet_terrain::pack::{
     DecodedTile, EncodedTile, Pack, PackHeader, PatchStamp, TileContent, begin_patch, finish_patch,
 };
+use planet_terrain::{Edge, TileAddress};
 use rayon::prelude::*;
 
 use crate::audit::{AccuracyAudit, reject};
 use crate::bake::{Prepared, Run};
-use crate::composite::{BORDER_PIXELS, Blend, Sources, audit_tile, composite};
+use crate::composite::{BORDER_PIXELS, Blend, Sources, audit_tile, composite, refilter};
 use crate::error::BakeError;
+use crate::filter::Level;
 use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::geometry::tile_touches;
 use crate::landmarks::{LandmarkAudit, Verdict};
@@ -197,16 +201,67 @@ struct Rebake<'a> {
     data_depth: u8,
 }
 
+/// The level below a depth of coarse tiles as the pack holds it, and as
+/// the patch leaves it.
+struct Levels {
+    before: Level,
+    after: Level,
+}
+
 impl Rebake<'_> {
+    /// Whether tiles at `depth` are filtered from the level below (above the
+    /// pack's height data depth).
+    fn filtered(&self, depth: u8) -> bool {
+        depth < self.header.height_data_depth
+    }
+
+    /// The tiles one level below `parents` that their filters can reach
+    /// (the children of the parents and of their edge and corner
+    /// neighbours), as the pack holds them and as patched in `fresh`.
+    fn levels(&self, parents: &[TileAddress], fresh: &BTreeMap<TileAddress, EncodedTile>) -> Result<Levels, BakeError> {
+        let mut around: BTreeSet<TileAddress> = parents.iter().copied().collect();
+        for _ in 0..2 {
+            let next: Vec<TileAddress> =
+                around.iter().flat_map(|t| Edge::ALL.map(|e| t.neighbour(e).address)).collect();
+            around.extend(next);
+        }
+        let children: Vec<TileAddress> = around
+            .iter()
+            .flat_map(|t| t.children().into_iter().flatten())
+            .filter(|c| self.existing.entry(*c).is_some())
+            .collect();
+        let read: Vec<(DecodedTile, Option<DecodedTile>)> = children
+            .par_iter()
+            .map(|&c| -> Result<_, BakeError> {
+                let now = fresh.get(&c).map(|e| decode_tile(&e.entry_at(0), self.header.codec, &e.payload, 0));
+                Ok((self.existing.read_tile(c)?, now.transpose()?))
+            })
+            .collect::<Result<_, _>>()?;
+        let depth = parents.first().map_or(0, |p| p.depth() + 1);
+        let (mut before, mut after) = (Level::new(depth), Level::new(depth));
+        for (old, now) in read {
+            after.insert(now.unwrap_or_else(|| old.clone()));
+            before.insert(old);
+        }
+        Ok(Levels { before, after })
+    }
+
     /// One tile's composite, encoded; with its counts of samples taken from
-    /// the DEM and kept. `fresh` holds the deeper tiles already re-baked.
+    /// the DEM (above the data depth: changed by the refilter) and kept.
+    /// `fresh` holds the deeper tiles already re-baked; `levels`, for a
+    /// filtered depth, the level below.
     fn tile(
         &self,
         tile: TileAddress,
         fresh: &BTreeMap<TileAddress, EncodedTile>,
+        levels: Option<&Levels>,
     ) -> Result<(EncodedTile, usize, usize), BakeError> {
         let old = self.existing.read_tile(tile)?;
-        let c = composite(&old, &self.sources.measure(&self.header.body, tile, &self.blend)?);
+        let mut c = composite(&old, &self.sources.measure(&self.header.body, tile, &self.blend)?);
+        if let Some(l) = levels.filter(|_| self.filtered(tile.depth())) {
+            let (heights, changed) = refilter(&old, &l.before.filter_tile(tile), &l.after.filter_tile(tile));
+            (c.heights, c.from_dem, c.kept) = (heights, changed, old.quantised.len() - changed);
+        }
         // Never below the children's error (patched or kept).
         let mut error = lattice_error(&c.heights);
         for child in tile.children().into_iter().flatten() {
@@ -233,17 +288,41 @@ impl Rebake<'_> {
 
     /// Audits the tiles about to be written (decoded from their payloads)
     /// against the composite, re-reading the pack's old tiles and the
-    /// patch rasters.
-    fn audit(&self, decoded: &[DecodedTile]) -> Result<AccuracyAudit, BakeError> {
-        let results = decoded
-            .par_iter()
-            .map(|new| -> Result<_, BakeError> {
-                let old = self.existing.read_tile(new.tile)?;
-                let (a, first) =
-                    audit_tile(&old, new, &self.sources.measure(&self.header.body, new.tile, &self.blend)?);
-                Ok((new.tile.depth(), a, first))
-            })
-            .collect::<Result<_, _>>()?;
+    /// patch rasters; above the data depth, against the refilter evaluated
+    /// sample by sample ([`Level::filtered`], not the bake's window).
+    fn audit(
+        &self,
+        decoded: &[DecodedTile],
+        fresh: &BTreeMap<TileAddress, EncodedTile>,
+    ) -> Result<AccuracyAudit, BakeError> {
+        let mut results = Vec::with_capacity(decoded.len());
+        let deepest = decoded.iter().map(|t| t.tile.depth()).max().unwrap_or(0);
+        for depth in 0..=deepest {
+            let here: Vec<&DecodedTile> = decoded.iter().filter(|t| t.tile.depth() == depth).collect();
+            let parents: Vec<TileAddress> = here.iter().map(|t| t.tile).collect();
+            let levels =
+                (self.filtered(depth) && !here.is_empty()).then(|| self.levels(&parents, fresh)).transpose()?;
+            let audited: Vec<_> = here
+                .par_iter()
+                .map(|new| -> Result<_, BakeError> {
+                    let old = self.existing.read_tile(new.tile)?;
+                    let refiltered = levels.as_ref().map(|l| {
+                        let evaluate = |level: &Level| -> Vec<_> {
+                            let c = TILE_CELLS as i32;
+                            (-1..=c + 1)
+                                .flat_map(|j| (-1..=c + 1).map(move |i| new.tile.sample(i, j)))
+                                .map(|s| level.filtered(s.face, s.i as i64, s.j as i64))
+                                .collect()
+                        };
+                        refilter(&old, &evaluate(&l.before), &evaluate(&l.after)).0
+                    });
+                    let m = self.sources.measure(&self.header.body, new.tile, &self.blend)?;
+                    let (a, first) = audit_tile(&old, new, &m, refiltered.as_deref());
+                    Ok((depth, a, first))
+                })
+                .collect::<Result<_, _>>()?;
+            results.extend(audited);
+        }
         Ok(AccuracyAudit::collect(self.header.max_depth, results))
     }
 }
@@ -285,8 +364,9 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let rebake = Rebake { existing: &existing, header: &header, sources: &sources, blend, data_depth };
     for depth in (0..=deepest).rev() {
         let here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
+        let levels = (rebake.filtered(depth) && !here.is_empty()).then(|| rebake.levels(&here, &fresh)).transpose()?;
         let baked: Vec<(EncodedTile, usize, usize)> =
-            here.par_iter().map(|&tile| rebake.tile(tile, &fresh)).collect::<Result<_, _>>()?;
+            here.par_iter().map(|&tile| rebake.tile(tile, &fresh, levels.as_ref())).collect::<Result<_, _>>()?;
         for (e, from_dem, kept) in baked {
             tally.from_dem += from_dem;
             tally.kept += kept;
@@ -306,7 +386,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let audit_start = Instant::now();
     let decoded: Vec<DecodedTile> =
         fresh.values().map(|e| decode_tile(&e.entry_at(0), header.codec, &e.payload, 0)).collect::<Result<_, _>>()?;
-    let per_depth = rebake.audit(&decoded)?.passed_before_writing(&options.out)?;
+    let per_depth = rebake.audit(&decoded, &fresh)?.passed_before_writing(&options.out)?;
     drop(existing);
 
     let fresh: Vec<EncodedTile> = fresh.into_values().collect();

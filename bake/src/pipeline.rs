@@ -3,26 +3,34 @@
 //! to be more accurate than what it stands for). Where encoded tiles go is a
 //! `TileSink`: the pack writer of a full bake (whose journal makes a killed
 //! bake resumable to the same bytes, and whose layout does not depend on the
-//! order threads finish in). A region patch bakes in the same order but
-//! composites each tile with the pack's own (`patch`, `composite`). The
-//! lattice error is the terrain core's, the one the renderer's LOD uses.
+//! order threads finish in). Depths at and below the pack's height data
+//! depth read the source; each shallower depth is filtered from the one
+//! below as stored (`filter`), read back through the sink, so a resumed bake
+//! filters exactly what an uninterrupted one did. A region patch bakes in
+//! the same order but composites each tile with the pack's own (`patch`,
+//! `composite`). The lattice error is the terrain core's, the one the
+//! renderer's LOD uses, taken of the filtered surface for coarse tiles.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use planet_terrain::TileAddress;
 use planet_terrain::geo::lattice::lattice_error;
-use planet_terrain::pack::{EncodedTile, IndexEntry, PackError, PackSpec, PackWriter, TileContent};
+use planet_terrain::pack::{DecodedTile, EncodedTile, IndexEntry, PackError, PackSpec, PackWriter, TileContent};
 use rayon::prelude::*;
 
 use crate::error::BakeError;
+use crate::filter::Level;
 use crate::options::Progress;
-use crate::sampling::Inputs;
+use crate::sampling::{Inputs, Sampled};
 
 /// Where baked tiles go.
 pub(crate) trait TileSink: Sync {
     /// A child's entry, when it is already known (baked earlier in this run,
     /// or before a resume).
     fn child_entry(&self, tile: TileAddress) -> Option<IndexEntry>;
+    /// A tile already taken, decoded as a reader will see it: what the
+    /// level above is filtered from.
+    fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError>;
     /// Takes one encoded tile.
     fn put(&self, tile: EncodedTile) -> Result<(), PackError>;
 }
@@ -30,6 +38,10 @@ pub(crate) trait TileSink: Sync {
 impl TileSink for PackWriter {
     fn child_entry(&self, tile: TileAddress) -> Option<IndexEntry> {
         self.staged_entry(tile)
+    }
+
+    fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
+        self.staged_tile(tile)
     }
 
     fn put(&self, tile: EncodedTile) -> Result<(), PackError> {
@@ -51,19 +63,67 @@ pub(crate) struct TileBake<'a> {
     pub(crate) total: usize,
 }
 
+/// Reads every tile of `tiles` at `depth` back from `sink`: the level the
+/// one above it is filtered from, the same whether its tiles were baked in
+/// this run or before a resume.
+pub(crate) fn stored_level(tiles: &[TileAddress], depth: u8, sink: &dyn TileSink) -> Result<Level, BakeError> {
+    let here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
+    let decoded: Vec<Option<DecodedTile>> = here.par_iter().map(|&t| sink.stored(t)).collect::<Result<_, _>>()?;
+    let mut level = Level::new(depth);
+    decoded.into_iter().flatten().for_each(|t| level.insert(t));
+    Ok(level)
+}
+
+/// A coarse tile's heights: the filter of the level below, voids settled by
+/// the bake's policy; with its surface blocks still read from their rasters.
+/// Also says whether every tap was present and measured.
+pub(crate) fn filtered_tile(
+    inputs: &Inputs,
+    spec: &PackSpec,
+    level: &Level,
+    tile: TileAddress,
+) -> Result<(Sampled, bool), BakeError> {
+    let taps = level.filter_tile(tile);
+    let all_measured = taps.iter().all(|t| t.is_some_and(|t| t.measured));
+    let (heights, filled) = inputs.settle_voids(tile, taps.iter().map(|t| t.map(|t| t.height)).collect())?;
+    let (classes, colour) = if spec.codec.has_classes() || spec.codec.has_colour() {
+        inputs.surface(&spec.body, tile)?
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Ok((Sampled { heights, filled, classes, colour }, all_measured))
+}
+
 impl TileBake<'_> {
-    /// Bakes `tiles` deepest first into `sink`; returns how many samples
-    /// were voids (filled or given the void value).
-    pub(crate) fn run(&self, tiles: &[TileAddress], sink: &dyn TileSink) -> Result<usize, BakeError> {
+    /// Bakes `pending` (of the whole job's `tiles`) deepest first into
+    /// `sink`: depths at and below the pack's height data depth from the
+    /// source, each shallower depth filtered from the one below as stored
+    /// (`filter`). Returns how many samples were voids (filled or given the
+    /// void value).
+    pub(crate) fn run(
+        &self,
+        tiles: &[TileAddress],
+        pending: &[TileAddress],
+        sink: &dyn TileSink,
+    ) -> Result<usize, BakeError> {
         let spec = self.spec;
         let body = &spec.body;
-        let deepest = tiles.iter().map(|t| t.depth()).max().unwrap_or(0);
+        let deepest = pending.iter().map(|t| t.depth()).max().unwrap_or(0);
         let done = AtomicUsize::new(self.already_done);
         let filled_total = AtomicUsize::new(0);
+        let mut below: Option<Level> = None;
         for depth in (0..=deepest).rev() {
-            let level: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
+            let level: Vec<TileAddress> = pending.iter().copied().filter(|t| t.depth() == depth).collect();
+            let filtered = depth < spec.height_data_depth;
+            if filtered && !level.is_empty() {
+                drop(below.take()); // one level in memory at a time
+                below = Some(stored_level(tiles, depth + 1, sink)?);
+            }
             level.par_iter().try_for_each(|&tile| -> Result<(), BakeError> {
-                let sampled = self.inputs.sample(body, tile)?;
+                let (sampled, taps_measured) = match below.as_ref().filter(|_| filtered) {
+                    Some(l) => filtered_tile(self.inputs, spec, l, tile)?,
+                    None => (self.inputs.sample(body, tile)?, true),
+                };
                 let filled = sampled.filled.iter().filter(|&&f| f).count();
                 filled_total.fetch_add(filled, Ordering::Relaxed);
                 let children = tile.children().into_iter().flatten().filter_map(|c| sink.child_entry(c));
@@ -74,7 +134,7 @@ impl TileBake<'_> {
                     classes: spec.codec.has_classes().then_some(&sampled.classes[..]),
                     colour: spec.codec.has_colour().then_some(&sampled.colour[..]),
                     geometric_error: error,
-                    measured: depth <= self.data_depth && filled == 0,
+                    measured: depth <= self.data_depth && filled == 0 && taps_measured,
                 };
                 sink.put(spec.encode(tile, &content)?)?;
                 self.progress.tiles(done.fetch_add(1, Ordering::Relaxed) + 1, self.total);

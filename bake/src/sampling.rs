@@ -8,7 +8,11 @@
 //! declared tile with no data at all fails the bake with its address.
 //!
 //! The same `Inputs::sample` serves the bake and the accuracy audit, so the
-//! audit compares the pack with exactly what the bake meant to store.
+//! audit compares the pack with exactly what the bake meant to store. It
+//! serves the depths at and below the pack's height data depth; shallower
+//! tiles take their heights from the level below (`filter`) and only their
+//! surface classes and colour from here (`Inputs::surface`), with voids
+//! settled by the same policy (`Inputs::settle_voids`).
 
 use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES};
 use planet_terrain::ground::sample_directions;
@@ -35,6 +39,9 @@ pub(crate) struct Sampled {
     pub(crate) classes: Vec<u8>,
     pub(crate) colour: Vec<[u8; 3]>,
 }
+
+/// A tile's surface classes and colour, stored order.
+pub(crate) type SurfaceSamples = (Vec<u8>, Vec<[u8; 3]>);
 
 /// The depth whose sample spacing is nearest the source's pixel size.
 pub fn supported_depth(body: &Body, resolution_m: f64) -> u8 {
@@ -159,7 +166,21 @@ impl Inputs {
 
     pub(crate) fn sample(&self, body: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
         let points = lat_lon_of(body, &sample_directions(tile));
-        let mut values = self.heights(&points)?;
+        let (mut heights, filled) = self.settle_voids(tile, self.heights(&points)?)?;
+        if !self.layers.is_empty() {
+            self.apply_layers(body, tile, &mut heights);
+        }
+        let (classes, colour) = self.surface_at(&points)?;
+        Ok(Sampled { heights, filled, classes, colour })
+    }
+
+    /// Voids take `--void-value` or are filled from the tile's other
+    /// samples; returns the heights and which samples were voids.
+    pub(crate) fn settle_voids(
+        &self,
+        tile: TileAddress,
+        mut values: Vec<Option<f64>>,
+    ) -> Result<(Vec<f64>, Vec<bool>), BakeError> {
         let filled: Vec<bool> = values.iter().map(Option::is_none).collect();
         match self.void_value {
             Some(v) => values.iter_mut().filter(|x| x.is_none()).for_each(|x| *x = Some(v)),
@@ -168,19 +189,29 @@ impl Inputs {
             }
             None => {}
         }
-        let mut heights: Vec<f64> = values.into_iter().map(|v| v.expect("filled")).collect();
-        if !self.layers.is_empty() {
-            self.apply_layers(body, tile, &mut heights);
+        Ok((values.into_iter().map(|v| v.expect("filled")).collect(), filled))
+    }
+
+    /// Surface classes and colour of a tile's stored samples, read from
+    /// their rasters (zeros where a raster is absent): what a filtered
+    /// coarse tile still reads from the sources.
+    pub(crate) fn surface(&self, body: &Body, tile: TileAddress) -> Result<SurfaceSamples, BakeError> {
+        if self.classes.is_none() && self.imagery.is_none() {
+            return Ok((vec![0; TILE_STORED_SAMPLE_COUNT], vec![[0; 3]; TILE_STORED_SAMPLE_COUNT]));
         }
+        self.surface_at(&lat_lon_of(body, &sample_directions(tile)))
+    }
+
+    fn surface_at(&self, points: &[(f64, f64)]) -> Result<SurfaceSamples, BakeError> {
         let classes = match &self.classes {
-            Some(raster) => classes_at(raster, &points)?.into_iter().map(|v| v.unwrap_or(0)).collect(),
+            Some(raster) => classes_at(raster, points)?.into_iter().map(|v| v.unwrap_or(0)).collect(),
             None => vec![0; TILE_STORED_SAMPLE_COUNT],
         };
         let colour = match &self.imagery {
-            Some(raster) => colour_at(raster, &points)?.into_iter().map(|v| v.unwrap_or([0; 3])).collect(),
+            Some(raster) => colour_at(raster, points)?.into_iter().map(|v| v.unwrap_or([0; 3])).collect(),
             None => vec![[0; 3]; TILE_STORED_SAMPLE_COUNT],
         };
-        Ok(Sampled { heights, filled, classes, colour })
+        Ok((classes, colour))
     }
 }
 

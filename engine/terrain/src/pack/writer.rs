@@ -300,6 +300,23 @@ impl PackWriter {
         state.tiles.get(&tile.key()).copied().flatten().map(|s| s.entry)
     }
 
+    /// A staged tile read back from the partial file and decoded (its
+    /// checksum checked), so a bake can build a parent from its children's
+    /// stored samples whether they were staged in this run or before a
+    /// resume. `None` when the tile is not staged.
+    pub fn staged_tile(&self, tile: TileAddress) -> Result<Option<crate::pack::DecodedTile>, PackError> {
+        let state = self.state.lock().expect("writer lock");
+        let Some(staged) = state.tiles.get(&tile.key()).copied().flatten() else { return Ok(None) };
+        let mut payload = vec![0; staged.entry.payload_length as usize];
+        state
+            .partial
+            .read_exact_at(&mut payload, staged.payload_at)
+            .map_err(PackError::io("reading a staged tile back"))
+            .map_err(|e| e.in_file(&self.partial_path))?;
+        drop(state);
+        crate::pack::codec::decode_tile(&staged.entry, self.spec.codec, &payload, staged.payload_at).map(Some)
+    }
+
     /// Encodes and stages one tile. Safe to call from many threads.
     pub fn put(&self, tile: TileAddress, content: &TileContent<'_>) -> Result<(), PackError> {
         let encoded = self.spec.encode(tile, content)?;

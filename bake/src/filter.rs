@@ -1,0 +1,352 @@
+//! Coarse levels from a filter, not a point sample. Every level above the
+//! pack's height data depth is built from the level below it as stored
+//! (decoded from the staged or written tiles), never from the source, so a
+//! depth-0 tile holds the mean of the ground it stands for instead of the
+//! few pixels that happen to lie under its lattice, and coarse levels cost
+//! no source reads.
+//!
+//! **The stated filter.** A parent sample is the mean, over its footprint
+//! (the square of one parent sample spacing centred on it in the face
+//! grid), of the bilinear surface through the child level's samples. In the
+//! child grid that is the separable `[1 2 1] x [1 2 1] / 16` kernel on the
+//! child samples at `2i-1..=2i+1`; applied level after level it is the area
+//! mean of the data-depth surface widened by at most one sample spacing. At
+//! a cube corner, where three faces meet, the footprint is the three faces'
+//! quarter cells: `(3 c + 2 (e1 + e2 + e3) + d1 + d2 + d3) / 12`, with `e`
+//! the three edge neighbours and `d` each face's diagonal neighbour.
+//!
+//! **Seams stay bit-exact**, across face edges too, because each tap's value
+//! and the arithmetic are functions of the place alone. A child sample that
+//! several tiles store (edges, aprons; and on face edges, two faces) is
+//! always read from one owner: the present holding tile of smallest
+//! identity among every spelling of the sample. A sample on a face edge sums
+//! its weighted taps in ascending order of their products (each product
+//! exact: the weights are powers of two off the cube corners), so the sum
+//! does not depend on which face's axes enumerated them; any other sample
+//! is summed in its face's one tap order. A parent's apron samples are
+//! evaluated as the neighbour's own samples, on the neighbour's face.
+//!
+//! **Voids.** A tap whose owner tile is absent (a regional bake) drops out
+//! and the weights are renormalised; a sample with no tap is a void for
+//! the bake's void policy. A sample is measured when all its taps were
+//! present and came from measured tiles.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES};
+use planet_terrain::pack::{DecodedTile, stored_index};
+use planet_terrain::{Edge, Face, TileAddress};
+
+const CELLS: i64 = TILE_CELLS as i64;
+
+/// One filtered (or read) value, and whether all that went into it was
+/// measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Tap {
+    pub(crate) height: f64,
+    pub(crate) measured: bool,
+}
+
+/// A hasher for tile identities (already well spread integers): a
+/// multiplicative mix instead of SipHash, since a filter looks a tile up for
+/// every sample on a tile boundary.
+#[derive(Default)]
+pub(crate) struct IdentityHasher(u64);
+
+impl Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0 ^ u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ (v >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// The stored tiles of one depth: what the level above is filtered from.
+pub(crate) struct Level {
+    depth: u8,
+    tiles: HashMap<u64, DecodedTile, BuildHasherDefault<IdentityHasher>>,
+}
+
+/// Every `(tile, i, j)` whose core holds the level-`depth` face-grid sample
+/// `(face, gi, gj)` (`0 <= gi, gj <= cells`), on every face that spells it,
+/// smallest tile identity first.
+fn holders(depth: u8, face: Face, gi: i64, gj: i64) -> Vec<(TileAddress, i32, i32)> {
+    let last = (1i64 << depth) - 1;
+    let mut out: Vec<(TileAddress, i32, i32)> = Vec::with_capacity(4);
+    let mut faces: Vec<Face> = Vec::with_capacity(3);
+    let mut queue = vec![(face, gi, gj)];
+    while let Some((f, gi, gj)) = queue.pop() {
+        if faces.contains(&f) {
+            continue;
+        }
+        faces.push(f);
+        let span = |g: i64| -> Vec<i64> {
+            let k = g / CELLS;
+            let mut v = if g % CELLS == 0 { vec![k - 1, k] } else { vec![k] };
+            v.retain(|x| (0..=last).contains(x));
+            v
+        };
+        for x in span(gi) {
+            for y in span(gj) {
+                let tile = TileAddress::new(f.index(), depth, x as u32, y as u32).expect("inside the face");
+                let (i, j) = (gi - CELLS * x, gj - CELLS * y);
+                out.push((tile, i as i32, j as i32));
+                let edges = [
+                    (Edge::MinU, x == 0 && i == 0),
+                    (Edge::MaxU, x == last && i == CELLS),
+                    (Edge::MinV, y == 0 && j == 0),
+                    (Edge::MaxV, y == last && j == CELLS),
+                ];
+                for (edge, on) in edges {
+                    if !on {
+                        continue;
+                    }
+                    let n = tile.neighbour(edge);
+                    let along = if edge.is_u_edge() { j } else { i };
+                    let along = if n.reversed { CELLS - along } else { along };
+                    let across = match n.shared_edge {
+                        Edge::MinU | Edge::MinV => 0,
+                        Edge::MaxU | Edge::MaxV => CELLS,
+                    };
+                    let (ni, nj) = if n.shared_edge.is_u_edge() { (across, along) } else { (along, across) };
+                    let a = n.address;
+                    queue.push((a.face(), CELLS * i64::from(a.x()) + ni, CELLS * i64::from(a.y()) + nj));
+                }
+            }
+        }
+    }
+    out.sort_by_key(|(t, _, _)| t.identity());
+    out
+}
+
+/// Weighted taps, summed in an order that depends on their values only.
+#[derive(Default)]
+struct Taps {
+    terms: [(f64, u32); 9],
+    count: usize,
+    weight: u32,
+    missing: bool,
+    unmeasured: bool,
+}
+
+impl Taps {
+    fn add(&mut self, tap: Option<Tap>, weight: u32) {
+        match tap {
+            Some(t) => {
+                self.terms[self.count] = (t.height * f64::from(weight), weight);
+                self.count += 1;
+                self.weight += weight;
+                self.unmeasured |= !t.measured;
+            }
+            None => self.missing = true,
+        }
+    }
+
+    /// The weighted mean: in ascending order of the products when the
+    /// sample lies on a face edge (two faces enumerate its taps along
+    /// different axes), in the order added otherwise (every tile storing it
+    /// enumerates them in its face's one order).
+    fn mean(mut self, on_face_edge: bool) -> Option<Tap> {
+        if self.count == 0 {
+            return None;
+        }
+        let terms = &mut self.terms[..self.count];
+        if on_face_edge {
+            terms.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        }
+        let sum = terms.iter().fold(0.0, |s, t| s + t.0);
+        Some(Tap { height: sum / f64::from(self.weight), measured: !self.missing && !self.unmeasured })
+    }
+}
+
+/// The corner rule's taps, as steps (along u, along v) from the corner
+/// towards the face's inside (`s`) or past its edge (`-s`), with weights.
+const CORNER_TAPS: [((i64, i64), u32); 7] =
+    [((0, 0), 3), ((1, 0), 2), ((0, 1), 2), ((-1, 0), 2), ((1, 1), 1), ((-1, 1), 1), ((1, -1), 1)];
+
+/// The kernel's weights in its one tap order (rows along v, each along u).
+const KERNEL: [f64; 9] = [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0];
+
+/// The kernel on nine present taps off a face edge, summed in the tap
+/// order: the same operations, so the same bits, as [`Taps::mean`] on them.
+fn kernel_in_order(h: &[f64; 9]) -> f64 {
+    let mut sum = 0.0;
+    for k in 0..9 {
+        sum += h[k] * KERNEL[k];
+    }
+    sum / 16.0
+}
+
+impl Level {
+    pub(crate) fn new(depth: u8) -> Level {
+        Level { depth, tiles: HashMap::default() }
+    }
+
+    /// Adds a stored tile; only its heights are kept.
+    pub(crate) fn insert(&mut self, mut tile: DecodedTile) {
+        debug_assert_eq!(tile.tile.depth(), self.depth);
+        (tile.classes, tile.colour) = (None, None);
+        self.tiles.insert(tile.tile.identity(), tile);
+    }
+
+    fn get(&self, tile: TileAddress) -> Option<&DecodedTile> {
+        self.tiles.get(&tile.identity())
+    }
+
+    fn tap(tile: &DecodedTile, i: i32, j: i32) -> Tap {
+        Tap { height: tile.dequantise(tile.quantised[stored_index(i, j)]), measured: tile.measured }
+    }
+
+    /// This level's sample at face-grid index `(gi, gj)` of `face`; at most
+    /// one index may lie one step past the face (the adjacent face's sample
+    /// there). `None` when no tile holding it is present.
+    pub(crate) fn value_at(&self, face: Face, gi: i64, gj: i64) -> Option<Tap> {
+        let n = CELLS << self.depth;
+        let last = (1i64 << self.depth) - 1;
+        if !(0..=n).contains(&gi) || !(0..=n).contains(&gj) {
+            let (x, y) = ((gi.clamp(0, n) / CELLS).min(last), (gj.clamp(0, n) / CELLS).min(last));
+            let tile = TileAddress::new(face.index(), self.depth, x as u32, y as u32).expect("inside the face");
+            let s = tile.sample((gi - CELLS * x) as i32, (gj - CELLS * y) as i32);
+            return self.value_at(s.face, s.i as i64, s.j as i64);
+        }
+        if gi % CELLS != 0 && gj % CELLS != 0 {
+            let tile = TileAddress::new(face.index(), self.depth, (gi / CELLS) as u32, (gj / CELLS) as u32)
+                .expect("inside the face");
+            return self.get(tile).map(|t| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32));
+        }
+        holders(self.depth, face, gi, gj).into_iter().find_map(|(t, i, j)| self.get(t).map(|t| Level::tap(t, i, j)))
+    }
+
+    /// The filtered sample of the level above at face-grid index `(u, v)` of
+    /// `face` (`0 <= u, v <=` that level's cells per face edge), evaluated
+    /// from this level alone: the audit's independent evaluation, and the
+    /// bake's for apron and cube-corner samples.
+    pub(crate) fn filtered(&self, face: Face, u: i64, v: i64) -> Option<Tap> {
+        let np = CELLS << (self.depth - 1);
+        let (ci, cj) = (2 * u, 2 * v);
+        let mut taps = Taps::default();
+        let on_face_edge = u == 0 || u == np || v == 0 || v == np;
+        if (u == 0 || u == np) && (v == 0 || v == np) {
+            let (su, sv) = (if u == 0 { 1 } else { -1 }, if v == 0 { 1 } else { -1 });
+            for ((a, b), w) in CORNER_TAPS {
+                taps.add(self.value_at(face, ci + su * a, cj + sv * b), w);
+            }
+            return taps.mean(true);
+        }
+        // All nine taps inside one tile, off its edges: one lookup.
+        let (x, y) = ((ci - 1) / CELLS, (cj - 1) / CELLS);
+        let one_tile = ci > 1
+            && cj > 1
+            && (ci - 1) % CELLS != 0
+            && (cj - 1) % CELLS != 0
+            && (ci + 1) / CELLS == x
+            && (cj + 1) / CELLS == y;
+        let tile = one_tile
+            .then(|| TileAddress::new(face.index(), self.depth, x as u32, y as u32).ok().and_then(|t| self.get(t)))
+            .flatten();
+        if let Some(t) = tile {
+            let (li, lj) = ((ci - CELLS * x) as i32, (cj - CELLS * y) as i32);
+            let h: [f64; 9] = std::array::from_fn(|k| {
+                let (a, b) = ((k % 3) as i32 - 1, (k / 3) as i32 - 1);
+                t.dequantise(t.quantised[stored_index(li + a, lj + b)])
+            });
+            return Some(Tap { height: kernel_in_order(&h), measured: t.measured });
+        }
+        for b in -1..=1i64 {
+            for a in -1..=1i64 {
+                let w = ((2 - a.abs()) * (2 - b.abs())) as u32;
+                taps.add(self.value_at(face, ci + a, cj + b), w);
+            }
+        }
+        taps.mean(on_face_edge)
+    }
+
+    /// Every stored sample of `parent` (one depth above this level), in
+    /// stored order. Core samples read their taps from a window of this
+    /// level gathered once (straight from the tile for samples inside one
+    /// tile, through the owner rule on tile boundaries); the apron and cube
+    /// corners go through [`Level::filtered`], which gives the same bits.
+    pub(crate) fn filter_tile(&self, parent: TileAddress) -> Vec<Option<Tap>> {
+        debug_assert_eq!(parent.depth() + 1, self.depth);
+        let face = parent.face();
+        let n = CELLS << self.depth;
+        // Window over child-grid offsets -1..=257 from the parent's origin.
+        const SIDE: usize = 2 * TILE_CELLS as usize + 3;
+        let (oi, oj) = (2 * CELLS * i64::from(parent.x()), 2 * CELLS * i64::from(parent.y()));
+        let (tx0, ty0) = (2 * i64::from(parent.x()) - 1, 2 * i64::from(parent.y()) - 1);
+        let near: Vec<Option<&DecodedTile>> = (0..16)
+            .map(|k| {
+                let (x, y) = (tx0 + k % 4, ty0 + k / 4);
+                let inside = (0..n / CELLS).contains(&x) && (0..n / CELLS).contains(&y);
+                inside.then(|| TileAddress::new(face.index(), self.depth, x as u32, y as u32).ok()).flatten()
+            })
+            .map(|t| t.and_then(|t| self.get(t)))
+            .collect();
+        // Heights, and whether each was present (1) and measured (2).
+        let mut heights = vec![0.0; SIDE * SIDE];
+        let mut state = vec![0u8; SIDE * SIDE];
+        let mut w = 0;
+        for b in -1..=(SIDE as i64 - 2) {
+            let gj = oj + b;
+            for a in -1..=(SIDE as i64 - 2) {
+                let gi = oi + a;
+                let interior = gi > 0 && gi < n && gj > 0 && gj < n && gi % CELLS != 0 && gj % CELLS != 0;
+                let tap = if interior {
+                    let k = (gi / CELLS - tx0) + 4 * (gj / CELLS - ty0);
+                    near[k as usize].map(|t| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
+                } else {
+                    self.value_at(face, gi, gj)
+                };
+                if let Some(t) = tap {
+                    (heights[w], state[w]) = (t.height, 1 + u8::from(t.measured));
+                }
+                w += 1;
+            }
+        }
+        let np = CELLS << parent.depth();
+        let cells = TILE_CELLS as i32;
+        let (pu, pv) = (CELLS * i64::from(parent.x()), CELLS * i64::from(parent.y()));
+        let mut out = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
+        for j in -1..=cells + 1 {
+            for i in -1..=cells + 1 {
+                let core = (0..=cells).contains(&i) && (0..=cells).contains(&j);
+                let (u, v) = (pu + i64::from(i), pv + i64::from(j));
+                if !core || ((u == 0 || u == np) && (v == 0 || v == np)) {
+                    let s = parent.sample(i, j);
+                    out.push(self.filtered(s.face, s.i as i64, s.j as i64));
+                    continue;
+                }
+                // Window index of tap (a, b) = (-1, -1): child (2i - 1, 2j - 1).
+                let first = (2 * j) as usize * SIDE + (2 * i) as usize;
+                let index = |k: usize| first + (k / 3) * SIDE + k % 3;
+                let on_face_edge = u == 0 || u == np || v == 0 || v == np;
+                if !on_face_edge && (0..9).all(|k| state[index(k)] > 0) {
+                    let h: [f64; 9] = std::array::from_fn(|k| heights[index(k)]);
+                    let measured = (0..9).all(|k| state[index(k)] == 2);
+                    out.push(Some(Tap { height: kernel_in_order(&h), measured }));
+                    continue;
+                }
+                let mut taps = Taps::default();
+                for (k, &weight) in KERNEL.iter().enumerate() {
+                    let at = index(k);
+                    let tap = (state[at] > 0).then(|| Tap { height: heights[at], measured: state[at] == 2 });
+                    taps.add(tap, weight as u32);
+                }
+                out.push(taps.mean(on_face_edge));
+            }
+        }
+        debug_assert_eq!(out.len(), (TILE_STORED_SAMPLES * TILE_STORED_SAMPLES) as usize);
+        out
+    }
+}
+
+#[cfg(test)]
+#[path = "filter_tests.rs"]
+mod tests;
