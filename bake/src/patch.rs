@@ -225,11 +225,12 @@ impl Rebake<'_> {
                 around.iter().flat_map(|t| Edge::ALL.map(|e| t.neighbour(e).address)).collect();
             around.extend(next);
         }
-        let children: Vec<TileAddress> = around
-            .iter()
-            .flat_map(|t| t.children().into_iter().flatten())
-            .filter(|c| self.existing.entry(*c).is_some())
-            .collect();
+        let mut children: Vec<TileAddress> = Vec::new();
+        for child in around.iter().flat_map(|t| t.children().into_iter().flatten()) {
+            if self.existing.entry(child)?.is_some() {
+                children.push(child);
+            }
+        }
         let read: Vec<(DecodedTile, Option<DecodedTile>)> = children
             .par_iter()
             .map(|&c| -> Result<_, BakeError> {

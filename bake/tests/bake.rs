@@ -100,7 +100,8 @@ fn check_filtered(pack: &Pack, parent: &planet_terrain::pack::DecodedTile) {
     let n = 128u64 << tile.depth();
     let children: Vec<_> = tile.children().unwrap().iter().map(|&c| pack.read_tile(c).ok()).collect();
     let child_step = pack
-        .entries()
+        .all_entries()
+        .unwrap()
         .iter()
         .filter(|e| e.tile().depth() == tile.depth() + 1)
         .map(|e| (f64::from(e.max_elevation) - f64::from(e.min_elevation)) / 65535.0)

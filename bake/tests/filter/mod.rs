@@ -82,7 +82,7 @@ fn coarse_tiles_hold_the_area_mean_of_their_footprints_where_point_sampling_alia
     let pack = Pack::open(&out).unwrap();
     for depth in [1u8, 0] {
         let (mut filtered, mut point) = (Vec::new(), Vec::new());
-        for entry in pack.entries().iter().filter(|e| e.tile().depth() == depth) {
+        for entry in pack.all_entries().unwrap().iter().filter(|e| e.tile().depth() == depth) {
             let tile = entry.tile();
             assert!(entry.measured, "{tile}: filtered from measured tiles only");
             let decoded = pack.decode(entry).unwrap();
