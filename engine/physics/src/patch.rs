@@ -8,8 +8,10 @@
 //! body crossing from one to the other meets one surface, never a step.
 //! A patch reaches `margin` beyond its cell on every side, and a body only
 //! ever uses the patch of the cell its centre is in, so a body smaller than
-//! the margin always stands wholly on its patch; crossing a cell edge swaps
-//! to the neighbour's patch, which already covers the body. Heights come
+//! the margin always stands wholly on its patch; crossing a cell edge adds
+//! the neighbour's patch, which already covers the body, and the old patch
+//! stays until the body has left its margin, so the contacts a body has
+//! carry on across the crossing instead of starting over there. Heights come
 //! from the ground at one fixed depth (the query module's rule), whatever
 //! tile or cube face a vertex falls in; tiles share their edge samples bit
 //! for bit, so neither tile seams nor face edges open a gap.
@@ -69,6 +71,14 @@ impl PatchGrid {
     pub fn cell_of(&self, local: DVec3) -> CellKey {
         let c = self.cell_m();
         CellKey { east: (local.x / c).floor() as i64, north: (local.y / c).floor() as i64 }
+    }
+
+    /// Whether a body reaching `reach_m` from its centre at `local` stands
+    /// wholly on the patch of `cell`.
+    pub fn holds(&self, cell: CellKey, local: DVec3, reach_m: f64) -> bool {
+        let (c, slack) = (self.cell_m(), self.margin_m() - reach_m);
+        let inside = |at: f64, k: i64| at >= k as f64 * c - slack && at <= (k + 1) as f64 * c + slack;
+        inside(local.x, cell.east) && inside(local.y, cell.north)
     }
 
     /// First and last lattice index of a patch along one axis.

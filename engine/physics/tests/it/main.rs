@@ -2,8 +2,8 @@
 //! from the terrain core's sources and layers, each figure printed with
 //! the tolerance it is held to (`--nocapture` shows them).
 
+mod crater;
 mod edits;
-mod ground;
 mod seams;
 mod slope;
 mod support;

@@ -44,8 +44,10 @@ impl HeightSource for UniformSlope {
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
         let e = self.body.ellipsoid();
-        let heights =
-            sample_directions(tile).into_iter().map(|d| self.height_at(e.surface_point_from_direction(d)) as f32).collect();
+        let heights = sample_directions(tile)
+            .into_iter()
+            .map(|d| self.height_at(e.surface_point_from_direction(d)) as f32)
+            .collect();
         Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
     }
 
