@@ -61,3 +61,28 @@ impl LocalFrame {
         DQuat::from_mat3(&self.basis)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planet_terrain::geo::body::Body;
+
+    /// Points a kilometre around origins across the globe come back to a
+    /// nanometre, and the axes are east, north and up.
+    #[test]
+    fn a_point_survives_the_round_trip_through_the_frame() {
+        let body = Body::earth();
+        let e = body.ellipsoid();
+        for (lat, lon) in [(0.0, 0.0), (45.0, 45.0), (-33.9, 151.2), (89.9, -120.0), (27.99, 86.93)] {
+            let frame = LocalFrame::at(e, Geodetic::from_degrees(lat, lon, 0.0));
+            for local in [DVec3::new(1000.0, -250.0, 8848.0), DVec3::new(-3.5, 0.25, -11.0)] {
+                let back = frame.to_local(frame.to_body_fixed(local));
+                assert!((back - local).length() < 1e-9, "{lat},{lon}: {local} came back as {back}");
+            }
+            let up = frame.direction_to_body_fixed(DVec3::Z);
+            let normal = Geodetic::from_degrees(lat, lon, 0.0).normal();
+            assert!((up - normal).length() < 1e-15);
+            assert!((frame.rotation() * DVec3::X - frame.basis().col(0)).length() < 1e-12);
+        }
+    }
+}

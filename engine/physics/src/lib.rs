@@ -17,12 +17,15 @@
 //! one place (`convert`), so no other module sees the second version.
 //!
 //! Layers: `frame` (the floating tangent frame) -> `patch` (the collision
-//! lattice) -> `world` (the Rapier world, bodies, refreshes, edits).
+//! lattice) -> `world` (the Rapier world, bodies, refreshes, edits);
+//! `edits` recovers an edit's footprints from two stacks.
 
+pub mod edits;
 pub mod frame;
 pub mod patch;
 mod world;
 
+pub use edits::changed_footprints;
 pub use frame::LocalFrame;
 pub use patch::{CellKey, PatchGrid, PatchMesh};
 pub use world::{BodyId, BodyState, GroundWorld, PatchStatistics, Settings, Shape};
