@@ -47,7 +47,8 @@ mod tests {
         stack.insert(e, crater(1, 20.0)).expect("insert");
         stack.insert(e, crater(2, 21.0)).expect("insert");
         stack.drain_journal();
-        let mutations: Vec<Box<dyn Fn(&mut LayerStack)>> = vec![
+        type Mutation<'a> = Box<dyn Fn(&mut LayerStack) + 'a>;
+        let mutations: Vec<Mutation> = vec![
             Box::new(|s| s.insert(e, crater(3, 22.0)).map(|_| ()).expect("insert")),
             Box::new(|s| s.rewrite(e, crater(1, 20.5)).map(|_| ()).expect("rewrite")),
             Box::new(|s| s.remove(e, 2).map(|_| ()).expect("remove")),

@@ -10,6 +10,7 @@
 //! whether it did.
 
 mod authoring;
+mod bodies;
 mod flight;
 mod hud;
 mod session;

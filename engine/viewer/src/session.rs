@@ -61,6 +61,8 @@ pub struct Session {
     ground_generation: usize,
     pub log: Vec<FrameLog>,
     logged: HashMap<u64, usize>,
+    /// Balls and crates dropped on the ground (B and V in a window).
+    pub bodies: crate::bodies::Bodies,
     // Declared last, so dropped last here; the window that owns the surface
     // is dropped after the whole session.
     pub renderer: Renderer,
@@ -76,6 +78,7 @@ impl Session {
             ground_generation: usize::MAX,
             log: Vec::new(),
             logged: HashMap::new(),
+            bodies: crate::bodies::Bodies::default(),
             renderer,
         }
     }
@@ -136,6 +139,7 @@ impl Session {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         self.scene.set_near(near_plane(above_ground));
         let view = self.view(flight);
+        self.renderer.set_bodies(&self.bodies.draws(view.position));
         let sun = sun_at(self.body(), self.clock);
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
         report_failures(&mut self.scene);
@@ -224,6 +228,7 @@ impl Session {
             format!("CURSOR {}", cursor.unwrap_or("-")),
             format!("{mode}{}{}", if frozen { " FROZEN" } else { "" }, if wire { " WIRE" } else { "" }),
             crate::hud::clock_line(self.body(), self.clock, flight.lon),
+            bodies_line(&self.bodies.states()),
         ]
     }
 
@@ -282,6 +287,7 @@ impl Session {
                 "hole_pixels_total": self.log.iter().filter_map(|l| l.hole_pixels).map(u64::from).sum::<u64>(),
             },
             "frames": frames,
+            "bodies": self.bodies.log_json(&self.scene),
         })
     }
 }
@@ -295,6 +301,12 @@ pub fn report_failures(scene: &mut TerrainScene) {
             failure.tile, failure.message
         );
     }
+}
+
+/// How many bodies were dropped and how many have come to rest.
+fn bodies_line(states: &[planet_physics::BodyState]) -> String {
+    let resting = states.iter().filter(|s| s.sleeping).count();
+    format!("BODIES {}  AT REST {resting}  [B] BALL [V] CRATE", states.len())
 }
 
 fn metres(m: f64) -> String {

@@ -149,6 +149,8 @@ pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
                 "UNDO" => Some((KeyCode::KeyZ, true)),
                 "REDO" => Some((KeyCode::KeyY, true)),
                 "SAVE" => Some((KeyCode::KeyS, true)),
+                "BALL" => Some((KeyCode::KeyB, false)),
+                "CRATE" => Some((KeyCode::KeyV, false)),
                 "CLICK" => None,
                 _ => return Err(bad()),
             };
@@ -285,6 +287,30 @@ impl App {
         true
     }
 
+    /// B drops a ball and V a crate where the cursor meets the ground; true
+    /// when the key was one of them.
+    fn drop_body(&mut self, code: KeyCode) -> bool {
+        let kind = match (self.ctrl, code) {
+            (false, KeyCode::KeyB) => crate::bodies::Kind::Ball,
+            (false, KeyCode::KeyV) => crate::bodies::Kind::Crate,
+            _ => return false,
+        };
+        let at = self.cursor_ground();
+        let (lat, lon, alt) = (self.run.flight.lat, self.run.flight.lon, self.run.flight.alt);
+        let Some(live) = &mut self.live else { return true };
+        let above = alt - live.session.ground_height(lat, lon);
+        let session = &mut live.session;
+        let message = match at {
+            Some((lat, lon)) => match session.bodies.drop_at(&session.scene, kind, lat, lon, above) {
+                Ok(message) => message,
+                Err(e) => format!("nothing dropped: {e:#}"),
+            },
+            None => "no ground under the cursor".to_string(),
+        };
+        self.say(message);
+        true
+    }
+
     fn click(&mut self) {
         let Some((lat, lon)) = self.cursor_ground() else { return };
         let Some(live) = &self.live else { return };
@@ -313,7 +339,7 @@ impl App {
             match input.key {
                 Some((code, ctrl)) => {
                     self.ctrl = ctrl;
-                    self.author(code);
+                    let _ = self.drop_body(code) || self.author(code);
                     self.ctrl = false;
                 }
                 None => self.click(),
@@ -354,6 +380,9 @@ impl App {
             self.clock.advance(dt);
         }
         session.clock = self.clock.now;
+        // Bodies move in the viewer's time: a path's fixed step, else real time.
+        let physics_dt = self.run.path.as_ref().map_or(dt, |(_, fps)| 1.0 / fps);
+        session.bodies.advance(&session.scene, physics_dt)?;
         let ground = session.ground_height(self.run.flight.lat, self.run.flight.lon);
         self.run.flight.keep_above(ground);
         if self.frame.is_multiple_of(15) || self.dragging {
@@ -396,7 +425,7 @@ impl App {
     }
 
     fn key(&mut self, code: KeyCode, pressed: bool) {
-        if pressed && self.author(code) {
+        if pressed && (self.drop_body(code) || self.author(code)) {
             return;
         }
         if self.ctrl {
