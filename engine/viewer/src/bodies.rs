@@ -61,7 +61,7 @@ impl Bodies {
         }
         let world = self.world.as_mut().expect("made above");
         // Big enough to see, small enough for the patches' margin.
-        let size = (0.02 * above_ground_m.abs()).clamp(0.25, 0.5 * world.grid().margin_m());
+        let size = (0.02 * above_ground_m.max(0.0)).clamp(0.25, 0.5 * world.grid().margin_m());
         let shape = match kind {
             Kind::Ball => Shape::Sphere { radius_m: size },
             Kind::Crate => Shape::Box { half_extents_m: DVec3::new(size, 0.75 * size, 0.5 * size) },

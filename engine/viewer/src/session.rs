@@ -129,6 +129,17 @@ impl Session {
         }
     }
 
+    /// Drops a ball or a crate where the ray through pixel `(x, y)` meets
+    /// the ground (the cursor's rule for edits); says what happened.
+    pub fn drop_at_pixel(&mut self, flight: &Flight, kind: crate::bodies::Kind, x: f64, y: f64) -> Result<String> {
+        let view = self.view(flight);
+        let Some(g) = self.cursor_hit(&view, x, y, 4.0 * GROUND_SPACING_M, 50_000) else {
+            return Ok("no ground under the cursor".to_string());
+        };
+        let above = flight.alt - self.ground_height(flight.lat, flight.lon);
+        self.bodies.drop_at(&self.scene, kind, g.latitude.to_degrees(), g.longitude.to_degrees(), above)
+    }
+
     pub fn view(&self, flight: &Flight) -> View {
         flight.view(self.body(), self.vertical_fov, self.renderer.settings().size)
     }
@@ -261,6 +272,7 @@ impl Session {
                     "draw_calls": {
                         "terrain_depth": l.report.draw_calls.terrain_depth,
                         "terrain_shaded": l.report.draw_calls.terrain_shaded,
+                        "bodies": l.report.draw_calls.bodies,
                     },
                 })
             })

@@ -126,6 +126,15 @@ pub struct Scripted {
     pub key: Option<(KeyCode, bool)>,
 }
 
+/// What B and V drop (nothing with Ctrl held).
+pub fn body_kind(code: KeyCode, ctrl: bool) -> Option<crate::bodies::Kind> {
+    match (ctrl, code) {
+        (false, KeyCode::KeyB) => Some(crate::bodies::Kind::Ball),
+        (false, KeyCode::KeyV) => Some(crate::bodies::Kind::Crate),
+        _ => None,
+    }
+}
+
 /// Parses `FRAME:ACTION[@X,Y];...` (the hidden `--script` test hook).
 pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
     text.split(';')
@@ -290,22 +299,11 @@ impl App {
     /// B drops a ball and V a crate where the cursor meets the ground; true
     /// when the key was one of them.
     fn drop_body(&mut self, code: KeyCode) -> bool {
-        let kind = match (self.ctrl, code) {
-            (false, KeyCode::KeyB) => crate::bodies::Kind::Ball,
-            (false, KeyCode::KeyV) => crate::bodies::Kind::Crate,
-            _ => return false,
-        };
-        let at = self.cursor_ground();
-        let (lat, lon, alt) = (self.run.flight.lat, self.run.flight.lon, self.run.flight.alt);
+        let Some(kind) = body_kind(code, self.ctrl) else { return false };
         let Some(live) = &mut self.live else { return true };
-        let above = alt - live.session.ground_height(lat, lon);
-        let session = &mut live.session;
-        let message = match at {
-            Some((lat, lon)) => match session.bodies.drop_at(&session.scene, kind, lat, lon, above) {
-                Ok(message) => message,
-                Err(e) => format!("nothing dropped: {e:#}"),
-            },
-            None => "no ground under the cursor".to_string(),
+        let message = match live.session.drop_at_pixel(&self.run.flight, kind, self.cursor.0, self.cursor.1) {
+            Ok(message) => message,
+            Err(e) => format!("nothing dropped: {e:#}"),
         };
         self.say(message);
         true
