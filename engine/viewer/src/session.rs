@@ -239,7 +239,6 @@ impl Session {
             format!("CURSOR {}", cursor.unwrap_or("-")),
             format!("{mode}{}{}", if frozen { " FROZEN" } else { "" }, if wire { " WIRE" } else { "" }),
             crate::hud::clock_line(self.body(), self.clock, flight.lon),
-            bodies_line(&self.bodies.states()),
         ]
     }
 
@@ -313,12 +312,6 @@ pub fn report_failures(scene: &mut TerrainScene) {
             failure.tile, failure.message
         );
     }
-}
-
-/// How many bodies were dropped and how many have come to rest.
-fn bodies_line(states: &[planet_physics::BodyState]) -> String {
-    let resting = states.iter().filter(|s| s.sleeping).count();
-    format!("BODIES {}  AT REST {resting}  [B] BALL [V] CRATE", states.len())
 }
 
 fn metres(m: f64) -> String {
