@@ -4,6 +4,7 @@
 
 mod crater;
 mod edits;
+mod refusals;
 mod seams;
 mod slope;
 mod support;
