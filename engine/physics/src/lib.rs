@@ -28,7 +28,7 @@ mod world;
 pub use edits::changed_footprints;
 pub use frame::LocalFrame;
 pub use patch::{CellKey, PatchGrid, PatchMesh};
-pub use world::{BodyId, BodyState, GroundWorld, PatchStatistics, Settings, Shape};
+pub use world::{BodyId, BodyState, GroundWorld, MAX_STEPS_PER_ADVANCE, PatchStatistics, Settings, Shape};
 
 use planet_terrain::ground::SourceError;
 

@@ -44,7 +44,7 @@ const MAX_CACHED_TILES: usize = 64;
 
 /// Steps [`GroundWorld::advance`] takes at most per call: a stalled frame
 /// slows the simulation down rather than making the next frame slower.
-const MAX_STEPS_PER_ADVANCE: usize = 16;
+pub const MAX_STEPS_PER_ADVANCE: usize = 16;
 
 /// A body's shape.
 #[derive(Clone, Copy, Debug, PartialEq)]
