@@ -10,7 +10,8 @@
 //!   unsafe code lives only where ARCHITECTURE.md allows it;
 //! - the terrain core's modules form the stated layers (no cycle, no
 //!   reaching up), and its dependencies stay GPU-, GDAL- and window-free;
-//! - crates depend one way (viewer -> render -> terrain, bake -> terrain);
+//! - crates depend one way (viewer -> render -> terrain, viewer -> physics
+//!   -> terrain, bake -> terrain), and only planet-physics links Rapier;
 //! - no source file grows past the size where it starts mixing concerns;
 //! - the generated GLSL ABI header matches `planet_terrain::abi`.
 
@@ -225,12 +226,25 @@ fn dependencies(manifest: &str) -> BTreeSet<String> {
 }
 
 #[test]
-fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_or_window() {
+fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_window_or_physics_engine() {
     let core = dependencies("engine/terrain/Cargo.toml");
     let allowed: BTreeSet<String> =
         ["glam", "bytemuck", "thiserror", "zstd", "memmap2", "crc32fast", "serde_json"].map(String::from).into();
     let mut offences: Vec<String> =
         core.difference(&allowed).map(|d| format!("planet-terrain depends on `{d}`, outside its stated set")).collect();
+    // The physics engine stays in planet-physics: no other crate links it.
+    for manifest in [
+        "engine/terrain/Cargo.toml",
+        "engine/render/Cargo.toml",
+        "engine/viewer/Cargo.toml",
+        "bake/Cargo.toml",
+        "tools/planet-pack/Cargo.toml",
+        "tools/cli/Cargo.toml",
+    ] {
+        if dependencies(manifest).iter().any(|d| d.starts_with("rapier") || d.starts_with("parry")) {
+            offences.push(format!("{manifest} links a physics engine (only planet-physics may)"));
+        }
+    }
     for (manifest, forbidden) in [
         ("engine/render/Cargo.toml", &["gdal", "winit", "planet-bake", "planet-view"][..]),
         ("bake/Cargo.toml", &["ash", "gpu-allocator", "winit", "planet-render"][..]),
@@ -241,6 +255,8 @@ fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_or_window() {
         ("tools/remote/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "planet-cli"][..]),
         ("engine/render/Cargo.toml", &["ureq", "planet-remote"][..]),
         ("bake/Cargo.toml", &["ureq", "planet-remote"][..]),
+        // Physics runs without a GPU or a window (a server can simulate).
+        ("engine/physics/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "planet-view"][..]),
     ] {
         let deps = dependencies(manifest);
         for f in forbidden {

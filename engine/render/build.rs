@@ -17,6 +17,8 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("sky.frag.spv", "sky.frag", &[]),
     ("body.frag.spv", "body.frag", &[]),
     ("hud.frag.spv", "hud.frag", &[]),
+    ("bodies.vert.spv", "bodies.vert", &[]),
+    ("bodies.frag.spv", "bodies.frag", &[]),
 ];
 
 fn main() {

@@ -19,6 +19,10 @@ const uint SLOT_COLOUR_LEVELS_SHIFT = 8u;
 const uint FLAG_ANALYTIC_BODY = 1u;
 const uint FLAG_ATMOSPHERE = 2u;
 const uint PALETTE_SHIFT = 8u;
+const uint BODY_SPHERE = 0u;
+const uint BODY_BOX = 1u;
+const uint BODY_SPHERE_VERTICES = 768u;
+const uint BODY_BOX_VERTICES = 36u;
 
 #define BINDING_RECORDS 0
 #define BINDING_SLOT_HEIGHTS 1
@@ -66,6 +70,18 @@ struct NodeRecord {
 
 layout(scalar, set = 0, binding = BINDING_RECORDS) readonly buffer Records { NodeRecord records[]; };
 
+#ifdef BODY_PASS
+layout(push_constant, std430) uniform Body {
+    vec4 x_row; // offset 0
+    vec4 y_row; // offset 16
+    vec4 w_row; // offset 32
+    vec4 centre; // offset 48
+    vec4 axis_x; // offset 64
+    vec4 axis_y; // offset 80
+    vec4 axis_z; // offset 96
+    vec4 colour; // offset 112
+} body;
+#else
 layout(push_constant, std430) uniform Frame {
     vec4 x_row; // offset 0
     vec4 y_row; // offset 16
@@ -79,3 +95,4 @@ layout(push_constant, std430) uniform Frame {
     float atmosphere_density; // offset 120
     float exposure; // offset 124
 } pc;
+#endif

@@ -9,6 +9,7 @@
 //! host driver that turns a camera into a frame (selection, residency,
 //! records) so the viewer and the tests share one path.
 
+mod bodies;
 mod conv;
 mod error;
 mod image;
@@ -19,6 +20,7 @@ pub mod scene;
 mod tiles;
 mod vk;
 
+pub use bodies::{BodyDraw, BodyShape};
 pub use conv::{SlotContent, TILE_UPLOAD_BYTES, encode_tile, filled_record, quantise};
 pub use error::{RenderError, Result};
 pub use image::RgbaImage;

@@ -61,6 +61,8 @@ pub struct DrawCalls {
     pub body: u32,
     pub sky: u32,
     pub hud: u32,
+    /// Rigid bodies, one draw each ([`Renderer::set_bodies`]).
+    pub bodies: u32,
 }
 
 /// GPU milliseconds per pass of one frame.
@@ -201,6 +203,12 @@ impl Renderer {
 
     pub fn device_name(&self) -> &str {
         self.backend.device_name()
+    }
+
+    /// The rigid bodies every frame draws from now on, camera-relative (so
+    /// set them each frame, with that frame's camera).
+    pub fn set_bodies(&mut self, bodies: &[crate::bodies::BodyDraw]) {
+        self.backend.set_bodies(bodies);
     }
 
     pub fn settings(&self) -> &RendererSettings {

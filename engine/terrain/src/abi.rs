@@ -170,6 +170,37 @@ pub struct PushConstants [size = 128] {
 }
 }
 
+crate::gpu_struct! {
+/// The push-constant block of the bodies pass (rigid bodies dropped on the
+/// ground), one draw per body: the frame's clip rows again, then the body,
+/// camera-relative (differences formed in f64 on the host, small here).
+/// Shaders see it as `body` when they define `BODY_PASS` before the header.
+pub struct BodyConstants [size = 128] {
+    /// The frame's clip rows, as [`PushConstants`] holds them (x_row.w = near).
+    pub x_row: [f32; 4],
+    pub y_row: [f32; 4],
+    pub w_row: [f32; 4],
+    /// Centre from the camera (m); w = shape: [`BODY_SPHERE`] or [`BODY_BOX`].
+    pub centre: [f32; 4],
+    /// The body's axes times its half-sizes (body-fixed directions, m);
+    /// their w components are the direction toward the sun's x, y and z.
+    pub axis_x: [f32; 4],
+    pub axis_y: [f32; 4],
+    pub axis_z: [f32; 4],
+    /// Linear RGB; w = ambient.
+    pub colour: [f32; 4],
+}
+}
+
+/// [`BodyConstants::centre`]`.w`: a sphere of radius `|axis_x|`.
+pub const BODY_SPHERE: u32 = 0;
+/// [`BodyConstants::centre`]`.w`: a box spanning the axes both ways.
+pub const BODY_BOX: u32 = 1;
+/// Vertices of one sphere draw: 16 slices x 8 stacks of two triangles.
+pub const BODY_SPHERE_VERTICES: u32 = 16 * 8 * 6;
+/// Vertices of one box draw: 6 faces of two triangles.
+pub const BODY_BOX_VERTICES: u32 = 36;
+
 /// Bytes of one [`NodeRecord`] in the records buffer.
 pub const RECORD_BYTES: usize = std::mem::size_of::<NodeRecord>();
 
@@ -217,6 +248,10 @@ pub fn glsl_header() -> String {
         ("FLAG_ANALYTIC_BODY", FLAG_ANALYTIC_BODY),
         ("FLAG_ATMOSPHERE", FLAG_ATMOSPHERE),
         ("PALETTE_SHIFT", PALETTE_SHIFT),
+        ("BODY_SPHERE", BODY_SPHERE),
+        ("BODY_BOX", BODY_BOX),
+        ("BODY_SPHERE_VERTICES", BODY_SPHERE_VERTICES),
+        ("BODY_BOX_VERTICES", BODY_BOX_VERTICES),
     ] {
         uint(&mut out, name, value);
     }
@@ -231,9 +266,12 @@ pub fn glsl_header() -> String {
         out,
         "layout(scalar, set = 0, binding = BINDING_RECORDS) readonly buffer Records {{ NodeRecord records[]; }};\n"
     );
-    out.push_str("layout(push_constant, std430) uniform Frame {\n");
+    // One push-constant block per pipeline layout: the bodies pass has its own.
+    out.push_str("#ifdef BODY_PASS\nlayout(push_constant, std430) uniform Body {\n");
+    glsl_fields(&mut out, &BodyConstants::fields());
+    out.push_str("} body;\n#else\nlayout(push_constant, std430) uniform Frame {\n");
     glsl_fields(&mut out, &PushConstants::fields());
-    out.push_str("} pc;\n");
+    out.push_str("} pc;\n#endif\n");
     out
 }
 
@@ -280,7 +318,12 @@ mod tests {
     #[test]
     fn header_declares_every_field_once() {
         let header = glsl_header();
-        for f in NodeRecord::fields().iter().chain(&NodeFrame::fields()).chain(&PushConstants::fields()) {
+        for f in NodeRecord::fields()
+            .iter()
+            .chain(&NodeFrame::fields())
+            .chain(&PushConstants::fields())
+            .chain(&BodyConstants::fields())
+        {
             assert!(header.contains(&format!(" {}; // offset {}", f.name, f.offset)), "{}", f.name);
         }
         assert!(header.contains("const uint LATTICE_SIDE = 33u;"));

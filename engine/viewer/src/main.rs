@@ -10,6 +10,7 @@
 //! whether it did.
 
 mod authoring;
+mod bodies;
 mod flight;
 mod hud;
 mod session;
@@ -99,7 +100,8 @@ struct Cli {
     detail: args::Detail,
     /// Test hook: authoring input at given frames, as
     /// `FRAME:ACTION[@X,Y];...` with ACTION one of K, P, N, M, DELETE,
-    /// UNDO, REDO, SAVE, CLICK and X,Y the cursor in pixels.
+    /// UNDO, REDO, SAVE, CLICK, BALL, CRATE and X,Y the cursor in pixels
+    /// (headless paths take BALL and CRATE).
     #[arg(long, hide = true)]
     script: Option<String>,
     /// Test hook: at frame N ask the window for a new size, as N:WxH.
@@ -404,12 +406,23 @@ fn path_mode(
     let frames = path_frames(path.duration(), cli.fps)?;
     let read_back = session::read_back_for(cli.frames.as_deref());
     let start = start_time(cli, &body, path.pose(path.start()).lon);
+    let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
+    let centre = (f64::from(size.0) / 2.0, f64::from(size.1) / 2.0);
     for k in 0..frames {
         let t = path.start() + k as f64 / cli.fps;
         flight.set_pose(path.pose(t));
         session.clock = start.plus_seconds(t * cli.time_rate);
         let ground = session.ground_height(flight.lat, flight.lon);
         flight.keep_above(ground);
+        // Headless, the script drops bodies (BALL, CRATE) and nothing else.
+        for input in script.iter().filter(|s| s.frame == k) {
+            let Some(kind) = input.key.and_then(|(code, ctrl)| window::body_kind(code, ctrl)) else {
+                bail!("--script without a window takes BALL and CRATE only (frame {})", input.frame);
+            };
+            let (x, y) = input.at.unwrap_or(centre);
+            eprintln!("planet-view: {}", session.drop_at_pixel(&flight, kind, x, y)?);
+        }
+        session.bodies.advance(&session.scene, 1.0 / cli.fps)?;
         let overlay = cli.hud.then(|| hud::overlay(&session.hud_lines(&flight, "PATH", None, false, false)));
         let options = FrameOptions { read_back, wireframe: false, hud: overlay.as_deref(), present: false };
         session.draw(&flight, t, options)?;

@@ -61,6 +61,8 @@ pub struct Session {
     ground_generation: usize,
     pub log: Vec<FrameLog>,
     logged: HashMap<u64, usize>,
+    /// Balls and crates dropped on the ground (B and V in a window).
+    pub bodies: crate::bodies::Bodies,
     // Declared last, so dropped last here; the window that owns the surface
     // is dropped after the whole session.
     pub renderer: Renderer,
@@ -76,6 +78,7 @@ impl Session {
             ground_generation: usize::MAX,
             log: Vec::new(),
             logged: HashMap::new(),
+            bodies: crate::bodies::Bodies::default(),
             renderer,
         }
     }
@@ -126,6 +129,17 @@ impl Session {
         }
     }
 
+    /// Drops a ball or a crate where the ray through pixel `(x, y)` meets
+    /// the ground (the cursor's rule for edits); says what happened.
+    pub fn drop_at_pixel(&mut self, flight: &Flight, kind: crate::bodies::Kind, x: f64, y: f64) -> Result<String> {
+        let view = self.view(flight);
+        let Some(g) = self.cursor_hit(&view, x, y, 4.0 * GROUND_SPACING_M, 50_000) else {
+            return Ok("no ground under the cursor".to_string());
+        };
+        let above = flight.alt - self.ground_height(flight.lat, flight.lon);
+        self.bodies.drop_at(&self.scene, kind, g.latitude.to_degrees(), g.longitude.to_degrees(), above)
+    }
+
     pub fn view(&self, flight: &Flight) -> View {
         flight.view(self.body(), self.vertical_fov, self.renderer.settings().size)
     }
@@ -136,6 +150,7 @@ impl Session {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         self.scene.set_near(near_plane(above_ground));
         let view = self.view(flight);
+        self.renderer.set_bodies(&self.bodies.draws(view.position));
         let sun = sun_at(self.body(), self.clock);
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
         report_failures(&mut self.scene);
@@ -261,6 +276,7 @@ impl Session {
                     "draw_calls": {
                         "terrain_depth": l.report.draw_calls.terrain_depth,
                         "terrain_shaded": l.report.draw_calls.terrain_shaded,
+                        "bodies": l.report.draw_calls.bodies,
                     },
                 })
             })
@@ -288,6 +304,7 @@ impl Session {
                 "remote": planet_cli::stack::remote_transfers(),
             },
             "frames": frames,
+            "bodies": self.bodies.log_json(&self.scene),
         })
     }
 }

@@ -126,6 +126,15 @@ pub struct Scripted {
     pub key: Option<(KeyCode, bool)>,
 }
 
+/// What B and V drop (nothing with Ctrl held).
+pub fn body_kind(code: KeyCode, ctrl: bool) -> Option<crate::bodies::Kind> {
+    match (ctrl, code) {
+        (false, KeyCode::KeyB) => Some(crate::bodies::Kind::Ball),
+        (false, KeyCode::KeyV) => Some(crate::bodies::Kind::Crate),
+        _ => None,
+    }
+}
+
 /// Parses `FRAME:ACTION[@X,Y];...` (the hidden `--script` test hook).
 pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
     text.split(';')
@@ -149,6 +158,8 @@ pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
                 "UNDO" => Some((KeyCode::KeyZ, true)),
                 "REDO" => Some((KeyCode::KeyY, true)),
                 "SAVE" => Some((KeyCode::KeyS, true)),
+                "BALL" => Some((KeyCode::KeyB, false)),
+                "CRATE" => Some((KeyCode::KeyV, false)),
                 "CLICK" => None,
                 _ => return Err(bad()),
             };
@@ -285,6 +296,19 @@ impl App {
         true
     }
 
+    /// B drops a ball and V a crate where the cursor meets the ground; true
+    /// when the key was one of them.
+    fn drop_body(&mut self, code: KeyCode) -> bool {
+        let Some(kind) = body_kind(code, self.ctrl) else { return false };
+        let Some(live) = &mut self.live else { return true };
+        let message = match live.session.drop_at_pixel(&self.run.flight, kind, self.cursor.0, self.cursor.1) {
+            Ok(message) => message,
+            Err(e) => format!("nothing dropped: {e:#}"),
+        };
+        self.say(message);
+        true
+    }
+
     fn click(&mut self) {
         let Some((lat, lon)) = self.cursor_ground() else { return };
         let Some(live) = &self.live else { return };
@@ -313,7 +337,7 @@ impl App {
             match input.key {
                 Some((code, ctrl)) => {
                     self.ctrl = ctrl;
-                    self.author(code);
+                    let _ = self.drop_body(code) || self.author(code);
                     self.ctrl = false;
                 }
                 None => self.click(),
@@ -354,6 +378,9 @@ impl App {
             self.clock.advance(dt);
         }
         session.clock = self.clock.now;
+        // Bodies move in the viewer's time: a path's fixed step, else real time.
+        let physics_dt = self.run.path.as_ref().map_or(dt, |(_, fps)| 1.0 / fps);
+        session.bodies.advance(&session.scene, physics_dt)?;
         let ground = session.ground_height(self.run.flight.lat, self.run.flight.lon);
         self.run.flight.keep_above(ground);
         if self.frame.is_multiple_of(15) || self.dragging {
@@ -396,7 +423,7 @@ impl App {
     }
 
     fn key(&mut self, code: KeyCode, pressed: bool) {
-        if pressed && self.author(code) {
+        if pressed && (self.drop_body(code) || self.author(code)) {
             return;
         }
         if self.ctrl {

@@ -339,3 +339,43 @@ fn the_default_budget_fits_the_slots_so_a_shot_settles() {
     assert_eq!(stats["complete"], true, "the cut settled: {stats:#}");
     assert!(stats["nodes_selected"].as_u64() <= Some(42), "48 slots less the six roots: {stats:#}");
 }
+
+/// Headless, the script's BALL and CRATE drop bodies where the centre ray
+/// meets the ground a few metres ahead of a camera standing on it: the
+/// frames draw them (one draw each), and at the end each stands on the
+/// ground by its size (its centre at least its smallest half-size above the
+/// ground under it, less 5 cm), below where it was dropped.
+#[test]
+fn bodies_dropped_headless_land_on_the_ground_and_are_drawn() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = pack(dir.path());
+    let (lat, lon) = END;
+    // At 1 m the camera is held 1.5 m above the ground, looking 20 degrees down.
+    let pose = format!(r#""lat": {lat}, "lon": {lon}, "alt": 1, "heading": 60, "pitch": -20"#);
+    let path = dir.path().join("stand.json");
+    std::fs::write(&path, format!(r#"{{"keyframes": [{{"t": 0, {pose}}}, {{"t": 3, {pose}}}]}}"#)).expect("path");
+    let stats_path = dir.path().join("stats.json");
+    let output = run_ok(viewer().arg(&pack).arg("--path").arg(&path).arg("--stats").arg(&stats_path).args([
+        "--fps",
+        "10",
+        "--size",
+        "160x120",
+        "--validation",
+        "--script",
+        "2:BALL;4:CRATE@90,70",
+    ]));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("ball dropped") && stderr.contains("crate dropped"), "{stderr}");
+    let log = stats(&stats_path);
+    let frames = log["frames"].as_array().expect("frames");
+    assert_eq!(frames.last().expect("a frame")["draw_calls"]["bodies"], 2, "both bodies drawn");
+    let bodies = log["bodies"].as_array().expect("the log lists the bodies");
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    for body in bodies {
+        let above = body["above_ground_m"].as_f64().expect("ground under the body");
+        let size = body["smallest_half_size_m"].as_f64().expect("a size");
+        println!("dropped headless: {body}");
+        assert!(above >= size - 0.05, "the body went into the ground: {body}");
+        assert!(above < 2.5 * size, "the body fell from its drop height (3 sizes up): {body}");
+    }
+}

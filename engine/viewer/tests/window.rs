@@ -417,3 +417,31 @@ fn real_key_events_reach_the_viewer_through_the_x_server() {
     let output = viewer.wait_with_output().expect("the viewer's output");
     assert!(output.status.success(), "planet-view failed:\n{}", String::from_utf8_lossy(&output.stderr));
 }
+
+/// B and V (through the `--script` hook) drop a ball and a crate where the
+/// cursor meets the ground, after a crater was dug there: they fall, land
+/// on the edited ground and stay on it. The run's log holds each body's
+/// centre above the ground under it by at least its smallest half-size
+/// (less 5 cm), and nearer than its drop height.
+#[test]
+fn dropped_bodies_fall_onto_the_edited_ground_and_stay_on_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_hover_path(dir.path(), 4);
+    let log = dir.path().join("stats.json");
+    let x = Xvfb::start();
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.args(["--fps", "10", "--size", "128x80", "--validation", "--no-hud", "--time-rate", "0", "--stats"]);
+    command.arg(&log).args(["--exit-at-end", "--script", "3:K@64,44;5:BALL@64,44;6:CRATE@70,40"]);
+    run(command);
+    let log = stats(&log);
+    let bodies = log["bodies"].as_array().expect("the log lists the bodies");
+    assert_eq!(bodies.len(), 2, "a ball and a crate: {bodies:?}");
+    for body in bodies {
+        let above = body["above_ground_m"].as_f64().expect("ground under the body");
+        let size = body["smallest_half_size_m"].as_f64().expect("a size");
+        println!("dropped: {body}");
+        assert!(above >= size - 0.05, "the body went into the ground: {body}");
+        assert!(above < 6.0 * size, "the body fell from its drop height: {body}");
+    }
+}

@@ -47,8 +47,7 @@ pub fn open_pack(path: &Path) -> Result<Pack> {
     let name = path.to_string_lossy();
     if planet_remote::is_url(&name) {
         let options = REMOTE.get_or_init(Default::default);
-        let (pack, stats) =
-            planet_remote::open_pack(&name, options).with_context(|| format!("opening pack {name}"))?;
+        let (pack, stats) = planet_remote::open_pack(&name, options).with_context(|| format!("opening pack {name}"))?;
         TRANSFERS.lock().unwrap_or_else(|p| p.into_inner()).push(stats);
         return Ok(pack);
     }

@@ -143,6 +143,7 @@ impl Backend {
                 frame.queries,
                 timestamp::SHADED_DONE,
             );
+            draws.bodies += self.record_bodies(commands, &input.constants);
             if analytic_body {
                 device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.body);
                 device.cmd_draw(commands, 3, 1, 0, 0);

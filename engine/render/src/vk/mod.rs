@@ -9,11 +9,13 @@
 //! `resources` (memory, images and their per-layer uses), `pipelines`,
 //! `frames` (per-frame resources and their fences), `encode` (recording a
 //! frame), `present` (swapchain), `capture` (conformance capture and
-//! read-back) and `barrier` (barriers derived from declared uses).
+//! read-back), `barrier` (barriers derived from declared uses) and
+//! `bodies` (the rigid bodies' pass).
 //! Objects land in the `Backend` as soon as they exist, so a failure
 //! part-way through creation leaves nothing behind (`Drop` releases them).
 
 pub(crate) mod barrier;
+mod bodies;
 mod capture;
 pub(crate) mod device;
 mod encode;
@@ -53,6 +55,8 @@ pub(crate) struct Backend {
     completed: Vec<CompletedFrame>,
     frames: Vec<FrameResources>,
     frame_number: u64,
+    /// Rigid bodies drawn in each frame's shaded pass (vk/bodies.rs).
+    bodies: Vec<crate::bodies::BodyDraw>,
     // Declared last: dropped after every resource above is released.
     gpu: ManuallyDrop<Gpu>,
 }
@@ -88,6 +92,7 @@ impl Backend {
             completed: Vec::new(),
             frames: Vec::new(),
             frame_number: 0,
+            bodies: Vec::new(),
             gpu: ManuallyDrop::new(gpu),
         };
         backend.build_pipelines()?;

@@ -27,6 +27,8 @@ mod spirv {
     pub const SKY_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sky.frag.spv"));
     pub const BODY_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/body.frag.spv"));
     pub const HUD_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hud.frag.spv"));
+    pub const BODIES_VERT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bodies.vert.spv"));
+    pub const BODIES_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bodies.frag.spv"));
 }
 
 pub(crate) struct Pipelines {
@@ -39,6 +41,9 @@ pub(crate) struct Pipelines {
     pub(crate) hud: vk::Pipeline,
     pub(crate) wire: Option<vk::Pipeline>,
     pub(crate) capture: Option<vk::Pipeline>,
+    /// Rigid bodies (vk/bodies.rs), with their own push-constant layout.
+    pub(crate) bodies_layout: vk::PipelineLayout,
+    pub(crate) bodies: vk::Pipeline,
 }
 
 impl Pipelines {
@@ -54,6 +59,8 @@ impl Pipelines {
             hud: vk::Pipeline::null(),
             wire: None,
             capture: None,
+            bodies_layout: vk::PipelineLayout::null(),
+            bodies: vk::Pipeline::null(),
         }
     }
 
@@ -68,6 +75,7 @@ impl Pipelines {
                 Some(self.sky),
                 Some(self.body),
                 Some(self.hud),
+                Some(self.bodies),
                 self.wire,
                 self.capture,
             ]
@@ -79,6 +87,7 @@ impl Pipelines {
                 }
             }
             device.destroy_pipeline_layout(self.layout, None);
+            device.destroy_pipeline_layout(self.bodies_layout, None);
             device.destroy_descriptor_set_layout(self.set_layout, None);
         }
     }
@@ -94,19 +103,22 @@ enum Kind {
     Sky,
     Hud,
     Capture,
+    Bodies,
 }
 
 impl Backend {
     /// The layouts and every pipeline the device supports.
     pub(super) fn build_pipelines(&mut self) -> Result<()> {
         self.build_layouts()?;
-        for kind in [Kind::TerrainDepth, Kind::TerrainShaded, Kind::Body, Kind::Sky, Kind::Hud] {
+        self.build_bodies_layout()?;
+        for kind in [Kind::TerrainDepth, Kind::TerrainShaded, Kind::Body, Kind::Sky, Kind::Hud, Kind::Bodies] {
             let pipeline = self.build_pipeline(kind)?;
             match kind {
                 Kind::TerrainDepth => self.pipelines.depth = pipeline,
                 Kind::TerrainShaded => self.pipelines.shaded = pipeline,
                 Kind::Body => self.pipelines.body = pipeline,
                 Kind::Sky => self.pipelines.sky = pipeline,
+                Kind::Bodies => self.pipelines.bodies = pipeline,
                 _ => self.pipelines.hud = pipeline,
             }
         }
@@ -195,6 +207,7 @@ impl Backend {
             Kind::Sky => (spirv::SKY_VERT, Some(spirv::SKY_FRAG)),
             Kind::Hud => (spirv::SKY_VERT, Some(spirv::HUD_FRAG)),
             Kind::Capture => (spirv::TERRAIN_CAPTURE_VERT, None),
+            Kind::Bodies => (spirv::BODIES_VERT, Some(spirv::BODIES_FRAG)),
         };
         let vertex = self.shader(vertex)?;
         let fragment = match fragment.map(|f| self.shader(f)).transpose() {
@@ -232,13 +245,14 @@ impl Backend {
         // depth pass's positions (`precise` end to end), so it tests
         // greater-or-equal without writing; the body writes the ellipsoid's
         // depth; the sky sits at depth 0 and so lands only where nothing
-        // did; the HUD ignores depth.
+        // did; the HUD ignores depth; bodies test and write it.
         let (test, write, compare) = match kind {
             Kind::TerrainDepth | Kind::Capture => (true, true, vk::CompareOp::GREATER),
             Kind::TerrainShaded | Kind::TerrainWire => (true, false, vk::CompareOp::GREATER_OR_EQUAL),
             Kind::Body => (true, true, vk::CompareOp::GREATER_OR_EQUAL),
             Kind::Sky => (true, false, vk::CompareOp::GREATER_OR_EQUAL),
             Kind::Hud => (false, false, vk::CompareOp::ALWAYS),
+            Kind::Bodies => (true, true, vk::CompareOp::GREATER),
         };
         let depth = vk::PipelineDepthStencilStateCreateInfo::default()
             .depth_test_enable(test)
@@ -280,7 +294,7 @@ impl Backend {
             .depth_stencil_state(&depth)
             .color_blend_state(&blend)
             .dynamic_state(&dynamic)
-            .layout(self.pipelines.layout)
+            .layout(if kind == Kind::Bodies { self.pipelines.bodies_layout } else { self.pipelines.layout })
             .push_next(&mut rendering);
         // SAFETY: valid device, layout and modules; the create info references locals.
         let result = unsafe { self.gpu.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };

@@ -5,6 +5,7 @@
 //!
 //! One binary links the renderer once instead of once per area.
 
+mod bodies;
 mod conformance;
 mod render;
 mod support;
