@@ -73,6 +73,24 @@ pub fn encode_tile(tile: &SourceTile, colour_data_depth: Option<u8>, staging: &m
     SlotContent { height_base: lo, height_step: step, flags }
 }
 
+/// A tile laid out for upload ahead of its frame (on a loader thread): the
+/// bytes [`encode_tile`] writes into staging and how the slot decodes, so
+/// the frame only copies them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncodedUpload {
+    pub bytes: Vec<u8>,
+    pub content: SlotContent,
+    pub colour: bool,
+    pub classes: bool,
+}
+
+/// [`encode_tile`] into a buffer of its own.
+pub fn encode_upload(tile: &SourceTile, colour_data_depth: Option<u8>) -> EncodedUpload {
+    let mut bytes = vec![0; TILE_UPLOAD_BYTES];
+    let content = encode_tile(tile, colour_data_depth, &mut bytes);
+    EncodedUpload { bytes, content, colour: tile.colour.is_some(), classes: tile.classes.is_some() }
+}
+
 /// Heights as u16 fractions of `base + q * step`, nearest.
 pub fn quantise(heights: &[f32], base: f32, step: f32) -> Vec<u16> {
     heights

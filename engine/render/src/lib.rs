@@ -10,6 +10,7 @@
 //! records) so the viewer and the tests share one path.
 
 mod bodies;
+pub mod clock;
 mod conv;
 mod error;
 mod image;
@@ -21,7 +22,7 @@ mod tiles;
 mod vk;
 
 pub use bodies::{BodyDraw, BodyShape};
-pub use conv::{SlotContent, TILE_UPLOAD_BYTES, encode_tile, filled_record, quantise};
+pub use conv::{EncodedUpload, SlotContent, TILE_UPLOAD_BYTES, encode_tile, encode_upload, filled_record, quantise};
 pub use error::{RenderError, Result};
 pub use image::RgbaImage;
 pub use limits::{DeviceLimits, SLOT_BYTES};

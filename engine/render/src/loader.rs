@@ -3,7 +3,9 @@
 //! The key decision: the frame thread never waits for a tile. Each frame it
 //! replaces the workers' queue with the misses residency still wants (most
 //! wanted first), so a request the camera has flown past is dropped rather
-//! than served late, and it takes whatever the workers finished since. A
+//! than served late, and it takes whatever the workers finished since.
+//! Workers read, decode, apply layers and encode a tile into its upload
+//! bytes, so the frame only copies them into staging. A
 //! tile is uploaded only once produced (`Residency::plan_streaming`); until
 //! then its node draws its nearest resident ancestor, as it does while an
 //! upload budget is spent. Every result carries the generation of the
@@ -16,9 +18,13 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use planet_terrain::geo::address::{TileAddress, TileKey};
-use planet_terrain::ground::{HeightSource, SourceError, SourceTile};
+use planet_terrain::ground::{HeightSource, SourceError};
 
-type Produced = Result<SourceTile, SourceError>;
+use crate::conv::{EncodedUpload, encode_upload};
+
+/// A tile produced and laid out for upload on a worker thread: the frame
+/// only copies its bytes into staging.
+type Produced = Result<EncodedUpload, SourceError>;
 
 /// Produced tiles kept for a plan that has not taken them yet. A tile no
 /// longer wanted is dropped at the next request; this bounds the rest
@@ -199,8 +205,9 @@ fn work(shared: &Shared) {
         state.working.extend(batch.iter().map(|t| t.key()));
         drop(state);
         source.prefetch(&batch);
+        let colour_data_depth = source.colour_data_depth();
         for (k, &tile) in batch.iter().enumerate() {
-            let produced = source.tile(tile);
+            let produced = source.tile(tile).map(|t| encode_upload(&t, colour_data_depth));
             let mut state = shared.lock();
             state.working.remove(&tile.key());
             if generation != state.generation {
@@ -243,7 +250,8 @@ mod tests {
             wait_until(&mut loader, root);
         }
         let produced = loader.take(roots[2]).expect("ready").expect("produced");
-        assert_eq!(produced, source.tile(roots[2]).expect("direct"), "the same tile as on the frame");
+        let direct = encode_upload(&source.tile(roots[2]).expect("direct"), source.colour_data_depth());
+        assert_eq!(produced, direct, "the same bytes as encoded on the frame");
         assert!(!loader.is_ready(roots[2]), "taken once");
 
         // Not wanted any more: dropped.
@@ -257,7 +265,7 @@ mod tests {
         loader.request(&roots[..1]);
         wait_until(&mut loader, roots[0]);
         let produced = loader.take(roots[0]).expect("ready").expect("produced");
-        assert_eq!(produced, other.tile(roots[0]).expect("direct"));
+        assert_eq!(produced, encode_upload(&other.tile(roots[0]).expect("direct"), other.colour_data_depth()));
         assert!(!loader.busy());
     }
 }

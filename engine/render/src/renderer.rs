@@ -80,8 +80,12 @@ pub struct FrameInput<'a> {
     /// Records to draw; the renderer fills each one's decode fields from
     /// what its slot holds.
     pub records: &'a [NodeRecord],
-    /// Tiles to write into slots before drawing.
+    /// Tiles to write into slots before drawing, encoded here.
     pub uploads: &'a [(u32, &'a SourceTile)],
+    /// Tiles to write into slots before drawing, encoded already (by the
+    /// loader's threads): the frame only copies them. A slot is in one of
+    /// the two lists at most.
+    pub encoded: &'a [(u32, &'a crate::conv::EncodedUpload)],
     /// The depth the uploads' colour is measured to (deeper tiles carry it
     /// resampled); `None` where unknown.
     pub colour_data_depth: Option<u8>,
@@ -232,7 +236,10 @@ impl Renderer {
         if input.records.len() > settings.max_nodes {
             return Err(RenderError::TooManyNodes { records: input.records.len(), capacity: settings.max_nodes });
         }
-        assert!(input.uploads.len() <= settings.uploads_per_frame, "uploads beyond the staging ring");
+        assert!(
+            input.uploads.len() + input.encoded.len() <= settings.uploads_per_frame,
+            "uploads beyond the staging ring"
+        );
         if let Some(hud) = input.hud {
             assert_eq!(hud.len(), HUD_BYTES, "a HUD overlay of HUD_SIZE");
         }
@@ -249,6 +256,13 @@ impl Renderer {
             let block = &mut staging[k * TILE_UPLOAD_BYTES..(k + 1) * TILE_UPLOAD_BYTES];
             self.slot_contents[*slot as usize] = conv::encode_tile(tile, input.colour_data_depth, block);
             writes.push(SlotWrite { slot: *slot, colour: tile.colour.is_some(), classes: tile.classes.is_some() });
+        }
+        for (slot, tile) in input.encoded {
+            debug_assert!(!uploads.iter().any(|(s, _)| s == slot), "slot {slot} written twice in one frame");
+            let k = writes.len();
+            staging[k * TILE_UPLOAD_BYTES..(k + 1) * TILE_UPLOAD_BYTES].copy_from_slice(&tile.bytes);
+            self.slot_contents[*slot as usize] = tile.content;
+            writes.push(SlotWrite { slot: *slot, colour: tile.colour, classes: tile.classes });
         }
         if let Some(hud) = input.hud {
             staging[hud_at..hud_at + HUD_BYTES].copy_from_slice(hud);
@@ -304,6 +318,7 @@ impl Renderer {
             constants,
             records: &[],
             uploads,
+            encoded: &[],
             colour_data_depth: None,
             read_back: false,
             wireframe: false,

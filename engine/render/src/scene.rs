@@ -29,7 +29,8 @@ use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
 use crate::loader::TileLoader;
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
-use crate::tiles::{is_transient, produce_tiles, unreadable_tile};
+use crate::conv::EncodedUpload;
+use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
 /// How a body looks beyond its ground.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -392,7 +393,7 @@ impl TerrainScene {
             None => {
                 let plan = self.residency.plan(self.frame, &drawn);
                 let produced = produce_tiles(source.as_ref(), plan.uploads.iter().map(|u| u.tile).collect());
-                (plan, produced)
+                (plan, produced.into_iter().map(|r| r.map(Ready::Source)).collect::<Vec<_>>())
             }
             Some(loader) => {
                 loader.collect();
@@ -406,9 +407,9 @@ impl TerrainScene {
                     .iter()
                     .map(|u| {
                         if u.restage {
-                            restaged.next().expect("one per re-staged upload")
+                            restaged.next().expect("one per re-staged upload").map(Ready::Source)
                         } else {
-                            loader.take(u.tile).expect("planned only once ready")
+                            loader.take(u.tile).expect("planned only once ready").map(Ready::Encoded)
                         }
                     })
                     .collect();
@@ -418,9 +419,11 @@ impl TerrainScene {
             }
         };
         let mut uploads: Vec<(u32, &SourceTile)> = Vec::with_capacity(produced.len());
+        let mut encoded: Vec<(u32, &EncodedUpload)> = Vec::with_capacity(produced.len());
         for (upload, result) in plan.uploads.iter().zip(&produced) {
             match result {
-                Ok(tile) => uploads.push((upload.slot as u32, tile)),
+                Ok(Ready::Source(tile)) => uploads.push((upload.slot as u32, tile)),
+                Ok(Ready::Encoded(tile)) => encoded.push((upload.slot as u32, tile)),
                 Err(error) if is_transient(error) => {
                     // A network or disk error: the ancestor stands in, and
                     // the tile is asked for again after a backoff that
@@ -452,7 +455,7 @@ impl TerrainScene {
         // A node whose own tile failed has its ancestor for good: it waits for nothing.
         let waiting_on_ancestors =
             plan.bindings.iter().filter(|b| b.source != b.tile && !self.residency.is_failed(b.tile)).count();
-        let complete = uploads.is_empty() && plan.pending == 0 && waiting_on_ancestors == 0 && plan.covers_body;
+        let complete = uploads.is_empty() && encoded.is_empty() && plan.pending == 0 && waiting_on_ancestors == 0 && plan.covers_body;
         let wants_image = match read_back {
             ReadBack::Never => false,
             ReadBack::Always => true,
@@ -463,6 +466,7 @@ impl TerrainScene {
             constants,
             records: &records,
             uploads: &uploads,
+            encoded: &encoded,
             colour_data_depth: source.colour_data_depth(),
             read_back: wants_image,
             wireframe: options.wireframe,
@@ -471,7 +475,7 @@ impl TerrainScene {
         })?;
         self.frame += 1;
         let mut statistics = FrameStatistics::new(&cut.statistics, &plan);
-        statistics.uploads = uploads.len();
+        statistics.uploads = uploads.len() + encoded.len();
         statistics.failed_tiles = self.unreadable.len();
         statistics.retrying_tiles = self.residency.retrying();
         statistics.tiles_in_flight = self.loader.as_ref().map_or(0, TileLoader::in_flight);
@@ -512,6 +516,7 @@ impl TerrainScene {
             constants,
             records,
             uploads: &[],
+            encoded: &[],
             colour_data_depth: None,
             read_back,
             wireframe: options.wireframe,

@@ -11,6 +11,16 @@ use planet_terrain::geo::address::TileAddress;
 use planet_terrain::ground::{HeightSource, SourceError, SourceTile};
 use planet_terrain::pack::PackError;
 
+use crate::conv::EncodedUpload;
+
+/// A tile ready for its slot: produced on the frame (encoded as it is
+/// staged), or produced and encoded by the loader (only copied).
+#[derive(Debug)]
+pub(crate) enum Ready {
+    Source(SourceTile),
+    Encoded(EncodedUpload),
+}
+
 /// An error that may not happen again: reading the bytes failed (a
 /// network or disk error, after the byte source's own retries), not the
 /// bytes themselves.

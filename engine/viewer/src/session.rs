@@ -44,6 +44,7 @@ pub struct FrameLog {
     pub alt: f64,
     pub above_ground_m: f64,
     pub cpu_ms: f64,
+    pub thread_cpu_ms: f64,
     pub report: FrameReport,
     pub gpu: Option<PassTimes>,
     pub hole_pixels: Option<u32>,
@@ -147,6 +148,7 @@ impl Session {
     /// Draws the camera's view and logs it (`t`: the path time, if any).
     pub fn draw(&mut self, flight: &Flight, t: f64, options: FrameOptions<'_>) -> Result<FrameReport> {
         let started = std::time::Instant::now();
+        let cpu_started = planet_render::clock::thread_cpu_time();
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         self.scene.set_near(near_plane(above_ground));
         let view = self.view(flight);
@@ -163,6 +165,9 @@ impl Session {
             above_ground_m: above_ground,
             // Host work only: time blocked on the GPU is the GPU's.
             cpu_ms: started.elapsed().as_secs_f64() * 1e3 - report.waited_ms,
+            // The frame thread's own CPU time: the host work, without the
+            // time the OS gave other threads (lavapipe's, the loader's).
+            thread_cpu_ms: (planet_render::clock::thread_cpu_time() - cpu_started).as_secs_f64() * 1e3,
             report,
             gpu: None,
             hole_pixels: None,
@@ -260,6 +265,7 @@ impl Session {
                     "alt": l.alt,
                     "above_ground_m": l.above_ground_m,
                     "cpu_ms": l.cpu_ms,
+                    "thread_cpu_ms": l.thread_cpu_ms,
                     "gpu_ms": l.gpu.map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms),
                     "hole_pixels": l.hole_pixels,
                     "nodes_selected": s.nodes_selected,
@@ -282,6 +288,7 @@ impl Session {
             })
             .collect();
         let cpu: Vec<f64> = self.log.iter().map(|l| l.cpu_ms).collect();
+        let thread_cpu: Vec<f64> = self.log.iter().map(|l| l.thread_cpu_ms).collect();
         let gpu: Vec<f64> = self
             .log
             .iter()
@@ -295,6 +302,8 @@ impl Session {
                 "frames": self.log.len(),
                 "cpu_ms_median": percentile(&cpu, 0.5),
                 "cpu_ms_p99": percentile(&cpu, 0.99),
+                "thread_cpu_ms_median": percentile(&thread_cpu, 0.5),
+                "thread_cpu_ms_p99": percentile(&thread_cpu, 0.99),
                 "gpu_ms_median": percentile(&gpu, 0.5),
                 "gpu_ms_p99": percentile(&gpu, 0.99),
                 "peak_uploads": self.log.iter().map(|l| l.report.statistics.uploads).max().unwrap_or(0),
