@@ -71,6 +71,44 @@ pub struct PassTimes {
     pub sky_ms: f64,
 }
 
+/// What one pass's pipeline statistics query counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassCounts {
+    /// Triangles the input assembler read: instances x 2304 (the lattice's
+    /// 2048 and the skirt's 256).
+    pub input_primitives: u64,
+    /// Vertex shader runs. At least one per distinct vertex per instance
+    /// (`NODE_VERTICES`); more where the device's reuse of shaded vertices
+    /// across neighbouring triangles falls short.
+    pub vertex_invocations: u64,
+    /// Triangles out of the clipper (culled ones gone, clipped ones split).
+    pub clipping_primitives: u64,
+    /// Fragment shader runs (0 in the depth pass, which has no fragment
+    /// shader).
+    pub fragment_invocations: u64,
+}
+
+/// The GPU work of a frame's two terrain passes, as the device counted it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkCounts {
+    pub terrain_depth: PassCounts,
+    pub terrain_shaded: PassCounts,
+    /// Pixels the terrain (and the analytic body, when drawn) covers: the
+    /// frame's pixels less those the sky's draw passed, by a precise
+    /// occlusion query, so counted apart from the shaded pass. `None` where
+    /// the device cannot count occlusion exactly.
+    pub covered_pixels: Option<u64>,
+}
+
+impl WorkCounts {
+    /// Fragment shader runs of the shaded pass per covered pixel: 1 when
+    /// the depth prepass leaves the shaded pass exactly the visible
+    /// fragments to shade.
+    pub fn shaded_fragments_per_covered_pixel(&self) -> Option<f64> {
+        self.covered_pixels.filter(|&p| p > 0).map(|p| self.terrain_shaded.fragment_invocations as f64 / p as f64)
+    }
+}
+
 /// One frame's worth of work.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameInput<'a> {
@@ -101,6 +139,9 @@ pub struct CompletedFrame {
     /// Pixels whose ray met the body below its deepest ground and showed
     /// the sky: holes in the cover (0 while the analytic body is drawn).
     pub hole_pixels: u32,
+    /// The terrain passes' work as counted by the device; `None` where it
+    /// has no pipeline statistics queries.
+    pub counts: Option<WorkCounts>,
 }
 
 /// What recording a frame did.
@@ -191,6 +232,12 @@ impl Renderer {
     /// Whether the device can draw lines (the wireframe toggle).
     pub fn supports_wireframe(&self) -> bool {
         self.backend.supports_wireframe()
+    }
+
+    /// Whether the device counts each terrain pass's work
+    /// ([`CompletedFrame::counts`]): pipeline statistics queries.
+    pub fn counts_work(&self) -> bool {
+        self.backend.counts_work()
     }
 
     /// Resizes the target (and the swapchain of a windowed renderer);

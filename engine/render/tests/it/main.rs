@@ -7,5 +7,6 @@
 
 mod conformance;
 mod render;
+mod statistics;
 mod support;
 mod surface;
