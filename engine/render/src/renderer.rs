@@ -98,6 +98,11 @@ pub struct WorkCounts {
     /// occlusion query, so counted apart from the shaded pass. `None` where
     /// the device cannot count occlusion exactly.
     pub covered_pixels: Option<u64>,
+    /// Fragments that passed the shaded pass's depth test (a precise
+    /// occlusion query): those its fragment shader runs for, since it
+    /// declares early fragment tests (helper invocations aside). With the
+    /// prepass at work, each covered terrain pixel once. `None` as above.
+    pub shaded_samples_passed: Option<u64>,
 }
 
 impl WorkCounts {
@@ -106,6 +111,17 @@ impl WorkCounts {
     /// fragments to shade.
     pub fn shaded_fragments_per_covered_pixel(&self) -> Option<f64> {
         self.covered_pixels.filter(|&p| p > 0).map(|p| self.terrain_shaded.fragment_invocations as f64 / p as f64)
+    }
+
+    /// Fragments through the shaded pass's early depth test per covered
+    /// pixel: the shading the prepass leaves, the same measure on every
+    /// device whatever its statistics count (1 when each covered pixel is
+    /// shaded once).
+    pub fn shaded_samples_per_covered_pixel(&self) -> Option<f64> {
+        match (self.shaded_samples_passed, self.covered_pixels) {
+            (Some(samples), Some(pixels)) if pixels > 0 => Some(samples as f64 / pixels as f64),
+            _ => None,
+        }
     }
 }
 

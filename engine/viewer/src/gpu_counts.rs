@@ -1,24 +1,35 @@
 //! The terrain passes' GPU work counts as `--stats` writes them, in the
 //! shot's statistics and in every frame of a path's log.
 //!
-//! The key decision: one shape everywhere, with the two ratios the goals
-//! are stated in (vertex shader runs per drawn node, fragment shader runs
-//! per covered pixel) written beside the raw counts, and `null` where the
-//! device has no pipeline statistics queries, so a reader never mistakes a
-//! device that cannot count for a frame that did no work.
+//! The key decision: one shape everywhere, with the ratios the goals are
+//! stated in (vertex shader runs per drawn node; fragment shader runs, and
+//! fragments through the shaded pass's early depth test, per covered pixel)
+//! written beside the raw counts, and `null` where the device has no
+//! pipeline statistics queries, so a reader never mistakes a device that
+//! cannot count for a frame that did no work.
 
+use planet_render::scene::FrameReport;
 use planet_render::{PassCounts, WorkCounts};
 use serde_json::{Value, json};
 
-/// `counts` of a frame that drew `nodes_drawn` nodes, as JSON; `null` when
-/// the device did not count.
+/// Node instances a frame's terrain passes drew: its drawn nodes, or none
+/// where it drew no terrain (the first frames, before the roots arrive,
+/// show the analytic body and draw none of the nodes they selected).
+pub fn instances(report: &FrameReport) -> usize {
+    if report.draw_calls.terrain_shaded > 0 { report.statistics.nodes_drawn } else { 0 }
+}
+
+/// `counts` of a frame that drew `nodes_drawn` node instances, as JSON;
+/// `null` when the device did not count.
 pub fn json(counts: Option<&WorkCounts>, nodes_drawn: usize) -> Value {
     let Some(counts) = counts else { return Value::Null };
     json!({
         "terrain_depth": pass(&counts.terrain_depth, nodes_drawn),
         "terrain_shaded": pass(&counts.terrain_shaded, nodes_drawn),
         "covered_pixels": counts.covered_pixels,
+        "shaded_samples_passed": counts.shaded_samples_passed,
         "shaded_fragments_per_covered_pixel": counts.shaded_fragments_per_covered_pixel(),
+        "shaded_samples_per_covered_pixel": counts.shaded_samples_per_covered_pixel(),
     })
 }
 
@@ -35,10 +46,12 @@ fn pass(counts: &PassCounts, nodes_drawn: usize) -> Value {
 
 /// The summary line's words for `counts`.
 pub fn summary(counts: Option<&WorkCounts>) -> String {
-    match counts.and_then(WorkCounts::shaded_fragments_per_covered_pixel) {
-        Some(ratio) => format!("{ratio:.2} shaded fragments per covered pixel"),
-        None if counts.is_some() => "no covered pixels counted".to_string(),
-        None => "GPU work counts unavailable on this device".to_string(),
+    let Some(counts) = counts else { return "GPU work counts unavailable on this device".to_string() };
+    match (counts.shaded_fragments_per_covered_pixel(), counts.shaded_samples_per_covered_pixel()) {
+        (Some(runs), Some(passed)) => format!(
+            "per covered pixel: {runs:.2} shaded-pass fragment shader runs, {passed:.2} fragments through its depth test"
+        ),
+        _ => "no covered pixels counted".to_string(),
     }
 }
 
@@ -53,7 +66,12 @@ mod tests {
             clipping_primitives: 4000,
             fragment_invocations: fragments,
         };
-        WorkCounts { terrain_depth: pass(0), terrain_shaded: pass(1100), covered_pixels: Some(1000) }
+        WorkCounts {
+            terrain_depth: pass(0),
+            terrain_shaded: pass(1100),
+            covered_pixels: Some(1000),
+            shaded_samples_passed: Some(1002),
+        }
     }
 
     #[test]
@@ -62,7 +80,11 @@ mod tests {
         assert_eq!(j["terrain_shaded"]["vertex_invocations_per_node"], 1530.0);
         assert_eq!(j["shaded_fragments_per_covered_pixel"], 1.1);
         assert_eq!(j["covered_pixels"], 1000);
-        assert_eq!(summary(Some(&counts())), "1.10 shaded fragments per covered pixel");
+        assert_eq!(j["shaded_samples_per_covered_pixel"], 1.002);
+        assert_eq!(
+            summary(Some(&counts())),
+            "per covered pixel: 1.10 shaded-pass fragment shader runs, 1.00 fragments through its depth test"
+        );
     }
 
     #[test]

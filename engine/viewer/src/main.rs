@@ -142,6 +142,10 @@ struct Cli {
     /// Turn on the Vulkan validation layers; any message fails the run.
     #[arg(long)]
     validation: bool,
+    /// Leave the GPU work-counting queries off (as on a device without
+    /// them): `--stats` then reports the counts as unavailable.
+    #[arg(long)]
+    no_gpu_counts: bool,
     /// The instant drawn (UTC, RFC 3339: 2026-06-21T06:00:00Z); a path's
     /// keyframe time adds to it, and in a window the clock runs from it.
     /// Default: 10:00 local solar time at the starting longitude on
@@ -269,7 +273,7 @@ fn renderer_settings(cli: &Cli, size: (u32, u32)) -> RendererSettings {
         max_nodes: (node_budget(cli) as usize).max(64),
         frames_in_flight: FRAMES_IN_FLIGHT as usize,
         uploads_per_frame: cli.uploads as usize,
-        gpu: GpuSettings { validation: cli.validation, ..GpuSettings::default() },
+        gpu: GpuSettings { validation: cli.validation, skip_work_counts: cli.no_gpu_counts },
     }
 }
 
@@ -553,7 +557,7 @@ fn write_stats(
             "total": g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms,
         })),
         "gpu_counts_available": renderer.counts_work(),
-        "gpu_counts": gpu_counts::json(counts, s.nodes_drawn),
+        "gpu_counts": gpu_counts::json(counts, gpu_counts::instances(report)),
     });
     planet_cli::fs::write_json(path, &json)?;
     Ok(())

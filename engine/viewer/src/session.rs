@@ -248,7 +248,7 @@ impl Session {
                     "cpu_ms": l.cpu_ms,
                     "gpu_ms": l.gpu.map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms),
                     "hole_pixels": l.hole_pixels,
-                    "gpu_counts": crate::gpu_counts::json(l.counts.as_ref(), s.nodes_drawn),
+                    "gpu_counts": crate::gpu_counts::json(l.counts.as_ref(), crate::gpu_counts::instances(&l.report)),
                     "nodes_selected": s.nodes_selected,
                     "nodes_drawn": s.nodes_drawn,
                     "effective_screen_error_pixels": s.effective_screen_error_pixels,

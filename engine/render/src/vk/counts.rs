@@ -1,7 +1,7 @@
 //! Counting the terrain passes' GPU work: one pipeline statistics query per
 //! terrain pass (input triangles, vertex shader runs, triangles out of the
-//! clipper, fragment shader runs) and one precise occlusion query on the sky
-//! draw, per frame in flight.
+//! clipper, fragment shader runs) and precise occlusion queries on the
+//! shaded terrain draw and on the sky draw, per frame in flight.
 //!
 //! The key decisions: counts are optional, like timestamps. The query pools
 //! exist only where the device has `pipelineStatisticsQuery` (and, for the
@@ -14,7 +14,10 @@
 //! those the sky's draw passed (it passes only where the depth is still the
 //! clear value): a count taken by the shaded pass's own depth test would
 //! grow with it if that test ever let overdraw through, and so could not
-//! show the depth prepass at work.
+//! show the depth prepass at work. The shaded pass's own count is the other
+//! half of that comparison: the fragments through its early depth test,
+//! which are those its shader runs for on any device (terrain.frag declares
+//! early fragment tests), whatever the device's statistics count.
 
 use ash::vk;
 
@@ -42,6 +45,15 @@ pub(super) enum CountedPass {
 
 /// Pipeline statistics slots per frame: one per `CountedPass`.
 const PASSES: u32 = 2;
+
+/// Occlusion query slots of one frame.
+mod occlusion {
+    /// The sky's draw: the pixels nothing covers.
+    pub const SKY: u32 = 0;
+    /// The shaded terrain draw: fragments through its depth test.
+    pub const SHADED: u32 = 1;
+    pub const COUNT: u32 = 2;
+}
 
 /// A frame's counting queries; null pools where the device cannot count.
 #[derive(Clone, Copy, Debug)]
@@ -75,7 +87,9 @@ impl CountQueries {
             }
             if gpu.pipeline_statistics && gpu.precise_occlusion {
                 let made = device.create_query_pool(
-                    &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::OCCLUSION).query_count(1),
+                    &vk::QueryPoolCreateInfo::default()
+                        .query_type(vk::QueryType::OCCLUSION)
+                        .query_count(occlusion::COUNT),
                     None,
                 );
                 match made {
@@ -121,21 +135,18 @@ impl CountQueries {
             let [input_primitives, vertex_invocations, clipping_primitives, fragment_invocations] = passes[k as usize];
             PassCounts { input_primitives, vertex_invocations, clipping_primitives, fragment_invocations }
         };
-        let covered_pixels = (self.occlusion != vk::QueryPool::null())
-            .then(|| {
-                let mut samples = [0u64; 1];
-                // SAFETY: as above, one 64-bit value per occlusion query.
-                unsafe {
-                    gpu.device.get_query_pool_results(self.occlusion, 0, &mut samples, vk::QueryResultFlags::TYPE_64)
-                }
-                .ok()
-                .map(|()| pixels.saturating_sub(samples[0]))
-            })
-            .flatten();
+        let mut samples = [0u64; occlusion::COUNT as usize];
+        let occluded = self.occlusion != vk::QueryPool::null()
+            // SAFETY: as above, one 64-bit value per occlusion query.
+            && unsafe {
+                gpu.device.get_query_pool_results(self.occlusion, 0, &mut samples, vk::QueryResultFlags::TYPE_64)
+            }
+            .is_ok();
         Some(WorkCounts {
             terrain_depth: pass(CountedPass::Depth),
             terrain_shaded: pass(CountedPass::Shaded),
-            covered_pixels,
+            covered_pixels: occluded.then(|| pixels.saturating_sub(samples[occlusion::SKY as usize])),
+            shaded_samples_passed: occluded.then_some(samples[occlusion::SHADED as usize]),
         })
     }
 }
@@ -157,7 +168,7 @@ impl Backend {
                 device.cmd_reset_query_pool(commands, queries.statistics, 0, PASSES);
             }
             if queries.occlusion != vk::QueryPool::null() {
-                device.cmd_reset_query_pool(commands, queries.occlusion, 0, 1);
+                device.cmd_reset_query_pool(commands, queries.occlusion, 0, occlusion::COUNT);
             }
         }
     }
@@ -165,13 +176,28 @@ impl Backend {
     /// Starts counting `pass`'s work. `commands` is recording inside the
     /// pass's rendering, which `end_counting` closes the count in.
     pub(super) fn begin_counting(&self, commands: vk::CommandBuffer, queries: CountQueries, pass: CountedPass) {
-        let device = &self.gpu.device;
-        // SAFETY: recording; the query was reset this frame and is begun
-        // once, and no other query of its type is active.
-        unsafe {
-            if queries.statistics != vk::QueryPool::null() {
-                device.cmd_begin_query(commands, queries.statistics, pass as u32, vk::QueryControlFlags::empty());
+        if queries.statistics != vk::QueryPool::null() {
+            // SAFETY: recording; the query was reset this frame and is
+            // begun once, and no other statistics query is active.
+            unsafe {
+                let none = vk::QueryControlFlags::empty();
+                self.gpu.device.cmd_begin_query(commands, queries.statistics, pass as u32, none);
             }
+        }
+        if pass == CountedPass::Shaded {
+            self.begin_occlusion(commands, queries, occlusion::SHADED);
+        }
+    }
+
+    /// Stops counting `pass`'s work, in the rendering `begin_counting` ran in.
+    pub(super) fn end_counting(&self, commands: vk::CommandBuffer, queries: CountQueries, pass: CountedPass) {
+        if pass == CountedPass::Shaded {
+            self.end_occlusion(commands, queries, occlusion::SHADED);
+        }
+        if queries.statistics != vk::QueryPool::null() {
+            // SAFETY: recording, in the rendering where `begin_counting`
+            // began this query.
+            unsafe { self.gpu.device.cmd_end_query(commands, queries.statistics, pass as u32) };
         }
     }
 
@@ -179,30 +205,31 @@ impl Backend {
     /// the rendering the sky is drawn in, which `end_sky_count` closes the
     /// count in.
     pub(super) fn begin_sky_count(&self, commands: vk::CommandBuffer, queries: CountQueries) {
-        if queries.occlusion != vk::QueryPool::null() {
-            // SAFETY: recording; the query was reset this frame and is
-            // begun once; the device counts precisely (checked at creation).
-            unsafe { self.gpu.device.cmd_begin_query(commands, queries.occlusion, 0, vk::QueryControlFlags::PRECISE) };
-        }
+        self.begin_occlusion(commands, queries, occlusion::SKY);
     }
 
     /// Stops counting the sky's samples, in the rendering `begin_sky_count` ran in.
     pub(super) fn end_sky_count(&self, commands: vk::CommandBuffer, queries: CountQueries) {
+        self.end_occlusion(commands, queries, occlusion::SKY);
+    }
+
+    fn begin_occlusion(&self, commands: vk::CommandBuffer, queries: CountQueries, slot: u32) {
         if queries.occlusion != vk::QueryPool::null() {
-            // SAFETY: recording, in the rendering where `begin_sky_count` began it.
-            unsafe { self.gpu.device.cmd_end_query(commands, queries.occlusion, 0) };
+            // SAFETY: recording; the query was reset this frame and is begun
+            // once, no other occlusion query is active (the shaded draw's
+            // ends before the sky's begins), and the device counts
+            // precisely (the pool exists only then).
+            unsafe {
+                let precise = vk::QueryControlFlags::PRECISE;
+                self.gpu.device.cmd_begin_query(commands, queries.occlusion, slot, precise);
+            }
         }
     }
 
-    /// Stops counting `pass`'s work, in the rendering `begin_counting` ran in.
-    pub(super) fn end_counting(&self, commands: vk::CommandBuffer, queries: CountQueries, pass: CountedPass) {
-        let device = &self.gpu.device;
-        // SAFETY: recording, in the rendering where `begin_counting` began
-        // this query.
-        unsafe {
-            if queries.statistics != vk::QueryPool::null() {
-                device.cmd_end_query(commands, queries.statistics, pass as u32);
-            }
+    fn end_occlusion(&self, commands: vk::CommandBuffer, queries: CountQueries, slot: u32) {
+        if queries.occlusion != vk::QueryPool::null() {
+            // SAFETY: recording, in the rendering where `begin_occlusion` began it.
+            unsafe { self.gpu.device.cmd_end_query(commands, queries.occlusion, slot) };
         }
     }
 }

@@ -357,12 +357,15 @@ impl Backend {
                 sky_ms: ms(timestamp::SHADED_DONE, timestamp::SKY_DONE),
             })
         });
+        // A resize waits for every frame first, so this is the frame's size.
         let pixels = u64::from(self.settings.size.0) * u64::from(self.settings.size.1);
-        // SAFETY: the frame completed; `counted` says it recorded the
-        // queries; a resize waits for every frame first, so `pixels` is the
-        // frame's size.
-        let counts =
-            if std::mem::take(&mut frame.counted) { unsafe { frame.counts.read(&self.gpu, pixels) } } else { None };
+        let counts = if std::mem::take(&mut frame.counted) {
+            // SAFETY: the frame completed, and `counted` says its
+            // submission recorded the queries.
+            unsafe { frame.counts.read(&self.gpu, pixels) }
+        } else {
+            None
+        };
         self.completed.push(CompletedFrame { frame: frame.frame, gpu: times, hole_pixels, counts });
         Ok(times)
     }

@@ -115,6 +115,16 @@ fn work_counts_agree_with_the_cut_and_the_depth_prepass_meets_its_goal() {
         } else {
             assert!(covered > 0 && covered < pixels, "{}: {covered} of {pixels}", case.name);
         }
+        // The prepass at work, on any device: each covered pixel passes the
+        // shaded pass's depth test (it redraws the prepass's exact depths),
+        // and the overdraw does not (the goal's bound; only ties on depth
+        // let a pixel through twice).
+        let passed = counts.shaded_samples_passed.expect("lavapipe has occlusionQueryPrecise");
+        assert!(
+            (covered..=covered + covered / 5).contains(&passed),
+            "{}: {passed} fragments through the shaded pass's depth test for {covered} covered pixels",
+            case.name
+        );
         // Each covered pixel is shaded at least once.
         assert!(shaded.fragment_invocations >= covered, "{}: {shaded:?} for {covered}", case.name);
         if depth.fragment_invocations == 0 {
