@@ -177,18 +177,18 @@ pub struct FrameOutcome {
 }
 
 /// Lattice triangles (each cell split along its (i, j)-(i+1, j+1) diagonal,
-/// the direction the morph's cell-centre blend assumes), then the skirt.
+/// the direction the morph's cell-centre blend assumes) row by row, each
+/// skirt quad right after the lattice row whose edge vertices it hangs
+/// from: the first row's edge after row 0, the two side quads of row `j`
+/// after row `j`, the last row's edge after the last row. The triangles are
+/// those of lattice-then-skirt; the order lets a device's reuse of shaded
+/// vertices reach the edge vertices a skirt shares with the lattice, which
+/// a skirt drawn after the whole lattice shades a second time (lavapipe:
+/// 1530 vertex shader runs per node before, see docs/PERFORMANCE.md).
 pub fn lattice_indices() -> Vec<u16> {
     let v = |i: u32, j: u32| (j * LATTICE_SIDE + i) as u16;
-    let mut out = Vec::with_capacity(lattice_indices_len() as usize);
-    for j in 0..LATTICE_SIDE - 1 {
-        for i in 0..LATTICE_SIDE - 1 {
-            let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i, j + 1), v(i + 1, j + 1));
-            out.extend_from_slice(&[a, b, d, a, d, c]);
-        }
-    }
     let last = LATTICE_SIDE - 1;
-    for edge in 0..4u32 {
+    let skirt_quad = |out: &mut Vec<u16>, edge: u32, k: u32| {
         let on_edge = |k: u32| match edge {
             0 => v(0, k),
             1 => v(last, k),
@@ -196,8 +196,25 @@ pub fn lattice_indices() -> Vec<u16> {
             _ => v(k, last),
         };
         let skirt = |k: u32| (LATTICE_SIDE * LATTICE_SIDE + edge * LATTICE_SIDE + k) as u16;
-        for k in 0..last {
-            out.extend_from_slice(&[on_edge(k), on_edge(k + 1), skirt(k + 1), on_edge(k), skirt(k + 1), skirt(k)]);
+        out.extend_from_slice(&[on_edge(k), on_edge(k + 1), skirt(k + 1), on_edge(k), skirt(k + 1), skirt(k)]);
+    };
+    let mut out = Vec::with_capacity(lattice_indices_len() as usize);
+    for j in 0..last {
+        for i in 0..last {
+            let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i, j + 1), v(i + 1, j + 1));
+            out.extend_from_slice(&[a, b, d, a, d, c]);
+        }
+        skirt_quad(&mut out, 0, j);
+        skirt_quad(&mut out, 1, j);
+        let row_edge = match j {
+            0 => Some(2),
+            _ if j == last - 1 => Some(3),
+            _ => None,
+        };
+        for edge in row_edge {
+            for k in 0..last {
+                skirt_quad(&mut out, edge, k);
+            }
         }
     }
     out
@@ -409,6 +426,37 @@ mod tests {
         let uploads = [(5, &tiles[0]), (7, &tiles[1]), (5, &tiles[2]), (9, &tiles[3])];
         let kept: Vec<(u32, f32)> = last_write_per_slot(&uploads).iter().map(|(s, t)| (*s, t.heights[0])).collect();
         assert_eq!(kept, [(7, 2.0), (5, 3.0), (9, 4.0)]);
+    }
+
+    /// The triangles of the lattice, then of the skirt edge by edge: what
+    /// `lattice_indices` draws, in another order.
+    fn lattice_then_skirt() -> Vec<[u16; 3]> {
+        let v = |i: u32, j: u32| (j * LATTICE_SIDE + i) as u16;
+        let last = LATTICE_SIDE - 1;
+        let mut out = Vec::new();
+        for j in 0..last {
+            for i in 0..last {
+                let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i, j + 1), v(i + 1, j + 1));
+                out.extend([[a, b, d], [a, d, c]]);
+            }
+        }
+        for edge in 0..4u32 {
+            let on_edge = |k: u32| [v(0, k), v(last, k), v(k, 0), v(k, last)][edge as usize];
+            let skirt = |k: u32| (LATTICE_SIDE * LATTICE_SIDE + edge * LATTICE_SIDE + k) as u16;
+            for k in 0..last {
+                out.extend([[on_edge(k), on_edge(k + 1), skirt(k + 1)], [on_edge(k), skirt(k + 1), skirt(k)]]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_interleaved_skirt_draws_the_same_triangles_with_the_same_winding() {
+        let mut drawn: Vec<[u16; 3]> = lattice_indices().chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
+        let mut expected = lattice_then_skirt();
+        drawn.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(drawn, expected);
     }
 
     #[test]
