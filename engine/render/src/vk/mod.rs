@@ -8,8 +8,9 @@
 //! one file per concern: `device` (instance, device, validation log),
 //! `resources` (memory, images and their per-layer uses), `pipelines`,
 //! `frames` (per-frame resources and their fences), `counts` (per-pass
-//! work counters), `encode` (recording a frame), `present` (swapchain), `capture` (conformance capture and
-//! read-back) and `barrier` (barriers derived from declared uses).
+//! work counters), `encode` (recording a frame), `present` (swapchain),
+//! `capture` (conformance capture and read-back) and `barrier` (barriers
+//! derived from declared uses).
 //! Objects land in the `Backend` as soon as they exist, so a failure
 //! part-way through creation leaves nothing behind (`Drop` releases them).
 
