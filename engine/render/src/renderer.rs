@@ -211,7 +211,7 @@ pub fn lattice_indices() -> Vec<u16> {
             _ if j == last - 1 => Some(3),
             _ => None,
         };
-        for edge in row_edge {
+        if let Some(edge) = row_edge {
             for k in 0..last {
                 skirt_quad(&mut out, edge, k);
             }

@@ -1,20 +1,24 @@
-//! The terrain passes' work counts (pipeline statistics and a precise
-//! occlusion query) on lavapipe with validation on: present, consistent with
-//! the cut that was drawn, and within the shaded pass's goal of at most 1.2
-//! fragment shader runs per covered pixel; absent, and said to be, when the
-//! counting queries are off.
+//! The terrain passes' work counts (pipeline statistics, precise occlusion
+//! queries) on lavapipe with validation on: present, consistent with the cut
+//! that was drawn and with each other, and within the shaded pass's goal of
+//! at most 1.2 fragments shaded per covered pixel; absent, and said to be,
+//! when the counting queries are off. `PLANET_TEST_ANY_GPU=1` runs the same
+//! checks on a real GPU, where the device's own fragment-invocation counter
+//! is held to the goal too.
 
 use std::sync::Arc;
 
 use crate::support::*;
 use planet_render::scene::{ReadBack, TerrainScene, sun_for};
-use planet_render::{CompletedFrame, GpuSettings, NODE_VERTICES, Renderer, RendererSettings, WorkCounts};
+use planet_render::{
+    CompletedFrame, GpuSettings, NODE_VERTICES, Renderer, RendererSettings, WorkCounts, lattice_indices_len,
+};
 use planet_terrain::ground::HeightSource;
 
 const SIZE: (u32, u32) = (192, 120);
 
 /// The goal of issue 16: the depth prepass leaves the shaded pass at most
-/// this many fragment shader runs per covered pixel.
+/// this many fragments to shade per covered pixel.
 const SHADED_FRAGMENTS_PER_PIXEL_GOAL: f64 = 1.2;
 
 /// Triangles one node instance draws (the lattice's and the skirt's).
@@ -100,7 +104,7 @@ fn work_counts_agree_with_the_cut_and_the_depth_prepass_meets_its_goal() {
         for (pass, c) in [("depth", depth), ("shaded", shaded)] {
             let per_node = c.vertex_invocations as f64 / nodes as f64;
             assert!(
-                (f64::from(NODE_VERTICES)..=3.0 * NODE_TRIANGLES as f64).contains(&per_node),
+                (f64::from(NODE_VERTICES)..=f64::from(lattice_indices_len())).contains(&per_node),
                 "{}: {pass} pass: {per_node:.0} vertex runs per node",
                 case.name
             );
@@ -121,7 +125,7 @@ fn work_counts_agree_with_the_cut_and_the_depth_prepass_meets_its_goal() {
         // let a pixel through twice).
         let passed = counts.shaded_samples_passed.expect("lavapipe has occlusionQueryPrecise");
         assert!(
-            (covered..=covered + covered / 5).contains(&passed),
+            passed >= covered && passed as f64 <= SHADED_FRAGMENTS_PER_PIXEL_GOAL * covered as f64,
             "{}: {passed} fragments through the shaded pass's depth test for {covered} covered pixels",
             case.name
         );
