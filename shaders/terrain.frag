@@ -10,6 +10,13 @@
 #include "heights.glsl"
 #include "surface.glsl"
 
+// Depth and stencil tests before shading, said outright: the shaded pass
+// tests against the depth prepass (greater-or-equal, no depth writes) and
+// this shader neither discards nor writes depth, so testing first changes
+// no pixel, and every driver then shades only the fragments that survive
+// the prepass instead of the overdraw it exists to skip.
+layout(early_fragment_tests) in;
+
 layout(location = 0) in vec2 in_texel;
 layout(location = 1) in vec3 in_from_camera;
 layout(location = 2) in vec3 in_detail;

@@ -27,7 +27,7 @@ pub use error::{RenderError, Result};
 pub use image::RgbaImage;
 pub use limits::{DeviceLimits, SLOT_BYTES};
 pub use renderer::{
-    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HUD_BYTES, HUD_SIZE, NODE_VERTICES, PassTimes, Renderer,
-    RendererSettings, lattice_indices,
+    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HUD_BYTES, HUD_SIZE, NODE_VERTICES, PassCounts, PassTimes,
+    Renderer, RendererSettings, WorkCounts, lattice_indices, lattice_indices_len,
 };
 pub use vk::device::{GpuSettings, WindowHandles};

@@ -73,6 +73,60 @@ pub struct PassTimes {
     pub sky_ms: f64,
 }
 
+/// What one pass's pipeline statistics query counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassCounts {
+    /// Triangles the input assembler read: instances x 2304 (the lattice's
+    /// 2048 and the skirt's 256).
+    pub input_primitives: u64,
+    /// Vertex shader runs. At least one per distinct vertex per instance
+    /// (`NODE_VERTICES`); more where the device's reuse of shaded vertices
+    /// across neighbouring triangles falls short.
+    pub vertex_invocations: u64,
+    /// Triangles out of the clipper (culled ones gone, clipped ones split).
+    pub clipping_primitives: u64,
+    /// Fragment shader runs (0 in the depth pass, which has no fragment
+    /// shader).
+    pub fragment_invocations: u64,
+}
+
+/// The GPU work of a frame's two terrain passes, as the device counted it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkCounts {
+    pub terrain_depth: PassCounts,
+    pub terrain_shaded: PassCounts,
+    /// Pixels the terrain (and the analytic body, when drawn) covers: the
+    /// frame's pixels less those the sky's draw passed, by a precise
+    /// occlusion query, so counted apart from the shaded pass. `None` where
+    /// the device cannot count occlusion exactly.
+    pub covered_pixels: Option<u64>,
+    /// Fragments that passed the shaded pass's depth test (a precise
+    /// occlusion query): those its fragment shader runs for, since it
+    /// declares early fragment tests (helper invocations aside). With the
+    /// prepass at work, each covered terrain pixel once. `None` as above.
+    pub shaded_samples_passed: Option<u64>,
+}
+
+impl WorkCounts {
+    /// Fragment shader runs of the shaded pass per covered pixel: 1 when
+    /// the depth prepass leaves the shaded pass exactly the visible
+    /// fragments to shade.
+    pub fn shaded_fragments_per_covered_pixel(&self) -> Option<f64> {
+        self.covered_pixels.filter(|&p| p > 0).map(|p| self.terrain_shaded.fragment_invocations as f64 / p as f64)
+    }
+
+    /// Fragments through the shaded pass's early depth test per covered
+    /// pixel: the shading the prepass leaves, the same measure on every
+    /// device whatever its statistics count (1 when each covered pixel is
+    /// shaded once).
+    pub fn shaded_samples_per_covered_pixel(&self) -> Option<f64> {
+        match (self.shaded_samples_passed, self.covered_pixels) {
+            (Some(samples), Some(pixels)) if pixels > 0 => Some(samples as f64 / pixels as f64),
+            _ => None,
+        }
+    }
+}
+
 /// One frame's worth of work.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameInput<'a> {
@@ -107,6 +161,9 @@ pub struct CompletedFrame {
     /// Pixels whose ray met the body below its deepest ground and showed
     /// the sky: holes in the cover (0 while the analytic body is drawn).
     pub hole_pixels: u32,
+    /// The terrain passes' work as counted by the device; `None` where it
+    /// has no pipeline statistics queries.
+    pub counts: Option<WorkCounts>,
 }
 
 /// What recording a frame did.
@@ -126,18 +183,18 @@ pub struct FrameOutcome {
 }
 
 /// Lattice triangles (each cell split along its (i, j)-(i+1, j+1) diagonal,
-/// the direction the morph's cell-centre blend assumes), then the skirt.
+/// the direction the morph's cell-centre blend assumes) row by row, each
+/// skirt quad right after the lattice row whose edge vertices it hangs
+/// from: the first row's edge after row 0, the two side quads of row `j`
+/// after row `j`, the last row's edge after the last row. The triangles are
+/// those of lattice-then-skirt; the order lets a device's reuse of shaded
+/// vertices reach the edge vertices a skirt shares with the lattice, which
+/// a skirt drawn after the whole lattice shades a second time (lavapipe:
+/// 1530 vertex shader runs per node before, see docs/PERFORMANCE.md).
 pub fn lattice_indices() -> Vec<u16> {
     let v = |i: u32, j: u32| (j * LATTICE_SIDE + i) as u16;
-    let mut out = Vec::with_capacity(lattice_indices_len() as usize);
-    for j in 0..LATTICE_SIDE - 1 {
-        for i in 0..LATTICE_SIDE - 1 {
-            let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i, j + 1), v(i + 1, j + 1));
-            out.extend_from_slice(&[a, b, d, a, d, c]);
-        }
-    }
     let last = LATTICE_SIDE - 1;
-    for edge in 0..4u32 {
+    let skirt_quad = |out: &mut Vec<u16>, edge: u32, k: u32| {
         let on_edge = |k: u32| match edge {
             0 => v(0, k),
             1 => v(last, k),
@@ -145,8 +202,25 @@ pub fn lattice_indices() -> Vec<u16> {
             _ => v(k, last),
         };
         let skirt = |k: u32| (LATTICE_SIDE * LATTICE_SIDE + edge * LATTICE_SIDE + k) as u16;
-        for k in 0..last {
-            out.extend_from_slice(&[on_edge(k), on_edge(k + 1), skirt(k + 1), on_edge(k), skirt(k + 1), skirt(k)]);
+        out.extend_from_slice(&[on_edge(k), on_edge(k + 1), skirt(k + 1), on_edge(k), skirt(k + 1), skirt(k)]);
+    };
+    let mut out = Vec::with_capacity(lattice_indices_len() as usize);
+    for j in 0..last {
+        for i in 0..last {
+            let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i, j + 1), v(i + 1, j + 1));
+            out.extend_from_slice(&[a, b, d, a, d, c]);
+        }
+        skirt_quad(&mut out, 0, j);
+        skirt_quad(&mut out, 1, j);
+        let row_edge = match j {
+            0 => Some(2),
+            _ if j == last - 1 => Some(3),
+            _ => None,
+        };
+        if let Some(edge) = row_edge {
+            for k in 0..last {
+                skirt_quad(&mut out, edge, k);
+            }
         }
     }
     out
@@ -197,6 +271,12 @@ impl Renderer {
     /// Whether the device can draw lines (the wireframe toggle).
     pub fn supports_wireframe(&self) -> bool {
         self.backend.supports_wireframe()
+    }
+
+    /// Whether the device counts each terrain pass's work
+    /// ([`CompletedFrame::counts`]): pipeline statistics queries.
+    pub fn counts_work(&self) -> bool {
+        self.backend.counts_work()
     }
 
     /// Resizes the target (and the swapchain of a windowed renderer);
@@ -369,6 +449,37 @@ mod tests {
         let uploads = [(5, &tiles[0]), (7, &tiles[1]), (5, &tiles[2]), (9, &tiles[3])];
         let kept: Vec<(u32, f32)> = last_write_per_slot(&uploads).iter().map(|(s, t)| (*s, t.heights[0])).collect();
         assert_eq!(kept, [(7, 2.0), (5, 3.0), (9, 4.0)]);
+    }
+
+    /// The triangles of the lattice, then of the skirt edge by edge: what
+    /// `lattice_indices` draws, in another order.
+    fn lattice_then_skirt() -> Vec<[u16; 3]> {
+        let v = |i: u32, j: u32| (j * LATTICE_SIDE + i) as u16;
+        let last = LATTICE_SIDE - 1;
+        let mut out = Vec::new();
+        for j in 0..last {
+            for i in 0..last {
+                let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i, j + 1), v(i + 1, j + 1));
+                out.extend([[a, b, d], [a, d, c]]);
+            }
+        }
+        for edge in 0..4u32 {
+            let on_edge = |k: u32| [v(0, k), v(last, k), v(k, 0), v(k, last)][edge as usize];
+            let skirt = |k: u32| (LATTICE_SIDE * LATTICE_SIDE + edge * LATTICE_SIDE + k) as u16;
+            for k in 0..last {
+                out.extend([[on_edge(k), on_edge(k + 1), skirt(k + 1)], [on_edge(k), skirt(k + 1), skirt(k)]]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_interleaved_skirt_draws_the_same_triangles_with_the_same_winding() {
+        let mut drawn: Vec<[u16; 3]> = lattice_indices().chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
+        let mut expected = lattice_then_skirt();
+        drawn.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(drawn, expected);
     }
 
     #[test]

@@ -25,11 +25,11 @@ use planet_terrain::lod::{
 
 use planet_terrain::abi::PushConstants;
 
+use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
 use crate::loader::TileLoader;
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
-use crate::conv::EncodedUpload;
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
 /// How a body looks beyond its ground.
@@ -455,7 +455,11 @@ impl TerrainScene {
         // A node whose own tile failed has its ancestor for good: it waits for nothing.
         let waiting_on_ancestors =
             plan.bindings.iter().filter(|b| b.source != b.tile && !self.residency.is_failed(b.tile)).count();
-        let complete = uploads.is_empty() && encoded.is_empty() && plan.pending == 0 && waiting_on_ancestors == 0 && plan.covers_body;
+        let complete = uploads.is_empty()
+            && encoded.is_empty()
+            && plan.pending == 0
+            && waiting_on_ancestors == 0
+            && plan.covers_body;
         let wants_image = match read_back {
             ReadBack::Never => false,
             ReadBack::Always => true,

@@ -12,6 +12,7 @@
 mod authoring;
 mod bodies;
 mod flight;
+mod gpu_counts;
 mod hud;
 mod session;
 mod window;
@@ -145,6 +146,10 @@ struct Cli {
     /// Turn on the Vulkan validation layers; any message fails the run.
     #[arg(long)]
     validation: bool,
+    /// Leave the GPU work-counting queries off (as on a device without
+    /// them): `--stats` then reports the counts as unavailable.
+    #[arg(long)]
+    no_gpu_counts: bool,
     /// The instant drawn (UTC, RFC 3339: 2026-06-21T06:00:00Z); a path's
     /// keyframe time adds to it, and in a window the clock runs from it.
     /// Default: 10:00 local solar time at the starting longitude on
@@ -273,7 +278,7 @@ fn renderer_settings(cli: &Cli, size: (u32, u32)) -> RendererSettings {
         max_nodes: (node_budget(cli) as usize).max(64),
         frames_in_flight: FRAMES_IN_FLIGHT as usize,
         uploads_per_frame: cli.uploads as usize,
-        gpu: GpuSettings { validation: cli.validation },
+        gpu: GpuSettings { validation: cli.validation, skip_work_counts: cli.no_gpu_counts },
     }
 }
 
@@ -329,11 +334,13 @@ fn shot_mode(
     let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames as u32)?;
     session::report_failures(&mut scene);
     image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
+    // Every frame completed: the newest is the one shot.
+    let counts = renderer.take_completed().into_iter().max_by_key(|c| c.frame).and_then(|c| c.counts);
     if let Some(path) = &cli.stats {
-        write_stats(path, &renderer, &report, frames, size)?;
+        write_stats(path, &renderer, &report, counts.as_ref(), frames, size)?;
     }
     eprintln!(
-        "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}, wrote {}",
+        "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}, {}, wrote {}",
         body.name(),
         renderer.device_name(),
         report.statistics.nodes_selected,
@@ -341,6 +348,7 @@ fn shot_mode(
         report.statistics.effective_screen_error_pixels,
         frames,
         if report.complete { "" } else { " (frame cap reached while streaming)" },
+        gpu_counts::summary(counts.as_ref()),
         shot.display()
     );
     check_validation(&renderer)
@@ -523,6 +531,7 @@ fn write_stats(
     path: &Path,
     renderer: &Renderer,
     report: &planet_render::scene::FrameReport,
+    counts: Option<&planet_render::WorkCounts>,
     frames: u32,
     size: (u32, u32),
 ) -> Result<()> {
@@ -566,6 +575,8 @@ fn write_stats(
             "total": g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms,
         })),
         "remote": planet_cli::stack::remote_transfers(),
+        "gpu_counts_available": renderer.counts_work(),
+        "gpu_counts": gpu_counts::json(counts, gpu_counts::instances(report)),
     });
     planet_cli::fs::write_json(path, &json)?;
     Ok(())

@@ -12,7 +12,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use glam::DVec3;
 use planet_render::scene::{FrameOptions, FrameReport, ReadBack, TerrainScene, sun_at};
-use planet_render::{PassTimes, Renderer};
+use planet_render::{PassTimes, Renderer, WorkCounts};
 use planet_terrain::camera::{Instant, View};
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::{GroundCache, GroundReader, RayHit, depth_for_spacing, raycast};
@@ -48,6 +48,8 @@ pub struct FrameLog {
     pub report: FrameReport,
     pub gpu: Option<PassTimes>,
     pub hole_pixels: Option<u32>,
+    /// The terrain passes' work as the device counted it.
+    pub counts: Option<WorkCounts>,
 }
 
 pub struct Session {
@@ -171,6 +173,7 @@ impl Session {
             report,
             gpu: None,
             hole_pixels: None,
+            counts: None,
         };
         self.logged.insert(self.renderer_frame_of_last(), self.log.len());
         self.log.push(entry);
@@ -188,6 +191,7 @@ impl Session {
             if let Some(&k) = self.logged.get(&done.frame) {
                 self.log[k].gpu = done.gpu;
                 self.log[k].hole_pixels = Some(done.hole_pixels);
+                self.log[k].counts = done.counts;
                 self.logged.remove(&done.frame);
             }
         }
@@ -268,6 +272,7 @@ impl Session {
                     "thread_cpu_ms": l.thread_cpu_ms,
                     "gpu_ms": l.gpu.map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms),
                     "hole_pixels": l.hole_pixels,
+                    "gpu_counts": crate::gpu_counts::json(l.counts.as_ref(), crate::gpu_counts::instances(&l.report)),
                     "nodes_selected": s.nodes_selected,
                     "nodes_drawn": s.nodes_drawn,
                     "effective_screen_error_pixels": s.effective_screen_error_pixels,
@@ -298,6 +303,7 @@ impl Session {
             "device": self.renderer.device_name(),
             "width": self.renderer.settings().size.0,
             "height": self.renderer.settings().size.1,
+            "gpu_counts_available": self.renderer.counts_work(),
             "summary": {
                 "frames": self.log.len(),
                 "cpu_ms_median": percentile(&cpu, 0.5),

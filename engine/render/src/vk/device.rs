@@ -26,6 +26,9 @@ pub type MessageLog = Arc<Mutex<Vec<String>>>;
 pub struct GpuSettings {
     /// Turn on the Khronos validation layers and collect their messages.
     pub validation: bool,
+    /// Leave the work-counting queries off even where the device has them:
+    /// the path a device without them takes, for tests.
+    pub skip_work_counts: bool,
 }
 
 /// The native handles of a window to present to.
@@ -59,6 +62,12 @@ pub struct Gpu {
     pub timestamp_period_ns: Option<f64>,
     pub vertex_stores: bool,
     pub wireframe: bool,
+    /// Whether pipeline statistics queries are enabled (the
+    /// `pipelineStatisticsQuery` feature): per-pass invocation counts.
+    pub pipeline_statistics: bool,
+    /// Whether occlusion queries count exactly (`occlusionQueryPrecise`):
+    /// the shaded pass's covered pixels.
+    pub precise_occlusion: bool,
     pub limits: DeviceLimits,
 }
 
@@ -185,10 +194,17 @@ impl Gpu {
                 found: format!("{device_name} (lacks fragmentStoresAndAtomics, which the hole counter needs)"),
             });
         }
+        // Counting features are optional: without them the frame's counts
+        // are reported as unavailable, nothing else changes.
+        let counts = !settings.skip_work_counts;
+        let pipeline_statistics = counts && features.pipeline_statistics_query == vk::TRUE;
+        let precise_occlusion = counts && features.occlusion_query_precise == vk::TRUE;
         let enabled = vk::PhysicalDeviceFeatures::default()
             .vertex_pipeline_stores_and_atomics(vertex_stores)
             .fragment_stores_and_atomics(true)
-            .fill_mode_non_solid(features.fill_mode_non_solid == vk::TRUE);
+            .fill_mode_non_solid(features.fill_mode_non_solid == vk::TRUE)
+            .pipeline_statistics_query(pipeline_statistics)
+            .occlusion_query_precise(precise_occlusion);
         let mut features12 = vk::PhysicalDeviceVulkan12Features::default().scalar_block_layout(true);
         let mut features13 =
             vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true).synchronization2(true);
@@ -248,6 +264,8 @@ impl Gpu {
             timestamp_period_ns,
             vertex_stores,
             wireframe: features.fill_mode_non_solid == vk::TRUE,
+            pipeline_statistics,
+            precise_occlusion,
             limits,
         })
     }

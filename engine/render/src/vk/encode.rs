@@ -14,6 +14,7 @@ use planet_terrain::abi::{FLAG_ANALYTIC_BODY, PushConstants, timestamp};
 
 use super::Backend;
 use super::barrier::{ImageUse, MemoryUse, memory_barrier};
+use super::counts::{CountQueries, CountedPass};
 use super::frames::SlotWrite;
 use crate::conv::{CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, SIDE, TILE_UPLOAD_BYTES};
 use crate::error::{Context, Result};
@@ -27,6 +28,7 @@ pub(super) struct FrameHandles {
     pub(super) commands: vk::CommandBuffer,
     pub(super) set: vk::DescriptorSet,
     pub(super) queries: vk::QueryPool,
+    pub(super) counts: CountQueries,
     pub(super) counters: vk::Buffer,
     pub(super) staging: vk::Buffer,
 }
@@ -39,6 +41,7 @@ impl Backend {
             commands: frame.commands,
             set: frame.set,
             queries: frame.queries,
+            counts: frame.counts,
             counters: frame.counters.buffer,
             staging: frame.staging.buffer,
         }
@@ -68,6 +71,7 @@ impl Backend {
             device.cmd_reset_query_pool(commands, frame.queries, 0, timestamp::COUNT);
             device.cmd_fill_buffer(commands, frame.counters, 0, vk::WHOLE_SIZE, 0);
         }
+        self.record_count_reset(commands, frame.counts);
         self.record_uploads(commands, frame.staging, writes, input.hud.is_some());
         let counters_ready = [memory_barrier(MemoryUse::TransferDst, MemoryUse::FragmentStorage)];
         // SAFETY: recording; the barrier orders the counter's clear before
@@ -87,10 +91,12 @@ impl Backend {
         unsafe {
             device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.depth);
             self.bind_common(commands, frame.set, &input.constants);
+            self.begin_counting(commands, frame.counts, CountedPass::Depth);
             if terrain {
                 device.cmd_draw_indexed(commands, lattice_indices_len(), input.records.len() as u32, 0, 0, 0);
                 draws.terrain_depth += 1;
             }
+            self.end_counting(commands, frame.counts, CountedPass::Depth);
             device.cmd_end_rendering(commands);
             device.cmd_write_timestamp2(
                 commands,
@@ -133,10 +139,12 @@ impl Backend {
             };
             device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, shaded);
             self.bind_common(commands, frame.set, &input.constants);
+            self.begin_counting(commands, frame.counts, CountedPass::Shaded);
             if terrain {
                 device.cmd_draw_indexed(commands, lattice_indices_len(), input.records.len() as u32, 0, 0, 0);
                 draws.terrain_shaded += 1;
             }
+            self.end_counting(commands, frame.counts, CountedPass::Shaded);
             device.cmd_write_timestamp2(
                 commands,
                 vk::PipelineStageFlags2::ALL_GRAPHICS,
@@ -150,7 +158,9 @@ impl Backend {
                 draws.body += 1;
             }
             device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.sky);
+            self.begin_sky_count(commands, frame.counts);
             device.cmd_draw(commands, 3, 1, 0, 0);
+            self.end_sky_count(commands, frame.counts);
             draws.sky += 1;
             if input.hud.is_some() {
                 device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.hud);

@@ -1,11 +1,12 @@
 //! Per-frame resources and their rotation: command buffer, node records,
-//! staging ring, descriptor set, timestamp queries and the hole counter,
-//! one set per frame in flight, each guarded by a fence.
+//! staging ring, descriptor set, timestamp and work-counting queries and the
+//! hole counter, one set per frame in flight, each guarded by a fence.
 //!
 //! The key decision: a frame's resources are reused only after its fence
 //! was waited (`begin_frame` retires the oldest frame before anything of it
 //! is written), so the host never writes what the GPU may still read, and
-//! what the GPU reported (timestamps, holes) is collected at that wait.
+//! what the GPU reported (timestamps, work counts, holes) is collected at
+//! that wait.
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -13,6 +14,7 @@ use planet_terrain::abi::{RECORD_BYTES, binding, timestamp};
 
 use super::Backend;
 use super::barrier::ImageUse;
+use super::counts::CountQueries;
 use super::resources::Buffer;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{Context, Result};
@@ -26,10 +28,14 @@ pub(crate) struct FrameResources {
     pub(crate) staging: Buffer,
     pub(crate) set: vk::DescriptorSet,
     pub(crate) queries: vk::QueryPool,
+    pub(crate) counts: CountQueries,
     pub(crate) counters: Buffer,
     pub(crate) acquired: vk::Semaphore,
     pub(crate) submitted: bool,
     pub(crate) read_back: bool,
+    /// Whether the submission in flight recorded the counting queries (a
+    /// conformance capture does not): only then are they read at its wait.
+    pub(crate) counted: bool,
     pub(crate) frame: u64,
 }
 
@@ -44,6 +50,7 @@ impl FrameResources {
             device.destroy_query_pool(self.queries, None);
             device.destroy_fence(self.fence, None);
             device.destroy_command_pool(self.pool, None);
+            self.counts.destroy(gpu);
         }
         self.records.destroy(gpu);
         self.staging.destroy(gpu);
@@ -118,10 +125,12 @@ impl Backend {
             staging: Buffer::null(),
             set: vk::DescriptorSet::null(),
             queries: vk::QueryPool::null(),
+            counts: CountQueries::null(),
             counters: Buffer::null(),
             acquired: vk::Semaphore::null(),
             submitted: false,
             read_back: false,
+            counted: false,
             frame: 0,
         };
         let result = (|| -> Result<()> {
@@ -147,6 +156,7 @@ impl Backend {
                         None,
                     )
                     .during("creating a query pool")?;
+                frame.counts = CountQueries::new(gpu)?;
                 frame.acquired = device
                     .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
                     .during("creating a semaphore")?;
@@ -279,6 +289,7 @@ impl Backend {
         let draw_calls = self.record(index, input, writes, target)?;
         let frame = &mut self.frames[index];
         frame.read_back = input.read_back;
+        frame.counted = true;
         frame.frame = self.frame_number;
         let commands = [frame.commands];
         let wait = [frame.acquired];
@@ -346,7 +357,16 @@ impl Backend {
                 sky_ms: ms(timestamp::SHADED_DONE, timestamp::SKY_DONE),
             })
         });
-        self.completed.push(CompletedFrame { frame: frame.frame, gpu: times, hole_pixels });
+        // A resize waits for every frame first, so this is the frame's size.
+        let pixels = u64::from(self.settings.size.0) * u64::from(self.settings.size.1);
+        let counts = if std::mem::take(&mut frame.counted) {
+            // SAFETY: the frame completed, and `counted` says its
+            // submission recorded the queries.
+            unsafe { frame.counts.read(&self.gpu, pixels) }
+        } else {
+            None
+        };
+        self.completed.push(CompletedFrame { frame: frame.frame, gpu: times, hole_pixels, counts });
         Ok(times)
     }
 }

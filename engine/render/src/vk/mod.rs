@@ -7,16 +7,17 @@
 //! owns the device and every object made from it and deals in handles,
 //! one file per concern: `device` (instance, device, validation log),
 //! `resources` (memory, images and their per-layer uses), `pipelines`,
-//! `frames` (per-frame resources and their fences), `encode` (recording a
-//! frame), `present` (swapchain), `capture` (conformance capture and
-//! read-back), `barrier` (barriers derived from declared uses) and
-//! `bodies` (the rigid bodies' pass).
+//! `frames` (per-frame resources and their fences), `counts` (per-pass
+//! work counters), `encode` (recording a frame), `present` (swapchain),
+//! `capture` (conformance capture and read-back), `barrier` (barriers
+//! derived from declared uses) and `bodies` (the rigid bodies' pass).
 //! Objects land in the `Backend` as soon as they exist, so a failure
 //! part-way through creation leaves nothing behind (`Drop` releases them).
 
 pub(crate) mod barrier;
 mod bodies;
 mod capture;
+mod counts;
 pub(crate) mod device;
 mod encode;
 pub(crate) mod frames;

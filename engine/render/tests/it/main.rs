@@ -8,5 +8,6 @@
 mod bodies;
 mod conformance;
 mod render;
+mod statistics;
 mod support;
 mod surface;

@@ -42,7 +42,7 @@ pub fn renderer(size: (u32, u32), slots: u32) -> Renderer {
         max_nodes: 4096,
         frames_in_flight: 2,
         uploads_per_frame: 64,
-        gpu: GpuSettings { validation: true },
+        gpu: GpuSettings { validation: true, ..GpuSettings::default() },
     })
     .expect("a Vulkan device (lavapipe) with validation layers")
 }
