@@ -13,6 +13,7 @@ mod authoring;
 mod bodies;
 mod flight;
 mod gpu_counts;
+mod ground_ahead;
 mod hud;
 mod session;
 mod window;

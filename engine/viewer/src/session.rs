@@ -62,6 +62,11 @@ pub struct Session {
     ground_cache: GroundCache,
     /// The scene's edit count the cache was read at.
     ground_generation: usize,
+    /// Reads the ground ahead of the camera off the frame.
+    ground_ahead: crate::ground_ahead::GroundAhead,
+    /// Where the camera was at the last ground read (lat, lon), for the
+    /// extrapolation ahead.
+    last_ground_at: Option<(f64, f64)>,
     pub log: Vec<FrameLog>,
     logged: HashMap<u64, usize>,
     /// Balls and crates dropped on the ground (B and V in a window).
@@ -79,6 +84,8 @@ impl Session {
             clock: Instant::J2000,
             ground_cache: GroundCache::default(),
             ground_generation: usize::MAX,
+            ground_ahead: crate::ground_ahead::GroundAhead::default(),
+            last_ground_at: None,
             log: Vec::new(),
             logged: HashMap::new(),
             bodies: crate::bodies::Bodies::default(),
@@ -101,6 +108,24 @@ impl Session {
             self.ground_generation = generation;
         }
         let depth = depth_for_spacing(source.as_ref(), GROUND_SPACING_M);
+        for tile in self.ground_ahead.take(generation) {
+            cache.insert(depth, tile);
+        }
+        // The tiles under the camera's next second at this frame's motion
+        // (about 8 frames), read off the frame.
+        if let Some((last_lat, last_lon)) = self.last_ground_at {
+            let (dlat, dlon) = (lat - last_lat, lon - last_lon);
+            if dlat.abs() < 1.0 && dlon.abs() < 1.0 {
+                for k in 1..=8 {
+                    let ahead = Geodetic::from_degrees(lat + dlat * f64::from(k), lon + dlon * f64::from(k), 0.0);
+                    let (tile, _, _) = locate(source.body(), ahead, depth);
+                    if !cache.contains(depth, tile) {
+                        self.ground_ahead.ask(generation, &source, tile);
+                    }
+                }
+            }
+        }
+        self.last_ground_at = Some((lat, lon));
         let mut reader = GroundReader::with_cache(source.as_ref(), depth, cache);
         let at = Geodetic::from_degrees(lat, lon, 0.0);
         let height = reader.height(at);

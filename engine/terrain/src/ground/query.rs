@@ -40,6 +40,22 @@ impl GroundCache {
         self.tiles.len()
     }
 
+    /// Whether the tile at `depth` is kept.
+    pub fn contains(&self, depth: u8, tile: TileAddress) -> bool {
+        self.depth == Some(depth) && self.tiles.contains_key(&tile)
+    }
+
+    /// Keeps a tile read elsewhere (ahead of the camera, on another
+    /// thread) for readers at `depth`; one of another depth is ignored.
+    pub fn insert(&mut self, depth: u8, tile: SourceTile) {
+        if self.depth.is_none() {
+            self.depth = Some(depth);
+        }
+        if self.depth == Some(depth) && tile.tile.depth() == depth {
+            self.tiles.insert(tile.tile, tile);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.tiles.is_empty()
     }
