@@ -26,6 +26,8 @@ use crate::flight::Flight;
 /// octaves it leaves out stay under the 2 m a person stands above the
 /// ground: read at 5 m (10 m for --agl) near Everest they added metres,
 /// and a camera "2 m up" stood inside the ground drawn beneath it.
+/// Higher up, the spacing grows with the height above the ground (see
+/// `Session::ground_spacing_m`): within a kilometre of it, it is this.
 pub const GROUND_SPACING_M: f64 = 1.0;
 
 /// Near plane: a fraction of the height above the ground (nothing can be
@@ -62,6 +64,10 @@ pub struct Session {
     ground_cache: GroundCache,
     /// The scene's edit count the cache was read at.
     ground_generation: usize,
+    /// The spacing the camera reads the ground at: 1 m near the ground,
+    /// coarser in proportion to the height above it (a thousandth), so a
+    /// camera in orbit does not synthesize metre tiles it cannot see.
+    ground_spacing_m: f64,
     /// Reads the ground ahead of the camera off the frame.
     ground_ahead: crate::ground_ahead::GroundAhead,
     /// Where the camera was at the last ground read (lat, lon), for the
@@ -84,6 +90,7 @@ impl Session {
             clock: Instant::J2000,
             ground_cache: GroundCache::default(),
             ground_generation: usize::MAX,
+            ground_spacing_m: GROUND_SPACING_M,
             ground_ahead: crate::ground_ahead::GroundAhead::default(),
             last_ground_at: None,
             log: Vec::new(),
@@ -107,7 +114,7 @@ impl Session {
             cache = GroundCache::default();
             self.ground_generation = generation;
         }
-        let depth = depth_for_spacing(source.as_ref(), GROUND_SPACING_M);
+        let depth = depth_for_spacing(source.as_ref(), self.ground_spacing_m);
         for tile in self.ground_ahead.take(generation) {
             cache.insert(depth, tile);
         }
@@ -177,6 +184,8 @@ impl Session {
         let started = std::time::Instant::now();
         let cpu_started = planet_render::clock::thread_cpu_time();
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
+        // Within a kilometre of the ground this is the fixed 1 m.
+        self.ground_spacing_m = (above_ground / 1000.0).clamp(GROUND_SPACING_M, 10_000.0);
         self.scene.set_near(near_plane(above_ground));
         let view = self.view(flight);
         self.renderer.set_bodies(&self.bodies.draws(view.position));
