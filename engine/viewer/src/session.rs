@@ -110,24 +110,27 @@ impl Session {
         let Some(source) = self.scene.source().cloned() else { return 0.0 };
         let generation = self.scene.edits();
         let mut cache = std::mem::take(&mut self.ground_cache);
-        if generation != self.ground_generation || cache.len() > 64 {
+        if generation != self.ground_generation || cache.len() > 128 {
             cache = GroundCache::default();
             self.ground_generation = generation;
         }
         let depth = depth_for_spacing(source.as_ref(), self.ground_spacing_m);
         for tile in self.ground_ahead.take(generation) {
-            cache.insert(depth, tile);
+            cache.insert(tile);
         }
         // The tiles under the camera's next second at this frame's motion
-        // (about 8 frames), read off the frame.
+        // (about 8 frames), at this depth and the next finer one (where a
+        // descending camera reads next), read off the frame.
         if let Some((last_lat, last_lon)) = self.last_ground_at {
             let (dlat, dlon) = (lat - last_lat, lon - last_lon);
             if dlat.abs() < 1.0 && dlon.abs() < 1.0 {
                 for k in 1..=8 {
                     let ahead = Geodetic::from_degrees(lat + dlat * f64::from(k), lon + dlon * f64::from(k), 0.0);
-                    let (tile, _, _) = locate(source.body(), ahead, depth);
-                    if !cache.contains(depth, tile) {
-                        self.ground_ahead.ask(generation, &source, tile);
+                    for d in [depth, (depth + 1).min(planet_terrain::geo::address::MAX_DEPTH)] {
+                        let (tile, _, _) = locate(source.body(), ahead, d);
+                        if !cache.contains(tile) {
+                            self.ground_ahead.ask(generation, &source, tile);
+                        }
                     }
                 }
             }

@@ -27,11 +27,11 @@ pub fn depth_for_spacing(source: &dyn HeightSource, spacing_m: f64) -> u8 {
         .unwrap_or(crate::geo::address::MAX_DEPTH)
 }
 
-/// Tiles a [`GroundReader`] kept, carried from one reader to the next. It
-/// belongs to one source: drop it when the ground changes (an edit).
+/// Tiles a [`GroundReader`] kept, carried from one reader to the next
+/// (tiles of any depth: a reader uses those of its own). It belongs to one
+/// source: drop it when the ground changes (an edit).
 #[derive(Debug, Default)]
 pub struct GroundCache {
-    depth: Option<u8>,
     tiles: HashMap<TileAddress, SourceTile>,
 }
 
@@ -40,20 +40,14 @@ impl GroundCache {
         self.tiles.len()
     }
 
-    /// Whether the tile at `depth` is kept.
-    pub fn contains(&self, depth: u8, tile: TileAddress) -> bool {
-        self.depth == Some(depth) && self.tiles.contains_key(&tile)
+    /// Whether `tile` is kept.
+    pub fn contains(&self, tile: TileAddress) -> bool {
+        self.tiles.contains_key(&tile)
     }
 
-    /// Keeps a tile read elsewhere (ahead of the camera, on another
-    /// thread) for readers at `depth`; one of another depth is ignored.
-    pub fn insert(&mut self, depth: u8, tile: SourceTile) {
-        if self.depth.is_none() {
-            self.depth = Some(depth);
-        }
-        if self.depth == Some(depth) && tile.tile.depth() == depth {
-            self.tiles.insert(tile.tile, tile);
-        }
+    /// Keeps a tile read elsewhere (ahead of the camera, on another thread).
+    pub fn insert(&mut self, tile: SourceTile) {
+        self.tiles.insert(tile.tile, tile);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -91,13 +85,13 @@ impl<'a> GroundReader<'a> {
     /// source and depth kept (see [`GroundReader::into_cache`]): how a
     /// caller reads the ground every frame without re-reading its tiles.
     pub fn with_cache(source: &'a dyn HeightSource, depth: u8, cache: GroundCache) -> GroundReader<'a> {
-        let tiles = if cache.depth == Some(depth) { cache.tiles } else { HashMap::new() };
+        let tiles = cache.tiles;
         GroundReader { source, depth, tiles, evaluations: 0 }
     }
 
     /// The tiles this reader holds, to hand to the next reader.
     pub fn into_cache(self) -> GroundCache {
-        GroundCache { depth: Some(self.depth), tiles: self.tiles }
+        GroundCache { tiles: self.tiles }
     }
 
     /// Highest elevation the ground can reach near `at` (from bounds).
