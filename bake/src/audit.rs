@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::BakeError;
-use crate::filter::Level;
+use crate::filter::for_each_window;
 use crate::landmarks::{LandmarkAudit, Verdict, table};
 use crate::options::BakeOptions;
 use crate::sampling::Inputs;
@@ -117,22 +117,23 @@ impl AccuracyAudit {
 /// what it should hold: tiles at and below the pack's height data depth
 /// with the source at the sample's own latitude/longitude; shallower tiles
 /// with the stated filter of the level below as the pack stores it,
-/// evaluated sample by sample by [`Level::filtered`] (not the bake's window),
+/// evaluated sample by sample by [`crate::filter::Level::filtered`] (not the bake's window),
 /// so the chain from the source to depth 0 is checked link by link without
 /// reading the source for coarse heights. Returns per-depth results and the
 /// first violation.
-pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]) -> Result<AccuracyAudit, BakeError> {
+pub(crate) fn accuracy_audit(
+    inputs: &Inputs,
+    path: &Path,
+    tiles: &[TileAddress],
+    held_level_tiles: usize,
+) -> Result<AccuracyAudit, BakeError> {
     let pack = Pack::open(path)?;
     let body = pack.header().body.clone();
     let codec = pack.header().codec;
     let max_depth = pack.header().max_depth;
     let filter_from = pack.header().height_data_depth;
     let from_source: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() >= filter_from).collect();
-    // Each audited tile of a depth the level above is filtered from is kept
-    // as that level, decoded once.
-    let mut below = Level::new(filter_from);
-    let mut results = Vec::with_capacity(tiles.len());
-    let audited: Vec<_> = from_source
+    let mut results: Vec<_> = from_source
         .par_iter()
         .map(|&tile| -> Result<_, BakeError> {
             let decoded = pack.read_tile(tile)?;
@@ -140,38 +141,43 @@ pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]
             let want: Vec<Option<f64>> =
                 source.heights.iter().zip(&source.filled).map(|(&h, &f)| (!f).then_some(h)).collect();
             let (a, first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
-            Ok(((tile.depth(), a, first), (tile.depth() == filter_from).then_some(decoded)))
+            Ok((tile.depth(), a, first))
         })
         .collect::<Result<_, _>>()?;
-    for (result, decoded) in audited {
-        results.push(result);
-        decoded.into_iter().for_each(|t| below.insert(t));
-    }
+    // Coarse tiles window by window (`filter::for_each_window`), the level
+    // below read back from the pack: never a whole level in memory.
+    let load = |t: TileAddress| -> Result<_, BakeError> {
+        Ok(match pack.entry(t)? {
+            Some(_) => Some(pack.read_tile(t)?),
+            None => None,
+        })
+    };
     for depth in (0..filter_from).rev() {
-        let here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
-        let audited: Vec<_> = here
-            .par_iter()
-            .map(|&tile| -> Result<_, BakeError> {
-                let decoded = pack.read_tile(tile)?;
-                let cells = TILE_CELLS as i32;
-                let want: Vec<Option<f64>> = (-1..=cells + 1)
-                    .flat_map(|j| (-1..=cells + 1).map(move |i| tile.sample(i, j)))
-                    .map(|s| below.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
-                    .collect();
-                let surface = if codec.has_classes() || codec.has_colour() {
-                    inputs.surface(&body, tile)?
-                } else {
-                    (Vec::new(), Vec::new())
-                };
-                let (a, first) = compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
-                Ok(((depth, a, first), decoded))
-            })
-            .collect::<Result<_, _>>()?;
-        below = Level::new(depth);
-        for (result, decoded) in audited {
-            results.push(result);
-            below.insert(decoded);
-        }
+        let mut here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
+        here.sort_by_key(|t| t.key());
+        for_each_window(&here, held_level_tiles, load, |window, below| {
+            let audited: Vec<_> = window
+                .par_iter()
+                .map(|&tile| -> Result<_, BakeError> {
+                    let decoded = pack.read_tile(tile)?;
+                    let cells = TILE_CELLS as i32;
+                    let want: Vec<Option<f64>> = (-1..=cells + 1)
+                        .flat_map(|j| (-1..=cells + 1).map(move |i| tile.sample(i, j)))
+                        .map(|s| below.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
+                        .collect();
+                    let surface = if codec.has_classes() || codec.has_colour() {
+                        inputs.surface(&body, tile)?
+                    } else {
+                        (Vec::new(), Vec::new())
+                    };
+                    let (a, first) =
+                        compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
+                    Ok((depth, a, first))
+                })
+                .collect::<Result<_, _>>()?;
+            results.extend(audited);
+            Ok(())
+        })?;
     }
     Ok(AccuracyAudit::collect(max_depth, results))
 }

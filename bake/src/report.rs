@@ -63,6 +63,22 @@ pub(crate) struct FullReport {
     pub(crate) timings_s: Timings,
     pub(crate) output_samples_per_second: f64,
     pub(crate) jobs: usize,
+    pub(crate) memory: MemoryReport,
+}
+
+/// The memory budget and how it was shared out, bytes (`limits`).
+#[derive(Debug, Serialize)]
+pub(crate) struct MemoryReport {
+    pub(crate) budget: u64,
+    /// "--memory", or the default's rule.
+    pub(crate) budget_from: String,
+    pub(crate) chunk_cache: u64,
+    pub(crate) gdal_cache: u64,
+    /// The process, workers and caches: held whatever the bake's size.
+    pub(crate) fixed: u64,
+    /// The estimate of what grows with the pack (per-tile state and the
+    /// held level), checked against what the budget leaves.
+    pub(crate) tile_state_estimate: u64,
 }
 
 /// An existing pack with the same fingerprint, kept (`--if-unchanged`).
@@ -340,6 +356,14 @@ mod tests {
             timings_s: Timings { bake: 1.0, audit: Some(1.0), total: 2.0 },
             output_samples_per_second: 1.0,
             jobs: 2,
+            memory: MemoryReport {
+                budget: 1 << 30,
+                budget_from: "--memory".into(),
+                chunk_cache: 1,
+                gdal_cache: 1,
+                fixed: 1,
+                tile_state_estimate: 1,
+            },
         }));
         let full_keys = [
             "body",
@@ -364,6 +388,13 @@ mod tests {
             "inputs.dem_size",
             "inputs.imagery",
             "jobs",
+            "memory",
+            "memory.budget",
+            "memory.budget_from",
+            "memory.chunk_cache",
+            "memory.fixed",
+            "memory.gdal_cache",
+            "memory.tile_state_estimate",
             "mode",
             "nodata_policy",
             "out",
