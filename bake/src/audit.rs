@@ -6,13 +6,19 @@
 //! at that sample's own latitude/longitude (coarse tiles: with the stated
 //! filter of the level below as stored), within half a quantisation step;
 //! a pack that fails is moved aside and the bake fails, so nothing at the
-//! output path looks like a good pack.
+//! output path looks like a good pack. The accuracy audit reads the pack
+//! with positioned reads (`FileBytes`), not a memory map: a map's pages
+//! count in the process's resident memory, and reading every tile through
+//! one would make the bake's peak grow with the pack.
 
+use std::borrow::Cow;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use planet_terrain::TileAddress;
 use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES};
-use planet_terrain::pack::{Codec, DecodedTile, Pack};
+use planet_terrain::pack::{Codec, DecodedTile, Pack, PackBytes, PackError};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -121,13 +127,47 @@ impl AccuracyAudit {
 /// so the chain from the source to depth 0 is checked link by link without
 /// reading the source for coarse heights. Returns per-depth results and the
 /// first violation.
+/// A pack file read with positioned reads: every read is a copy into a
+/// buffer the caller drops, so nothing of the file stays resident.
+#[derive(Debug)]
+struct FileBytes {
+    file: File,
+    length: u64,
+}
+
+impl FileBytes {
+    fn open(path: &Path) -> Result<FileBytes, PackError> {
+        let opened = File::open(path).and_then(|file| Ok(FileBytes { length: file.metadata()?.len(), file }));
+        opened.map_err(|source| in_file(path, PackError::Io { doing: "opening the pack", source }))
+    }
+}
+
+impl PackBytes for FileBytes {
+    fn len(&self) -> u64 {
+        self.length
+    }
+
+    fn read(&self, offset: u64, length: usize) -> Result<Cow<'_, [u8]>, PackError> {
+        let mut bytes = vec![0; length];
+        self.file
+            .read_exact_at(&mut bytes, offset)
+            .map_err(|source| PackError::Io { doing: "reading the pack", source })?;
+        Ok(Cow::Owned(bytes))
+    }
+}
+
+/// `error`, naming the pack's file.
+fn in_file(path: &Path, error: PackError) -> PackError {
+    PackError::File { path: path.to_owned(), source: Box::new(error) }
+}
+
 pub(crate) fn accuracy_audit(
     inputs: &Inputs,
     path: &Path,
     tiles: &[TileAddress],
     held_level_tiles: usize,
 ) -> Result<AccuracyAudit, BakeError> {
-    let pack = Pack::open(path)?;
+    let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| in_file(path, e))?;
     let body = pack.header().body.clone();
     let codec = pack.header().codec;
     let max_depth = pack.header().max_depth;
