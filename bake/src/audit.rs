@@ -156,6 +156,9 @@ impl PackBytes for FileBytes {
     }
 }
 
+/// Tiles audited against the source between two folds of their results.
+const AUDIT_BATCH: usize = 4096;
+
 /// `error`, naming the pack's file.
 fn in_file(path: &Path, error: PackError) -> PackError {
     PackError::File { path: path.to_owned(), source: Box::new(error) }
@@ -172,18 +175,23 @@ pub(crate) fn accuracy_audit(
     let codec = pack.header().codec;
     let max_depth = pack.header().max_depth;
     let filter_from = pack.header().height_data_depth;
+    // Results are folded in batch by batch, never held per tile.
+    let mut audit = AccuracyAudit::empty(max_depth);
     let from_source: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() >= filter_from).collect();
-    let mut results: Vec<_> = from_source
-        .par_iter()
-        .map(|&tile| -> Result<_, BakeError> {
-            let decoded = pack.read_tile(tile)?;
-            let source = inputs.sample(&body, tile)?;
-            let want: Vec<Option<f64>> =
-                source.heights.iter().zip(&source.filled).map(|(&h, &f)| (!f).then_some(h)).collect();
-            let (a, first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
-            Ok((tile.depth(), a, first))
-        })
-        .collect::<Result<_, _>>()?;
+    for batch in from_source.chunks(AUDIT_BATCH) {
+        let results: Vec<_> = batch
+            .par_iter()
+            .map(|&tile| -> Result<_, BakeError> {
+                let decoded = pack.read_tile(tile)?;
+                let source = inputs.sample(&body, tile)?;
+                let want: Vec<Option<f64>> =
+                    source.heights.iter().zip(&source.filled).map(|(&h, &f)| (!f).then_some(h)).collect();
+                let (a, first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
+                Ok((tile.depth(), a, first))
+            })
+            .collect::<Result<_, _>>()?;
+        audit.add(results);
+    }
     // Coarse tiles window by window (`filter::for_each_window`), the level
     // below read back from the pack: never a whole level in memory.
     let load = |t: TileAddress| -> Result<_, BakeError> {
@@ -215,11 +223,11 @@ pub(crate) fn accuracy_audit(
                     Ok((depth, a, first))
                 })
                 .collect::<Result<_, _>>()?;
-            results.extend(audited);
+            audit.add(audited);
             Ok(())
         })?;
     }
-    Ok(AccuracyAudit::collect(max_depth, results))
+    Ok(audit)
 }
 
 /// Compares one decoded tile with the heights it should hold (`None`: a
@@ -274,9 +282,21 @@ fn compare(
 impl AccuracyAudit {
     /// Sums per-tile results `(depth, tally, first violation)` by depth.
     pub(crate) fn collect(max_depth: u8, results: Vec<(u8, DepthAudit, Option<String>)>) -> AccuracyAudit {
-        let mut per_depth: Vec<DepthAudit> =
-            (0..=max_depth).map(|depth| DepthAudit { depth, ..Default::default() }).collect();
-        let mut first = None;
+        let mut audit = AccuracyAudit::empty(max_depth);
+        audit.add(results);
+        audit
+    }
+
+    /// No tile audited yet.
+    fn empty(max_depth: u8) -> AccuracyAudit {
+        let per_depth = (0..=max_depth).map(|depth| DepthAudit { depth, ..Default::default() }).collect();
+        AccuracyAudit { per_depth, violation: None }
+    }
+
+    /// Folds in the results of more tiles, in order: the first violation
+    /// kept is the first of all the results added.
+    fn add(&mut self, results: Vec<(u8, DepthAudit, Option<String>)>) {
+        let (per_depth, first) = (&mut self.per_depth, &mut self.violation);
         for (depth, a, f) in results {
             let d = &mut per_depth[usize::from(depth)];
             d.tiles += a.tiles;
@@ -288,10 +308,9 @@ impl AccuracyAudit {
             d.class_mismatches += a.class_mismatches;
             d.violations += a.violations;
             if first.is_none() {
-                first = f;
+                *first = f;
             }
         }
-        AccuracyAudit { per_depth, violation: first }
     }
 
     /// Like [`AccuracyAudit::passed`], for an audit of tiles not yet

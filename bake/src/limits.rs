@@ -25,12 +25,13 @@ use planet_terrain::pack::{Codec, Coverage};
 use crate::error::BakeError;
 use crate::raster::{CHUNK_BYTES, CHUNKS_IN_FLIGHT, MIN_CACHED_CHUNKS};
 
-/// Bytes the bake keeps per tile for the whole run: the tile list (16), the
-/// writer's staged-tile map (key and entry, ~64, twice for the B-tree's
-/// slack), the pending list (16), the assembled index and layout (40 + 56),
-/// the audit's per-tile result (~120) and the tile set's transient levels
-/// (32).
-pub(crate) const BYTES_PER_TILE: f64 = 16.0 + 128.0 + 16.0 + 96.0 + 120.0 + 32.0;
+/// Bytes the bake keeps per tile for the whole run: the tile list (12), the
+/// pending list (12), the writer's staged-tile map (key and entry, 56, and
+/// the B-tree's nodes: 64 in all), the audit's tile lists (24) and the tile
+/// set's transient levels (24), with a quarter for the allocator. Measured:
+/// 155 bytes per tile (peak RSS of a depth-4 and a depth-6 bake of one small
+/// raster; docs/PERFORMANCE.md, "Bake memory").
+pub(crate) const BYTES_PER_TILE: f64 = (12.0 + 12.0 + 64.0 + 24.0 + 24.0) * 1.25;
 /// Bytes per tile of the level below held while a level is filtered from it
 /// (`filter`): its 131 x 131 quantised heights and the map's slot.
 pub(crate) const BYTES_PER_LEVEL_TILE: f64 = 2.0 * 131.0 * 131.0 + 128.0;

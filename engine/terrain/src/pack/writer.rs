@@ -392,9 +392,11 @@ impl PackWriter {
         state.partial.sync_all().map_err(PackError::io("syncing the partial file"))?;
         let mut header = self.spec.header(&state.tiles)?;
         let layout = IndexLayout::for_tiles(header.tile_count).map_err(PackError::BadSpec)?;
-        let staged: Vec<Staged> = state.tiles.values().map(|s| s.expect("checked complete")).collect();
-        header.file_length =
-            header.payload_offset + staged.iter().map(|s| u64::from(s.entry.payload_length)).sum::<u64>();
+        // The staged set is walked in key order where it lies, never copied:
+        // finishing holds one index page and one payload beyond it.
+        let staged = || state.tiles.values().map(|s| s.expect("checked complete"));
+        let tile_count = state.tiles.len();
+        header.file_length = header.payload_offset + staged().map(|s| u64::from(s.entry.payload_length)).sum::<u64>();
 
         // Leaf pages are written where the layout puts them as they fill,
         // then the directory pages, the root and the header, then the
@@ -405,7 +407,7 @@ impl PackWriter {
         let result = (|| -> std::io::Result<()> {
             let mut index = IndexBuilder::new(layout);
             let mut offset = header.payload_offset;
-            for s in &staged {
+            for s in staged() {
                 if let Some((at, page)) = index.push(&IndexEntry { payload_offset: offset, ..s.entry }) {
                     file.write_all_at(&page, at)?;
                 }
@@ -421,11 +423,11 @@ impl PackWriter {
             let mut w = BufWriter::with_capacity(1 << 20, &file);
             w.seek(SeekFrom::Start(header.payload_offset))?;
             let mut buffer = Vec::new();
-            for (n, s) in staged.iter().enumerate() {
+            for (n, s) in staged().enumerate() {
                 buffer.resize(s.entry.payload_length as usize, 0);
                 state.partial.read_exact_at(&mut buffer, s.payload_at)?;
                 w.write_all(&buffer)?;
-                if n == staged.len() / 2 {
+                if n == tile_count / 2 {
                     w.flush()?;
                     abort_point("bake-assemble");
                 }
@@ -443,7 +445,7 @@ impl PackWriter {
             tmp,
             partial_path: self.partial_path,
             summary: WriteSummary {
-                tiles: staged.len() as u64,
+                tiles: tile_count as u64,
                 file_length: header.file_length,
                 payload_bytes: header.file_length - header.payload_offset,
             },
