@@ -154,18 +154,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         },
         output_samples_per_second: (samples - resumed * TILE_STORED_SAMPLE_COUNT) as f64 / bake_seconds.max(1e-9),
         jobs: rayon::current_num_threads(),
-        memory: MemoryReport {
-            budget: run.memory.budget as u64,
-            budget_from: if run.memory.given {
-                "--memory".into()
-            } else {
-                format!("default: {} of MemTotal", crate::limits::DEFAULT_FRACTION)
-            },
-            chunk_cache: run.memory.chunk_cache as u64,
-            gdal_cache: run.memory.gdal_cache as u64,
-            fixed: run.memory.fixed as u64,
-            tile_state_estimate: tile_state as u64,
-        },
+        memory: MemoryReport::new(&run.memory, Some(tile_state)),
     };
     Ok(BakeReport::new(&Report::Bake(Box::new(report))))
 }

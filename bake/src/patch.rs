@@ -42,7 +42,7 @@ use crate::options::{BakeOptions, Region};
 use crate::raster::{Extent, Raster};
 use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
 use crate::report::{
-    AccuracyReport, BakeReport, LandmarkReport, PatchReport, PatchedTiles, RegionReport, Report, Timings,
+    AccuracyReport, BakeReport, LandmarkReport, MemoryReport, PatchReport, PatchedTiles, RegionReport, Report, Timings,
 };
 
 /// Refuses a patch whose inputs would not fit the pack it patches.
@@ -423,6 +423,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
             audit: Some(audit_seconds),
             total: run.started.elapsed().as_secs_f64(),
         },
+        memory: MemoryReport::new(&run.memory, None),
     };
     Ok(BakeReport::new(&Report::Patch(report)))
 }
