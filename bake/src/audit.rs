@@ -6,18 +6,24 @@
 //! at that sample's own latitude/longitude (coarse tiles: with the stated
 //! filter of the level below as stored), within half a quantisation step;
 //! a pack that fails is moved aside and the bake fails, so nothing at the
-//! output path looks like a good pack.
+//! output path looks like a good pack. The accuracy audit reads the pack
+//! with positioned reads (`FileBytes`), not a memory map: a map's pages
+//! count in the process's resident memory, and reading every tile through
+//! one would make the bake's peak grow with the pack.
 
+use std::borrow::Cow;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use planet_terrain::TileAddress;
 use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES};
-use planet_terrain::pack::{Codec, DecodedTile, Pack};
+use planet_terrain::pack::{Codec, DecodedTile, Pack, PackBytes, PackError};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::BakeError;
-use crate::filter::Level;
+use crate::filter::for_each_window;
 use crate::landmarks::{LandmarkAudit, Verdict, table};
 use crate::options::BakeOptions;
 use crate::sampling::Inputs;
@@ -117,63 +123,111 @@ impl AccuracyAudit {
 /// what it should hold: tiles at and below the pack's height data depth
 /// with the source at the sample's own latitude/longitude; shallower tiles
 /// with the stated filter of the level below as the pack stores it,
-/// evaluated sample by sample by [`Level::filtered`] (not the bake's window),
+/// evaluated sample by sample by [`crate::filter::Level::filtered`] (not the bake's window),
 /// so the chain from the source to depth 0 is checked link by link without
 /// reading the source for coarse heights. Returns per-depth results and the
 /// first violation.
-pub(crate) fn accuracy_audit(inputs: &Inputs, path: &Path, tiles: &[TileAddress]) -> Result<AccuracyAudit, BakeError> {
-    let pack = Pack::open(path)?;
+/// A pack file read with positioned reads: every read is a copy into a
+/// buffer the caller drops, so nothing of the file stays resident.
+#[derive(Debug)]
+struct FileBytes {
+    file: File,
+    length: u64,
+}
+
+impl FileBytes {
+    fn open(path: &Path) -> Result<FileBytes, PackError> {
+        let opened = File::open(path).and_then(|file| Ok(FileBytes { length: file.metadata()?.len(), file }));
+        opened.map_err(|source| in_file(path, PackError::Io { doing: "opening the pack", source }))
+    }
+}
+
+impl PackBytes for FileBytes {
+    fn len(&self) -> u64 {
+        self.length
+    }
+
+    fn read(&self, offset: u64, length: usize) -> Result<Cow<'_, [u8]>, PackError> {
+        let mut bytes = vec![0; length];
+        self.file
+            .read_exact_at(&mut bytes, offset)
+            .map_err(|source| PackError::Io { doing: "reading the pack", source })?;
+        Ok(Cow::Owned(bytes))
+    }
+}
+
+/// Tiles audited against the source between two folds of their results.
+const AUDIT_BATCH: usize = 4096;
+
+/// `error`, naming the pack's file.
+fn in_file(path: &Path, error: PackError) -> PackError {
+    PackError::File { path: path.to_owned(), source: Box::new(error) }
+}
+
+pub(crate) fn accuracy_audit(
+    inputs: &Inputs,
+    path: &Path,
+    tiles: &[TileAddress],
+    held_level_tiles: usize,
+) -> Result<AccuracyAudit, BakeError> {
+    let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| in_file(path, e))?;
     let body = pack.header().body.clone();
     let codec = pack.header().codec;
     let max_depth = pack.header().max_depth;
     let filter_from = pack.header().height_data_depth;
+    // Results are folded in batch by batch, never held per tile.
+    let mut audit = AccuracyAudit::empty(max_depth);
     let from_source: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() >= filter_from).collect();
-    // Each audited tile of a depth the level above is filtered from is kept
-    // as that level, decoded once.
-    let mut below = Level::new(filter_from);
-    let mut results = Vec::with_capacity(tiles.len());
-    let audited: Vec<_> = from_source
-        .par_iter()
-        .map(|&tile| -> Result<_, BakeError> {
-            let decoded = pack.read_tile(tile)?;
-            let source = inputs.sample(&body, tile)?;
-            let want: Vec<Option<f64>> =
-                source.heights.iter().zip(&source.filled).map(|(&h, &f)| (!f).then_some(h)).collect();
-            let (a, first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
-            Ok(((tile.depth(), a, first), (tile.depth() == filter_from).then_some(decoded)))
-        })
-        .collect::<Result<_, _>>()?;
-    for (result, decoded) in audited {
-        results.push(result);
-        decoded.into_iter().for_each(|t| below.insert(t));
-    }
-    for depth in (0..filter_from).rev() {
-        let here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
-        let audited: Vec<_> = here
+    for batch in from_source.chunks(AUDIT_BATCH) {
+        let results: Vec<_> = batch
             .par_iter()
             .map(|&tile| -> Result<_, BakeError> {
                 let decoded = pack.read_tile(tile)?;
-                let cells = TILE_CELLS as i32;
-                let want: Vec<Option<f64>> = (-1..=cells + 1)
-                    .flat_map(|j| (-1..=cells + 1).map(move |i| tile.sample(i, j)))
-                    .map(|s| below.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
-                    .collect();
-                let surface = if codec.has_classes() || codec.has_colour() {
-                    inputs.surface(&body, tile)?
-                } else {
-                    (Vec::new(), Vec::new())
-                };
-                let (a, first) = compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
-                Ok(((depth, a, first), decoded))
+                let source = inputs.sample(&body, tile)?;
+                let want: Vec<Option<f64>> =
+                    source.heights.iter().zip(&source.filled).map(|(&h, &f)| (!f).then_some(h)).collect();
+                let (a, first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
+                Ok((tile.depth(), a, first))
             })
             .collect::<Result<_, _>>()?;
-        below = Level::new(depth);
-        for (result, decoded) in audited {
-            results.push(result);
-            below.insert(decoded);
-        }
+        audit.add(results);
     }
-    Ok(AccuracyAudit::collect(max_depth, results))
+    // Coarse tiles window by window (`filter::for_each_window`), the level
+    // below read back from the pack: never a whole level in memory.
+    let load = |t: TileAddress| -> Result<_, BakeError> {
+        Ok(match pack.entry(t)? {
+            Some(_) => Some(pack.read_tile(t)?),
+            None => None,
+        })
+    };
+    for depth in (0..filter_from).rev() {
+        let mut here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
+        here.sort_by_key(|t| t.key());
+        for_each_window(&here, held_level_tiles, load, |window, below| {
+            let audited: Vec<_> = window
+                .par_iter()
+                .map(|&tile| -> Result<_, BakeError> {
+                    let decoded = pack.read_tile(tile)?;
+                    let cells = TILE_CELLS as i32;
+                    let want: Vec<Option<f64>> = (-1..=cells + 1)
+                        .flat_map(|j| (-1..=cells + 1).map(move |i| tile.sample(i, j)))
+                        .map(|s| below.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
+                        .collect();
+                    let surface = if codec.has_classes() || codec.has_colour() {
+                        inputs.surface(&body, tile)?
+                    } else {
+                        (Vec::new(), Vec::new())
+                    };
+                    let (a, first) =
+                        compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
+                    Ok((depth, a, first))
+                })
+                .collect::<Result<_, _>>()?;
+            audit.add(audited);
+            Ok(())
+        })?;
+    }
+    Ok(audit)
 }
 
 /// Compares one decoded tile with the heights it should hold (`None`: a
@@ -228,9 +282,21 @@ fn compare(
 impl AccuracyAudit {
     /// Sums per-tile results `(depth, tally, first violation)` by depth.
     pub(crate) fn collect(max_depth: u8, results: Vec<(u8, DepthAudit, Option<String>)>) -> AccuracyAudit {
-        let mut per_depth: Vec<DepthAudit> =
-            (0..=max_depth).map(|depth| DepthAudit { depth, ..Default::default() }).collect();
-        let mut first = None;
+        let mut audit = AccuracyAudit::empty(max_depth);
+        audit.add(results);
+        audit
+    }
+
+    /// No tile audited yet.
+    fn empty(max_depth: u8) -> AccuracyAudit {
+        let per_depth = (0..=max_depth).map(|depth| DepthAudit { depth, ..Default::default() }).collect();
+        AccuracyAudit { per_depth, violation: None }
+    }
+
+    /// Folds in the results of more tiles, in order: the first violation
+    /// kept is the first of all the results added.
+    fn add(&mut self, results: Vec<(u8, DepthAudit, Option<String>)>) {
+        let (per_depth, first) = (&mut self.per_depth, &mut self.violation);
         for (depth, a, f) in results {
             let d = &mut per_depth[usize::from(depth)];
             d.tiles += a.tiles;
@@ -242,10 +308,9 @@ impl AccuracyAudit {
             d.class_mismatches += a.class_mismatches;
             d.violations += a.violations;
             if first.is_none() {
-                first = f;
+                *first = f;
             }
         }
-        AccuracyAudit { per_depth, violation: first }
     }
 
     /// Like [`AccuracyAudit::passed`], for an audit of tiles not yet

@@ -78,13 +78,14 @@ fn audit_after_tampering(dir: &std::path::Path, by: f64) -> Option<String> {
         resume: false,
         region: None,
         landmarks: Vec::new(),
-        cache_bytes: 16 << 20,
+        memory: Some(512 << 20),
         compression_level: 1,
         if_unchanged: false,
         scene: None,
         void_value: None,
     };
-    let inputs = Inputs::open(&options).unwrap();
+    let memory = crate::limits::MemoryPlan::new(options.memory, 1, 1).unwrap();
+    let inputs = Inputs::open(&options, &memory).unwrap();
     let spec = PackSpec {
         body,
         tier: "test".into(),
@@ -99,10 +100,18 @@ fn audit_after_tampering(dir: &std::path::Path, by: f64) -> Option<String> {
         TileAddress::roots().into_iter().flat_map(|r| std::iter::once(r).chain(r.children().unwrap())).collect();
     let writer = PackWriter::create(&out, spec.clone(), tiles.iter().copied()).unwrap();
     let victim = TileAddress::new(2, 0, 0, 0).unwrap();
-    let bake = TileBake { inputs: &inputs, spec: &spec, data_depth: 1, progress: &Quiet, already_done: 0, total: 30 };
-    bake.run(&tiles, &tiles, &Tamper { writer: &writer, victim, by }).unwrap();
+    let bake = TileBake {
+        inputs: &inputs,
+        spec: &spec,
+        data_depth: 1,
+        progress: &Quiet,
+        already_done: 0,
+        total: 30,
+        held_level_tiles: memory.held_level_tiles(),
+    };
+    bake.run(&tiles, &Tamper { writer: &writer, victim, by }).unwrap();
     let assembled = writer.assemble().unwrap();
-    accuracy_audit(&inputs, assembled.path(), &tiles).unwrap().violation
+    accuracy_audit(&inputs, assembled.path(), &tiles, memory.held_level_tiles()).unwrap().violation
 }
 
 #[test]

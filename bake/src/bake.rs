@@ -36,6 +36,7 @@ pub use crate::sampling::supported_depth;
 use crate::audit::run_landmark_audit;
 use crate::full::bake_full;
 use crate::landmarks::{LandmarkAudit, Verdict};
+use crate::limits::MemoryPlan;
 use crate::patch::patch_region;
 use crate::raster::Extent;
 use crate::sampling::Inputs;
@@ -45,6 +46,8 @@ pub(crate) struct Run<'a> {
     pub(crate) options: &'a BakeOptions,
     pub(crate) progress: &'a dyn Progress,
     pub(crate) started: Instant,
+    /// How the memory budget is shared out (`limits`).
+    pub(crate) memory: MemoryPlan,
 }
 
 /// What every mode has once the inputs are open and the landmark audit has
@@ -70,10 +73,16 @@ pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport
         .num_threads(options.jobs.unwrap_or(0))
         .build()
         .map_err(|e| BakeError::Options(format!("cannot start {} worker threads: {e}", options.jobs.unwrap_or(0))))?;
-    let run = Run { options, progress, started };
-    pool.install(|| match options.region {
-        Some(region) => patch_region(&run, region),
-        None => bake_full(&run),
+    pool.install(|| {
+        let (dem, imagery, classes) = options.raster_weights();
+        let rasters = [dem, imagery, classes].iter().filter(|&&w| w > 0).count();
+        let memory = MemoryPlan::new(options.memory, rayon::current_num_threads(), rasters)?;
+        memory.apply_gdal_cache();
+        let run = Run { options, progress, started, memory };
+        match options.region {
+            Some(region) => patch_region(&run, region),
+            None => bake_full(&run),
+        }
     })
 }
 
@@ -82,7 +91,7 @@ impl Run<'_> {
     pub(crate) fn prepare(&self) -> Result<Prepared, BakeError> {
         let (options, progress) = (self.options, self.progress);
         progress.stage(&format!("opening {}", options.dem.display()));
-        let inputs = Inputs::open(options)?;
+        let inputs = Inputs::open(options, &self.memory)?;
         let radius = options.body.ellipsoid().max_radius();
         let data_depth = supported_depth(&options.body, inputs.dem.resolution_m(radius));
         progress.stage("auditing the grid convention against landmarks");

@@ -26,13 +26,24 @@
 //! is summed in its face's one tap order. A parent's apron samples are
 //! evaluated as the neighbour's own samples, on the neighbour's face.
 //!
+//! **Bounded memory.** A level is never held whole: parents are filtered in
+//! windows of consecutive keys (Hilbert order, so a window is a compact
+//! patch of the face), and a window's [`Level`] holds only the child tiles
+//! its parents can read (`needed_children`: the parents' children and two
+//! rings of neighbours around them, across face edges too), at most the
+//! caller's `held` tiles. Every tile a parent's samples could consult is in
+//! its window's level, so the owner rule sees the same tiles and the bits do
+//! not depend on the windowing.
+//!
 //! **Voids.** A tap whose owner tile is absent (a regional bake) drops out
 //! and the weights are renormalised; a sample with no tap is a void for
 //! the bake's void policy. A sample is measured when all its taps were
 //! present and came from measured tiles.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
+
+use rayon::prelude::*;
 
 use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES};
 use planet_terrain::pack::{DecodedTile, stored_index};
@@ -200,6 +211,12 @@ impl Level {
         self.tiles.get(&tile.identity())
     }
 
+    /// How many tiles the level holds.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.tiles.len()
+    }
+
     fn tap(tile: &DecodedTile, i: i32, j: i32) -> Tap {
         Tap { height: tile.dequantise(tile.quantised[stored_index(i, j)]), measured: tile.measured }
     }
@@ -345,6 +362,67 @@ impl Level {
         debug_assert_eq!(out.len(), (TILE_STORED_SAMPLES * TILE_STORED_SAMPLES) as usize);
         out
     }
+}
+
+/// The child-level tiles (one depth below `parent`) whose samples any
+/// stored sample of `parent` can read: its four children and two rings of
+/// edge neighbours around them (so the diagonal and cube-corner tiles too),
+/// found through `neighbour`, which crosses face edges.
+pub(crate) fn needed_children(parent: TileAddress) -> BTreeSet<TileAddress> {
+    let children: Vec<TileAddress> = parent.children().into_iter().flatten().collect();
+    let mut needed: BTreeSet<TileAddress> = children.iter().copied().collect();
+    let mut ring = children;
+    for _ in 0..2 {
+        let next: Vec<TileAddress> =
+            ring.iter().flat_map(|t| Edge::ALL.map(|e| t.neighbour(e).address)).filter(|t| needed.insert(*t)).collect();
+        ring = next;
+    }
+    needed
+}
+
+/// Runs `each` over `parents` (ascending keys, one depth) in windows, each
+/// with a [`Level`] of every child tile its parents can read, loaded by
+/// `load` (`None`: absent). A window grows while its level stays within
+/// `held` tiles (a single parent's needs always fit); tiles the next window
+/// needs too are carried over, the rest dropped before anything new is
+/// loaded, so at most `held` tiles are decoded at once. Loads run in
+/// parallel on the caller's rayon pool.
+pub(crate) fn for_each_window<E: Send>(
+    parents: &[TileAddress],
+    held: usize,
+    load: impl Fn(TileAddress) -> Result<Option<DecodedTile>, E> + Sync,
+    mut each: impl FnMut(&[TileAddress], &Level) -> Result<(), E>,
+) -> Result<(), E> {
+    let Some(first) = parents.first() else { return Ok(()) };
+    let depth = first.depth() + 1;
+    let mut level = Level::new(depth);
+    let mut start = 0;
+    while start < parents.len() {
+        let mut needed = needed_children(parents[start]);
+        let mut end = start + 1;
+        while end < parents.len() {
+            let more = needed_children(parents[end]);
+            if needed.len() + more.difference(&needed).count() > held {
+                break;
+            }
+            needed.extend(more);
+            end += 1;
+        }
+        let mut next = Level::new(depth);
+        for &tile in &needed {
+            if let Some(t) = level.tiles.remove(&tile.identity()) {
+                next.tiles.insert(tile.identity(), t);
+            }
+        }
+        drop(level);
+        let missing: Vec<TileAddress> = needed.into_iter().filter(|t| next.get(*t).is_none()).collect();
+        let loaded: Vec<Option<DecodedTile>> = missing.par_iter().map(|&t| load(t)).collect::<Result<_, _>>()?;
+        loaded.into_iter().flatten().for_each(|t| next.insert(t));
+        each(&parents[start..end], &next)?;
+        level = next;
+        start = end;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

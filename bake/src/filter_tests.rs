@@ -139,3 +139,44 @@ fn absent_tiles_drop_out_and_a_sample_without_taps_is_a_void() {
     assert_eq!(edge, Tap { height: 100.0, measured: false });
     assert_eq!(root[stored_index(100, 100)], None);
 }
+
+/// Filtering window by window, the level loaded a window's needs at a
+/// time, gives the bits of filtering from the whole level in memory, with
+/// tiles missing too (the owner rule then picks among fewer), and never
+/// holds more than asked (beyond one parent's needs).
+#[test]
+fn windows_filter_the_same_bits_as_the_whole_level_and_hold_at_most_what_they_are_asked() {
+    for parent_depth in 0..=2u8 {
+        let mut whole = level(parent_depth + 1, field);
+        let mut sparse = Level::new(parent_depth + 1);
+        for (k, tile) in parents(parent_depth + 1).into_iter().enumerate() {
+            if k % 7 != 3 {
+                sparse.insert(whole.get(tile).unwrap().clone());
+            }
+        }
+        let mut all = parents(parent_depth);
+        all.sort_by_key(|t| t.key());
+        for full in [&mut whole, &mut sparse] {
+            for held in [1, 40, 200] {
+                let most_needed = all.iter().map(|&p| needed_children(p).len()).max().unwrap();
+                let load = |t: TileAddress| Ok::<_, ()>(full.get(t).cloned());
+                let mut filtered = 0;
+                for_each_window(&all, held, load, |window, below| {
+                    assert!(below.len() <= held.max(most_needed), "held {} of {held}", below.len());
+                    for &parent in window {
+                        let got = below.filter_tile(parent);
+                        let want = full.filter_tile(parent);
+                        let bits = |v: &[Option<Tap>]| {
+                            v.iter().map(|t| t.map(|t| (t.height.to_bits(), t.measured))).collect::<Vec<_>>()
+                        };
+                        assert_eq!(bits(&got), bits(&want), "{parent}, held {held}");
+                        filtered += 1;
+                    }
+                    Ok(())
+                })
+                .unwrap();
+                assert_eq!(filtered, all.len());
+            }
+        }
+    }
+}

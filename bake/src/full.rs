@@ -26,8 +26,8 @@ use crate::geometry::{coverage_of, tile_set};
 use crate::limits::check_depth;
 use crate::pipeline::TileBake;
 use crate::report::{
-    AccuracyReport, BakeReport, BytesReport, CoverageReport, FullReport, InputsReport, LandmarkReport, Report, Timings,
-    UpToDateReport,
+    AccuracyReport, BakeReport, BytesReport, CoverageReport, FullReport, InputsReport, LandmarkReport, MemoryReport,
+    Report, Timings, UpToDateReport,
 };
 use crate::sampling::supported_depth;
 
@@ -43,7 +43,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     }
     let codec = options.codec();
     let coverage = coverage_of(&extent);
-    check_depth(&coverage, depth, codec, options.cache_bytes, rayon::current_num_threads(), data_depth)?;
+    let tile_state = check_depth(&coverage, depth, codec, &run.memory, data_depth)?;
     let spec = PackSpec {
         body: options.body.clone(),
         tier: options.tier.clone(),
@@ -89,9 +89,16 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     }
     progress.stage(&format!("baking {} tiles", pending.len()));
     let bake_start = Instant::now();
-    let filled =
-        TileBake { inputs: &inputs, spec: &spec, data_depth, progress, already_done: resumed, total: tiles.len() }
-            .run(&tiles, &pending, &writer)?;
+    let filled = TileBake {
+        inputs: &inputs,
+        spec: &spec,
+        data_depth,
+        progress,
+        already_done: resumed,
+        total: tiles.len(),
+        held_level_tiles: run.memory.held_level_tiles(),
+    }
+    .run(&pending, &writer)?;
     let assembled = writer.assemble()?;
     let bake_seconds = bake_start.elapsed().as_secs_f64();
 
@@ -101,7 +108,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         assembled.path().display()
     ));
     let audit_start = Instant::now();
-    let audit = accuracy_audit(&inputs, assembled.path(), &tiles)?;
+    let audit = accuracy_audit(&inputs, assembled.path(), &tiles, run.memory.held_level_tiles())?;
     let per_depth = audit.passed(assembled.path())?;
     let audit_seconds = audit_start.elapsed().as_secs_f64();
     abort_point("bake-rename");
@@ -147,6 +154,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         },
         output_samples_per_second: (samples - resumed * TILE_STORED_SAMPLE_COUNT) as f64 / bake_seconds.max(1e-9),
         jobs: rayon::current_num_threads(),
+        memory: MemoryReport::new(&run.memory, Some(tile_state)),
     };
     Ok(BakeReport::new(&Report::Bake(Box::new(report))))
 }

@@ -71,9 +71,10 @@ struct Cli {
     /// An extra landmark LAT,LON,MIN,MAX (degrees, metres); repeatable.
     #[arg(long = "landmark", allow_hyphen_values = true)]
     landmarks: Vec<String>,
-    /// Memory for the raster chunk cache, MiB.
-    #[arg(long, default_value_t = 512)]
-    cache_mib: usize,
+    /// Memory budget for the whole bake, e.g. 512M, 2G (default: half the machine's memory).
+    /// It sizes the source caches and bounds --depth; the pack's bytes never depend on it.
+    #[arg(long, value_name = "SIZE", value_parser = planet_cli::args::bytes)]
+    memory: Option<u64>,
     /// The elevation of every void (nodata) sample, e.g. 0 for the oceans of a
     /// land-only DEM; without it voids are filled from surrounding samples.
     #[arg(long, allow_hyphen_values = true, value_parser = planet_cli::args::finite)]
@@ -167,7 +168,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         resume: cli.resume,
         region,
         landmarks,
-        cache_bytes: cli.cache_mib << 20,
+        memory: cli.memory,
         compression_level: cli.level,
         if_unchanged: cli.if_unchanged,
         scene,

@@ -50,7 +50,10 @@ pub struct BakeOptions {
     pub resume: bool,
     pub region: Option<Region>,
     pub landmarks: Vec<Landmark>,
-    pub cache_bytes: usize,
+    /// The bake's memory budget in bytes (`--memory`); `None` is the
+    /// default, half the machine's memory. It sizes the caches and bounds
+    /// the depth; it never changes the pack's bytes.
+    pub memory: Option<u64>,
     pub compression_level: i8,
     /// Keep an existing `out` whose fingerprint says it was baked from these
     /// same inputs and parameters, instead of baking again.
@@ -73,6 +76,16 @@ impl BakeOptions {
 
     /// The codec these inputs make: colour with imagery, classes with a
     /// class raster, heights alone otherwise.
+    /// Source rasters this bake reads, and their chunk-cache weights: the
+    /// DEM and imagery 4 each, classes 1 (read nearest, once a tile).
+    pub(crate) fn raster_weights(&self) -> (usize, usize, usize) {
+        (
+            if self.has_dem() { 4 } else { 0 },
+            if self.imagery.is_some() { 4 } else { 0 },
+            usize::from(self.classes.is_some()),
+        )
+    }
+
     pub(crate) fn codec(&self) -> Codec {
         match (&self.imagery, &self.classes) {
             (Some(_), _) => Codec::HeightsClassesColour,

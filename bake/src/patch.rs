@@ -42,7 +42,7 @@ use crate::options::{BakeOptions, Region};
 use crate::raster::{Extent, Raster};
 use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
 use crate::report::{
-    AccuracyReport, BakeReport, LandmarkReport, PatchReport, PatchedTiles, RegionReport, Report, Timings,
+    AccuracyReport, BakeReport, LandmarkReport, MemoryReport, PatchReport, PatchedTiles, RegionReport, Report, Timings,
 };
 
 /// Refuses a patch whose inputs would not fit the pack it patches.
@@ -171,7 +171,10 @@ pub(crate) fn open_sources(run: &Run) -> Result<(Sources, LandmarkAudit, u8), Ba
         let (imagery, classes) = (inputs.imagery.take(), inputs.classes.take());
         return Ok((Sources { dem: Some(inputs), imagery, classes }, landmarks, data_depth));
     }
-    let imagery = options.imagery.as_deref().map(|p| Raster::open(p, options.cache_bytes / 2)).transpose()?;
+    let (_, imagery_weight, classes_weight) = options.raster_weights();
+    let (total, memory) = (imagery_weight + classes_weight, &run.memory);
+    let imagery =
+        options.imagery.as_deref().map(|p| Raster::open(p, memory.raster_cache(imagery_weight, total))).transpose()?;
     if let Some(i) = imagery.as_ref().filter(|i| i.bands() < 3) {
         return Err(BakeError::Options(format!(
             "{}: imagery needs 3 bands (R, G, B), it has {}",
@@ -179,7 +182,8 @@ pub(crate) fn open_sources(run: &Run) -> Result<(Sources, LandmarkAudit, u8), Ba
             i.bands()
         )));
     }
-    let classes = options.classes.as_deref().map(|p| Raster::open(p, options.cache_bytes / 8)).transpose()?;
+    let classes =
+        options.classes.as_deref().map(|p| Raster::open(p, memory.raster_cache(classes_weight, total))).transpose()?;
     let nothing = LandmarkAudit { checks: Vec::new(), verdict: Verdict::NothingToCheck };
     Ok((Sources { dem: None, imagery, classes }, nothing, 0))
 }
@@ -419,6 +423,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
             audit: Some(audit_seconds),
             total: run.started.elapsed().as_secs_f64(),
         },
+        memory: MemoryReport::new(&run.memory, None),
     };
     Ok(BakeReport::new(&Report::Patch(report)))
 }

@@ -19,7 +19,7 @@ use planet_terrain::pack::{DecodedTile, EncodedTile, IndexEntry, PackError, Pack
 use rayon::prelude::*;
 
 use crate::error::BakeError;
-use crate::filter::Level;
+use crate::filter::{Level, for_each_window};
 use crate::options::Progress;
 use crate::sampling::{Inputs, Sampled};
 
@@ -61,17 +61,9 @@ pub(crate) struct TileBake<'a> {
     pub(crate) already_done: usize,
     /// Tiles in the whole job, for the progress.
     pub(crate) total: usize,
-}
-
-/// Reads every tile of `tiles` at `depth` back from `sink`: the level the
-/// one above it is filtered from, the same whether its tiles were baked in
-/// this run or before a resume.
-pub(crate) fn stored_level(tiles: &[TileAddress], depth: u8, sink: &dyn TileSink) -> Result<Level, BakeError> {
-    let here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
-    let decoded: Vec<Option<DecodedTile>> = here.par_iter().map(|&t| sink.stored(t)).collect::<Result<_, _>>()?;
-    let mut level = Level::new(depth);
-    decoded.into_iter().flatten().for_each(|t| level.insert(t));
-    Ok(level)
+    /// The most tiles of the level below held while a level is filtered
+    /// from it (`limits::MemoryPlan::held_level_tiles`).
+    pub(crate) held_level_tiles: usize,
 }
 
 /// A coarse tile's heights: the filter of the level below, voids settled by
@@ -95,32 +87,21 @@ pub(crate) fn filtered_tile(
 }
 
 impl TileBake<'_> {
-    /// Bakes `pending` (of the whole job's `tiles`) deepest first into
+    /// Bakes `pending` deepest first into
     /// `sink`: depths at and below the pack's height data depth from the
     /// source, each shallower depth filtered from the one below as stored
     /// (`filter`). Returns how many samples were voids (filled or given the
     /// void value).
-    pub(crate) fn run(
-        &self,
-        tiles: &[TileAddress],
-        pending: &[TileAddress],
-        sink: &dyn TileSink,
-    ) -> Result<usize, BakeError> {
+    pub(crate) fn run(&self, pending: &[TileAddress], sink: &dyn TileSink) -> Result<usize, BakeError> {
         let spec = self.spec;
         let body = &spec.body;
         let deepest = pending.iter().map(|t| t.depth()).max().unwrap_or(0);
         let done = AtomicUsize::new(self.already_done);
         let filled_total = AtomicUsize::new(0);
-        let mut below: Option<Level> = None;
         for depth in (0..=deepest).rev() {
             let level: Vec<TileAddress> = pending.iter().copied().filter(|t| t.depth() == depth).collect();
-            let filtered = depth < spec.height_data_depth;
-            if filtered && !level.is_empty() {
-                drop(below.take()); // one level in memory at a time
-                below = Some(stored_level(tiles, depth + 1, sink)?);
-            }
-            level.par_iter().try_for_each(|&tile| -> Result<(), BakeError> {
-                let (sampled, taps_measured) = match below.as_ref().filter(|_| filtered) {
+            let bake_tile = |tile: TileAddress, below: Option<&Level>| -> Result<(), BakeError> {
+                let (sampled, taps_measured) = match below {
                     Some(l) => filtered_tile(self.inputs, spec, l, tile)?,
                     None => (self.inputs.sample(body, tile)?, true),
                 };
@@ -139,7 +120,17 @@ impl TileBake<'_> {
                 sink.put(spec.encode(tile, &content)?)?;
                 self.progress.tiles(done.fetch_add(1, Ordering::Relaxed) + 1, self.total);
                 Ok(())
-            })?;
+            };
+            if depth < spec.height_data_depth {
+                // Filtered from the level below, window by window: never
+                // the whole level in memory.
+                let load = |t: TileAddress| sink.stored(t).map_err(BakeError::from);
+                for_each_window(&level, self.held_level_tiles, load, |window, below| {
+                    window.par_iter().try_for_each(|&tile| bake_tile(tile, Some(below)))
+                })?;
+            } else {
+                level.par_iter().try_for_each(|&tile| bake_tile(tile, None))?;
+            }
         }
         Ok(filled_total.into_inner())
     }

@@ -8,9 +8,12 @@
 //! longitude period detected so a global grid wraps and a duplicated wrap
 //! column is not counted twice; rows may run north-up or south-up; a
 //! projected raster has each point transformed by GDAL/PROJ. Values are read
-//! in fixed chunks through a bounded cache, so memory stays bounded whatever
-//! the raster's size, and each worker thread reads through its own dataset
-//! handle from a pool (GDAL handles are not shareable between threads).
+//! in fixed chunks through a cache bounded in bytes (least recently used
+//! chunks go first), and one evaluation holds at most `CHUNKS_IN_FLIGHT`
+//! chunks however coarse its tile is against the pixels, so memory stays
+//! bounded whatever the raster's size; each worker thread reads through its
+//! own dataset handle from a pool (GDAL handles are not shareable between
+//! threads).
 //!
 //! The filter is bilinear between pixel centres. A tap that is nodata drops
 //! out and the remaining weights are renormalised; a point with no valid
@@ -37,6 +40,14 @@ pub enum RasterError {
 }
 
 const CHUNK: usize = 256;
+/// Bytes of one decoded chunk (f32 values).
+pub const CHUNK_BYTES: usize = CHUNK * CHUNK * 4;
+/// The most chunks one evaluation holds at once (8 MiB), whatever the
+/// tile's footprint in the raster: what a worker keeps in flight beyond the
+/// shared cache.
+pub const CHUNKS_IN_FLIGHT: usize = 32;
+/// The fewest chunks a raster's cache holds (4 MiB).
+pub const MIN_CACHED_CHUNKS: usize = 16;
 
 /// How the raster's coordinates relate to latitude/longitude.
 #[derive(Clone, Debug)]
@@ -208,7 +219,6 @@ impl Raster {
             nodata.push(band.no_data_value());
             scale_offset.push((band.scale().unwrap_or(1.0), band.offset().unwrap_or(0.0)));
         }
-        let chunk_bytes = CHUNK * CHUNK * 4;
         Ok(Raster {
             path: path.to_owned(),
             width,
@@ -220,7 +230,10 @@ impl Raster {
             nodata,
             scale_offset,
             pool: Mutex::new(vec![dataset]),
-            cache: Mutex::new(ChunkCache { capacity: (cache_bytes / chunk_bytes).max(16), ..Default::default() }),
+            cache: Mutex::new(ChunkCache {
+                capacity: (cache_bytes / CHUNK_BYTES).max(MIN_CACHED_CHUNKS),
+                ..Default::default()
+            }),
         })
     }
 
@@ -402,50 +415,60 @@ impl Raster {
 
     /// Evaluates taps on `band` (1-based). `None` where every tap is nodata.
     pub fn evaluate(&self, band: usize, taps: &[Option<Taps>]) -> Result<Vec<Option<f64>>, RasterError> {
-        // Gather the chunks these taps touch once, then read lock-free
-        // through a dense grid over their chunk-coordinate box (a tile's taps
-        // span a handful of chunks, so a lookup is one index).
-        let (mut lo, mut hi) = ((usize::MAX, usize::MAX), (0, 0));
-        for t in taps.iter().flatten() {
-            for (c, r) in (0..4).map(|k| t.pixel(k)) {
-                lo = (lo.0.min(c / CHUNK), lo.1.min(r / CHUNK));
-                hi = (hi.0.max(c / CHUNK), hi.1.max(r / CHUNK));
-            }
-        }
-        if lo.0 == usize::MAX {
-            return Ok(vec![None; taps.len()]);
-        }
-        let columns = hi.0 - lo.0 + 1;
-        let mut grid: Vec<Option<Arc<Vec<f32>>>> = vec![None; columns * (hi.1 - lo.1 + 1)];
-        for t in taps.iter().flatten() {
-            for (c, r) in (0..4).map(|k| t.pixel(k)) {
-                let slot = (r / CHUNK - lo.1) * columns + (c / CHUNK - lo.0);
-                if grid[slot].is_none() {
-                    grid[slot] = Some(self.chunk(band, c / CHUNK, r / CHUNK)?);
+        // Taps go in runs that touch at most `CHUNKS_IN_FLIGHT` chunks: a
+        // run's chunks are gathered once, then read lock-free. A tile much
+        // coarser than the raster's pixels touches hundreds of chunks, and
+        // holding them all at once would make a worker's memory grow with
+        // the raster's resolution.
+        let mut values = Vec::with_capacity(taps.len());
+        let mut held: Vec<(ChunkKey, Arc<Vec<f32>>)> = Vec::with_capacity(CHUNKS_IN_FLIGHT + 4);
+        let mut start = 0;
+        while start < taps.len() {
+            held.clear();
+            let mut end = start;
+            while end < taps.len() {
+                let Some(t) = &taps[end] else {
+                    end += 1;
+                    continue;
+                };
+                let keys = (0..4).map(|k| t.pixel(k)).map(|(c, r)| (band, c / CHUNK, r / CHUNK));
+                let new: Vec<ChunkKey> = keys.filter(|k| !held.iter().any(|(h, _)| h == k)).collect();
+                if end > start && held.len() + new.len() > CHUNKS_IN_FLIGHT {
+                    break;
                 }
-            }
-        }
-        let value = |c: usize, r: usize| -> f32 {
-            let chunk = grid[(r / CHUNK - lo.1) * columns + (c / CHUNK - lo.0)].as_ref().expect("gathered above");
-            chunk[(r % CHUNK) * CHUNK + (c % CHUNK)]
-        };
-        Ok(taps
-            .iter()
-            .map(|t| {
-                let t = t.as_ref()?;
-                let (mut sum, mut weight) = (0.0, 0.0);
-                for k in 0..4 {
-                    let (c, r) = t.pixel(k);
-                    let v = value(c, r);
-                    if !v.is_nan() {
-                        let w = t.weight(k);
-                        sum += f64::from(v) * w;
-                        weight += w;
+                for key in new {
+                    if !held.iter().any(|(h, _)| *h == key) {
+                        held.push((key, self.chunk(band, key.1, key.2)?));
                     }
                 }
-                (weight > 1e-9).then(|| sum / weight)
-            })
-            .collect())
+                end += 1;
+            }
+            let mut last = 0;
+            let mut value = |c: usize, r: usize| -> f32 {
+                let key = (band, c / CHUNK, r / CHUNK);
+                if held[last].0 != key {
+                    last = held.iter().position(|(h, _)| *h == key).expect("gathered above");
+                }
+                held[last].1[(r % CHUNK) * CHUNK + (c % CHUNK)]
+            };
+            for t in &taps[start..end] {
+                values.push(t.as_ref().and_then(|t| {
+                    let (mut sum, mut weight) = (0.0, 0.0);
+                    for k in 0..4 {
+                        let (c, r) = t.pixel(k);
+                        let v = value(c, r);
+                        if !v.is_nan() {
+                            let w = t.weight(k);
+                            sum += f64::from(v) * w;
+                            weight += w;
+                        }
+                    }
+                    (weight > 1e-9).then(|| sum / weight)
+                }));
+            }
+            start = end;
+        }
+        Ok(values)
     }
 
     /// Evaluates taps on `band` taking the nearest valid tap's value, for

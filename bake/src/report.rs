@@ -63,6 +63,40 @@ pub(crate) struct FullReport {
     pub(crate) timings_s: Timings,
     pub(crate) output_samples_per_second: f64,
     pub(crate) jobs: usize,
+    pub(crate) memory: MemoryReport,
+}
+
+/// The memory budget and how it was shared out, bytes (`limits`).
+#[derive(Debug, Serialize)]
+pub(crate) struct MemoryReport {
+    pub(crate) budget: u64,
+    /// "--memory", or the default's rule.
+    pub(crate) budget_from: String,
+    pub(crate) chunk_cache: u64,
+    pub(crate) gdal_cache: u64,
+    /// The process, workers and caches: held whatever the bake's size.
+    pub(crate) fixed: u64,
+    /// The estimate of what grows with the pack (per-tile state), checked
+    /// against what the budget leaves; null for a patch (its state grows
+    /// with the region, not the pack, and is not estimated).
+    pub(crate) tile_state_estimate: Option<u64>,
+}
+
+impl MemoryReport {
+    pub(crate) fn new(plan: &crate::limits::MemoryPlan, tile_state_estimate: Option<f64>) -> MemoryReport {
+        MemoryReport {
+            budget: plan.budget as u64,
+            budget_from: if plan.given {
+                "--memory".into()
+            } else {
+                format!("default: {} of MemTotal", crate::limits::DEFAULT_FRACTION)
+            },
+            chunk_cache: plan.chunk_cache as u64,
+            gdal_cache: plan.gdal_cache as u64,
+            fixed: plan.fixed as u64,
+            tile_state_estimate: tile_state_estimate.map(|b| b as u64),
+        }
+    }
 }
 
 /// An existing pack with the same fingerprint, kept (`--if-unchanged`).
@@ -90,6 +124,7 @@ pub(crate) struct PatchReport {
     pub(crate) landmarks: LandmarkReport,
     pub(crate) accuracy_audit: AccuracyReport,
     pub(crate) timings_s: Timings,
+    pub(crate) memory: MemoryReport,
 }
 
 /// Which tiles a patch rewrote and where their payloads went.
@@ -301,6 +336,27 @@ mod tests {
         "accuracy_audit.per_depth[].worst_height_error_steps",
     ];
 
+    fn memory() -> MemoryReport {
+        MemoryReport {
+            budget: 1 << 30,
+            budget_from: "--memory".into(),
+            chunk_cache: 1,
+            gdal_cache: 1,
+            fixed: 1,
+            tile_state_estimate: Some(1),
+        }
+    }
+
+    const MEMORY_KEYS: [&str; 7] = [
+        "memory",
+        "memory.budget",
+        "memory.budget_from",
+        "memory.chunk_cache",
+        "memory.fixed",
+        "memory.gdal_cache",
+        "memory.tile_state_estimate",
+    ];
+
     fn expected(own: &[&str], shared: &[&[&str]]) -> Vec<String> {
         let mut all: Vec<String> = own.iter().chain(shared.iter().copied().flatten()).map(|k| k.to_string()).collect();
         all.push("landmarks.verdict".into());
@@ -340,6 +396,7 @@ mod tests {
             timings_s: Timings { bake: 1.0, audit: Some(1.0), total: 2.0 },
             output_samples_per_second: 1.0,
             jobs: 2,
+            memory: memory(),
         }));
         let full_keys = [
             "body",
@@ -380,7 +437,7 @@ mod tests {
             "timings_s.bake",
             "timings_s.total",
         ];
-        assert_eq!(key_set(&full), expected(&full_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS]));
+        assert_eq!(key_set(&full), expected(&full_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS, &MEMORY_KEYS]));
         let json = BakeReport::new(&full).json;
         assert_eq!(json["mode"], "bake");
         assert_eq!(json["inputs"]["imagery"], serde_json::Value::Null, "an absent input is null, not missing");
@@ -407,6 +464,7 @@ mod tests {
             landmarks: landmarks(),
             accuracy_audit: accuracy(),
             timings_s: Timings { bake: 1.0, audit: None, total: 1.0 },
+            memory: memory(),
         });
         let patch_keys = [
             "appended",
@@ -428,7 +486,7 @@ mod tests {
             "timings_s.bake",
             "timings_s.total",
         ];
-        assert_eq!(key_set(&patch), expected(&patch_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS]));
+        assert_eq!(key_set(&patch), expected(&patch_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS, &MEMORY_KEYS]));
         assert_eq!(BakeReport::new(&patch).json["mode"], "region patch");
 
         let completed = Report::PatchCompleted(CompletedPatchReport {

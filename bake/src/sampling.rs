@@ -20,6 +20,7 @@ use planet_terrain::layers::{Layer, LayerKind, LayerStack};
 use planet_terrain::{Body, MAX_DEPTH, TileAddress};
 
 use crate::error::BakeError;
+use crate::limits::MemoryPlan;
 use crate::options::BakeOptions;
 use crate::raster::Raster;
 
@@ -97,16 +98,21 @@ fn fill_voids(values: &mut [Option<f64>]) -> bool {
 }
 
 impl Inputs {
-    pub(crate) fn open(options: &BakeOptions) -> Result<Inputs, BakeError> {
-        let share = options.cache_bytes / if options.imagery.is_some() { 2 } else { 1 };
-        let dem = Raster::open(&options.dem, share)?;
+    pub(crate) fn open(options: &BakeOptions, memory: &MemoryPlan) -> Result<Inputs, BakeError> {
+        let (dem_weight, imagery_weight, classes_weight) = options.raster_weights();
+        let total = dem_weight + imagery_weight + classes_weight;
+        let dem = Raster::open(&options.dem, memory.raster_cache(dem_weight, total))?;
         if !dem.has_any_data(1)? {
             return Err(BakeError::Options(format!(
                 "{}: the raster holds no valid elevation (all nodata or NaN)",
                 options.dem.display()
             )));
         }
-        let imagery = options.imagery.as_deref().map(|p| Raster::open(p, share)).transpose()?;
+        let imagery = options
+            .imagery
+            .as_deref()
+            .map(|p| Raster::open(p, memory.raster_cache(imagery_weight, total)))
+            .transpose()?;
         if let Some(i) = &imagery
             && i.bands() < 3
         {
@@ -116,7 +122,11 @@ impl Inputs {
                 i.bands()
             )));
         }
-        let classes = options.classes.as_deref().map(|p| Raster::open(p, options.cache_bytes / 8)).transpose()?;
+        let classes = options
+            .classes
+            .as_deref()
+            .map(|p| Raster::open(p, memory.raster_cache(classes_weight, total)))
+            .transpose()?;
         let layers = options.scene.as_ref().map(|(stack, _)| stack.clone()).unwrap_or_default();
         Ok(Inputs { dem, imagery, classes, layers, void_value: options.void_value })
     }

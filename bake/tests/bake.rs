@@ -5,6 +5,7 @@
 
 mod crash;
 mod filter;
+mod memory;
 mod patch;
 mod support;
 
@@ -43,7 +44,7 @@ fn options(dem: &Path, out: &Path) -> BakeOptions {
         resume: false,
         region: None,
         landmarks: Vec::new(),
-        cache_bytes: 64 << 20,
+        memory: Some(512 << 20),
         compression_level: 3,
         if_unchanged: false,
         scene: None,

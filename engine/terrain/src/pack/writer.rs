@@ -12,12 +12,13 @@
 //! bake audits every sample of it) before `Assembled::commit` renames it
 //! over `OUT`, so a killed writer never leaves anything at `OUT` that looks
 //! like a finished pack, and nothing unchecked ever appears there. The
-//! partial file is also the resume journal: `resume` keeps every record whose
+//! partial file is also the resume journal: `resume` streams it record by
+//! record (holding one record, not the file), keeps every record whose
 //! checksum holds, drops a torn tail, and refuses a different bake.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -223,35 +224,48 @@ impl PackWriter {
             .open(&partial_path)
             .map_err(PackError::io("opening the partial file"))
             .map_err(wrap)?;
-        let mut existing = Vec::new();
-        partial.read_to_end(&mut existing).map_err(PackError::io("reading the partial file")).map_err(wrap)?;
-        if existing.len() < preamble.len() && preamble.starts_with(&existing) {
+        // The journal is streamed record by record through a buffer: resume
+        // holds one record, never the file.
+        let file_length =
+            partial.metadata().map_err(PackError::io("reading the partial file's length")).map_err(wrap)?.len();
+        let mut reader = BufReader::with_capacity(1 << 20, &partial);
+        let mut head = vec![0u8; preamble.len().min(usize::try_from(file_length).unwrap_or(usize::MAX))];
+        reader.read_exact(&mut head).map_err(PackError::io("reading the partial file")).map_err(wrap)?;
+        if head.len() < preamble.len() && preamble.starts_with(&head) {
             // Killed while the preamble was being written: nothing was staged.
+            drop(reader);
             drop(partial);
             return PackWriter::create(out, spec, tiles.into_keys().map(TileKey::address));
         }
-        if existing.len() < preamble.len() || existing[..preamble.len()] != preamble[..] {
+        if head[..] != preamble[..] {
             return Err(wrap(PackError::ResumeMismatch(
                 "the partial bake was started with different inputs, parameters or tile set; delete it or bake without --resume".into(),
             )));
         }
-        let mut at = preamble.len();
-        while let Some((record_length, staged)) = parse_record(&existing[at..], at as u64) {
+        let largest_payload = spec.codec.payload_length_range().1 as usize;
+        let mut at = preamble.len() as u64;
+        let mut record = Vec::new();
+        loop {
+            let read = read_record(&mut reader, &mut record, file_length - at, largest_payload)
+                .map_err(PackError::io("reading the partial file"))
+                .map_err(wrap)?;
+            let Some((record_length, staged)) = read.then(|| parse_record(&record, at)).flatten() else { break };
             match tiles.get_mut(&staged.entry.key) {
                 Some(slot @ None) => *slot = Some(staged),
                 // A record for an undeclared or already staged tile means the
                 // journal is not this bake's: stop trusting it here.
                 _ => break,
             }
-            at += record_length;
+            at += record_length as u64;
         }
-        partial.set_len(at as u64).map_err(PackError::io("truncating the partial file's torn tail")).map_err(wrap)?;
-        partial.seek(SeekFrom::Start(at as u64)).map_err(PackError::io("seeking the partial file")).map_err(wrap)?;
+        drop(reader);
+        partial.set_len(at).map_err(PackError::io("truncating the partial file's torn tail")).map_err(wrap)?;
+        partial.seek(SeekFrom::Start(at)).map_err(PackError::io("seeking the partial file")).map_err(wrap)?;
         Ok(PackWriter {
             out: out.to_owned(),
             partial_path,
             spec,
-            state: Mutex::new(WriterState { partial, end: at as u64, tiles, staged_here: 0 }),
+            state: Mutex::new(WriterState { partial, end: at, tiles, staged_here: 0 }),
         })
     }
 
@@ -378,9 +392,11 @@ impl PackWriter {
         state.partial.sync_all().map_err(PackError::io("syncing the partial file"))?;
         let mut header = self.spec.header(&state.tiles)?;
         let layout = IndexLayout::for_tiles(header.tile_count).map_err(PackError::BadSpec)?;
-        let staged: Vec<Staged> = state.tiles.values().map(|s| s.expect("checked complete")).collect();
-        header.file_length =
-            header.payload_offset + staged.iter().map(|s| u64::from(s.entry.payload_length)).sum::<u64>();
+        // The staged set is walked in key order where it lies, never copied:
+        // finishing holds one index page and one payload beyond it.
+        let staged = || state.tiles.values().map(|s| s.expect("checked complete"));
+        let tile_count = state.tiles.len();
+        header.file_length = header.payload_offset + staged().map(|s| u64::from(s.entry.payload_length)).sum::<u64>();
 
         // Leaf pages are written where the layout puts them as they fill,
         // then the directory pages, the root and the header, then the
@@ -391,7 +407,7 @@ impl PackWriter {
         let result = (|| -> std::io::Result<()> {
             let mut index = IndexBuilder::new(layout);
             let mut offset = header.payload_offset;
-            for s in &staged {
+            for s in staged() {
                 if let Some((at, page)) = index.push(&IndexEntry { payload_offset: offset, ..s.entry }) {
                     file.write_all_at(&page, at)?;
                 }
@@ -407,11 +423,11 @@ impl PackWriter {
             let mut w = BufWriter::with_capacity(1 << 20, &file);
             w.seek(SeekFrom::Start(header.payload_offset))?;
             let mut buffer = Vec::new();
-            for (n, s) in staged.iter().enumerate() {
+            for (n, s) in staged().enumerate() {
                 buffer.resize(s.entry.payload_length as usize, 0);
                 state.partial.read_exact_at(&mut buffer, s.payload_at)?;
                 w.write_all(&buffer)?;
-                if n == staged.len() / 2 {
+                if n == tile_count / 2 {
                     w.flush()?;
                     abort_point("bake-assemble");
                 }
@@ -429,7 +445,7 @@ impl PackWriter {
             tmp,
             partial_path: self.partial_path,
             summary: WriteSummary {
-                tiles: staged.len() as u64,
+                tiles: tile_count as u64,
                 file_length: header.file_length,
                 payload_bytes: header.file_length - header.payload_offset,
             },
@@ -470,6 +486,35 @@ impl Assembled {
     }
 }
 
+/// Reads the next record's bytes into `record`, as far as its head says it
+/// runs: `false` (nothing to parse: a torn tail) when fewer than a head's
+/// bytes remain, the head is not a record's, or the record would run past
+/// the `remaining` bytes of the file or hold more than `largest_payload`
+/// (a corrupt length, which must not allocate gigabytes).
+fn read_record(
+    reader: &mut impl Read,
+    record: &mut Vec<u8>,
+    remaining: u64,
+    largest_payload: usize,
+) -> std::io::Result<bool> {
+    if remaining < RECORD_HEAD as u64 {
+        return Ok(false);
+    }
+    record.resize(RECORD_HEAD, 0);
+    reader.read_exact(record)?;
+    if get_u32(record, 0) != RECORD_MAGIC {
+        return Ok(false);
+    }
+    let length = get_u32(record, 12) as usize;
+    let total = RECORD_HEAD + length + 4;
+    if length > largest_payload || total as u64 > remaining {
+        return Ok(false);
+    }
+    record.resize(total, 0);
+    reader.read_exact(&mut record[RECORD_HEAD..])?;
+    Ok(true)
+}
+
 /// One intact record at the start of `bytes` (which lies at `at` in the
 /// file), or `None` if it is torn, truncated or corrupt.
 fn parse_record(bytes: &[u8], at: u64) -> Option<(usize, Staged)> {
@@ -501,4 +546,41 @@ fn parse_record(bytes: &[u8], at: u64) -> Option<(usize, Staged)> {
         measured: bytes[32] != 0,
     };
     Some((total, Staged { payload_at: at + RECORD_HEAD as u64, entry }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(length: u32) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&RECORD_MAGIC.to_le_bytes());
+        b.extend_from_slice(&0u64.to_le_bytes());
+        b.extend_from_slice(&length.to_le_bytes());
+        b.resize(RECORD_HEAD, 0);
+        b
+    }
+
+    #[test]
+    fn a_streamed_record_is_read_whole_and_a_torn_or_absurd_one_is_a_tail() {
+        let mut record = Vec::new();
+        // A whole record: head, 5 payload bytes, CRC.
+        let mut whole = head(5);
+        whole.extend_from_slice(&[1, 2, 3, 4, 5, 0, 0, 0, 0]);
+        let remaining = whole.len() as u64;
+        assert!(read_record(&mut &whole[..], &mut record, remaining, 100).unwrap());
+        assert_eq!(record, whole);
+        // Cut short: the file ends before the record does.
+        assert!(!read_record(&mut &whole[..], &mut record, remaining - 1, 100).unwrap());
+        // Shorter than a head.
+        assert!(!read_record(&mut &whole[..], &mut record, 10, 100).unwrap());
+        // A length beyond the codec's largest payload is corrupt, and is not
+        // allocated even when the file is long enough to hold it.
+        assert!(!read_record(&mut &head(u32::MAX)[..], &mut record, u64::MAX, 100).unwrap());
+        assert!(record.len() <= RECORD_HEAD, "nothing beyond the head was allocated");
+        // Not a record's magic.
+        let mut other = whole.clone();
+        other[0] ^= 1;
+        assert!(!read_record(&mut &other[..], &mut record, remaining, 100).unwrap());
+    }
 }
