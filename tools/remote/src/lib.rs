@@ -1,7 +1,7 @@
 //! Packs read over HTTP: `http://` and `https://` URLs wherever a pack path
 //! is accepted.
 //!
-//! The key decision: a remote pack is just another [`PackBytes`]: the
+//! The key decision: a remote pack is just another [`PackBytes`](planet_terrain::pack::PackBytes): the
 //! terrain core's reader, with its bounded open and page-at-a-time
 //! validation, is unchanged, and this crate only answers "give me these
 //! bytes". Bytes are fetched in aligned 16 KiB blocks through one HTTP
