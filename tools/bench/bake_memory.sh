@@ -28,22 +28,7 @@ etopo5=/usr/share/ferret-vis/data/etopo5.cdf
 # antimeridian, so its columns are rolled to -180..180 once (as in
 # bake_vs_gdal.sh).
 if [[ ! -f $out/etopo5-180.tif ]]; then
-    /usr/bin/python3 - "$etopo5" "$out/etopo5-180.tif" <<'PY'
-import sys
-import numpy as np
-from osgeo import gdal
-gdal.UseExceptions()
-src = gdal.Open(sys.argv[1])
-a = src.GetRasterBand(1).ReadAsArray()
-gt = list(src.GetGeoTransform())
-a = np.roll(a, -a.shape[1] // 2, axis=1)
-gt[0] -= 180.0
-out = gdal.GetDriverByName("GTiff").Create(sys.argv[2], a.shape[1], a.shape[0], 1, gdal.GDT_Float32, ["TILED=YES"])
-out.SetGeoTransform(gt)
-out.SetProjection(src.GetProjection() or 'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]]')
-out.GetRasterBand(1).WriteArray(a)
-out = None
-PY
+    /usr/bin/python3 tools/bench/etopo5_180.py "$etopo5" "$out/etopo5-180.tif"
 fi
 
 printf '%-13s %9s %6s %7s %9s %10s %10s\n' raster "pixels MB" depth tiles "bake s" "peak RSS" budget

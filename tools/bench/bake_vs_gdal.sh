@@ -17,22 +17,7 @@ etopo5=/usr/share/ferret-vis/data/etopo5.cdf
 # gdalwarp does not wrap a source across the antimeridian, so its columns
 # are rolled to -180..180 first.
 if [[ ! -f $out/earth-8192.tif ]]; then
-    /usr/bin/python3 - "$etopo5" "$out/etopo5-180.tif" <<'PY'
-import sys
-import numpy as np
-from osgeo import gdal
-gdal.UseExceptions()
-src = gdal.Open(sys.argv[1])
-a = src.GetRasterBand(1).ReadAsArray()
-gt = list(src.GetGeoTransform())
-a = np.roll(a, -a.shape[1] // 2, axis=1)
-gt[0] -= 180.0
-out = gdal.GetDriverByName("GTiff").Create(sys.argv[2], a.shape[1], a.shape[0], 1, gdal.GDT_Float32, ["TILED=YES"])
-out.SetGeoTransform(gt)
-out.SetProjection(src.GetProjection() or 'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]]')
-out.GetRasterBand(1).WriteArray(a)
-out = None
-PY
+    /usr/bin/python3 tools/bench/etopo5_180.py "$etopo5" "$out/etopo5-180.tif"
     gdalwarp -q -overwrite -r bilinear -ts 8192 4096 -te -180 -90 180 90 -t_srs EPSG:4326 \
         -co TILED=YES -ot Float32 "$out/etopo5-180.tif" "$out/earth-8192.tif"
 fi

@@ -112,15 +112,7 @@ impl PatchGrid {
                 vertices.push(frame.to_local(ellipsoid.geodetic_to_point(Geodetic { height: h, ..g })));
             }
         }
-        let mut triangles = Vec::with_capacity(((side - 1) * (side - 1) * 2) as usize);
-        for j in 0..side - 1 {
-            for i in 0..side - 1 {
-                let k = j * side + i;
-                triangles.push([k, k + 1, k + side + 1]);
-                triangles.push([k, k + side + 1, k + side]);
-            }
-        }
-        Ok(PatchMesh { vertices, triangles })
+        Ok(PatchMesh { vertices, triangles: planet_terrain::ground::query::grid_triangles(side) })
     }
 
     /// Whether an edit's footprint can reach the patch of `cell`: the

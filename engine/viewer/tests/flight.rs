@@ -9,14 +9,15 @@
 //! binary reports: its exit status, its stderr and its `--stats` JSON, so a
 //! test cannot pass through a path the binary does not take.
 
+mod common;
+use common::{run_ok, stats, viewer};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::locate;
 use planet_terrain::pack::Pack;
 
-const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 /// Where the flights end: mountains of the procedural test Earth.
 const END: (f64, f64) = (-47.0, 39.0);
 /// The flights end at 1 m above the ellipsoid, below the ground there
@@ -48,23 +49,6 @@ fn descent(dir: &Path, seconds: f64, end_alt: f64) -> PathBuf {
     let path = dir.join("descent.json");
     std::fs::write(&path, text).expect("write path");
     path
-}
-
-fn viewer() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_planet-view"));
-    command.env("VK_DRIVER_FILES", LAVAPIPE).env("RUST_BACKTRACE", "1").env_remove("DISPLAY");
-    command
-}
-
-fn run_ok(command: &mut Command) -> Output {
-    let output = command.output().expect("run planet-view");
-    assert!(output.status.success(), "planet-view failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    assert!(!String::from_utf8_lossy(&output.stderr).contains("validation:"), "validation messages");
-    output
-}
-
-fn stats(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("stats written")).expect("stats are JSON")
 }
 
 /// Flies the descent headless with validation; returns the per-frame log.

@@ -4,31 +4,12 @@
 //! ancestors stand in, the HUD counts them as retrying) but never the
 //! flight, a hole or a validation message.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+use common::{run_ok, stats, viewer};
+
 use std::sync::atomic::Ordering;
 
 use planet_remote::testing::{FaultServer, Nginx, file_bytes};
-
-const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
-
-fn viewer() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_planet-view"));
-    command.env("VK_DRIVER_FILES", LAVAPIPE).env("RUST_BACKTRACE", "1").env_remove("DISPLAY");
-    command
-}
-
-fn run_ok(command: &mut Command) -> Output {
-    let output = command.output().expect("run planet-view");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "planet-view failed:\n{stderr}");
-    assert!(!stderr.contains("validation:"), "validation messages:\n{stderr}");
-    output
-}
-
-fn stats(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("stats written")).expect("stats are JSON")
-}
 
 #[test]
 fn a_shot_from_a_pack_over_http_is_the_shot_from_the_file() {

@@ -6,28 +6,13 @@
 //! over a pack it wrote itself and judges only its exit status, its stderr
 //! and its JSON.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+use common::{run_ok, stats as json, viewer};
 
-const LAVAPIPE: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+use std::path::Path;
+
 /// Triangles one drawn node submits (lattice and skirt).
 const NODE_TRIANGLES: u64 = 2304;
-
-fn viewer() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_planet-view"));
-    command.env("VK_DRIVER_FILES", LAVAPIPE).env("RUST_BACKTRACE", "1").env_remove("DISPLAY");
-    command
-}
-
-fn run_ok(command: &mut Command) -> Output {
-    let output = command.output().expect("run planet-view");
-    assert!(output.status.success(), "planet-view failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    output
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("stats written")).expect("stats are JSON")
-}
 
 /// A shot of mountains from 3 km, with `extra` flags; its stats and stderr.
 fn shot(dir: &Path, extra: &[&str]) -> (serde_json::Value, String) {

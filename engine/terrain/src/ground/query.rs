@@ -233,6 +233,13 @@ pub fn collision_patch(
             vertices.push(e.geodetic_to_point(Geodetic { height: h, ..g }));
         }
     }
+    Ok(CollisionPatch { vertices, triangles: grid_triangles(side) })
+}
+
+/// The triangles of a `side` x `side` vertex grid in row order (two per
+/// cell, counter-clockwise seen from above): the one triangulation every
+/// collision mesh of the ground uses.
+pub fn grid_triangles(side: u32) -> Vec<[u32; 3]> {
     let mut triangles = Vec::with_capacity(((side - 1) * (side - 1) * 2) as usize);
     for j in 0..side - 1 {
         for i in 0..side - 1 {
@@ -241,5 +248,5 @@ pub fn collision_patch(
             triangles.push([k, k + side + 1, k + side]);
         }
     }
-    Ok(CollisionPatch { vertices, triangles })
+    triangles
 }
