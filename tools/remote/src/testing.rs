@@ -70,9 +70,24 @@ impl Nginx {
         format!("http://127.0.0.1:{}/{name}", self.port)
     }
 
-    /// Requests nginx logged so far (one line each).
+    /// Requests nginx logged so far (one line each). nginx writes a line
+    /// after it answered, so a count taken right after a client's last
+    /// answer may lack it: see [`Nginx::requests_logged_reaching`].
     pub fn requests_logged(&self) -> usize {
         std::fs::read_to_string(self._dir.path().join("access.log")).map_or(0, |s| s.lines().count())
+    }
+
+    /// The logged count once it reaches `at_least`, or after two seconds,
+    /// whatever it is then.
+    pub fn requests_logged_reaching(&self, at_least: usize) -> usize {
+        for _ in 0..100 {
+            let n = self.requests_logged();
+            if n >= at_least {
+                return n;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.requests_logged()
     }
 }
 

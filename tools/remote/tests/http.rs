@@ -124,7 +124,8 @@ fn every_page_and_payload_reads_back_the_same_through_nginx() {
     }
     // Adjacent payloads come in runs: far fewer requests than tiles.
     assert!(stats.requests() < a.len() as u64 / 4, "{} requests for {} tiles", stats.requests(), a.len());
-    assert!(nginx.requests_logged() as u64 >= stats.requests());
+    let requests = stats.requests() as usize;
+    assert!(nginx.requests_logged_reaching(requests) >= requests, "nginx served every request the client counted");
 }
 
 #[test]
@@ -175,8 +176,10 @@ fn transient_failures_are_retried_with_backoff() {
 fn a_slow_server_times_out_and_is_retried() {
     let (_, path, _) = big_pack();
     let server = FaultServer::serve(file_bytes(path));
-    let options = RemoteOptions { timeout: Duration::from_millis(300), ..quick() };
-    server.faults.delay_ms.store(1000, Ordering::SeqCst);
+    // A timeout far above a loopback answer (even on a loaded machine) and
+    // far below the delay.
+    let options = RemoteOptions { timeout: Duration::from_millis(600), ..quick() };
+    server.faults.delay_ms.store(2000, Ordering::SeqCst);
     server.faults.delay_next.store(1, Ordering::SeqCst);
     let (_, stats) = open_pack(&server.url(), &options).expect("the second attempt is answered in time");
     assert_eq!(stats.retries(), 1);
