@@ -14,7 +14,7 @@ packs=("$@")
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-7s %-11s %6s %9s %9s %9s %9s %13s %9s %6s\n' detail loading frames cpu_med cpu_p99 gpu_med gpu_p99 pending_frames lowest_m holes
+printf '%-7s %-11s %6s %9s %9s %9s %9s %9s %9s %13s %9s %6s\n' detail loading frames cpu_med cpu_p99 thr_med thr_p99 gpu_med gpu_p99 pending_frames lowest_m holes
 for detail in off on; do
     for loading in frame background; do
         stats="$out/$detail-$loading.json"
@@ -27,11 +27,13 @@ def pct(values, q):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 cpu = [f["cpu_ms"] for f in frames]
+thread = [f["thread_cpu_ms"] for f in frames]
 gpu = [f["gpu_ms"] for f in frames if f.get("gpu_ms") is not None]
 pending = sum(1 for f in frames if f["pending_requests"] > 0)
 lowest = min(f["above_ground_m"] for f in frames)
 holes = sum(f["hole_pixels"] for f in frames)
 print(f"{sys.argv[2]:<7} {sys.argv[3]:<11} {len(frames):6d} {pct(cpu, .5):9.2f} {pct(cpu, .99):9.2f} "
+      f"{pct(thread, .5):9.2f} {pct(thread, .99):9.2f} "
       f"{pct(gpu, .5):9.1f} {pct(gpu, .99):9.1f} {pending:13d} {lowest:9.2f} {holes:6d}")
 PY
     done
