@@ -146,11 +146,10 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
     let keys = (0u64..=28).flat_map(|depth| {
         (0u64..6).flat_map(move |face| (0u64..1 << (2 * depth)).map(move |h| (depth << 59) | (face << 56) | h))
     });
-    let io = crate::pack::PackError::io("writing the synthetic pack");
-    let file = std::fs::File::create(path).map_err(io)?;
-    let mut builder = IndexBuilder::new(layout);
-    let mut w = BufWriter::with_capacity(1 << 20, &file);
     let io = || crate::pack::PackError::io("writing the synthetic pack");
+    let file = std::fs::File::create(path).map_err(io())?;
+    let mut index = IndexBuilder::new(layout);
+    let mut w = BufWriter::with_capacity(1 << 20, &file);
     w.seek(SeekFrom::Start(layout.end())).map_err(io())?;
     let mut offset = layout.end();
     let mut max_depth = 0;
@@ -170,18 +169,12 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
             geometric_error: 1.0,
             measured: true,
         };
-        if let Some((at, page)) = builder.push(&entry) {
-            file.write_all_at(&page, at).map_err(io())?;
-        }
+        index.push(&entry, &file).map_err(io())?;
         offset += u64::from(payload_length);
     }
     w.flush().map_err(io())?;
     drop(w);
-    let built = builder.finish();
-    for (at, page) in &built.directories {
-        file.write_all_at(page, *at).map_err(io())?;
-    }
-    file.write_all_at(&built.root, layout.root_offset()).map_err(io())?;
+    let root_checksum = index.finish(&file).map_err(io())?;
     let header = PackHeader {
         codec: Codec::Heights,
         height_data_depth: max_depth,
@@ -196,7 +189,7 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
         file_length: offset,
         fingerprint: [0; 32],
         coverage: Coverage::GLOBAL,
-        index_checksum: built.root_checksum,
+        index_checksum: root_checksum,
         patches: PatchHistory::default(),
     };
     file.write_all_at(&encode_header(&header), 0).map_err(io())?;

@@ -42,10 +42,15 @@ pub fn set_remote(remote: &crate::args::Remote) {
     let _ = REMOTE.set(options);
 }
 
+/// Whether `path` names a remote pack (`http://`, `https://`).
+pub fn is_remote(path: &Path) -> bool {
+    planet_remote::is_url(&path.to_string_lossy())
+}
+
 /// Opens one pack, a file or a URL (the header and root directory only).
 pub fn open_pack(path: &Path) -> Result<Pack> {
     let name = path.to_string_lossy();
-    if planet_remote::is_url(&name) {
+    if is_remote(path) {
         let options = REMOTE.get_or_init(Default::default);
         let (pack, stats) = planet_remote::open_pack(&name, options).with_context(|| format!("opening pack {name}"))?;
         TRANSFERS.lock().unwrap_or_else(|p| p.into_inner()).push(stats);

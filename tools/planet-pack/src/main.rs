@@ -206,7 +206,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
-    if planet_remote_url(pack) {
+    if planet_cli::stack::is_remote(pack) {
         bail!("{}: upgrade rewrites a local file; download the pack first", pack.display());
     }
     let out = out.unwrap_or(pack);
@@ -228,11 +228,6 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
         summary.new_length
     );
     Ok(())
-}
-
-fn planet_remote_url(path: &Path) -> bool {
-    let name = path.to_string_lossy();
-    name.starts_with("http://") || name.starts_with("https://")
 }
 
 fn entry_json(e: &IndexEntry) -> serde_json::Value {

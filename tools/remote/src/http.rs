@@ -103,7 +103,7 @@ impl HttpBytes {
             stats,
             options: options.clone(),
         };
-        bytes.keep(0, first.body);
+        bytes.keep(0, &first.body);
         Ok(bytes)
     }
 
@@ -111,11 +111,13 @@ impl HttpBytes {
         Arc::clone(&self.stats)
     }
 
-    /// Splits a fetched span starting at block `first` into cached blocks.
-    fn keep(&self, first: u64, body: Vec<u8>) {
-        for (k, chunk) in body.chunks(BLOCK_BYTES as usize).enumerate() {
-            self.cache.put(first + k as u64, Arc::new(chunk.to_vec()));
+    /// Splits a fetched span starting at block `first` into blocks, cached.
+    fn keep(&self, first: u64, body: &[u8]) -> Vec<Arc<Vec<u8>>> {
+        let blocks: Vec<Arc<Vec<u8>>> = body.chunks(BLOCK_BYTES as usize).map(|c| Arc::new(c.to_vec())).collect();
+        for (k, block) in blocks.iter().enumerate() {
+            self.cache.put(first + k as u64, Arc::clone(block));
         }
+        blocks
     }
 
     /// Makes blocks `first..=last` present, one request per run of missing
@@ -143,9 +145,7 @@ impl HttpBytes {
                     now: answer.total.to_string(),
                 });
             }
-            for (j, chunk) in answer.body.chunks(BLOCK_BYTES as usize).enumerate() {
-                let block = Arc::new(chunk.to_vec());
-                self.cache.put(first + (k + j) as u64, Arc::clone(&block));
+            for (j, block) in self.keep(first + k as u64, &answer.body).into_iter().enumerate() {
                 blocks[k + j] = Some(block);
             }
             k = run_end;

@@ -12,6 +12,9 @@
 //! root is capped at 1,024 references (16 KiB), which bounds what opening
 //! reads whatever the pack's size, and the tile count at 2^42.
 
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
 use crate::geo::address::TileKey;
 use crate::pack::error::PackError;
 use crate::pack::format::{ENTRY_LENGTH, HEADER_LENGTH, IndexEntry, PackHeader, decode_entry, get_u32, get_u64};
@@ -252,10 +255,11 @@ pub(crate) fn check_no_overlap(entries: &[IndexEntry], place: impl Fn(usize) -> 
     Ok(())
 }
 
-/// Builds an index from entries arriving in key order: each leaf page is
-/// handed to `write_leaf` as soon as it is full, so a writer holds one page
-/// at a time; the references are kept (16 bytes a page) for the directory
-/// pages and the root.
+/// Writes an index into a pack file from entries arriving in key order:
+/// each leaf page goes to its place in the file as soon as it is full, so a
+/// writer holds one page at a time; only the references are kept (16 bytes
+/// a page) for the directory pages and the root, written at `finish`. The
+/// one way a pack's index is written (bake, upgrade, synthetic test packs).
 #[derive(Debug)]
 pub struct IndexBuilder {
     layout: IndexLayout,
@@ -265,61 +269,48 @@ pub struct IndexBuilder {
     leaf_refs: Vec<PageRef>,
 }
 
-/// The directory pages and the root of a finished index.
-#[derive(Debug)]
-pub struct BuiltIndex {
-    /// `(offset, bytes)` of every directory page, in order.
-    pub directories: Vec<(u64, Vec<u8>)>,
-    pub root: Vec<u8>,
-    pub root_checksum: u32,
-}
-
 impl IndexBuilder {
     pub fn new(layout: IndexLayout) -> IndexBuilder {
         IndexBuilder { layout, leaf: Vec::new(), leaf_first: None, leaves_done: 0, leaf_refs: Vec::new() }
     }
 
-    /// Adds the next entry; returns a finished leaf page `(offset, bytes)`
-    /// when this entry completed one.
-    pub fn push(&mut self, entry: &IndexEntry) -> Option<(u64, Vec<u8>)> {
+    /// Adds the next entry, writing its leaf page into `file` when this
+    /// entry completes one.
+    pub fn push(&mut self, entry: &IndexEntry, file: &File) -> std::io::Result<()> {
         self.leaf_first.get_or_insert(entry.key);
         self.leaf.extend_from_slice(&crate::pack::format::encode_entry(entry));
         let m = self.leaves_done;
-        let full = self.leaf.len() as u64 == ENTRY_LENGTH as u64 * self.layout.leaf_entries(m);
-        full.then(|| {
-            let bytes = std::mem::take(&mut self.leaf);
+        if self.leaf.len() as u64 == ENTRY_LENGTH as u64 * self.layout.leaf_entries(m) {
+            file.write_all_at(&self.leaf, self.layout.leaf_offset(m))?;
             self.leaf_refs.push(PageRef {
                 first_key: self.leaf_first.take().expect("a page has a first entry"),
                 count: self.layout.leaf_entries(m) as u32,
+                checksum: crc32fast::hash(&self.leaf),
+            });
+            self.leaf.clear();
+            self.leaves_done += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes the directory pages and the root once every entry was
+    /// pushed; returns the root's checksum (the header's `root_checksum`).
+    pub fn finish(self, file: &File) -> std::io::Result<u32> {
+        assert_eq!(self.leaves_done, self.layout.leaves, "every entry pushed before the index is finished");
+        let mut root_refs = Vec::with_capacity(self.layout.directories as usize);
+        for (k, refs) in self.leaf_refs.chunks(DIRECTORY_REFS as usize).enumerate() {
+            let bytes = encode_refs(refs);
+            file.write_all_at(&bytes, self.layout.directory_offset(k as u64))?;
+            root_refs.push(PageRef {
+                first_key: refs[0].first_key,
+                count: refs.len() as u32,
                 checksum: crc32fast::hash(&bytes),
             });
-            self.leaves_done += 1;
-            (self.layout.leaf_offset(m), bytes)
-        })
+        }
+        let root = encode_refs(&root_refs);
+        file.write_all_at(&root, self.layout.root_offset())?;
+        Ok(crc32fast::hash(&root))
     }
-
-    /// The directory pages and root, once every entry was pushed.
-    pub fn finish(self) -> BuiltIndex {
-        assert_eq!(self.leaves_done, self.layout.leaves, "every entry pushed before the index is finished");
-        build_upper(&self.layout, &self.leaf_refs)
-    }
-}
-
-/// Directory pages and the root over the references of every leaf page.
-pub fn build_upper(layout: &IndexLayout, leaf_refs: &[PageRef]) -> BuiltIndex {
-    let mut directories = Vec::with_capacity(layout.directories as usize);
-    let mut root_refs = Vec::with_capacity(layout.directories as usize);
-    for (k, refs) in leaf_refs.chunks(DIRECTORY_REFS as usize).enumerate() {
-        let bytes = encode_refs(refs);
-        root_refs.push(PageRef {
-            first_key: refs[0].first_key,
-            count: refs.len() as u32,
-            checksum: crc32fast::hash(&bytes),
-        });
-        directories.push((layout.directory_offset(k as u64), bytes));
-    }
-    let root = encode_refs(&root_refs);
-    BuiltIndex { directories, root_checksum: crc32fast::hash(&root), root }
 }
 
 #[cfg(test)]

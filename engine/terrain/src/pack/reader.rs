@@ -418,12 +418,15 @@ impl Pack {
             }
             Ok(())
         };
+        let mut batch_bytes = 0u64;
         for entry in self.entries() {
             let entry = entry?;
             spans.push(entry);
             batch.push(entry);
-            if batch.iter().map(|e| u64::from(e.payload_length)).sum::<u64>() >= VERIFY_BATCH_BYTES {
+            batch_bytes += u64::from(entry.payload_length);
+            if batch_bytes >= VERIFY_BATCH_BYTES {
                 check(&mut batch, &mut summary)?;
+                batch_bytes = 0;
             }
         }
         check(&mut batch, &mut summary)?;

@@ -70,11 +70,11 @@ fn upgrade_inner(src: &Path, dst: &Path) -> Result<UpgradeSummary, PackError> {
     header.file_length = layout.end() + entries.iter().map(|e| u64::from(e.payload_length)).sum::<u64>();
     let tmp = tmp_path(dst);
     let written = (|| -> Result<(), PackError> {
-        let io = PackError::io("writing the upgraded pack");
+        let io = || PackError::io("writing the upgraded pack");
         let file = File::create(&tmp).map_err(PackError::io("creating the upgraded pack's temporary file"))?;
-        let mut builder = IndexBuilder::new(layout);
+        let mut index = IndexBuilder::new(layout);
         let mut w = BufWriter::with_capacity(1 << 20, &file);
-        w.seek(SeekFrom::Start(header.payload_offset)).map_err(PackError::io("writing the upgraded pack"))?;
+        w.seek(SeekFrom::Start(header.payload_offset)).map_err(io())?;
         let mut offset = header.payload_offset;
         for entry in &entries {
             let payload = bytes.read(entry.payload_offset, entry.payload_length as usize)?;
@@ -87,21 +87,14 @@ fn upgrade_inner(src: &Path, dst: &Path) -> Result<UpgradeSummary, PackError> {
                     computed,
                 });
             }
-            w.write_all(&payload).map_err(PackError::io("writing the upgraded pack"))?;
-            if let Some((at, page)) = builder.push(&IndexEntry { payload_offset: offset, ..*entry }) {
-                file.write_all_at(&page, at).map_err(PackError::io("writing the upgraded pack"))?;
-            }
+            w.write_all(&payload).map_err(io())?;
+            index.push(&IndexEntry { payload_offset: offset, ..*entry }, &file).map_err(io())?;
             offset += u64::from(entry.payload_length);
         }
-        w.flush().map_err(PackError::io("writing the upgraded pack"))?;
+        w.flush().map_err(io())?;
         drop(w);
-        let built = builder.finish();
-        for (at, page) in &built.directories {
-            file.write_all_at(page, *at).map_err(PackError::io("writing the upgraded pack"))?;
-        }
-        file.write_all_at(&built.root, layout.root_offset()).map_err(PackError::io("writing the upgraded pack"))?;
-        header.index_checksum = built.root_checksum;
-        file.write_all_at(&encode_header(&header), 0).map_err(io)?;
+        header.index_checksum = index.finish(&file).map_err(io())?;
+        file.write_all_at(&encode_header(&header), 0).map_err(io())?;
         file.sync_all().map_err(PackError::io("syncing the upgraded pack"))
     })();
     if let Err(e) = written {

@@ -408,17 +408,10 @@ impl PackWriter {
             let mut index = IndexBuilder::new(layout);
             let mut offset = header.payload_offset;
             for s in staged() {
-                if let Some((at, page)) = index.push(&IndexEntry { payload_offset: offset, ..s.entry }) {
-                    file.write_all_at(&page, at)?;
-                }
+                index.push(&IndexEntry { payload_offset: offset, ..s.entry }, &file)?;
                 offset += u64::from(s.entry.payload_length);
             }
-            let built = index.finish();
-            for (at, page) in &built.directories {
-                file.write_all_at(page, *at)?;
-            }
-            file.write_all_at(&built.root, layout.root_offset())?;
-            header.index_checksum = built.root_checksum;
+            header.index_checksum = index.finish(&file)?;
             file.write_all_at(&encode_header(&header), 0)?;
             let mut w = BufWriter::with_capacity(1 << 20, &file);
             w.seek(SeekFrom::Start(header.payload_offset))?;
