@@ -26,6 +26,7 @@ use crate::error::BakeError;
 use crate::filter::for_each_window;
 use crate::landmarks::{LandmarkAudit, Verdict, table};
 use crate::options::BakeOptions;
+use crate::pipeline::TileSource;
 use crate::sampling::Inputs;
 
 /// Checks the source against the body's landmark table plus the caller's
@@ -130,13 +131,13 @@ impl AccuracyAudit {
 /// A pack file read with positioned reads: every read is a copy into a
 /// buffer the caller drops, so nothing of the file stays resident.
 #[derive(Debug)]
-struct FileBytes {
+pub(crate) struct FileBytes {
     file: File,
     length: u64,
 }
 
 impl FileBytes {
-    fn open(path: &Path) -> Result<FileBytes, PackError> {
+    pub(crate) fn open(path: &Path) -> Result<FileBytes, PackError> {
         let opened = File::open(path).and_then(|file| Ok(FileBytes { length: file.metadata()?.len(), file }));
         opened.map_err(|source| in_file(path, PackError::Io { doing: "opening the pack", source }))
     }
@@ -165,7 +166,7 @@ fn in_file(path: &Path, error: PackError) -> PackError {
 }
 
 pub(crate) fn accuracy_audit(
-    inputs: &Inputs,
+    inputs: &dyn TileSource,
     path: &Path,
     tiles: &[TileAddress],
     held_level_tiles: usize,

@@ -26,8 +26,8 @@ struct Tamper<'a> {
 }
 
 impl TileSink for Tamper<'_> {
-    fn child_entry(&self, tile: TileAddress) -> Option<IndexEntry> {
-        self.writer.staged_entry(tile)
+    fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
+        Ok(self.writer.staged_entry(tile))
     }
     fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
         self.writer.staged_tile(tile)
@@ -83,6 +83,7 @@ fn audit_after_tampering(dir: &std::path::Path, by: f64) -> Option<String> {
         if_unchanged: false,
         scene: None,
         void_value: None,
+        shard: None,
     };
     let memory = crate::limits::MemoryPlan::new(options.memory, 1, 1).unwrap();
     let inputs = Inputs::open(&options, &memory).unwrap();
@@ -101,7 +102,7 @@ fn audit_after_tampering(dir: &std::path::Path, by: f64) -> Option<String> {
     let writer = PackWriter::create(&out, spec.clone(), tiles.iter().copied()).unwrap();
     let victim = TileAddress::new(2, 0, 0, 0).unwrap();
     let bake = TileBake {
-        inputs: &inputs,
+        source: &inputs,
         spec: &spec,
         data_depth: 1,
         progress: &Quiet,

@@ -79,9 +79,13 @@ pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport
         let memory = MemoryPlan::new(options.memory, rayon::current_num_threads(), rasters)?;
         memory.apply_gdal_cache();
         let run = Run { options, progress, started, memory };
-        match options.region {
-            Some(region) => patch_region(&run, region),
-            None => bake_full(&run),
+        match (options.region, options.shard) {
+            (Some(_), Some(_)) => {
+                Err(BakeError::Options("--region and --shard do not combine: a patch is not sharded".into()))
+            }
+            (Some(region), None) => patch_region(&run, region),
+            (None, Some(shard)) => crate::shard_bake::bake_shard(&run, shard),
+            (None, None) => bake_full(&run),
         }
     })
 }

@@ -24,6 +24,8 @@ pub enum BakeError {
         "{path}: tile {tile} has no data at all (a void larger than a tile); give --void-value METRES to say what voids are (e.g. 0 for a land-only DEM's oceans), or fill the raster's voids first"
     )]
     NoData { path: PathBuf, tile: TileAddress },
+    #[error("{path}: {message}")]
+    Shard { path: PathBuf, message: String },
     #[error("accuracy audit failed: {message}; the pack was moved to {rejected}")]
     Audit { message: String, rejected: PathBuf },
     #[error("accuracy audit of the patch failed before anything was written: {message}; {pack} is unchanged")]

@@ -31,10 +31,12 @@ use crate::report::{
 };
 use crate::sampling::supported_depth;
 
-/// Bakes the whole pack `run.options` describe.
-pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
-    let (options, progress) = (run.options, run.progress);
-    let Prepared { inputs, data_depth, landmarks, extent } = run.prepare()?;
+/// The pack a bake of `prepared` makes: its header settled before any tile
+/// is chosen, the depth, and the estimated state its tiles hold.
+pub(crate) fn settle_spec(run: &Run, prepared: &Prepared) -> Result<(PackSpec, u8, f64), BakeError> {
+    let options = run.options;
+    let Prepared { inputs, data_depth, extent, .. } = prepared;
+    let data_depth = *data_depth;
     let depth = options.depth.unwrap_or(data_depth);
     if depth > MAX_DEPTH {
         return Err(BakeError::Options(format!(
@@ -42,7 +44,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         )));
     }
     let codec = options.codec();
-    let coverage = coverage_of(&extent);
+    let coverage = coverage_of(extent);
     let tile_state = check_depth(&coverage, depth, codec, &run.memory, data_depth)?;
     let spec = PackSpec {
         body: options.body.clone(),
@@ -57,6 +59,16 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         fingerprint: fingerprint(options, depth, codec)?,
         compression_level: options.compression_level,
     };
+    Ok((spec, depth, tile_state))
+}
+
+/// Bakes the whole pack `run.options` describe.
+pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
+    let (options, progress) = (run.options, run.progress);
+    let prepared = run.prepare()?;
+    let (spec, depth, tile_state) = settle_spec(run, &prepared)?;
+    let Prepared { inputs, data_depth, landmarks, .. } = prepared;
+    let (codec, coverage) = (spec.codec, spec.coverage);
     if options.if_unchanged && !options.resume {
         let current = Pack::open(&options.out).ok().filter(|p| p.header().fingerprint == spec.fingerprint);
         if let Some(pack) = current {
@@ -90,7 +102,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     progress.stage(&format!("baking {} tiles", pending.len()));
     let bake_start = Instant::now();
     let filled = TileBake {
-        inputs: &inputs,
+        source: &inputs,
         spec: &spec,
         data_depth,
         progress,
@@ -176,7 +188,7 @@ fn remove_leftovers(options: &crate::options::BakeOptions, fingerprint: &[u8; 32
     }
 }
 
-fn coverage_report(coverage: &Coverage) -> CoverageReport {
+pub(crate) fn coverage_report(coverage: &Coverage) -> CoverageReport {
     CoverageReport {
         south: coverage.south,
         west: coverage.west,
@@ -187,7 +199,7 @@ fn coverage_report(coverage: &Coverage) -> CoverageReport {
 }
 
 /// How many of `tiles` lie at each depth, 0 to `depth`.
-fn tiles_per_depth(tiles: &[TileAddress], depth: u8) -> Vec<usize> {
+pub(crate) fn tiles_per_depth(tiles: &[TileAddress], depth: u8) -> Vec<usize> {
     let mut counts = vec![0usize; usize::from(depth) + 1];
     for t in tiles {
         counts[usize::from(t.depth())] += 1;

@@ -10,7 +10,9 @@
 //! `limits` (what `--depth` and `--jobs` may ask), `full` (the full bake),
 //! `patch` (region patches), `composite` (what a patch stores: the pack as
 //! base, the patch where it measured), `recovery` (finishing a patch, and an
-//! interrupted one) and `report` (the typed report).
+//! interrupted one), `report` (the typed report); for sharded bakes `shard`
+//! (the plan), `shard_bake` (one part), `shard_file` (what a part hands on)
+//! and `merge` (the parts into the pack).
 
 mod audit;
 pub mod bake;
@@ -22,6 +24,7 @@ mod full;
 mod geometry;
 pub mod landmarks;
 mod limits;
+mod merge;
 mod options;
 mod patch;
 mod pipeline;
@@ -29,5 +32,9 @@ pub mod raster;
 mod recovery;
 mod report;
 mod sampling;
+mod shard;
+mod shard_bake;
+mod shard_file;
 
 pub use bake::{BakeError, BakeOptions, BakeReport, Progress, Region, bake, supported_depth};
+pub use merge::{MergeOptions, merge};

@@ -17,8 +17,9 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_bake::landmarks::Landmark;
-use planet_bake::{BakeOptions, Progress, Region, bake};
+use planet_bake::{BakeOptions, MergeOptions, Progress, Region, bake, merge};
 use planet_cli::map;
+use planet_cli::shard::{ShardArg, shard_from_scheduler};
 use planet_terrain::Body;
 
 #[derive(Parser, Debug)]
@@ -30,7 +31,7 @@ use planet_terrain::Body;
 struct Cli {
     /// The elevation raster (anything GDAL opens: GeoTIFF, netCDF, VRT, COG, ...).
     /// A --region patch may leave it out to patch --imagery or --classes alone.
-    #[arg(long, required_unless_present_any = ["imagery", "classes"])]
+    #[arg(long, required_unless_present_any = ["imagery", "classes", "merge"])]
     dem: Option<PathBuf>,
     /// An RGB raster to colour the ground with (makes a codec 2 pack).
     #[arg(long)]
@@ -85,6 +86,19 @@ struct Cli {
     /// Keep an existing --out baked from the same inputs and parameters.
     #[arg(long)]
     if_unchanged: bool,
+    /// Bake only part I of N of a sharded bake (0 <= I < N) into a shard file at --out,
+    /// or `auto`: the part from a Slurm array task or a Kubernetes Indexed Job.
+    /// `{i}` and `{n}` in --out become I and N. Merge the shards with --merge.
+    #[arg(long, value_name = "I/N|auto", value_parser = planet_cli::shard::shard)]
+    shard: Option<planet_cli::shard::ShardArg>,
+    /// The shard count for `--shard auto` under a Kubernetes Indexed Job (its completions);
+    /// or set PLANET_SHARD_COUNT. Under Slurm the array gives it.
+    #[arg(long, value_name = "N", requires = "shard")]
+    shard_count: Option<u32>,
+    /// Merge these shard files of one sharded bake into the pack at --out, the bytes a
+    /// single-process bake writes. Reads no raster: give only --out (and --jobs, --memory, --resume).
+    #[arg(long, value_name = "SHARD", num_args = 1.., conflicts_with_all = ["dem", "imagery", "classes", "shard", "region", "scene", "body", "radii", "depth"])]
+    merge: Vec<PathBuf>,
     /// zstd level for tile payloads.
     #[arg(long, default_value_t = 9, allow_hyphen_values = true)]
     level: i8,
@@ -151,6 +165,19 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     if cli.jobs == Some(0) {
         bail!("--jobs must be at least 1");
     }
+    let shard = match cli.shard {
+        None => None,
+        Some(ShardArg::Given(s)) => Some(s),
+        Some(ShardArg::Auto) => {
+            Some(shard_from_scheduler(cli.shard_count, |name| std::env::var(name).ok()).map_err(anyhow::Error::msg)?)
+        }
+    };
+    let out = match shard {
+        Some(s) => PathBuf::from(
+            cli.out.to_string_lossy().replace("{i}", &s.index.to_string()).replace("{n}", &s.count.to_string()),
+        ),
+        None => cli.out.clone(),
+    };
     let scene = match &cli.scene {
         Some(path) => Some(planet_cli::scene::load_layer_stack(path, &body)?),
         None => None,
@@ -161,7 +188,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         imagery: cli.imagery.clone(),
         classes: cli.classes.clone(),
         body,
-        out: cli.out.clone(),
+        out,
         depth: cli.depth,
         tier: cli.tier.clone(),
         jobs: cli.jobs,
@@ -173,14 +200,29 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         if_unchanged: cli.if_unchanged,
         scene,
         void_value: cli.void_value,
+        shard,
     })
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let options = options(&cli)?;
     let reporter =
         Reporter { terminal: std::io::stderr().is_terminal(), start: Instant::now(), last: Mutex::new(Instant::now()) };
+    if !cli.merge.is_empty() {
+        return run_merge(&cli, &reporter);
+    }
+    let options = options(&cli)?;
     let mut report = bake(&options, &reporter)?;
+    if options.shard.is_some() {
+        if let Some(path) = &cli.report {
+            planet_cli::fs::write_json(path, &report.json).context("writing the report")?;
+        }
+        reporter.stage(&format!(
+            "done: shard {} ({} tiles); accuracy audit passed; merge the shards with planet-bake --merge",
+            options.out.display(),
+            report.json["tiles"].as_u64().unwrap_or(0)
+        ));
+        return Ok(());
+    }
     if let Some(path) = &cli.report {
         // The picture first: a report never names a file that is not there.
         let picture = path.with_extension("provenance.png");
@@ -201,6 +243,28 @@ fn run(cli: Cli) -> Result<()> {
         options.out.display(),
         json["tiles"].as_u64().or(json["tiles_patched"].as_u64()).unwrap_or(0),
         cli.report.as_ref().map(|p| format!("; report in {}", p.display())).unwrap_or_default()
+    ));
+    Ok(())
+}
+
+/// `--merge SHARD... --out PACK`.
+fn run_merge(cli: &Cli, reporter: &Reporter) -> Result<()> {
+    let options = MergeOptions {
+        shards: cli.merge.clone(),
+        out: cli.out.clone(),
+        jobs: cli.jobs,
+        memory: cli.memory,
+        resume: cli.resume,
+    };
+    let report = merge(&options, reporter)?;
+    if let Some(path) = &cli.report {
+        planet_cli::fs::write_json(path, &report.json).context("writing the report")?;
+    }
+    reporter.stage(&format!(
+        "done: {} ({} tiles, {} filtered here); verified",
+        options.out.display(),
+        report.json["tiles"].as_u64().unwrap_or(0),
+        report.json["tiles_filtered"].as_u64().unwrap_or(0)
     ));
     Ok(())
 }

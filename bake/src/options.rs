@@ -66,6 +66,9 @@ pub struct BakeOptions {
     /// land-only DEM). Either way the samples are counted and their tiles
     /// are not marked measured.
     pub void_value: Option<f64>,
+    /// Bake only this part of a sharded bake, into a shard file at `out`
+    /// (`--shard`); the merge makes the pack.
+    pub shard: Option<planet_cli::shard::Shard>,
 }
 
 impl BakeOptions {

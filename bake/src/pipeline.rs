@@ -13,21 +13,21 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use planet_terrain::TileAddress;
 use planet_terrain::geo::lattice::lattice_error;
 use planet_terrain::pack::{DecodedTile, EncodedTile, IndexEntry, PackError, PackSpec, PackWriter, TileContent};
+use planet_terrain::{Body, TileAddress};
 use rayon::prelude::*;
 
 use crate::error::BakeError;
 use crate::filter::{Level, for_each_window};
 use crate::options::Progress;
-use crate::sampling::{Inputs, Sampled};
+use crate::sampling::{Inputs, Sampled, SurfaceSamples};
 
 /// Where baked tiles go.
 pub(crate) trait TileSink: Sync {
     /// A child's entry, when it is already known (baked earlier in this run,
-    /// or before a resume).
-    fn child_entry(&self, tile: TileAddress) -> Option<IndexEntry>;
+    /// before a resume, or in a shard).
+    fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError>;
     /// A tile already taken, decoded as a reader will see it: what the
     /// level above is filtered from.
     fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError>;
@@ -36,8 +36,8 @@ pub(crate) trait TileSink: Sync {
 }
 
 impl TileSink for PackWriter {
-    fn child_entry(&self, tile: TileAddress) -> Option<IndexEntry> {
-        self.staged_entry(tile)
+    fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
+        Ok(self.staged_entry(tile))
     }
 
     fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
@@ -49,9 +49,34 @@ impl TileSink for PackWriter {
     }
 }
 
+/// Where a tile's samples come from: the rasters in a bake; in a sharded
+/// bake's merge, which only filters levels from the shards' tiles, the void
+/// policy and the surface blocks the shards sampled for it.
+pub(crate) trait TileSource: Sync {
+    /// A tile's samples read from the source.
+    fn sample(&self, body: &Body, tile: TileAddress) -> Result<Sampled, BakeError>;
+    /// Filtered heights with voids (`None`) settled by the bake's policy,
+    /// and which were voids.
+    fn settle_voids(&self, tile: TileAddress, values: Vec<Option<f64>>) -> Result<(Vec<f64>, Vec<bool>), BakeError>;
+    /// A coarse tile's classes and colour.
+    fn surface(&self, body: &Body, tile: TileAddress) -> Result<SurfaceSamples, BakeError>;
+}
+
+impl TileSource for Inputs {
+    fn sample(&self, body: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
+        Inputs::sample(self, body, tile)
+    }
+    fn settle_voids(&self, tile: TileAddress, values: Vec<Option<f64>>) -> Result<(Vec<f64>, Vec<bool>), BakeError> {
+        Inputs::settle_voids(self, tile, values)
+    }
+    fn surface(&self, body: &Body, tile: TileAddress) -> Result<SurfaceSamples, BakeError> {
+        Inputs::surface(self, body, tile)
+    }
+}
+
 /// What every tile of one run is baked with, and how far along the run is.
 pub(crate) struct TileBake<'a> {
-    pub(crate) inputs: &'a Inputs,
+    pub(crate) source: &'a dyn TileSource,
     pub(crate) spec: &'a PackSpec,
     /// The deepest depth the source's data supports; deeper tiles are never
     /// marked measured.
@@ -70,7 +95,7 @@ pub(crate) struct TileBake<'a> {
 /// the bake's policy; with its surface blocks still read from their rasters.
 /// Also says whether every tap was present and measured.
 pub(crate) fn filtered_tile(
-    inputs: &Inputs,
+    inputs: &dyn TileSource,
     spec: &PackSpec,
     level: &Level,
     tile: TileAddress,
@@ -102,14 +127,17 @@ impl TileBake<'_> {
             let level: Vec<TileAddress> = pending.iter().copied().filter(|t| t.depth() == depth).collect();
             let bake_tile = |tile: TileAddress, below: Option<&Level>| -> Result<(), BakeError> {
                 let (sampled, taps_measured) = match below {
-                    Some(l) => filtered_tile(self.inputs, spec, l, tile)?,
-                    None => (self.inputs.sample(body, tile)?, true),
+                    Some(l) => filtered_tile(self.source, spec, l, tile)?,
+                    None => (self.source.sample(body, tile)?, true),
                 };
                 let filled = sampled.filled.iter().filter(|&&f| f).count();
                 filled_total.fetch_add(filled, Ordering::Relaxed);
-                let children = tile.children().into_iter().flatten().filter_map(|c| sink.child_entry(c));
-                let error =
-                    children.map(|e| f64::from(e.geometric_error)).fold(lattice_error(&sampled.heights), f64::max);
+                let mut error = lattice_error(&sampled.heights);
+                for child in tile.children().into_iter().flatten() {
+                    if let Some(e) = sink.child_entry(child)? {
+                        error = error.max(f64::from(e.geometric_error));
+                    }
+                }
                 let content = TileContent {
                     heights: &sampled.heights,
                     classes: spec.codec.has_classes().then_some(&sampled.classes[..]),

@@ -35,6 +35,10 @@ pub(crate) enum Report {
     Patch(PatchReport),
     #[serde(rename = "interrupted patch completed")]
     PatchCompleted(CompletedPatchReport),
+    #[serde(rename = "shard")]
+    Shard(Box<crate::shard_bake::ShardReport>),
+    #[serde(rename = "merge")]
+    Merge(Box<crate::merge::MergeReport>),
 }
 
 /// A full bake (or a resumed one).

@@ -63,7 +63,7 @@ pub(crate) fn lat_lon_of(body: &Body, directions: &[glam::DVec3]) -> Vec<(f64, f
 
 /// Fills voids by repeated averaging of filled neighbours. Returns false if
 /// there was nothing to fill from.
-fn fill_voids(values: &mut [Option<f64>]) -> bool {
+pub(crate) fn fill_voids(values: &mut [Option<f64>]) -> bool {
     let n = TILE_STORED_SAMPLES as usize;
     if values.iter().all(Option::is_none) {
         return false;

@@ -7,6 +7,7 @@ mod crash;
 mod filter;
 mod memory;
 mod patch;
+mod shard;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -49,6 +50,7 @@ fn options(dem: &Path, out: &Path) -> BakeOptions {
         if_unchanged: false,
         scene: None,
         void_value: None,
+        shard: None,
     }
 }
 

@@ -10,7 +10,8 @@
 //! error-chain printer and exit codes, [`fs`] atomic writes, [`scene`] scene
 //! loading, [`stack`] opening `PACK...` as one ground, [`font`] the built-in
 //! bitmap font, [`picture`] rasters, palettes, legends and PNGs, [`map`] the
-//! maps of a stack that `planet-pack map` and the bake's report draw.
+//! maps of a stack that `planet-pack map` and the bake's report draw, [`shard`]
+//! which part of a sharded bake a process bakes (`--shard I/N|auto`).
 
 pub mod args;
 pub mod font;
@@ -19,6 +20,7 @@ pub mod map;
 pub mod picture;
 pub mod report;
 pub mod scene;
+pub mod shard;
 pub mod stack;
 
 pub use report::exit_code;

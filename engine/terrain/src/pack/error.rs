@@ -121,7 +121,8 @@ impl PackError {
         move |source| PackError::Io { doing, source }
     }
 
-    pub(crate) fn in_file(self, path: &std::path::Path) -> PackError {
+    /// This error, naming the file it is about (unless it already names one).
+    pub fn in_file(self, path: &std::path::Path) -> PackError {
         match self {
             PackError::File { .. } => self,
             other => PackError::File { path: path.to_owned(), source: Box::new(other) },

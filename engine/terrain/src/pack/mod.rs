@@ -2,7 +2,7 @@
 //!
 //! docs/planetpack.md is the authority on the layout; [`format`](mod@format) is its
 //! transcription, [`index`] the paged index's layout and pages, [`codec`] the payload encoding, [`reader`] the validating
-//! reader, [`writer`] the deterministic writer, [`patch`] in-place region
+//! reader, [`writer`] the deterministic writer, [`parts`] a pack assembled from several sources of finished tiles (a sharded bake's merge), [`patch`] in-place region
 //! rewrites and [`journal`] their redo journal; [`crash`] holds the test
 //! hooks that kill a writer inside a named crash window. All fail with the
 //! one [`PackError`].
@@ -13,6 +13,7 @@ pub mod error;
 pub mod format;
 pub mod index;
 pub mod journal;
+pub mod parts;
 pub mod patch;
 pub mod reader;
 pub mod upgrade;
@@ -23,6 +24,7 @@ pub use error::PackError;
 pub use format::{Codec, Coverage, IndexEntry, LastPatch, PackHeader, PatchHistory};
 pub use index::IndexLayout;
 pub use journal::{IndexWrite, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
+pub use parts::{TileParts, merged_keys};
 pub use patch::{PatchStamp, PatchSummary, begin_patch, patch_tiles};
 pub use reader::{Pack, PackBytes, VerifySummary};
 pub use upgrade::{UpgradeSummary, upgrade};

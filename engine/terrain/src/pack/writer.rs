@@ -33,6 +33,7 @@ use crate::pack::format::{
     PackHeader, PatchHistory, encode_header, get_u32, get_u64, validate_name,
 };
 use crate::pack::index::{IndexBuilder, IndexLayout};
+use crate::pack::parts::{TileParts, merged};
 
 /// Everything about a pack that is fixed before its first tile.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,9 +72,12 @@ impl PackSpec {
     }
 
     fn header(&self, tile_set: &BTreeMap<TileKey, Option<Staged>>) -> Result<PackHeader, PackError> {
-        let tile_count = tile_set.len() as u64;
-        let layout = IndexLayout::for_tiles(tile_count).map_err(PackError::BadSpec)?;
         let max_depth = tile_set.keys().map(|k| k.address().depth()).max().unwrap_or(0);
+        self.header_of(tile_set.len() as u64, max_depth)
+    }
+
+    fn header_of(&self, tile_count: u64, max_depth: u8) -> Result<PackHeader, PackError> {
+        let layout = IndexLayout::for_tiles(tile_count).map_err(PackError::BadSpec)?;
         Ok(PackHeader {
             codec: self.codec,
             height_data_depth: self.height_data_depth,
@@ -183,7 +187,36 @@ impl PackWriter {
         spec: PackSpec,
         tile_set: impl IntoIterator<Item = TileAddress>,
     ) -> Result<PackWriter, PackError> {
-        let (tiles, preamble) = PackWriter::prepare(&spec, tile_set)?;
+        PackWriter::create_inner(out, spec, tile_set, true)
+    }
+
+    /// Starts the writer of a sharded bake's merge: `tile_set` is only the
+    /// levels above the shards' subtrees, so it may stop above the spec's
+    /// data depths; [`PackWriter::assemble_with`] brings the rest.
+    pub fn create_levels_above(
+        out: &Path,
+        spec: PackSpec,
+        tile_set: impl IntoIterator<Item = TileAddress>,
+    ) -> Result<PackWriter, PackError> {
+        PackWriter::create_inner(out, spec, tile_set, false)
+    }
+
+    /// [`PackWriter::resume`] for [`PackWriter::create_levels_above`].
+    pub fn resume_levels_above(
+        out: &Path,
+        spec: PackSpec,
+        tile_set: impl IntoIterator<Item = TileAddress>,
+    ) -> Result<PackWriter, PackError> {
+        PackWriter::resume_inner(out, spec, tile_set, false)
+    }
+
+    fn create_inner(
+        out: &Path,
+        spec: PackSpec,
+        tile_set: impl IntoIterator<Item = TileAddress>,
+        whole: bool,
+    ) -> Result<PackWriter, PackError> {
+        let (tiles, preamble) = PackWriter::prepare(&spec, tile_set, whole)?;
         let partial_path = partial_path(out);
         let wrap = |e: PackError| e.in_file(&partial_path);
         let mut partial = OpenOptions::new()
@@ -212,11 +245,20 @@ impl PackWriter {
         spec: PackSpec,
         tile_set: impl IntoIterator<Item = TileAddress>,
     ) -> Result<PackWriter, PackError> {
+        PackWriter::resume_inner(out, spec, tile_set, true)
+    }
+
+    fn resume_inner(
+        out: &Path,
+        spec: PackSpec,
+        tile_set: impl IntoIterator<Item = TileAddress>,
+        whole: bool,
+    ) -> Result<PackWriter, PackError> {
         let partial_path = partial_path(out);
         if !partial_path.exists() {
-            return PackWriter::create(out, spec, tile_set);
+            return PackWriter::create_inner(out, spec, tile_set, whole);
         }
-        let (mut tiles, preamble) = PackWriter::prepare(&spec, tile_set)?;
+        let (mut tiles, preamble) = PackWriter::prepare(&spec, tile_set, whole)?;
         let wrap = |e: PackError| e.in_file(&partial_path);
         let mut partial = OpenOptions::new()
             .read(true)
@@ -235,7 +277,7 @@ impl PackWriter {
             // Killed while the preamble was being written: nothing was staged.
             drop(reader);
             drop(partial);
-            return PackWriter::create(out, spec, tiles.into_keys().map(TileKey::address));
+            return PackWriter::create_inner(out, spec, tiles.into_keys().map(TileKey::address), whole);
         }
         if head[..] != preamble[..] {
             return Err(wrap(PackError::ResumeMismatch(
@@ -269,16 +311,19 @@ impl PackWriter {
         })
     }
 
+    /// The staged set and the journal's preamble; `whole`: the set is the
+    /// whole pack, so it must reach the spec's data depths.
     fn prepare(
         spec: &PackSpec,
         tile_set: impl IntoIterator<Item = TileAddress>,
+        whole: bool,
     ) -> Result<(StagedSet, Vec<u8>), PackError> {
         spec.validate()?;
         let tiles: BTreeMap<TileKey, Option<Staged>> = tile_set.into_iter().map(|t| (t.key(), None)).collect();
         let Some(max_depth) = tiles.keys().map(|k| k.address().depth()).max() else {
             return Err(PackError::BadSpec("the tile set is empty".into()));
         };
-        if spec.height_data_depth > max_depth || spec.colour_data_depth > max_depth {
+        if whole && (spec.height_data_depth > max_depth || spec.colour_data_depth > max_depth) {
             return Err(PackError::BadSpec(format!(
                 "data depths (height {}, colour {}) exceed the deepest tile in the set ({max_depth})",
                 spec.height_data_depth, spec.colour_data_depth
@@ -379,66 +424,106 @@ impl PackWriter {
     /// Lays the pack out in key order in `OUT.tmp` and syncs it; `OUT` is
     /// untouched. Refuses while any declared tile is missing.
     pub fn assemble(self) -> Result<Assembled, PackError> {
-        let out = self.out.clone();
-        self.assemble_inner().map_err(|e| e.in_file(&out))
+        self.assemble_with(&[])
     }
 
-    fn assemble_inner(self) -> Result<Assembled, PackError> {
+    /// As [`PackWriter::assemble`], with the finished tiles of `others`
+    /// (a sharded bake's shard files) laid out among this writer's own, in
+    /// one key order: the bytes a single writer of all of them would write.
+    /// A tile in two places, or a payload whose CRC fails, is an error.
+    pub fn assemble_with(self, others: &[&dyn TileParts]) -> Result<Assembled, PackError> {
+        let out = self.out.clone();
+        self.assemble_inner(others).map_err(|e| e.in_file(&out))
+    }
+
+    fn assemble_inner(self, others: &[&dyn TileParts]) -> Result<Assembled, PackError> {
         let state = self.state.into_inner().expect("writer lock");
         let missing: Vec<TileKey> = state.tiles.iter().filter(|(_, s)| s.is_none()).map(|(k, _)| *k).collect();
         if let Some(first) = missing.first() {
             return Err(PackError::Incomplete { missing: missing.len(), first: first.address() });
         }
         state.partial.sync_all().map_err(PackError::io("syncing the partial file"))?;
-        let mut header = self.spec.header(&state.tiles)?;
+        let tile_count = state.tiles.len() as u64 + others.iter().map(|p| p.part_tile_count()).sum::<u64>();
+        let max_depth = state
+            .tiles
+            .keys()
+            .map(|k| k.address().depth())
+            .chain(others.iter().map(|p| p.part_max_depth()))
+            .max()
+            .unwrap_or(0);
+        let mut header = self.spec.header_of(tile_count, max_depth)?;
         let layout = IndexLayout::for_tiles(header.tile_count).map_err(PackError::BadSpec)?;
-        // The staged set is walked in key order where it lies, never copied:
-        // finishing holds one index page and one payload beyond it.
-        let staged = || state.tiles.values().map(|s| s.expect("checked complete"));
-        let tile_count = state.tiles.len();
-        header.file_length = header.payload_offset + staged().map(|s| u64::from(s.entry.payload_length)).sum::<u64>();
+        // Every source is walked in key order where it lies, never copied:
+        // finishing holds one index page and one payload beyond it. This
+        // writer's own staged tiles are source 0, their entries carrying
+        // where the payload lies in the partial file.
+        let walk = || {
+            let own = state.tiles.values().map(|s| {
+                let s = s.expect("checked complete");
+                Ok(IndexEntry { payload_offset: s.payload_at, ..s.entry })
+            });
+            let mut cursors: Vec<Box<dyn Iterator<Item = Result<IndexEntry, PackError>> + '_>> = vec![Box::new(own)];
+            cursors.extend(others.iter().map(|p| p.part_entries()));
+            let mut names = vec![self.partial_path.display().to_string()];
+            names.extend(others.iter().map(|p| p.part_name()));
+            merged(cursors, names)
+        };
 
         // Leaf pages are written where the layout puts them as they fill,
         // then the directory pages, the root and the header, then the
         // payloads in key order.
         let tmp = tmp_path(&self.out);
         let file = File::create(&tmp).map_err(PackError::io("creating the pack's temporary file"))?;
-        let write_error = PackError::io("writing the pack");
-        let result = (|| -> std::io::Result<()> {
+        let write_error = |e: std::io::Error| PackError::io("writing the pack")(e);
+        let result = (|| -> Result<(), PackError> {
             let mut index = IndexBuilder::new(layout);
             let mut offset = header.payload_offset;
-            for s in staged() {
-                index.push(&IndexEntry { payload_offset: offset, ..s.entry }, &file)?;
-                offset += u64::from(s.entry.payload_length);
+            let mut walked = 0u64;
+            for item in walk() {
+                let (_, e) = item?;
+                index.push(&IndexEntry { payload_offset: offset, ..e }, &file).map_err(write_error)?;
+                offset += u64::from(e.payload_length);
+                walked += 1;
             }
-            header.index_checksum = index.finish(&file)?;
-            file.write_all_at(&encode_header(&header), 0)?;
+            if walked != tile_count {
+                return Err(PackError::BadSpec(format!(
+                    "the sources declared {tile_count} tiles but their indexes hold {walked}"
+                )));
+            }
+            header.file_length = offset;
+            header.index_checksum = index.finish(&file).map_err(write_error)?;
+            file.write_all_at(&encode_header(&header), 0).map_err(write_error)?;
             let mut w = BufWriter::with_capacity(1 << 20, &file);
-            w.seek(SeekFrom::Start(header.payload_offset))?;
+            w.seek(SeekFrom::Start(header.payload_offset)).map_err(write_error)?;
             let mut buffer = Vec::new();
-            for (n, s) in staged().enumerate() {
-                buffer.resize(s.entry.payload_length as usize, 0);
-                state.partial.read_exact_at(&mut buffer, s.payload_at)?;
-                w.write_all(&buffer)?;
-                if n == tile_count / 2 {
-                    w.flush()?;
+            for (n, item) in walk().enumerate() {
+                let (part, e) = item?;
+                if part == 0 {
+                    buffer.resize(e.payload_length as usize, 0);
+                    state.partial.read_exact_at(&mut buffer, e.payload_offset).map_err(write_error)?;
+                } else {
+                    others[part - 1].part_payload(&e, &mut buffer)?;
+                }
+                w.write_all(&buffer).map_err(write_error)?;
+                if n as u64 == tile_count / 2 {
+                    w.flush().map_err(write_error)?;
                     abort_point("bake-assemble");
                 }
             }
-            w.flush()?;
+            w.flush().map_err(write_error)?;
             drop(w);
-            file.sync_all()
+            file.sync_all().map_err(write_error)
         })();
         if let Err(e) = result {
             let _ = std::fs::remove_file(&tmp);
-            return Err(write_error(e));
+            return Err(e);
         }
         Ok(Assembled {
             out: self.out,
             tmp,
             partial_path: self.partial_path,
             summary: WriteSummary {
-                tiles: tile_count as u64,
+                tiles: tile_count,
                 file_length: header.file_length,
                 payload_bytes: header.file_length - header.payload_offset,
             },

@@ -1,0 +1,263 @@
+//! The shard plan: how a bake's tile set is cut into parts that independent
+//! processes bake, and that the merge lays out as one pack.
+//!
+//! The key decision: the cut is at the pack's height data depth `k`, the
+//! shallowest depth sampled from the source. Every tile at or below `k` is
+//! baked from the source alone (its samples, voids and error depend on the
+//! tile and its own descendants), so a subtree rooted at `k` bakes to the
+//! same bytes in any process. Every level above `k` is filtered from the
+//! level below across subtree borders, so the merge builds those levels
+//! (the same filter and code as a single-process bake), from the shards'
+//! tiles. Parts are runs of consecutive subtree roots in key order (a
+//! Hilbert curve per face, so a part is a compact patch of ground), cut
+//! where the estimated work (below) crosses `i/N` of the whole, so every
+//! part gets at least one subtree.
+//!
+//! **Estimated work**, in integer units so every process computes the same
+//! plan to the bit: per tile, its stored samples plus the source pixels
+//! under it (DEM and imagery), from the tile's area and the raster's pixel
+//! area at the subtree root's latitude. A geographic raster's pixels shrink
+//! towards the poles, so polar tiles read many more of them; the work of a
+//! subtree also counts only the tiles the set holds, so a regional pack's
+//! parts even out by what they bake, not by how much of the sphere they
+//! span. The latitude comes from the unwarped cube point (arithmetic and a
+//! square root, no transcendental functions whose last bit could differ
+//! between two machines' maths libraries).
+//!
+//! **Coarse tiles' surfaces**: a level above `k` still reads its classes
+//! and colour from the rasters, which the merge does not open. Each coarse
+//! tile is given to one part, the part of its first corner descendant at
+//! `k`; that shard samples its surface and ships it in the shard file.
+
+use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
+use planet_terrain::geo::cube::cube_point;
+use planet_terrain::{Body, TileAddress};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::error::BakeError;
+
+/// How a bake's tile set is cut into parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ShardPlan {
+    /// Depth of the subtree roots: the pack's height data depth.
+    pub(crate) root_depth: u8,
+    /// Parts.
+    pub(crate) count: u32,
+    /// The first root key of each part, ascending; part `i` holds the roots
+    /// with keys in `starts[i]..starts[i + 1]` (the first part from key 0,
+    /// the last to the end of the depth).
+    pub(crate) starts: Vec<u64>,
+    /// Estimated work of each part (see the module comment).
+    pub(crate) work: Vec<u64>,
+    /// Tiles in the whole set.
+    pub(crate) total_tiles: u64,
+    /// SHA-256 of the whole set's keys, ascending, little-endian u64s.
+    pub(crate) tile_set_digest: [u8; 32],
+}
+
+/// How much a tile costs to bake, for the plan: what the sampling reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WorkModel {
+    /// Pixel sizes in metres of the rasters that are sampled per tile
+    /// (DEM, imagery), and whether each is geographic (latitude/longitude
+    /// pixels, narrower towards the poles).
+    pub(crate) rasters: [(f64, bool); 2],
+    pub(crate) raster_count: usize,
+}
+
+impl WorkModel {
+    /// Work units of one tile at `depth` whose subtree root lies at
+    /// `cos_latitude`.
+    fn tile_work(&self, body: &Body, depth: u8, cos_latitude: f64) -> u64 {
+        let area = body.tile_size_m(depth).powi(2);
+        let pixels: f64 = self.rasters[..self.raster_count]
+            .iter()
+            .map(|&(size, geographic)| {
+                let pixel_area = size * size * if geographic { cos_latitude.max(1e-3) } else { 1.0 };
+                (area / pixel_area).min(1e12)
+            })
+            .sum();
+        TILE_STORED_SAMPLE_COUNT as u64 + pixels as u64
+    }
+}
+
+/// The cosine of a tile's centre latitude (geocentric, on the sphere):
+/// exact arithmetic and one correctly rounded square root.
+fn cos_latitude(tile: TileAddress) -> f64 {
+    let (s0, t0, s1, t1) = tile.grid_bounds();
+    let p = cube_point(tile.face(), (s0 + s1) / 2.0, (t0 + t1) / 2.0);
+    (p.x * p.x + p.y * p.y).sqrt() / p.length()
+}
+
+/// The SHA-256 of the keys of `tiles` in ascending order.
+pub(crate) fn tile_set_digest(tiles: &[TileAddress]) -> [u8; 32] {
+    let mut keys: Vec<u64> = tiles.iter().map(|t| t.key().raw()).collect();
+    keys.par_sort_unstable();
+    let mut h = Sha256::new();
+    for k in keys {
+        h.update(k.to_le_bytes());
+    }
+    h.finalize().into()
+}
+
+impl ShardPlan {
+    /// Cuts `tiles` (the whole set of one bake) into `count` parts at
+    /// `root_depth`.
+    pub(crate) fn new(
+        body: &Body,
+        tiles: &[TileAddress],
+        root_depth: u8,
+        count: u32,
+        model: &WorkModel,
+    ) -> Result<ShardPlan, BakeError> {
+        let mut roots: Vec<u64> = tiles.iter().filter(|t| t.depth() == root_depth).map(|t| t.key().raw()).collect();
+        roots.sort_unstable();
+        if root_depth == 0 {
+            return Err(BakeError::Options(
+                "--shard: this bake's data depth is 0 (its six face tiles are the whole bake); bake it in one process"
+                    .into(),
+            ));
+        }
+        if (roots.len() as u64) < u64::from(count) {
+            return Err(BakeError::Options(format!(
+                "--shard .../{count}: this bake has only {} subtrees at its data depth {root_depth}, and each shard bakes whole subtrees; use at most {} shards",
+                roots.len(),
+                roots.len()
+            )));
+        }
+        let root_cos: Vec<f64> = roots.par_iter().map(|&k| cos_latitude(address(k))).collect();
+        // Integer sums: the same in any order, on any machine.
+        let work = tiles
+            .par_iter()
+            .filter(|t| t.depth() >= root_depth)
+            .fold(
+                || vec![0u64; roots.len()],
+                |mut acc, t| {
+                    let root = t.ancestor_at(root_depth).expect("at or below the root depth").key().raw();
+                    if let Ok(r) = roots.binary_search(&root) {
+                        acc[r] += model.tile_work(body, t.depth(), root_cos[r]);
+                    }
+                    acc
+                },
+            )
+            .reduce(|| vec![0u64; roots.len()], |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect());
+        let whole: u128 = work.iter().map(|&w| u128::from(w)).sum::<u128>().max(1);
+        let (n, r) = (u128::from(count), roots.len() as u128);
+        let mut part_of_root = Vec::with_capacity(roots.len());
+        let mut before = 0u128;
+        let mut previous = 0u128;
+        for (j, &w) in work.iter().enumerate() {
+            let j = j as u128;
+            // The part holding this root's middle, kept monotone, one step
+            // at a time, and leaving enough roots for the parts after it.
+            let ideal = ((2 * before + u128::from(w)) * n / (2 * whole)).min(n - 1);
+            let part = ideal.clamp(previous, previous + u128::from(j > 0)).max((n + j).saturating_sub(r)).min(j);
+            part_of_root.push(part as u32);
+            previous = part;
+            before += u128::from(w);
+        }
+        let mut starts = vec![0u64; count as usize];
+        let mut part_work = vec![0u64; count as usize];
+        for (j, &part) in part_of_root.iter().enumerate().rev() {
+            starts[part as usize] = roots[j];
+            part_work[part as usize] += work[j];
+        }
+        starts[0] = 0;
+        Ok(ShardPlan {
+            root_depth,
+            count,
+            starts,
+            work: part_work,
+            total_tiles: tiles.len() as u64,
+            tile_set_digest: tile_set_digest(tiles),
+        })
+    }
+
+    /// The part holding the subtree root with key `root_key`.
+    fn part_of_root(&self, root_key: u64) -> u32 {
+        (self.starts.partition_point(|&s| s <= root_key) - 1) as u32
+    }
+
+    /// The part that bakes `tile`: its subtree's for a tile at or below the
+    /// root depth; for a coarse tile, the part its surface comes from (its
+    /// first corner descendant's).
+    pub(crate) fn part_of(&self, tile: TileAddress) -> u32 {
+        let root = match tile.ancestor_at(self.root_depth) {
+            Some(root) => root,
+            None => {
+                let shift = self.root_depth - tile.depth();
+                TileAddress::new(tile.face().index(), self.root_depth, tile.x() << shift, tile.y() << shift)
+                    .expect("a descendant of a valid tile")
+            }
+        };
+        self.part_of_root(root.key().raw())
+    }
+}
+
+fn address(key: u64) -> TileAddress {
+    planet_terrain::geo::address::TileKey::from_raw(key).expect("a key made from an address").address()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn global(depth: u8) -> Vec<TileAddress> {
+        let mut set = Vec::new();
+        let mut level = TileAddress::roots().to_vec();
+        for d in 0..=depth {
+            set.extend_from_slice(&level);
+            if d < depth {
+                level = level.iter().flat_map(|t| t.children().unwrap()).collect();
+            }
+        }
+        set
+    }
+
+    const MODEL: WorkModel = WorkModel { rasters: [(1000.0, true), (0.0, false)], raster_count: 1 };
+
+    #[test]
+    fn parts_cover_every_tile_once_and_even_out_the_work() {
+        let body = Body::earth();
+        let tiles = global(4);
+        for count in [1, 2, 3, 4, 7, 96] {
+            let plan = ShardPlan::new(&body, &tiles, 3, count, &MODEL).unwrap();
+            assert_eq!(plan.starts.len(), count as usize);
+            assert!(plan.starts.windows(2).all(|w| w[0] < w[1]), "{count}: {:?}", plan.starts);
+            let mut per_part = vec![0usize; count as usize];
+            for t in &tiles {
+                per_part[plan.part_of(*t) as usize] += 1;
+            }
+            assert!(per_part.iter().all(|&n| n > 0), "{count}: every part bakes something: {per_part:?}");
+            let (lo, hi) = (plan.work.iter().min().unwrap(), plan.work.iter().max().unwrap());
+            if count <= 7 {
+                assert!((*hi as f64) < 1.25 * *lo as f64, "{count}: work {:?}", plan.work);
+            }
+            // A subtree never straddles two parts.
+            for t in tiles.iter().filter(|t| t.depth() > 3) {
+                assert_eq!(plan.part_of(*t), plan.part_of(t.ancestor_at(3).unwrap()));
+            }
+        }
+        let again = ShardPlan::new(&body, &tiles, 3, 7, &MODEL).unwrap();
+        assert_eq!(again, ShardPlan::new(&body, &tiles, 3, 7, &MODEL).unwrap(), "the plan is a pure function");
+    }
+
+    #[test]
+    fn polar_subtrees_weigh_more_for_a_geographic_raster() {
+        let body = Body::earth();
+        // Face 4 is the north pole's: its middle is the pole itself.
+        let polar = TileAddress::new(4, 3, 4, 4).unwrap();
+        let equatorial = TileAddress::new(0, 3, 4, 4).unwrap();
+        assert!(cos_latitude(polar) < 0.2 && cos_latitude(equatorial) > 0.95);
+        assert!(
+            MODEL.tile_work(&body, 3, cos_latitude(polar)) > 3 * MODEL.tile_work(&body, 3, cos_latitude(equatorial))
+        );
+    }
+
+    #[test]
+    fn more_shards_than_subtrees_is_refused_with_the_limit() {
+        let e = ShardPlan::new(&Body::earth(), &global(1), 1, 25, &MODEL).unwrap_err().to_string();
+        assert!(e.contains("only 24 subtrees") && e.contains("at most 24"), "{e}");
+    }
+}

@@ -1,0 +1,146 @@
+//! One shard of a sharded bake (`--shard I/N`): the same stages as a full
+//! bake (landmark audit, tiles through `PackWriter`, accuracy audit of the
+//! assembled file, rename), restricted to the part of the tile set the plan
+//! (`shard`) gives this shard, plus the surfaces of the coarse tiles the
+//! merge will filter (`shard_file`).
+//!
+//! The key decision: every shard computes the whole tile set and the whole
+//! plan itself, from the same inputs and flags, instead of being told its
+//! part by a coordinator. The plan is a pure function of them, so the tasks
+//! of a job array need nothing but their index, and the merge can check
+//! that all shards computed the same plan and the same tile set (digests in
+//! each shard's section). A killed shard resumes alone (`--resume`), from
+//! its own journal, as a whole bake does.
+
+use planet_cli::shard::Shard;
+use planet_terrain::TileAddress;
+use planet_terrain::pack::PackWriter;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::audit::accuracy_audit;
+use crate::bake::{Prepared, Run};
+use crate::error::BakeError;
+use crate::full::{coverage_report, settle_spec};
+use crate::geometry::tile_set;
+use crate::pipeline::TileBake;
+use crate::report::{AccuracyReport, BakeReport, CoverageReport, LandmarkReport, MemoryReport, Report};
+use crate::shard::{ShardPlan, WorkModel};
+use crate::shard_file::{ShardMeta, append_section, hex};
+
+/// What a shard did, for the report.
+#[derive(Debug, Serialize)]
+pub(crate) struct ShardReport {
+    pub(crate) out: String,
+    pub(crate) shard: u32,
+    pub(crate) shards: u32,
+    pub(crate) root_depth: u8,
+    pub(crate) depth: u8,
+    pub(crate) coverage: CoverageReport,
+    /// Tiles of the whole bake, of this shard, and resumed from its journal.
+    pub(crate) bake_tiles: u64,
+    pub(crate) tiles: usize,
+    pub(crate) tiles_resumed: usize,
+    /// Coarse tiles whose surface this shard sampled for the merge.
+    pub(crate) coarse_surfaces: usize,
+    /// This shard's estimated work, and the whole bake's (`shard` module).
+    pub(crate) estimated_work: u64,
+    pub(crate) bake_estimated_work: u64,
+    pub(crate) landmarks: LandmarkReport,
+    pub(crate) accuracy_audit: AccuracyReport,
+    pub(crate) seconds: f64,
+    pub(crate) memory: MemoryReport,
+}
+
+/// Bakes part `shard` of the pack `run.options` describe into the shard
+/// file at `--out`.
+pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeError> {
+    let (options, progress) = (run.options, run.progress);
+    let prepared = run.prepare()?;
+    let (spec, depth, tile_state) = settle_spec(run, &prepared)?;
+    let Prepared { inputs, data_depth, landmarks, .. } = prepared;
+    progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
+    let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth)?;
+    let radius = options.body.ellipsoid().max_radius();
+    let mut model = WorkModel { rasters: [(0.0, false); 2], raster_count: 0 };
+    for raster in std::iter::once(&inputs.dem).chain(inputs.imagery.as_ref()) {
+        model.rasters[model.raster_count] = (raster.resolution_m(radius), !raster.is_projected());
+        model.raster_count += 1;
+    }
+    let plan = ShardPlan::new(&options.body, &tiles, spec.height_data_depth, shard.count, &model)?;
+    let mine: Vec<TileAddress> =
+        tiles.iter().copied().filter(|t| t.depth() >= plan.root_depth && plan.part_of(*t) == shard.index).collect();
+    let mut coarse: Vec<TileAddress> =
+        tiles.iter().copied().filter(|t| t.depth() < plan.root_depth && plan.part_of(*t) == shard.index).collect();
+    coarse.sort_by_key(|t| t.key());
+    progress.stage(&format!(
+        "shard {shard}: {} of {} tiles in subtrees at depth {}, and the surfaces of {} coarse tiles",
+        mine.len(),
+        tiles.len(),
+        plan.root_depth,
+        coarse.len()
+    ));
+    let writer = if options.resume {
+        PackWriter::resume(&options.out, spec.clone(), mine.iter().copied())?
+    } else {
+        PackWriter::create(&options.out, spec.clone(), mine.iter().copied())?
+    };
+    let pending = writer.pending();
+    let resumed = mine.len() - pending.len();
+    if resumed > 0 {
+        progress.stage(&format!("resuming: {resumed} of {} tiles already baked", mine.len()));
+    }
+    TileBake {
+        source: &inputs,
+        spec: &spec,
+        data_depth,
+        progress,
+        already_done: resumed,
+        total: mine.len(),
+        held_level_tiles: run.memory.held_level_tiles(),
+    }
+    .run(&pending, &writer)?;
+    let assembled = writer.assemble()?;
+    progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
+    let audit = accuracy_audit(&inputs, assembled.path(), &mine, run.memory.held_level_tiles())?;
+    let per_depth = audit.passed(assembled.path())?;
+    progress.stage(&format!("sampling the surfaces of {} coarse tiles for the merge", coarse.len()));
+    let has_surface = spec.codec.has_classes() || spec.codec.has_colour();
+    let surfaces: Vec<_> = coarse
+        .par_iter()
+        .map(|&t| -> Result<_, BakeError> { Ok((t, has_surface.then(|| inputs.surface(&spec.body, t)).transpose()?)) })
+        .collect::<Result<_, _>>()?;
+    let meta = ShardMeta {
+        shard: shard.index,
+        shards: shard.count,
+        fingerprint: hex(&spec.fingerprint),
+        root_depth: plan.root_depth,
+        starts: plan.starts.clone(),
+        work: plan.work.clone(),
+        total_tiles: plan.total_tiles,
+        tile_set_digest: hex(&plan.tile_set_digest),
+        void_value: options.void_value,
+        dem: options.dem.display().to_string(),
+    };
+    append_section(assembled.path(), assembled.summary().file_length, &meta, &surfaces)?;
+    assembled.commit()?;
+    let report = ShardReport {
+        out: options.out.display().to_string(),
+        shard: shard.index,
+        shards: shard.count,
+        root_depth: plan.root_depth,
+        depth,
+        coverage: coverage_report(&spec.coverage),
+        bake_tiles: plan.total_tiles,
+        tiles: mine.len(),
+        tiles_resumed: resumed,
+        coarse_surfaces: coarse.len(),
+        estimated_work: plan.work[shard.index as usize],
+        bake_estimated_work: plan.work.iter().sum(),
+        landmarks: LandmarkReport::from(&landmarks),
+        accuracy_audit: AccuracyReport { passed: true, per_depth },
+        seconds: run.started.elapsed().as_secs_f64(),
+        memory: MemoryReport::new(&run.memory, Some(tile_state)),
+    };
+    Ok(BakeReport::new(&Report::Shard(Box::new(report))))
+}

@@ -1,0 +1,230 @@
+//! The shard file: what one part of a sharded bake hands the merge.
+//!
+//! The key decision: a shard file is a valid `.planetpack` of the part's
+//! own tiles (so `planet-pack info`/`verify` read it, and it is written,
+//! resumed and audited by the same code as a pack), followed, past the
+//! pack's `file_length` where readers never look, by a checksummed shard
+//! section. The section says which bake and which part this is (the bake's
+//! fingerprint, the plan, the whole tile set's digest) and carries the
+//! surface blocks (classes and colour) of the coarse tiles the plan gives
+//! this part, which the merge cannot sample because it opens no raster:
+//!
+//! ```text
+//! file_length of the pack
+//! |  records: per coarse tile, zstd(classes ++ colour), empty without a surface
+//! |  table: per coarse tile, key u64 | offset u64 (from the section start) | length u32
+//! |  metadata: JSON (ShardMeta)
+//! |  footer (40 bytes): section start u64 | table count u64 | JSON length u64
+//! |                     | CRC-32 of records, table and JSON u32 | version u32 | "PLSHARD\x01"
+//! end of file
+//! ```
+//!
+//! docs/CLUSTER.md describes it for users.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use planet_terrain::TileAddress;
+use planet_terrain::geo::address::{TILE_STORED_SAMPLE_COUNT, TileKey};
+use serde::{Deserialize, Serialize};
+
+use crate::error::BakeError;
+use crate::sampling::SurfaceSamples;
+
+const MAGIC: [u8; 8] = *b"PLSHARD\x01";
+const VERSION: u32 = 1;
+const FOOTER: u64 = 40;
+const TABLE_ROW: usize = 20;
+
+/// What a shard says about itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ShardMeta {
+    pub(crate) shard: u32,
+    pub(crate) shards: u32,
+    /// The bake's fingerprint (inputs by content, and parameters), hex.
+    pub(crate) fingerprint: String,
+    /// Depth of the subtree roots.
+    pub(crate) root_depth: u8,
+    /// The plan's first root key of every part.
+    pub(crate) starts: Vec<u64>,
+    /// Estimated work of every part.
+    pub(crate) work: Vec<u64>,
+    /// Tiles in the whole bake, and the SHA-256 of their keys, hex.
+    pub(crate) total_tiles: u64,
+    pub(crate) tile_set_digest: String,
+    /// The bake's void policy (`--void-value`), which the merge applies to
+    /// the levels it filters.
+    pub(crate) void_value: Option<f64>,
+    /// The DEM the shard read (for people; identity is the fingerprint).
+    pub(crate) dem: String,
+}
+
+/// Hex of bytes.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn broken(path: &Path, rule: impl std::fmt::Display) -> BakeError {
+    BakeError::Shard { path: path.to_owned(), message: rule.to_string() }
+}
+
+/// Appends the shard section to the assembled pack at `path`, whose pack
+/// ends at `file_length`: `coarse` in ascending key order, each with its
+/// surface (`None` for a pack without classes or colour).
+pub(crate) fn append_section(
+    path: &Path,
+    file_length: u64,
+    meta: &ShardMeta,
+    coarse: &[(TileAddress, Option<SurfaceSamples>)],
+) -> Result<(), BakeError> {
+    let fail = |e: std::io::Error| broken(path, format!("writing the shard section: {e}"));
+    let file = OpenOptions::new().write(true).open(path).map_err(fail)?;
+    file.set_len(file_length).map_err(fail)?;
+    let mut w = BufWriter::new(&file);
+    use std::io::Seek;
+    w.seek(std::io::SeekFrom::Start(file_length)).map_err(fail)?;
+    let mut crc = crc32fast::Hasher::new();
+    let mut put = |w: &mut BufWriter<&File>, bytes: &[u8]| -> std::io::Result<()> {
+        crc.update(bytes);
+        w.write_all(bytes)
+    };
+    let mut table = Vec::with_capacity(coarse.len() * TABLE_ROW);
+    let mut at = 0u64;
+    for (tile, surface) in coarse {
+        let record = match surface {
+            Some((classes, colour)) => {
+                let mut raw = classes.clone();
+                raw.extend(colour.iter().flatten());
+                zstd::bulk::compress(&raw, 3).map_err(fail)?
+            }
+            None => Vec::new(),
+        };
+        put(&mut w, &record).map_err(fail)?;
+        table.extend_from_slice(&tile.key().raw().to_le_bytes());
+        table.extend_from_slice(&at.to_le_bytes());
+        table.extend_from_slice(&(record.len() as u32).to_le_bytes());
+        at += record.len() as u64;
+    }
+    put(&mut w, &table).map_err(fail)?;
+    let json = serde_json::to_vec(meta).expect("plain data serialises");
+    put(&mut w, &json).map_err(fail)?;
+    let mut footer = Vec::with_capacity(FOOTER as usize);
+    footer.extend_from_slice(&file_length.to_le_bytes());
+    footer.extend_from_slice(&(coarse.len() as u64).to_le_bytes());
+    footer.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    footer.extend_from_slice(&crc.finalize().to_le_bytes());
+    footer.extend_from_slice(&VERSION.to_le_bytes());
+    footer.extend_from_slice(&MAGIC);
+    w.write_all(&footer).map_err(fail)?;
+    w.flush().map_err(fail)?;
+    drop(w);
+    file.sync_all().map_err(fail)
+}
+
+/// A shard section read back and checked: the metadata and the coarse
+/// tiles' table (their surfaces are read on demand).
+#[derive(Debug)]
+pub(crate) struct ShardSection {
+    pub(crate) path: PathBuf,
+    pub(crate) meta: ShardMeta,
+    /// Where the section starts (the pack's `file_length`).
+    pub(crate) start: u64,
+    /// Coarse tiles in ascending key order: key, record offset, length.
+    pub(crate) table: Vec<(TileKey, u64, u32)>,
+    file: File,
+}
+
+impl ShardSection {
+    /// Reads and checks the section at the end of `path`, whose pack ends
+    /// at `pack_length`.
+    pub(crate) fn read(path: &Path, pack_length: u64) -> Result<ShardSection, BakeError> {
+        let file = File::open(path).map_err(|e| broken(path, format!("opening it: {e}")))?;
+        let length = file.metadata().map_err(|e| broken(path, e))?.len();
+        let not_a_shard = "not a shard file: it has no shard section after its pack (a pack baked without --shard, or a shard cut short)";
+        if length < pack_length + FOOTER {
+            return Err(broken(path, not_a_shard));
+        }
+        let mut footer = [0u8; FOOTER as usize];
+        file.read_exact_at(&mut footer, length - FOOTER).map_err(|e| broken(path, e))?;
+        let u64_at = |k: usize| u64::from_le_bytes(footer[k..k + 8].try_into().expect("eight bytes"));
+        let u32_at = |k: usize| u32::from_le_bytes(footer[k..k + 4].try_into().expect("four bytes"));
+        if footer[32..] != MAGIC {
+            return Err(broken(path, not_a_shard));
+        }
+        if u32_at(28) != VERSION {
+            return Err(broken(path, format!("shard section version {} (this build reads {VERSION})", u32_at(28))));
+        }
+        let (start, rows, json_length) = (u64_at(0), u64_at(8), u64_at(16));
+        let body = length - FOOTER;
+        let table_length = rows.checked_mul(TABLE_ROW as u64);
+        let fits = table_length
+            .and_then(|t| t.checked_add(json_length))
+            .is_some_and(|tj| start == pack_length && start.checked_add(tj).is_some_and(|end| end <= body));
+        if !fits {
+            return Err(broken(
+                path,
+                format!("shard footer at byte {}: its lengths do not fit the file", length - FOOTER),
+            ));
+        }
+        // The whole section is checked before any of it is believed.
+        let mut crc = crc32fast::Hasher::new();
+        let mut buffer = vec![0u8; 1 << 20];
+        let mut at = start;
+        while at < body {
+            let n = ((body - at) as usize).min(buffer.len());
+            file.read_exact_at(&mut buffer[..n], at).map_err(|e| broken(path, e))?;
+            crc.update(&buffer[..n]);
+            at += n as u64;
+        }
+        if crc.finalize() != u32_at(24) {
+            return Err(broken(
+                path,
+                format!("shard section from byte {start}: checksum mismatch; the file is torn or corrupt"),
+            ));
+        }
+        let json_at = body - json_length;
+        let mut json = vec![0u8; json_length as usize];
+        file.read_exact_at(&mut json, json_at).map_err(|e| broken(path, e))?;
+        let meta: ShardMeta = serde_json::from_slice(&json)
+            .map_err(|e| broken(path, format!("shard metadata at byte {json_at}: {e}")))?;
+        let table_at = json_at - rows * TABLE_ROW as u64;
+        let mut raw = vec![0u8; (rows as usize) * TABLE_ROW];
+        file.read_exact_at(&mut raw, table_at).map_err(|e| broken(path, e))?;
+        let mut table = Vec::with_capacity(rows as usize);
+        for (n, row) in raw.chunks_exact(TABLE_ROW).enumerate() {
+            let key = u64::from_le_bytes(row[0..8].try_into().expect("eight"));
+            let key = TileKey::from_raw(key).map_err(|e| {
+                broken(path, format!("coarse table row {n} at byte {}: {e}", table_at + (n * TABLE_ROW) as u64))
+            })?;
+            let offset = u64::from_le_bytes(row[8..16].try_into().expect("eight"));
+            let len = u32::from_le_bytes(row[16..20].try_into().expect("four"));
+            if offset + u64::from(len) > table_at - start || table.last().is_some_and(|(k, _, _)| *k >= key) {
+                return Err(broken(path, format!("coarse table row {n}: out of order or out of bounds")));
+            }
+            table.push((key, offset, len));
+        }
+        Ok(ShardSection { path: path.to_owned(), meta, start, table, file })
+    }
+
+    /// The classes and colour the shard sampled for coarse `tile`.
+    pub(crate) fn surface(&self, tile: TileAddress) -> Result<SurfaceSamples, BakeError> {
+        let key = tile.key();
+        let row = self
+            .table
+            .binary_search_by_key(&key, |r| r.0)
+            .map_err(|_| broken(&self.path, format!("coarse tile {tile} has no surface record here")))?;
+        let (_, offset, len) = self.table[row];
+        let mut record = vec![0u8; len as usize];
+        self.file.read_exact_at(&mut record, self.start + offset).map_err(|e| broken(&self.path, e))?;
+        let n = TILE_STORED_SAMPLE_COUNT;
+        let raw = zstd::bulk::decompress(&record, 4 * n)
+            .map_err(|e| broken(&self.path, format!("surface record of {tile}: {e}")))?;
+        if raw.len() != 4 * n {
+            return Err(broken(&self.path, format!("surface record of {tile}: {} bytes, not {}", raw.len(), 4 * n)));
+        }
+        let colour = raw[n..].chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+        Ok((raw[..n].to_vec(), colour))
+    }
+}

@@ -1,0 +1,164 @@
+//! Sharded bakes: every part baked alone, then merged, must be the bytes a
+//! single process writes; a killed shard resumes to its own same bytes;
+//! the merge names a missing, repeated or foreign shard and writes nothing.
+
+use std::path::{Path, PathBuf};
+
+use planet_bake::{BakeOptions, MergeOptions, bake, merge};
+use planet_cli::shard::Shard;
+use planet_terrain::pack::Pack;
+
+use super::{Quiet, nodes, options, path_str};
+use crate::support::*;
+
+/// Bakes every part of `base` cut `count` ways into `dir`, returns the
+/// shard files.
+fn bake_shards(base: &BakeOptions, dir: &Path, count: u32) -> Vec<PathBuf> {
+    (0..count)
+        .map(|index| {
+            let out = dir.join(format!("part-{index}-of-{count}.planetshard"));
+            let o = BakeOptions { out: out.clone(), shard: Some(Shard { index, count }), ..base.clone() };
+            let report = bake(&o, &Quiet).unwrap().json;
+            assert_eq!(report["mode"], "shard");
+            assert_eq!(report["accuracy_audit"]["passed"], true);
+            out
+        })
+        .collect()
+}
+
+fn merge_into(shards: &[PathBuf], out: &Path) -> Result<serde_json::Value, planet_bake::BakeError> {
+    let o = MergeOptions {
+        shards: shards.to_vec(),
+        out: out.to_owned(),
+        jobs: Some(2),
+        memory: Some(512 << 20),
+        resume: false,
+    };
+    merge(&o, &Quiet).map(|r| r.json)
+}
+
+fn single(base: &BakeOptions, dir: &Path) -> Vec<u8> {
+    let out = dir.join("single.planetpack");
+    bake(&BakeOptions { out: out.clone(), ..base.clone() }, &Quiet).unwrap();
+    std::fs::read(out).unwrap()
+}
+
+fn assert_same_bytes(single: &[u8], merged: &Path, what: &str) {
+    let merged = std::fs::read(merged).unwrap();
+    assert_eq!(merged.len(), single.len(), "{what}: length");
+    if let Some(at) = merged.iter().zip(single).position(|(a, b)| a != b) {
+        panic!("{what}: the merged pack differs from the single-process one at byte {at}");
+    }
+}
+
+#[test]
+fn shards_merge_to_the_single_process_bytes_with_colour_and_classes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let (imagery, classes) = colour_and_class_tiffs(dir.path());
+    let base = BakeOptions {
+        depth: Some(3),
+        imagery: Some(imagery),
+        classes: Some(classes),
+        ..options(&dem, &dir.path().join("unused"))
+    };
+    let single = single(&base, dir.path());
+    let header = Pack::open(dir.path().join("single.planetpack")).unwrap().header().clone();
+    assert!(header.height_data_depth >= 1, "the fixture has levels for the merge to filter");
+    for count in [1, 3] {
+        let shards = bake_shards(&base, dir.path(), count);
+        // A shard is a pack a reader opens, holding only its part.
+        let part = Pack::open(&shards[0]).unwrap();
+        part.verify().unwrap();
+        assert!(part.tile_count() < Pack::from_bytes(single.clone()).unwrap().tile_count());
+        let out = dir.path().join(format!("merged-{count}.planetpack"));
+        let report = merge_into(&shards, &out).unwrap();
+        assert_eq!(report["mode"], "merge");
+        assert_same_bytes(&single, &out, &format!("{count} shards"));
+    }
+}
+
+#[test]
+fn a_regional_bake_with_voids_merges_to_the_single_process_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 20 x 30 degrees of the fixture, with its sea as voids given 0 m.
+    let (west, north) = (10.0, 40.0);
+    let (w, h) = ((30.0 / STEP) as usize, (20.0 / STEP) as usize);
+    let regional: Vec<f32> = (0..w * h)
+        .map(|k| {
+            let (lat, lon) = (north - (k / w) as f64 * STEP, west + (k % w) as f64 * STEP);
+            let v = node_value(lat, lon) as f32;
+            if v < 0.0 { -9999.0 } else { v }
+        })
+        .collect();
+    let dem = dir.path().join("regional.tif");
+    write_tiff(&dem, (w, h), [west, STEP, 0.0, north, 0.0, -STEP], Some(4326), &[regional], Some(-9999.0));
+    let base = BakeOptions { depth: Some(4), void_value: Some(0.0), ..options(&dem, &dir.path().join("unused")) };
+    let single = single(&base, dir.path());
+    let shards = bake_shards(&base, dir.path(), 2);
+    let out = dir.path().join("merged.planetpack");
+    merge_into(&shards, &out).unwrap();
+    assert_same_bytes(&single, &out, "regional, 2 shards");
+}
+
+#[test]
+fn the_merge_names_missing_repeated_and_foreign_shards_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let base = BakeOptions { depth: Some(2), ..options(&dem, &dir.path().join("unused")) };
+    let shards = bake_shards(&base, dir.path(), 3);
+    let foreign_dir = dir.path().join("other");
+    std::fs::create_dir(&foreign_dir).unwrap();
+    let foreign = bake_shards(&BakeOptions { tier: "other".into(), ..base.clone() }, &foreign_dir, 3);
+    let out = dir.path().join("merged.planetpack");
+    let cases: [(Vec<PathBuf>, &str); 4] = [
+        (vec![shards[0].clone(), shards[2].clone()], "shards 1/3 of this bake are missing"),
+        (vec![shards[0].clone(), shards[1].clone(), shards[1].clone(), shards[2].clone()], "given twice"),
+        (vec![shards[0].clone(), foreign[1].clone(), shards[2].clone()], "a shard of a different bake"),
+        (vec![shards[0].clone(), shards[1].clone(), dem.clone()], "earth.tif"),
+    ];
+    for (given, says) in cases {
+        let e = merge_into(&given, &out).unwrap_err();
+        let text = format!("{e:#}");
+        assert!(text.contains(says), "{says}: {text}");
+        assert!(!out.exists(), "{says}: nothing at --out");
+    }
+    // A shard cut short loses its section's footer: named, not trusted.
+    let torn = dir.path().join("torn.planetshard");
+    let bytes = std::fs::read(&shards[1]).unwrap();
+    std::fs::write(&torn, &bytes[..bytes.len() - 7]).unwrap();
+    let e = merge_into(&[shards[0].clone(), torn.clone(), shards[2].clone()], &out).unwrap_err().to_string();
+    assert!(e.contains("torn.planetshard") && e.contains("not a shard file"), "{e}");
+    // One flipped byte in the section's records fails its checksum.
+    let mut flipped = bytes.clone();
+    let at = Pack::open(&shards[1]).unwrap().header().file_length as usize + 3;
+    flipped[at] ^= 0x40;
+    std::fs::write(&torn, &flipped).unwrap();
+    let e = merge_into(&[shards[0].clone(), torn, shards[2].clone()], &out).unwrap_err().to_string();
+    assert!(e.contains("checksum mismatch"), "{e}");
+}
+
+#[test]
+fn a_killed_shard_resumes_alone_to_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let run = |out: &Path, env: &[(&str, &str)], extra: &[&str]| {
+        let mut args = vec!["--dem", path_str(&dem), "--out", path_str(out), "--body", "earth", "--depth", "2"];
+        args.extend_from_slice(&["--tier", "test", "--level", "3", "--jobs", "2", "--shard", "1/2"]);
+        args.extend_from_slice(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_planet-bake"))
+            .envs(env.iter().copied())
+            .args(&args)
+            .output()
+            .unwrap()
+    };
+    let whole = dir.path().join("whole.planetshard");
+    assert!(run(&whole, &[], &[]).status.success());
+    let killed = dir.path().join("killed.planetshard");
+    let died = run(&killed, &[("PLANET_ABORT_AFTER_TILES", "20")], &[]);
+    assert!(!died.status.success() && !killed.exists(), "the shard died before its file appeared");
+    let resumed = run(&killed, &[], &["--resume"]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(String::from_utf8_lossy(&resumed.stderr).contains("already baked"));
+    assert_eq!(std::fs::read(&whole).unwrap(), std::fs::read(&killed).unwrap(), "resumed shard, byte for byte");
+}
