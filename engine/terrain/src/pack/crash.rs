@@ -8,7 +8,9 @@
 //! `PLANET_ABORT_AT` names that window the process calls
 //! `std::process::abort()` there, leaving exactly the files a kill at that
 //! moment would. `PLANET_ABORT_AFTER_TILES=N` kills a writer after it staged
-//! its N-th tile, so a test can prove the kill landed mid-bake. Both are
+//! its N-th tile, so a test can prove the kill landed mid-bake, and
+//! `PLANET_DELAY_PER_TILE_MS` slows staging so a test can cancel a running
+//! bake from outside (a scheduler's `scancel`). All are
 //! test hooks: nothing sets them in normal use, and unset they cost one
 //! environment lookup per window (and per staged tile).
 
@@ -16,6 +18,10 @@
 pub const ABORT_AT: &str = "PLANET_ABORT_AT";
 /// The variable giving the number of staged tiles to die after.
 pub const ABORT_AFTER_TILES: &str = "PLANET_ABORT_AFTER_TILES";
+
+/// The variable giving milliseconds to sleep after each staged tile, so a
+/// test can cancel a bake (a scheduler's task) while it is surely running.
+pub const DELAY_PER_TILE_MS: &str = "PLANET_DELAY_PER_TILE_MS";
 
 /// Every window name a hook exists for, in the order a bake, then a patch,
 /// passes through them.
@@ -48,6 +54,9 @@ pub fn abort_point(window: &str) {
 pub(crate) fn after_tiles(staged: usize) {
     if staged == 1 {
         abort_point("bake-stage");
+    }
+    if let Some(ms) = std::env::var(DELAY_PER_TILE_MS).ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
     let limit = std::env::var(ABORT_AFTER_TILES).ok().and_then(|v| v.parse::<usize>().ok());
     if limit == Some(staged) {

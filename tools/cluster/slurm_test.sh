@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# A sharded bake on a real Slurm cluster: starts a single-node cluster on
+# loopback (munged, slurmctld, slurmd with their own config in a temporary
+# directory, no systemd), submits the project's own scripts (slurm/submit.sh:
+# an array of 4 shard tasks and a dependent merge job), and `cmp`s the pack
+# with a single-process bake of the same inputs. Then it cancels one shard
+# task mid-run (scancel), checks that nothing that looks like a shard was
+# left, re-submits that one task, and checks the shard and the re-merged
+# pack are the same bytes. It stops exactly the daemons it started, by PID,
+# then anything still holding files in its directory, by PID.
+#
+# usage: slurm_test.sh PLANET_BAKE DEM WORKDIR [BAKE FLAGS...]
+# Needs root and Debian's slurm-wlm and munge (tools/deps.sh installs them).
+set -euo pipefail
+if (($# < 3)); then
+    sed -n '2,13p' "$0" >&2
+    exit 2
+fi
+bake=$(realpath "$1")
+dem=$(realpath "$2")
+work=$(realpath -m "$3")
+shift 3
+flags=("$@")
+here=$(cd "$(dirname "$0")" && pwd)
+for tool in munged mungekey slurmctld slurmd sbatch scontrol scancel; do
+    command -v "$tool" >/dev/null || { echo "slurm_test: $tool is missing; run tools/deps.sh" >&2; exit 1; }
+done
+[[ $(id -u) -eq 0 ]] || { echo "slurm_test: run as root (slurmd runs jobs as their user)" >&2; exit 1; }
+
+mkdir -p "$work"
+cluster=$(mktemp -d "$work/cluster.XXXXXX")
+chmod 755 "$cluster"
+started=()
+
+stop_cluster() {
+    local pid
+    for pid in "${started[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${started[@]}"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+    done
+    # Job steps (slurmstepd) and their children detach from the daemons:
+    # whatever still has its working directory or a file in ours goes too.
+    local proc link
+    for proc in /proc/[0-9]*; do
+        pid=${proc#/proc/}
+        [[ $pid == "$$" ]] && continue
+        for link in "$proc/cwd" "$proc"/fd/*; do
+            if [[ $(readlink "$link" 2>/dev/null) == "$cluster"* ]]; then
+                kill -9 "$pid" 2>/dev/null || true
+                break
+            fi
+        done
+    done
+}
+trap stop_cluster EXIT
+
+free_port() {
+    local port
+    while :; do
+        port=$((20000 + RANDOM % 40000))
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+    done
+}
+
+# --- munge ---------------------------------------------------------------
+mungekey --create --keyfile="$cluster/munge.key" 2>"$cluster/mungekey.log"
+chmod 400 "$cluster/munge.key"
+munged -F --force --socket="$cluster/munge.sock" --key-file="$cluster/munge.key" \
+    --pid-file="$cluster/munged.pid" --seed-file="$cluster/munge.seed" \
+    --log-file="$cluster/munged.log" 2>>"$cluster/munged.log" &
+started+=($!)
+for _ in $(seq 100); do [[ -S $cluster/munge.sock ]] && break; sleep 0.1; done
+[[ -S $cluster/munge.sock ]] || { echo "slurm_test: munged did not start:" >&2; cat "$cluster/munged.log" >&2; exit 1; }
+
+# --- slurm ---------------------------------------------------------------
+mkdir -p "$cluster/state" "$cluster/spool" "$cluster/jobs"
+topology=$(slurmd -C | head -1 | sed 's/^NodeName=[^ ]* //')
+cat >"$cluster/slurm.conf" <<CONF
+ClusterName=planettest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$cluster/munge.sock
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SlurmUser=root
+SlurmdUser=root
+MailProg=/bin/true
+SchedulerParameters=batch_sched_delay=0
+ReturnToService=2
+StateSaveLocation=$cluster/state
+SlurmdSpoolDir=$cluster/spool
+SlurmctldPidFile=$cluster/slurmctld.pid
+SlurmdPidFile=$cluster/slurmd.pid
+SlurmctldLogFile=$cluster/slurmctld.log
+SlurmdLogFile=$cluster/slurmd.log
+NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=localhost $topology State=UNKNOWN
+PartitionName=bake Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+CONF
+export SLURM_CONF=$cluster/slurm.conf
+slurmctld -D -c -f "$SLURM_CONF" >>"$cluster/slurmctld.out" 2>&1 &
+started+=($!)
+slurmd -D -N localhost -f "$SLURM_CONF" >>"$cluster/slurmd.out" 2>&1 &
+started+=($!)
+for _ in $(seq 150); do
+    sinfo -h -o %t 2>/dev/null | grep -qx idle && break
+    sleep 0.2
+done
+sinfo -h -o %t | grep -qx idle || { echo "slurm_test: the node never became idle" >&2; tail "$cluster"/*.log >&2; exit 1; }
+
+# Waits for every task of job $1 to end; fails unless all COMPLETED with 0.
+wait_job() {
+    local job=$1 lines
+    for _ in $(seq 1200); do
+        lines=$(scontrol -o show job "$job" 2>/dev/null || true)
+        if [[ -n $lines ]] && ! grep -qE 'JobState=(PENDING|RUNNING|CONFIGURING|COMPLETING)' <<<"$lines"; then
+            if grep -vE 'JobState=COMPLETED .*ExitCode=0:0' <<<"$lines" | grep -q .; then
+                echo "slurm_test: job $job did not complete:" >&2
+                grep -oE 'JobId=[0-9]+|ArrayTaskId=[0-9]+|JobState=[A-Z_]+|ExitCode=[0-9:]+' <<<"$lines" | paste -sd' ' >&2
+                cat "$cluster"/jobs/*.log >&2 || true
+                return 1
+            fi
+            return 0
+        fi
+        sleep 0.25
+    done
+    echo "slurm_test: job $job still running after 5 minutes" >&2
+    return 1
+}
+
+# --- 1. the single-process bake, then the array and the merge ---------------
+"$bake" --dem "$dem" "${flags[@]}" --out "$work/single.planetpack" 2>"$work/single.log" ||
+    { echo "slurm_test: the single-process bake failed:" >&2; cat "$work/single.log" >&2; exit 1; }
+shards=$work/shards
+rm -rf "$shards" "$work/merged.planetpack"
+export SBATCH_ARGS="--chdir=$cluster/jobs --cpus-per-task=1" MERGE_SBATCH_ARGS="--chdir=$cluster/jobs"
+export PLANET_BAKE=$bake
+read -r array merge < <("$here/slurm/submit.sh" 4 "$shards" "$work/merged.planetpack" "$dem" "${flags[@]}")
+echo "slurm_test: array job $array (4 shards), merge job $merge"
+wait_job "$array"
+wait_job "$merge"
+cmp "$work/single.planetpack" "$work/merged.planetpack"
+echo "slurm_test: the merged pack is byte-identical to the single-process bake"
+
+# --- 2. cancel shard 2 mid-run, re-submit it alone --------------------------
+mv "$shards/shard-2-of-4.planetshard" "$work/shard-2.first"
+rm -f "$work/merged.planetpack"
+export PLANET_SHARDS=4 PLANET_SHARD_DIR=$shards PLANET_DEM=$dem PLANET_BAKE_ARGS="${flags[*]}" PLANET_OUT=$work/merged.planetpack
+slow=$(PLANET_DELAY_PER_TILE_MS=150 sbatch --parsable --export=ALL --array=2 --chdir="$cluster/jobs" \
+    "$here/slurm/bake-shard.sbatch")
+partial=$shards/shard-2-of-4.planetshard.partial
+for _ in $(seq 600); do
+    # Cancel once the task has staged a few tiles: surely mid-run.
+    [[ -f $partial ]] && (($(stat -c %s "$partial") > 20000)) && break
+    sleep 0.1
+done
+scancel "$slow"
+for _ in $(seq 200); do
+    scontrol -o show job "$slow" | grep -qE 'JobState=(CANCELLED|FAILED|COMPLETED)' && break
+    sleep 0.1
+done
+scontrol -o show job "$slow" | grep -q 'JobState=CANCELLED' || { echo "slurm_test: the task was not cancelled mid-run" >&2; exit 1; }
+[[ ! -e $shards/shard-2-of-4.planetshard ]] || { echo "slurm_test: a cancelled task left a shard file" >&2; exit 1; }
+[[ -s $partial ]] || { echo "slurm_test: the cancelled task left no journal to resume" >&2; exit 1; }
+echo "slurm_test: shard 2 cancelled mid-run ($(stat -c %s "$partial") bytes staged); re-submitting it"
+again=$(sbatch --parsable --export=ALL --array=2 --chdir="$cluster/jobs" "$here/slurm/bake-shard.sbatch")
+wait_job "$again"
+grep -h "resuming" "$cluster"/jobs/planet-shard-"${again%%;*}"_2.log
+cmp "$work/shard-2.first" "$shards/shard-2-of-4.planetshard"
+merge=$(sbatch --parsable --export=ALL --chdir="$cluster/jobs" "$here/slurm/merge.sbatch")
+wait_job "$merge"
+cmp "$work/single.planetpack" "$work/merged.planetpack"
+echo "slurm_test: the re-submitted shard and the re-merged pack are byte-identical"
