@@ -3,6 +3,7 @@
 //! projected rasters, imagery and classes, kill and resume, region patches,
 //! and bad input.
 
+mod cluster;
 mod crash;
 mod filter;
 mod memory;

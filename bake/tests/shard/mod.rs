@@ -162,24 +162,3 @@ fn a_killed_shard_resumes_alone_to_the_same_bytes() {
     assert!(String::from_utf8_lossy(&resumed.stderr).contains("already baked"));
     assert_eq!(std::fs::read(&whole).unwrap(), std::fs::read(&killed).unwrap(), "resumed shard, byte for byte");
 }
-
-#[test]
-fn a_slurm_array_of_four_shards_and_a_merge_job_give_the_single_process_bytes() {
-    // The cluster script does the work and every check (tools/cluster/
-    // slurm_test.sh): a real slurmctld, slurmd and munged on loopback.
-    let dir = tempfile::tempdir().unwrap();
-    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/cluster/slurm_test.sh");
-    let work = dir.path().join("work");
-    let flags = ["--body", "earth", "--depth", "3", "--tier", "test", "--level", "3"];
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .args([env!("CARGO_BIN_EXE_planet-bake"), path_str(&dem), path_str(&work)])
-        .args(flags)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "slurm_test.sh failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("byte-identical to the single-process bake"), "{stdout}");
-    assert!(stdout.contains("re-merged pack are byte-identical"), "{stdout}");
-}

@@ -16,6 +16,7 @@ pub mod journal;
 pub mod parts;
 pub mod patch;
 pub mod reader;
+mod record;
 pub mod upgrade;
 pub mod writer;
 

@@ -1,0 +1,153 @@
+//! The cluster scripts and manifests (tools/cluster): the Slurm path on a
+//! real single-node cluster, the Kubernetes manifest's structure, and its
+//! pods' command lines run as a Job's pods would run them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+use super::{nodes, path_str};
+use crate::support::*;
+
+fn cluster_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/cluster")
+}
+
+#[test]
+fn a_slurm_array_of_four_shards_and_a_merge_job_give_the_single_process_bytes() {
+    // The cluster script does the work and every check (tools/cluster/
+    // slurm_test.sh): a real slurmctld, slurmd and munged on loopback.
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let script = cluster_dir().join("slurm_test.sh");
+    let work = dir.path().join("work");
+    let flags = ["--body", "earth", "--depth", "3", "--tier", "test", "--level", "3"];
+    let out = Command::new("bash")
+        .arg(&script)
+        .args([env!("CARGO_BIN_EXE_planet-bake"), path_str(&dem), path_str(&work)])
+        .args(flags)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "slurm_test.sh failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("byte-identical to the single-process bake"), "{stdout}");
+    assert!(stdout.contains("re-merged pack are byte-identical"), "{stdout}");
+}
+
+/// The variables a script refuses to run without (`: "${NAME:?...}"`).
+fn required_variables(script: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(script).unwrap();
+    text.split("${").skip(1).filter_map(|s| s.split_once(":?").map(|(name, _)| name.to_owned())).collect()
+}
+
+/// A Job's one container: (command, env as pairs, mount paths, claim names).
+fn container(job: &Yaml) -> (Vec<String>, Vec<(String, String)>, Vec<String>, Vec<String>) {
+    let pod = &job["spec"]["template"]["spec"];
+    assert_eq!(pod["restartPolicy"].as_str(), Some("Never"), "a failed pod is retried by the Job, not in place");
+    let c = &pod["containers"][0];
+    let command = c["command"].as_vec().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+    let env = c["env"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap().to_owned(), e["value"].as_str().unwrap().to_owned()))
+        .collect();
+    let mounts =
+        c["volumeMounts"].as_vec().unwrap().iter().map(|m| m["mountPath"].as_str().unwrap().to_owned()).collect();
+    let claims = pod["volumes"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|v| v["persistentVolumeClaim"]["claimName"].as_str().expect("a shared claim").to_owned())
+        .collect();
+    (command, env, mounts, claims)
+}
+
+fn var<'a>(env: &'a [(String, String)], name: &str) -> &'a str {
+    env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or_else(|| panic!("{name} is not set"))
+}
+
+#[test]
+fn the_kubernetes_manifest_is_an_indexed_job_and_a_merge_over_one_shared_volume_running_the_slurm_scripts() {
+    let text = std::fs::read_to_string(cluster_dir().join("k8s/bake.yaml")).unwrap();
+    let docs = YamlLoader::load_from_str(&text).expect("the manifest parses as YAML");
+    assert_eq!(docs.len(), 2, "the shard Job and the merge Job");
+    for d in &docs {
+        assert_eq!((d["apiVersion"].as_str(), d["kind"].as_str()), (Some("batch/v1"), Some("Job")));
+    }
+    let (shards, merge) = (&docs[0], &docs[1]);
+    let spec = &shards["spec"];
+    assert_eq!(spec["completionMode"].as_str(), Some("Indexed"));
+    let completions = spec["completions"].as_i64().unwrap();
+    let parallelism = spec["parallelism"].as_i64().unwrap();
+    assert!(completions >= 1 && (1..=completions).contains(&parallelism), "{completions} {parallelism}");
+
+    let (shard_cmd, shard_env, shard_mounts, shard_claims) = container(shards);
+    let (merge_cmd, merge_env, merge_mounts, merge_claims) = container(merge);
+    // The same scripts as the Slurm path, every variable they require set.
+    for (cmd, env, script) in [(&shard_cmd, &shard_env, "bake-shard.sbatch"), (&merge_cmd, &merge_env, "merge.sbatch")]
+    {
+        assert_eq!(cmd.len(), 1);
+        assert!(cmd[0].ends_with(&format!("/cluster/slurm/{script}")), "{cmd:?}");
+        let required = required_variables(&cluster_dir().join("slurm").join(script));
+        assert!(required.contains(&"PLANET_SHARDS".to_owned()), "{script}: {required:?}");
+        for name in required {
+            var(env, &name);
+        }
+    }
+    assert_eq!(var(&shard_env, "PLANET_SHARDS").parse::<i64>().unwrap(), completions, "N in the Job and the bake");
+    assert_eq!(var(&merge_env, "PLANET_SHARDS"), var(&shard_env, "PLANET_SHARDS"));
+    assert_eq!(var(&merge_env, "PLANET_SHARD_DIR"), var(&shard_env, "PLANET_SHARD_DIR"));
+    // Shards, inputs and pack on the one shared volume.
+    assert_eq!(shard_claims, merge_claims);
+    let on_volume = |path: &str, mounts: &[String]| mounts.iter().any(|m| path.starts_with(m.as_str()));
+    for (path, mounts) in [
+        (var(&shard_env, "PLANET_SHARD_DIR"), &shard_mounts),
+        (var(&shard_env, "PLANET_DEM"), &shard_mounts),
+        (var(&merge_env, "PLANET_OUT"), &merge_mounts),
+    ] {
+        assert!(on_volume(path, mounts), "{path} is on the shared volume {mounts:?}");
+    }
+}
+
+#[test]
+fn the_pods_command_lines_bake_and_merge_the_single_process_bytes() {
+    // What each pod of the Indexed Job runs, with the variables Kubernetes
+    // and the manifest give it, then what the merge pod runs.
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let bake = env!("CARGO_BIN_EXE_planet-bake");
+    let args = "--body earth --depth 2 --tier test --level 3";
+    let single = dir.path().join("single.planetpack");
+    let status = Command::new(bake)
+        .args(["--dem", path_str(&dem), "--out", path_str(&single)])
+        .args(args.split(' '))
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    let shards = dir.path().join("shards");
+    let pack = dir.path().join("merged.planetpack");
+    let pod = |script: &str, index: Option<u32>| {
+        let mut c = Command::new(cluster_dir().join("slurm").join(script));
+        c.env("PLANET_BAKE", bake)
+            .env("PLANET_DEM", &dem)
+            .env("PLANET_SHARDS", "3")
+            .env("PLANET_SHARD_DIR", &shards)
+            .env("PLANET_BAKE_ARGS", args)
+            .env("PLANET_OUT", &pack)
+            .env("PLANET_JOBS", "2")
+            .env_remove("SLURM_ARRAY_TASK_ID");
+        if let Some(i) = index {
+            c.env("JOB_COMPLETION_INDEX", i.to_string());
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{script} {index:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    std::fs::create_dir(&shards).unwrap();
+    for i in [2, 0, 1] {
+        pod("bake-shard.sbatch", Some(i));
+    }
+    pod("merge.sbatch", None);
+    assert_eq!(std::fs::read(&single).unwrap(), std::fs::read(&pack).unwrap(), "merged pack, byte for byte");
+}
