@@ -41,8 +41,16 @@ fn required_variables(script: &Path) -> Vec<String> {
     text.split("${").skip(1).filter_map(|s| s.split_once(":?").map(|(name, _)| name.to_owned())).collect()
 }
 
-/// A Job's one container: (command, env as pairs, mount paths, claim names).
-fn container(job: &Yaml) -> (Vec<String>, Vec<(String, String)>, Vec<String>, Vec<String>) {
+/// A Job's one container: its command, env as pairs, mount paths and the
+/// claim names of its pod's volumes.
+struct Container {
+    command: Vec<String>,
+    env: Vec<(String, String)>,
+    mounts: Vec<String>,
+    claims: Vec<String>,
+}
+
+fn container(job: &Yaml) -> Container {
     let pod = &job["spec"]["template"]["spec"];
     assert_eq!(pod["restartPolicy"].as_str(), Some("Never"), "a failed pod is retried by the Job, not in place");
     let c = &pod["containers"][0];
@@ -61,7 +69,7 @@ fn container(job: &Yaml) -> (Vec<String>, Vec<(String, String)>, Vec<String>, Ve
         .iter()
         .map(|v| v["persistentVolumeClaim"]["claimName"].as_str().expect("a shared claim").to_owned())
         .collect();
-    (command, env, mounts, claims)
+    Container { command, env, mounts, claims }
 }
 
 fn var<'a>(env: &'a [(String, String)], name: &str) -> &'a str {
@@ -83,8 +91,9 @@ fn the_kubernetes_manifest_is_an_indexed_job_and_a_merge_over_one_shared_volume_
     let parallelism = spec["parallelism"].as_i64().unwrap();
     assert!(completions >= 1 && (1..=completions).contains(&parallelism), "{completions} {parallelism}");
 
-    let (shard_cmd, shard_env, shard_mounts, shard_claims) = container(shards);
-    let (merge_cmd, merge_env, merge_mounts, merge_claims) = container(merge);
+    let Container { command: shard_cmd, env: shard_env, mounts: shard_mounts, claims: shard_claims } =
+        container(shards);
+    let Container { command: merge_cmd, env: merge_env, mounts: merge_mounts, claims: merge_claims } = container(merge);
     // The same scripts as the Slurm path, every variable they require set.
     for (cmd, env, script) in [(&shard_cmd, &shard_env, "bake-shard.sbatch"), (&merge_cmd, &merge_env, "merge.sbatch")]
     {
