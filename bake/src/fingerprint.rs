@@ -11,7 +11,10 @@
 //! not expose GDAL's file list for a dataset (GDALGetFileList), so besides
 //! the named file the sidecars GDAL reads by naming convention are hashed
 //! when present (`.aux.xml`, world files, `.prj`); the sources a VRT names
-//! are not (the VRT's own text, which names them, is).
+//! are not (the VRT's own text, which names them, is). An input in one of
+//! GDAL's virtual file systems (`/vsicurl/`, `/vsis3/`, ...) is hashed the
+//! same way, its bytes read through GDAL (`vsi`), so a DEM served over HTTP
+//! gives the fingerprint (and the pack) of the same file on disk.
 
 use std::fs::File;
 use std::io::Read;
@@ -39,7 +42,11 @@ fn dataset_files(path: &Path) -> Vec<PathBuf> {
         sidecars.push(path.with_extension(format!("{first}{last}w")));
         sidecars.push(path.with_extension(format!("{ext}w")));
     }
-    files.extend(sidecars.into_iter().filter(|p| p.is_file()));
+    let exists = |p: &PathBuf| match crate::vsi::is_virtual(p) {
+        true => p.to_str().and_then(crate::vsi::size).is_some(),
+        false => p.is_file(),
+    };
+    files.extend(sidecars.into_iter().filter(exists));
     files
 }
 
@@ -49,7 +56,12 @@ fn hash_file(h: &mut Sha256, tag: &str, path: &Path) -> Result<(), BakeError> {
     let fail = |e: std::io::Error| {
         BakeError::Options(format!("{}: reading it to fingerprint the inputs: {e}", path.display()))
     };
-    let mut file = File::open(path).map_err(fail)?;
+    let (mut file, expected): (Box<dyn Read>, Option<u64>) = match path.to_str() {
+        Some(name) if crate::vsi::is_virtual(path) => {
+            (Box::new(crate::vsi::VsiFile::open(name).map_err(fail)?), crate::vsi::size(name))
+        }
+        _ => (Box::new(File::open(path).map_err(fail)?), None),
+    };
     let mut buffer = vec![0u8; 1 << 20];
     let mut length = 0u64;
     h.update(tag.as_bytes());
@@ -60,6 +72,12 @@ fn hash_file(h: &mut Sha256, tag: &str, path: &Path) -> Result<(), BakeError> {
         }
         h.update(&buffer[..n]);
         length += n as u64;
+    }
+    if expected.is_some_and(|e| e != length) {
+        return Err(fail(std::io::Error::other(format!(
+            "read {length} bytes where the file has {}; it changed or the connection failed",
+            expected.unwrap_or(0)
+        ))));
     }
     h.update(format!("|{length}\n").as_bytes());
     Ok(())

@@ -35,6 +35,7 @@ mod sampling;
 mod shard;
 mod shard_bake;
 mod shard_file;
+mod vsi;
 
 pub use bake::{BakeError, BakeOptions, BakeReport, Progress, Region, bake, supported_depth};
 pub use merge::{MergeOptions, merge};

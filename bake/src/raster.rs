@@ -169,7 +169,9 @@ impl Raster {
     /// Opens a raster; `cache_bytes` bounds the decoded-chunk cache.
     pub fn open(path: &Path, cache_bytes: usize) -> Result<Raster, RasterError> {
         let unusable = |reason: String| RasterError::Unusable { path: path.to_owned(), reason };
-        if !path.exists() {
+        // A file in one of GDAL's virtual file systems (/vsicurl/...) is
+        // GDAL's to find; it says so when it cannot.
+        if !path.exists() && !crate::vsi::is_virtual(path) {
             return Err(unusable("no such file".into()));
         }
         let dataset = Dataset::open(path)
