@@ -121,7 +121,9 @@ fn safety_documented(lines: &[&str], at: usize) -> bool {
 
 /// Where unsafe code may live (ARCHITECTURE.md, "Architecture invariants").
 fn unsafe_allowed(path: &Path) -> bool {
-    path.starts_with("engine/render") || path == Path::new("engine/terrain/src/pack/reader.rs")
+    path.starts_with("engine/render")
+        || path == Path::new("engine/terrain/src/pack/reader.rs")
+        || path == Path::new("bake/src/vsi.rs")
 }
 
 #[test]
@@ -136,7 +138,7 @@ fn unsafe_code_says_why_it_is_sound_and_stays_where_it_is_allowed() {
             }
             if !unsafe_allowed(&path) {
                 offences.push(format!(
-                    "{}:{}: unsafe code outside planet-render and the pack map",
+                    "{}:{}: unsafe code outside planet-render, the pack map and the bake's VSI reader",
                     path.display(),
                     k + 1
                 ));
