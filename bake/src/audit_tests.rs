@@ -84,6 +84,7 @@ fn audit_after_tampering(dir: &std::path::Path, by: f64) -> Option<String> {
         scene: None,
         void_value: None,
         shard: None,
+        inputs_digest: None,
     };
     let memory = crate::limits::MemoryPlan::new(options.memory, 1, 1).unwrap();
     let inputs = Inputs::open(&options, &memory).unwrap();

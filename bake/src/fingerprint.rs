@@ -5,9 +5,12 @@
 //! The key decision: inputs are identified by their content, never by path
 //! or modification time. Touching a file, or copying it elsewhere, leaves
 //! the fingerprint alone; changing one byte changes it. That costs one
-//! streaming read of every input per bake (see docs/PERFORMANCE.md for the
-//! measured rate), a small price beside the bake itself, and it is what lets
-//! `--if-unchanged` and `--resume` trust a fingerprint. The gdal crate does
+//! read of every input per bake, chunks hashed in parallel (`digest`; see
+//! docs/PERFORMANCE.md for the measured rate), a small price beside the
+//! bake itself, and it is what lets `--if-unchanged`, `--resume` and a
+//! sharded bake's merge trust a fingerprint. A cluster's shards read the
+//! inputs' digests from a manifest made once (`--inputs-digest`), checking
+//! a sample of chunks, and reach the same fingerprint (docs/CLUSTER.md). The gdal crate does
 //! not expose GDAL's file list for a dataset (GDALGetFileList), so besides
 //! the named file the sidecars GDAL reads by naming convention are hashed
 //! when present (`.aux.xml`, world files, `.prj`); the sources a VRT names
@@ -16,13 +19,12 @@
 //! same way, its bytes read through GDAL (`vsi`), so a DEM served over HTTP
 //! gives the fingerprint (and the pack) of the same file on disk.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use planet_terrain::pack::Codec;
 use sha2::{Digest, Sha256};
 
+use crate::digest::{CHUNK_BYTES, MANIFEST_FORMAT, Manifest, ManifestFile, checked_digest, file_digest};
 use crate::error::BakeError;
 use crate::options::{BakeOptions, Region};
 
@@ -50,57 +52,70 @@ fn dataset_files(path: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Feeds every byte of `path` to `h`, preceded by a tag and followed by the
-/// length, so that two files' bytes can never run into each other.
-fn hash_file(h: &mut Sha256, tag: &str, path: &Path) -> Result<(), BakeError> {
-    let fail = |e: std::io::Error| {
-        BakeError::Options(format!("{}: reading it to fingerprint the inputs: {e}", path.display()))
-    };
-    let (mut file, expected): (Box<dyn Read>, Option<u64>) = match path.to_str() {
-        Some(name) if crate::vsi::is_virtual(path) => {
-            (Box::new(crate::vsi::VsiFile::open(name).map_err(fail)?), crate::vsi::size(name))
+/// Every input file of a bake in the fingerprint's order: its role, its tag
+/// ("file", or the sidecar's suffix: by role, never by path) and its path.
+pub(crate) fn input_files(options: &BakeOptions) -> Vec<(&'static str, String, PathBuf)> {
+    let mut files = Vec::new();
+    for (role, input) in [
+        // A colour- or class-only patch has no DEM (an empty path).
+        ("dem", Some(&options.dem).filter(|_| options.has_dem())),
+        ("imagery", options.imagery.as_ref()),
+        ("classes", options.classes.as_ref()),
+    ] {
+        let Some(dataset) = input else { continue };
+        for (k, file) in dataset_files(dataset).into_iter().enumerate() {
+            let tag = if k == 0 { "file".to_owned() } else { format!("sidecar {}", sidecar_suffix(dataset, &file)) };
+            files.push((role, tag, file));
         }
-        _ => (Box::new(File::open(path).map_err(fail)?), None),
-    };
-    let mut buffer = vec![0u8; 1 << 20];
-    let mut length = 0u64;
-    h.update(tag.as_bytes());
-    loop {
-        let n = file.read(&mut buffer).map_err(fail)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buffer[..n]);
-        length += n as u64;
     }
-    if expected.is_some_and(|e| e != length) {
-        return Err(fail(std::io::Error::other(format!(
-            "read {length} bytes where the file has {}; it changed or the connection failed",
-            expected.unwrap_or(0)
-        ))));
-    }
-    h.update(format!("|{length}\n").as_bytes());
-    Ok(())
+    files
 }
 
-/// The fingerprint written into the pack's header.
+/// The fingerprint written into the pack's header. With `--inputs-digest`
+/// the files' digests come from the manifest, each checked by its length
+/// and a sample of its chunks (`digest`); the fingerprint is the same.
 pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Result<[u8; 32], BakeError> {
+    let manifest = options.inputs_digest.as_deref().map(Manifest::read).transpose()?;
+    let files = input_files(options);
+    if let (Some(m), Some(path)) = (&manifest, &options.inputs_digest) {
+        // A file the manifest lists that is gone now (a sidecar removed)
+        // would change the fingerprint as surely as a changed byte.
+        let roles: Vec<&str> = files.iter().map(|f| f.0).collect();
+        let gone = m
+            .files
+            .iter()
+            .find(|f| roles.contains(&f.role.as_str()) && !files.iter().any(|g| g.0 == f.role && g.1 == f.tag));
+        if let Some(gone) = gone {
+            return Err(BakeError::Options(format!(
+                "{}: the manifest lists {} ({} {}), which this bake's inputs do not have",
+                path.display(),
+                gone.name,
+                gone.role,
+                gone.tag
+            )));
+        }
+    }
+    let salt = options.shard.map_or(0, |s| s.index);
     let mut h = Sha256::new();
-    h.update(b"planet-bake v2\n");
-    for (role, input) in
-        // A colour- or class-only patch has no DEM (an empty path).
-        [
-            ("dem", Some(&options.dem).filter(|_| options.has_dem())),
-            ("imagery", options.imagery.as_ref()),
-            ("classes", options.classes.as_ref()),
-        ]
-    {
+    h.update(b"planet-bake v3\n");
+    for role in ["dem", "imagery", "classes"] {
         h.update(format!("{role}\n").as_bytes());
-        let Some(dataset) = input else { continue };
-        for (k, file) in dataset_files(dataset).iter().enumerate() {
-            // Sidecars by their role (suffix), not their path.
-            let tag = if k == 0 { "file".to_owned() } else { format!("sidecar {}", sidecar_suffix(dataset, file)) };
-            hash_file(&mut h, &tag, file)?;
+        for (_, tag, path) in files.iter().filter(|f| f.0 == role) {
+            let digest = match (&manifest, &options.inputs_digest) {
+                (Some(m), Some(manifest_path)) => {
+                    let d = m.find(role, tag).ok_or_else(|| {
+                        BakeError::Options(format!(
+                            "{}: the --inputs-digest manifest {} has no {role} {tag}; make it again with --digest-inputs",
+                            path.display(),
+                            manifest_path.display()
+                        ))
+                    })?;
+                    checked_digest(path, d, salt)?
+                }
+                _ => file_digest(path)?,
+            };
+            h.update(format!("{tag}|").as_bytes());
+            digest.feed(&mut h);
         }
     }
     let r = options.body.ellipsoid().radii();
@@ -126,6 +141,22 @@ pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Res
         h.update(text.as_bytes());
     }
     Ok(h.finalize().into())
+}
+
+/// Reads every input whole and writes the digest manifest a sharded bake's
+/// tasks take with `--inputs-digest` (`planet-bake --digest-inputs OUT`);
+/// returns how many files it lists.
+pub fn write_inputs_manifest(options: &BakeOptions, out: &Path) -> Result<usize, BakeError> {
+    let mut files = Vec::new();
+    for (role, tag, path) in input_files(options) {
+        let digest = file_digest(&path)?;
+        files.push(ManifestFile { role: role.to_owned(), tag, name: path.display().to_string(), digest });
+    }
+    let manifest = Manifest { format: MANIFEST_FORMAT.to_owned(), chunk_bytes: CHUNK_BYTES, files };
+    let json = serde_json::to_value(&manifest).expect("plain data serialises");
+    planet_cli::fs::write_json(out, &json)
+        .map_err(|e| BakeError::Options(format!("{}: writing the manifest: {e:#}", out.display())))?;
+    Ok(manifest.files.len())
 }
 
 /// A sidecar's name with the dataset's stem removed (`.aux.xml`, `.tfw`).

@@ -17,6 +17,7 @@
 mod audit;
 pub mod bake;
 mod composite;
+mod digest;
 mod error;
 mod filter;
 mod fingerprint;
@@ -38,4 +39,5 @@ mod shard_file;
 mod vsi;
 
 pub use bake::{BakeError, BakeOptions, BakeReport, Progress, Region, bake, supported_depth};
+pub use fingerprint::write_inputs_manifest;
 pub use merge::{MergeOptions, merge};

@@ -99,6 +99,14 @@ struct Cli {
     /// single-process bake writes. Reads no raster: give only --out (and --jobs, --memory, --resume).
     #[arg(long, value_name = "SHARD", num_args = 1.., conflicts_with_all = ["dem", "imagery", "classes", "shard", "region", "scene", "body", "radii", "depth"])]
     merge: Vec<PathBuf>,
+    /// Read the inputs whole once and write their digest manifest to --out instead of baking:
+    /// the first step of a cluster bake, whose shards take it with --inputs-digest.
+    #[arg(long, conflicts_with_all = ["shard", "merge", "region", "resume", "inputs_digest"])]
+    digest_inputs: bool,
+    /// Take the inputs' digests from this manifest (made by --digest-inputs), checking each
+    /// file's length and a sample of its chunks instead of reading it whole. Same pack bytes.
+    #[arg(long, value_name = "MANIFEST")]
+    inputs_digest: Option<PathBuf>,
     /// zstd level for tile payloads.
     #[arg(long, default_value_t = 9, allow_hyphen_values = true)]
     level: i8,
@@ -201,6 +209,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         scene,
         void_value: cli.void_value,
         shard,
+        inputs_digest: cli.inputs_digest.clone(),
     })
 }
 
@@ -211,6 +220,15 @@ fn run(cli: Cli) -> Result<()> {
         return run_merge(&cli, &reporter);
     }
     let options = options(&cli)?;
+    if cli.digest_inputs {
+        reporter.stage("reading every input to digest it");
+        let files = planet_bake::write_inputs_manifest(&options, &options.out)?;
+        reporter.stage(&format!(
+            "done: {} lists {files} files; give it to each shard with --inputs-digest",
+            options.out.display()
+        ));
+        return Ok(());
+    }
     let mut report = bake(&options, &reporter)?;
     if options.shard.is_some() {
         if let Some(path) = &cli.report {

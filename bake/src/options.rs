@@ -69,6 +69,10 @@ pub struct BakeOptions {
     /// Bake only this part of a sharded bake, into a shard file at `out`
     /// (`--shard`); the merge makes the pack.
     pub shard: Option<planet_cli::shard::Shard>,
+    /// A digest manifest of the inputs (`--inputs-digest`, made once by
+    /// `--digest-inputs`): each input is checked against it by its length
+    /// and a sample of its chunks instead of being read whole.
+    pub inputs_digest: Option<PathBuf>,
 }
 
 impl BakeOptions {

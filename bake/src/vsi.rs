@@ -53,6 +53,15 @@ impl VsiFile {
             .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("GDAL cannot open {path} for reading")))
     }
 
+    /// Moves the read position to `offset` bytes from the start.
+    pub(crate) fn seek_to(&mut self, offset: u64) -> std::io::Result<()> {
+        // SAFETY: the handle is open, owned by `self`.
+        match unsafe { VSIFSeekL(self.handle.as_ptr(), offset, libc_seek::SET) } {
+            0 => Ok(()),
+            _ => Err(Error::other("GDAL cannot seek in the file")),
+        }
+    }
+
     /// The file's length; leaves the position at its start.
     fn length(&mut self) -> std::io::Result<u64> {
         // SAFETY: the handle is open, owned by `self`.

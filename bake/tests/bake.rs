@@ -52,6 +52,7 @@ fn options(dem: &Path, out: &Path) -> BakeOptions {
         scene: None,
         void_value: None,
         shard: None,
+        inputs_digest: None,
     }
 }
 

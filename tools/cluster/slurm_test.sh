@@ -2,7 +2,7 @@
 # A sharded bake on a real Slurm cluster: starts a single-node cluster on
 # loopback (munged, slurmctld, slurmd with their own config in a temporary
 # directory, no systemd), submits the project's own scripts (slurm/submit.sh:
-# an array of 4 shard tasks and a dependent merge job), and `cmp`s the pack
+# a job digesting the inputs, an array of 4 shard tasks and a dependent merge job), and `cmp`s the pack
 # with a single-process bake of the same inputs. Then it cancels one shard
 # task mid-run (scancel), checks that nothing that looks like a shard was
 # left, re-submits that one task, and checks the shard and the re-merged
@@ -143,10 +143,14 @@ shards=$work/shards
 rm -rf "$shards" "$work/merged.planetpack"
 export SBATCH_ARGS="--chdir=$cluster/jobs --cpus-per-task=1" MERGE_SBATCH_ARGS="--chdir=$cluster/jobs"
 export PLANET_BAKE=$bake
+# The inputs are read whole once, by a first job; the shards sample them.
+export PLANET_INPUTS_DIGEST=$work/inputs.digest.json
+rm -f "$PLANET_INPUTS_DIGEST"
 read -r array merge < <("$here/slurm/submit.sh" 4 "$shards" "$work/merged.planetpack" "$dem" "${flags[@]}")
 echo "slurm_test: array job $array (4 shards), merge job $merge"
 wait_job "$array"
 wait_job "$merge"
+[[ -s $PLANET_INPUTS_DIGEST ]] || { echo "slurm_test: the digest job wrote no manifest" >&2; exit 1; }
 cmp "$work/single.planetpack" "$work/merged.planetpack"
 echo "slurm_test: the merged pack is byte-identical to the single-process bake"
 

@@ -213,3 +213,42 @@ fn inputs_over_http_through_vsicurl_bake_the_bytes_of_the_same_files_on_disk() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.tif"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn shards_given_a_digest_manifest_make_the_same_pack_and_refuse_a_changed_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let bake = env!("CARGO_BIN_EXE_planet-bake");
+    let common = ["--body", "earth", "--depth", "2", "--tier", "test", "--level", "3"];
+    let run = |out: &Path, extra: &[&str]| {
+        Command::new(bake)
+            .args(["--dem", path_str(&dem), "--out", path_str(out)])
+            .args(common)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let ok = |o: std::process::Output| assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let manifest = dir.path().join("inputs.digest.json");
+    ok(run(&manifest, &["--digest-inputs"]));
+    let single = dir.path().join("single.planetpack");
+    ok(run(&single, &[]));
+    let shards: Vec<PathBuf> = (0..2).map(|i| dir.path().join(format!("s{i}.planetshard"))).collect();
+    for (i, shard) in shards.iter().enumerate() {
+        ok(run(shard, &["--shard", &format!("{i}/2"), "--inputs-digest", path_str(&manifest)]));
+    }
+    let merged = dir.path().join("merged.planetpack");
+    ok(Command::new(bake)
+        .args(["--merge", path_str(&shards[0]), path_str(&shards[1]), "--out", path_str(&merged)])
+        .output()
+        .unwrap());
+    assert_eq!(std::fs::read(&single).unwrap(), std::fs::read(&merged).unwrap(), "same fingerprint, same bytes");
+
+    // The DEM re-written with other heights: its digest no longer matches.
+    let other: Vec<f32> = nodes().iter().map(|v| v + 1.0).collect();
+    earth_tiff(dir.path(), "earth.tif", &other, GEO);
+    let o = run(&dir.path().join("x.planetshard"), &["--shard", "0/2", "--inputs-digest", path_str(&manifest)]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && stderr.contains("does not match the --inputs-digest manifest"), "{stderr}");
+    assert!(stderr.contains("earth.tif"), "{stderr}");
+}
