@@ -1,24 +1,22 @@
 //! planet-bake: any GDAL-readable DEM to a `.planetpack`.
 //!
 //! The binary is flags, progress and the report; everything else is the
-//! library. Progress is a live line on a terminal and a sparse log
-//! otherwise, so a bake under CI or nohup writes a readable log. Errors
+//! library. Progress is a live bar on a terminal (indicatif, through
+//! `planet_cli::progress`) and a sparse log otherwise, so a bake under CI or nohup writes a readable log. Errors
 //! print their whole cause chain, exit 1, and leave nothing at `--out` that
 //! looks like a finished pack. `PLANET_ABORT_AT` and `PLANET_ABORT_AFTER_TILES`
 //! are test hooks that abort inside a named crash window (docs/planetpack.md,
 //! "Crash windows").
 
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
-use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_bake::landmarks::Landmark;
 use planet_bake::{BakeOptions, MergeOptions, Progress, Region, bake, merge};
 use planet_cli::map;
+use planet_cli::progress::JobProgress;
 use planet_cli::shard::{ShardArg, shard_from_scheduler};
 use planet_terrain::Body;
 
@@ -112,42 +110,17 @@ struct Cli {
     level: i8,
 }
 
-struct Reporter {
-    terminal: bool,
-    start: Instant,
-    last: Mutex<Instant>,
-}
+/// The bake's progress through planet-cli's (a bar on a terminal, log
+/// lines otherwise).
+struct Reporter(JobProgress);
 
 impl Progress for Reporter {
     fn stage(&self, message: &str) {
-        if self.terminal {
-            eprint!("\r\x1b[2K");
-        }
-        eprintln!("[{:>7.1}s] {message}", self.start.elapsed().as_secs_f64());
+        self.0.stage(message);
     }
 
     fn tiles(&self, done: usize, total: usize) {
-        let mut last = self.last.lock().expect("progress lock");
-        let interval = if self.terminal { 0.2 } else { 10.0 };
-        if last.elapsed().as_secs_f64() < interval && done != total {
-            return;
-        }
-        *last = Instant::now();
-        let elapsed = self.start.elapsed().as_secs_f64();
-        let rate = done as f64 / elapsed.max(1e-9);
-        let eta = (total - done) as f64 / rate.max(1e-9);
-        let line = format!("{done}/{total} tiles, {rate:.0} tiles/s, ETA {eta:.0} s");
-        if self.terminal {
-            let width = 30;
-            let filled = width * done / total.max(1);
-            eprint!("\r\x1b[2K[{}{}] {line}", "#".repeat(filled), " ".repeat(width - filled));
-            if done == total {
-                eprintln!();
-            }
-            let _ = std::io::stderr().flush();
-        } else {
-            eprintln!("[{elapsed:>7.1}s] {line}");
-        }
+        self.0.update(done, total);
     }
 }
 
@@ -214,8 +187,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let reporter =
-        Reporter { terminal: std::io::stderr().is_terminal(), start: Instant::now(), last: Mutex::new(Instant::now()) };
+    let reporter = Reporter(JobProgress::new("tiles"));
     if !cli.merge.is_empty() {
         return run_merge(&cli, &reporter);
     }

@@ -11,13 +11,15 @@
 //! loading, [`stack`] opening `PACK...` as one ground, [`font`] the built-in
 //! bitmap font, [`picture`] rasters, palettes, legends and PNGs, [`map`] the
 //! maps of a stack that `planet-pack map` and the bake's report draw, [`shard`]
-//! which part of a sharded bake a process bakes (`--shard I/N|auto`).
+//! which part of a sharded bake a process bakes (`--shard I/N|auto`),
+//! [`progress`] a long job's progress (a bar on a terminal, log lines otherwise).
 
 pub mod args;
 pub mod font;
 pub mod fs;
 pub mod map;
 pub mod picture;
+pub mod progress;
 pub mod report;
 pub mod scene;
 pub mod shard;

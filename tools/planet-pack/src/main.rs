@@ -385,7 +385,8 @@ fn codec_name(code: u8) -> &'static str {
 
 fn verify(path: &Path) -> Result<()> {
     let pack = open(path)?;
-    let summary = pack.verify()?;
+    let progress = planet_cli::progress::JobProgress::new("tiles");
+    let summary = pack.verify_with_progress(&mut |done, total| progress.update(done as usize, total as usize))?;
     outln!(
         "ok: {} — every rule holds; {} tiles, {} payload bytes decoded and checksummed",
         path.display(),

@@ -402,6 +402,12 @@ impl Pack {
     /// Reads every index page and decodes every tile: all checksums, all
     /// payloads, and no two payloads of the whole pack overlapping.
     pub fn verify(&self) -> Result<VerifySummary, PackError> {
+        self.verify_with_progress(&mut |_, _| {})
+    }
+
+    /// [`Pack::verify`], calling `progress(tiles checked, tiles)` after each
+    /// batch of payloads.
+    pub fn verify_with_progress(&self, progress: &mut dyn FnMut(u64, u64)) -> Result<VerifySummary, PackError> {
         let mut summary = VerifySummary::default();
         let mut spans: Vec<IndexEntry> = Vec::new();
         // Payloads are read in batches of about 4 MiB announced to the byte
@@ -426,10 +432,12 @@ impl Pack {
             batch_bytes += u64::from(entry.payload_length);
             if batch_bytes >= VERIFY_BATCH_BYTES {
                 check(&mut batch, &mut summary)?;
+                progress(summary.tiles, self.tile_count());
                 batch_bytes = 0;
             }
         }
         check(&mut batch, &mut summary)?;
+        progress(summary.tiles, self.tile_count());
         let layout = self.layout;
         check_no_overlap(&spans, |i| {
             let i = i as u64;
