@@ -254,7 +254,10 @@ fn check_parts(shards: &[OpenShard], plan: &ShardPlan) -> Result<(), BakeError> 
     let mut h = Sha256::new();
     let mut count = 0u64;
     let packs: Vec<&dyn TileParts> = shards.iter().map(|s| &s.pack as &dyn TileParts).collect();
-    let coarse: Vec<u64> = shards.iter().flat_map(|s| s.section.table.iter().map(|r| r.0.raw())).collect();
+    // Each shard's table is in key order, their concatenation is not: keys
+    // are depth-major, and every shard holds coarse tiles of several depths.
+    let mut coarse: Vec<u64> = shards.iter().flat_map(|s| s.section.table.iter().map(|r| r.0.raw())).collect();
+    coarse.sort_unstable();
     for key in merged_keys(&packs, coarse) {
         h.update(key?.to_le_bytes());
         count += 1;

@@ -162,3 +162,25 @@ fn a_killed_shard_resumes_alone_to_the_same_bytes() {
     assert!(String::from_utf8_lossy(&resumed.stderr).contains("already baked"));
     assert_eq!(std::fs::read(&whole).unwrap(), std::fs::read(&killed).unwrap(), "resumed shard, byte for byte");
 }
+
+/// Regression: the merge walked the shards' coarse tiles in the order of
+/// their shard files, not in key order, and refused ("entries out of key
+/// order") a bake whose shards each own coarse tiles of two depths: a
+/// 0.125-degree global raster (data depth 2) cut in two.
+#[test]
+fn shards_owning_coarse_tiles_of_several_depths_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let step = STEP / 2.0;
+    let (w, h) = ((360.0 / step) as usize, (180.0 / step) as usize);
+    let heights: Vec<f32> = (0..w * h)
+        .map(|k| node_value(90.0 - ((k / w) as f64 + 0.5) * step, -180.0 + ((k % w) as f64 + 0.5) * step) as f32)
+        .collect();
+    let dem = dir.path().join("earth-fine.tif");
+    write_tiff(&dem, (w, h), [-180.0, step, 0.0, 90.0, 0.0, -step], Some(4326), &[heights], None);
+    let base = BakeOptions { depth: Some(3), ..options(&dem, &dir.path().join("unused")) };
+    let single = single(&base, dir.path());
+    let shards = bake_shards(&base, dir.path(), 2);
+    let out = dir.path().join("merged.planetpack");
+    merge_into(&shards, &out).unwrap();
+    assert_same_bytes(&single, &out, "2 shards of a depth-2 bake");
+}
