@@ -15,7 +15,8 @@
 //! |  table: per coarse tile, key u64 | offset u64 (from the section start) | length u32
 //! |  metadata: JSON (ShardMeta)
 //! |  footer (40 bytes): section start u64 | table count u64 | JSON length u64
-//! |                     | CRC-32 of records, table and JSON u32 | version u32 | "PLSHARD\x01"
+//! |                     | CRC-32 of records, table, JSON and the three lengths u32
+//! |                     | version u32 | "PLSHARD\x01"
 //! end of file
 //! ```
 //!
@@ -114,6 +115,9 @@ pub(crate) fn append_section(
     footer.extend_from_slice(&file_length.to_le_bytes());
     footer.extend_from_slice(&(coarse.len() as u64).to_le_bytes());
     footer.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    // The footer's lengths are checksummed too: a flipped bit there would
+    // move where the table and metadata are read from.
+    crc.update(&footer);
     footer.extend_from_slice(&crc.finalize().to_le_bytes());
     footer.extend_from_slice(&VERSION.to_le_bytes());
     footer.extend_from_slice(&MAGIC);
@@ -178,6 +182,7 @@ impl ShardSection {
             crc.update(&buffer[..n]);
             at += n as u64;
         }
+        crc.update(&footer[..24]);
         if crc.finalize() != u32_at(24) {
             return Err(broken(
                 path,
@@ -226,5 +231,74 @@ impl ShardSection {
         }
         let colour = raw[n..].chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
         Ok((raw[..n].to_vec(), colour))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> ShardMeta {
+        ShardMeta {
+            shard: 1,
+            shards: 3,
+            fingerprint: "ab".repeat(32),
+            root_depth: 2,
+            starts: vec![0, 10, 20],
+            work: vec![5, 5, 5],
+            total_tiles: 126,
+            tile_set_digest: "cd".repeat(32),
+            void_value: Some(0.0),
+            dem: "dem.tif".into(),
+        }
+    }
+
+    /// A shard file whose "pack" is 1000 opaque bytes, with two coarse
+    /// tiles' surfaces.
+    fn shard_file(dir: &Path) -> (PathBuf, Vec<(TileAddress, Option<SurfaceSamples>)>) {
+        let path = dir.join("x.planetshard");
+        std::fs::write(&path, vec![7u8; 1000]).unwrap();
+        let n = TILE_STORED_SAMPLE_COUNT;
+        let a = TileAddress::new(0, 1, 1, 0).unwrap();
+        let b = TileAddress::new(3, 1, 0, 1).unwrap();
+        let surface = |s: u8| Some(((0..n).map(|k| (k % 7) as u8 + s).collect(), vec![[s, 2, 3]; n]));
+        let mut coarse = vec![(a, surface(1)), (b, surface(9))];
+        coarse.sort_by_key(|c| c.0.key());
+        append_section(&path, 1000, &meta(), &coarse).unwrap();
+        (path, coarse)
+    }
+
+    #[test]
+    fn a_section_reads_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, coarse) = shard_file(dir.path());
+        let section = ShardSection::read(&path, 1000).unwrap();
+        assert_eq!(section.meta, meta());
+        for (tile, surface) in &coarse {
+            assert_eq!(&section.surface(*tile).unwrap(), surface.as_ref().unwrap());
+        }
+        let absent = TileAddress::new(5, 1, 0, 0).unwrap();
+        assert!(section.surface(absent).unwrap_err().to_string().contains("no surface record"));
+    }
+
+    #[test]
+    fn every_flipped_bit_of_the_section_or_a_cut_is_refused_never_believed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = shard_file(dir.path());
+        let good = std::fs::read(&path).unwrap();
+        let flipped = dir.path().join("flipped.planetshard");
+        for at in 1000..good.len() {
+            for bit in [0x01u8, 0x80] {
+                let mut bytes = good.clone();
+                bytes[at] ^= bit;
+                std::fs::write(&flipped, &bytes).unwrap();
+                let e = ShardSection::read(&flipped, 1000).expect_err("a flipped bit is caught");
+                assert!(e.to_string().contains("flipped.planetshard"), "{e}");
+            }
+        }
+        for cut in [1, 7, 40, 41, good.len() - 1000] {
+            std::fs::write(&flipped, &good[..good.len() - cut]).unwrap();
+            assert!(ShardSection::read(&flipped, 1000).is_err(), "cut by {cut}");
+        }
     }
 }
