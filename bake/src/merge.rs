@@ -24,6 +24,7 @@ use planet_terrain::pack::{
     DecodedTile, EncodedTile, IndexEntry, Pack, PackError, PackSpec, PackWriter, TileParts, merged_keys,
 };
 use planet_terrain::{Body, TileAddress};
+use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -146,8 +147,11 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     let assemble_seconds = assemble_started.elapsed().as_secs_f64();
     progress.stage(&format!("verifying {}: every rule, every checksum", assembled.path().display()));
     let verify_started = Instant::now();
+    // Every rule and every payload, the payloads decoded on every worker.
     let merged = Pack::adopt(Box::new(FileBytes::open(assembled.path())?))
-        .and_then(|p| p.verify())
+        .and_then(|p| {
+            p.verify_batched(&mut |_, _| {}, &|pack, batch| batch.par_iter().try_for_each(|e| pack.decode(e).map(drop)))
+        })
         .map_err(|e| e.in_file(assembled.path()))?;
     let audit = accuracy_audit(&source, assembled.path(), &coarse, memory.held_level_tiles())?;
     let per_depth = audit.passed(assembled.path())?;

@@ -408,6 +408,18 @@ impl Pack {
     /// [`Pack::verify`], calling `progress(tiles checked, tiles)` after each
     /// batch of payloads.
     pub fn verify_with_progress(&self, progress: &mut dyn FnMut(u64, u64)) -> Result<VerifySummary, PackError> {
+        self.verify_batched(progress, &|pack, batch| batch.iter().try_for_each(|e| pack.decode(e).map(drop)))
+    }
+
+    /// [`Pack::verify_with_progress`], each batch of payloads (about 4 MiB,
+    /// read ahead) decoded and checked by `decode_batch`, which must decode
+    /// every entry it is given (a caller with a thread pool decodes them in
+    /// parallel); every other rule is checked here.
+    pub fn verify_batched(
+        &self,
+        progress: &mut dyn FnMut(u64, u64),
+        decode_batch: &(dyn Fn(&Pack, &[IndexEntry]) -> Result<(), PackError> + Sync),
+    ) -> Result<VerifySummary, PackError> {
         let mut summary = VerifySummary::default();
         let mut spans: Vec<IndexEntry> = Vec::new();
         // Payloads are read in batches of about 4 MiB announced to the byte
@@ -417,11 +429,10 @@ impl Pack {
             let ranges: Vec<(u64, usize)> =
                 batch.iter().map(|e| (e.payload_offset, e.payload_length as usize)).collect();
             self.bytes.prefetch(&ranges).map_err(|e| self.in_file(e))?;
-            for entry in batch.drain(..) {
-                self.decode(&entry).map_err(|e| self.in_file(e))?;
-                summary.tiles += 1;
-                summary.payload_bytes += u64::from(entry.payload_length);
-            }
+            decode_batch(self, batch).map_err(|e| self.in_file(e))?;
+            summary.tiles += batch.len() as u64;
+            summary.payload_bytes += batch.iter().map(|e| u64::from(e.payload_length)).sum::<u64>();
+            batch.clear();
             Ok(())
         };
         let mut batch_bytes = 0u64;
