@@ -418,7 +418,7 @@ impl Pack {
     pub fn verify_batched(
         &self,
         progress: &mut dyn FnMut(u64, u64),
-        decode_batch: &(dyn Fn(&Pack, &[IndexEntry]) -> Result<(), PackError> + Sync),
+        decode_batch: &DecodeBatch,
     ) -> Result<VerifySummary, PackError> {
         let mut summary = VerifySummary::default();
         let mut spans: Vec<IndexEntry> = Vec::new();
@@ -463,6 +463,9 @@ impl Pack {
         self.entries().map(|e| e.map(|e| e.key))
     }
 }
+
+/// Decodes and checks every entry of a batch of a pack ([`Pack::verify_batched`]).
+pub type DecodeBatch = dyn Fn(&Pack, &[IndexEntry]) -> Result<(), PackError> + Sync;
 
 /// What [`Pack::verify`] checked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
