@@ -16,7 +16,6 @@
 //! record (holding one record, not the file), keeps every record whose
 //! checksum holds, drops a torn tail, and refuses a different bake.
 
-use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
@@ -34,7 +33,7 @@ use crate::pack::format::{
 };
 use crate::pack::index::{IndexBuilder, IndexLayout};
 use crate::pack::parts::{TileParts, merged};
-use crate::pack::record::{RECORD_HEAD, RECORD_MAGIC, Staged, parse_record, read_record};
+use crate::pack::record::{RECORD_HEAD, RECORD_MAGIC, Staged, StagedSet, parse_record, read_record};
 
 /// Everything about a pack that is fixed before its first tile.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,7 +71,7 @@ impl PackSpec {
         encode_tile(tile, self.codec, content, i32::from(self.compression_level))
     }
 
-    fn header(&self, tile_set: &BTreeMap<TileKey, Option<Staged>>) -> Result<PackHeader, PackError> {
+    fn header(&self, tile_set: &StagedSet) -> Result<PackHeader, PackError> {
         let max_depth = tile_set.keys().map(|k| k.address().depth()).max().unwrap_or(0);
         self.header_of(tile_set.len() as u64, max_depth)
     }
@@ -99,9 +98,6 @@ impl PackSpec {
     }
 }
 
-/// Every declared tile, staged or not yet.
-type StagedSet = BTreeMap<TileKey, Option<Staged>>;
-
 const PARTIAL_MAGIC: [u8; 8] = *b"PLNTPART";
 
 /// A pack being written.
@@ -117,7 +113,7 @@ pub struct PackWriter {
 struct WriterState {
     partial: File,
     end: u64,
-    tiles: BTreeMap<TileKey, Option<Staged>>,
+    tiles: StagedSet,
     /// Tiles staged by this process (for the crash test hook).
     staged_here: usize,
 }
@@ -266,7 +262,7 @@ impl PackWriter {
             // Killed while the preamble was being written: nothing was staged.
             drop(reader);
             drop(partial);
-            return PackWriter::create_inner(out, spec, tiles.into_keys().map(TileKey::address), whole);
+            return PackWriter::create_inner(out, spec, tiles.keys().map(TileKey::address), whole);
         }
         if head[..] != preamble[..] {
             return Err(wrap(PackError::ResumeMismatch(
@@ -281,8 +277,10 @@ impl PackWriter {
                 .map_err(PackError::io("reading the partial file"))
                 .map_err(wrap)?;
             let Some((record_length, staged)) = read.then(|| parse_record(&record, at)).flatten() else { break };
-            match tiles.get_mut(&staged.entry.key) {
-                Some(slot @ None) => *slot = Some(staged),
+            match tiles.get(staged.entry.key) {
+                Some(None) => {
+                    tiles.stage(staged);
+                }
                 // A record for an undeclared or already staged tile means the
                 // journal is not this bake's: stop trusting it here.
                 _ => break,
@@ -308,7 +306,7 @@ impl PackWriter {
         whole: bool,
     ) -> Result<(StagedSet, Vec<u8>), PackError> {
         spec.validate()?;
-        let tiles: BTreeMap<TileKey, Option<Staged>> = tile_set.into_iter().map(|t| (t.key(), None)).collect();
+        let tiles = StagedSet::declare(tile_set.into_iter().map(TileAddress::key));
         let Some(max_depth) = tiles.keys().map(|k| k.address().depth()).max() else {
             return Err(PackError::BadSpec("the tile set is empty".into()));
         };
@@ -345,7 +343,7 @@ impl PackWriter {
     /// bake can derive a parent's geometric error from its children's.
     pub fn staged_entry(&self, tile: TileAddress) -> Option<IndexEntry> {
         let state = self.state.lock().expect("writer lock");
-        state.tiles.get(&tile.key()).copied().flatten().map(|s| s.entry)
+        state.tiles.get(tile.key()).flatten().map(|s| s.entry)
     }
 
     /// A staged tile read back from the partial file and decoded (its
@@ -354,7 +352,7 @@ impl PackWriter {
     /// resume. `None` when the tile is not staged.
     pub fn staged_tile(&self, tile: TileAddress) -> Result<Option<crate::pack::DecodedTile>, PackError> {
         let state = self.state.lock().expect("writer lock");
-        let Some(staged) = state.tiles.get(&tile.key()).copied().flatten() else { return Ok(None) };
+        let Some(staged) = state.tiles.get(tile.key()).flatten() else { return Ok(None) };
         let mut payload = vec![0; staged.entry.payload_length as usize];
         state
             .partial
@@ -387,7 +385,7 @@ impl PackWriter {
         record.extend_from_slice(&crc.to_le_bytes());
 
         let mut state = self.state.lock().expect("writer lock");
-        match state.tiles.get(&tile.tile.key()) {
+        match state.tiles.get(tile.tile.key()) {
             None => return Err(PackError::Undeclared { tile: tile.tile }),
             Some(Some(_)) => {
                 return Err(PackError::BadContent { tile: tile.tile, reason: "written twice".into() });
@@ -398,7 +396,7 @@ impl PackWriter {
         state.partial.write_all(&record).map_err(PackError::io("appending to the partial file"))?;
         state.end += record.len() as u64;
         let entry = tile.entry_at(0);
-        state.tiles.insert(entry.key, Some(Staged { payload_at: at + RECORD_HEAD as u64, entry }));
+        state.tiles.stage(Staged { payload_at: at + RECORD_HEAD as u64, entry });
         state.staged_here += 1;
         after_tiles(state.staged_here);
         Ok(())
@@ -427,7 +425,7 @@ impl PackWriter {
 
     fn assemble_inner(self, others: &[&dyn TileParts]) -> Result<Assembled, PackError> {
         let state = self.state.into_inner().expect("writer lock");
-        let missing: Vec<TileKey> = state.tiles.iter().filter(|(_, s)| s.is_none()).map(|(k, _)| *k).collect();
+        let missing: Vec<TileKey> = state.tiles.iter().filter(|(_, s)| s.is_none()).map(|(k, _)| k).collect();
         if let Some(first) = missing.first() {
             return Err(PackError::Incomplete { missing: missing.len(), first: first.address() });
         }
@@ -447,7 +445,7 @@ impl PackWriter {
         // writer's own staged tiles are source 0, their entries carrying
         // where the payload lies in the partial file.
         let walk = || {
-            let own = state.tiles.values().map(|s| {
+            let own = state.tiles.iter().map(|(_, s)| {
                 let s = s.expect("checked complete");
                 Ok(IndexEntry { payload_offset: s.payload_at, ..s.entry })
             });
