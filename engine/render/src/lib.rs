@@ -28,6 +28,8 @@ pub use image::RgbaImage;
 pub use limits::{DeviceLimits, SLOT_BYTES};
 pub use renderer::{
     CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HUD_BYTES, HUD_SIZE, NODE_VERTICES, PassCounts, PassTimes,
-    Renderer, RendererSettings, WorkCounts, lattice_indices, lattice_indices_len,
+    Renderer, RendererSettings, UiFrame, WorkCounts, lattice_indices, lattice_indices_len,
 };
 pub use vk::device::{GpuSettings, WindowHandles};
+/// The UI library the renderer draws, for callers to build [`UiFrame`]s with.
+pub use egui;

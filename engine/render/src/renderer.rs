@@ -61,6 +61,8 @@ pub struct DrawCalls {
     pub body: u32,
     pub sky: u32,
     pub hud: u32,
+    /// The UI pass (egui's panels), 0 or 1.
+    pub ui: u32,
     /// Rigid bodies, one draw each ([`Renderer::set_bodies`]).
     pub bodies: u32,
 }
@@ -149,8 +151,29 @@ pub struct FrameInput<'a> {
     pub wireframe: bool,
     /// The HUD overlay (`HUD_SIZE`, RGBA8, top row first), if any.
     pub hud: Option<&'a [u8]>,
+    /// egui's panels, drawn over everything else, if any.
+    pub ui: Option<&'a UiFrame>,
     /// Present to the window (a windowed renderer only).
     pub present: bool,
+}
+
+/// What egui produced for one frame: the textures to change first and the
+/// clipped meshes to draw (in points, `pixels_per_point` pixels each).
+/// Pass every one egui produces to a frame, even with nothing to draw:
+/// its texture changes (the font atlas first) are applied only there.
+#[derive(Debug, Default)]
+pub struct UiFrame {
+    pub textures: egui::TexturesDelta,
+    pub primitives: Vec<egui::ClippedPrimitive>,
+    pub pixels_per_point: f32,
+}
+
+impl Drop for UiFrame {
+    fn drop(&mut self) {
+        // The deltas were applied by the frame that drew this (egui's own
+        // check would otherwise call every drop a lost update).
+        self.textures.clear();
+    }
 }
 
 /// What the GPU reported for a frame once it completed.
@@ -403,6 +426,7 @@ impl Renderer {
             read_back: false,
             wireframe: false,
             hud: None,
+            ui: None,
             present: false,
         })?;
         self.finish()?;

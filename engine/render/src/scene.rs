@@ -163,13 +163,15 @@ pub struct FrameOptions<'a> {
     pub wireframe: bool,
     /// The HUD overlay (`HUD_SIZE` RGBA8), if shown.
     pub hud: Option<&'a [u8]>,
+    /// egui's panels over the frame, if shown.
+    pub ui: Option<&'a crate::UiFrame>,
     /// Present to the window (windowed renderers).
     pub present: bool,
 }
 
 impl FrameOptions<'_> {
     pub fn headless(read_back: ReadBack) -> FrameOptions<'static> {
-        FrameOptions { read_back, wireframe: false, hud: None, present: false }
+        FrameOptions { read_back, wireframe: false, hud: None, ui: None, present: false }
     }
 }
 
@@ -232,6 +234,19 @@ impl TerrainScene {
     /// of the camera's height above the ground).
     pub fn set_near(&mut self, near_m: f64) {
         self.settings.selection.near_m = near_m;
+    }
+
+    /// The selection's error target (pixels) and node budget.
+    pub fn selection(&self) -> (f64, usize) {
+        (self.settings.selection.target_error_px, self.settings.selection.node_budget)
+    }
+
+    /// A new error target and node budget for the next frames (the view
+    /// panel's sliders); the budget is held to the renderer's node capacity
+    /// by the caller.
+    pub fn set_selection(&mut self, target_error_px: f64, node_budget: usize) {
+        self.settings.selection.target_error_px = target_error_px;
+        self.settings.selection.node_budget = node_budget;
     }
 
     /// The ground before any layer: what the scene was made with.
@@ -475,6 +490,7 @@ impl TerrainScene {
             read_back: wants_image,
             wireframe: options.wireframe,
             hud: options.hud,
+            ui: options.ui,
             present: options.present,
         })?;
         self.frame += 1;
@@ -525,6 +541,7 @@ impl TerrainScene {
             read_back,
             wireframe: options.wireframe,
             hud: options.hud,
+            ui: options.ui,
             present: options.present,
         })?;
         self.frame += 1;

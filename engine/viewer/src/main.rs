@@ -15,6 +15,7 @@ mod flight;
 mod gpu_counts;
 mod ground_ahead;
 mod hud;
+mod panels;
 mod session;
 mod window;
 
@@ -433,7 +434,7 @@ fn path_mode(
         }
         session.bodies.advance(&session.scene, 1.0 / cli.fps)?;
         let overlay = cli.hud.then(|| hud::overlay(&session.hud_lines(&flight, "PATH", None, false, false)));
-        let options = FrameOptions { read_back, wireframe: false, hud: overlay.as_deref(), present: false };
+        let options = FrameOptions { read_back, wireframe: false, hud: overlay.as_deref(), ui: None, present: false };
         session.draw(&flight, t, options)?;
         if let Some(dir) = &cli.frames {
             session.save_last_frame(&session::frame_path(dir, k))?;

@@ -412,6 +412,7 @@ impl App {
             read_back: read_back_for(self.run.frames.as_deref()),
             wireframe: self.wireframe,
             hud: overlay.as_deref(),
+            ui: None,
             present: true,
         };
         session.draw(&self.run.flight, t, options)?;

@@ -1,6 +1,6 @@
 //! Recording a frame: uploads into array-image slots, the position-only
 //! depth pass, the shaded pass, the analytic body, the sky and the HUD,
-//! then the read-back copy and/or the blit into the swapchain image.
+//! the UI's panels (ui.rs), then the read-back copy and/or the blit into the swapchain image.
 //!
 //! The key decisions: reversed Z with an infinite far plane (one D32 depth
 //! buffer from orbit to the ground); and an upload moves only the layers it
@@ -61,6 +61,9 @@ impl Backend {
         let mut draws = DrawCalls::default();
         let terrain = !input.records.is_empty();
         let analytic_body = input.constants.flags & FLAG_ANALYTIC_BODY != 0;
+        if let Some(ui) = input.ui {
+            self.prepare_ui(ui)?;
+        }
         let device = self.gpu.device.clone();
         // SAFETY: the frame's resources were retired (its fence waited), so
         // its pool, buffers and query pool are free to reuse.
@@ -174,6 +177,9 @@ impl Backend {
                 frame.queries,
                 timestamp::SKY_DONE,
             );
+        }
+        if let Some(ui) = input.ui.filter(|ui| !ui.primitives.is_empty()) {
+            draws.ui += self.record_ui(commands, ui)?;
         }
         if input.read_back || present.is_some() {
             self.record_finish(commands, input.read_back, present);
