@@ -41,7 +41,10 @@ impl Editor for planet_render::scene::TerrainScene {
 enum Action {
     Insert(Layer),
     Remove(Layer),
-    Rewrite { before: Layer, after: Layer },
+    Rewrite {
+        before: Layer,
+        after: Layer,
+    },
     /// Several changes as one step (a reorder, a scene loaded over the
     /// stack), undone in reverse.
     Many(Vec<Action>),
@@ -143,7 +146,13 @@ impl Authoring {
     /// Replaces layer `order`'s parameters. With `merge`, a rewrite of the
     /// same layer just before (one slider drag, frame after frame) is
     /// extended instead of stacking an undo step per frame.
-    pub fn rewrite(&mut self, editor: &mut dyn Editor, order: u32, kind: LayerKind, merge: bool) -> Result<(), LayerError> {
+    pub fn rewrite(
+        &mut self,
+        editor: &mut dyn Editor,
+        order: u32,
+        kind: LayerKind,
+        merge: bool,
+    ) -> Result<(), LayerError> {
         let before = editor.layers().get(order).cloned().ok_or(LayerError::NoSuchOrder(order))?;
         let after = Layer { order, kind };
         Action::Rewrite { before: before.clone(), after: after.clone() }.run(editor)?;

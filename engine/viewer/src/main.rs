@@ -87,7 +87,8 @@ struct Cli {
     /// Present without waiting for vertical sync.
     #[arg(long)]
     no_vsync: bool,
-    /// Draw the HUD (default: on in a window, off in headless frames).
+    /// Draw the panels (default: on in a window, off in headless frames;
+    /// never in --shot).
     #[arg(long, conflicts_with = "no_hud")]
     hud: bool,
     #[arg(long)]
@@ -418,6 +419,7 @@ fn path_mode(
     let start = start_time(cli, &body, path.pose(path.start()).lon);
     let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
     let centre = (f64::from(size.0) / 2.0, f64::from(size.1) / 2.0);
+    let mut panels = cli.hud.then(|| panels::Panels::new(true));
     for k in 0..frames {
         let t = path.start() + k as f64 / cli.fps;
         flight.set_pose(path.pose(t));
@@ -433,8 +435,8 @@ fn path_mode(
             eprintln!("planet-view: {}", session.drop_at_pixel(&flight, kind, x, y)?);
         }
         session.bodies.advance(&session.scene, 1.0 / cli.fps)?;
-        let overlay = cli.hud.then(|| hud::overlay(&session.hud_lines(&flight, "PATH", None, false, false)));
-        let options = FrameOptions { read_back, wireframe: false, hud: overlay.as_deref(), ui: None, present: false };
+        let ui = panels.as_mut().map(|p| headless_panels(p, &mut session, &flight, size));
+        let options = FrameOptions { read_back, wireframe: false, hud: None, ui: ui.as_ref(), present: false };
         session.draw(&flight, t, options)?;
         if let Some(dir) = &cli.frames {
             session.save_last_frame(&session::frame_path(dir, k))?;
@@ -442,6 +444,35 @@ fn path_mode(
     }
     session.finish()?;
     finish_run(cli, &session, &body)
+}
+
+/// The panels over a headless frame: no input, the path's figures.
+fn headless_panels(
+    panels: &mut panels::Panels,
+    session: &mut session::Session,
+    flight: &flight::Flight,
+    size: (u32, u32),
+) -> planet_render::UiFrame {
+    use planet_render::egui;
+    let readout = session.readout(flight, "path", None);
+    let (error_px, budget) = session.scene.selection();
+    let mut view = panels::ViewControls {
+        error_px,
+        budget,
+        max_budget: session.renderer.settings().max_nodes,
+        wireframe: false,
+        wireframe_supported: session.renderer.supports_wireframe(),
+        frozen: session.scene.is_frozen(),
+        time_rate: 0,
+        rate_labels: vec!["path".to_string()],
+        time_paused: false,
+    };
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(size.0 as f32, size.1 as f32));
+    let input = egui::RawInput { screen_rect: Some(screen), ..egui::RawInput::default() };
+    let mut authoring = authoring::Authoring::default();
+    let body = session.body().name().to_string();
+    let edit = panels::LayerEdit { authoring: &mut authoring, editor: &mut session.scene, body: &body };
+    panels.run(input, &readout, &mut view, edit).ui
 }
 
 /// Frames a path of `duration` seconds takes at `fps`, the start and end

@@ -259,36 +259,32 @@ impl Session {
         provenance_label(source.as_ref(), g)
     }
 
-    /// The HUD's lines for the latest frame.
-    pub fn hud_lines(
-        &mut self,
-        flight: &Flight,
-        mode: &str,
-        cursor: Option<&str>,
-        frozen: bool,
-        wire: bool,
-    ) -> Vec<String> {
+    /// What the panels show for the latest frame (`speed` is the window's).
+    pub fn readout(&mut self, flight: &Flight, mode: &str, cursor: Option<&str>) -> crate::panels::Readout {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         let last = self.log.last().copied().unwrap_or_default();
-        let gpu =
+        let gpu_ms =
             self.log.iter().rev().find_map(|l| l.gpu).map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms);
         let s = last.report.statistics;
-        let hemisphere = |v: f64, pos: char, neg: char| format!("{:.5} {}", v.abs(), if v >= 0.0 { pos } else { neg });
-        vec![
-            format!("LAT {}  LON {}", hemisphere(flight.lat, 'N', 'S'), hemisphere(flight.lon, 'E', 'W')),
-            format!("ALT {} ELLIPSOID", metres(flight.alt)),
-            format!("    {} ABOVE GROUND", metres(above_ground)),
-            format!("CPU {:.1} MS  GPU {}", last.cpu_ms, gpu.map_or("-".to_string(), |g| format!("{g:.1} MS"))),
-            format!("NODES {} SEL {} DRAWN", s.nodes_selected, s.nodes_drawn),
-            format!("ERROR {:.2} PX  SLOTS {}", s.effective_screen_error_pixels, s.resident_slots),
-            format!(
-                "UPLOADS {} PENDING {} LOADING {} RETRYING {} FAILED {}",
-                s.uploads, s.pending_requests, s.tiles_in_flight, s.retrying_tiles, s.failed_tiles
-            ),
-            format!("CURSOR {}", cursor.unwrap_or("-")),
-            format!("{mode}{}{}", if frozen { " FROZEN" } else { "" }, if wire { " WIRE" } else { "" }),
-            crate::hud::clock_line(self.body(), self.clock, flight.lon),
-        ]
+        crate::panels::Readout {
+            lat: flight.lat,
+            lon: flight.lon,
+            alt: flight.alt,
+            above_ground,
+            speed: 0.0,
+            mode: mode.to_string(),
+            clock: crate::hud::clock_line(self.body(), self.clock, flight.lon),
+            cpu_ms: last.cpu_ms,
+            gpu_ms,
+            nodes_selected: s.nodes_selected,
+            nodes_drawn: s.nodes_drawn,
+            slots: s.resident_slots,
+            uploads: s.uploads,
+            pending: s.pending_requests,
+            error_px: s.effective_screen_error_pixels,
+            cursor: cursor.map(str::to_string),
+            status: None,
+        }
     }
 
     /// Per-frame figures and their summary, as JSON.
@@ -370,10 +366,6 @@ pub fn report_failures(scene: &mut TerrainScene) {
             failure.tile, failure.message
         );
     }
-}
-
-fn metres(m: f64) -> String {
-    if m.abs() >= 100_000.0 { format!("{:.1} KM", m / 1000.0) } else { format!("{m:.1} M") }
 }
 
 /// The `q` quantile (nearest rank) of `values`; `None` when empty.

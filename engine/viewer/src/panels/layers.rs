@@ -152,7 +152,8 @@ impl LayersState {
 
     /// One row per layer, in the order they apply: select, move, delete.
     fn list(&mut self, ui: &mut egui::Ui, edit: &mut LayerEdit<'_>, rects: &mut HashMap<&'static str, egui::Rect>) {
-        let rows: Vec<(u32, &'static str)> = edit.editor.layers().layers().map(|l| (l.order, kind_name(&l.kind))).collect();
+        let rows: Vec<(u32, &'static str)> =
+            edit.editor.layers().layers().map(|l| (l.order, kind_name(&l.kind))).collect();
         if rows.is_empty() {
             ui.label("no layers");
         }
@@ -234,7 +235,8 @@ impl LayersState {
             }
             LayerKind::PolygonFlatten { vertices, elevation_m, blend_m } => {
                 for (k, (lat, lon)) in vertices.iter_mut().enumerate() {
-                    let row = ui.horizontal(|ui| ui.label(format!("{k}")) | ui.add(degrees(lat)) | ui.add(degrees(lon)));
+                    let row =
+                        ui.horizontal(|ui| ui.label(format!("{k}")) | ui.add(degrees(lat)) | ui.add(degrees(lon)));
                     responses.push(row.inner);
                 }
                 responses.push(ui.add(height(elevation_m, "elevation, m")));

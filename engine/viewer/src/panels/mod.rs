@@ -129,6 +129,7 @@ impl Panels {
     }
 
     /// Where the widget named `name` was laid out in the last run.
+    #[cfg(test)]
     pub fn rect_of(&self, name: &str) -> Option<egui::Rect> {
         self.rects.get(name).copied()
     }

@@ -97,14 +97,13 @@ pub(super) fn view(ui: &mut egui::Ui, v: &mut ViewControls, rects: &mut HashMap<
     ui.horizontal(|ui| {
         ui.label("time");
         let labels = v.rate_labels.clone();
-        egui::ComboBox::from_id_salt("rate").selected_text(labels.get(v.time_rate).cloned().unwrap_or_default()).show_ui(
-            ui,
-            |ui| {
+        egui::ComboBox::from_id_salt("rate")
+            .selected_text(labels.get(v.time_rate).cloned().unwrap_or_default())
+            .show_ui(ui, |ui| {
                 for (k, label) in labels.iter().enumerate() {
                     ui.selectable_value(&mut v.time_rate, k, label);
                 }
-            },
-        );
+            });
         ui.checkbox(&mut v.time_paused, "paused [/]");
     });
 }
