@@ -445,3 +445,55 @@ fn dropped_bodies_fall_onto_the_edited_ground_and_stay_on_it() {
         assert!(above < 6.0 * size, "the body fell from its drop height: {body}");
     }
 }
+
+/// The share of pixels in columns `xs` (every row) of a PNG that are
+/// exactly `rgb`.
+fn share_of(path: &Path, xs: std::ops::Range<usize>, rgb: [u8; 3]) -> f64 {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("the frame exists")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut pixels).expect("one frame");
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    let (width, height) = (info.width as usize, info.height as usize);
+    let at = |x: usize, y: usize| &pixels[4 * (y * width + x)..4 * (y * width + x) + 3];
+    let hits = (0..height).flat_map(|y| xs.clone().map(move |x| (x, y))).filter(|&(x, y)| at(x, y) == rgb).count();
+    hits as f64 / (height * xs.len()) as f64
+}
+
+/// The panels in a real window under Xvfb: the frames the window presented
+/// (read back) carry egui's panels down both sides, the ground between
+/// them. `PLANET_BLESS=1` keeps the last frame as docs/images/panels.png,
+/// the README's picture of the panels.
+#[test]
+fn the_panels_show_in_a_real_window() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_hover_path(dir.path(), 2);
+    let scene = dir.path().join("scene.json");
+    // A crater where the hovering camera looks, so the layers panel lists one.
+    let crater = r#"{"kind": "crater", "order": 1, "lat": -46.99, "lon": 39.04, "radius_m": 3000, "depth_m": 600, "rim_m": 150}"#;
+    std::fs::write(&scene, format!(r#"{{"version": 1, "body": "earth", "layers": [{crater}]}}"#))
+        .expect("write the scene");
+    planet_terrain::layers::Scene::from_json(&std::fs::read_to_string(&scene).unwrap(), "earth")
+        .expect("a valid scene");
+    let frames = dir.path().join("frames");
+    let x = Xvfb::start();
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--scene").arg(&scene).arg("--frames").arg(&frames);
+    // N (the shortcut, through the script hook) selects the crater: the
+    // layers panel shows its parameters.
+    command.args(["--fps", "3", "--size", "1024x640", "--validation", "--time-rate", "0", "--script", "0:N"]);
+    run(command);
+    let last = frames.join("frame_00006.png");
+    // egui's dark panel fill, as the window showed it.
+    const PANEL: [u8; 3] = [27, 27, 27];
+    let (left, right) = (share_of(&last, 2..12, PANEL), share_of(&last, 1012..1022, PANEL));
+    assert!(left > 0.8 && right > 0.8, "panels down both sides: {left:.2} left, {right:.2} right");
+    let middle = share_of(&last, 500..510, PANEL);
+    assert!(middle < 0.05, "the ground shows between the panels: {middle:.2} of it is panel");
+    if std::env::var_os("PLANET_BLESS").is_some() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/images");
+        std::fs::create_dir_all(&docs).expect("docs/images");
+        std::fs::copy(&last, docs.join("panels.png")).expect("keep the picture");
+    }
+}

@@ -111,8 +111,12 @@ impl LayersState {
             }
         });
         self.list(ui, edit, rects);
-        if let Some(order) = edit.authoring.selected {
-            self.parameters(ui, edit, order, rects);
+        match edit.authoring.selected {
+            Some(order) => self.parameters(ui, edit, order, rects),
+            None if !edit.editor.layers().is_empty() => {
+                ui.label("select a layer (click, or N) to edit it");
+            }
+            None => {}
         }
         ui.separator();
         ui.horizontal(|ui| {
@@ -167,9 +171,9 @@ impl LayersState {
                 if row.clicked() {
                     edit.authoring.selected = Some(order);
                 }
-                let up = ui.add_enabled(k > 0, egui::Button::new("▲"));
-                let down = ui.add_enabled(k + 1 < rows.len(), egui::Button::new("▼"));
-                let delete = ui.button("✖");
+                let up = ui.add_enabled(k > 0, egui::Button::new("up"));
+                let down = ui.add_enabled(k + 1 < rows.len(), egui::Button::new("down"));
+                let delete = ui.button("delete");
                 if k == 0 {
                     rects.insert("layers.row0.down", down.rect);
                     rects.insert("layers.row0.delete", delete.rect);

@@ -1,5 +1,5 @@
-//! The viewer's panels (egui): camera, places, view settings, frame
-//! statistics and the layer stack, in one side panel over the frame.
+//! The viewer's panels (egui): camera, frame statistics, view settings and
+//! places on the left of the frame, the layer stack on its right.
 //!
 //! The key decision: the panels read a plain [`Readout`] and edit a plain
 //! [`ViewControls`] and the layer stack (through [`Authoring`] and an
@@ -166,8 +166,15 @@ impl Panels {
             if !shown {
                 return;
             }
+            // The layers on the right, the rest on the left, the frame between.
+            egui::Panel::right("layers").resizable(false).default_size(300.0).show(ui, |ui| {
+                egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
+                    ui.heading("Layers");
+                    layers.show(ui, &mut edit, (readout.lat, readout.lon), &mut rects);
+                });
+            });
             egui::Panel::left("panels").resizable(false).default_size(300.0).show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| {
+                egui::ScrollArea::vertical().id_salt("panels").show(ui, |ui| {
                     egui::CollapsingHeader::new("Camera")
                         .default_open(true)
                         .show(ui, |ui| readouts::camera(ui, readout));
@@ -180,9 +187,6 @@ impl Panels {
                     egui::CollapsingHeader::new("Places")
                         .default_open(true)
                         .show(ui, |ui| places(ui, filter, &mut requests, &mut rects));
-                    egui::CollapsingHeader::new("Layers")
-                        .default_open(true)
-                        .show(ui, |ui| layers.show(ui, &mut edit, (readout.lat, readout.lon), &mut rects));
                     if let Some(status) = &readout.status {
                         ui.separator();
                         ui.label(status);
@@ -222,16 +226,18 @@ fn places(
     if shown.is_empty() {
         ui.label("no place matches");
     }
-    for (row, k) in shown.into_iter().enumerate() {
-        let (name, lat, lon, ..) = PLACES[k];
-        let button = ui.button(format!("Go to {}", title_case(name))).on_hover_text(format!("{lat:.2}, {lon:.2}"));
-        if row == 0 {
-            rects.insert("places.first", button.rect);
+    egui::ScrollArea::vertical().id_salt("places").max_height(150.0).show(ui, |ui| {
+        for (row, k) in shown.into_iter().enumerate() {
+            let (name, lat, lon, ..) = PLACES[k];
+            let button = ui.button(format!("Go to {}", title_case(name))).on_hover_text(format!("{lat:.2}, {lon:.2}"));
+            if row == 0 {
+                rects.insert("places.first", button.rect);
+            }
+            if button.clicked() {
+                requests.push(Request::GoTo(k));
+            }
         }
-        if button.clicked() {
-            requests.push(Request::GoTo(k));
-        }
-    }
+    });
     if ui.button("Whole body").clicked() {
         requests.push(Request::FrameBody);
     }
