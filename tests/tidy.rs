@@ -246,17 +246,41 @@ fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_window_or_physics_engine
         }
     }
     for (manifest, forbidden) in [
-        ("engine/render/Cargo.toml", &["gdal", "winit", "planet-bake", "planet-view"][..]),
-        ("bake/Cargo.toml", &["ash", "gpu-allocator", "winit", "planet-render"][..]),
-        ("tools/planet-pack/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render"][..]),
-        ("tools/cli/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render"][..]),
+        // egui's paint pass (egui-ash-renderer) lives in the renderer, its
+        // winit glue (egui-winit) in the viewer: the renderer stays window-free.
+        ("engine/render/Cargo.toml", &["gdal", "winit", "egui-winit", "planet-bake", "planet-view"][..]),
+        (
+            "bake/Cargo.toml",
+            &["ash", "gpu-allocator", "winit", "planet-render", "egui", "egui-winit", "egui-ash-renderer"][..],
+        ),
+        (
+            "tools/planet-pack/Cargo.toml",
+            &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "egui", "egui-winit", "egui-ash-renderer"][..],
+        ),
+        (
+            "tools/cli/Cargo.toml",
+            &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "egui", "egui-winit", "egui-ash-renderer"][..],
+        ),
         ("engine/viewer/Cargo.toml", &["gdal", "planet-bake"][..]),
         // HTTP lives in its own crate: the renderer and the bake never link a client.
         ("tools/remote/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "planet-cli"][..]),
         ("engine/render/Cargo.toml", &["ureq", "planet-remote"][..]),
         ("bake/Cargo.toml", &["ureq", "planet-remote"][..]),
         // Physics runs without a GPU or a window (a server can simulate).
-        ("engine/physics/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "planet-view"][..]),
+        (
+            "engine/physics/Cargo.toml",
+            &[
+                "ash",
+                "gpu-allocator",
+                "winit",
+                "gdal",
+                "planet-render",
+                "planet-view",
+                "egui",
+                "egui-winit",
+                "egui-ash-renderer",
+            ][..],
+        ),
     ] {
         let deps = dependencies(manifest);
         for f in forbidden {
