@@ -317,7 +317,7 @@ fn the_glsl_abi_header_is_generated_from_the_rust_declaration() {
         "{GLSL_HEADER_PATH} is stale; regenerate it: {REGENERATE_GLSL_HEADER}"
     );
     // And every shader takes the contract from it, none declares its own.
-    for shader in ["terrain.vert", "terrain.frag", "sky.vert", "sky.frag", "body.frag", "hud.frag"] {
+    for shader in ["terrain.vert", "terrain.frag", "sky.vert", "sky.frag", "body.frag"] {
         let text = read(&Path::new("shaders").join(shader));
         assert!(text.contains("#include \"common.glsl\""), "shaders/{shader} includes common.glsl");
         assert!(!text.contains("struct NodeRecord"), "shaders/{shader} declares NodeRecord by hand");

@@ -29,7 +29,7 @@ pub use error::{RenderError, Result};
 pub use image::RgbaImage;
 pub use limits::{DeviceLimits, SLOT_BYTES};
 pub use renderer::{
-    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HUD_BYTES, HUD_SIZE, NODE_VERTICES, PassCounts, PassTimes,
-    Renderer, RendererSettings, UiFrame, WorkCounts, lattice_indices, lattice_indices_len,
+    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, NODE_VERTICES, PassCounts, PassTimes, Renderer,
+    RendererSettings, UiFrame, WorkCounts, lattice_indices, lattice_indices_len,
 };
 pub use vk::device::{GpuSettings, WindowHandles};

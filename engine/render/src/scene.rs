@@ -161,8 +161,6 @@ struct Frozen {
 pub struct FrameOptions<'a> {
     pub read_back: ReadBack,
     pub wireframe: bool,
-    /// The HUD overlay (`HUD_SIZE` RGBA8), if shown.
-    pub hud: Option<&'a [u8]>,
     /// egui's panels over the frame, if shown.
     pub ui: Option<&'a crate::UiFrame>,
     /// Present to the window (windowed renderers).
@@ -171,7 +169,7 @@ pub struct FrameOptions<'a> {
 
 impl FrameOptions<'_> {
     pub fn headless(read_back: ReadBack) -> FrameOptions<'static> {
-        FrameOptions { read_back, wireframe: false, hud: None, ui: None, present: false }
+        FrameOptions { read_back, wireframe: false, ui: None, present: false }
     }
 }
 
@@ -489,7 +487,6 @@ impl TerrainScene {
             colour_data_depth: source.colour_data_depth(),
             read_back: wants_image,
             wireframe: options.wireframe,
-            hud: options.hud,
             ui: options.ui,
             present: options.present,
         })?;
@@ -540,7 +537,6 @@ impl TerrainScene {
             colour_data_depth: None,
             read_back,
             wireframe: options.wireframe,
-            hud: options.hud,
             ui: options.ui,
             present: options.present,
         })?;

@@ -336,7 +336,7 @@ impl Authoring {
         Ok(())
     }
 
-    /// One HUD line about the selection.
+    /// One status line about the selection (the panels show it).
     pub fn describe(&self, editor: &dyn Editor) -> String {
         let count = editor.layers().len();
         match self.selected.and_then(|o| editor.layers().get(o)) {

@@ -436,7 +436,7 @@ fn path_mode(
         }
         session.bodies.advance(&session.scene, 1.0 / cli.fps)?;
         let ui = panels.as_mut().map(|p| headless_panels(p, &mut session, &flight, size));
-        let options = FrameOptions { read_back, wireframe: false, hud: None, ui: ui.as_ref(), present: false };
+        let options = FrameOptions { read_back, wireframe: false, ui: ui.as_ref(), present: false };
         session.draw(&flight, t, options)?;
         if let Some(dir) = &cli.frames {
             session.save_last_frame(&session::frame_path(dir, k))?;
@@ -599,7 +599,7 @@ fn write_stats(
             "terrain_shaded": report.draw_calls.terrain_shaded,
             "analytic_body": report.draw_calls.body,
             "sky": report.draw_calls.sky,
-            "hud": report.draw_calls.hud,
+            "ui": report.draw_calls.ui,
         },
         "gpu_ms": gpu.map(|g| serde_json::json!({
             "terrain_depth": g.terrain_depth_ms,

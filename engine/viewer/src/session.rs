@@ -254,7 +254,7 @@ impl Session {
     /// ground within reach or the work budget; `None` with no ground at all.
     pub fn ground_under(&self, view: &View, x: f64, y: f64) -> Option<String> {
         let source = self.scene.base()?;
-        // Coarse and cheap: the HUD asks every few frames.
+        // Coarse and cheap: the frame panel asks every few frames.
         let Some(g) = self.cursor_hit(view, x, y, 100.0, 2000) else { return Some("-".to_string()) };
         provenance_label(source.as_ref(), g)
     }
@@ -389,7 +389,7 @@ pub fn read_back_for(frames: Option<&Path>) -> ReadBack {
     if frames.is_some() { ReadBack::Always } else { ReadBack::Never }
 }
 
-/// What the ground at `g` is made of, as the HUD says it. Read at the
+/// What the ground at `g` is made of, as the frame panel says it. Read at the
 /// depth the camera stands on ([`GROUND_SPACING_M`]), where any detail
 /// synthesized past the data is invented, and at the data depth beneath,
 /// so invented detail over measured ground says both. (Reading the data
@@ -416,7 +416,7 @@ mod tests {
     use super::*;
     use planet_terrain::ground::{EllipsoidSource, GroundStack};
 
-    /// One regression per HUD answer: the detailed stack, the same without
+    /// One regression per answer: the detailed stack, the same without
     /// detail, and outside any pack.
     #[test]
     fn the_cursor_says_invented_wherever_detail_is_drawn() {

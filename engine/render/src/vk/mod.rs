@@ -52,7 +52,6 @@ pub(crate) struct Backend {
     depth: Image,
     readback: Buffer,
     indices: Buffer,
-    hud: Image,
     /// egui's paint pass, built on the first frame with a UI (ui.rs).
     ui: Option<ui::UiPass>,
     swapchain: Option<Swapchain>,
@@ -91,7 +90,6 @@ impl Backend {
             depth: Image::null(),
             readback: Buffer::null(),
             indices: Buffer::null(),
-            hud: Image::null(),
             ui: None,
             swapchain: None,
             vsync,
@@ -183,9 +181,7 @@ impl Drop for Backend {
             self.pipelines.destroy(&gpu.device);
             gpu.device.destroy_sampler(self.sampler, None);
         }
-        for image in
-            [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.target, &mut self.depth, &mut self.hud]
-        {
+        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.target, &mut self.depth] {
             image.destroy(gpu);
         }
         self.readback.destroy(gpu);

@@ -202,7 +202,6 @@ fn the_hole_counter_counts_ground_left_undrawn() {
         colour_data_depth: None,
         read_back: false,
         wireframe: false,
-        hud: None,
         ui: None,
         present: false,
     };
@@ -324,7 +323,6 @@ fn a_slot_written_twice_in_one_frame_keeps_the_last_write_without_validation_mes
         colour_data_depth: None,
         read_back: true,
         wireframe: false,
-        hud: None,
         ui: None,
         present: false,
     };

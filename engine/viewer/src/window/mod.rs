@@ -374,7 +374,6 @@ impl App {
         let options = FrameOptions {
             read_back: read_back_for(self.run.frames.as_deref()),
             wireframe: self.wireframe,
-            hud: None,
             ui: ui.as_ref(),
             present: true,
         };
