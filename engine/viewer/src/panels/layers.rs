@@ -2,7 +2,7 @@
 //! add any kind the stack knows, reorder, delete, edit parameters by value,
 //! undo and redo, save and load a scene by path.
 //!
-//! The key decision: every change goes through [`Authoring`]'s reversible
+//! The key decision: every change goes through `Authoring`'s reversible
 //! actions, the same ones the keyboard uses, so the panel and the keys
 //! share one undo history and the renderer re-stages exactly the tiles an
 //! edit touched. A slider dragged over many frames is one undo step

@@ -10,7 +10,7 @@
 //! maintained immediate-mode UI for Rust, with a winit integration for
 //! winit 0.30 (egui-winit) and an ash renderer (egui-ash-renderer, see
 //! planet-render's vk/ui.rs); egui 0.36 is the newest both support.
-//! Named widgets record where they landed ([`Panels::rect_of`]), so tests
+//! Named widgets record where they landed (`Panels::rect_of`), so tests
 //! click them where a person would.
 
 mod layers;
