@@ -419,7 +419,12 @@ fn path_mode(
     let start = start_time(cli, &body, path.pose(path.start()).lon);
     let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
     let centre = (f64::from(size.0) / 2.0, f64::from(size.1) / 2.0);
-    let mut panels = cli.hud.then(|| panels::Panels::new(true));
+    // Recorded frames carry the readouts (camera, frame), not the controls.
+    let mut panels = cli.hud.then(|| {
+        let mut panels = panels::Panels::new(true);
+        panels.interactive = false;
+        panels
+    });
     for k in 0..frames {
         let t = path.start() + k as f64 / cli.fps;
         flight.set_pose(path.pose(t));

@@ -93,6 +93,9 @@ const HISTORY: usize = 120;
 pub struct Panels {
     ctx: egui::Context,
     pub shown: bool,
+    /// False for recorded frames (headless `--hud`): the camera and frame
+    /// readouts only, nothing a person could not click anyway.
+    pub interactive: bool,
     pub filter: String,
     history: VecDeque<(f64, Option<f64>)>,
     layers: layers::LayersState,
@@ -117,6 +120,7 @@ impl Panels {
         Panels {
             ctx: egui::Context::default(),
             shown,
+            interactive: true,
             filter: String::new(),
             history: VecDeque::new(),
             layers: layers::LayersState::default(),
@@ -159,7 +163,7 @@ impl Panels {
         }
         let mut requests = Vec::new();
         let mut rects = HashMap::new();
-        let shown = self.shown;
+        let (shown, interactive) = (self.shown, self.interactive);
         let (filter, history, layers) = (&mut self.filter, &self.history, &mut self.layers);
         let mut edit = edit;
         let output = self.ctx.run_ui(input, |ui| {
@@ -167,12 +171,14 @@ impl Panels {
                 return;
             }
             // The layers on the right, the rest on the left, the frame between.
-            egui::Panel::right("layers").resizable(false).default_size(300.0).show(ui, |ui| {
-                egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
-                    ui.heading("Layers");
-                    layers.show(ui, &mut edit, (readout.lat, readout.lon), &mut rects);
+            if interactive {
+                egui::Panel::right("layers").resizable(false).default_size(300.0).show(ui, |ui| {
+                    egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
+                        ui.heading("Layers");
+                        layers.show(ui, &mut edit, (readout.lat, readout.lon), &mut rects);
+                    });
                 });
-            });
+            }
             egui::Panel::left("panels").resizable(false).default_size(300.0).show(ui, |ui| {
                 egui::ScrollArea::vertical().id_salt("panels").show(ui, |ui| {
                     egui::CollapsingHeader::new("Camera")
@@ -181,6 +187,9 @@ impl Panels {
                     egui::CollapsingHeader::new("Frame")
                         .default_open(true)
                         .show(ui, |ui| readouts::frame(ui, readout, history));
+                    if !interactive {
+                        return;
+                    }
                     egui::CollapsingHeader::new("View")
                         .default_open(true)
                         .show(ui, |ui| readouts::view(ui, view, &mut rects));

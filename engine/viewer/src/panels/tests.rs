@@ -165,3 +165,16 @@ fn hidden_panels_draw_nothing_and_take_no_input() {
     assert!(!output.ui.primitives.is_empty());
     assert!(rig.panels.wants_pointer(), "the pointer is over the panel");
 }
+
+#[test]
+fn recorded_frames_show_the_readouts_and_no_controls() {
+    let mut rig = Rig::new();
+    rig.panels.interactive = false;
+    rig.frame(vec![]);
+    for control in ["view.error", "places.filter", "layers.add"] {
+        assert!(rig.panels.rect_of(control).is_none(), "{control} is not drawn");
+    }
+    rig.panels.interactive = true;
+    rig.frame(vec![]);
+    assert!(rig.panels.rect_of("layers.add").is_some());
+}
