@@ -497,3 +497,64 @@ fn the_panels_show_in_a_real_window() {
         std::fs::copy(&last, docs.join("panels.png")).expect("keep the picture");
     }
 }
+
+/// A real pointer click through the X server on the layers panel's "Add
+/// here" (where egui lays it out in a 1024x640 window) adds a crater under
+/// the camera, and Ctrl+S, a shortcut, still saves it after the click:
+/// egui-winit hands the panels the window's real events.
+#[test]
+fn a_real_click_on_the_layers_panel_adds_a_layer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_hover_path(dir.path(), 600);
+    let scene = dir.path().join("scene.json");
+    let x = Xvfb::start();
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--scene").arg(&scene).args(["--size", "1024x640", "--validation", "--time-rate", "0"]);
+    let mut viewer = command.stderr(Stdio::piped()).spawn().expect("start planet-view");
+    let started = std::time::Instant::now();
+    let shown = || {
+        Command::new("xdotool")
+            .env("DISPLAY", &x.display)
+            .args(["search", "--onlyvisible", "--name", "planet-view"])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    while !shown() {
+        assert!(viewer.try_wait().expect("wait").is_none(), "planet-view exited before its window showed");
+        assert!(started.elapsed().as_secs() < 120, "no window within two minutes");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // A few frames first, so egui has laid the panels out.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    xdotool(&x.display, &["search", "--onlyvisible", "--name", "planet-view", "windowfocus", "--sync"]);
+    let mut layers = 0;
+    for _attempt in 0..5 {
+        xdotool(&x.display, &["mousemove", "871", "35"]);
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        xdotool(&x.display, &["click", "1"]);
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        xdotool(&x.display, &["key", "ctrl+s"]);
+        let saved = std::time::Instant::now();
+        while !scene.exists() && saved.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let text = std::fs::read_to_string(&scene).expect("Ctrl+S wrote the scene");
+        let parsed = planet_terrain::layers::Scene::from_json(&text, "earth").expect("a valid scene");
+        layers = parsed.layers.len();
+        if let Some(first) = parsed.layers.first() {
+            let planet_terrain::layers::LayerKind::Crater { lat, lon, .. } = first.kind else {
+                panic!("the panel's default kind is a crater: {text}")
+            };
+            assert!((lat + 47.12).abs() < 1e-6 && (lon - 38.95).abs() < 1e-6, "under the camera: {text}");
+            break;
+        }
+        // Not laid out yet when clicked (a slow frame): click again.
+        std::fs::remove_file(&scene).expect("remove the empty save");
+    }
+    assert!(layers >= 1, "the click added a layer");
+    xdotool(&x.display, &["key", "Escape"]);
+    let output = viewer.wait_with_output().expect("the viewer's output");
+    assert!(output.status.success(), "planet-view failed:\n{}", String::from_utf8_lossy(&output.stderr));
+}

@@ -146,7 +146,9 @@ impl Panels {
     /// Whether typed keys go to the panels (a text field has the focus),
     /// not to the keyboard shortcuts.
     pub fn wants_keyboard(&self) -> bool {
-        self.shown && self.ctx.egui_wants_keyboard_input()
+        // Not `egui_wants_keyboard_input`: a clicked button keeps egui's
+        // focus, and the shortcuts must still work after it.
+        self.shown && self.ctx.text_edit_focused()
     }
 
     /// Runs the panels over one frame's input.
