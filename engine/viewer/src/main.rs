@@ -514,7 +514,7 @@ fn window_mode(
         time_rate: cli.time_rate,
         exit_at_end: cli.exit_at_end || cli.frames.is_some(),
         frames: cli.frames.clone(),
-        hud: !cli.no_hud,
+        panels: !cli.no_hud,
         resize_at,
         script,
         // In a window the scene file is also where Ctrl+S saves: it may not exist yet.

@@ -7,6 +7,9 @@
 //! hands the frame to `Session::draw`, the same path as headless runs. The
 //! sky's clock runs the same way: by real time times a rate the keys set
 //! (`,` slower, `.` faster, `/` pause), or by the path's fixed step.
+//! The panels (panels.rs) see every event first; the controls get what the
+//! panels do not hold (the pointer over them, keys while a text field has
+//! the focus).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -48,7 +51,7 @@ pub struct WindowRun {
     pub exit_at_end: bool,
     pub frames: Option<PathBuf>,
     /// Show the panels (H toggles them).
-    pub hud: bool,
+    pub panels: bool,
     /// Test hook: at frame N, ask for a new window size.
     pub resize_at: Option<(usize, (u32, u32))>,
     /// Test hook: authoring input at given frames (see `parse_script`).
@@ -147,7 +150,7 @@ pub fn run(run: WindowRun) -> Result<Session> {
     let event_loop = EventLoop::new().context("opening the display (is DISPLAY set?)")?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let clock = Clock::new(run.start_time, run.time_rate);
-    let panels = crate::panels::Panels::new(run.hud);
+    let panels = crate::panels::Panels::new(run.panels);
     let mut app = App {
         run,
         live: None,
@@ -484,7 +487,11 @@ impl ApplicationHandler for App {
                 }
                 _ => Ok(()),
             },
-            WindowEvent::KeyboardInput { .. } if keys_taken => Ok(()),
+            // Releases still reach the controls: a key held when a field
+            // took the focus must not stay down.
+            WindowEvent::KeyboardInput { ref event, .. } if keys_taken && event.state == ElementState::Pressed => {
+                Ok(())
+            }
             WindowEvent::KeyboardInput { event, .. } => {
                 if let PhysicalKey::Code(code) = event.physical_key {
                     if code == KeyCode::Escape {
