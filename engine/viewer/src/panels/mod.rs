@@ -94,12 +94,15 @@ pub struct Panels {
     ctx: egui::Context,
     pub shown: bool,
     /// False for recorded frames (headless `--hud`): the camera and frame
-    /// readouts only, nothing a person could not click anyway.
+    /// readouts only, in a corner box (nothing there could be clicked).
     pub interactive: bool,
     pub filter: String,
     history: VecDeque<(f64, Option<f64>)>,
     layers: layers::LayersState,
     rects: HashMap<&'static str, egui::Rect>,
+    /// Whether egui has laid the panels out once: a box (an `Area`) is
+    /// measured invisibly on its first pass.
+    laid_out: bool,
 }
 
 impl std::fmt::Debug for Panels {
@@ -125,6 +128,7 @@ impl Panels {
             history: VecDeque::new(),
             layers: layers::LayersState::default(),
             rects: HashMap::new(),
+            laid_out: false,
         }
     }
 
@@ -168,19 +172,33 @@ impl Panels {
         let (shown, interactive) = (self.shown, self.interactive);
         let (filter, history, layers) = (&mut self.filter, &self.history, &mut self.layers);
         let mut edit = edit;
-        let output = self.ctx.run_ui(input, |ui| {
+        let screen = input.screen_rect;
+        let mut build = |ui: &mut egui::Ui| {
             if !shown {
                 return;
             }
-            // The layers on the right, the rest on the left, the frame between.
-            if interactive {
-                egui::Panel::right("layers").resizable(false).default_size(300.0).show(ui, |ui| {
-                    egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
-                        ui.heading("Layers");
-                        layers.show(ui, &mut edit, (readout.lat, readout.lon), &mut rects);
-                    });
-                });
+            if !interactive {
+                // Recorded frames: the readouts in a corner, the picture free.
+                egui::Area::new(egui::Id::new("readouts")).fixed_pos(egui::pos2(8.0, 8.0)).fade_in(false).show(
+                    ui.ctx(),
+                    |ui| {
+                        egui::Frame::popup(ui.style()).show(ui, |ui| {
+                            ui.set_max_width(300.0);
+                            readouts::camera(ui, readout);
+                            ui.separator();
+                            readouts::frame(ui, readout, history);
+                        });
+                    },
+                );
+                return;
             }
+            // The layers on the right, the rest on the left, the frame between.
+            egui::Panel::right("layers").resizable(false).default_size(300.0).show(ui, |ui| {
+                egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
+                    ui.heading("Layers");
+                    layers.show(ui, &mut edit, (readout.lat, readout.lon), &mut rects);
+                });
+            });
             egui::Panel::left("panels").resizable(false).default_size(300.0).show(ui, |ui| {
                 egui::ScrollArea::vertical().id_salt("panels").show(ui, |ui| {
                     egui::CollapsingHeader::new("Camera")
@@ -189,9 +207,6 @@ impl Panels {
                     egui::CollapsingHeader::new("Frame")
                         .default_open(true)
                         .show(ui, |ui| readouts::frame(ui, readout, history));
-                    if !interactive {
-                        return;
-                    }
                     egui::CollapsingHeader::new("View")
                         .default_open(true)
                         .show(ui, |ui| readouts::view(ui, view, &mut rects));
@@ -204,7 +219,17 @@ impl Panels {
                     }
                 });
             });
-        });
+        };
+        let mut output = self.ctx.run_ui(input, &mut build);
+        if !std::mem::replace(&mut self.laid_out, true) {
+            // The first frame shows what the second pass laid out; the
+            // first pass's texture changes (the font atlas) still count.
+            let again = egui::RawInput { screen_rect: screen, ..egui::RawInput::default() };
+            let second = self.ctx.run_ui(again, &mut build);
+            output.textures_delta.append(second.textures_delta);
+            output.shapes = second.shapes;
+            output.pixels_per_point = second.pixels_per_point;
+        }
         self.rects = rects;
         let pixels_per_point = output.pixels_per_point;
         let primitives = self.ctx.tessellate(output.shapes, pixels_per_point);
