@@ -440,7 +440,15 @@ fn path_mode(
             eprintln!("planet-view: {}", session.drop_at_pixel(&flight, kind, x, y)?);
         }
         session.bodies.advance(&session.scene, 1.0 / cli.fps)?;
-        let ui = panels.as_mut().map(|p| headless_panels(p, &mut session, &flight, size));
+        let ui = panels.as_mut().map(|p| {
+            // The path's speed over the last step (body-fixed metres per second).
+            let at = |pose: CameraPose| {
+                body.ellipsoid().geodetic_to_point(Geodetic::from_degrees(pose.lat, pose.lon, pose.alt))
+            };
+            let speed =
+                if k == 0 { 0.0 } else { (at(path.pose(t)) - at(path.pose(t - 1.0 / cli.fps))).length() * cli.fps };
+            headless_panels(p, &mut session, &flight, size, speed)
+        });
         let options = FrameOptions { read_back, wireframe: false, ui: ui.as_ref(), present: false };
         session.draw(&flight, t, options)?;
         if let Some(dir) = &cli.frames {
@@ -457,9 +465,10 @@ fn headless_panels(
     session: &mut session::Session,
     flight: &flight::Flight,
     size: (u32, u32),
+    speed: f64,
 ) -> planet_render::UiFrame {
     use planet_render::egui;
-    let readout = session.readout(flight, "path", None);
+    let readout = panels::Readout { speed, ..session.readout(flight, "path", None) };
     let (error_px, budget) = session.scene.selection();
     let mut view = panels::ViewControls {
         error_px,
