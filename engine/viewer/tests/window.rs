@@ -26,10 +26,14 @@ impl Xvfb {
         // `-displayfd` makes Xvfb choose a free display itself and write
         // its number only once it accepts clients. Polling for the socket
         // file instead raced: a viewer started in that window failed with
-        // "Failed to open connection to X server" (seen once in CI).
+        // "Failed to open connection to X server" (seen once in CI). And
+        // `-noreset`: an X server resets when its last client leaves, so
+        // the readiness check's own disconnect started a reset that a
+        // viewer connecting under load met as the same error (the first
+        // window test of a run, with the render tests beside it).
         let ready = tempfile::NamedTempFile::new().expect("a temp file for the display number");
         let child = Command::new("sh")
-            .args(["-c", "exec Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>\"$1\"", "xvfb"])
+            .args(["-c", "exec Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp -noreset 3>\"$1\"", "xvfb"])
             .arg(ready.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -522,7 +526,11 @@ fn a_real_click_on_the_layers_panel_adds_a_layer() {
             .is_ok_and(|s| s.success())
     };
     while !shown() {
-        assert!(viewer.try_wait().expect("wait").is_none(), "planet-view exited before its window showed");
+        if let Ok(Some(status)) = viewer.try_wait() {
+            let mut stderr = String::new();
+            let _ = std::io::Read::read_to_string(&mut viewer.stderr.take().expect("piped"), &mut stderr);
+            panic!("planet-view exited ({status}) before its window showed:\n{stderr}");
+        }
         assert!(started.elapsed().as_secs() < 120, "no window within two minutes");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
