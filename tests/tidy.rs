@@ -248,17 +248,41 @@ fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_window_or_physics_engine
         }
     }
     for (manifest, forbidden) in [
-        ("engine/render/Cargo.toml", &["gdal", "winit", "planet-bake", "planet-view"][..]),
-        ("bake/Cargo.toml", &["ash", "gpu-allocator", "winit", "planet-render"][..]),
-        ("tools/planet-pack/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render"][..]),
-        ("tools/cli/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render"][..]),
+        // egui's paint pass (egui-ash-renderer) lives in the renderer, its
+        // winit glue (egui-winit) in the viewer: the renderer stays window-free.
+        ("engine/render/Cargo.toml", &["gdal", "winit", "egui-winit", "planet-bake", "planet-view"][..]),
+        (
+            "bake/Cargo.toml",
+            &["ash", "gpu-allocator", "winit", "planet-render", "egui", "egui-winit", "egui-ash-renderer"][..],
+        ),
+        (
+            "tools/planet-pack/Cargo.toml",
+            &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "egui", "egui-winit", "egui-ash-renderer"][..],
+        ),
+        (
+            "tools/cli/Cargo.toml",
+            &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "egui", "egui-winit", "egui-ash-renderer"][..],
+        ),
         ("engine/viewer/Cargo.toml", &["gdal", "planet-bake"][..]),
         // HTTP lives in its own crate: the renderer and the bake never link a client.
         ("tools/remote/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "planet-cli"][..]),
         ("engine/render/Cargo.toml", &["ureq", "planet-remote"][..]),
         ("bake/Cargo.toml", &["ureq", "planet-remote"][..]),
         // Physics runs without a GPU or a window (a server can simulate).
-        ("engine/physics/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "planet-view"][..]),
+        (
+            "engine/physics/Cargo.toml",
+            &[
+                "ash",
+                "gpu-allocator",
+                "winit",
+                "gdal",
+                "planet-render",
+                "planet-view",
+                "egui",
+                "egui-winit",
+                "egui-ash-renderer",
+            ][..],
+        ),
     ] {
         let deps = dependencies(manifest);
         for f in forbidden {
@@ -295,7 +319,7 @@ fn the_glsl_abi_header_is_generated_from_the_rust_declaration() {
         "{GLSL_HEADER_PATH} is stale; regenerate it: {REGENERATE_GLSL_HEADER}"
     );
     // And every shader takes the contract from it, none declares its own.
-    for shader in ["terrain.vert", "terrain.frag", "sky.vert", "sky.frag", "body.frag", "hud.frag"] {
+    for shader in ["terrain.vert", "terrain.frag", "sky.vert", "sky.frag", "body.frag"] {
         let text = read(&Path::new("shaders").join(shader));
         assert!(text.contains("#include \"common.glsl\""), "shaders/{shader} includes common.glsl");
         assert!(!text.contains("struct NodeRecord"), "shaders/{shader} declares NodeRecord by hand");

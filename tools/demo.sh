@@ -133,7 +133,7 @@ JSON
 echo
 if [[ -n ${DISPLAY:-} ]]; then
     echo "Opening planet-view on the demo Earth (Tab: orbit/free flight, G: go to a place, F: whole body,"
-    echo "H: HUD, T: wireframe, C: freeze the cut, Esc: quit)."
+    echo "H: panels, T: wireframe, C: freeze the cut, Esc: quit)."
     $bin/planet-view "${stack[@]}" --lat 27.9 --lon 86.9 --alt 20000000 --pitch -90
 else
     echo "No display: flying the demo Earth with its Himalaya inset headless, orbit to 2 m above the ground near Everest;"

@@ -16,7 +16,6 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("sky.vert.spv", "sky.vert", &[]),
     ("sky.frag.spv", "sky.frag", &[]),
     ("body.frag.spv", "body.frag", &[]),
-    ("hud.frag.spv", "hud.frag", &[]),
     ("bodies.vert.spv", "bodies.vert", &[]),
     ("bodies.frag.spv", "bodies.frag", &[]),
 ];

@@ -30,7 +30,6 @@ const uint BODY_BOX_VERTICES = 36u;
 #define BINDING_SLOT_CLASSES 3
 #define BINDING_CAPTURED 4
 #define BINDING_COUNTERS 5
-#define BINDING_HUD 6
 
 struct NodeFrame {
     vec3 w_u; // offset 0

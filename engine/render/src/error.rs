@@ -29,6 +29,8 @@ pub enum RenderError {
     TooManyNodes { records: usize, capacity: usize },
     #[error("could not produce tile {tile}: {message}")]
     Source { tile: String, message: String },
+    #[error("the UI pass failed during {during}: {message}")]
+    Ui { during: &'static str, message: String },
     #[error("could not write {path}: {message}")]
     Image { path: String, message: String },
 }

@@ -23,11 +23,13 @@ mod vk;
 
 pub use bodies::{BodyDraw, BodyShape};
 pub use conv::{EncodedUpload, SlotContent, TILE_UPLOAD_BYTES, encode_tile, encode_upload, filled_record, quantise};
+/// The UI library the renderer draws, for callers to build [`UiFrame`]s with.
+pub use egui;
 pub use error::{RenderError, Result};
 pub use image::RgbaImage;
 pub use limits::{DeviceLimits, SLOT_BYTES};
 pub use renderer::{
-    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HUD_BYTES, HUD_SIZE, NODE_VERTICES, PassCounts, PassTimes,
-    Renderer, RendererSettings, WorkCounts, lattice_indices, lattice_indices_len,
+    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, NODE_VERTICES, PassCounts, PassTimes, Renderer,
+    RendererSettings, UiFrame, WorkCounts, lattice_indices, lattice_indices_len,
 };
 pub use vk::device::{GpuSettings, WindowHandles};

@@ -15,7 +15,7 @@ use planet_terrain::abi::RECORD_BYTES;
 
 use crate::conv::{CLASS_BYTES, COLOUR_BYTES, HEIGHT_BYTES, TILE_UPLOAD_BYTES};
 use crate::error::{RenderError, Result};
-use crate::renderer::{HUD_BYTES, RendererSettings};
+use crate::renderer::RendererSettings;
 
 /// Device memory one slot takes in the three slot images.
 pub const SLOT_BYTES: u64 = (HEIGHT_BYTES + COLOUR_BYTES + CLASS_BYTES) as u64;
@@ -54,7 +54,7 @@ pub fn check(settings: &RendererSettings, limits: &DeviceLimits) -> Result<()> {
     let by_range = u64::from(limits.max_storage_buffer_range) / RECORD_BYTES as u64;
     // Host-visible memory per frame in flight: the records and the staging ring.
     let host_budget = limits.host_visible_bytes / 2 / frames;
-    let by_host = host_budget.saturating_sub(HUD_BYTES as u64) / RECORD_BYTES as u64;
+    let by_host = host_budget / RECORD_BYTES as u64;
     if nodes > by_range.min(by_host) {
         let why = if by_range <= by_host {
             format!(
@@ -66,7 +66,7 @@ pub fn check(settings: &RendererSettings, limits: &DeviceLimits) -> Result<()> {
         };
         return too_big("max_nodes", nodes, by_range.min(by_host), why);
     }
-    let left = host_budget.saturating_sub(nodes * RECORD_BYTES as u64 + HUD_BYTES as u64);
+    let left = host_budget.saturating_sub(nodes * RECORD_BYTES as u64);
     let max_uploads = left / TILE_UPLOAD_BYTES as u64;
     let uploads = settings.uploads_per_frame as u64;
     if uploads > max_uploads {

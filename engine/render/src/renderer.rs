@@ -22,9 +22,6 @@ use crate::vk::frames::{Retired, SlotWrite};
 
 /// Vertices one node instance draws: the 33 x 33 lattice, then 4 x 33 skirt.
 pub use planet_terrain::abi::NODE_VERTICES;
-/// The HUD overlay's size in pixels (drawn at the top-left corner).
-pub const HUD_SIZE: (u32, u32) = (480, 212);
-pub const HUD_BYTES: usize = (HUD_SIZE.0 * HUD_SIZE.1 * 4) as usize;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RendererSettings {
@@ -60,7 +57,8 @@ pub struct DrawCalls {
     /// The analytic ellipsoid (0 when the cut covers the body).
     pub body: u32,
     pub sky: u32,
-    pub hud: u32,
+    /// The UI pass (egui's panels), 0 or 1.
+    pub ui: u32,
     /// Rigid bodies, one draw each ([`Renderer::set_bodies`]).
     pub bodies: u32,
 }
@@ -147,10 +145,29 @@ pub struct FrameInput<'a> {
     pub read_back: bool,
     /// Draw the terrain's triangles as lines (when the device can).
     pub wireframe: bool,
-    /// The HUD overlay (`HUD_SIZE`, RGBA8, top row first), if any.
-    pub hud: Option<&'a [u8]>,
+    /// egui's panels, drawn over everything else, if any.
+    pub ui: Option<&'a UiFrame>,
     /// Present to the window (a windowed renderer only).
     pub present: bool,
+}
+
+/// What egui produced for one frame: the textures to change first and the
+/// clipped meshes to draw (in points, `pixels_per_point` pixels each).
+/// Pass every one egui produces to a frame, even with nothing to draw:
+/// its texture changes (the font atlas first) are applied only there.
+#[derive(Debug, Default)]
+pub struct UiFrame {
+    pub textures: egui::TexturesDelta,
+    pub primitives: Vec<egui::ClippedPrimitive>,
+    pub pixels_per_point: f32,
+}
+
+impl Drop for UiFrame {
+    fn drop(&mut self) {
+        // The deltas were applied by the frame that drew this (egui's own
+        // check would otherwise call every drop a lost update).
+        self.textures.clear();
+    }
 }
 
 /// What the GPU reported for a frame once it completed.
@@ -320,16 +337,12 @@ impl Renderer {
             input.uploads.len() + input.encoded.len() <= settings.uploads_per_frame,
             "uploads beyond the staging ring"
         );
-        if let Some(hud) = input.hud {
-            assert_eq!(hud.len(), HUD_BYTES, "a HUD overlay of HUD_SIZE");
-        }
         let uploads = last_write_per_slot(input.uploads);
         let waiting = std::time::Instant::now();
         let (frame, previous_gpu_times) = self.backend.begin_frame()?;
         let waited_ms = waiting.elapsed().as_secs_f64() * 1e3;
 
-        // Stage uploads (and the HUD) and note how each slot decodes.
-        let hud_at = self.backend.hud_staging_offset();
+        // Stage uploads and note how each slot decodes.
         let staging = self.backend.staging_mut(&frame);
         let mut writes = Vec::with_capacity(uploads.len());
         for (k, (slot, tile)) in uploads.iter().enumerate() {
@@ -343,9 +356,6 @@ impl Renderer {
             staging[k * TILE_UPLOAD_BYTES..(k + 1) * TILE_UPLOAD_BYTES].copy_from_slice(&tile.bytes);
             self.slot_contents[*slot as usize] = tile.content;
             writes.push(SlotWrite { slot: *slot, colour: tile.colour, classes: tile.classes });
-        }
-        if let Some(hud) = input.hud {
-            staging[hud_at..hud_at + HUD_BYTES].copy_from_slice(hud);
         }
         self.write_records(&frame, input.records);
         let submitted = self.backend.submit(frame, input, &writes)?;
@@ -402,7 +412,7 @@ impl Renderer {
             colour_data_depth: None,
             read_back: false,
             wireframe: false,
-            hud: None,
+            ui: None,
             present: false,
         })?;
         self.finish()?;

@@ -161,15 +161,15 @@ struct Frozen {
 pub struct FrameOptions<'a> {
     pub read_back: ReadBack,
     pub wireframe: bool,
-    /// The HUD overlay (`HUD_SIZE` RGBA8), if shown.
-    pub hud: Option<&'a [u8]>,
+    /// egui's panels over the frame, if shown.
+    pub ui: Option<&'a crate::UiFrame>,
     /// Present to the window (windowed renderers).
     pub present: bool,
 }
 
 impl FrameOptions<'_> {
     pub fn headless(read_back: ReadBack) -> FrameOptions<'static> {
-        FrameOptions { read_back, wireframe: false, hud: None, present: false }
+        FrameOptions { read_back, wireframe: false, ui: None, present: false }
     }
 }
 
@@ -232,6 +232,19 @@ impl TerrainScene {
     /// of the camera's height above the ground).
     pub fn set_near(&mut self, near_m: f64) {
         self.settings.selection.near_m = near_m;
+    }
+
+    /// The selection's error target (pixels) and node budget.
+    pub fn selection(&self) -> (f64, usize) {
+        (self.settings.selection.target_error_px, self.settings.selection.node_budget)
+    }
+
+    /// A new error target and node budget for the next frames (the view
+    /// panel's sliders); the budget is held to the renderer's node capacity
+    /// by the caller.
+    pub fn set_selection(&mut self, target_error_px: f64, node_budget: usize) {
+        self.settings.selection.target_error_px = target_error_px;
+        self.settings.selection.node_budget = node_budget;
     }
 
     /// The ground before any layer: what the scene was made with.
@@ -474,7 +487,7 @@ impl TerrainScene {
             colour_data_depth: source.colour_data_depth(),
             read_back: wants_image,
             wireframe: options.wireframe,
-            hud: options.hud,
+            ui: options.ui,
             present: options.present,
         })?;
         self.frame += 1;
@@ -524,7 +537,7 @@ impl TerrainScene {
             colour_data_depth: None,
             read_back,
             wireframe: options.wireframe,
-            hud: options.hud,
+            ui: options.ui,
             present: options.present,
         })?;
         self.frame += 1;

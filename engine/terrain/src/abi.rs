@@ -60,17 +60,14 @@ pub mod binding {
     pub const CAPTURED: u32 = 4;
     /// The frame's counters (hole pixels), written by the sky.
     pub const COUNTERS: u32 = 5;
-    /// The HUD overlay image.
-    pub const HUD: u32 = 6;
     /// Every binding, in order.
-    pub const ALL: [(&str, u32); 7] = [
+    pub const ALL: [(&str, u32); 6] = [
         ("RECORDS", RECORDS),
         ("SLOT_HEIGHTS", SLOT_HEIGHTS),
         ("SLOT_COLOUR", SLOT_COLOUR),
         ("SLOT_CLASSES", SLOT_CLASSES),
         ("CAPTURED", CAPTURED),
         ("COUNTERS", COUNTERS),
-        ("HUD", HUD),
     ];
 }
 

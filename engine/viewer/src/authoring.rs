@@ -41,7 +41,13 @@ impl Editor for planet_render::scene::TerrainScene {
 enum Action {
     Insert(Layer),
     Remove(Layer),
-    Rewrite { before: Layer, after: Layer },
+    Rewrite {
+        before: Layer,
+        after: Layer,
+    },
+    /// Several changes as one step (a reorder, a scene loaded over the
+    /// stack), undone in reverse.
+    Many(Vec<Action>),
 }
 
 impl Action {
@@ -50,14 +56,19 @@ impl Action {
             Action::Insert(l) => Action::Remove(l.clone()),
             Action::Remove(l) => Action::Insert(l.clone()),
             Action::Rewrite { before, after } => Action::Rewrite { before: after.clone(), after: before.clone() },
+            Action::Many(actions) => Action::Many(actions.iter().rev().map(Action::inverse).collect()),
         }
     }
 
     fn run(&self, editor: &mut dyn Editor) -> Result<(), LayerError> {
+        if let Action::Many(actions) = self {
+            return actions.iter().try_for_each(|a| a.run(editor));
+        }
         editor.apply(&mut |stack, e| match self {
             Action::Insert(l) => stack.insert(e, l.clone()),
             Action::Remove(l) => stack.remove(e, l.order).map(|_| ()),
             Action::Rewrite { after, .. } => stack.rewrite(e, after.clone()).map(|_| ()),
+            Action::Many(_) => unreachable!("run one by one above"),
         })
     }
 }
@@ -122,6 +133,77 @@ impl Authoring {
         self.perform(editor, Action::Insert(Layer { order, kind }))?;
         self.selected = Some(order);
         Ok(order)
+    }
+
+    /// Adds a layer of `kind` above every other; selects it.
+    pub fn add(&mut self, editor: &mut dyn Editor, kind: LayerKind) -> Result<u32, LayerError> {
+        let order = Self::next_order(editor);
+        self.perform(editor, Action::Insert(Layer { order, kind }))?;
+        self.selected = Some(order);
+        Ok(order)
+    }
+
+    /// Replaces layer `order`'s parameters. With `merge`, a rewrite of the
+    /// same layer just before (one slider drag, frame after frame) is
+    /// extended instead of stacking an undo step per frame.
+    pub fn rewrite(
+        &mut self,
+        editor: &mut dyn Editor,
+        order: u32,
+        kind: LayerKind,
+        merge: bool,
+    ) -> Result<(), LayerError> {
+        let before = editor.layers().get(order).cloned().ok_or(LayerError::NoSuchOrder(order))?;
+        let after = Layer { order, kind };
+        Action::Rewrite { before: before.clone(), after: after.clone() }.run(editor)?;
+        match self.undo.last_mut() {
+            Some(Action::Rewrite { before: first, after: last }) if merge && first.order == order => *last = after,
+            _ => self.undo.push(Action::Rewrite { before, after }),
+        }
+        self.redo.clear();
+        Ok(())
+    }
+
+    /// Exchanges the orders of layers `a` and `b` (moves one past the other).
+    pub fn swap(&mut self, editor: &mut dyn Editor, a: u32, b: u32) -> Result<(), LayerError> {
+        let (la, lb) = match (editor.layers().get(a), editor.layers().get(b)) {
+            (Some(la), Some(lb)) => (la.clone(), lb.clone()),
+            (None, _) => return Err(LayerError::NoSuchOrder(a)),
+            (_, None) => return Err(LayerError::NoSuchOrder(b)),
+        };
+        let (na, nb) = (Layer { order: b, kind: la.kind.clone() }, Layer { order: a, kind: lb.kind.clone() });
+        let swap = Action::Many(vec![Action::Remove(la), Action::Remove(lb), Action::Insert(na), Action::Insert(nb)]);
+        self.perform(editor, swap)?;
+        if self.selected == Some(a) {
+            self.selected = Some(b);
+        } else if self.selected == Some(b) {
+            self.selected = Some(a);
+        }
+        Ok(())
+    }
+
+    pub fn delete(&mut self, editor: &mut dyn Editor, order: u32) -> Result<(), LayerError> {
+        let layer = editor.layers().get(order).cloned().ok_or(LayerError::NoSuchOrder(order))?;
+        self.perform(editor, Action::Remove(layer))?;
+        if self.selected == Some(order) {
+            self.selected = None;
+        }
+        Ok(())
+    }
+
+    /// Replaces every layer with those of the scene at `path`, as one step
+    /// that undoes; from then on the layers save there.
+    pub fn load_replacing(&mut self, editor: &mut dyn Editor, path: &Path, body: &str) -> Result<usize> {
+        let (scene, _) = planet_cli::scene::load_scene(path, body)?;
+        let mut steps: Vec<Action> = editor.layers().layers().cloned().map(Action::Remove).collect();
+        steps.extend(scene.layers.iter().cloned().map(Action::Insert));
+        self.perform(editor, Action::Many(steps)).with_context(|| format!("scene {}", path.display()))?;
+        self.selected = None;
+        self.scene_file = Some(path.to_path_buf());
+        if scene.pack.is_some() {
+            self.pack = scene.pack;
+        }
+        Ok(scene.layers.len())
     }
 
     fn rewrite_selected(
@@ -241,14 +323,20 @@ impl Authoring {
     /// Writes the layers as a scene (temporary file, then rename).
     pub fn save(&self, editor: &dyn Editor, body: &str) -> Result<PathBuf> {
         let path = self.scene_file.clone().unwrap_or_else(|| PathBuf::from("scene.json"));
-        let mut scene = Scene::new(body);
-        scene.pack = self.pack.clone();
-        scene.layers = editor.layers().layers().cloned().collect();
-        planet_cli::fs::write_atomic(&path, scene.to_json().as_bytes())?;
+        self.save_to(editor, &path, body)?;
         Ok(path)
     }
 
-    /// One HUD line about the selection.
+    /// Writes the layers as a scene at `path`.
+    pub fn save_to(&self, editor: &dyn Editor, path: &Path, body: &str) -> Result<()> {
+        let mut scene = Scene::new(body);
+        scene.pack = self.pack.clone();
+        scene.layers = editor.layers().layers().cloned().collect();
+        planet_cli::fs::write_atomic(path, scene.to_json().as_bytes())?;
+        Ok(())
+    }
+
+    /// One status line about the selection (the panels show it).
     pub fn describe(&self, editor: &dyn Editor) -> String {
         let count = editor.layers().len();
         match self.selected.and_then(|o| editor.layers().get(o)) {
@@ -266,16 +354,16 @@ impl Authoring {
     }
 }
 
+/// A bare stack for tests: the real `LayerStack`, without a renderer.
 #[cfg(test)]
-mod tests {
+pub(crate) mod bare {
     use super::*;
     use planet_terrain::geo::body::Body;
 
-    /// A bare stack: the real `LayerStack`, without a renderer.
-    struct Stack {
-        layers: LayerStack,
-        ellipsoid: Ellipsoid,
-        journaled: usize,
+    pub(crate) struct Stack {
+        pub(crate) layers: LayerStack,
+        pub(crate) ellipsoid: Ellipsoid,
+        pub(crate) journaled: usize,
     }
 
     impl Editor for Stack {
@@ -293,13 +381,19 @@ mod tests {
         }
     }
 
-    fn stack() -> Stack {
+    pub(crate) fn stack() -> Stack {
         Stack { layers: LayerStack::new(), ellipsoid: *Body::earth().ellipsoid(), journaled: 0 }
     }
 
-    fn snapshot(s: &Stack) -> Vec<Layer> {
+    pub(crate) fn snapshot(s: &Stack) -> Vec<Layer> {
         s.layers.layers().cloned().collect()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bare::{snapshot, stack};
+    use super::*;
 
     #[test]
     fn every_action_undoes_and_redoes_exactly() {
@@ -328,6 +422,38 @@ mod tests {
         }
         // Every mutation, undo and redo journaled at least one footprint.
         assert!(s.journaled >= 15, "{} footprints", s.journaled);
+    }
+
+    #[test]
+    fn swap_delete_rewrite_and_load_each_undo_as_one_step() {
+        let mut s = stack();
+        let mut a = Authoring::default();
+        let crater = a.place_crater(&mut s, 1.0, 1.0, 100.0).unwrap();
+        let pad = a.place_pad(&mut s, 1.1, 1.0, 100.0).unwrap();
+        let two = snapshot(&s);
+        a.swap(&mut s, crater, pad).unwrap();
+        assert!(matches!(s.layers.get(pad).unwrap().kind, LayerKind::Crater { .. }), "the crater now applies last");
+        assert_eq!(a.selected, Some(crater), "the selection follows the pad to its new order");
+        let raise = LayerKind::Raise { lat: 1.0, lon: 1.0, radius_m: 50.0, amount_m: -5.0 };
+        a.rewrite(&mut s, pad, raise.clone(), false).unwrap();
+        let first = LayerKind::Raise { lat: 1.0, lon: 1.0, radius_m: 60.0, amount_m: -5.0 };
+        a.rewrite(&mut s, pad, first, true).unwrap();
+        a.delete(&mut s, crater).unwrap();
+        assert_eq!(s.layers.len(), 1);
+        a.undo(&mut s).unwrap();
+        a.undo(&mut s).unwrap();
+        assert!(matches!(s.layers.get(pad).unwrap().kind, LayerKind::Crater { .. }), "one undo for a merged drag");
+        a.undo(&mut s).unwrap();
+        assert_eq!(snapshot(&s), two);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.json");
+        let mut other = stack();
+        Authoring::default().add(&mut other, raise).unwrap();
+        Authoring::default().save_to(&other, &path, "earth").unwrap();
+        assert_eq!(a.load_replacing(&mut s, &path, "earth").unwrap(), 1);
+        assert_eq!(snapshot(&s), snapshot(&other));
+        a.undo(&mut s).unwrap();
+        assert_eq!(snapshot(&s), two, "loading undoes as one step");
     }
 
     #[test]

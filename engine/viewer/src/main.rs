@@ -15,6 +15,7 @@ mod flight;
 mod gpu_counts;
 mod ground_ahead;
 mod hud;
+mod panels;
 mod session;
 mod window;
 
@@ -86,7 +87,8 @@ struct Cli {
     /// Present without waiting for vertical sync.
     #[arg(long)]
     no_vsync: bool,
-    /// Draw the HUD (default: on in a window, off in headless frames).
+    /// Draw the panels (default: on in a window, off in headless frames;
+    /// never in --shot).
     #[arg(long, conflicts_with = "no_hud")]
     hud: bool,
     #[arg(long)]
@@ -417,6 +419,12 @@ fn path_mode(
     let start = start_time(cli, &body, path.pose(path.start()).lon);
     let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
     let centre = (f64::from(size.0) / 2.0, f64::from(size.1) / 2.0);
+    // Recorded frames carry the readouts (camera, frame), not the controls.
+    let mut panels = cli.hud.then(|| {
+        let mut panels = panels::Panels::new(true);
+        panels.interactive = false;
+        panels
+    });
     for k in 0..frames {
         let t = path.start() + k as f64 / cli.fps;
         flight.set_pose(path.pose(t));
@@ -432,8 +440,16 @@ fn path_mode(
             eprintln!("planet-view: {}", session.drop_at_pixel(&flight, kind, x, y)?);
         }
         session.bodies.advance(&session.scene, 1.0 / cli.fps)?;
-        let overlay = cli.hud.then(|| hud::overlay(&session.hud_lines(&flight, "PATH", None, false, false)));
-        let options = FrameOptions { read_back, wireframe: false, hud: overlay.as_deref(), present: false };
+        let ui = panels.as_mut().map(|p| {
+            // The path's speed over the last step (body-fixed metres per second).
+            let at = |pose: CameraPose| {
+                body.ellipsoid().geodetic_to_point(Geodetic::from_degrees(pose.lat, pose.lon, pose.alt))
+            };
+            let speed =
+                if k == 0 { 0.0 } else { (at(path.pose(t)) - at(path.pose(t - 1.0 / cli.fps))).length() * cli.fps };
+            headless_panels(p, &mut session, &flight, size, speed)
+        });
+        let options = FrameOptions { read_back, wireframe: false, ui: ui.as_ref(), present: false };
         session.draw(&flight, t, options)?;
         if let Some(dir) = &cli.frames {
             session.save_last_frame(&session::frame_path(dir, k))?;
@@ -441,6 +457,36 @@ fn path_mode(
     }
     session.finish()?;
     finish_run(cli, &session, &body)
+}
+
+/// The panels over a headless frame: no input, the path's figures.
+fn headless_panels(
+    panels: &mut panels::Panels,
+    session: &mut session::Session,
+    flight: &flight::Flight,
+    size: (u32, u32),
+    speed: f64,
+) -> planet_render::UiFrame {
+    use planet_render::egui;
+    let readout = panels::Readout { speed, ..session.readout(flight, "path", None) };
+    let (error_px, budget) = session.scene.selection();
+    let mut view = panels::ViewControls {
+        error_px,
+        budget,
+        max_budget: session.renderer.settings().max_nodes,
+        wireframe: false,
+        wireframe_supported: session.renderer.supports_wireframe(),
+        frozen: session.scene.is_frozen(),
+        time_rate: 0,
+        rate_labels: vec!["path".to_string()],
+        time_paused: false,
+    };
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(size.0 as f32, size.1 as f32));
+    let input = egui::RawInput { screen_rect: Some(screen), ..egui::RawInput::default() };
+    let mut authoring = authoring::Authoring::default();
+    let body = session.body().name().to_string();
+    let edit = panels::LayerEdit { authoring: &mut authoring, editor: &mut session.scene, body: &body };
+    panels.run(input, &readout, &mut view, edit).ui
 }
 
 /// Frames a path of `duration` seconds takes at `fps`, the start and end
@@ -477,7 +523,7 @@ fn window_mode(
         time_rate: cli.time_rate,
         exit_at_end: cli.exit_at_end || cli.frames.is_some(),
         frames: cli.frames.clone(),
-        hud: !cli.no_hud,
+        panels: !cli.no_hud,
         resize_at,
         script,
         // In a window the scene file is also where Ctrl+S saves: it may not exist yet.
@@ -567,7 +613,7 @@ fn write_stats(
             "terrain_shaded": report.draw_calls.terrain_shaded,
             "analytic_body": report.draw_calls.body,
             "sky": report.draw_calls.sky,
-            "hud": report.draw_calls.hud,
+            "ui": report.draw_calls.ui,
         },
         "gpu_ms": gpu.map(|g| serde_json::json!({
             "terrain_depth": g.terrain_depth_ms,

@@ -254,41 +254,37 @@ impl Session {
     /// ground within reach or the work budget; `None` with no ground at all.
     pub fn ground_under(&self, view: &View, x: f64, y: f64) -> Option<String> {
         let source = self.scene.base()?;
-        // Coarse and cheap: the HUD asks every few frames.
+        // Coarse and cheap: the frame panel asks every few frames.
         let Some(g) = self.cursor_hit(view, x, y, 100.0, 2000) else { return Some("-".to_string()) };
         provenance_label(source.as_ref(), g)
     }
 
-    /// The HUD's lines for the latest frame.
-    pub fn hud_lines(
-        &mut self,
-        flight: &Flight,
-        mode: &str,
-        cursor: Option<&str>,
-        frozen: bool,
-        wire: bool,
-    ) -> Vec<String> {
+    /// What the panels show for the latest frame (`speed` is the window's).
+    pub fn readout(&mut self, flight: &Flight, mode: &str, cursor: Option<&str>) -> crate::panels::Readout {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         let last = self.log.last().copied().unwrap_or_default();
-        let gpu =
+        let gpu_ms =
             self.log.iter().rev().find_map(|l| l.gpu).map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms);
         let s = last.report.statistics;
-        let hemisphere = |v: f64, pos: char, neg: char| format!("{:.5} {}", v.abs(), if v >= 0.0 { pos } else { neg });
-        vec![
-            format!("LAT {}  LON {}", hemisphere(flight.lat, 'N', 'S'), hemisphere(flight.lon, 'E', 'W')),
-            format!("ALT {} ELLIPSOID", metres(flight.alt)),
-            format!("    {} ABOVE GROUND", metres(above_ground)),
-            format!("CPU {:.1} MS  GPU {}", last.cpu_ms, gpu.map_or("-".to_string(), |g| format!("{g:.1} MS"))),
-            format!("NODES {} SEL {} DRAWN", s.nodes_selected, s.nodes_drawn),
-            format!("ERROR {:.2} PX  SLOTS {}", s.effective_screen_error_pixels, s.resident_slots),
-            format!(
-                "UPLOADS {} PENDING {} LOADING {} RETRYING {} FAILED {}",
-                s.uploads, s.pending_requests, s.tiles_in_flight, s.retrying_tiles, s.failed_tiles
-            ),
-            format!("CURSOR {}", cursor.unwrap_or("-")),
-            format!("{mode}{}{}", if frozen { " FROZEN" } else { "" }, if wire { " WIRE" } else { "" }),
-            crate::hud::clock_line(self.body(), self.clock, flight.lon),
-        ]
+        crate::panels::Readout {
+            lat: flight.lat,
+            lon: flight.lon,
+            alt: flight.alt,
+            above_ground,
+            speed: 0.0,
+            mode: mode.to_string(),
+            clock: crate::hud::clock_line(self.body(), self.clock, flight.lon),
+            cpu_ms: last.cpu_ms,
+            gpu_ms,
+            nodes_selected: s.nodes_selected,
+            nodes_drawn: s.nodes_drawn,
+            slots: s.resident_slots,
+            uploads: s.uploads,
+            pending: s.pending_requests,
+            error_px: s.effective_screen_error_pixels,
+            cursor: cursor.map(str::to_string),
+            status: None,
+        }
     }
 
     /// Per-frame figures and their summary, as JSON.
@@ -372,10 +368,6 @@ pub fn report_failures(scene: &mut TerrainScene) {
     }
 }
 
-fn metres(m: f64) -> String {
-    if m.abs() >= 100_000.0 { format!("{:.1} KM", m / 1000.0) } else { format!("{m:.1} M") }
-}
-
 /// The `q` quantile (nearest rank) of `values`; `None` when empty.
 pub fn percentile(values: &[f64], q: f64) -> Option<f64> {
     if values.is_empty() {
@@ -397,7 +389,7 @@ pub fn read_back_for(frames: Option<&Path>) -> ReadBack {
     if frames.is_some() { ReadBack::Always } else { ReadBack::Never }
 }
 
-/// What the ground at `g` is made of, as the HUD says it. Read at the
+/// What the ground at `g` is made of, as the frame panel says it. Read at the
 /// depth the camera stands on ([`GROUND_SPACING_M`]), where any detail
 /// synthesized past the data is invented, and at the data depth beneath,
 /// so invented detail over measured ground says both. (Reading the data
@@ -424,7 +416,7 @@ mod tests {
     use super::*;
     use planet_terrain::ground::{EllipsoidSource, GroundStack};
 
-    /// One regression per HUD answer: the detailed stack, the same without
+    /// One regression per answer: the detailed stack, the same without
     /// detail, and outside any pack.
     #[test]
     fn the_cursor_says_invented_wherever_detail_is_drawn() {

@@ -26,10 +26,14 @@ impl Xvfb {
         // `-displayfd` makes Xvfb choose a free display itself and write
         // its number only once it accepts clients. Polling for the socket
         // file instead raced: a viewer started in that window failed with
-        // "Failed to open connection to X server" (seen once in CI).
+        // "Failed to open connection to X server" (seen once in CI). And
+        // `-noreset`: an X server resets when its last client leaves, so
+        // the readiness check's own disconnect started a reset that a
+        // viewer connecting under load met as the same error (the first
+        // window test of a run, with the render tests beside it).
         let ready = tempfile::NamedTempFile::new().expect("a temp file for the display number");
         let child = Command::new("sh")
-            .args(["-c", "exec Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp 3>\"$1\"", "xvfb"])
+            .args(["-c", "exec Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp -noreset 3>\"$1\"", "xvfb"])
             .arg(ready.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -444,4 +448,121 @@ fn dropped_bodies_fall_onto_the_edited_ground_and_stay_on_it() {
         assert!(above >= size - 0.05, "the body went into the ground: {body}");
         assert!(above < 6.0 * size, "the body fell from its drop height: {body}");
     }
+}
+
+/// The share of pixels in columns `xs` (every row) of a PNG that are
+/// exactly `rgb`.
+fn share_of(path: &Path, xs: std::ops::Range<usize>, rgb: [u8; 3]) -> f64 {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("the frame exists")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut pixels).expect("one frame");
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    let (width, height) = (info.width as usize, info.height as usize);
+    let at = |x: usize, y: usize| &pixels[4 * (y * width + x)..4 * (y * width + x) + 3];
+    let hits = (0..height).flat_map(|y| xs.clone().map(move |x| (x, y))).filter(|&(x, y)| at(x, y) == rgb).count();
+    hits as f64 / (height * xs.len()) as f64
+}
+
+/// The panels in a real window under Xvfb: the frames the window presented
+/// (read back) carry egui's panels down both sides, the ground between
+/// them. `PLANET_BLESS=1` keeps the last frame as docs/images/panels.png,
+/// the README's picture of the panels.
+#[test]
+fn the_panels_show_in_a_real_window() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_hover_path(dir.path(), 2);
+    let scene = dir.path().join("scene.json");
+    // A crater where the hovering camera looks, so the layers panel lists one.
+    let crater = r#"{"kind": "crater", "order": 1, "lat": -46.99, "lon": 39.04, "radius_m": 3000, "depth_m": 600, "rim_m": 150}"#;
+    std::fs::write(&scene, format!(r#"{{"version": 1, "body": "earth", "layers": [{crater}]}}"#))
+        .expect("write the scene");
+    planet_terrain::layers::Scene::from_json(&std::fs::read_to_string(&scene).unwrap(), "earth")
+        .expect("a valid scene");
+    let frames = dir.path().join("frames");
+    let x = Xvfb::start();
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--scene").arg(&scene).arg("--frames").arg(&frames);
+    // N (the shortcut, through the script hook) selects the crater: the
+    // layers panel shows its parameters.
+    command.args(["--fps", "3", "--size", "1024x640", "--validation", "--time-rate", "0", "--script", "0:N"]);
+    run(command);
+    let last = frames.join("frame_00006.png");
+    // egui's dark panel fill, as the window showed it.
+    const PANEL: [u8; 3] = [27, 27, 27];
+    let (left, right) = (share_of(&last, 2..12, PANEL), share_of(&last, 1012..1022, PANEL));
+    assert!(left > 0.8 && right > 0.8, "panels down both sides: {left:.2} left, {right:.2} right");
+    let middle = share_of(&last, 500..510, PANEL);
+    assert!(middle < 0.05, "the ground shows between the panels: {middle:.2} of it is panel");
+    if std::env::var_os("PLANET_BLESS").is_some() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/images");
+        std::fs::create_dir_all(&docs).expect("docs/images");
+        std::fs::copy(&last, docs.join("panels.png")).expect("keep the picture");
+    }
+}
+
+/// A real pointer click through the X server on the layers panel's "Add
+/// here" (where egui lays it out in a 1024x640 window) adds a crater under
+/// the camera, and Ctrl+S, a shortcut, still saves it after the click:
+/// egui-winit hands the panels the window's real events.
+#[test]
+fn a_real_click_on_the_layers_panel_adds_a_layer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_hover_path(dir.path(), 600);
+    let scene = dir.path().join("scene.json");
+    let x = Xvfb::start();
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--scene").arg(&scene).args(["--size", "1024x640", "--validation", "--time-rate", "0"]);
+    let mut viewer = command.stderr(Stdio::piped()).spawn().expect("start planet-view");
+    let started = std::time::Instant::now();
+    let shown = || {
+        Command::new("xdotool")
+            .env("DISPLAY", &x.display)
+            .args(["search", "--onlyvisible", "--name", "planet-view"])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    while !shown() {
+        if let Ok(Some(status)) = viewer.try_wait() {
+            let mut stderr = String::new();
+            let _ = std::io::Read::read_to_string(&mut viewer.stderr.take().expect("piped"), &mut stderr);
+            panic!("planet-view exited ({status}) before its window showed:\n{stderr}");
+        }
+        assert!(started.elapsed().as_secs() < 120, "no window within two minutes");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // A few frames first, so egui has laid the panels out.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    xdotool(&x.display, &["search", "--onlyvisible", "--name", "planet-view", "windowfocus", "--sync"]);
+    let mut layers = 0;
+    for _attempt in 0..5 {
+        xdotool(&x.display, &["mousemove", "871", "35"]);
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        xdotool(&x.display, &["click", "1"]);
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        xdotool(&x.display, &["key", "ctrl+s"]);
+        let saved = std::time::Instant::now();
+        while !scene.exists() && saved.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let text = std::fs::read_to_string(&scene).expect("Ctrl+S wrote the scene");
+        let parsed = planet_terrain::layers::Scene::from_json(&text, "earth").expect("a valid scene");
+        layers = parsed.layers.len();
+        if let Some(first) = parsed.layers.first() {
+            let planet_terrain::layers::LayerKind::Crater { lat, lon, .. } = first.kind else {
+                panic!("the panel's default kind is a crater: {text}")
+            };
+            assert!((lat + 47.12).abs() < 1e-6 && (lon - 38.95).abs() < 1e-6, "under the camera: {text}");
+            break;
+        }
+        // Not laid out yet when clicked (a slow frame): click again.
+        std::fs::remove_file(&scene).expect("remove the empty save");
+    }
+    assert!(layers >= 1, "the click added a layer");
+    xdotool(&x.display, &["key", "Escape"]);
+    let output = viewer.wait_with_output().expect("the viewer's output");
+    assert!(output.status.success(), "planet-view failed:\n{}", String::from_utf8_lossy(&output.stderr));
 }

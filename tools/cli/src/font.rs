@@ -1,5 +1,4 @@
-//! The built-in 5x7 bitmap font that the viewer's HUD and the map legends
-//! both draw with.
+//! The built-in 5x7 bitmap font that the map legends draw with.
 //!
 //! The key decision: a glyph table in code, not a font file or a text
 //! crate, so a tool that writes a picture needs no assets and renders the

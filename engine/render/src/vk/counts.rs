@@ -9,7 +9,7 @@
 //! offered); elsewhere every helper here records nothing and a frame reports
 //! its counts as unavailable, so no device loses the renderer for lack of a
 //! counter. The statistics queries wrap the terrain draws alone, so the sky,
-//! the HUD and any pass drawn after the terrain never enter them. Covered
+//! the panels and any pass drawn after the terrain never enter them. Covered
 //! pixels are counted apart from the shaded pass, as the frame's pixels less
 //! those the sky's draw passed (it passes only where the depth is still the
 //! clear value): a count taken by the shaded pass's own depth test would

@@ -1,6 +1,6 @@
 //! Recording a frame: uploads into array-image slots, the position-only
-//! depth pass, the shaded pass, the analytic body, the sky and the HUD,
-//! then the read-back copy and/or the blit into the swapchain image.
+//! depth pass, the shaded pass, the analytic body, the sky, the UI's
+//! panels (ui.rs), then the read-back copy and/or the blit into the swapchain image.
 //!
 //! The key decisions: reversed Z with an infinite far plane (one D32 depth
 //! buffer from orbit to the ground); and an upload moves only the layers it
@@ -18,7 +18,7 @@ use super::counts::{CountQueries, CountedPass};
 use super::frames::SlotWrite;
 use crate::conv::{CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, SIDE, TILE_UPLOAD_BYTES};
 use crate::error::{Context, Result};
-use crate::renderer::{DrawCalls, FrameInput, HUD_SIZE, lattice_indices_len};
+use crate::renderer::{DrawCalls, FrameInput, lattice_indices_len};
 
 /// The handles of one frame's resources that recording uses (copied, so
 /// the images' use tracking can be updated while recording).
@@ -61,6 +61,9 @@ impl Backend {
         let mut draws = DrawCalls::default();
         let terrain = !input.records.is_empty();
         let analytic_body = input.constants.flags & FLAG_ANALYTIC_BODY != 0;
+        if let Some(ui) = input.ui {
+            self.prepare_ui(ui)?;
+        }
         let device = self.gpu.device.clone();
         // SAFETY: the frame's resources were retired (its fence waited), so
         // its pool, buffers and query pool are free to reuse.
@@ -72,7 +75,7 @@ impl Backend {
             device.cmd_fill_buffer(commands, frame.counters, 0, vk::WHOLE_SIZE, 0);
         }
         self.record_count_reset(commands, frame.counts);
-        self.record_uploads(commands, frame.staging, writes, input.hud.is_some());
+        self.record_uploads(commands, frame.staging, writes);
         let counters_ready = [memory_barrier(MemoryUse::TransferDst, MemoryUse::FragmentStorage)];
         // SAFETY: recording; the barrier orders the counter's clear before
         // the sky's increments.
@@ -162,11 +165,6 @@ impl Backend {
             device.cmd_draw(commands, 3, 1, 0, 0);
             self.end_sky_count(commands, frame.counts);
             draws.sky += 1;
-            if input.hud.is_some() {
-                device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.hud);
-                device.cmd_draw(commands, 3, 1, 0, 0);
-                draws.hud += 1;
-            }
             device.cmd_end_rendering(commands);
             device.cmd_write_timestamp2(
                 commands,
@@ -174,6 +172,9 @@ impl Backend {
                 frame.queries,
                 timestamp::SKY_DONE,
             );
+        }
+        if let Some(ui) = input.ui.filter(|ui| !ui.primitives.is_empty()) {
+            draws.ui += self.record_ui(commands, ui)?;
         }
         if input.read_back || present.is_some() {
             self.record_finish(commands, input.read_back, present);
@@ -183,10 +184,10 @@ impl Backend {
         Ok(draws)
     }
 
-    /// Copies staged tiles into their slots' layers (and the HUD overlay).
+    /// Copies staged tiles into their slots' layers.
     /// `commands` is recording; `staging` holds `writes` in order.
-    fn record_uploads(&mut self, commands: vk::CommandBuffer, staging: vk::Buffer, writes: &[SlotWrite], hud: bool) {
-        if writes.is_empty() && !hud {
+    fn record_uploads(&mut self, commands: vk::CommandBuffer, staging: vk::Buffer, writes: &[SlotWrite]) {
+        if writes.is_empty() {
             return;
         }
         let region = |offset: usize, layer: u32, (width, height): (u32, u32)| {
@@ -221,13 +222,9 @@ impl Backend {
                 before.extend(self.classes.transition(slot..slot + 1, ImageUse::TransferDst));
             }
         }
-        let hud_region = [region(self.hud_staging_offset(), 0, HUD_SIZE)];
-        if hud {
-            before.extend(self.hud.transition(0..1, ImageUse::TransferDst));
-        }
         // Only the layers written move back; the rest never left ShaderRead.
         let mut after = Vec::new();
-        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.hud] {
+        for image in [&mut self.heights, &mut self.colour, &mut self.classes] {
             let layers = image.layers;
             after.extend(image.transition(0..layers, ImageUse::ShaderRead));
         }
@@ -238,9 +235,6 @@ impl Backend {
         // TRANSFER_DST and back, and each layer is the target of one region.
         unsafe {
             device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&before));
-            if hud {
-                device.cmd_copy_buffer_to_image(commands, staging, self.hud.image, dst, &hud_region);
-            }
             for (image, regions) in
                 [(self.heights.image, &heights), (self.colour.image, &colour), (self.classes.image, &classes)]
             {

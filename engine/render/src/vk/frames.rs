@@ -18,7 +18,7 @@ use super::counts::CountQueries;
 use super::resources::Buffer;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{Context, Result};
-use crate::renderer::{CompletedFrame, DrawCalls, FrameInput, HUD_BYTES, PassTimes};
+use crate::renderer::{CompletedFrame, DrawCalls, FrameInput, PassTimes};
 
 pub(crate) struct FrameResources {
     pub(crate) pool: vk::CommandPool,
@@ -96,7 +96,7 @@ impl Backend {
         let count = self.settings.frames_in_flight as u32;
         let sizes = [
             vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 3 * count },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLED_IMAGE, descriptor_count: 3 * count },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLED_IMAGE, descriptor_count: 2 * count },
             vk::DescriptorPoolSize { ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER, descriptor_count: count },
         ];
         // SAFETY: valid device and create info.
@@ -177,7 +177,7 @@ impl Backend {
             )?;
             frame.staging = Buffer::new(
                 gpu,
-                (self.settings.uploads_per_frame.max(1) * TILE_UPLOAD_BYTES + HUD_BYTES) as u64,
+                (self.settings.uploads_per_frame.max(1) * TILE_UPLOAD_BYTES) as u64,
                 vk::BufferUsageFlags::TRANSFER_SRC,
                 MemoryLocation::CpuToGpu,
                 "staging ring",
@@ -204,9 +204,6 @@ impl Backend {
                 .image_view(self.classes.view)
                 .image_layout(ImageUse::ShaderRead.layout())];
             let counters = [vk::DescriptorBufferInfo::default().buffer(frame.counters.buffer).range(vk::WHOLE_SIZE)];
-            let hud = [vk::DescriptorImageInfo::default()
-                .image_view(self.hud.view)
-                .image_layout(ImageUse::ShaderRead.layout())];
             let writes = [
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
@@ -233,11 +230,6 @@ impl Backend {
                     .dst_binding(binding::COUNTERS)
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                     .buffer_info(&counters),
-                vk::WriteDescriptorSet::default()
-                    .dst_set(frame.set)
-                    .dst_binding(binding::HUD)
-                    .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
-                    .image_info(&hud),
             ];
             // SAFETY: the set is fresh and unused.
             unsafe { device.update_descriptor_sets(&writes, &[]) };
@@ -272,11 +264,6 @@ impl Backend {
     /// The node-record buffer of retired frame resources.
     pub(crate) fn records_mut(&mut self, frame: &Retired) -> &mut [u8] {
         self.frames[frame.index].records.bytes_mut()
-    }
-
-    /// Where the HUD overlay sits in the staging ring (after the tiles).
-    pub(crate) fn hud_staging_offset(&self) -> usize {
-        self.settings.uploads_per_frame.max(1) * TILE_UPLOAD_BYTES
     }
 
     /// Records retired frame resources (staged and with records written

@@ -10,7 +10,8 @@
 //! `frames` (per-frame resources and their fences), `counts` (per-pass
 //! work counters), `encode` (recording a frame), `present` (swapchain),
 //! `capture` (conformance capture and read-back), `barrier` (barriers
-//! derived from declared uses) and `bodies` (the rigid bodies' pass).
+//! derived from declared uses), `bodies` (the rigid bodies' pass) and `ui`
+//! (egui's panels over the frame).
 //! Objects land in the `Backend` as soon as they exist, so a failure
 //! part-way through creation leaves nothing behind (`Drop` releases them).
 
@@ -24,6 +25,7 @@ pub(crate) mod frames;
 mod pipelines;
 mod present;
 mod resources;
+mod ui;
 
 use std::mem::ManuallyDrop;
 
@@ -50,7 +52,8 @@ pub(crate) struct Backend {
     depth: Image,
     readback: Buffer,
     indices: Buffer,
-    hud: Image,
+    /// egui's paint pass, built on the first frame with a UI (ui.rs).
+    ui: Option<ui::UiPass>,
     swapchain: Option<Swapchain>,
     vsync: bool,
     completed: Vec<CompletedFrame>,
@@ -87,7 +90,7 @@ impl Backend {
             depth: Image::null(),
             readback: Buffer::null(),
             indices: Buffer::null(),
-            hud: Image::null(),
+            ui: None,
             swapchain: None,
             vsync,
             completed: Vec::new(),
@@ -171,13 +174,14 @@ impl Drop for Backend {
             for frame in &mut self.frames {
                 frame.destroy(gpu);
             }
+            if let Some(ui) = self.ui.take() {
+                ui.destroy(&gpu.device);
+            }
             gpu.device.destroy_descriptor_pool(self.descriptor_pool, None);
             self.pipelines.destroy(&gpu.device);
             gpu.device.destroy_sampler(self.sampler, None);
         }
-        for image in
-            [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.target, &mut self.depth, &mut self.hud]
-        {
+        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.target, &mut self.depth] {
             image.destroy(gpu);
         }
         self.readback.destroy(gpu);

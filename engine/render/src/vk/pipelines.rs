@@ -26,7 +26,6 @@ mod spirv {
     pub const SKY_VERT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sky.vert.spv"));
     pub const SKY_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sky.frag.spv"));
     pub const BODY_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/body.frag.spv"));
-    pub const HUD_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hud.frag.spv"));
     pub const BODIES_VERT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bodies.vert.spv"));
     pub const BODIES_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bodies.frag.spv"));
 }
@@ -38,7 +37,6 @@ pub(crate) struct Pipelines {
     pub(crate) shaded: vk::Pipeline,
     pub(crate) sky: vk::Pipeline,
     pub(crate) body: vk::Pipeline,
-    pub(crate) hud: vk::Pipeline,
     pub(crate) wire: Option<vk::Pipeline>,
     pub(crate) capture: Option<vk::Pipeline>,
     /// Rigid bodies (vk/bodies.rs), with their own push-constant layout.
@@ -56,7 +54,6 @@ impl Pipelines {
             shaded: vk::Pipeline::null(),
             sky: vk::Pipeline::null(),
             body: vk::Pipeline::null(),
-            hud: vk::Pipeline::null(),
             wire: None,
             capture: None,
             bodies_layout: vk::PipelineLayout::null(),
@@ -74,7 +71,6 @@ impl Pipelines {
                 Some(self.shaded),
                 Some(self.sky),
                 Some(self.body),
-                Some(self.hud),
                 Some(self.bodies),
                 self.wire,
                 self.capture,
@@ -101,7 +97,6 @@ enum Kind {
     TerrainWire,
     Body,
     Sky,
-    Hud,
     Capture,
     Bodies,
 }
@@ -111,15 +106,14 @@ impl Backend {
     pub(super) fn build_pipelines(&mut self) -> Result<()> {
         self.build_layouts()?;
         self.build_bodies_layout()?;
-        for kind in [Kind::TerrainDepth, Kind::TerrainShaded, Kind::Body, Kind::Sky, Kind::Hud, Kind::Bodies] {
+        for kind in [Kind::TerrainDepth, Kind::TerrainShaded, Kind::Body, Kind::Sky, Kind::Bodies] {
             let pipeline = self.build_pipeline(kind)?;
             match kind {
                 Kind::TerrainDepth => self.pipelines.depth = pipeline,
                 Kind::TerrainShaded => self.pipelines.shaded = pipeline,
                 Kind::Body => self.pipelines.body = pipeline,
                 Kind::Sky => self.pipelines.sky = pipeline,
-                Kind::Bodies => self.pipelines.bodies = pipeline,
-                _ => self.pipelines.hud = pipeline,
+                _ => self.pipelines.bodies = pipeline,
             }
         }
         if self.gpu.vertex_stores {
@@ -164,11 +158,6 @@ impl Backend {
                 .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                 .descriptor_count(1)
                 .stage_flags(vk::ShaderStageFlags::FRAGMENT),
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(binding::HUD)
-                .descriptor_type(vk::DescriptorType::SAMPLED_IMAGE)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::FRAGMENT),
         ];
         let device = &self.gpu.device;
         // SAFETY: valid device; the create infos reference locals.
@@ -205,7 +194,6 @@ impl Backend {
             Kind::TerrainShaded | Kind::TerrainWire => (spirv::TERRAIN_VERT, Some(spirv::TERRAIN_FRAG)),
             Kind::Body => (spirv::SKY_VERT, Some(spirv::BODY_FRAG)),
             Kind::Sky => (spirv::SKY_VERT, Some(spirv::SKY_FRAG)),
-            Kind::Hud => (spirv::SKY_VERT, Some(spirv::HUD_FRAG)),
             Kind::Capture => (spirv::TERRAIN_CAPTURE_VERT, None),
             Kind::Bodies => (spirv::BODIES_VERT, Some(spirv::BODIES_FRAG)),
         };
@@ -245,32 +233,20 @@ impl Backend {
         // depth pass's positions (`precise` end to end), so it tests
         // greater-or-equal without writing; the body writes the ellipsoid's
         // depth; the sky sits at depth 0 and so lands only where nothing
-        // did; the HUD ignores depth; bodies test and write it.
+        // did; bodies test and write it.
         let (test, write, compare) = match kind {
             Kind::TerrainDepth | Kind::Capture => (true, true, vk::CompareOp::GREATER),
             Kind::TerrainShaded | Kind::TerrainWire => (true, false, vk::CompareOp::GREATER_OR_EQUAL),
             Kind::Body => (true, true, vk::CompareOp::GREATER_OR_EQUAL),
             Kind::Sky => (true, false, vk::CompareOp::GREATER_OR_EQUAL),
-            Kind::Hud => (false, false, vk::CompareOp::ALWAYS),
             Kind::Bodies => (true, true, vk::CompareOp::GREATER),
         };
         let depth = vk::PipelineDepthStencilStateCreateInfo::default()
             .depth_test_enable(test)
             .depth_write_enable(write)
             .depth_compare_op(compare);
-        let blend_attachments = [if kind == Kind::Hud {
-            vk::PipelineColorBlendAttachmentState::default()
-                .blend_enable(true)
-                .src_color_blend_factor(vk::BlendFactor::SRC_ALPHA)
-                .dst_color_blend_factor(vk::BlendFactor::ONE_MINUS_SRC_ALPHA)
-                .color_blend_op(vk::BlendOp::ADD)
-                .src_alpha_blend_factor(vk::BlendFactor::ONE)
-                .dst_alpha_blend_factor(vk::BlendFactor::ZERO)
-                .alpha_blend_op(vk::BlendOp::ADD)
-                .color_write_mask(vk::ColorComponentFlags::RGBA)
-        } else {
-            vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)
-        }];
+        let blend_attachments =
+            [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
         let with_colour = !matches!(kind, Kind::TerrainDepth | Kind::Capture);
         let blend = if with_colour {
             vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments)

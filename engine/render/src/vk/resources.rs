@@ -17,7 +17,7 @@ use super::barrier::{ImageUse, LayerUses};
 use super::device::Gpu;
 use crate::conv::{CLASS_FORMAT, COLOUR_FORMAT, DEPTH_FORMAT, HEIGHT_FORMAT, SIDE, TARGET_FORMAT};
 use crate::error::{Context, RenderError, Result};
-use crate::renderer::{HUD_SIZE, lattice_indices};
+use crate::renderer::lattice_indices;
 
 #[derive(Debug)]
 pub struct Buffer {
@@ -218,7 +218,6 @@ impl Backend {
         self.heights = Image::new(&self.gpu, HEIGHT_FORMAT, (SIDE, SIDE), slots, sampled, "height slots")?;
         self.colour = Image::new(&self.gpu, COLOUR_FORMAT, (SIDE, SIDE), slots, sampled, "colour slots")?;
         self.classes = Image::new(&self.gpu, CLASS_FORMAT, (SIDE, SIDE), slots, sampled, "class slots")?;
-        self.hud = Image::new(&self.gpu, vk::Format::R8G8B8A8_UNORM, HUD_SIZE, 1, sampled, "HUD overlay")?;
         let indices = lattice_indices();
         self.indices = Buffer::new(
             &self.gpu,
@@ -271,11 +270,11 @@ impl Backend {
     fn initialise_slots(&mut self) -> Result<()> {
         let mut to_clear = Vec::new();
         let mut to_read = Vec::new();
-        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.hud] {
+        for image in [&mut self.heights, &mut self.colour, &mut self.classes] {
             to_clear.extend(image.discard_to(ImageUse::TransferDst));
         }
-        let images = [&self.heights, &self.colour, &self.classes, &self.hud].map(|i| (i.image, i.full_range()));
-        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.hud] {
+        let images = [&self.heights, &self.colour, &self.classes].map(|i| (i.image, i.full_range()));
+        for image in [&mut self.heights, &mut self.colour, &mut self.classes] {
             to_read.extend(image.transition(0..image.layers, ImageUse::ShaderRead));
         }
         let device = &self.gpu.device;

@@ -11,3 +11,4 @@ mod render;
 mod statistics;
 mod support;
 mod surface;
+mod ui;

@@ -202,7 +202,7 @@ fn the_hole_counter_counts_ground_left_undrawn() {
         colour_data_depth: None,
         read_back: false,
         wireframe: false,
-        hud: None,
+        ui: None,
         present: false,
     };
     renderer.render(&input).expect("frame");
@@ -323,7 +323,7 @@ fn a_slot_written_twice_in_one_frame_keeps_the_last_write_without_validation_mes
         colour_data_depth: None,
         read_back: true,
         wireframe: false,
-        hud: None,
+        ui: None,
         present: false,
     };
     // Twice: the second frame writes the same layers again, from SHADER_READ.

@@ -7,11 +7,15 @@
 //! hands the frame to `Session::draw`, the same path as headless runs. The
 //! sky's clock runs the same way: by real time times a rate the keys set
 //! (`,` slower, `.` faster, `/` pause), or by the path's fixed step.
+//! The panels (panels.rs) see every event first; the controls get what the
+//! panels do not hold (the pointer over them, keys while a text field has
+//! the focus).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow};
+use planet_render::egui;
 use planet_render::scene::FrameOptions;
 use planet_render::{Renderer, RendererSettings, WindowHandles};
 use planet_terrain::camera::{CameraPath, Instant as UtcInstant};
@@ -25,8 +29,12 @@ use winit::window::{Window, WindowId};
 
 use crate::authoring::Authoring;
 use crate::flight::{Controls, Flight, Mode, PLACES, fly_to};
-use crate::hud;
 use crate::session::{Session, frame_path, read_back_for};
+
+mod clock;
+mod panels;
+
+use clock::Clock;
 
 /// What the window run needs besides the session's parts.
 pub struct WindowRun {
@@ -42,7 +50,8 @@ pub struct WindowRun {
     pub time_rate: f64,
     pub exit_at_end: bool,
     pub frames: Option<PathBuf>,
-    pub hud: bool,
+    /// Show the panels (H toggles them).
+    pub panels: bool,
     /// Test hook: at frame N, ask for a new window size.
     pub resize_at: Option<(usize, (u32, u32))>,
     /// Test hook: authoring input at given frames (see `parse_script`).
@@ -78,43 +87,11 @@ struct App {
     status: Option<(String, Instant)>,
     error: Option<anyhow::Error>,
     clock: Clock,
-}
-
-/// Rates the sky's clock runs at: seconds of sky time per second.
-const RATES: [f64; 7] = [1.0, 10.0, 60.0, 600.0, 3600.0, 21_600.0, 86_400.0];
-
-/// The sky's clock in a window: an instant, a rate (1x at first, scaled by
-/// `--time-rate`), paused or not.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Clock {
-    now: UtcInstant,
-    rate: usize,
-    scale: f64,
-    paused: bool,
-}
-
-impl Clock {
-    fn new(now: UtcInstant, scale: f64) -> Clock {
-        Clock { now, rate: 0, scale, paused: false }
-    }
-
-    fn advance(&mut self, wall_seconds: f64) {
-        if !self.paused {
-            self.now = self.now.plus_seconds(wall_seconds * RATES[self.rate] * self.scale);
-        }
-    }
-
-    fn faster(&mut self) {
-        self.rate = (self.rate + 1).min(RATES.len() - 1);
-    }
-
-    fn slower(&mut self) {
-        self.rate = self.rate.saturating_sub(1);
-    }
-
-    fn label(&self) -> String {
-        if self.paused { "TIME PAUSED".to_string() } else { format!("TIME X{}", RATES[self.rate] * self.scale) }
-    }
+    /// The panels, and egui's view of the window's events.
+    panels: crate::panels::Panels,
+    egui: Option<egui_winit::State>,
+    /// The camera's body-fixed position at the last redraw (for its speed).
+    last_position: Option<glam::DVec3>,
 }
 
 /// One scripted input: at `frame`, move the cursor to `at` and act.
@@ -173,6 +150,7 @@ pub fn run(run: WindowRun) -> Result<Session> {
     let event_loop = EventLoop::new().context("opening the display (is DISPLAY set?)")?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let clock = Clock::new(run.start_time, run.time_rate);
+    let panels = crate::panels::Panels::new(run.panels);
     let mut app = App {
         run,
         live: None,
@@ -191,6 +169,9 @@ pub fn run(run: WindowRun) -> Result<Session> {
         status: None,
         error: None,
         clock,
+        panels,
+        egui: None,
+        last_position: None,
     };
     event_loop.run_app(&mut app).context("running the window")?;
     if let Some(error) = app.error.take() {
@@ -218,6 +199,9 @@ impl App {
         settings.size = (size.width.max(1), size.height.max(1));
         let renderer = Renderer::new_windowed(settings, handles, self.run.vsync).map_err(crate::renderer_error)?;
         let session = (self.run.make_session)(renderer)?;
+        let context = self.panels.context().clone();
+        let scale = Some(window.scale_factor() as f32);
+        self.egui = Some(egui_winit::State::new(context, egui::ViewportId::ROOT, &window, scale, None, None));
         self.live = Some(Live { session, window });
         Ok(())
     }
@@ -387,31 +371,13 @@ impl App {
             let view = session.view(&self.run.flight);
             self.cursor_ground = session.ground_under(&view, self.cursor.0, self.cursor.1);
         }
-        let overlay = self.run.hud.then(|| {
-            let mode = match (self.run.path.is_some() || self.travel.is_some(), self.run.flight.mode) {
-                (true, _) => "PATH",
-                (false, Mode::Orbit) => "ORBIT  [TAB] FREE",
-                (false, Mode::Free) => "FREE  [TAB] ORBIT",
-            };
-            let mode = format!("{mode}  {}", self.clock.label());
-            let mut lines = session.hud_lines(
-                &self.run.flight,
-                &mode,
-                self.cursor_ground.as_deref(),
-                session.scene.is_frozen(),
-                self.wireframe,
-            );
-            let status = self.status.as_ref().filter(|(_, when)| when.elapsed().as_secs_f64() < 4.0);
-            lines.push(match status {
-                Some((message, _)) => message.clone(),
-                None => self.run.authoring.describe(&session.scene),
-            });
-            hud::overlay(&lines)
-        });
+        let ui = self.panel_frame(dt);
+        let Some(live) = &mut self.live else { return Ok(()) };
+        let session = &mut live.session;
         let options = FrameOptions {
             read_back: read_back_for(self.run.frames.as_deref()),
             wireframe: self.wireframe,
-            hud: overlay.as_deref(),
+            ui: ui.as_ref(),
             present: true,
         };
         session.draw(&self.run.flight, t, options)?;
@@ -440,7 +406,7 @@ impl App {
             KeyCode::ShiftLeft | KeyCode::ShiftRight => c.fast = pressed,
             _ if !pressed => {}
             KeyCode::Tab => self.run.flight.toggle_mode(),
-            KeyCode::KeyH => self.run.hud = !self.run.hud,
+            KeyCode::KeyH => self.panels.shown = !self.panels.shown,
             KeyCode::KeyT => {
                 let supported = self.live.as_ref().is_some_and(|l| l.session.renderer.supports_wireframe());
                 if supported {
@@ -467,9 +433,15 @@ impl App {
     }
 
     fn go_to_next_place(&mut self) {
-        let Some(live) = &mut self.live else { return };
-        let (name, lat, lon, above, heading, pitch) = PLACES[self.place % PLACES.len()];
+        let k = self.place % PLACES.len();
         self.place += 1;
+        self.go_to_place(k);
+    }
+
+    /// Flies to `PLACES[k]` (the G key steps through them; the places panel picks one).
+    fn go_to_place(&mut self, k: usize) {
+        let Some(live) = &mut self.live else { return };
+        let (name, lat, lon, above, heading, pitch) = PLACES[k];
         let ground = live.session.ground_height(lat, lon);
         let to = planet_terrain::camera::CameraPose { lat, lon, alt: ground + above, heading, pitch };
         let path = fly_to(self.run.flight.pose(), to, live.session.body(), 6.0);
@@ -497,6 +469,13 @@ impl ApplicationHandler for App {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        if let (Some(state), Some(live)) = (&mut self.egui, &self.live) {
+            let _ = state.on_window_event(&live.window, &event);
+        }
+        // Keys go to a focused text field, not to the shortcuts; the
+        // pointer over the panels is theirs (a release always ends a drag).
+        let keys_taken = self.panels.wants_keyboard();
+        let pointer_taken = self.panels.wants_pointer();
         let result = match event {
             WindowEvent::CloseRequested => {
                 event_loop.exit();
@@ -508,6 +487,11 @@ impl ApplicationHandler for App {
                 }
                 _ => Ok(()),
             },
+            // Releases still reach the controls: a key held when a field
+            // took the focus must not stay down.
+            WindowEvent::KeyboardInput { ref event, .. } if keys_taken && event.state == ElementState::Pressed => {
+                Ok(())
+            }
             WindowEvent::KeyboardInput { event, .. } => {
                 if let PhysicalKey::Code(code) = event.physical_key {
                     if code == KeyCode::Escape {
@@ -517,6 +501,8 @@ impl ApplicationHandler for App {
                 }
                 Ok(())
             }
+            WindowEvent::MouseInput { state: ElementState::Pressed, .. } if pointer_taken => Ok(()),
+            WindowEvent::MouseWheel { .. } if pointer_taken => Ok(()),
             WindowEvent::MouseInput { state, button, .. } => {
                 let down = state == ElementState::Pressed;
                 match button {
@@ -576,34 +562,5 @@ impl ApplicationHandler for App {
         if let Some(live) = &self.live {
             live.window.request_redraw();
         }
-    }
-}
-
-#[cfg(test)]
-mod clock_tests {
-    use super::*;
-
-    #[test]
-    fn the_clock_runs_at_its_rate_and_pauses() {
-        let mut clock = Clock::new(UtcInstant::J2000, 1.0);
-        clock.advance(2.0);
-        assert_eq!(clock.now.seconds_since_j2000(), 2.0, "1x at first");
-        clock.faster();
-        clock.faster();
-        clock.advance(1.0);
-        assert_eq!(clock.now.seconds_since_j2000(), 62.0, "a minute a second");
-        assert_eq!(clock.label(), "TIME X60");
-        clock.paused = true;
-        clock.advance(5.0);
-        assert_eq!(clock.now.seconds_since_j2000(), 62.0);
-        assert_eq!(clock.label(), "TIME PAUSED");
-        for _ in 0..20 {
-            clock.slower();
-        }
-        assert_eq!(clock.rate, 0, "never below 1x");
-        for _ in 0..20 {
-            clock.faster();
-        }
-        assert_eq!(RATES[clock.rate], 86_400.0, "at most a day a second");
     }
 }

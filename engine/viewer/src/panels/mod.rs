@@ -1,0 +1,291 @@
+//! The viewer's panels (egui): camera, frame statistics, view settings and
+//! places on the left of the frame, the layer stack on its right.
+//!
+//! The key decision: the panels read a plain [`Readout`] and edit a plain
+//! [`ViewControls`] and the layer stack (through [`Authoring`] and an
+//! [`Editor`]), and ask for what they cannot do themselves (fly to a
+//! place) as [`Request`]s. They never see the window, the renderer or
+//! the session, so tests drive them headless with egui's own input events
+//! (`egui::RawInput`), on a bare layer stack. Why egui: it is the
+//! maintained immediate-mode UI for Rust, with a winit integration for
+//! winit 0.30 (egui-winit) and an ash renderer (egui-ash-renderer, see
+//! planet-render's vk/ui.rs); egui 0.36 is the newest both support.
+//! Named widgets record where they landed (`Panels::rect_of`), so tests
+//! click them where a person would.
+
+mod layers;
+mod readouts;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, VecDeque};
+
+use planet_render::UiFrame;
+use planet_render::egui;
+
+use crate::authoring::{Authoring, Editor};
+use crate::flight::PLACES;
+
+/// What the panels show about the latest frame and the camera.
+#[derive(Clone, Debug, Default)]
+pub struct Readout {
+    pub lat: f64,
+    pub lon: f64,
+    /// Height above the ellipsoid and above the ground, metres.
+    pub alt: f64,
+    pub above_ground: f64,
+    /// Metres per second, over the last frame.
+    pub speed: f64,
+    pub mode: String,
+    pub clock: String,
+    pub cpu_ms: f64,
+    pub gpu_ms: Option<f64>,
+    pub nodes_selected: usize,
+    pub nodes_drawn: usize,
+    pub slots: usize,
+    pub uploads: usize,
+    pub pending: usize,
+    pub error_px: f64,
+    /// What the ground under the cursor is made of (measured, resampled,
+    /// invented), when known.
+    pub cursor: Option<String>,
+    /// A message for the person (what the last action did).
+    pub status: Option<String>,
+}
+
+/// The settings the view panel edits in place; the window applies them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewControls {
+    pub error_px: f64,
+    pub budget: usize,
+    /// The largest budget the renderer can draw.
+    pub max_budget: usize,
+    pub wireframe: bool,
+    pub wireframe_supported: bool,
+    pub frozen: bool,
+    /// Index into the clock's rates, and their labels.
+    pub time_rate: usize,
+    pub rate_labels: Vec<String>,
+    pub time_paused: bool,
+}
+
+/// What the panels ask the window to do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Request {
+    /// Fly to `PLACES[k]`.
+    GoTo(usize),
+    /// Fly out until the whole body is in view.
+    FrameBody,
+}
+
+/// The layer stack the layers panel edits.
+pub struct LayerEdit<'a> {
+    pub authoring: &'a mut Authoring,
+    pub editor: &'a mut dyn Editor,
+    /// The body's name, as scenes record it.
+    pub body: &'a str,
+}
+
+/// CPU and GPU milliseconds of the frames the graph shows.
+const HISTORY: usize = 120;
+
+/// The panels' own state between frames.
+pub struct Panels {
+    ctx: egui::Context,
+    pub shown: bool,
+    /// False for recorded frames (headless `--hud`): the camera and frame
+    /// readouts only, in a corner box (nothing there could be clicked).
+    pub interactive: bool,
+    pub filter: String,
+    history: VecDeque<(f64, Option<f64>)>,
+    layers: layers::LayersState,
+    rects: HashMap<&'static str, egui::Rect>,
+    /// Whether egui has laid the panels out once: a box (an `Area`) is
+    /// measured invisibly on its first pass.
+    laid_out: bool,
+}
+
+impl std::fmt::Debug for Panels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Panels").field("shown", &self.shown).field("filter", &self.filter).finish_non_exhaustive()
+    }
+}
+
+/// One run of the panels: what to draw and what they asked for.
+pub struct PanelOutput {
+    pub ui: UiFrame,
+    pub platform: egui::PlatformOutput,
+    pub requests: Vec<Request>,
+}
+
+impl Panels {
+    pub fn new(shown: bool) -> Panels {
+        Panels {
+            ctx: egui::Context::default(),
+            shown,
+            interactive: true,
+            filter: String::new(),
+            history: VecDeque::new(),
+            layers: layers::LayersState::default(),
+            rects: HashMap::new(),
+            laid_out: false,
+        }
+    }
+
+    pub fn context(&self) -> &egui::Context {
+        &self.ctx
+    }
+
+    /// Where the widget named `name` was laid out in the last run.
+    #[cfg(test)]
+    pub fn rect_of(&self, name: &str) -> Option<egui::Rect> {
+        self.rects.get(name).copied()
+    }
+
+    /// Whether the pointer is the panels' (over them, or dragging in them).
+    pub fn wants_pointer(&self) -> bool {
+        self.shown && self.ctx.egui_wants_pointer_input()
+    }
+
+    /// Whether typed keys go to the panels (a text field has the focus),
+    /// not to the keyboard shortcuts.
+    pub fn wants_keyboard(&self) -> bool {
+        // Not `egui_wants_keyboard_input`: a clicked button keeps egui's
+        // focus, and the shortcuts must still work after it.
+        self.shown && self.ctx.text_edit_focused()
+    }
+
+    /// Runs the panels over one frame's input.
+    pub fn run(
+        &mut self,
+        input: egui::RawInput,
+        readout: &Readout,
+        view: &mut ViewControls,
+        edit: LayerEdit<'_>,
+    ) -> PanelOutput {
+        self.history.push_back((readout.cpu_ms, readout.gpu_ms));
+        while self.history.len() > HISTORY {
+            self.history.pop_front();
+        }
+        let mut requests = Vec::new();
+        let mut rects = HashMap::new();
+        let (shown, interactive) = (self.shown, self.interactive);
+        let (filter, history, layers) = (&mut self.filter, &self.history, &mut self.layers);
+        let mut edit = edit;
+        let screen = input.screen_rect;
+        let mut build = |ui: &mut egui::Ui| {
+            if !shown {
+                return;
+            }
+            if !interactive {
+                // Recorded frames: the readouts in a corner, the picture free.
+                egui::Area::new(egui::Id::new("readouts")).fixed_pos(egui::pos2(8.0, 8.0)).fade_in(false).show(
+                    ui.ctx(),
+                    |ui| {
+                        egui::Frame::popup(ui.style()).show(ui, |ui| {
+                            ui.set_max_width(300.0);
+                            readouts::camera(ui, readout);
+                            ui.separator();
+                            readouts::frame(ui, readout, history);
+                        });
+                    },
+                );
+                return;
+            }
+            // The layers on the right, the rest on the left, the frame between.
+            egui::Panel::right("layers").resizable(false).default_size(300.0).show(ui, |ui| {
+                egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
+                    ui.heading("Layers");
+                    layers.show(ui, &mut edit, (readout.lat, readout.lon), &mut rects);
+                });
+            });
+            egui::Panel::left("panels").resizable(false).default_size(300.0).show(ui, |ui| {
+                egui::ScrollArea::vertical().id_salt("panels").show(ui, |ui| {
+                    egui::CollapsingHeader::new("Camera")
+                        .default_open(true)
+                        .show(ui, |ui| readouts::camera(ui, readout));
+                    egui::CollapsingHeader::new("Frame")
+                        .default_open(true)
+                        .show(ui, |ui| readouts::frame(ui, readout, history));
+                    egui::CollapsingHeader::new("View")
+                        .default_open(true)
+                        .show(ui, |ui| readouts::view(ui, view, &mut rects));
+                    egui::CollapsingHeader::new("Places")
+                        .default_open(true)
+                        .show(ui, |ui| places(ui, filter, &mut requests, &mut rects));
+                    if let Some(status) = &readout.status {
+                        ui.separator();
+                        ui.label(status);
+                    }
+                });
+            });
+        };
+        let mut output = self.ctx.run_ui(input, &mut build);
+        if !std::mem::replace(&mut self.laid_out, true) {
+            // The first frame shows what the second pass laid out; the
+            // first pass's texture changes (the font atlas) still count.
+            let again = egui::RawInput { screen_rect: screen, ..egui::RawInput::default() };
+            let second = self.ctx.run_ui(again, &mut build);
+            output.textures_delta.append(second.textures_delta);
+            output.shapes = second.shapes;
+            output.pixels_per_point = second.pixels_per_point;
+        }
+        self.rects = rects;
+        let pixels_per_point = output.pixels_per_point;
+        let primitives = self.ctx.tessellate(output.shapes, pixels_per_point);
+        PanelOutput {
+            ui: UiFrame { textures: output.textures_delta, primitives, pixels_per_point },
+            platform: output.platform_output,
+            requests,
+        }
+    }
+}
+
+/// Places whose name holds `filter` (any case), with their index.
+pub fn matching_places(filter: &str) -> Vec<usize> {
+    let needle = filter.trim().to_uppercase();
+    (0..PLACES.len()).filter(|&k| PLACES[k].0.contains(&needle)).collect()
+}
+
+fn places(
+    ui: &mut egui::Ui,
+    filter: &mut String,
+    requests: &mut Vec<Request>,
+    rects: &mut HashMap<&'static str, egui::Rect>,
+) {
+    ui.horizontal(|ui| {
+        ui.label("Filter");
+        let field = ui.add(egui::TextEdit::singleline(filter).desired_width(160.0));
+        rects.insert("places.filter", field.rect);
+    });
+    let shown = matching_places(filter);
+    if shown.is_empty() {
+        ui.label("no place matches");
+    }
+    egui::ScrollArea::vertical().id_salt("places").max_height(150.0).show(ui, |ui| {
+        for (row, k) in shown.into_iter().enumerate() {
+            let (name, lat, lon, ..) = PLACES[k];
+            let button = ui.button(format!("Go to {}", title_case(name))).on_hover_text(format!("{lat:.2}, {lon:.2}"));
+            if row == 0 {
+                rects.insert("places.first", button.rect);
+            }
+            if button.clicked() {
+                requests.push(Request::GoTo(k));
+            }
+        }
+    });
+    if ui.button("Whole body").clicked() {
+        requests.push(Request::FrameBody);
+    }
+}
+
+/// "MOUNT EVEREST" as "Mount Everest".
+fn title_case(name: &str) -> String {
+    name.split(' ')
+        .map(|w| {
+            let mut chars = w.chars();
+            chars.next().map_or(String::new(), |c| c.to_string() + &chars.as_str().to_lowercase())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,180 @@
+//! The panels driven headless: egui's own input events (pointer moves,
+//! presses, typed text) at the places the widgets were laid out, on a bare
+//! layer stack, with the resulting state checked.
+
+use planet_render::egui::{self, Event, Modifiers, PointerButton, Pos2, RawInput, Rect};
+use planet_terrain::layers::LayerKind;
+
+use super::*;
+use crate::authoring::bare::{Stack, snapshot, stack};
+
+struct Rig {
+    panels: Panels,
+    readout: Readout,
+    view: ViewControls,
+    authoring: Authoring,
+    stack: Stack,
+}
+
+impl Rig {
+    fn new() -> Rig {
+        let view = ViewControls {
+            error_px: 2.0,
+            budget: 2048,
+            max_budget: 8192,
+            wireframe: false,
+            wireframe_supported: true,
+            frozen: false,
+            time_rate: 0,
+            rate_labels: vec!["x1".into(), "x10".into()],
+            time_paused: false,
+        };
+        let readout = Readout { lat: 46.0, lon: 8.0, mode: "orbit".into(), ..Readout::default() };
+        Rig { panels: Panels::new(true), readout, view, authoring: Authoring::default(), stack: stack() }
+    }
+
+    /// One frame with `events`; a tall screen so every panel lays out open.
+    fn frame(&mut self, events: Vec<Event>) -> PanelOutput {
+        let input = RawInput {
+            screen_rect: Some(Rect::from_min_size(Pos2::ZERO, egui::vec2(1024.0, 2000.0))),
+            events,
+            ..RawInput::default()
+        };
+        let edit = LayerEdit { authoring: &mut self.authoring, editor: &mut self.stack, body: "earth" };
+        self.panels.run(input, &self.readout, &mut self.view, edit)
+    }
+
+    fn at(&self, name: &str) -> Pos2 {
+        self.panels.rect_of(name).unwrap_or_else(|| panic!("{name} was laid out")).center()
+    }
+
+    fn press(pos: Pos2, pressed: bool) -> Event {
+        Event::PointerButton { pos, button: PointerButton::Primary, pressed, modifiers: Modifiers::default() }
+    }
+
+    /// Moves to the widget, presses and releases: what a click is.
+    fn click(&mut self, name: &str) -> Vec<Request> {
+        let pos = self.at(name);
+        let mut requests = self.frame(vec![Event::PointerMoved(pos)]).requests;
+        requests.extend(self.frame(vec![Rig::press(pos, true)]).requests);
+        requests.extend(self.frame(vec![Rig::press(pos, false)]).requests);
+        requests.extend(self.frame(vec![]).requests);
+        requests
+    }
+
+    /// Presses on the widget, moves by `dx` points over a few frames, releases.
+    fn drag(&mut self, name: &str, dx: f32) {
+        let from = self.at(name);
+        self.frame(vec![Event::PointerMoved(from)]);
+        self.frame(vec![Rig::press(from, true)]);
+        for step in 1..=4 {
+            self.frame(vec![Event::PointerMoved(from + egui::vec2(dx * step as f32 / 4.0, 0.0))]);
+        }
+        self.frame(vec![Rig::press(from + egui::vec2(dx, 0.0), false)]);
+        self.frame(vec![]);
+    }
+
+    fn kinds(&self) -> Vec<&'static str> {
+        self.stack.layers.layers().map(|l| layers::kind_name(&l.kind)).collect()
+    }
+}
+
+#[test]
+fn typing_a_filter_narrows_the_places_and_go_to_asks_for_the_first() {
+    let mut rig = Rig::new();
+    rig.frame(vec![]);
+    rig.click("places.filter");
+    assert!(rig.panels.wants_keyboard(), "the filter has the keyboard: shortcuts stay quiet while typing");
+    rig.frame(vec![Event::Text("canyon".into())]);
+    assert_eq!(rig.panels.filter, "canyon");
+    let requests = rig.click("places.first");
+    let canyon = PLACES.iter().position(|p| p.0 == "GRAND CANYON").expect("a place");
+    assert_eq!(requests, vec![Request::GoTo(canyon)]);
+    assert_eq!(matching_places("zzz"), Vec::<usize>::new());
+    assert_eq!(matching_places("").len(), PLACES.len());
+}
+
+#[test]
+fn view_settings_follow_the_slider_and_the_checkbox() {
+    let mut rig = Rig::new();
+    rig.frame(vec![]);
+    rig.drag("view.error", 60.0);
+    assert!(rig.view.error_px > 2.0, "dragging right raised the error target: {}", rig.view.error_px);
+    rig.click("view.freeze");
+    assert!(rig.view.frozen);
+    rig.click("view.freeze");
+    assert!(!rig.view.frozen);
+}
+
+#[test]
+fn layers_are_added_edited_reordered_deleted_undone_saved_and_loaded() {
+    let mut rig = Rig::new();
+    rig.frame(vec![]);
+    rig.click("layers.add");
+    assert_eq!(rig.kinds(), vec!["crater"]);
+    let crater = snapshot(&rig.stack);
+    assert!(matches!(crater[0].kind, LayerKind::Crater { lat, lon, .. } if lat == 46.0 && lon == 8.0));
+    // Every kind the stack knows can be added.
+    for kind in [layers::NewKind::Pad, layers::NewKind::Raise, layers::NewKind::Polygon] {
+        rig.panels.layers.new_kind = kind;
+        rig.click("layers.add");
+    }
+    assert_eq!(rig.kinds(), vec!["crater", "pad", "raise", "polygon pad"]);
+    // Select the crater and widen it.
+    rig.click("layers.row0");
+    assert_eq!(rig.authoring.selected, Some(1));
+    rig.drag("layers.radius", 40.0);
+    let LayerKind::Crater { radius_m, .. } = rig.stack.layers.get(1).expect("crater").kind else { panic!("crater") };
+    assert!(radius_m > 1000.0, "the slider widened the crater: {radius_m} m");
+    // One drag is one undo step.
+    rig.click("layers.undo");
+    assert_eq!(snapshot(&rig.stack)[0], crater[0]);
+    // Move the crater one up the stack: it now applies after the pad.
+    rig.click("layers.row0.down");
+    assert_eq!(rig.kinds(), vec!["pad", "crater", "raise", "polygon pad"]);
+    rig.click("layers.row0.delete");
+    assert_eq!(rig.kinds(), vec!["crater", "raise", "polygon pad"]);
+    rig.click("layers.undo");
+    assert_eq!(rig.kinds(), vec!["pad", "crater", "raise", "polygon pad"]);
+    // Save by path, change the stack, load it back.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("panel-scene.json");
+    let saved = snapshot(&rig.stack);
+    rig.click("layers.path");
+    rig.frame(vec![Event::Text(path.display().to_string())]);
+    rig.click("layers.save");
+    assert!(path.exists(), "{:?}", rig.panels.layers.message);
+    rig.click("layers.row0.delete");
+    rig.click("layers.row0.delete");
+    assert_eq!(rig.stack.layers.len(), 2);
+    rig.click("layers.load");
+    assert_eq!(snapshot(&rig.stack), saved, "{:?}", rig.panels.layers.message);
+    rig.click("layers.undo");
+    assert_eq!(rig.stack.layers.len(), 2, "a load undoes as one step");
+}
+
+#[test]
+fn hidden_panels_draw_nothing_and_take_no_input() {
+    let mut rig = Rig::new();
+    rig.panels.shown = false;
+    let output = rig.frame(vec![Event::PointerMoved(Pos2::new(20.0, 20.0))]);
+    assert!(output.ui.primitives.is_empty());
+    assert!(!rig.panels.wants_pointer());
+    rig.panels.shown = true;
+    let output = rig.frame(vec![Event::PointerMoved(Pos2::new(20.0, 20.0))]);
+    assert!(!output.ui.primitives.is_empty());
+    assert!(rig.panels.wants_pointer(), "the pointer is over the panel");
+}
+
+#[test]
+fn recorded_frames_show_the_readouts_and_no_controls() {
+    let mut rig = Rig::new();
+    rig.panels.interactive = false;
+    rig.frame(vec![]);
+    for control in ["view.error", "places.filter", "layers.add"] {
+        assert!(rig.panels.rect_of(control).is_none(), "{control} is not drawn");
+    }
+    rig.panels.interactive = true;
+    rig.frame(vec![]);
+    assert!(rig.panels.rect_of("layers.add").is_some());
+}
