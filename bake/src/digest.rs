@@ -105,11 +105,25 @@ impl Source<'_> {
     fn chunk(&self, length: u64, k: u64) -> std::io::Result<String> {
         let (from, len) = chunk_span(length, k);
         match self {
-            Source::Local(file) => chunk_digest(|b, at| file.read_exact_at(b, at), from, len),
+            Source::Local(file) => {
+                let digest = chunk_digest(|b, at| file.read_exact_at(b, at), from, len)?;
+                if from + len == length && file.metadata()?.len() != length {
+                    return Err(std::io::Error::other(format!(
+                        "the file changed length from {length} bytes while read"
+                    )));
+                }
+                Ok(digest)
+            }
             Source::Virtual(name) => {
                 let mut file = crate::vsi::VsiFile::open(name)?;
                 file.seek_to(from)?;
-                chunk_digest(|b, _| file.read_exact(b), from, len)
+                let digest = chunk_digest(|b, _| file.read_exact(b), from, len)?;
+                // The last chunk must end the file: one that grew since its
+                // length was taken is not hashed by its first part only.
+                if from + len == length && file.read(&mut [0u8; 1])? != 0 {
+                    return Err(std::io::Error::other(format!("the file is longer than the {length} bytes it had")));
+                }
+                Ok(digest)
             }
         }
     }

@@ -95,7 +95,7 @@ struct Cli {
     shard_count: Option<u32>,
     /// Merge these shard files of one sharded bake into the pack at --out, the bytes a
     /// single-process bake writes. Reads no raster: give only --out (and --jobs, --memory, --resume).
-    #[arg(long, value_name = "SHARD", num_args = 1.., conflicts_with_all = ["dem", "imagery", "classes", "shard", "region", "scene", "body", "radii", "depth"])]
+    #[arg(long, value_name = "SHARD", num_args = 1.., conflicts_with_all = ["dem", "imagery", "classes", "shard", "shard_count", "region", "scene", "body", "radii", "name", "depth", "tier", "level", "void_value", "landmarks", "if_unchanged", "inputs_digest", "digest_inputs"])]
     merge: Vec<PathBuf>,
     /// Read the inputs whole once and write their digest manifest to --out instead of baking:
     /// the first step of a cluster bake, whose shards take it with --inputs-digest.

@@ -36,7 +36,7 @@ use crate::pipeline::{TileBake, TileSink, TileSource};
 use crate::report::{AccuracyReport, BakeReport, Report};
 use crate::sampling::{Sampled, SurfaceSamples, fill_voids};
 use crate::shard::ShardPlan;
-use crate::shard_file::{ShardMeta, ShardSection, hex};
+use crate::shard_file::{ShardMeta, ShardSection, build_id, hex};
 
 /// What a merge is told.
 #[derive(Clone, Debug)]
@@ -87,6 +87,18 @@ pub fn merge(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeRepo
 
 fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
+    // The pack must not be written over one of its own shards.
+    let same_file = |a: &Path, b: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        matches!((std::fs::metadata(a), std::fs::metadata(b)), (Ok(x), Ok(y)) if (x.dev(), x.ino()) == (y.dev(), y.ino()))
+    };
+    if let Some(shard) = options.shards.iter().find(|s| same_file(s, &options.out)) {
+        return Err(BakeError::Options(format!(
+            "--out {} is the shard {}: the merge would write over its own input",
+            options.out.display(),
+            shard.display()
+        )));
+    }
     let memory = MemoryPlan::new(options.memory, rayon::current_num_threads(), 0)?;
     progress.stage(&format!("checking {} shard files", options.shards.len()));
     let shards = open_shards(&options.shards)?;
@@ -180,11 +192,24 @@ fn open_shards(paths: &[PathBuf]) -> Result<Vec<OpenShard>, BakeError> {
         return Err(BakeError::Options("--merge needs the shard files of a sharded bake".into()));
     }
     let mut shards = Vec::with_capacity(paths.len());
+    let build = build_id()?;
     for path in paths {
         let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| e.in_file(path))?;
         let section = ShardSection::read(path, pack.header().file_length)?;
         if hex(&pack.header().fingerprint) != section.meta.fingerprint {
             return Err(shard_error(path, "its pack's fingerprint differs from its shard section's"));
+        }
+        if section.meta.root_depth != pack.header().height_data_depth {
+            return Err(shard_error(path, "its plan's root depth is not its pack's height data depth"));
+        }
+        if section.meta.build != build {
+            return Err(shard_error(
+                path,
+                format!(
+                    "baked by another build of planet-bake ({}, this one is {build}): shards and merge must be one build, whose bytes they share",
+                    section.meta.build
+                ),
+            ));
         }
         shards.push(OpenShard { pack, section });
     }

@@ -70,12 +70,16 @@ impl WorkModel {
     /// Work units of one tile at `depth` whose subtree root lies at
     /// `cos_latitude`.
     fn tile_work(&self, body: &Body, depth: u8, cos_latitude: f64) -> u64 {
-        let area = body.tile_size_m(depth).powi(2);
+        let size = body.tile_size_m(depth);
+        // x * x, not powi: powi's precision is unspecified, and the plan
+        // must be the same bits on every machine.
+        let area = size * size;
         let pixels: f64 = self.rasters[..self.raster_count]
             .iter()
             .map(|&(size, geographic)| {
                 let pixel_area = size * size * if geographic { cos_latitude.max(1e-3) } else { 1.0 };
-                (area / pixel_area).min(1e12)
+                // At most 1e9 a tile: a billion tiles then sum below u64::MAX.
+                (area / pixel_area).min(1e9)
             })
             .sum();
         TILE_STORED_SAMPLE_COUNT as u64 + pixels as u64

@@ -121,6 +121,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         tile_set_digest: hex(&plan.tile_set_digest),
         void_value: options.void_value,
         dem: options.dem.display().to_string(),
+        build: crate::shard_file::build_id()?,
     };
     append_section(assembled.path(), assembled.summary().file_length, &meta, &surfaces)?;
     assembled.commit()?;

@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use planet_terrain::TileAddress;
 use planet_terrain::geo::address::{TILE_STORED_SAMPLE_COUNT, TileKey};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::error::BakeError;
 use crate::sampling::SurfaceSamples;
@@ -60,6 +61,40 @@ pub(crate) struct ShardMeta {
     pub(crate) void_value: Option<f64>,
     /// The DEM the shard read (for people; identity is the fingerprint).
     pub(crate) dem: String,
+    /// The planet-bake build that baked it (`build_id`): shards of two
+    /// builds may differ in bytes, so the merge takes only one build's.
+    pub(crate) build: String,
+}
+
+/// The SHA-256 (first 16 bytes, hex) of the running executable: one build
+/// of planet-bake, whatever its version string says.
+pub(crate) fn build_id() -> Result<String, BakeError> {
+    static ID: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let exe = std::env::current_exe().map_err(|e| format!("finding this executable: {e}"))?;
+        let digest = crate::digest::file_digest(&exe).map_err(|e| e.to_string())?;
+        let mut h = Sha256::new();
+        digest.feed(&mut h);
+        Ok(hex(&h.finalize()[..16]))
+    })
+    .clone()
+    .map_err(|e| BakeError::Options(format!("identifying this build of planet-bake: {e}")))
+}
+
+impl ShardMeta {
+    /// The rules a section's metadata must hold beyond its checksum (a
+    /// section can be well formed and still lie).
+    fn check(&self, path: &Path) -> Result<(), BakeError> {
+        let n = self.shards as usize;
+        let rule =
+            |ok: bool, what: &str| if ok { Ok(()) } else { Err(broken(path, format!("shard metadata: {what}"))) };
+        rule(self.shards >= 1 && self.shard < self.shards, "the shard index must be below the shard count")?;
+        rule(self.starts.len() == n && self.work.len() == n, "the plan must have one start and one work per shard")?;
+        rule(self.starts.first() == Some(&0), "the plan's first part must start at key 0")?;
+        rule(self.starts.windows(2).all(|w| w[0] < w[1]), "the plan's starts must ascend")?;
+        rule((1..=planet_terrain::MAX_DEPTH).contains(&self.root_depth), "the root depth is out of range")?;
+        rule(self.fingerprint.len() == 64 && self.tile_set_digest.len() == 64, "digests are 32 bytes of hex")
+    }
 }
 
 /// Hex of bytes.
@@ -194,6 +229,7 @@ impl ShardSection {
         file.read_exact_at(&mut json, json_at).map_err(|e| broken(path, e))?;
         let meta: ShardMeta = serde_json::from_slice(&json)
             .map_err(|e| broken(path, format!("shard metadata at byte {json_at}: {e}")))?;
+        meta.check(path)?;
         let table_at = json_at - rows * TABLE_ROW as u64;
         let mut raw = vec![0u8; (rows as usize) * TABLE_ROW];
         file.read_exact_at(&mut raw, table_at).map_err(|e| broken(path, e))?;
@@ -205,7 +241,8 @@ impl ShardSection {
             })?;
             let offset = u64::from_le_bytes(row[8..16].try_into().expect("eight"));
             let len = u32::from_le_bytes(row[16..20].try_into().expect("four"));
-            if offset + u64::from(len) > table_at - start || table.last().is_some_and(|(k, _, _)| *k >= key) {
+            let inside = offset.checked_add(u64::from(len)).is_some_and(|end| end <= table_at - start);
+            if !inside || table.last().is_some_and(|(k, _, _)| *k >= key) {
                 return Err(broken(path, format!("coarse table row {n}: out of order or out of bounds")));
             }
             table.push((key, offset, len));
@@ -250,6 +287,7 @@ mod tests {
             tile_set_digest: "cd".repeat(32),
             void_value: Some(0.0),
             dem: "dem.tif".into(),
+            build: "0123".into(),
         }
     }
 
@@ -279,6 +317,30 @@ mod tests {
         }
         let absent = TileAddress::new(5, 1, 0, 0).unwrap();
         assert!(section.surface(absent).unwrap_err().to_string().contains("no surface record"));
+    }
+
+    /// Regression: a section whose checksum holds can still lie; an empty
+    /// plan panicked the merge ("attempt to subtract with overflow").
+    #[test]
+    fn well_formed_metadata_that_lies_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lie.planetshard");
+        type Lie = (fn(&mut ShardMeta), &'static str);
+        let lies: [Lie; 5] = [
+            (|m| m.starts.clear(), "one start and one work per shard"),
+            (|m| m.shard = 3, "below the shard count"),
+            (|m| m.starts[0] = 4, "start at key 0"),
+            (|m| m.starts[2] = 10, "ascend"),
+            (|m| m.root_depth = 200, "root depth"),
+        ];
+        for (lie, says) in lies {
+            let mut m = meta();
+            lie(&mut m);
+            std::fs::write(&path, vec![7u8; 1000]).unwrap();
+            append_section(&path, 1000, &m, &[]).unwrap();
+            let e = ShardSection::read(&path, 1000).unwrap_err().to_string();
+            assert!(e.contains(says), "{says}: {e}");
+        }
     }
 
     #[test]

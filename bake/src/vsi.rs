@@ -37,10 +37,6 @@ pub(crate) struct VsiFile {
     handle: NonNull<VSILFILE>,
 }
 
-// SAFETY: a VSILFILE handle is used by one thread at a time (the owner's
-// `&mut self`), which GDAL's VSI layer allows across threads.
-unsafe impl Send for VsiFile {}
-
 impl VsiFile {
     pub(crate) fn open(path: &str) -> std::io::Result<VsiFile> {
         let name = c_path(path)?;
@@ -88,6 +84,9 @@ impl Read for VsiFile {
         // SAFETY: `buf` is valid for `buf.len()` bytes of writes, and the
         // handle is open (owned by `self`, closed only on drop).
         let n = unsafe { VSIFReadL(buf.as_mut_ptr().cast(), 1, buf.len(), self.handle.as_ptr()) };
+        if n > buf.len() {
+            return Err(Error::other("GDAL reported reading more bytes than were asked for"));
+        }
         // SAFETY: as above, the handle is open.
         if n < buf.len() && unsafe { VSIFEofL(self.handle.as_ptr()) } == 0 {
             // A short read that is not the end: a network or storage error,

@@ -43,24 +43,29 @@ stop_cluster() {
     done
     # Job steps (slurmstepd) and their children detach from the daemons:
     # whatever still has its working directory or a file in ours goes too.
-    local proc link
+    local proc link target
     for proc in /proc/[0-9]*; do
         pid=${proc#/proc/}
         [[ $pid == "$$" ]] && continue
         for link in "$proc/cwd" "$proc"/fd/*; do
-            if [[ $(readlink "$link" 2>/dev/null) == "$cluster"* ]]; then
+            target=$(readlink "$link" 2>/dev/null) || continue
+            if [[ $target == "$cluster" || $target == "$cluster/"* ]]; then
                 kill -9 "$pid" 2>/dev/null || true
                 break
             fi
         done
     done
+    # The munge key and the daemons' state go with the cluster.
+    rm -rf "$cluster"
 }
 trap stop_cluster EXIT
 
+# A port nothing listens on, other than $1.
 free_port() {
     local port
     while :; do
         port=$((20000 + RANDOM % 40000))
+        [[ $port == "${1:-}" ]] && continue
         (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
     done
 }
@@ -78,11 +83,12 @@ for _ in $(seq 100); do [[ -S $cluster/munge.sock ]] && break; sleep 0.1; done
 # --- slurm ---------------------------------------------------------------
 mkdir -p "$cluster/state" "$cluster/spool" "$cluster/jobs"
 topology=$(slurmd -C | head -1 | sed 's/^NodeName=[^ ]* //')
+ctld_port=$(free_port)
 cat >"$cluster/slurm.conf" <<CONF
 ClusterName=planettest
 SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
+SlurmctldPort=$ctld_port
+SlurmdPort=$(free_port "$ctld_port")
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$cluster/munge.sock

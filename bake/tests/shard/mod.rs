@@ -123,6 +123,10 @@ fn the_merge_names_missing_repeated_and_foreign_shards_and_writes_nothing() {
         assert!(text.contains(says), "{says}: {text}");
         assert!(!out.exists(), "{says}: nothing at --out");
     }
+    // The pack never goes over one of its own shards.
+    let e = merge_into(&shards, &shards[2]).unwrap_err().to_string();
+    assert!(e.contains("write over its own input"), "{e}");
+    Pack::open(&shards[2]).unwrap().verify().unwrap();
     // A shard cut short loses its section's footer: named, not trusted.
     let torn = dir.path().join("torn.planetshard");
     let bytes = std::fs::read(&shards[1]).unwrap();

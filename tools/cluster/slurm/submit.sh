@@ -5,7 +5,10 @@
 # usage: submit.sh N SHARD_DIR OUT DEM [BAKE FLAGS...]
 #   e.g. submit.sh 64 /shared/shards /shared/earth.planetpack /shared/srtm.vrt --body earth --depth 11
 # With PLANET_INPUTS_DIGEST=PATH set, a first job reads the inputs once and writes
-# their digest manifest there (unless it exists), and the shards only sample them.
+# their digest manifest there (made afresh on every submission: a manifest of an
+# earlier run could vouch for inputs changed since), and the shards only sample them.
+# PLANET_BAKE_ARGS is split at spaces: give paths without spaces (or a symlink).
+# Paths are made absolute here, so --chdir in SBATCH_ARGS does not move them.
 # Extra sbatch options go in SBATCH_ARGS (e.g. "--partition=bake --cpus-per-task=8 --mem=16G");
 # the merge's in MERGE_SBATCH_ARGS. See docs/CLUSTER.md.
 set -euo pipefail
@@ -14,21 +17,33 @@ if (($# < 4)); then
     exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
-export PLANET_SHARDS=$1 PLANET_SHARD_DIR=$2 PLANET_OUT=$3 PLANET_DEM=$4
+mkdir -p "$2"
+export PLANET_SHARDS=$1 PLANET_SHARD_DIR=$(realpath "$2") PLANET_OUT=$(realpath -m "$3")
+case $4 in
+    /vsi*) export PLANET_DEM=$4 ;;
+    *) export PLANET_DEM=$(realpath "$4") ;;
+esac
+[[ -z ${PLANET_INPUTS_DIGEST:-} ]] || export PLANET_INPUTS_DIGEST=$(realpath -m "$PLANET_INPUTS_DIGEST")
 shift 4
 export PLANET_BAKE_ARGS="$*"
-mkdir -p "$PLANET_SHARD_DIR"
 read -r -a sbatch_args <<< "${SBATCH_ARGS:-}"
 read -r -a merge_args <<< "${MERGE_SBATCH_ARGS:-}"
+# ${a[@]+"${a[@]}"}: an empty array under `set -u` on bash older than 4.4 too.
 after=()
-if [[ -n ${PLANET_INPUTS_DIGEST:-} && ! -f $PLANET_INPUTS_DIGEST ]]; then
-    digest=$(sbatch --parsable --export=ALL --job-name=planet-digest "${merge_args[@]}" \
-        --wrap "exec \"\${PLANET_BAKE:-planet-bake}\" --dem \"\$PLANET_DEM\" \$PLANET_BAKE_ARGS --digest-inputs --out \"\$PLANET_INPUTS_DIGEST\"")
-    after=(--dependency="afterok:${digest%%;*}")
+submitted=()
+# Whatever fails after a job went in takes the jobs already in with it.
+trap '((${#submitted[@]})) && scancel "${submitted[@]}"' ERR
+if [[ -n ${PLANET_INPUTS_DIGEST:-} ]]; then
+    rm -f "$PLANET_INPUTS_DIGEST"
+    digest=$(sbatch --parsable --export=ALL --job-name=planet-digest ${merge_args[@]+"${merge_args[@]}"} \
+        --wrap 'set -f; exec "${PLANET_BAKE:-planet-bake}" --dem "$PLANET_DEM" $PLANET_BAKE_ARGS --digest-inputs --out "$PLANET_INPUTS_DIGEST"')
+    submitted+=("${digest%%;*}")
+    after=(--dependency="afterok:${digest%%;*}" --kill-on-invalid-dep=yes)
 fi
-array=$(sbatch --parsable --export=ALL --array="0-$((PLANET_SHARDS - 1))" "${after[@]}" "${sbatch_args[@]}" \
-    "$here/bake-shard.sbatch")
+array=$(sbatch --parsable --export=ALL --array="0-$((PLANET_SHARDS - 1))" ${after[@]+"${after[@]}"} \
+    ${sbatch_args[@]+"${sbatch_args[@]}"} "$here/bake-shard.sbatch")
 array=${array%%;*}
+submitted+=("$array")
 merge=$(sbatch --parsable --export=ALL --dependency="afterok:$array" --kill-on-invalid-dep=yes \
-    "${merge_args[@]}" "$here/merge.sbatch")
+    ${merge_args[@]+"${merge_args[@]}"} "$here/merge.sbatch")
 echo "${array} ${merge%%;*}"

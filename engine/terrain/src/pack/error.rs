@@ -103,6 +103,10 @@ pub enum PackError {
     #[error("cannot resume: {0}")]
     ResumeMismatch(String),
     #[error(
+        "{path} is locked by another process writing this same bake (a task re-submitted while the first still runs?); wait for it or stop it, then run again"
+    )]
+    JournalLocked { path: PathBuf },
+    #[error(
         "a patch of this pack is pending in {journal}: run `planet-pack repair` on the pack, or re-run that patch, to complete it first"
     )]
     PatchPending { journal: PathBuf },

@@ -162,6 +162,19 @@ pub struct Assembled {
     tmp: PathBuf,
     partial_path: PathBuf,
     summary: WriteSummary,
+    /// The journal, still open and locked until the pack is committed, so
+    /// no second writer starts over `OUT.tmp` while this one is checked.
+    _journal: File,
+}
+
+/// Takes the journal's exclusive lock (advisory, released when the file is
+/// closed or the process dies), or says who holds it.
+fn lock_journal(file: &File, path: &Path) -> Result<(), PackError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(PackError::JournalLocked { path: path.to_owned() }),
+        Err(std::fs::TryLockError::Error(e)) => Err(PackError::io("locking the partial file")(e).in_file(path)),
+    }
 }
 
 impl PackWriter {
@@ -204,14 +217,19 @@ impl PackWriter {
         let (tiles, preamble) = PackWriter::prepare(&spec, tile_set, whole)?;
         let partial_path = partial_path(out);
         let wrap = |e: PackError| e.in_file(&partial_path);
+        // Locked before it is emptied: a second writer of the same bake
+        // (a re-submitted task while the first still runs) must fail, not
+        // truncate the journal under the first.
         let mut partial = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
-            .truncate(true)
+            .truncate(false)
             .open(&partial_path)
             .map_err(PackError::io("creating the partial file"))
             .map_err(wrap)?;
+        lock_journal(&partial, &partial_path)?;
+        partial.set_len(0).map_err(PackError::io("emptying the partial file")).map_err(wrap)?;
         partial.write_all(&preamble).map_err(PackError::io("writing the partial file")).map_err(wrap)?;
         let end = preamble.len() as u64;
         Ok(PackWriter {
@@ -251,6 +269,7 @@ impl PackWriter {
             .open(&partial_path)
             .map_err(PackError::io("opening the partial file"))
             .map_err(wrap)?;
+        lock_journal(&partial, &partial_path)?;
         // The journal is streamed record by record through a buffer: resume
         // holds one record, never the file.
         let file_length =
@@ -508,6 +527,7 @@ impl PackWriter {
         Ok(Assembled {
             out: self.out,
             tmp,
+            _journal: state.partial,
             partial_path: self.partial_path,
             summary: WriteSummary {
                 tiles: tile_count,

@@ -167,6 +167,24 @@ fn resume_refuses_a_different_bake() {
 }
 
 #[test]
+fn a_second_writer_of_the_same_bake_is_refused_while_the_first_runs() {
+    let tiles = tiles_to_depth(1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.planetpack");
+    let first = PackWriter::create(&path, spec(Codec::Heights), tiles.iter().copied()).unwrap();
+    let journal = planet_terrain::pack::partial_path(&path);
+    let length = std::fs::metadata(&journal).unwrap().len();
+    let create = PackWriter::create(&path, spec(Codec::Heights), tiles.iter().copied()).unwrap_err();
+    let resume = PackWriter::resume(&path, spec(Codec::Heights), tiles.iter().copied()).unwrap_err();
+    for err in [create, resume] {
+        assert!(matches!(err.rule(), PackError::JournalLocked { .. }), "{err}");
+    }
+    assert_eq!(std::fs::metadata(&journal).unwrap().len(), length, "the refused writer left the journal alone");
+    drop(first);
+    PackWriter::resume(&path, spec(Codec::Heights), tiles.iter().copied()).expect("free once the first is gone");
+}
+
+#[test]
 fn finish_refuses_an_incomplete_tile_set_and_leaves_no_pack() {
     let tiles = tiles_to_depth(1);
     let dir = tempfile::tempdir().unwrap();
