@@ -116,4 +116,51 @@ fn main() {
         std::fs::remove_file(&path).ok();
         n *= 10;
     }
+    writer_state(dir.path());
+}
+
+/// What a writer holds per declared tile while a bake runs (its staged
+/// set), measured as resident growth when declaring every tile of a global
+/// pack to depth 8, 9 and 10; beside it, the `BTreeMap` of keys to
+/// `Option<(payload offset, entry)>` the writer held before, built from the
+/// same keys.
+fn writer_state(dir: &std::path::Path) {
+    use planet_terrain::pack::{Codec, Coverage, IndexEntry, PackSpec, PackWriter};
+    use planet_terrain::{Body, TileAddress};
+    let global = |depth: u8| {
+        (0..=depth).flat_map(|d| {
+            let n = 1u32 << d;
+            (0..6u8).flat_map(move |f| {
+                (0..n).flat_map(move |x| (0..n).map(move |y| TileAddress::new(f, d, x, y).expect("in range")))
+            })
+        })
+    };
+    println!();
+    println!("| depth | tiles | writer state B/tile | BTreeMap before B/tile |");
+    println!("|---:|---:|---:|---:|");
+    for depth in [8u8, 9, 10] {
+        let spec = PackSpec {
+            body: Body::earth(),
+            tier: "bench".into(),
+            codec: Codec::Heights,
+            height_data_depth: depth,
+            colour_data_depth: 0,
+            coverage: Coverage::GLOBAL,
+            fingerprint: [1; 32],
+            compression_level: 1,
+        };
+        let tiles = global(depth).count() as f64;
+        let before = resident_kib();
+        let writer = PackWriter::create(&dir.join("state.planetpack"), spec, global(depth)).expect("a writer");
+        let writer_bytes = resident_kib().saturating_sub(before) as f64 * 1024.0;
+        std::hint::black_box(writer.pending().len());
+        drop(writer);
+        let before = resident_kib();
+        let map: std::collections::BTreeMap<_, Option<(u64, IndexEntry)>> =
+            global(depth).map(|t| (t.key(), None)).collect();
+        let map_bytes = resident_kib().saturating_sub(before) as f64 * 1024.0;
+        std::hint::black_box(map.len());
+        drop(map);
+        println!("| {depth} | {tiles:.0} | {:.0} | {:.0} |", writer_bytes / tiles, map_bytes / tiles);
+    }
 }
