@@ -96,6 +96,10 @@ pub struct DetailSource {
     /// Past the data depth the inner source is the bilinear resampling of
     /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
     resamples_data: bool,
+    /// Tiles whose bounds a frame took from the index alone
+    /// ([`HeightSource::tile_bounds_unread`]): a worker computes their exact
+    /// bounds ([`HeightSource::warm_bounds`]).
+    unread: Arc<Mutex<std::collections::HashSet<TileAddress>>>,
 }
 
 impl std::fmt::Debug for DetailSource {
@@ -161,6 +165,7 @@ impl DetailSource {
             bounds: Arc::default(),
             tight: Arc::default(),
             resamples_data: false,
+            unread: Arc::default(),
         }
     }
 
@@ -252,6 +257,20 @@ impl DetailSource {
         }
         cache.insert(tile, cells.clone());
         Ok(cells)
+    }
+
+    /// Keeps `b`, the exact bounds of `tile`, narrowed to its produced
+    /// range where it has one.
+    fn keep_bounds(&self, tile: TileAddress, mut b: TileBounds) -> TileBounds {
+        if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
+            bounds::narrow(&mut b, range);
+        }
+        let mut cache = self.bounds.lock().expect("bounds lock");
+        if cache.len() >= 1 << 16 {
+            cache.clear();
+        }
+        cache.insert(tile, b);
+        b
     }
 
     /// Where a tile's stored samples lie in its data ancestor's stored grid:
@@ -528,16 +547,51 @@ impl HeightSource for DetailSource {
         {
             return Ok(*b);
         }
-        let mut b = self.synthesized_bounds(tile)?;
+        let b = self.synthesized_bounds(tile)?;
+        Ok(self.keep_bounds(tile, b))
+    }
+
+    /// The kept bounds, or else bounds from the index alone (the tile is
+    /// noted for [`HeightSource::warm_bounds`]).
+    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        if !self.inner.data_depth().is_some_and(|d| tile.depth() > d) {
+            return self.inner.tile_bounds_unread(tile);
+        }
+        if let Some(b) = self.bounds.lock().expect("bounds lock").get(&tile) {
+            return Ok(*b);
+        }
+        let mut b = self.loose_bounds(tile)?;
         if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
             bounds::narrow(&mut b, range);
         }
-        let mut cache = self.bounds.lock().expect("bounds lock");
-        if cache.len() >= 1 << 16 {
-            cache.clear();
+        let mut unread = self.unread.lock().expect("unread lock");
+        if unread.len() >= 1 << 16 {
+            // Nobody warms them: noting more would only grow.
+            unread.clear();
         }
-        cache.insert(tile, b);
+        unread.insert(tile);
         Ok(b)
+    }
+
+    /// Computes (and keeps) the exact bounds of the tiles
+    /// `tile_bounds_unread` gave loose ones: shallowest first (they decide
+    /// which deeper ones a frame asks for), the data tiles they read
+    /// fetched in one go.
+    fn warm_bounds(&self) -> usize {
+        let mut wanted: Vec<TileAddress> = self.unread.lock().expect("unread lock").drain().collect();
+        let Some(data_depth) = self.inner.data_depth() else { return 0 };
+        let ancestor = |t: &TileAddress| t.ancestor_at(data_depth).expect("deeper than the data depth");
+        wanted.sort_by_key(|t| (t.depth(), ancestor(t)));
+        let mut fields: Vec<TileAddress> = wanted.iter().map(ancestor).collect();
+        fields.sort();
+        fields.dedup();
+        fields.retain(|t| !self.cache.lock().expect("cache lock").contains_key(t));
+        self.inner.prefetch(&fields);
+        for &tile in &wanted {
+            // An error here is the frame's to report, when it asks again.
+            let _ = self.tile_bounds(tile);
+        }
+        wanted.len() + self.inner.warm_bounds()
     }
 
     fn data_depth(&self) -> Option<u8> {

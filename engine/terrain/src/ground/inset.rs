@@ -156,6 +156,41 @@ pub(crate) fn least_measured(a: Provenance, b: Provenance) -> Provenance {
     }
 }
 
+impl InsetSource {
+    /// The bounds of `tile`, each side's read by `bounds_of`.
+    fn bounds_with(
+        &self,
+        tile: TileAddress,
+        bounds_of: impl Fn(&dyn HeightSource, TileAddress) -> Result<TileBounds, SourceError>,
+    ) -> Result<TileBounds, SourceError> {
+        // The union with the other side's bounds is only needed where both
+        // contribute: in the core it bounded the inset's ground by the base's
+        // (a detailed base's worst case, hundreds of metres near Everest), and
+        // a camera 2 m over the inset stood inside every node under it.
+        match self.reach(tile) {
+            Reach::Core => match bounds_of(&*self.inset, tile) {
+                Err(SourceError::NoData { .. }) => return bounds_of(&*self.base, tile),
+                other => return other,
+            },
+            Reach::Outside => return bounds_of(&*self.base, tile),
+            Reach::Mixed => {}
+        }
+        let base = bounds_of(&*self.base, tile)?;
+        match bounds_of(&*self.inset, tile) {
+            // A global inset has weight 1 everywhere: nothing of the base shows.
+            Ok(inset) if self.coverage.is_global() => Ok(inset),
+            Ok(inset) => Ok(TileBounds {
+                min_elevation: base.min_elevation.min(inset.min_elevation),
+                max_elevation: base.max_elevation.max(inset.max_elevation),
+                geometric_error: base.geometric_error.max(inset.geometric_error),
+                provenance: least_measured(base.provenance, inset.provenance),
+            }),
+            Err(SourceError::NoData { .. }) => Ok(base),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 impl HeightSource for InsetSource {
     fn body(&self) -> &Body {
         self.base.body()
@@ -228,31 +263,15 @@ impl HeightSource for InsetSource {
     }
 
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        // The union with the other side's bounds is only needed where both
-        // contribute: in the core it bounded the inset's ground by the base's
-        // (a detailed base's worst case, hundreds of metres near Everest), and
-        // a camera 2 m over the inset stood inside every node under it.
-        match self.reach(tile) {
-            Reach::Core => match self.inset.tile_bounds(tile) {
-                Err(SourceError::NoData { .. }) => return self.base.tile_bounds(tile),
-                other => return other,
-            },
-            Reach::Outside => return self.base.tile_bounds(tile),
-            Reach::Mixed => {}
-        }
-        let base = self.base.tile_bounds(tile)?;
-        match self.inset.tile_bounds(tile) {
-            // A global inset has weight 1 everywhere: nothing of the base shows.
-            Ok(inset) if self.coverage.is_global() => Ok(inset),
-            Ok(inset) => Ok(TileBounds {
-                min_elevation: base.min_elevation.min(inset.min_elevation),
-                max_elevation: base.max_elevation.max(inset.max_elevation),
-                geometric_error: base.geometric_error.max(inset.geometric_error),
-                provenance: least_measured(base.provenance, inset.provenance),
-            }),
-            Err(SourceError::NoData { .. }) => Ok(base),
-            Err(e) => Err(e),
-        }
+        self.bounds_with(tile, |source, tile| source.tile_bounds(tile))
+    }
+
+    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.bounds_with(tile, |source, tile| source.tile_bounds_unread(tile))
+    }
+
+    fn warm_bounds(&self) -> usize {
+        self.base.warm_bounds() + self.inset.warm_bounds()
     }
 
     fn data_depth(&self) -> Option<u8> {

@@ -256,16 +256,26 @@ impl Residency {
         // A node missing its tile also wants the ancestors that would stand
         // in for it, coarse first: the roots before anything else.
         let mut wanted: Vec<(TileAddress, f64)> = Vec::new();
+        // Where each wanted tile is in `wanted`: hundreds of misses, each
+        // with its ancestors, would make a scan of the list quadratic.
+        let mut wanted_at: HashMap<TileKey, usize> = HashMap::new();
         for &(tile, error) in &misses {
-            for d in 0..=tile.depth() {
+            // Finest first: an ancestor already wanted at least this much
+            // had its own ancestors visited with at least that error (the
+            // order of `wanted` is decided by the sort below).
+            for d in (0..=tile.depth()).rev() {
                 let a = tile.ancestor_at(d).expect("d <= depth");
                 if self.is_failed(a) {
                     continue;
                 }
-                if self.slot_of(a).is_none() && !wanted.iter().any(|w| w.0 == a) {
-                    wanted.push((a, error));
-                } else if let Some(w) = wanted.iter_mut().find(|w| w.0 == a) {
-                    w.1 = w.1.max(error);
+                match wanted_at.get(&a.key()) {
+                    Some(&k) if wanted[k].1 >= error => break,
+                    Some(&k) => wanted[k].1 = error,
+                    None if self.slot_of(a).is_none() => {
+                        wanted_at.insert(a.key(), wanted.len());
+                        wanted.push((a, error));
+                    }
+                    None => {}
                 }
             }
         }
