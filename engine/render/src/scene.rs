@@ -75,6 +75,14 @@ impl Default for SceneSettings {
     }
 }
 
+/// Tiles one frame copies into staging at most when the loader produces
+/// them. Copying is then the frame thread's whole share of a streamed tile
+/// (its 120 KB of upload bytes); 32 (3.9 MB, about a millisecond on the
+/// 2-core VM, see docs/PERFORMANCE.md) keep a frame within its host
+/// budget, and at 60 frames a second pass 1,900 tiles a second, more than
+/// the workers produce.
+pub const BACKGROUND_UPLOADS_PER_FRAME: usize = 32;
+
 /// Where tiles are produced (read, decoded, synthesized, edited).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Loading {
@@ -82,8 +90,10 @@ pub enum Loading {
     /// asked for, so a sequence of frames is the same on every run (tests,
     /// frame-by-frame captures).
     OnFrame,
-    /// On this many worker threads: a frame never waits for a tile, and
-    /// a node draws its ancestor until its own tile is produced.
+    /// On this many worker threads: a frame never waits for a tile (nor
+    /// do its bounds wait for a read), a node draws its ancestor until its
+    /// own tile is produced, and a frame uploads at most
+    /// [`BACKGROUND_UPLOADS_PER_FRAME`] tiles.
     Background { threads: usize },
 }
 
@@ -180,7 +190,10 @@ impl TerrainScene {
         renderer: &Renderer,
         settings: SceneSettings,
     ) -> TerrainScene {
-        let uploads = settings.uploads_per_frame.min(renderer.settings().uploads_per_frame);
+        let mut uploads = settings.uploads_per_frame.min(renderer.settings().uploads_per_frame);
+        if let Loading::Background { .. } = settings.loading {
+            uploads = uploads.min(BACKGROUND_UPLOADS_PER_FRAME);
+        }
         let residency = Residency::new(ResidencySettings {
             slots: renderer.settings().slots as usize,
             frames_in_flight: settings.frames_in_flight,
@@ -386,7 +399,17 @@ impl TerrainScene {
         }
         let mut selection = self.settings.selection;
         selection.near_m = selection.near_m.max(1e-3);
-        let cut = self.selector.select(source.as_ref(), view, &selection).map_err(source_error(None))?;
+        // With workers, selection never reads a tile: bounds that would are
+        // loose until a worker has read it (`HeightSource::tile_bounds_unread`).
+        let cut = match &self.loader {
+            None => self.selector.select(source.as_ref(), view, &selection),
+            Some(loader) => {
+                let cut = self.selector.select(&UnreadBounds(source.as_ref()), view, &selection);
+                loader.warm_bounds();
+                cut
+            }
+        }
+        .map_err(source_error(None))?;
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
         let (plan, produced) = match &mut self.loader {
@@ -593,6 +616,36 @@ impl TerrainScene {
 /// cannot be read counts as the datum.
 fn deepest_ground(source: &dyn HeightSource) -> f64 {
     TileAddress::roots().into_iter().map(|r| source.tile_bounds(r).map_or(0.0, |b| b.min_elevation)).fold(0.0, f64::min)
+}
+
+/// A source whose bounds never read a tile's samples: what selection sees
+/// on a frame that must not wait for a read.
+#[derive(Debug)]
+struct UnreadBounds<'a>(&'a dyn HeightSource);
+
+impl HeightSource for UnreadBounds<'_> {
+    fn body(&self) -> &Body {
+        self.0.body()
+    }
+
+    fn tile(&self, tile: TileAddress) -> std::result::Result<SourceTile, planet_terrain::ground::SourceError> {
+        self.0.tile(tile)
+    }
+
+    fn tile_bounds(
+        &self,
+        tile: TileAddress,
+    ) -> std::result::Result<planet_terrain::ground::TileBounds, planet_terrain::ground::SourceError> {
+        self.0.tile_bounds_unread(tile)
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.0.data_depth()
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.0.colour_data_depth()
+    }
 }
 
 /// When a frame's image comes back to the host.

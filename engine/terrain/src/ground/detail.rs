@@ -97,9 +97,17 @@ pub struct DetailSource {
     /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
     resamples_data: bool,
     /// Tiles whose bounds a frame took from the index alone
-    /// ([`HeightSource::tile_bounds_unread`]): a worker computes their exact
-    /// bounds ([`HeightSource::warm_bounds`]).
-    unread: Arc<Mutex<std::collections::HashSet<TileAddress>>>,
+    /// ([`HeightSource::tile_bounds_unread`]), with those bounds (kept, as
+    /// the same nodes are asked for every frame until a worker has computed
+    /// their exact bounds, [`HeightSource::warm_bounds`]).
+    unread: Arc<Mutex<Unread>>,
+}
+
+#[derive(Default)]
+struct Unread {
+    /// Tiles noted since the last warm.
+    wanted: std::collections::HashSet<TileAddress>,
+    loose: HashMap<TileAddress, TileBounds>,
 }
 
 impl std::fmt::Debug for DetailSource {
@@ -560,16 +568,21 @@ impl HeightSource for DetailSource {
         if let Some(b) = self.bounds.lock().expect("bounds lock").get(&tile) {
             return Ok(*b);
         }
+        if let Some(&b) = self.unread.lock().expect("unread lock").loose.get(&tile) {
+            return Ok(b);
+        }
         let mut b = self.loose_bounds(tile)?;
         if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
             bounds::narrow(&mut b, range);
         }
         let mut unread = self.unread.lock().expect("unread lock");
-        if unread.len() >= 1 << 16 {
-            // Nobody warms them: noting more would only grow.
-            unread.clear();
+        if unread.loose.len() >= 1 << 16 {
+            // Nobody warms them: keeping more would only grow.
+            unread.loose.clear();
+            unread.wanted.clear();
         }
-        unread.insert(tile);
+        unread.loose.insert(tile, b);
+        unread.wanted.insert(tile);
         Ok(b)
     }
 
@@ -578,7 +591,7 @@ impl HeightSource for DetailSource {
     /// which deeper ones a frame asks for), the data tiles they read
     /// fetched in one go.
     fn warm_bounds(&self) -> usize {
-        let mut wanted: Vec<TileAddress> = self.unread.lock().expect("unread lock").drain().collect();
+        let mut wanted: Vec<TileAddress> = self.unread.lock().expect("unread lock").wanted.drain().collect();
         let Some(data_depth) = self.inner.data_depth() else { return 0 };
         let ancestor = |t: &TileAddress| t.ancestor_at(data_depth).expect("deeper than the data depth");
         wanted.sort_by_key(|t| (t.depth(), ancestor(t)));
@@ -590,6 +603,10 @@ impl HeightSource for DetailSource {
         for &tile in &wanted {
             // An error here is the frame's to report, when it asks again.
             let _ = self.tile_bounds(tile);
+        }
+        let mut unread = self.unread.lock().expect("unread lock");
+        for tile in &wanted {
+            unread.loose.remove(tile);
         }
         wanted.len() + self.inner.warm_bounds()
     }

@@ -28,6 +28,20 @@ pub struct InsetSource {
     inset: Arc<dyn HeightSource>,
     coverage: Coverage,
     blend_degrees: f64,
+    /// [`InsetSource::reach`] per tile: selection asks for the bounds of
+    /// the same thousand nodes every frame, and each reach costs a dozen
+    /// directions and arc cosines.
+    reaches: ReachCache,
+}
+
+/// Reaches already worked out (a whole `Debug` of them would be noise).
+#[derive(Clone, Default)]
+struct ReachCache(Arc<std::sync::Mutex<std::collections::HashMap<TileAddress, Reach>>>);
+
+impl std::fmt::Debug for ReachCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReachCache")
+    }
 }
 
 impl InsetSource {
@@ -46,7 +60,7 @@ impl InsetSource {
         coverage: Coverage,
         blend_degrees: f64,
     ) -> InsetSource {
-        InsetSource { base, inset, coverage, blend_degrees: blend_degrees.max(0.0) }
+        InsetSource { base, inset, coverage, blend_degrees: blend_degrees.max(0.0), reaches: ReachCache::default() }
     }
 
     /// Weight of the inset at a latitude/longitude (degrees): 0 outside the
@@ -61,6 +75,20 @@ impl InsetSource {
     /// everywhere), wholly outside (weight 0), or neither (or too near a
     /// pole or the antimeridian to say cheaply).
     pub fn reach(&self, tile: TileAddress) -> Reach {
+        if let Some(&reach) = self.reaches.0.lock().expect("reach lock").get(&tile) {
+            return reach;
+        }
+        let reach = self.reach_uncached(tile);
+        let mut reaches = self.reaches.0.lock().expect("reach lock");
+        if reaches.len() >= 1 << 16 {
+            reaches.clear();
+        }
+        reaches.insert(tile, reach);
+        reach
+    }
+
+    /// [`InsetSource::reach`], worked out.
+    fn reach_uncached(&self, tile: TileAddress) -> Reach {
         let c = &self.coverage;
         if c.is_global() {
             return Reach::Core;
