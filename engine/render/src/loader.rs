@@ -14,12 +14,12 @@
 //! ground it was produced from: an edit starts a new generation, and tiles
 //! of the old ground are thrown away wherever they are.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use planet_terrain::geo::address::{TileAddress, TileKey};
+use planet_terrain::geo::address::{TileAddress, TileKey, TileMap};
 use planet_terrain::ground::{HeightSource, SourceError};
 
 use crate::conv::{EncodedUpload, encode_upload};
@@ -73,7 +73,7 @@ pub(crate) struct TileLoader {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     generation: u64,
-    ready: HashMap<TileKey, Produced>,
+    ready: TileMap<TileKey, Produced>,
 }
 
 impl TileLoader {
@@ -90,7 +90,7 @@ impl TileLoader {
                     .expect("the OS starts a tile thread")
             })
             .collect();
-        TileLoader { shared, workers, generation: 0, ready: HashMap::new() }
+        TileLoader { shared, workers, generation: 0, ready: TileMap::default() }
     }
 
     /// The ground changed (an edit): what was produced or queued is stale.
@@ -129,7 +129,7 @@ impl TileLoader {
     pub(crate) fn request(&mut self, wanted: &[TileAddress]) {
         let keys: HashSet<TileKey> = wanted.iter().map(|t| t.key()).collect();
         let mut discarded: Vec<Produced> = Vec::new();
-        let mut discard = |ready: &mut HashMap<TileKey, Produced>, keep: &dyn Fn(&TileKey) -> bool| {
+        let mut discard = |ready: &mut TileMap<TileKey, Produced>, keep: &dyn Fn(&TileKey) -> bool| {
             let gone: Vec<TileKey> = ready.keys().filter(|k| !keep(k)).copied().collect();
             discarded.extend(gone.iter().filter_map(|k| ready.remove(k)));
         };

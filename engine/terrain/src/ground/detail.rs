@@ -37,10 +37,9 @@
 //! included. Samples at or above the data depth are the inner source's,
 //! untouched.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
+use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress, TileMap};
 use crate::geo::body::Body;
 use crate::geo::face::Face;
 use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
@@ -85,14 +84,14 @@ pub struct DetailSource {
     gain: f64,
     first: f64,
     /// Amplitude fields of data-depth tiles, by tile.
-    cache: Arc<Mutex<HashMap<TileAddress, Arc<DataField>>>>,
+    cache: Arc<Mutex<TileMap<TileAddress, Arc<DataField>>>>,
     /// Bounds of synthesized tiles already computed (selection asks for the
     /// same nodes every frame).
-    bounds: Arc<Mutex<HashMap<TileAddress, TileBounds>>>,
+    bounds: Arc<Mutex<TileMap<TileAddress, TileBounds>>>,
     /// The exact elevation range of tiles already produced: kept apart from
     /// `bounds`, whose wipe must not bring the loose bounds back for tiles
     /// that stay resident and are never produced again.
-    tight: Arc<Mutex<HashMap<TileAddress, (f64, f64)>>>,
+    tight: Arc<Mutex<TileMap<TileAddress, (f64, f64)>>>,
     /// Past the data depth the inner source is the bilinear resampling of
     /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
     resamples_data: bool,
@@ -107,7 +106,7 @@ pub struct DetailSource {
 struct Unread {
     /// Tiles noted since the last warm.
     wanted: std::collections::HashSet<TileAddress>,
-    loose: HashMap<TileAddress, TileBounds>,
+    loose: TileMap<TileAddress, TileBounds>,
 }
 
 impl std::fmt::Debug for DetailSource {

@@ -36,7 +36,7 @@ pub struct InsetSource {
 
 /// Reaches already worked out (a whole `Debug` of them would be noise).
 #[derive(Clone, Default)]
-struct ReachCache(Arc<std::sync::Mutex<std::collections::HashMap<TileAddress, Reach>>>);
+struct ReachCache(Arc<std::sync::Mutex<crate::geo::address::TileMap<TileAddress, Reach>>>);
 
 impl std::fmt::Debug for ReachCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

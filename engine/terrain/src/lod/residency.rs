@@ -12,9 +12,7 @@
 //! A tile its source could not produce (a corrupt payload) is marked failed:
 //! it is never asked for again, and its nodes keep their ancestor.
 
-use std::collections::HashMap;
-
-use crate::geo::address::{TileAddress, TileKey};
+use crate::geo::address::{TileAddress, TileKey, TileMap};
 
 /// The six cube faces' root tiles, pinned once resident.
 pub const ROOTS: usize = 6;
@@ -118,12 +116,12 @@ struct Slot {
 pub struct Residency {
     settings: ResidencySettings,
     slots: Vec<Slot>,
-    lookup: HashMap<TileKey, usize>,
+    lookup: TileMap<TileKey, usize>,
     frame: u64,
     restage: Vec<TileAddress>,
     /// Tiles the source failed to produce: never requested again (`None`),
     /// or not before the frame given (a transient failure, retried).
-    failed: HashMap<TileKey, Option<u64>>,
+    failed: TileMap<TileKey, Option<u64>>,
 }
 
 impl Residency {
@@ -132,10 +130,10 @@ impl Residency {
         Residency {
             settings,
             slots: vec![Slot::default(); settings.slots],
-            lookup: HashMap::new(),
+            lookup: TileMap::default(),
             frame: 0,
             restage: Vec::new(),
-            failed: HashMap::new(),
+            failed: TileMap::default(),
         }
     }
 
@@ -258,7 +256,7 @@ impl Residency {
         let mut wanted: Vec<(TileAddress, f64)> = Vec::new();
         // Where each wanted tile is in `wanted`: hundreds of misses, each
         // with its ancestors, would make a scan of the list quadratic.
-        let mut wanted_at: HashMap<TileKey, usize> = HashMap::new();
+        let mut wanted_at: TileMap<TileKey, usize> = TileMap::default();
         for &(tile, error) in &misses {
             // Finest first: an ancestor already wanted at least this much
             // had its own ancestors visited with at least that error (the
