@@ -206,6 +206,39 @@ impl Drop for TileLoader {
     }
 }
 
+/// A source whose bounds never read a tile's samples: what selection sees
+/// on a frame that must not wait for a read.
+#[derive(Debug)]
+pub(crate) struct UnreadBounds<'a>(pub(crate) &'a dyn HeightSource);
+
+impl HeightSource for UnreadBounds<'_> {
+    fn body(&self) -> &planet_terrain::geo::body::Body {
+        self.0.body()
+    }
+
+    fn tile(
+        &self,
+        tile: TileAddress,
+    ) -> std::result::Result<planet_terrain::ground::SourceTile, planet_terrain::ground::SourceError> {
+        self.0.tile(tile)
+    }
+
+    fn tile_bounds(
+        &self,
+        tile: TileAddress,
+    ) -> std::result::Result<planet_terrain::ground::TileBounds, planet_terrain::ground::SourceError> {
+        self.0.tile_bounds_unread(tile)
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.0.data_depth()
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.0.colour_data_depth()
+    }
+}
+
 /// Tiles a worker takes at once: announced together to the source, so a
 /// remote pack fetches their adjacent payloads in one request.
 const BATCH: usize = 8;

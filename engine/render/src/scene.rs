@@ -28,7 +28,7 @@ use planet_terrain::abi::PushConstants;
 use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
-use crate::loader::TileLoader;
+use crate::loader::{TileLoader, UnreadBounds};
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
@@ -75,12 +75,9 @@ impl Default for SceneSettings {
     }
 }
 
-/// Tiles one frame copies into staging at most when the loader produces
-/// them. Copying is then the frame thread's whole share of a streamed tile
-/// (its 120 KB of upload bytes); 32 (3.9 MB, about a millisecond on the
-/// 2-core VM, see docs/PERFORMANCE.md) keep a frame within its host
-/// budget, and at 60 frames a second pass 1,900 tiles a second, more than
-/// the workers produce.
+/// Tiles a frame copies into staging at most when the loader produces them
+/// (then the frame's whole share of a tile): 32 (3.9 MB, about 1 ms on the
+/// 2-core VM, docs/PERFORMANCE.md) pass 1,900 tiles a second at 60 fps.
 pub const BACKGROUND_UPLOADS_PER_FRAME: usize = 32;
 
 /// Where tiles are produced (read, decoded, synthesized, edited).
@@ -399,14 +396,11 @@ impl TerrainScene {
         }
         let mut selection = self.settings.selection;
         selection.near_m = selection.near_m.max(1e-3);
-        // With workers, selection never reads a tile: bounds that would are
-        // loose until a worker has read it (`HeightSource::tile_bounds_unread`).
+        // With workers, selection reads no tile (`HeightSource::tile_bounds_unread`).
         let cut = match &self.loader {
             None => self.selector.select(source.as_ref(), view, &selection),
             Some(loader) => {
-                let cut = self.selector.select(&UnreadBounds(source.as_ref()), view, &selection);
-                loader.warm_bounds();
-                cut
+                self.selector.select(&UnreadBounds(&*source), view, &selection).inspect(|_| loader.warm_bounds())
             }
         }
         .map_err(source_error(None))?;
@@ -616,36 +610,6 @@ impl TerrainScene {
 /// cannot be read counts as the datum.
 fn deepest_ground(source: &dyn HeightSource) -> f64 {
     TileAddress::roots().into_iter().map(|r| source.tile_bounds(r).map_or(0.0, |b| b.min_elevation)).fold(0.0, f64::min)
-}
-
-/// A source whose bounds never read a tile's samples: what selection sees
-/// on a frame that must not wait for a read.
-#[derive(Debug)]
-struct UnreadBounds<'a>(&'a dyn HeightSource);
-
-impl HeightSource for UnreadBounds<'_> {
-    fn body(&self) -> &Body {
-        self.0.body()
-    }
-
-    fn tile(&self, tile: TileAddress) -> std::result::Result<SourceTile, planet_terrain::ground::SourceError> {
-        self.0.tile(tile)
-    }
-
-    fn tile_bounds(
-        &self,
-        tile: TileAddress,
-    ) -> std::result::Result<planet_terrain::ground::TileBounds, planet_terrain::ground::SourceError> {
-        self.0.tile_bounds_unread(tile)
-    }
-
-    fn data_depth(&self) -> Option<u8> {
-        self.0.data_depth()
-    }
-
-    fn colour_data_depth(&self) -> Option<u8> {
-        self.0.colour_data_depth()
-    }
 }
 
 /// When a frame's image comes back to the host.
