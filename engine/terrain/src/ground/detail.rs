@@ -561,7 +561,7 @@ impl HeightSource for DetailSource {
     /// The kept bounds, or else bounds from the index alone (the tile is
     /// noted for [`HeightSource::warm_bounds`]).
     fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        if !self.inner.data_depth().is_some_and(|d| tile.depth() > d) {
+        if self.inner.data_depth().is_none_or(|d| tile.depth() <= d) {
             return self.inner.tile_bounds_unread(tile);
         }
         if let Some(b) = self.bounds.lock().expect("bounds lock").get(&tile) {
