@@ -100,15 +100,16 @@ pub trait HeightSource: Send + Sync + std::fmt::Debug {
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError>;
     /// [`HeightSource::tile_bounds`] without reading any tile's samples:
     /// where exact bounds need a read (detail's amplitude field of a data
-    /// tile), a bound that holds the exact one (the read is noted for
-    /// [`HeightSource::warm_bounds`]). For a frame that must never wait on a
-    /// read: a looser bound costs finer or more nodes, never a hole.
+    /// tile, and its octave windows), a bound that holds the exact one (the
+    /// tile is noted for [`HeightSource::warm_bounds`]). For a frame that
+    /// must never wait on a read: a looser bound costs finer or more nodes,
+    /// never a hole.
     fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
         self.tile_bounds(tile)
     }
-    /// Does the reads [`HeightSource::tile_bounds_unread`] noted (a worker
-    /// thread's job), so later bounds are exact; returns how many tiles it
-    /// read.
+    /// Computes the exact bounds [`HeightSource::tile_bounds_unread`] gave
+    /// loose ones for (a worker thread's job), so later bounds are exact;
+    /// returns how many tiles it bounded.
     fn warm_bounds(&self) -> usize {
         0
     }
