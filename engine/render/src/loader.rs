@@ -5,19 +5,21 @@
 //! wanted first), so a request the camera has flown past is dropped rather
 //! than served late, and it takes whatever the workers finished since.
 //! Workers read, decode, apply layers and encode a tile into its upload
-//! bytes, so the frame only copies them into staging. A
+//! bytes, so the frame only copies them into staging; they also compute
+//! the exact bounds selection took loose ones for rather than read a tile
+//! (`HeightSource::warm_bounds`), and free the tiles a frame dropped. A
 //! tile is uploaded only once produced (`Residency::plan_streaming`); until
 //! then its node draws its nearest resident ancestor, as it does while an
 //! upload budget is spent. Every result carries the generation of the
 //! ground it was produced from: an edit starts a new generation, and tiles
 //! of the old ground are thrown away wherever they are.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use planet_terrain::geo::address::{TileAddress, TileKey};
+use planet_terrain::geo::address::{TileAddress, TileKey, TileMap};
 use planet_terrain::ground::{HeightSource, SourceError};
 
 use crate::conv::{EncodedUpload, encode_upload};
@@ -38,6 +40,13 @@ struct State {
     generation: u64,
     working: HashSet<TileKey>,
     finished: Vec<(u64, TileAddress, Produced)>,
+    /// Selection gave bounds without reading: a worker reads what they
+    /// wanted ([`HeightSource::warm_bounds`]) before its next tiles.
+    warm_bounds: bool,
+    /// Produced tiles no longer wanted, for a worker to free: a hundred
+    /// 120 KB buffers handed back to the allocator cost a frame a
+    /// millisecond.
+    discarded: Vec<Produced>,
     shutdown: bool,
 }
 
@@ -64,7 +73,7 @@ pub(crate) struct TileLoader {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     generation: u64,
-    ready: HashMap<TileKey, Produced>,
+    ready: TileMap<TileKey, Produced>,
 }
 
 impl TileLoader {
@@ -81,7 +90,7 @@ impl TileLoader {
                     .expect("the OS starts a tile thread")
             })
             .collect();
-        TileLoader { shared, workers, generation: 0, ready: HashMap::new() }
+        TileLoader { shared, workers, generation: 0, ready: TileMap::default() }
     }
 
     /// The ground changed (an edit): what was produced or queued is stale.
@@ -119,14 +128,21 @@ impl TileLoader {
     /// longer wanted.
     pub(crate) fn request(&mut self, wanted: &[TileAddress]) {
         let keys: HashSet<TileKey> = wanted.iter().map(|t| t.key()).collect();
-        self.ready.retain(|key, _| keys.contains(key));
+        let mut discarded: Vec<Produced> = Vec::new();
+        let mut discard = |ready: &mut TileMap<TileKey, Produced>, keep: &dyn Fn(&TileKey) -> bool| {
+            let gone: Vec<TileKey> = ready.keys().filter(|k| !keep(k)).copied().collect();
+            discarded.extend(gone.iter().filter_map(|k| ready.remove(k)));
+        };
+        discard(&mut self.ready, &|key| keys.contains(key));
         if self.ready.len() > READY_CAPACITY {
             // Keep the most wanted.
             let keep: HashSet<TileKey> =
                 wanted.iter().map(|t| t.key()).filter(|k| self.ready.contains_key(k)).take(READY_CAPACITY).collect();
-            self.ready.retain(|key, _| keep.contains(key));
+            discard(&mut self.ready, &|key| keep.contains(key));
         }
         let mut state = self.shared.lock();
+        let freeing = !discarded.is_empty();
+        state.discarded.append(&mut discarded);
         // No more than the ready map keeps: past it the workers would make
         // tiles the next request drops, forever, while slots are short.
         let room = READY_CAPACITY.saturating_sub(self.ready.len() + state.working.len());
@@ -141,7 +157,16 @@ impl TileLoader {
         drop(state);
         if any {
             self.shared.work.notify_all();
+        } else if freeing {
+            self.shared.work.notify_one();
         }
+    }
+
+    /// Has a worker read what this frame's bounds wanted (before any more
+    /// tiles: the bounds decide which tiles are wanted).
+    pub(crate) fn warm_bounds(&self) {
+        self.shared.lock().warm_bounds = true;
+        self.shared.work.notify_one();
     }
 
     /// Tiles queued or being produced.
@@ -181,6 +206,39 @@ impl Drop for TileLoader {
     }
 }
 
+/// A source whose bounds never read a tile's samples: what selection sees
+/// on a frame that must not wait for a read.
+#[derive(Debug)]
+pub(crate) struct UnreadBounds<'a>(pub(crate) &'a dyn HeightSource);
+
+impl HeightSource for UnreadBounds<'_> {
+    fn body(&self) -> &planet_terrain::geo::body::Body {
+        self.0.body()
+    }
+
+    fn tile(
+        &self,
+        tile: TileAddress,
+    ) -> std::result::Result<planet_terrain::ground::SourceTile, planet_terrain::ground::SourceError> {
+        self.0.tile(tile)
+    }
+
+    fn tile_bounds(
+        &self,
+        tile: TileAddress,
+    ) -> std::result::Result<planet_terrain::ground::TileBounds, planet_terrain::ground::SourceError> {
+        self.0.tile_bounds_unread(tile)
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.0.data_depth()
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.0.colour_data_depth()
+    }
+}
+
 /// Tiles a worker takes at once: announced together to the source, so a
 /// remote pack fetches their adjacent payloads in one request.
 const BATCH: usize = 8;
@@ -190,6 +248,21 @@ fn work(shared: &Shared) {
     loop {
         if state.shutdown {
             return;
+        }
+        if !state.discarded.is_empty() {
+            let discarded = std::mem::take(&mut state.discarded);
+            drop(state);
+            drop(discarded);
+            state = shared.lock();
+            continue;
+        }
+        if std::mem::take(&mut state.warm_bounds)
+            && let Some(source) = state.source.clone()
+        {
+            drop(state);
+            source.warm_bounds();
+            state = shared.lock();
+            continue;
         }
         if state.queue.is_empty() {
             state = shared.work.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());

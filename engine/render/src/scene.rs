@@ -28,7 +28,7 @@ use planet_terrain::abi::PushConstants;
 use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
-use crate::loader::TileLoader;
+use crate::loader::{TileLoader, UnreadBounds};
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
@@ -75,6 +75,11 @@ impl Default for SceneSettings {
     }
 }
 
+/// Tiles a frame copies into staging at most when the loader produces them
+/// (then the frame's whole share of a tile): 32 (3.9 MB, about 1 ms on the
+/// 2-core VM, docs/PERFORMANCE.md) pass 1,900 tiles a second at 60 fps.
+pub const BACKGROUND_UPLOADS_PER_FRAME: usize = 32;
+
 /// Where tiles are produced (read, decoded, synthesized, edited).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Loading {
@@ -82,8 +87,10 @@ pub enum Loading {
     /// asked for, so a sequence of frames is the same on every run (tests,
     /// frame-by-frame captures).
     OnFrame,
-    /// On this many worker threads: a frame never waits for a tile, and
-    /// a node draws its ancestor until its own tile is produced.
+    /// On this many worker threads: a frame never waits for a tile (nor
+    /// do its bounds wait for a read), a node draws its ancestor until its
+    /// own tile is produced, and a frame uploads at most
+    /// [`BACKGROUND_UPLOADS_PER_FRAME`] tiles.
     Background { threads: usize },
 }
 
@@ -180,7 +187,10 @@ impl TerrainScene {
         renderer: &Renderer,
         settings: SceneSettings,
     ) -> TerrainScene {
-        let uploads = settings.uploads_per_frame.min(renderer.settings().uploads_per_frame);
+        let mut uploads = settings.uploads_per_frame.min(renderer.settings().uploads_per_frame);
+        if let Loading::Background { .. } = settings.loading {
+            uploads = uploads.min(BACKGROUND_UPLOADS_PER_FRAME);
+        }
         let residency = Residency::new(ResidencySettings {
             slots: renderer.settings().slots as usize,
             frames_in_flight: settings.frames_in_flight,
@@ -399,7 +409,14 @@ impl TerrainScene {
         }
         let mut selection = self.settings.selection;
         selection.near_m = selection.near_m.max(1e-3);
-        let cut = self.selector.select(source.as_ref(), view, &selection).map_err(source_error(None))?;
+        // With workers, selection reads no tile (`HeightSource::tile_bounds_unread`).
+        let cut = match &self.loader {
+            None => self.selector.select(source.as_ref(), view, &selection),
+            Some(loader) => {
+                self.selector.select(&UnreadBounds(&*source), view, &selection).inspect(|_| loader.warm_bounds())
+            }
+        }
+        .map_err(source_error(None))?;
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
         let (plan, produced) = match &mut self.loader {

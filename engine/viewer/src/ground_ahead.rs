@@ -74,6 +74,11 @@ impl GroundAhead {
         }
     }
 
+    /// Lets `tile` be asked for again (its reading was dropped).
+    pub fn forget(&mut self, generation: usize, tile: TileAddress) {
+        self.asked.remove(&(generation, tile));
+    }
+
     /// Tiles read since the last call, of the ground at `generation`.
     pub fn take(&mut self, generation: usize) -> Vec<SourceTile> {
         self.results.try_iter().filter(|(g, _)| *g == generation).map(|(_, t)| t).collect()

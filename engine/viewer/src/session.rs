@@ -110,11 +110,23 @@ impl Session {
         let Some(source) = self.scene.source().cloned() else { return 0.0 };
         let generation = self.scene.edits();
         let mut cache = std::mem::take(&mut self.ground_cache);
-        if generation != self.ground_generation || cache.len() > 128 {
+        if generation != self.ground_generation {
             cache = GroundCache::default();
             self.ground_generation = generation;
         }
         let depth = depth_for_spacing(source.as_ref(), self.ground_spacing_m);
+        if cache.len() > 128 {
+            // Not all at once: the tiles read ahead at this depth and the
+            // next are where the camera reads next. Dropped ones may be
+            // read ahead again.
+            let mut dropped = cache.retain(|t| t.depth() == depth || t.depth() == depth + 1);
+            if cache.len() > 128 {
+                dropped.extend(cache.retain(|_| false));
+            }
+            for tile in dropped {
+                self.ground_ahead.forget(generation, tile);
+            }
+        }
         for tile in self.ground_ahead.take(generation) {
             cache.insert(tile);
         }

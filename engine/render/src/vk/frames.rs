@@ -182,6 +182,9 @@ impl Backend {
                 MemoryLocation::CpuToGpu,
                 "staging ring",
             )?;
+            // Touched once now, so the first frames to fill the ring do not
+            // pay its page faults (milliseconds of a 64-tile frame's host time).
+            frame.staging.bytes_mut().fill(0);
             let layouts = [self.pipelines.set_layout];
             // SAFETY: the pool has room for one set per frame.
             frame.set = unsafe {

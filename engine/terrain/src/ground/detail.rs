@@ -37,10 +37,9 @@
 //! included. Samples at or above the data depth are the inner source's,
 //! untouched.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
+use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress, TileMap};
 use crate::geo::body::Body;
 use crate::geo::face::Face;
 use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
@@ -85,17 +84,29 @@ pub struct DetailSource {
     gain: f64,
     first: f64,
     /// Amplitude fields of data-depth tiles, by tile.
-    cache: Arc<Mutex<HashMap<TileAddress, Arc<DataField>>>>,
+    cache: Arc<Mutex<TileMap<TileAddress, Arc<DataField>>>>,
     /// Bounds of synthesized tiles already computed (selection asks for the
     /// same nodes every frame).
-    bounds: Arc<Mutex<HashMap<TileAddress, TileBounds>>>,
+    bounds: Arc<Mutex<TileMap<TileAddress, TileBounds>>>,
     /// The exact elevation range of tiles already produced: kept apart from
     /// `bounds`, whose wipe must not bring the loose bounds back for tiles
     /// that stay resident and are never produced again.
-    tight: Arc<Mutex<HashMap<TileAddress, (f64, f64)>>>,
+    tight: Arc<Mutex<TileMap<TileAddress, (f64, f64)>>>,
     /// Past the data depth the inner source is the bilinear resampling of
     /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
     resamples_data: bool,
+    /// Tiles whose bounds a frame took from the index alone
+    /// ([`HeightSource::tile_bounds_unread`]), with those bounds (kept, as
+    /// the same nodes are asked for every frame until a worker has computed
+    /// their exact bounds, [`HeightSource::warm_bounds`]).
+    unread: Arc<Mutex<Unread>>,
+}
+
+#[derive(Default)]
+struct Unread {
+    /// Tiles noted since the last warm.
+    wanted: std::collections::HashSet<TileAddress>,
+    loose: TileMap<TileAddress, TileBounds>,
 }
 
 impl std::fmt::Debug for DetailSource {
@@ -161,6 +172,7 @@ impl DetailSource {
             bounds: Arc::default(),
             tight: Arc::default(),
             resamples_data: false,
+            unread: Arc::default(),
         }
     }
 
@@ -252,6 +264,20 @@ impl DetailSource {
         }
         cache.insert(tile, cells.clone());
         Ok(cells)
+    }
+
+    /// Keeps `b`, the exact bounds of `tile`, narrowed to its produced
+    /// range where it has one.
+    fn keep_bounds(&self, tile: TileAddress, mut b: TileBounds) -> TileBounds {
+        if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
+            bounds::narrow(&mut b, range);
+        }
+        let mut cache = self.bounds.lock().expect("bounds lock");
+        if cache.len() >= 1 << 16 {
+            cache.clear();
+        }
+        cache.insert(tile, b);
+        b
     }
 
     /// Where a tile's stored samples lie in its data ancestor's stored grid:
@@ -528,16 +554,60 @@ impl HeightSource for DetailSource {
         {
             return Ok(*b);
         }
-        let mut b = self.synthesized_bounds(tile)?;
+        let b = self.synthesized_bounds(tile)?;
+        Ok(self.keep_bounds(tile, b))
+    }
+
+    /// The kept bounds, or else bounds from the index alone (the tile is
+    /// noted for [`HeightSource::warm_bounds`]).
+    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        if self.inner.data_depth().is_none_or(|d| tile.depth() <= d) {
+            return self.inner.tile_bounds_unread(tile);
+        }
+        if let Some(b) = self.bounds.lock().expect("bounds lock").get(&tile) {
+            return Ok(*b);
+        }
+        if let Some(&b) = self.unread.lock().expect("unread lock").loose.get(&tile) {
+            return Ok(b);
+        }
+        let mut b = self.loose_bounds(tile)?;
         if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
             bounds::narrow(&mut b, range);
         }
-        let mut cache = self.bounds.lock().expect("bounds lock");
-        if cache.len() >= 1 << 16 {
-            cache.clear();
+        let mut unread = self.unread.lock().expect("unread lock");
+        if unread.loose.len() >= 1 << 16 {
+            // Nobody warms them: keeping more would only grow.
+            unread.loose.clear();
+            unread.wanted.clear();
         }
-        cache.insert(tile, b);
+        unread.loose.insert(tile, b);
+        unread.wanted.insert(tile);
         Ok(b)
+    }
+
+    /// Computes (and keeps) the exact bounds of the tiles
+    /// `tile_bounds_unread` gave loose ones: shallowest first (they decide
+    /// which deeper ones a frame asks for), the data tiles they read
+    /// fetched in one go.
+    fn warm_bounds(&self) -> usize {
+        let mut wanted: Vec<TileAddress> = self.unread.lock().expect("unread lock").wanted.drain().collect();
+        let Some(data_depth) = self.inner.data_depth() else { return 0 };
+        let ancestor = |t: &TileAddress| t.ancestor_at(data_depth).expect("deeper than the data depth");
+        wanted.sort_by_key(|t| (t.depth(), ancestor(t)));
+        let mut fields: Vec<TileAddress> = wanted.iter().map(ancestor).collect();
+        fields.sort();
+        fields.dedup();
+        fields.retain(|t| !self.cache.lock().expect("cache lock").contains_key(t));
+        self.inner.prefetch(&fields);
+        for &tile in &wanted {
+            // An error here is the frame's to report, when it asks again.
+            let _ = self.tile_bounds(tile);
+        }
+        let mut unread = self.unread.lock().expect("unread lock");
+        for tile in &wanted {
+            unread.loose.remove(tile);
+        }
+        wanted.len() + self.inner.warm_bounds()
     }
 
     fn data_depth(&self) -> Option<u8> {

@@ -6,7 +6,11 @@
 //! refinements of them, the finer octaves add at most their weights, and
 //! the amplitude field's largest cell scales both; selection asks for
 //! thousands of bounds a frame and can afford no tile. A tile once
-//! produced narrows them to its exact range.
+//! produced narrows them to its exact range. Exact bounds still read the
+//! data tile's amplitude field and refine octave windows: a frame that
+//! must not wait for that takes bounds from the index alone until a worker
+//! has computed them ([`HeightSource::tile_bounds_unread`],
+//! [`HeightSource::warm_bounds`]).
 
 use super::*;
 
@@ -123,21 +127,57 @@ impl DetailSource {
                 amplitude
             }
             // A data tile that cannot be read (torn, corrupt) must not stop
-            // selection, which never decoded before detail: its index range
-            // bounds every cell (each diagonal change is at most the range).
-            Err(SourceError::Pack(_)) => {
-                let a = self.inner.tile_bounds(ancestor)?;
-                self.first * (a.max_elevation - a.min_elevation) / std::f64::consts::SQRT_2 * (1.0 + 1e-6)
-            }
+            // selection, which never decoded before detail.
+            Err(SourceError::Pack(_)) => self.amplitude_from_index(ancestor)?,
             Err(e) => return Err(e),
         };
         if amplitude == 0.0 {
             return Ok(b);
         }
+        let range = self.octave_range(tile, data_depth);
+        Ok(self.widen_by_detail(b, tile, data_depth, amplitude, range))
+    }
+
+    /// A bound on every cell of the amplitude field of data tile
+    /// `ancestor` from its index range alone (each diagonal change is at
+    /// most the range).
+    fn amplitude_from_index(&self, ancestor: TileAddress) -> Result<f64, SourceError> {
+        let a = self.inner.tile_bounds(ancestor)?;
+        Ok(self.first * (a.max_elevation - a.min_elevation) / std::f64::consts::SQRT_2 * (1.0 + 1e-6))
+    }
+
+    /// Bounds of a synthesized tile that read no tile: the inner bounds
+    /// widened by [`DetailSource::amplitude_from_index`] times the octave
+    /// sum's worst case (what an unreadable data tile on a face edge gets).
+    /// A few index lookups, where the exact bounds read the data tile and
+    /// refine octave windows: what a frame gives until a worker has
+    /// computed the exact ones.
+    pub(super) fn loose_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        let b = self.inner.tile_bounds(tile)?;
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(b) };
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let amplitude = self.amplitude_from_index(ancestor)?;
+        if amplitude == 0.0 {
+            return Ok(b);
+        }
+        let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
+        Ok(self.widen_by_detail(b, tile, data_depth, amplitude, (-up_to, up_to)))
+    }
+
+    /// `b` widened by detail whose amplitude is at most `amplitude` and
+    /// whose unit octave sum lies in `(low, high)`, with the error of the
+    /// octaves the tile omits and the two its drawn lattice cannot resolve.
+    fn widen_by_detail(
+        &self,
+        mut b: TileBounds,
+        tile: TileAddress,
+        data_depth: u8,
+        amplitude: f64,
+        (low, high): (f64, f64),
+    ) -> TileBounds {
         let (_, beyond) = self.coefficient_sums(data_depth, tile.depth());
         // The amplitude field lies in [0, amplitude]; the f32 rounding of a
         // sample near the extremes is the slack, with room to spare.
-        let (low, high) = self.octave_range(tile, data_depth);
         let slack = 1e-3 + 1e-6 * b.min_elevation.abs().max(b.max_elevation.abs());
         b.min_elevation += amplitude * low.min(0.0) * (1.0 + 1e-9) - slack;
         b.max_elevation += amplitude * high.max(0.0) * (1.0 + 1e-9) + slack;
@@ -145,7 +185,7 @@ impl DetailSource {
         let previous = if tile.depth() > data_depth + 1 { own / self.gain } else { 0.0 };
         b.geometric_error += amplitude * (beyond + own + 0.5 * previous);
         b.provenance = Provenance::Invented;
-        Ok(b)
+        b
     }
 }
 

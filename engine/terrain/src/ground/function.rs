@@ -65,31 +65,12 @@ fn amplitude(layer: &Layer) -> (f64, f64, f64) {
     }
 }
 
-impl HeightSource for HeightFunction {
-    fn body(&self) -> &Body {
-        self.source.body()
-    }
-
-    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let mut t = self.source.tile(tile)?;
-        if self.layers.is_empty() {
-            return Ok(t);
-        }
-        let ellipsoid = *self.body().ellipsoid();
-        let points: Vec<glam::DVec3> =
-            sample_directions(tile).into_iter().map(|d| ellipsoid.surface_point_from_direction(d)).collect();
-        let mut heights: Vec<f64> = t.heights.iter().map(|&h| f64::from(h)).collect();
-        self.layers.apply(&ellipsoid, &points, &mut heights, &|layer| self.mean_below(layer));
-        t.heights = heights.into_iter().map(|h| h as f32).collect();
-        Ok(t)
-    }
-
-    /// The source's bounds, widened by every layer whose footprint meets the
-    /// tile (so an edit below the data's minimum is never culled away), with
-    /// the error an edit adds where the tile's lattice is coarse against the
-    /// edit's own size.
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        let mut b = self.source.tile_bounds(tile)?;
+impl HeightFunction {
+    /// The source's bounds `b` of `tile`, widened by every layer whose
+    /// footprint meets the tile (so an edit below the data's minimum is
+    /// never culled away), with the error an edit adds where the tile's
+    /// lattice is coarse against the edit's own size.
+    fn widen(&self, tile: TileAddress, mut b: TileBounds) -> TileBounds {
         let ellipsoid = *self.body().ellipsoid();
         let lattice = 4.0 * self.body().sample_spacing_m(tile.depth());
         for layer in self.layers.layers() {
@@ -112,7 +93,40 @@ impl HeightSource for HeightFunction {
                     .max((b.max_elevation - b.min_elevation) * (2.0 * lattice / size).powi(2).min(1.0));
             }
         }
-        Ok(b)
+        b
+    }
+}
+
+impl HeightSource for HeightFunction {
+    fn body(&self) -> &Body {
+        self.source.body()
+    }
+
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        let mut t = self.source.tile(tile)?;
+        if self.layers.is_empty() {
+            return Ok(t);
+        }
+        let ellipsoid = *self.body().ellipsoid();
+        let points: Vec<glam::DVec3> =
+            sample_directions(tile).into_iter().map(|d| ellipsoid.surface_point_from_direction(d)).collect();
+        let mut heights: Vec<f64> = t.heights.iter().map(|&h| f64::from(h)).collect();
+        self.layers.apply(&ellipsoid, &points, &mut heights, &|layer| self.mean_below(layer));
+        t.heights = heights.into_iter().map(|h| h as f32).collect();
+        Ok(t)
+    }
+
+    /// The source's bounds, widened by the layers ([`HeightFunction::widen`]).
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        Ok(self.widen(tile, self.source.tile_bounds(tile)?))
+    }
+
+    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        Ok(self.widen(tile, self.source.tile_bounds_unread(tile)?))
+    }
+
+    fn warm_bounds(&self) -> usize {
+        self.source.warm_bounds()
     }
 
     fn data_depth(&self) -> Option<u8> {

@@ -28,6 +28,20 @@ pub struct InsetSource {
     inset: Arc<dyn HeightSource>,
     coverage: Coverage,
     blend_degrees: f64,
+    /// [`InsetSource::reach`] per tile: selection asks for the bounds of
+    /// the same thousand nodes every frame, and each reach costs a dozen
+    /// directions and arc cosines.
+    reaches: ReachCache,
+}
+
+/// Reaches already worked out (a whole `Debug` of them would be noise).
+#[derive(Clone, Default)]
+struct ReachCache(Arc<std::sync::Mutex<crate::geo::address::TileMap<TileAddress, Reach>>>);
+
+impl std::fmt::Debug for ReachCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReachCache")
+    }
 }
 
 impl InsetSource {
@@ -46,7 +60,7 @@ impl InsetSource {
         coverage: Coverage,
         blend_degrees: f64,
     ) -> InsetSource {
-        InsetSource { base, inset, coverage, blend_degrees: blend_degrees.max(0.0) }
+        InsetSource { base, inset, coverage, blend_degrees: blend_degrees.max(0.0), reaches: ReachCache::default() }
     }
 
     /// Weight of the inset at a latitude/longitude (degrees): 0 outside the
@@ -61,6 +75,20 @@ impl InsetSource {
     /// everywhere), wholly outside (weight 0), or neither (or too near a
     /// pole or the antimeridian to say cheaply).
     pub fn reach(&self, tile: TileAddress) -> Reach {
+        if let Some(&reach) = self.reaches.0.lock().expect("reach lock").get(&tile) {
+            return reach;
+        }
+        let reach = self.reach_uncached(tile);
+        let mut reaches = self.reaches.0.lock().expect("reach lock");
+        if reaches.len() >= 1 << 16 {
+            reaches.clear();
+        }
+        reaches.insert(tile, reach);
+        reach
+    }
+
+    /// [`InsetSource::reach`], worked out.
+    fn reach_uncached(&self, tile: TileAddress) -> Reach {
         let c = &self.coverage;
         if c.is_global() {
             return Reach::Core;
@@ -156,6 +184,41 @@ pub(crate) fn least_measured(a: Provenance, b: Provenance) -> Provenance {
     }
 }
 
+impl InsetSource {
+    /// The bounds of `tile`, each side's read by `bounds_of`.
+    fn bounds_with(
+        &self,
+        tile: TileAddress,
+        bounds_of: impl Fn(&dyn HeightSource, TileAddress) -> Result<TileBounds, SourceError>,
+    ) -> Result<TileBounds, SourceError> {
+        // The union with the other side's bounds is only needed where both
+        // contribute: in the core it bounded the inset's ground by the base's
+        // (a detailed base's worst case, hundreds of metres near Everest), and
+        // a camera 2 m over the inset stood inside every node under it.
+        match self.reach(tile) {
+            Reach::Core => match bounds_of(&*self.inset, tile) {
+                Err(SourceError::NoData { .. }) => return bounds_of(&*self.base, tile),
+                other => return other,
+            },
+            Reach::Outside => return bounds_of(&*self.base, tile),
+            Reach::Mixed => {}
+        }
+        let base = bounds_of(&*self.base, tile)?;
+        match bounds_of(&*self.inset, tile) {
+            // A global inset has weight 1 everywhere: nothing of the base shows.
+            Ok(inset) if self.coverage.is_global() => Ok(inset),
+            Ok(inset) => Ok(TileBounds {
+                min_elevation: base.min_elevation.min(inset.min_elevation),
+                max_elevation: base.max_elevation.max(inset.max_elevation),
+                geometric_error: base.geometric_error.max(inset.geometric_error),
+                provenance: least_measured(base.provenance, inset.provenance),
+            }),
+            Err(SourceError::NoData { .. }) => Ok(base),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 impl HeightSource for InsetSource {
     fn body(&self) -> &Body {
         self.base.body()
@@ -228,31 +291,15 @@ impl HeightSource for InsetSource {
     }
 
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        // The union with the other side's bounds is only needed where both
-        // contribute: in the core it bounded the inset's ground by the base's
-        // (a detailed base's worst case, hundreds of metres near Everest), and
-        // a camera 2 m over the inset stood inside every node under it.
-        match self.reach(tile) {
-            Reach::Core => match self.inset.tile_bounds(tile) {
-                Err(SourceError::NoData { .. }) => return self.base.tile_bounds(tile),
-                other => return other,
-            },
-            Reach::Outside => return self.base.tile_bounds(tile),
-            Reach::Mixed => {}
-        }
-        let base = self.base.tile_bounds(tile)?;
-        match self.inset.tile_bounds(tile) {
-            // A global inset has weight 1 everywhere: nothing of the base shows.
-            Ok(inset) if self.coverage.is_global() => Ok(inset),
-            Ok(inset) => Ok(TileBounds {
-                min_elevation: base.min_elevation.min(inset.min_elevation),
-                max_elevation: base.max_elevation.max(inset.max_elevation),
-                geometric_error: base.geometric_error.max(inset.geometric_error),
-                provenance: least_measured(base.provenance, inset.provenance),
-            }),
-            Err(SourceError::NoData { .. }) => Ok(base),
-            Err(e) => Err(e),
-        }
+        self.bounds_with(tile, |source, tile| source.tile_bounds(tile))
+    }
+
+    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.bounds_with(tile, |source, tile| source.tile_bounds_unread(tile))
+    }
+
+    fn warm_bounds(&self) -> usize {
+        self.base.warm_bounds() + self.inset.warm_bounds()
     }
 
     fn data_depth(&self) -> Option<u8> {

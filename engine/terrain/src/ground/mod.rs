@@ -98,6 +98,21 @@ pub trait HeightSource: Send + Sync + std::fmt::Debug {
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError>;
     /// Elevation range and geometric error, without producing the tile.
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError>;
+    /// [`HeightSource::tile_bounds`] without reading any tile's samples:
+    /// where exact bounds need a read (detail's amplitude field of a data
+    /// tile, and its octave windows), a bound that holds the exact one (the
+    /// tile is noted for [`HeightSource::warm_bounds`]). For a frame that
+    /// must never wait on a read: a looser bound costs finer or more nodes,
+    /// never a hole.
+    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.tile_bounds(tile)
+    }
+    /// Computes the exact bounds [`HeightSource::tile_bounds_unread`] gave
+    /// loose ones for (a worker thread's job), so later bounds are exact;
+    /// returns how many tiles it bounded.
+    fn warm_bounds(&self) -> usize {
+        0
+    }
     /// Deepest level whose heights were measured; `None` when nothing was.
     fn data_depth(&self) -> Option<u8>;
     /// Deepest level whose colour was measured; `None` when there is none.

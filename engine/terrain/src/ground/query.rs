@@ -53,6 +53,15 @@ impl GroundCache {
     pub fn is_empty(&self) -> bool {
         self.tiles.is_empty()
     }
+
+    /// Keeps the tiles `keep` says to; returns those dropped.
+    pub fn retain(&mut self, mut keep: impl FnMut(TileAddress) -> bool) -> Vec<TileAddress> {
+        let dropped: Vec<TileAddress> = self.tiles.keys().copied().filter(|&t| !keep(t)).collect();
+        for tile in &dropped {
+            self.tiles.remove(tile);
+        }
+        dropped
+    }
 }
 
 /// Reads the ground at one depth, keeping the tiles it has read.

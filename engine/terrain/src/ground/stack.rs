@@ -248,6 +248,14 @@ impl HeightSource for GroundStack {
         self.top.tile_bounds(tile)
     }
 
+    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.top.tile_bounds_unread(tile)
+    }
+
+    fn warm_bounds(&self) -> usize {
+        self.top.warm_bounds()
+    }
+
     fn data_depth(&self) -> Option<u8> {
         self.top.data_depth()
     }

@@ -12,9 +12,7 @@
 //! A tile its source could not produce (a corrupt payload) is marked failed:
 //! it is never asked for again, and its nodes keep their ancestor.
 
-use std::collections::HashMap;
-
-use crate::geo::address::{TileAddress, TileKey};
+use crate::geo::address::{TileAddress, TileKey, TileMap};
 
 /// The six cube faces' root tiles, pinned once resident.
 pub const ROOTS: usize = 6;
@@ -118,12 +116,12 @@ struct Slot {
 pub struct Residency {
     settings: ResidencySettings,
     slots: Vec<Slot>,
-    lookup: HashMap<TileKey, usize>,
+    lookup: TileMap<TileKey, usize>,
     frame: u64,
     restage: Vec<TileAddress>,
     /// Tiles the source failed to produce: never requested again (`None`),
     /// or not before the frame given (a transient failure, retried).
-    failed: HashMap<TileKey, Option<u64>>,
+    failed: TileMap<TileKey, Option<u64>>,
 }
 
 impl Residency {
@@ -132,10 +130,10 @@ impl Residency {
         Residency {
             settings,
             slots: vec![Slot::default(); settings.slots],
-            lookup: HashMap::new(),
+            lookup: TileMap::default(),
             frame: 0,
             restage: Vec::new(),
-            failed: HashMap::new(),
+            failed: TileMap::default(),
         }
     }
 
@@ -256,16 +254,26 @@ impl Residency {
         // A node missing its tile also wants the ancestors that would stand
         // in for it, coarse first: the roots before anything else.
         let mut wanted: Vec<(TileAddress, f64)> = Vec::new();
+        // Where each wanted tile is in `wanted`: hundreds of misses, each
+        // with its ancestors, would make a scan of the list quadratic.
+        let mut wanted_at: TileMap<TileKey, usize> = TileMap::default();
         for &(tile, error) in &misses {
-            for d in 0..=tile.depth() {
+            // Finest first: an ancestor already wanted at least this much
+            // had its own ancestors visited with at least that error (the
+            // order of `wanted` is decided by the sort below).
+            for d in (0..=tile.depth()).rev() {
                 let a = tile.ancestor_at(d).expect("d <= depth");
                 if self.is_failed(a) {
                     continue;
                 }
-                if self.slot_of(a).is_none() && !wanted.iter().any(|w| w.0 == a) {
-                    wanted.push((a, error));
-                } else if let Some(w) = wanted.iter_mut().find(|w| w.0 == a) {
-                    w.1 = w.1.max(error);
+                match wanted_at.get(&a.key()) {
+                    Some(&k) if wanted[k].1 >= error => break,
+                    Some(&k) => wanted[k].1 = error,
+                    None if self.slot_of(a).is_none() => {
+                        wanted_at.insert(a.key(), wanted.len());
+                        wanted.push((a, error));
+                    }
+                    None => {}
                 }
             }
         }

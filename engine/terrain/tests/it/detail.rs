@@ -490,3 +490,31 @@ fn a_regional_source_fits_its_exponent_inside_its_box_only() {
     assert_eq!(h_inside, h_measured, "inside its box the fill is never read");
     assert!((h_whole - h_measured).abs() >= 0.1, "over whole tiles the fill skews the fit: {h_whole}");
 }
+
+/// A frame that must not wait takes bounds from the index alone: they hold
+/// the exact bounds (so every sample), and once a worker has warmed them
+/// the frame gets the exact ones, bit for bit.
+#[test]
+fn unread_bounds_hold_the_exact_ones_until_a_worker_warms_them() {
+    let (dir, reference_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (_, detail) = analytic(&dir);
+    // The same pack, with caches of its own: the exact bounds.
+    let (_, reference) = analytic(&reference_dir);
+    let mut state = 11;
+    let tiles: Vec<TileAddress> = (2..=16).flat_map(|depth| [depth; 3]).map(|depth| pick(&mut state, depth)).collect();
+    for &tile in &tiles {
+        let (loose, exact) = (detail.tile_bounds_unread(tile).unwrap(), reference.tile_bounds(tile).unwrap());
+        assert!(
+            loose.min_elevation <= exact.min_elevation
+                && exact.max_elevation <= loose.max_elevation
+                && exact.geometric_error <= loose.geometric_error,
+            "{tile}: {loose:?} does not hold {exact:?}"
+        );
+    }
+    let distinct: std::collections::HashSet<TileAddress> = tiles.iter().copied().collect();
+    assert_eq!(detail.warm_bounds(), distinct.len(), "every tile past the data depth was noted");
+    for &tile in &tiles {
+        assert_eq!(detail.tile_bounds_unread(tile).unwrap(), reference.tile_bounds(tile).unwrap(), "{tile}");
+    }
+    assert_eq!(detail.warm_bounds(), 0, "nothing left to warm");
+}
