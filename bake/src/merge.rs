@@ -34,7 +34,7 @@ use crate::limits::MemoryPlan;
 use crate::options::Progress;
 use crate::pipeline::{TileBake, TileSink, TileSource};
 use crate::report::{AccuracyReport, BakeReport, Report};
-use crate::sampling::{Sampled, SurfaceSamples, fill_voids};
+use crate::sampling::{Sampled, SurfaceSamples, settle_voids};
 use crate::shard::ShardPlan;
 use crate::shard_file::{ShardMeta, ShardSection, build_id, hex};
 
@@ -314,21 +314,11 @@ impl TileSource for MergeSource<'_> {
         Err(BakeError::Options(format!("tile {tile}: the merge reads no raster; a shard holds this tile")))
     }
 
-    fn settle_voids(
-        &self,
-        tile: TileAddress,
-        mut values: Vec<Option<f64>>,
-    ) -> Result<(Vec<f64>, Vec<bool>), BakeError> {
-        let filled: Vec<bool> = values.iter().map(Option::is_none).collect();
-        match self.void_value {
-            Some(v) => values.iter_mut().filter(|x| x.is_none()).for_each(|x| *x = Some(v)),
-            None if !fill_voids(&mut values) => {
-                let path = self.shards[self.plan.part_of(tile) as usize].section.path.clone();
-                return Err(BakeError::NoData { path, tile });
-            }
-            None => {}
-        }
-        Ok((values.into_iter().map(|v| v.expect("filled")).collect(), filled))
+    fn settle_voids(&self, tile: TileAddress, values: Vec<Option<f64>>) -> Result<(Vec<f64>, Vec<bool>), BakeError> {
+        settle_voids(self.void_value, values).ok_or_else(|| BakeError::NoData {
+            path: self.shards[self.plan.part_of(tile) as usize].section.path.clone(),
+            tile,
+        })
     }
 
     fn surface(&self, _: &Body, tile: TileAddress) -> Result<SurfaceSamples, BakeError> {

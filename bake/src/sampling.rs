@@ -61,9 +61,23 @@ pub(crate) fn lat_lon_of(body: &Body, directions: &[glam::DVec3]) -> Vec<(f64, f
         .collect()
 }
 
+/// The bake's void policy on one tile's values: voids take `void_value`,
+/// or are filled from the tile's other samples (`None`: nothing to fill
+/// from). Returns the heights and which samples were voids. The one rule a
+/// bake and a sharded bake's merge both apply.
+pub(crate) fn settle_voids(void_value: Option<f64>, mut values: Vec<Option<f64>>) -> Option<(Vec<f64>, Vec<bool>)> {
+    let filled: Vec<bool> = values.iter().map(Option::is_none).collect();
+    match void_value {
+        Some(v) => values.iter_mut().filter(|x| x.is_none()).for_each(|x| *x = Some(v)),
+        None if !fill_voids(&mut values) => return None,
+        None => {}
+    }
+    Some((values.into_iter().map(|v| v.expect("filled")).collect(), filled))
+}
+
 /// Fills voids by repeated averaging of filled neighbours. Returns false if
 /// there was nothing to fill from.
-pub(crate) fn fill_voids(values: &mut [Option<f64>]) -> bool {
+fn fill_voids(values: &mut [Option<f64>]) -> bool {
     let n = TILE_STORED_SAMPLES as usize;
     if values.iter().all(Option::is_none) {
         return false;
@@ -189,17 +203,10 @@ impl Inputs {
     pub(crate) fn settle_voids(
         &self,
         tile: TileAddress,
-        mut values: Vec<Option<f64>>,
+        values: Vec<Option<f64>>,
     ) -> Result<(Vec<f64>, Vec<bool>), BakeError> {
-        let filled: Vec<bool> = values.iter().map(Option::is_none).collect();
-        match self.void_value {
-            Some(v) => values.iter_mut().filter(|x| x.is_none()).for_each(|x| *x = Some(v)),
-            None if !fill_voids(&mut values) => {
-                return Err(BakeError::NoData { path: self.dem.path().to_owned(), tile });
-            }
-            None => {}
-        }
-        Ok((values.into_iter().map(|v| v.expect("filled")).collect(), filled))
+        settle_voids(self.void_value, values)
+            .ok_or_else(|| BakeError::NoData { path: self.dem.path().to_owned(), tile })
     }
 
     /// Surface classes and colour of a tile's stored samples, read from
