@@ -116,7 +116,7 @@ impl HeightSource for HeightFunction {
         Ok(t)
     }
 
-    /// The source's bounds, widened by the layers ([`HeightFunction::widen`]).
+    /// The source's bounds, widened by the layers (`HeightFunction::widen`).
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
         Ok(self.widen(tile, self.source.tile_bounds(tile)?))
     }
