@@ -16,6 +16,7 @@ mod error;
 mod image;
 mod limits;
 mod loader;
+mod look;
 mod renderer;
 pub mod scene;
 mod tiles;

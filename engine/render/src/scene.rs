@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use glam::DVec3;
-use planet_terrain::camera::{Instant, View, sun_direction};
+use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightFunction, HeightSource, SourceTile};
@@ -32,28 +32,7 @@ use crate::loader::{TileLoader, UnreadBounds};
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
-/// How a body looks beyond its ground.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Appearance {
-    /// Scale height (m) and extinction per metre at the datum; `None` for
-    /// an airless body.
-    pub atmosphere: Option<(f32, f32)>,
-    /// Palette for ground without a colour block: 0 earth-like, 1 grey, 2 rust.
-    pub palette: u32,
-    pub exposure: f32,
-}
-
-impl Appearance {
-    /// A sensible look for a named body.
-    pub fn for_body(body: &Body) -> Appearance {
-        match body.name() {
-            "earth" => Appearance { atmosphere: Some((8000.0, 8.0e-6)), palette: 0, exposure: 1.4 },
-            "mars" => Appearance { atmosphere: Some((11000.0, 2.0e-6)), palette: 2, exposure: 1.4 },
-            // The Moon and any other airless grey body.
-            _ => Appearance { atmosphere: None, palette: 1, exposure: 1.4 },
-        }
-    }
-}
+pub use crate::look::{Appearance, sun_at, sun_for};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SceneSettings {
@@ -638,22 +617,4 @@ fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::ground::So
         tile: tile.map(|t| t.to_string()).unwrap_or_else(|| "(selection)".into()),
         message: e.to_string(),
     }
-}
-
-/// The real sun: its body-fixed direction at `at` (the Almanac's
-/// low-precision ephemeris and the body's rotation,
-/// [`planet_terrain::camera::sun_direction`]). The body turns under it: the
-/// terrain and the camera stay body-fixed and this direction moves.
-pub fn sun_at(body: &Body, at: Instant) -> DVec3 {
-    sun_direction(body, at)
-}
-
-/// A relief sun, independent of time: about 37 degrees up over the point
-/// beneath the camera, from the south-east, low enough to show relief. The
-/// renderer's goldens and benches are drawn under it (a picture of the
-/// ground that no clock moves); the viewer draws under [`sun_at`].
-pub fn sun_for(body: &Body, view: &View) -> DVec3 {
-    let under = body.ellipsoid().point_to_geodetic(view.position);
-    let enu = planet_terrain::geo::east_north_up(under);
-    (enu.col(0) * 0.62 - enu.col(1) * 0.5 + enu.col(2) * 0.6).normalize()
 }
