@@ -89,16 +89,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     if options.out.exists() && !options.resume && !partial_path(&options.out).exists() {
         progress.stage(&format!("replacing {}", options.out.display()));
     }
-    let writer = if options.resume {
-        PackWriter::resume(&options.out, spec.clone(), tiles.iter().copied())?
-    } else {
-        PackWriter::create(&options.out, spec.clone(), tiles.iter().copied())?
-    };
-    let pending = writer.pending();
-    let resumed = tiles.len() - pending.len();
-    if resumed > 0 {
-        progress.stage(&format!("resuming: {resumed} of {} tiles already baked", tiles.len()));
-    }
+    let (writer, pending, resumed) = open_writer(run, &spec, &tiles)?;
     progress.stage(&format!("baking {} tiles", pending.len()));
     let bake_start = Instant::now();
     let filled = TileBake {
@@ -169,6 +160,27 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         memory: MemoryReport::new(&run.memory, Some(tile_state)),
     };
     Ok(BakeReport::new(&Report::Bake(Box::new(report))))
+}
+
+/// The writer of `tiles` at `--out`, continuing its journal with
+/// `--resume`; with the tiles still to bake and how many were resumed.
+pub(crate) fn open_writer(
+    run: &Run,
+    spec: &PackSpec,
+    tiles: &[TileAddress],
+) -> Result<(PackWriter, Vec<TileAddress>, usize), BakeError> {
+    let out = &run.options.out;
+    let writer = if run.options.resume {
+        PackWriter::resume(out, spec.clone(), tiles.iter().copied())?
+    } else {
+        PackWriter::create(out, spec.clone(), tiles.iter().copied())?
+    };
+    let pending = writer.pending();
+    let resumed = tiles.len() - pending.len();
+    if resumed > 0 {
+        run.progress.stage(&format!("resuming: {resumed} of {} tiles already baked", tiles.len()));
+    }
+    Ok((writer, pending, resumed))
 }
 
 /// With `OUT` up to date, an assembled file beside it is stale, and so is a

@@ -20,6 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use planet_terrain::geo::address::TileKey;
 use planet_terrain::pack::{
     DecodedTile, EncodedTile, IndexEntry, Pack, PackError, PackSpec, PackWriter, TileParts, merged_keys,
 };
@@ -267,15 +268,10 @@ fn open_shards(paths: &[PathBuf]) -> Result<Vec<OpenShard>, BakeError> {
 
 /// Checks that each shard holds only its own part, and that all together
 /// hold the bake's tile set exactly once (count and digest of the keys).
+/// One walk over every shard's index does both.
 fn check_parts(shards: &[OpenShard], plan: &ShardPlan) -> Result<(), BakeError> {
     for (index, s) in shards.iter().enumerate() {
         let path = &s.section.path;
-        for entry in s.pack.entries() {
-            let tile = entry.map_err(|e| e.in_file(path))?.key.address();
-            if tile.depth() < plan.root_depth || plan.part_of(tile) != index as u32 {
-                return Err(shard_error(path, format!("tile {tile} is not in this shard's part of the plan")));
-            }
-        }
         if let Some(row) = s.section.table.iter().find(|r| plan.part_of(r.0.address()) != index as u32) {
             return Err(shard_error(path, format!("coarse tile {} is not in this shard's part", row.0.address())));
         }
@@ -287,8 +283,18 @@ fn check_parts(shards: &[OpenShard], plan: &ShardPlan) -> Result<(), BakeError> 
     // are depth-major, and every shard holds coarse tiles of several depths.
     let mut coarse: Vec<u64> = shards.iter().flat_map(|s| s.section.table.iter().map(|r| r.0.raw())).collect();
     coarse.sort_unstable();
-    for key in merged_keys(&packs, coarse) {
-        h.update(key?.to_le_bytes());
+    for item in merged_keys(&packs, coarse) {
+        let (part, key) = item?;
+        if let Some(s) = shards.get(part) {
+            let tile = TileKey::from_raw(key).expect("the reader validated the key").address();
+            if tile.depth() < plan.root_depth || plan.part_of(tile) != part as u32 {
+                return Err(shard_error(
+                    &s.section.path,
+                    format!("tile {tile} is not in this shard's part of the plan"),
+                ));
+            }
+        }
+        h.update(key.to_le_bytes());
         count += 1;
     }
     let digest: [u8; 32] = h.finalize().into();

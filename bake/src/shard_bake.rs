@@ -14,14 +14,13 @@
 
 use planet_cli::shard::Shard;
 use planet_terrain::TileAddress;
-use planet_terrain::pack::PackWriter;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::audit::accuracy_audit;
 use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
-use crate::full::{coverage_report, settle_spec};
+use crate::full::{coverage_report, open_writer, settle_spec};
 use crate::geometry::tile_set;
 use crate::pipeline::TileBake;
 use crate::report::{AccuracyReport, BakeReport, CoverageReport, LandmarkReport, MemoryReport, Report};
@@ -80,16 +79,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         plan.root_depth,
         coarse.len()
     ));
-    let writer = if options.resume {
-        PackWriter::resume(&options.out, spec.clone(), mine.iter().copied())?
-    } else {
-        PackWriter::create(&options.out, spec.clone(), mine.iter().copied())?
-    };
-    let pending = writer.pending();
-    let resumed = mine.len() - pending.len();
-    if resumed > 0 {
-        progress.stage(&format!("resuming: {resumed} of {} tiles already baked", mine.len()));
-    }
+    let (writer, pending, resumed) = open_writer(run, &spec, &mine)?;
     TileBake {
         source: &inputs,
         spec: &spec,

@@ -72,12 +72,14 @@ impl TileParts for Pack {
 type Cursor<'a> = Box<dyn Iterator<Item = Result<IndexEntry, PackError>> + 'a>;
 
 /// Every key of `parts` and of `extra` (ascending) in one ascending walk,
-/// reading only their indexes: what a merge checks against the bake's
-/// tile set before it writes anything. A key in two places is an error.
+/// reading only their indexes, each with the index of the part it came
+/// from (`parts.len()` for `extra`): what a merge checks against the
+/// bake's tile set and plan before it writes anything. A key in two places
+/// is an error.
 pub fn merged_keys<'a>(
     parts: &[&'a dyn TileParts],
     extra: Vec<u64>,
-) -> impl Iterator<Item = Result<u64, PackError>> + 'a {
+) -> impl Iterator<Item = Result<(usize, u64), PackError>> + 'a {
     let mut names: Vec<String> = parts.iter().map(|p| p.part_name()).collect();
     names.push("the merge's own levels".into());
     let mut cursors: Vec<Cursor<'a>> = parts.iter().map(|p| p.part_entries()).collect();
@@ -96,7 +98,7 @@ pub fn merged_keys<'a>(
             .map_err(|e| PackError::BadSpec(e.to_string()))
     });
     cursors.push(Box::new(extra));
-    merged(cursors, names).map(|r| r.map(|(_, e)| e.key.raw()))
+    merged(cursors, names).map(|r| r.map(|(k, e)| (k, e.key.raw())))
 }
 
 /// Every entry of `cursors` (each ascending by key) in one ascending walk,
