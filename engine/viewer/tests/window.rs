@@ -354,6 +354,31 @@ fn xdotool(display: &str, args: &[&str]) {
     assert!(status.success(), "xdotool {args:?}");
 }
 
+/// Whether planet-view's window is mapped on `display` (xdotool finds it).
+fn window_shown(display: &str) -> bool {
+    Command::new("xdotool")
+        .env("DISPLAY", display)
+        .args(["search", "--onlyvisible", "--name", "planet-view"])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Waits (two minutes at most) until `done`; a viewer that exited
+/// meanwhile never will, so its stderr is the failure.
+fn wait_until(viewer: &mut std::process::Child, what: &str, done: &dyn Fn() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        if let Ok(Some(status)) = viewer.try_wait() {
+            let mut stderr = String::new();
+            let _ = std::io::Read::read_to_string(&mut viewer.stderr.take().expect("piped"), &mut stderr);
+            panic!("planet-view exited ({status}) while the test waited for {what}:\n{stderr}");
+        }
+        assert!(start.elapsed().as_secs() < 120, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn real_key_events_reach_the_viewer_through_the_x_server() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -364,30 +389,10 @@ fn real_key_events_reach_the_viewer_through_the_x_server() {
     let mut command = fly(&pack, &path, Some(&x.display));
     command.arg("--scene").arg(&scene).args(["--size", "128x80", "--validation", "--no-hud"]);
     let mut viewer = command.stderr(Stdio::piped()).spawn().expect("start planet-view");
-    let mut wait_for = |what: &str, done: &dyn Fn() -> bool| {
-        let start = std::time::Instant::now();
-        while !done() {
-            // A viewer that exited will never show a window: say why now.
-            if let Ok(Some(status)) = viewer.try_wait() {
-                let mut stderr = String::new();
-                let _ = std::io::Read::read_to_string(&mut viewer.stderr.take().expect("piped"), &mut stderr);
-                panic!("planet-view exited ({status}) while the test waited for {what}:\n{stderr}");
-            }
-            assert!(start.elapsed().as_secs() < 120, "timed out waiting for {what}");
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-    };
+    let mut wait_for = |what: &str, done: &dyn Fn() -> bool| wait_until(&mut viewer, what, done);
     // The window is mapped once xdotool can find it; then it takes the
     // keyboard focus and the pointer goes over the ground.
-    let display = x.display.clone();
-    wait_for("the window", &|| {
-        Command::new("xdotool")
-            .env("DISPLAY", &display)
-            .args(["search", "--onlyvisible", "--name", "planet-view"])
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    });
+    wait_for("the window", &|| window_shown(&x.display));
     std::thread::sleep(std::time::Duration::from_secs(2));
     xdotool(&x.display, &["search", "--onlyvisible", "--name", "planet-view", "windowfocus", "--sync"]);
     xdotool(&x.display, &["mousemove", "64", "44"]);
@@ -516,24 +521,7 @@ fn a_real_click_on_the_layers_panel_adds_a_layer() {
     let mut command = fly(&pack, &path, Some(&x.display));
     command.arg("--scene").arg(&scene).args(["--size", "1024x640", "--validation", "--time-rate", "0"]);
     let mut viewer = command.stderr(Stdio::piped()).spawn().expect("start planet-view");
-    let started = std::time::Instant::now();
-    let shown = || {
-        Command::new("xdotool")
-            .env("DISPLAY", &x.display)
-            .args(["search", "--onlyvisible", "--name", "planet-view"])
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    while !shown() {
-        if let Ok(Some(status)) = viewer.try_wait() {
-            let mut stderr = String::new();
-            let _ = std::io::Read::read_to_string(&mut viewer.stderr.take().expect("piped"), &mut stderr);
-            panic!("planet-view exited ({status}) before its window showed:\n{stderr}");
-        }
-        assert!(started.elapsed().as_secs() < 120, "no window within two minutes");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    wait_until(&mut viewer, "the window", &|| window_shown(&x.display));
     // A few frames first, so egui has laid the panels out.
     std::thread::sleep(std::time::Duration::from_secs(4));
     xdotool(&x.display, &["search", "--onlyvisible", "--name", "planet-view", "windowfocus", "--sync"]);
