@@ -27,7 +27,7 @@ struct Tamper<'a> {
 
 impl TileSink for Tamper<'_> {
     fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
-        Ok(self.writer.staged_entry(tile))
+        self.writer.staged_entry(tile)
     }
     fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
         self.writer.staged_tile(tile)

@@ -22,7 +22,7 @@ use crate::audit::accuracy_audit;
 use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
 use crate::fingerprint::fingerprint;
-use crate::geometry::{coverage_of, tile_set};
+use crate::geometry::coverage_of;
 use crate::limits::check_depth;
 use crate::pipeline::TileBake;
 use crate::report::{
@@ -30,6 +30,7 @@ use crate::report::{
     Report, Timings, UpToDateReport,
 };
 use crate::sampling::supported_depth;
+use crate::tile_set::{TileSet, tile_set};
 
 /// The pack a bake of `prepared` makes: its header settled before any tile
 /// is chosen, the depth, and the estimated state its tiles hold.
@@ -85,12 +86,16 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         }
     }
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
-    let tiles = tile_set(&inputs, &options.body, &coverage, depth)?;
+    let tiles = tile_set(&inputs, &options.body, &coverage, depth, &scratch_dir(&options.out))?;
     if options.out.exists() && !options.resume && !partial_path(&options.out).exists() {
         progress.stage(&format!("replacing {}", options.out.display()));
     }
-    let (writer, pending, resumed) = open_writer(run, &spec, &tiles)?;
-    progress.stage(&format!("baking {} tiles", pending.len()));
+    let mut failed = None;
+    let (writer, resumed) = open_writer(run, &spec, tiles.iter(&mut failed))?;
+    if let Some(e) = failed {
+        return Err(BakeError::Options(format!("reading the tile set back from its scratch file: {e}")));
+    }
+    progress.stage(&format!("baking {} tiles", writer.pending_count()));
     let bake_start = Instant::now();
     let filled = TileBake {
         source: &inputs,
@@ -98,10 +103,10 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         data_depth,
         progress,
         already_done: resumed,
-        total: tiles.len(),
+        total: tiles.len() as usize,
         held_level_tiles: run.memory.held_level_tiles(),
     }
-    .run(&pending, &writer)?;
+    .run(&writer, &writer)?;
     let assembled = writer.assemble()?;
     let bake_seconds = bake_start.elapsed().as_secs_f64();
 
@@ -111,12 +116,12 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         assembled.path().display()
     ));
     let audit_start = Instant::now();
-    let audit = accuracy_audit(&inputs, assembled.path(), &tiles, run.memory.held_level_tiles())?;
+    let audit = accuracy_audit(&inputs, assembled.path(), &tiles.to_vec()?, run.memory.held_level_tiles())?;
     let per_depth = audit.passed(assembled.path())?;
     let audit_seconds = audit_start.elapsed().as_secs_f64();
     abort_point("bake-rename");
     let summary = assembled.commit()?;
-    let samples = tiles.len() * TILE_STORED_SAMPLE_COUNT;
+    let samples = tiles.len() as usize * TILE_STORED_SAMPLE_COUNT;
     let report = FullReport {
         inputs: InputsReport {
             dem: options.dem.display().to_string(),
@@ -135,7 +140,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         data_depth,
         height_data_depth: spec.height_data_depth,
         colour_data_depth: spec.colour_data_depth,
-        tiles: tiles.len(),
+        tiles: tiles.len() as usize,
         tiles_per_depth: tiles_per_depth(&tiles, depth),
         tiles_resumed: resumed,
         samples,
@@ -163,24 +168,24 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
 }
 
 /// The writer of `tiles` at `--out`, continuing its journal with
-/// `--resume`; with the tiles still to bake and how many were resumed.
+/// `--resume`; with how many tiles were resumed (the rest it hands out as
+/// pending, `pipeline::PendingTiles`).
 pub(crate) fn open_writer(
     run: &Run,
     spec: &PackSpec,
-    tiles: &[TileAddress],
-) -> Result<(PackWriter, Vec<TileAddress>, usize), BakeError> {
+    tiles: impl IntoIterator<Item = TileAddress>,
+) -> Result<(PackWriter, usize), BakeError> {
     let out = &run.options.out;
     let writer = if run.options.resume {
-        PackWriter::resume(out, spec.clone(), tiles.iter().copied())?
+        PackWriter::resume(out, spec.clone(), tiles)?
     } else {
-        PackWriter::create(out, spec.clone(), tiles.iter().copied())?
+        PackWriter::create(out, spec.clone(), tiles)?
     };
-    let pending = writer.pending();
-    let resumed = tiles.len() - pending.len();
+    let resumed = (writer.tile_count() - writer.pending_count()) as usize;
     if resumed > 0 {
-        run.progress.stage(&format!("resuming: {resumed} of {} tiles already baked", tiles.len()));
+        run.progress.stage(&format!("resuming: {resumed} of {} tiles already baked", writer.tile_count()));
     }
-    Ok((writer, pending, resumed))
+    Ok((writer, resumed))
 }
 
 /// With `OUT` up to date, an assembled file beside it is stale, and so is a
@@ -211,10 +216,17 @@ pub(crate) fn coverage_report(coverage: &Coverage) -> CoverageReport {
 }
 
 /// How many of `tiles` lie at each depth, 0 to `depth`.
-pub(crate) fn tiles_per_depth(tiles: &[TileAddress], depth: u8) -> Vec<usize> {
-    let mut counts = vec![0usize; usize::from(depth) + 1];
-    for t in tiles {
-        counts[usize::from(t.depth())] += 1;
-    }
+pub(crate) fn tiles_per_depth(tiles: &TileSet, depth: u8) -> Vec<usize> {
+    let mut counts: Vec<usize> = tiles.per_depth().into_iter().map(|n| n as usize).collect();
+    counts.resize(usize::from(depth) + 1, 0);
     counts
+}
+
+/// Where a bake's scratch files go: beside `--out`, on the disk that will
+/// hold the pack.
+pub(crate) fn scratch_dir(out: &std::path::Path) -> std::path::PathBuf {
+    match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => std::path::PathBuf::from("."),
+    }
 }

@@ -1,5 +1,5 @@
-//! Tile geometry on the bake's side: a tile's latitude/longitude box, whether
-//! it meets a coverage, and the set of tiles a pack declares. Boxes are
+//! Tile geometry on the bake's side: a tile's latitude/longitude box and
+//! whether it meets a coverage (`tile_set` walks the tiles with it). Boxes are
 //! measured from the tile's own border and centre sample directions (padded
 //! by a fraction of a sample spacing for the curved edges), not derived from
 //! face formulas, so they agree with the samples the bake reads whatever the
@@ -7,15 +7,12 @@
 //! lattice the renderer draws (and its step) comes from the terrain core.
 
 use planet_terrain::geo::address::TILE_CELLS;
-use planet_terrain::geo::lattice::LATTICE_STEP;
 use planet_terrain::ground::locate;
 use planet_terrain::pack::Coverage;
 use planet_terrain::{Body, Geodetic, TileAddress};
-use rayon::prelude::*;
 
-use crate::error::BakeError;
 use crate::raster::Extent;
-use crate::sampling::{Inputs, lat_lon_of};
+use crate::sampling::lat_lon_of;
 
 /// A tile's latitude/longitude box from its border and centre samples:
 /// (south, north, and longitude intervals). A tile holding a pole spans all
@@ -77,61 +74,6 @@ pub(crate) fn tile_touches(body: &Body, tile: TileAddress, coverage: &Coverage, 
             overlaps(t, c) || overlaps((t.0 - 360.0, t.1 - 360.0), c) || overlaps((t.0 + 360.0, t.1 + 360.0), c)
         })
     })
-}
-
-/// Every tile down to `depth` that the pack will hold: all of them for a
-/// global raster; for a regional one, the tiles whose box meets the
-/// raster's coverage and whose 33 x 33 lattice meets valid data (so no
-/// declared tile is empty). The walk descends through every tile whose box
-/// meets the coverage, since a small raster can slip between a coarse tile's
-/// lattice points and still fill its children.
-pub(crate) fn tile_set(
-    inputs: &Inputs,
-    body: &Body,
-    coverage: &Coverage,
-    depth: u8,
-) -> Result<Vec<TileAddress>, BakeError> {
-    if coverage.is_global() {
-        let mut set = Vec::new();
-        let mut level = TileAddress::roots().to_vec();
-        for d in 0..=depth {
-            set.extend_from_slice(&level);
-            if d < depth {
-                level = level.iter().flat_map(|t| t.children().expect("depth < MAX_DEPTH")).collect();
-            }
-        }
-        return Ok(set);
-    }
-    let has_data = |tile: TileAddress| -> Result<bool, BakeError> {
-        let cells = TILE_CELLS as i32;
-        let directions: Vec<glam::DVec3> = (0..=cells)
-            .step_by(LATTICE_STEP as usize)
-            .flat_map(|j| (0..=cells).step_by(LATTICE_STEP as usize).map(move |i| (i, j)))
-            .map(|(i, j)| planet_terrain::geo::cube::sample_direction(tile.sample(i.min(cells), j.min(cells))))
-            .collect();
-        Ok(inputs.heights(&lat_lon_of(body, &directions))?.iter().any(Option::is_some))
-    };
-    let mut set = Vec::new();
-    let mut level: Vec<TileAddress> =
-        TileAddress::roots().into_iter().filter(|t| tile_touches(body, *t, coverage, 0.0)).collect();
-    for d in 0..=depth {
-        let keep: Vec<bool> = level.par_iter().map(|&t| has_data(t)).collect::<Result<_, _>>()?;
-        set.extend(level.iter().zip(keep).filter(|(_, k)| *k).map(|(t, _)| *t));
-        if d < depth {
-            level = level
-                .par_iter()
-                .flat_map_iter(|t| t.children().expect("depth < MAX_DEPTH"))
-                .filter(|t| tile_touches(body, *t, coverage, 0.0))
-                .collect();
-        }
-    }
-    if set.is_empty() {
-        return Err(BakeError::Options(format!(
-            "{}: no tile down to depth {depth} meets valid data",
-            inputs.dem.path().display()
-        )));
-    }
-    Ok(set)
 }
 
 /// The pack's coverage: global when the raster wraps in longitude and

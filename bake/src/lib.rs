@@ -5,7 +5,8 @@
 //! [`landmarks`] (the grid-convention audit), [`bake`](mod@bake) (the entry point and
 //! the shared first stage), then `options` (what a bake is told), `error`,
 //! `fingerprint` (input identity), `sampling` (tile samples from the
-//! rasters, voids), `filter` (coarse levels from the level below), `geometry` (tile boxes and the tile set), `pipeline`
+//! rasters, voids), `filter` (coarse levels from the level below), `geometry` (tile boxes), `tile_set` (the
+//! tiles a pack declares, streamed in key order), `pipeline`
 //! (baking tiles in parallel), `audit` (landmark and accuracy audits),
 //! `limits` (what `--depth` and `--jobs` may ask), `full` (the full bake),
 //! `patch` (region patches), `composite` (what a patch stores: the pack as
@@ -36,6 +37,7 @@ mod sampling;
 mod shard;
 mod shard_bake;
 mod shard_file;
+mod tile_set;
 mod vsi;
 
 pub use bake::{BakeError, BakeOptions, BakeReport, Progress, Region, bake, supported_depth};

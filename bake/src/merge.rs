@@ -132,12 +132,12 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     } else {
         PackWriter::create_levels_above(&options.out, spec.clone(), coarse.iter().copied())?
     };
-    let pending = writer.pending();
+    let pending = writer.pending_count() as usize;
     progress.stage(&format!(
         "filtering {} tiles above depth {} from the shards' tiles ({} resumed)",
-        pending.len(),
+        pending,
         plan.root_depth,
-        coarse.len() - pending.len()
+        coarse.len() - pending
     ));
     let filter_started = Instant::now();
     let source = MergeSource { shards: &shards, plan: &plan, void_value: meta.void_value };
@@ -147,11 +147,11 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
         spec: &spec,
         data_depth: plan.root_depth,
         progress,
-        already_done: coarse.len() - pending.len(),
+        already_done: coarse.len() - pending,
         total: coarse.len(),
         held_level_tiles: memory.held_level_tiles(),
     }
-    .run(&pending, &sink)?;
+    .run(&writer, &sink)?;
     let filter_seconds = filter_started.elapsed().as_secs_f64();
     progress.stage(&format!("laying out {} with the shards' tiles", options.out.display()));
     let assemble_started = Instant::now();
@@ -351,7 +351,7 @@ impl TileSink for MergeSink<'_> {
         if tile.depth() >= self.plan.root_depth {
             self.shard_of(tile).entry(tile)
         } else {
-            Ok(self.writer.staged_entry(tile))
+            self.writer.staged_entry(tile)
         }
     }
 

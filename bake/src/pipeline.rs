@@ -37,7 +37,7 @@ pub(crate) trait TileSink: Sync {
 
 impl TileSink for PackWriter {
     fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
-        Ok(self.staged_entry(tile))
+        self.staged_entry(tile)
     }
 
     fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
@@ -48,6 +48,44 @@ impl TileSink for PackWriter {
         self.put_encoded(&tile)
     }
 }
+
+/// The tiles a run bakes, handed out a batch of one depth at a time in
+/// ascending key order, so a run never lists a planet's pending tiles.
+pub(crate) trait PendingTiles: Sync {
+    /// The deepest depth with a pending tile.
+    fn deepest(&self) -> u8;
+    /// Up to `max` pending tiles of `depth` from `*cursor` on (0 to begin),
+    /// advancing it; empty once the depth is done.
+    fn batch(&self, depth: u8, cursor: &mut u64, max: usize) -> Result<Vec<TileAddress>, BakeError>;
+}
+
+/// A writer's pending tiles, read from its staged set.
+impl PendingTiles for PackWriter {
+    fn deepest(&self) -> u8 {
+        self.tiles_per_depth().len().saturating_sub(1) as u8
+    }
+    fn batch(&self, depth: u8, cursor: &mut u64, max: usize) -> Result<Vec<TileAddress>, BakeError> {
+        Ok(self.pending_batch(depth, cursor, max)?)
+    }
+}
+
+/// A listed set (a region patch's, a test's), in its own order.
+impl PendingTiles for Vec<TileAddress> {
+    fn deepest(&self) -> u8 {
+        self.iter().map(|t| t.depth()).max().unwrap_or(0)
+    }
+    fn batch(&self, depth: u8, cursor: &mut u64, max: usize) -> Result<Vec<TileAddress>, BakeError> {
+        let here = self.iter().copied().filter(|t| t.depth() == depth).skip(*cursor as usize);
+        let batch: Vec<TileAddress> = here.take(max).collect();
+        *cursor += batch.len() as u64;
+        Ok(batch)
+    }
+}
+
+/// Pending tiles handed to the workers at once: 64 Ki addresses (1 MiB),
+/// whatever the size of the pack. The crate's unit tests take 5, so their
+/// six-tile levels are split (the tampering audit checks the result).
+const PENDING_BATCH: usize = if cfg!(test) { 5 } else { 1 << 16 };
 
 /// Where a tile's samples come from: the rasters in a bake; in a sharded
 /// bake's merge, which only filters levels from the shards' tiles, the void
@@ -112,19 +150,18 @@ pub(crate) fn filtered_tile(
 }
 
 impl TileBake<'_> {
-    /// Bakes `pending` deepest first into
+    /// Bakes `pending` deepest first, a batch at a time, into
     /// `sink`: depths at and below the pack's height data depth from the
     /// source, each shallower depth filtered from the one below as stored
     /// (`filter`). Returns how many samples were voids (filled or given the
     /// void value).
-    pub(crate) fn run(&self, pending: &[TileAddress], sink: &dyn TileSink) -> Result<usize, BakeError> {
+    pub(crate) fn run(&self, pending: &dyn PendingTiles, sink: &dyn TileSink) -> Result<usize, BakeError> {
         let spec = self.spec;
         let body = &spec.body;
-        let deepest = pending.iter().map(|t| t.depth()).max().unwrap_or(0);
+        let deepest = pending.deepest();
         let done = AtomicUsize::new(self.already_done);
         let filled_total = AtomicUsize::new(0);
         for depth in (0..=deepest).rev() {
-            let level: Vec<TileAddress> = pending.iter().copied().filter(|t| t.depth() == depth).collect();
             let bake_tile = |tile: TileAddress, below: Option<&Level>| -> Result<(), BakeError> {
                 let (sampled, taps_measured) = match below {
                     Some(l) => filtered_tile(self.source, spec, l, tile)?,
@@ -149,15 +186,22 @@ impl TileBake<'_> {
                 self.progress.tiles(done.fetch_add(1, Ordering::Relaxed) + 1, self.total);
                 Ok(())
             };
-            if depth < spec.height_data_depth {
-                // Filtered from the level below, window by window: never
-                // the whole level in memory.
-                let load = |t: TileAddress| sink.stored(t).map_err(BakeError::from);
-                for_each_window(&level, self.held_level_tiles, load, |window, below| {
-                    window.par_iter().try_for_each(|&tile| bake_tile(tile, Some(below)))
-                })?;
-            } else {
-                level.par_iter().try_for_each(|&tile| bake_tile(tile, None))?;
+            let mut cursor = 0;
+            loop {
+                let level = pending.batch(depth, &mut cursor, PENDING_BATCH)?;
+                if level.is_empty() {
+                    break;
+                }
+                if depth < spec.height_data_depth {
+                    // Filtered from the level below, window by window: never
+                    // the whole level in memory.
+                    let load = |t: TileAddress| sink.stored(t).map_err(BakeError::from);
+                    for_each_window(&level, self.held_level_tiles, load, |window, below| {
+                        window.par_iter().try_for_each(|&tile| bake_tile(tile, Some(below)))
+                    })?;
+                } else {
+                    level.par_iter().try_for_each(|&tile| bake_tile(tile, None))?;
+                }
             }
         }
         Ok(filled_total.into_inner())

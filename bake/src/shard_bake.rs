@@ -20,12 +20,12 @@ use serde::Serialize;
 use crate::audit::accuracy_audit;
 use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
-use crate::full::{coverage_report, open_writer, settle_spec};
-use crate::geometry::tile_set;
+use crate::full::{coverage_report, open_writer, scratch_dir, settle_spec};
 use crate::pipeline::TileBake;
 use crate::report::{AccuracyReport, BakeReport, CoverageReport, LandmarkReport, MemoryReport, Report};
 use crate::shard::{ShardPlan, WorkModel};
 use crate::shard_file::{ShardMeta, append_section, hex};
+use crate::tile_set::tile_set;
 
 /// What a shard did, for the report.
 #[derive(Debug, Serialize)]
@@ -59,7 +59,9 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
     let (spec, depth, tile_state) = settle_spec(run, &prepared)?;
     let Prepared { inputs, data_depth, landmarks, .. } = prepared;
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
-    let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth)?;
+    // The plan divides the listed set: a shard still holds every tile's
+    // address while it plans (docs/CLUSTER.md).
+    let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth, &scratch_dir(&options.out))?.to_vec()?;
     let radius = options.body.ellipsoid().max_radius();
     let mut model = WorkModel { rasters: [(0.0, false); 2], raster_count: 0 };
     for raster in std::iter::once(&inputs.dem).chain(inputs.imagery.as_ref()) {
@@ -79,7 +81,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         plan.root_depth,
         coarse.len()
     ));
-    let (writer, pending, resumed) = open_writer(run, &spec, &mine)?;
+    let (writer, resumed) = open_writer(run, &spec, mine.iter().copied())?;
     TileBake {
         source: &inputs,
         spec: &spec,
@@ -89,7 +91,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         total: mine.len(),
         held_level_tiles: run.memory.held_level_tiles(),
     }
-    .run(&pending, &writer)?;
+    .run(&writer, &writer)?;
     let assembled = writer.assemble()?;
     progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
     let audit = accuracy_audit(&inputs, assembled.path(), &mine, run.memory.held_level_tiles())?;

@@ -11,7 +11,7 @@
 # time including the landmark and accuracy audits.
 #
 # usage: tools/bench/bake_memory.sh [OUT_DIR] [BUDGET] [JOBS] [STEPS]
-#   defaults: target/bake-memory 256M 2 5
+#   defaults: target/bake-memory 256M 2 5; PACK_DEPTHS="4 5 6" for the second table
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/bake-memory}
@@ -51,4 +51,23 @@ r = json.load(open(sys.argv[1]))
 print(r["depth"], r["tiles"], round(r["timings_s"]["total"], 1))' "$out/report-$width.json")
     printf '%-13s %9d %6d %7d %9s %7d MiB %10s\n' "${width}x$height" $((width * height * 4 / 1000000)) \
         "$depth" "$tiles" "$seconds" $((rss_kib / 1024)) "$budget"
+done
+
+# Then the pack alone grows: the smallest raster baked past the depth it
+# supports (PACK_DEPTHS, default "4 5 6": 2,046 to 32,766 tiles), so any
+# state kept per tile shows as RSS growth at a fixed raster.
+raster=$out/earth-2160.tif
+printf '\n%-13s %6s %7s %9s %10s\n' raster depth tiles "bake s" "peak RSS KiB"
+for depth in ${PACK_DEPTHS:-4 5 6}; do
+    pack=$out/earth-2160-d$depth.planetpack
+    rm -f "$pack" "$pack.partial" "$pack.tmp"
+    /usr/bin/time -v -o "$out/time-d$depth.txt" "$bake" --dem "$raster" --body earth --out "$pack" --depth "$depth" \
+        --memory "$budget" --jobs "$jobs" --tier bench --report "$out/report-d$depth.json" 2>"$out/log-d$depth.txt"
+    rss_kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$out/time-d$depth.txt")
+    read -r tiles seconds < <(/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["tiles"], round(r["timings_s"]["total"], 1))' "$out/report-d$depth.json")
+    printf '%-13s %6d %7d %9s %10d\n' 2160x1080 "$depth" "$tiles" "$seconds" "$rss_kib"
+    rm -f "$pack"
 done

@@ -121,17 +121,19 @@ fn main() {
 
 /// What a writer holds per declared tile while a bake runs (its staged
 /// set), measured as resident growth when declaring every tile of a global
-/// pack to depth 8, 9 and 10; beside it, the `BTreeMap` of keys to
-/// `Option<(payload offset, entry)>` the writer held before, built from the
-/// same keys.
+/// pack to depth 8, 9 and 10 in key order (as a bake declares them);
+/// beside it, the `BTreeMap` of keys to `Option<(payload offset, entry)>`
+/// a writer held two versions ago, built from the same keys.
 fn writer_state(dir: &std::path::Path) {
+    use planet_terrain::Body;
     use planet_terrain::pack::{Codec, Coverage, IndexEntry, PackSpec, PackWriter};
-    use planet_terrain::{Body, TileAddress};
     let global = |depth: u8| {
         (0..=depth).flat_map(|d| {
-            let n = 1u32 << d;
-            (0..6u8).flat_map(move |f| {
-                (0..n).flat_map(move |x| (0..n).map(move |y| TileAddress::new(f, d, x, y).expect("in range")))
+            (0..6u64).flat_map(move |f| {
+                let base = (u64::from(d) << 59) | (f << 56);
+                (0..1u64 << (2 * u32::from(d))).map(move |h| {
+                    planet_terrain::geo::address::TileKey::from_raw(base | h).expect("in range").address()
+                })
             })
         })
     };
@@ -153,7 +155,7 @@ fn writer_state(dir: &std::path::Path) {
         let before = resident_kib();
         let writer = PackWriter::create(&dir.join("state.planetpack"), spec, global(depth)).expect("a writer");
         let writer_bytes = resident_kib().saturating_sub(before) as f64 * 1024.0;
-        std::hint::black_box(writer.pending().len());
+        std::hint::black_box(writer.pending_count());
         drop(writer);
         let before = resident_kib();
         let map: std::collections::BTreeMap<_, Option<(u64, IndexEntry)>> =

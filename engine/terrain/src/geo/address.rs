@@ -432,6 +432,12 @@ impl TileKey {
         self.0
     }
 
+    /// The tile's depth: keys order by depth first, then face, then
+    /// Hilbert index.
+    pub const fn depth(self) -> u8 {
+        (self.0 >> 59) as u8
+    }
+
     pub fn address(self) -> TileAddress {
         self.checked_address().expect("a TileKey is valid by construction")
     }

@@ -17,6 +17,7 @@ pub mod parts;
 pub mod patch;
 pub mod reader;
 mod record;
+mod staged;
 pub mod upgrade;
 pub mod writer;
 

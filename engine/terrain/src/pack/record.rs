@@ -11,117 +11,13 @@ use std::io::Read;
 
 use crate::geo::address::TileKey;
 use crate::pack::format::{IndexEntry, get_u32, get_u64};
+use crate::pack::staged::Staged;
 
 pub(crate) const RECORD_MAGIC: u32 = u32::from_le_bytes(*b"TILE");
 /// Record: magic u32, key u64, length u32, checksum u32, min f32, max f32,
 /// error f32, measured u8, 3 zero bytes; then the payload; then a CRC-32
 /// of everything before it in the record.
 pub(crate) const RECORD_HEAD: usize = 36;
-
-/// Where a staged tile's record lies in the partial file.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Staged {
-    pub(crate) payload_at: u64,
-    pub(crate) entry: IndexEntry,
-}
-
-/// A declared tile's slot: where its record lies (`u64::MAX`: not staged
-/// yet) and its entry's fields but the key and offset. 32 bytes.
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    payload_at: u64,
-    payload_length: u32,
-    payload_checksum: u32,
-    min_elevation: f32,
-    max_elevation: f32,
-    geometric_error: f32,
-    measured: bool,
-}
-
-const NOT_STAGED: u64 = u64::MAX;
-const _: () = assert!(std::mem::size_of::<Slot>() == 32);
-
-/// Every declared tile of a writer, staged or not: sorted keys and their
-/// slots side by side, 40 bytes a tile with no per-node overhead (the
-/// `BTreeMap` it replaces measured 56: `index_scale` bench), since this is
-/// what a bake holds for every tile of the pack while it runs.
-#[derive(Debug)]
-pub(crate) struct StagedSet {
-    keys: Vec<TileKey>,
-    slots: Vec<Slot>,
-}
-
-impl StagedSet {
-    /// The set of `tiles` (duplicates count once), none staged.
-    pub(crate) fn declare(tiles: impl IntoIterator<Item = TileKey>) -> StagedSet {
-        let mut keys: Vec<TileKey> = tiles.into_iter().collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let empty = Slot {
-            payload_at: NOT_STAGED,
-            payload_length: 0,
-            payload_checksum: 0,
-            min_elevation: 0.0,
-            max_elevation: 0.0,
-            geometric_error: 0.0,
-            measured: false,
-        };
-        let slots = vec![empty; keys.len()];
-        StagedSet { keys, slots }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// Declared keys, ascending.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = TileKey> + '_ {
-        self.keys.iter().copied()
-    }
-
-    fn staged_at(&self, k: usize) -> Option<Staged> {
-        let s = self.slots[k];
-        (s.payload_at != NOT_STAGED).then_some(Staged {
-            payload_at: s.payload_at,
-            entry: IndexEntry {
-                key: self.keys[k],
-                payload_offset: 0,
-                payload_length: s.payload_length,
-                payload_checksum: s.payload_checksum,
-                min_elevation: s.min_elevation,
-                max_elevation: s.max_elevation,
-                geometric_error: s.geometric_error,
-                measured: s.measured,
-            },
-        })
-    }
-
-    /// `None` if `key` is not declared; else whether (and where) it is staged.
-    pub(crate) fn get(&self, key: TileKey) -> Option<Option<Staged>> {
-        self.keys.binary_search(&key).ok().map(|k| self.staged_at(k))
-    }
-
-    /// Records a declared tile as staged; `false` if it is not declared.
-    pub(crate) fn stage(&mut self, staged: Staged) -> bool {
-        let Ok(k) = self.keys.binary_search(&staged.entry.key) else { return false };
-        let e = staged.entry;
-        self.slots[k] = Slot {
-            payload_at: staged.payload_at,
-            payload_length: e.payload_length,
-            payload_checksum: e.payload_checksum,
-            min_elevation: e.min_elevation,
-            max_elevation: e.max_elevation,
-            geometric_error: e.geometric_error,
-            measured: e.measured,
-        };
-        true
-    }
-
-    /// Every declared tile, ascending, with its staging.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (TileKey, Option<Staged>)> + '_ {
-        (0..self.keys.len()).map(|k| (self.keys[k], self.staged_at(k)))
-    }
-}
 
 /// Reads the next record's bytes into `record`, as far as its head says it
 /// runs: `false` (nothing to parse: a torn tail) when fewer than a head's

@@ -22,7 +22,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::geo::address::{TileAddress, TileKey};
+use crate::geo::address::TileAddress;
 use crate::geo::body::Body;
 use crate::pack::codec::{EncodedTile, TileContent, encode_tile};
 use crate::pack::crash::{abort_point, after_tiles};
@@ -33,7 +33,8 @@ use crate::pack::format::{
 };
 use crate::pack::index::{IndexBuilder, IndexLayout};
 use crate::pack::parts::{TileParts, merged};
-use crate::pack::record::{RECORD_HEAD, RECORD_MAGIC, Staged, StagedSet, parse_record, read_record};
+use crate::pack::record::{RECORD_HEAD, RECORD_MAGIC, parse_record, read_record};
+use crate::pack::staged::{Staged, StagedSet};
 
 /// Everything about a pack that is fixed before its first tile.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,8 +73,7 @@ impl PackSpec {
     }
 
     fn header(&self, tile_set: &StagedSet) -> Result<PackHeader, PackError> {
-        let max_depth = tile_set.keys().map(|k| k.address().depth()).max().unwrap_or(0);
-        self.header_of(tile_set.len() as u64, max_depth)
+        self.header_of(tile_set.len(), tile_set.max_depth())
     }
 
     fn header_of(&self, tile_count: u64, max_depth: u8) -> Result<PackHeader, PackError> {
@@ -214,7 +214,16 @@ impl PackWriter {
         tile_set: impl IntoIterator<Item = TileAddress>,
         whole: bool,
     ) -> Result<PackWriter, PackError> {
-        let (tiles, preamble) = PackWriter::prepare(&spec, tile_set, whole)?;
+        let (tiles, preamble) = PackWriter::prepare(out, &spec, tile_set, whole)?;
+        PackWriter::create_prepared(out, spec, tiles, preamble)
+    }
+
+    fn create_prepared(
+        out: &Path,
+        spec: PackSpec,
+        tiles: StagedSet,
+        preamble: Vec<u8>,
+    ) -> Result<PackWriter, PackError> {
         let partial_path = partial_path(out);
         let wrap = |e: PackError| e.in_file(&partial_path);
         // Locked before it is emptied: a second writer of the same bake
@@ -261,7 +270,7 @@ impl PackWriter {
         if !partial_path.exists() {
             return PackWriter::create_inner(out, spec, tile_set, whole);
         }
-        let (mut tiles, preamble) = PackWriter::prepare(&spec, tile_set, whole)?;
+        let (mut tiles, preamble) = PackWriter::prepare(out, &spec, tile_set, whole)?;
         let wrap = |e: PackError| e.in_file(&partial_path);
         let mut partial = OpenOptions::new()
             .read(true)
@@ -281,7 +290,7 @@ impl PackWriter {
             // Killed while the preamble was being written: nothing was staged.
             drop(reader);
             drop(partial);
-            return PackWriter::create_inner(out, spec, tiles.keys().map(TileKey::address), whole);
+            return PackWriter::create_prepared(out, spec, tiles, preamble);
         }
         if head[..] != preamble[..] {
             return Err(wrap(PackError::ResumeMismatch(
@@ -296,9 +305,9 @@ impl PackWriter {
                 .map_err(PackError::io("reading the partial file"))
                 .map_err(wrap)?;
             let Some((record_length, staged)) = read.then(|| parse_record(&record, at)).flatten() else { break };
-            match tiles.get(staged.entry.key) {
+            match tiles.get(staged.entry.key).map_err(PackError::io("reading the staged set")).map_err(wrap)? {
                 Some(None) => {
-                    tiles.stage(staged);
+                    tiles.stage(staged).map_err(PackError::io("writing the staged set")).map_err(wrap)?;
                 }
                 // A record for an undeclared or already staged tile means the
                 // journal is not this bake's: stop trusting it here.
@@ -320,15 +329,23 @@ impl PackWriter {
     /// The staged set and the journal's preamble; `whole`: the set is the
     /// whole pack, so it must reach the spec's data depths.
     fn prepare(
+        out: &Path,
         spec: &PackSpec,
         tile_set: impl IntoIterator<Item = TileAddress>,
         whole: bool,
     ) -> Result<(StagedSet, Vec<u8>), PackError> {
         spec.validate()?;
-        let tiles = StagedSet::declare(tile_set.into_iter().map(TileAddress::key));
-        let Some(max_depth) = tiles.keys().map(|k| k.address().depth()).max() else {
+        // The staged set's scratch files lie beside the pack: the same
+        // disk, which the bake already expects to hold it.
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let stem = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tiles = StagedSet::declare(dir, &stem, tile_set.into_iter().map(TileAddress::key))
+            .map_err(PackError::io("declaring the tile set in the staged set's scratch files"))
+            .map_err(|e| e.in_file(dir))?;
+        if tiles.len() == 0 {
             return Err(PackError::BadSpec("the tile set is empty".into()));
-        };
+        }
+        let max_depth = tiles.max_depth();
         if whole && (spec.height_data_depth > max_depth || spec.colour_data_depth > max_depth) {
             return Err(PackError::BadSpec(format!(
                 "data depths (height {}, colour {}) exceed the deepest tile in the set ({max_depth})",
@@ -337,14 +354,10 @@ impl PackWriter {
         }
         // The preamble identifies the bake: the header template (spec and
         // tile count) and a digest of the exact tile set.
-        let mut keys = crc32fast::Hasher::new();
-        for key in tiles.keys() {
-            keys.update(&key.raw().to_le_bytes());
-        }
         let mut preamble = Vec::with_capacity(8 + HEADER_LENGTH + 4);
         preamble.extend_from_slice(&PARTIAL_MAGIC);
         preamble.extend_from_slice(&encode_header(&spec.header(&tiles)?));
-        preamble.extend_from_slice(&keys.finalize().to_le_bytes());
+        preamble.extend_from_slice(&tiles.keys_crc().to_le_bytes());
         Ok((tiles, preamble))
     }
 
@@ -352,17 +365,78 @@ impl PackWriter {
         &self.spec
     }
 
-    /// Tiles declared but not yet written, ascending by key.
-    pub fn pending(&self) -> Vec<TileAddress> {
+    /// Tiles declared but not yet written, ascending by key. This lists
+    /// them all; a bake of a large pack takes them a batch at a time
+    /// ([`PackWriter::pending_batch`]).
+    pub fn pending(&self) -> Result<Vec<TileAddress>, PackError> {
         let state = self.state.lock().expect("writer lock");
-        state.tiles.iter().filter(|(_, s)| s.is_none()).map(|(k, _)| k.address()).collect()
+        let walk = state.tiles.iter();
+        self.pending_in(walk, usize::MAX).map(|(tiles, _)| tiles)
+    }
+
+    /// How many declared tiles are not written yet.
+    pub fn pending_count(&self) -> u64 {
+        self.state.lock().expect("writer lock").tiles.pending_count()
+    }
+
+    /// How many tiles were declared.
+    pub fn tile_count(&self) -> u64 {
+        self.state.lock().expect("writer lock").tiles.len()
+    }
+
+    /// The tiles declared at each depth, 0 to the deepest.
+    pub fn tiles_per_depth(&self) -> Vec<u64> {
+        let state = self.state.lock().expect("writer lock");
+        (0..=state.tiles.max_depth())
+            .map(|d| state.tiles.depth_range(d).end - state.tiles.depth_range(d).start)
+            .collect()
+    }
+
+    /// Up to `max` tiles of `depth` not yet written, ascending by key,
+    /// starting at `*cursor` (0 to begin; it is advanced past what was
+    /// examined): so a bake holds one batch of its pending tiles, not the
+    /// list. Empty once the depth is walked.
+    pub fn pending_batch(&self, depth: u8, cursor: &mut u64, max: usize) -> Result<Vec<TileAddress>, PackError> {
+        let state = self.state.lock().expect("writer lock");
+        let range = state.tiles.depth_range(depth);
+        let from = range.start.max(range.start + *cursor);
+        let walk = state.tiles.walk(from..range.end);
+        let (tiles, examined) = self.pending_in(walk, max)?;
+        *cursor = from + examined - range.start;
+        Ok(tiles)
+    }
+
+    /// The unstaged tiles of `walk`, at most `max`, and how many tiles were
+    /// examined to find them.
+    fn pending_in(
+        &self,
+        walk: crate::pack::staged::StagedWalk<'_>,
+        max: usize,
+    ) -> Result<(Vec<TileAddress>, u64), PackError> {
+        let mut tiles = Vec::new();
+        let mut examined = 0;
+        for item in walk {
+            if tiles.len() == max {
+                break;
+            }
+            let (key, staged) = item.map_err(self.staged_set_error())?;
+            examined += 1;
+            if staged.is_none() {
+                tiles.push(key.address());
+            }
+        }
+        Ok((tiles, examined))
+    }
+
+    fn staged_set_error(&self) -> impl FnOnce(std::io::Error) -> PackError + '_ {
+        move |e| PackError::io("reading the staged set")(e).in_file(&self.partial_path)
     }
 
     /// The index fields of a staged tile (its offset is not yet known), so a
     /// bake can derive a parent's geometric error from its children's.
-    pub fn staged_entry(&self, tile: TileAddress) -> Option<IndexEntry> {
-        let state = self.state.lock().expect("writer lock");
-        state.tiles.get(tile.key()).flatten().map(|s| s.entry)
+    pub fn staged_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
+        let mut state = self.state.lock().expect("writer lock");
+        Ok(state.tiles.get(tile.key()).map_err(self.staged_set_error())?.flatten().map(|s| s.entry))
     }
 
     /// A staged tile read back from the partial file and decoded (its
@@ -370,8 +444,10 @@ impl PackWriter {
     /// stored samples whether they were staged in this run or before a
     /// resume. `None` when the tile is not staged.
     pub fn staged_tile(&self, tile: TileAddress) -> Result<Option<crate::pack::DecodedTile>, PackError> {
-        let state = self.state.lock().expect("writer lock");
-        let Some(staged) = state.tiles.get(tile.key()).flatten() else { return Ok(None) };
+        let mut state = self.state.lock().expect("writer lock");
+        let Some(staged) = state.tiles.get(tile.key()).map_err(self.staged_set_error())?.flatten() else {
+            return Ok(None);
+        };
         let mut payload = vec![0; staged.entry.payload_length as usize];
         state
             .partial
@@ -404,7 +480,7 @@ impl PackWriter {
         record.extend_from_slice(&crc.to_le_bytes());
 
         let mut state = self.state.lock().expect("writer lock");
-        match state.tiles.get(tile.tile.key()) {
+        match state.tiles.get(tile.tile.key()).map_err(self.staged_set_error())? {
             None => return Err(PackError::Undeclared { tile: tile.tile }),
             Some(Some(_)) => {
                 return Err(PackError::BadContent { tile: tile.tile, reason: "written twice".into() });
@@ -415,7 +491,7 @@ impl PackWriter {
         state.partial.write_all(&record).map_err(PackError::io("appending to the partial file"))?;
         state.end += record.len() as u64;
         let entry = tile.entry_at(0);
-        state.tiles.stage(Staged { payload_at: at + RECORD_HEAD as u64, entry });
+        state.tiles.stage(Staged { payload_at: at + RECORD_HEAD as u64, entry }).map_err(self.staged_set_error())?;
         state.staged_here += 1;
         after_tiles(state.staged_here);
         Ok(())
@@ -444,19 +520,22 @@ impl PackWriter {
 
     fn assemble_inner(self, others: &[&dyn TileParts]) -> Result<Assembled, PackError> {
         let state = self.state.into_inner().expect("writer lock");
-        let missing: Vec<TileKey> = state.tiles.iter().filter(|(_, s)| s.is_none()).map(|(k, _)| k).collect();
-        if let Some(first) = missing.first() {
-            return Err(PackError::Incomplete { missing: missing.len(), first: first.address() });
+        let missing = state.tiles.pending_count();
+        if missing > 0 {
+            let mut first = None;
+            for item in state.tiles.iter() {
+                let (key, staged) = item.map_err(PackError::io("reading the staged set"))?;
+                if staged.is_none() {
+                    first = Some(key.address());
+                    break;
+                }
+            }
+            let first = first.expect("a pending tile is in the set");
+            return Err(PackError::Incomplete { missing: missing as usize, first });
         }
         state.partial.sync_all().map_err(PackError::io("syncing the partial file"))?;
-        let tile_count = state.tiles.len() as u64 + others.iter().map(|p| p.part_tile_count()).sum::<u64>();
-        let max_depth = state
-            .tiles
-            .keys()
-            .map(|k| k.address().depth())
-            .chain(others.iter().map(|p| p.part_max_depth()))
-            .max()
-            .unwrap_or(0);
+        let tile_count = state.tiles.len() + others.iter().map(|p| p.part_tile_count()).sum::<u64>();
+        let max_depth = others.iter().map(|p| p.part_max_depth()).fold(state.tiles.max_depth(), std::cmp::Ord::max);
         let mut header = self.spec.header_of(tile_count, max_depth)?;
         let layout = IndexLayout::for_tiles(header.tile_count).map_err(PackError::BadSpec)?;
         // Every source is walked in key order where it lies, never copied:
@@ -464,7 +543,8 @@ impl PackWriter {
         // writer's own staged tiles are source 0, their entries carrying
         // where the payload lies in the partial file.
         let walk = || {
-            let own = state.tiles.iter().map(|(_, s)| {
+            let own = state.tiles.iter().map(|item| {
+                let (_, s) = item.map_err(PackError::io("reading the staged set"))?;
                 let s = s.expect("checked complete");
                 Ok(IndexEntry { payload_offset: s.payload_at, ..s.entry })
             });

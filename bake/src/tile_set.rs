@@ -1,0 +1,240 @@
+//! The set of tiles a pack declares, produced in ascending key order
+//! without ever being listed in memory.
+//!
+//! The key decision: a planet's tile set is tens of millions of tiles, so
+//! it is a generator, not a list. For a global raster it is every tile to
+//! the depth, and keys order by depth, face, then Hilbert index, so walking
+//! the raw keys in order enumerates it with no state at all. For a regional
+//! raster the set is found level by level (the tiles whose box meets the
+//! coverage, kept when their lattice meets valid data) with each level's
+//! frontier in an unnamed scratch file beside the pack, read and extended a
+//! chunk at a time in parallel: a Hilbert child's index is its parent's
+//! times four plus its quadrant's digit, so the children of ascending
+//! parents, each parent's four in key order, are themselves ascending, and
+//! so is the kept set written out level after level. Memory: one chunk.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use planet_terrain::geo::address::{TILE_CELLS, TileKey};
+use planet_terrain::geo::lattice::LATTICE_STEP;
+use planet_terrain::pack::Coverage;
+use planet_terrain::{Body, TileAddress};
+use rayon::prelude::*;
+
+use crate::error::BakeError;
+use crate::geometry::tile_touches;
+use crate::sampling::{Inputs, lat_lon_of};
+
+/// Tiles examined at once while a regional set is found: 64 Ki.
+const CHUNK: usize = 1 << 16;
+
+/// The tiles of a pack, ascending by key.
+#[derive(Debug)]
+pub(crate) enum TileSet {
+    /// Every tile from depth 0 to `depth`.
+    Global { depth: u8 },
+    /// The keys, ascending, in an unnamed scratch file.
+    Listed { keys: File, per_depth: Vec<u64> },
+}
+
+impl TileSet {
+    /// How many tiles the set holds at each depth, 0 to its deepest.
+    pub(crate) fn per_depth(&self) -> Vec<u64> {
+        match self {
+            TileSet::Global { depth } => (0..=*depth).map(|d| 6u64 << (2 * u32::from(d))).collect(),
+            TileSet::Listed { per_depth, .. } => per_depth.clone(),
+        }
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.per_depth().iter().sum()
+    }
+
+    /// Every tile, ascending by key. A scratch file that cannot be read
+    /// back ends the walk early with the error in `failed`.
+    pub(crate) fn iter<'a>(
+        &'a self,
+        failed: &'a mut Option<std::io::Error>,
+    ) -> Box<dyn Iterator<Item = TileAddress> + 'a> {
+        match self {
+            TileSet::Global { depth } => Box::new((0..=*depth).flat_map(|d| {
+                (0..6u64).flat_map(move |face| {
+                    let base = (u64::from(d) << 59) | (face << 56);
+                    (0..1u64 << (2 * u32::from(d)))
+                        .map(move |h| TileKey::from_raw(base | h).expect("in range").address())
+                })
+            })),
+            TileSet::Listed { keys, per_depth } => {
+                let len: u64 = per_depth.iter().sum();
+                Box::new(
+                    read_chunks(keys, len)
+                        .map_while(move |chunk| match chunk {
+                            Ok(c) => Some(c),
+                            Err(e) => {
+                                *failed = Some(e);
+                                None
+                            }
+                        })
+                        .flatten(),
+                )
+            }
+        }
+    }
+
+    /// The tiles listed (a shard's plan still needs them all at once).
+    pub(crate) fn to_vec(&self) -> Result<Vec<TileAddress>, BakeError> {
+        let mut failed = None;
+        let tiles: Vec<TileAddress> = self.iter(&mut failed).collect();
+        match failed {
+            Some(e) => Err(scratch_error(e)),
+            None => Ok(tiles),
+        }
+    }
+}
+
+fn scratch_error(e: std::io::Error) -> BakeError {
+    BakeError::Options(format!("the tile set's scratch file beside the output: {e}"))
+}
+
+/// Reads `len` keys from a keys file a chunk at a time.
+fn read_chunks(file: &File, len: u64) -> impl Iterator<Item = std::io::Result<Vec<TileAddress>>> + '_ {
+    (0..len.div_ceil(CHUNK as u64)).map(move |c| {
+        let start = c * CHUNK as u64;
+        let n = (len - start).min(CHUNK as u64) as usize;
+        let mut bytes = vec![0u8; n * 8];
+        file.read_exact_at(&mut bytes, start * 8)?;
+        bytes
+            .chunks_exact(8)
+            .map(|b| {
+                TileKey::from_raw(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+                    .map(TileKey::address)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))
+            })
+            .collect()
+    })
+}
+
+/// Every tile down to `depth` that the pack will hold: all of them for a
+/// global raster; for a regional one, the tiles whose box meets the
+/// raster's coverage and whose 33 x 33 lattice meets valid data (so no
+/// declared tile is empty). The walk descends through every tile whose box
+/// meets the coverage, since a small raster can slip between a coarse
+/// tile's lattice points and still fill its children. Scratch files go in
+/// `scratch_dir`.
+pub(crate) fn tile_set(
+    inputs: &Inputs,
+    body: &Body,
+    coverage: &Coverage,
+    depth: u8,
+    scratch_dir: &Path,
+) -> Result<TileSet, BakeError> {
+    if coverage.is_global() {
+        return Ok(TileSet::Global { depth });
+    }
+    let has_data = |tile: TileAddress| -> Result<bool, BakeError> {
+        let cells = TILE_CELLS as i32;
+        let directions: Vec<glam::DVec3> = (0..=cells)
+            .step_by(LATTICE_STEP as usize)
+            .flat_map(|j| (0..=cells).step_by(LATTICE_STEP as usize).map(move |i| (i, j)))
+            .map(|(i, j)| planet_terrain::geo::cube::sample_direction(tile.sample(i.min(cells), j.min(cells))))
+            .collect();
+        Ok(inputs.heights(&lat_lon_of(body, &directions))?.iter().any(Option::is_some))
+    };
+    let scratch = || tempfile::tempfile_in(scratch_dir).map_err(scratch_error);
+    let kept = scratch()?;
+    let mut per_depth = Vec::new();
+    let mut frontier = scratch()?;
+    let roots: Vec<TileAddress> =
+        TileAddress::roots().into_iter().filter(|t| tile_touches(body, *t, coverage, 0.0)).collect();
+    let mut frontier_len = write_keys(&frontier, &roots)?;
+    {
+        let mut kept_out = BufWriter::new(&kept);
+        for d in 0..=depth {
+            let next = scratch()?;
+            let mut next_out = BufWriter::new(&next);
+            let mut next_len = 0;
+            let mut kept_here = 0;
+            for chunk in read_chunks(&frontier, frontier_len) {
+                let level = chunk.map_err(scratch_error)?;
+                let keep: Vec<bool> = level.par_iter().map(|&t| has_data(t)).collect::<Result<_, _>>()?;
+                for (t, _) in level.iter().zip(keep).filter(|(_, k)| *k) {
+                    kept_out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
+                    kept_here += 1;
+                }
+                if d < depth {
+                    let children: Vec<TileAddress> = level
+                        .par_iter()
+                        .flat_map_iter(|t| {
+                            let mut c = t.children().expect("depth < MAX_DEPTH");
+                            c.sort_by_key(|c| c.key());
+                            c
+                        })
+                        .filter(|t| tile_touches(body, *t, coverage, 0.0))
+                        .collect();
+                    for t in &children {
+                        next_out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
+                    }
+                    next_len += children.len() as u64;
+                }
+            }
+            next_out.flush().map_err(scratch_error)?;
+            drop(next_out);
+            per_depth.push(kept_here);
+            frontier = next;
+            frontier_len = next_len;
+        }
+        kept_out.flush().map_err(scratch_error)?;
+    }
+    if per_depth.iter().all(|&n| n == 0) {
+        return Err(BakeError::Options(format!(
+            "{}: no tile down to depth {depth} meets valid data",
+            inputs.dem.path().display()
+        )));
+    }
+    Ok(TileSet::Listed { keys: kept, per_depth })
+}
+
+fn write_keys(file: &File, tiles: &[TileAddress]) -> Result<u64, BakeError> {
+    let mut out = BufWriter::new(file);
+    for t in tiles {
+        out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
+    }
+    out.flush().map_err(scratch_error)?;
+    Ok(tiles.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_global_set_walks_every_tile_once_in_ascending_key_order() {
+        let set = TileSet::Global { depth: 3 };
+        let mut failed = None;
+        let keys: Vec<u64> = set.iter(&mut failed).map(|t| t.key().raw()).collect();
+        assert!(failed.is_none());
+        assert_eq!(keys.len() as u64, set.len());
+        assert_eq!(set.per_depth(), vec![6, 24, 96, 384]);
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "strictly ascending");
+    }
+
+    #[test]
+    fn hilbert_children_of_ascending_parents_are_ascending() {
+        // What the regional walk relies on to write each level in order.
+        let mut failed = None;
+        let parents: Vec<TileAddress> =
+            TileSet::Global { depth: 4 }.iter(&mut failed).filter(|t| t.depth() == 4).collect();
+        let children: Vec<u64> = parents
+            .iter()
+            .flat_map(|p| {
+                let mut c = p.children().unwrap().map(|c| c.key().raw());
+                c.sort_unstable();
+                c
+            })
+            .collect();
+        assert!(children.windows(2).all(|w| w[0] < w[1]));
+    }
+}
