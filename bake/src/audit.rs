@@ -165,10 +165,37 @@ fn in_file(path: &Path, error: PackError) -> PackError {
     PackError::File { path: path.to_owned(), source: Box::new(error) }
 }
 
+/// The pack's own tiles that satisfy `keep`, in key order, a batch of at
+/// most `max` at a time: the audit lists no tile set, it walks the index.
+fn for_each_batch(
+    pack: &Pack,
+    max: usize,
+    keep: impl Fn(TileAddress) -> bool,
+    mut each: impl FnMut(&[TileAddress]) -> Result<(), BakeError>,
+) -> Result<(), BakeError> {
+    let mut batch = Vec::with_capacity(max.min(1 << 16));
+    for key in pack.keys() {
+        let tile = key?.address();
+        if keep(tile) {
+            batch.push(tile);
+            if batch.len() == max {
+                each(&batch)?;
+                batch.clear();
+            }
+        }
+    }
+    if batch.is_empty() { Ok(()) } else { each(&batch) }
+}
+
+/// Coarse tiles audited per window walk: 64 Ki.
+const COARSE_BATCH: usize = 1 << 16;
+
+/// Audits every tile of the pack at `path` whose depth is in `depths` (a
+/// merge audits only the levels it filtered; see the module comment).
 pub(crate) fn accuracy_audit(
     inputs: &dyn TileSource,
     path: &Path,
-    tiles: &[TileAddress],
+    depths: std::ops::Range<u8>,
     held_level_tiles: usize,
 ) -> Result<AccuracyAudit, BakeError> {
     let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| in_file(path, e))?;
@@ -178,8 +205,8 @@ pub(crate) fn accuracy_audit(
     let filter_from = pack.header().height_data_depth;
     // Results are folded in batch by batch, never held per tile.
     let mut audit = AccuracyAudit::empty(max_depth);
-    let from_source: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() >= filter_from).collect();
-    for batch in from_source.chunks(AUDIT_BATCH) {
+    let from_source = |t: TileAddress| t.depth() >= filter_from && depths.contains(&t.depth());
+    for_each_batch(&pack, AUDIT_BATCH, from_source, |batch| {
         let results: Vec<_> = batch
             .par_iter()
             .map(|&tile| -> Result<_, BakeError> {
@@ -192,7 +219,8 @@ pub(crate) fn accuracy_audit(
             })
             .collect::<Result<_, _>>()?;
         audit.add(results);
-    }
+        Ok(())
+    })?;
     // Coarse tiles window by window (`filter::for_each_window`), the level
     // below read back from the pack: never a whole level in memory.
     let load = |t: TileAddress| -> Result<_, BakeError> {
@@ -201,32 +229,37 @@ pub(crate) fn accuracy_audit(
             None => None,
         })
     };
-    for depth in (0..filter_from).rev() {
-        let mut here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
-        here.sort_by_key(|t| t.key());
-        for_each_window(&here, held_level_tiles, load, |window, below| {
-            let audited: Vec<_> = window
-                .par_iter()
-                .map(|&tile| -> Result<_, BakeError> {
-                    let decoded = pack.read_tile(tile)?;
-                    let cells = TILE_CELLS as i32;
-                    let want: Vec<Option<f64>> = (-1..=cells + 1)
-                        .flat_map(|j| (-1..=cells + 1).map(move |i| tile.sample(i, j)))
-                        .map(|s| below.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
-                        .collect();
-                    let surface = if codec.has_classes() || codec.has_colour() {
-                        inputs.surface(&body, tile)?
-                    } else {
-                        (Vec::new(), Vec::new())
-                    };
-                    let (a, first) =
-                        compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
-                    Ok((depth, a, first))
+    for depth in (0..filter_from).rev().filter(|d| depths.contains(d)) {
+        for_each_batch(
+            &pack,
+            COARSE_BATCH,
+            |t| t.depth() == depth,
+            |here| {
+                for_each_window(here, held_level_tiles, load, |window, below| {
+                    let audited: Vec<_> = window
+                        .par_iter()
+                        .map(|&tile| -> Result<_, BakeError> {
+                            let decoded = pack.read_tile(tile)?;
+                            let cells = TILE_CELLS as i32;
+                            let want: Vec<Option<f64>> = (-1..=cells + 1)
+                                .flat_map(|j| (-1..=cells + 1).map(move |i| tile.sample(i, j)))
+                                .map(|s| below.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
+                                .collect();
+                            let surface = if codec.has_classes() || codec.has_colour() {
+                                inputs.surface(&body, tile)?
+                            } else {
+                                (Vec::new(), Vec::new())
+                            };
+                            let (a, first) =
+                                compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
+                            Ok((depth, a, first))
+                        })
+                        .collect::<Result<_, _>>()?;
+                    audit.add(audited);
+                    Ok(())
                 })
-                .collect::<Result<_, _>>()?;
-            audit.add(audited);
-            Ok(())
-        })?;
+            },
+        )?;
     }
     Ok(audit)
 }

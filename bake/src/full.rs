@@ -30,7 +30,7 @@ use crate::report::{
     Report, Timings, UpToDateReport,
 };
 use crate::sampling::supported_depth;
-use crate::tile_set::{TileSet, tile_set};
+use crate::tile_set::{TileSet, tile_set, until_error};
 
 /// The pack a bake of `prepared` makes: its header settled before any tile
 /// is chosen, the depth, and the estimated state its tiles hold.
@@ -91,9 +91,9 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         progress.stage(&format!("replacing {}", options.out.display()));
     }
     let mut failed = None;
-    let (writer, resumed) = open_writer(run, &spec, tiles.iter(&mut failed))?;
+    let (writer, resumed) = open_writer(run, &spec, until_error(tiles.iter(), &mut failed))?;
     if let Some(e) = failed {
-        return Err(BakeError::Options(format!("reading the tile set back from its scratch file: {e}")));
+        return Err(e);
     }
     progress.stage(&format!("baking {} tiles", writer.pending_count()));
     let bake_start = Instant::now();
@@ -116,7 +116,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         assembled.path().display()
     ));
     let audit_start = Instant::now();
-    let audit = accuracy_audit(&inputs, assembled.path(), &tiles.to_vec()?, run.memory.held_level_tiles())?;
+    let audit = accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, run.memory.held_level_tiles())?;
     let per_depth = audit.passed(assembled.path())?;
     let audit_seconds = audit_start.elapsed().as_secs_f64();
     abort_point("bake-rename");

@@ -9,9 +9,10 @@
 //! per worker thread one tile's buffers and at most `CHUNKS_IN_FLIGHT`
 //! source chunks, the decoded-chunk cache and GDAL's block cache (both
 //! sized here; their contents are evicted, never grown past). What grows
-//! with the pack is the per-tile state (the tile list, the writer's staged
-//! set, the audit's results) and the one level held while the level above is
-//! filtered from it; the tile count of the coverage at the asked depth is
+//! with the pack is one key in 512 of the writer's staged set (the rest of
+//! it, the tile set and the pending tiles are on disk or walked a batch at
+//! a time); the level held while the level above is filtered from it is a
+//! bounded window (`held_level_tiles`). The tile count of the coverage at the asked depth is
 //! estimated in closed form (exact for a global pack, area plus border for a
 //! box), multiplied by those per-tile costs and compared with what the
 //! budget leaves for them. The default budget is half the machine's memory
@@ -25,13 +26,14 @@ use planet_terrain::pack::{Codec, Coverage};
 use crate::error::BakeError;
 use crate::raster::{CHUNK_BYTES, CHUNKS_IN_FLIGHT, MIN_CACHED_CHUNKS};
 
-/// Bytes the bake keeps per tile for the whole run: the tile list (12), the
-/// pending list (12), the writer's staged-tile map (key and entry, 56, and
-/// the B-tree's nodes: 64 in all), the audit's tile lists (24) and the tile
-/// set's transient levels (24), with a quarter for the allocator. Measured:
-/// 155 bytes per tile (peak RSS of a depth-4 and a depth-6 bake of one small
-/// raster; docs/PERFORMANCE.md, "Bake memory").
-pub(crate) const BYTES_PER_TILE: f64 = (12.0 + 12.0 + 64.0 + 24.0 + 24.0) * 1.25;
+/// Bytes the bake keeps in memory per tile of the pack: the writer's one
+/// key per 512 declared tiles (`pack::staged`), with a quarter for the
+/// allocator. Everything else per tile is on disk (the staged set, the
+/// tile set's levels) or walked (pending tiles, the audit's tiles) a batch
+/// at a time; docs/PERFORMANCE.md, "Bake memory", has the measurement.
+pub(crate) const BYTES_PER_TILE: f64 = 8.0 / 512.0 * 1.25;
+/// Disk per tile besides the payloads: the staged set's key and slot.
+const SCRATCH_BYTES_PER_TILE: f64 = 8.0 + 32.0;
 /// Bytes per tile of the level below held while a level is filtered from it
 /// (`filter`): its 131 x 131 quantised heights and the map's slot.
 pub(crate) const BYTES_PER_LEVEL_TILE: f64 = 2.0 * 131.0 * 131.0 + 128.0;
@@ -232,7 +234,7 @@ pub(crate) fn check_depth(
         return Ok(memory);
     }
     // The partial file and the assembled pack both hold every payload.
-    let disk = tiles * 2.0 * f64::from(codec.payload_length_range().1);
+    let disk = tiles * (2.0 * f64::from(codec.payload_length_range().1) + SCRATCH_BYTES_PER_TILE);
     let budget = if plan.given {
         format!("--memory {}", bytes(plan.budget))
     } else {

@@ -32,10 +32,10 @@
 use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
 use planet_terrain::geo::cube::cube_point;
 use planet_terrain::{Body, TileAddress};
-use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use crate::error::BakeError;
+use crate::tile_set::TileSet;
 
 /// How a bake's tile set is cut into parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,86 +95,105 @@ fn cos_latitude(tile: TileAddress) -> f64 {
 }
 
 /// The SHA-256 of the keys of `tiles` in ascending order.
-pub(crate) fn tile_set_digest(tiles: &[TileAddress]) -> [u8; 32] {
-    let mut keys: Vec<u64> = tiles.iter().map(|t| t.key().raw()).collect();
-    keys.par_sort_unstable();
+pub(crate) fn tile_set_digest(tiles: &TileSet) -> Result<[u8; 32], BakeError> {
     let mut h = Sha256::new();
-    for k in keys {
-        h.update(k.to_le_bytes());
+    for tile in tiles.iter() {
+        h.update(tile?.key().raw().to_le_bytes());
     }
-    h.finalize().into()
+    Ok(h.finalize().into())
+}
+
+/// Calls `each` with every subtree root at `root_depth` of `tiles`, in key
+/// order, and its subtree's estimated work: the root's own and that of
+/// every tile of the set below it. The set is walked once per depth in
+/// step (a subtree's tiles at each depth are one run of keys), so nothing
+/// is held per root. A tile whose root is not in the set (a regional set
+/// can hold a child whose parent's lattice missed the data) counts for no
+/// part's work.
+fn for_each_subtree(
+    body: &Body,
+    tiles: &TileSet,
+    root_depth: u8,
+    model: &WorkModel,
+    mut each: impl FnMut(u64, u64),
+) -> Result<(), BakeError> {
+    let deepest = tiles.per_depth().len().saturating_sub(1) as u8;
+    let mut below: Vec<_> = (root_depth + 1..=deepest).map(|d| (d, tiles.depth(d).peekable())).collect();
+    for root in tiles.depth(root_depth) {
+        let root = root?;
+        let key = root.key().raw();
+        let cos = cos_latitude(root);
+        let mut work = model.tile_work(body, root_depth, cos);
+        for (depth, walk) in &mut below {
+            while let Some(next) = walk.peek() {
+                let Ok(tile) = next else { return Err(walk.next().expect("peeked").expect_err("peeked an error")) };
+                let ancestor = tile.ancestor_at(root_depth).expect("below the root depth").key().raw();
+                if ancestor > key {
+                    break;
+                }
+                if ancestor == key {
+                    work += model.tile_work(body, *depth, cos);
+                }
+                walk.next();
+            }
+        }
+        each(key, work);
+    }
+    Ok(())
 }
 
 impl ShardPlan {
     /// Cuts `tiles` (the whole set of one bake) into `count` parts at
-    /// `root_depth`.
+    /// `root_depth`, in two walks of the set (the whole work, then the
+    /// cut), holding nothing per tile.
     pub(crate) fn new(
         body: &Body,
-        tiles: &[TileAddress],
+        tiles: &TileSet,
         root_depth: u8,
         count: u32,
         model: &WorkModel,
     ) -> Result<ShardPlan, BakeError> {
-        let mut roots: Vec<u64> = tiles.iter().filter(|t| t.depth() == root_depth).map(|t| t.key().raw()).collect();
-        roots.sort_unstable();
         if root_depth == 0 {
             return Err(BakeError::Options(
                 "--shard: this bake's data depth is 0 (its six face tiles are the whole bake); bake it in one process"
                     .into(),
             ));
         }
-        if (roots.len() as u64) < u64::from(count) {
+        let roots = tiles.per_depth().get(usize::from(root_depth)).copied().unwrap_or(0);
+        if roots < u64::from(count) {
             return Err(BakeError::Options(format!(
-                "--shard .../{count}: this bake has only {} subtrees at its data depth {root_depth}, and each shard bakes whole subtrees; use at most {} shards",
-                roots.len(),
-                roots.len()
+                "--shard .../{count}: this bake has only {roots} subtrees at its data depth {root_depth}, and each shard bakes whole subtrees; use at most {roots} shards"
             )));
         }
-        let root_cos: Vec<f64> = roots.par_iter().map(|&k| cos_latitude(address(k))).collect();
         // Integer sums: the same in any order, on any machine.
-        let work = tiles
-            .par_iter()
-            .filter(|t| t.depth() >= root_depth)
-            .fold(
-                || vec![0u64; roots.len()],
-                |mut acc, t| {
-                    let root = t.ancestor_at(root_depth).expect("at or below the root depth").key().raw();
-                    if let Ok(r) = roots.binary_search(&root) {
-                        acc[r] += model.tile_work(body, t.depth(), root_cos[r]);
-                    }
-                    acc
-                },
-            )
-            .reduce(|| vec![0u64; roots.len()], |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect());
-        let whole: u128 = work.iter().map(|&w| u128::from(w)).sum::<u128>().max(1);
-        let (n, r) = (u128::from(count), roots.len() as u128);
-        let mut part_of_root = Vec::with_capacity(roots.len());
-        let mut before = 0u128;
-        let mut previous = 0u128;
-        for (j, &w) in work.iter().enumerate() {
-            let j = j as u128;
+        let mut whole = 0u128;
+        for_each_subtree(body, tiles, root_depth, model, |_, w| whole += u128::from(w))?;
+        let whole = whole.max(1);
+        let (n, r) = (u128::from(count), u128::from(roots));
+        let mut starts = vec![0u64; count as usize];
+        let mut part_work = vec![0u64; count as usize];
+        let (mut j, mut before, mut previous) = (0u128, 0u128, 0u128);
+        for_each_subtree(body, tiles, root_depth, model, |key, w| {
             // The part holding this root's middle, kept monotone, one step
             // at a time, and leaving enough roots for the parts after it.
             let ideal = ((2 * before + u128::from(w)) * n / (2 * whole)).min(n - 1);
             let part = ideal.clamp(previous, previous + u128::from(j > 0)).max((n + j).saturating_sub(r)).min(j);
-            part_of_root.push(part as u32);
+            if j == 0 || part != previous {
+                starts[part as usize] = key;
+            }
+            part_work[part as usize] += w;
             previous = part;
             before += u128::from(w);
-        }
-        let mut starts = vec![0u64; count as usize];
-        let mut part_work = vec![0u64; count as usize];
-        for (j, &part) in part_of_root.iter().enumerate().rev() {
-            starts[part as usize] = roots[j];
-            part_work[part as usize] += work[j];
-        }
+            j += 1;
+        })?;
         starts[0] = 0;
         Ok(ShardPlan {
             root_depth,
             count,
             starts,
             work: part_work,
-            total_tiles: tiles.len() as u64,
-            tile_set_digest: tile_set_digest(tiles),
+            total_tiles: tiles.len(),
+            tile_set_digest: tile_set_digest(tiles)?,
         })
     }
 
@@ -199,24 +218,12 @@ impl ShardPlan {
     }
 }
 
-fn address(key: u64) -> TileAddress {
-    planet_terrain::geo::address::TileKey::from_raw(key).expect("a key made from an address").address()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn global(depth: u8) -> Vec<TileAddress> {
-        let mut set = Vec::new();
-        let mut level = TileAddress::roots().to_vec();
-        for d in 0..=depth {
-            set.extend_from_slice(&level);
-            if d < depth {
-                level = level.iter().flat_map(|t| t.children().unwrap()).collect();
-            }
-        }
-        set
+    fn global(depth: u8) -> TileSet {
+        TileSet::Global { depth }
     }
 
     const MODEL: WorkModel = WorkModel { rasters: [(1000.0, true), (0.0, false)], raster_count: 1 };
@@ -224,9 +231,10 @@ mod tests {
     #[test]
     fn parts_cover_every_tile_once_and_even_out_the_work() {
         let body = Body::earth();
-        let tiles = global(4);
+        let set = global(4);
+        let tiles = set.to_vec().unwrap();
         for count in [1, 2, 3, 4, 7, 96] {
-            let plan = ShardPlan::new(&body, &tiles, 3, count, &MODEL).unwrap();
+            let plan = ShardPlan::new(&body, &set, 3, count, &MODEL).unwrap();
             assert_eq!(plan.starts.len(), count as usize);
             assert!(plan.starts.windows(2).all(|w| w[0] < w[1]), "{count}: {:?}", plan.starts);
             let mut per_part = vec![0usize; count as usize];
@@ -243,8 +251,8 @@ mod tests {
                 assert_eq!(plan.part_of(*t), plan.part_of(t.ancestor_at(3).unwrap()));
             }
         }
-        let again = ShardPlan::new(&body, &tiles, 3, 7, &MODEL).unwrap();
-        assert_eq!(again, ShardPlan::new(&body, &tiles, 3, 7, &MODEL).unwrap(), "the plan is a pure function");
+        let again = ShardPlan::new(&body, &set, 3, 7, &MODEL).unwrap();
+        assert_eq!(again, ShardPlan::new(&body, &set, 3, 7, &MODEL).unwrap(), "the plan is a pure function");
     }
 
     #[test]
@@ -257,6 +265,30 @@ mod tests {
         assert!(
             MODEL.tile_work(&body, 3, cos_latitude(polar)) > 3 * MODEL.tile_work(&body, 3, cos_latitude(equatorial))
         );
+    }
+
+    #[test]
+    fn a_listed_set_plans_its_work_by_subtree_and_skips_tiles_whose_root_it_lacks() {
+        let body = Body::earth();
+        // Depths 0 to 4 of faces 0 and 1, without one depth-3 root: its
+        // children stay (a regional set can hold them) but weigh for no part.
+        let missing = TileAddress::new(1, 3, 5, 2).unwrap();
+        let tiles: Vec<TileAddress> =
+            global(4).to_vec().unwrap().into_iter().filter(|t| t.face().index() < 2 && *t != missing).collect();
+        let set = TileSet::listed(&tiles);
+        let plan = ShardPlan::new(&body, &set, 3, 5, &MODEL).unwrap();
+        let expected: u64 = tiles
+            .iter()
+            .filter(|t| t.depth() >= 3 && t.ancestor_at(3) != Some(missing))
+            .map(|t| MODEL.tile_work(&body, t.depth(), cos_latitude(t.ancestor_at(3).unwrap())))
+            .sum();
+        assert_eq!(plan.work.iter().sum::<u64>(), expected);
+        assert_eq!(plan.total_tiles, tiles.len() as u64);
+        let mut keys: Vec<u64> = tiles.iter().map(|t| t.key().raw()).collect();
+        keys.sort_unstable();
+        let mut h = Sha256::new();
+        keys.iter().for_each(|k| h.update(k.to_le_bytes()));
+        assert_eq!(plan.tile_set_digest, <[u8; 32]>::from(h.finalize()));
     }
 
     #[test]

@@ -13,7 +13,6 @@
 //! its own journal, as a whole bake does.
 
 use planet_cli::shard::Shard;
-use planet_terrain::TileAddress;
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -25,7 +24,7 @@ use crate::pipeline::TileBake;
 use crate::report::{AccuracyReport, BakeReport, CoverageReport, LandmarkReport, MemoryReport, Report};
 use crate::shard::{ShardPlan, WorkModel};
 use crate::shard_file::{ShardMeta, append_section, hex};
-use crate::tile_set::tile_set;
+use crate::tile_set::{tile_set, until_error};
 
 /// What a shard did, for the report.
 #[derive(Debug, Serialize)]
@@ -59,9 +58,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
     let (spec, depth, tile_state) = settle_spec(run, &prepared)?;
     let Prepared { inputs, data_depth, landmarks, .. } = prepared;
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
-    // The plan divides the listed set: a shard still holds every tile's
-    // address while it plans (docs/CLUSTER.md).
-    let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth, &scratch_dir(&options.out))?.to_vec()?;
+    let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth, &scratch_dir(&options.out))?;
     let radius = options.body.ellipsoid().max_radius();
     let mut model = WorkModel { rasters: [(0.0, false); 2], raster_count: 0 };
     for raster in std::iter::once(&inputs.dem).chain(inputs.imagery.as_ref()) {
@@ -69,32 +66,44 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         model.raster_count += 1;
     }
     let plan = ShardPlan::new(&options.body, &tiles, spec.height_data_depth, shard.count, &model)?;
-    let mine: Vec<TileAddress> =
-        tiles.iter().copied().filter(|t| t.depth() >= plan.root_depth && plan.part_of(*t) == shard.index).collect();
-    let mut coarse: Vec<TileAddress> =
-        tiles.iter().copied().filter(|t| t.depth() < plan.root_depth && plan.part_of(*t) == shard.index).collect();
-    coarse.sort_by_key(|t| t.key());
+    // The coarse levels are a third of the roots' count, and this part's
+    // share of them is listed: its surfaces go into the shard file.
+    let mut coarse = Vec::new();
+    for d in 0..plan.root_depth {
+        for tile in tiles.depth(d) {
+            let tile = tile?;
+            if plan.part_of(tile) == shard.index {
+                coarse.push(tile);
+            }
+        }
+    }
+    let mut failed = None;
+    let mine = until_error(tiles.iter(), &mut failed)
+        .filter(|t| t.depth() >= plan.root_depth && plan.part_of(*t) == shard.index);
+    let (writer, resumed) = open_writer(run, &spec, mine)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let mine = writer.tile_count() as usize;
     progress.stage(&format!(
-        "shard {shard}: {} of {} tiles in subtrees at depth {}, and the surfaces of {} coarse tiles",
-        mine.len(),
+        "shard {shard}: {mine} of {} tiles in subtrees at depth {}, and the surfaces of {} coarse tiles",
         tiles.len(),
         plan.root_depth,
         coarse.len()
     ));
-    let (writer, resumed) = open_writer(run, &spec, mine.iter().copied())?;
     TileBake {
         source: &inputs,
         spec: &spec,
         data_depth,
         progress,
         already_done: resumed,
-        total: mine.len(),
+        total: mine,
         held_level_tiles: run.memory.held_level_tiles(),
     }
     .run(&writer, &writer)?;
     let assembled = writer.assemble()?;
     progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
-    let audit = accuracy_audit(&inputs, assembled.path(), &mine, run.memory.held_level_tiles())?;
+    let audit = accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, run.memory.held_level_tiles())?;
     let per_depth = audit.passed(assembled.path())?;
     progress.stage(&format!("sampling the surfaces of {} coarse tiles for the merge", coarse.len()));
     let has_surface = spec.codec.has_classes() || spec.codec.has_colour();
@@ -125,7 +134,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         depth,
         coverage: coverage_report(&spec.coverage),
         bake_tiles: plan.total_tiles,
-        tiles: mine.len(),
+        tiles: mine,
         tiles_resumed: resumed,
         coarse_surfaces: coarse.len(),
         estimated_work: plan.work[shard.index as usize],

@@ -53,59 +53,90 @@ impl TileSet {
         self.per_depth().iter().sum()
     }
 
-    /// Every tile, ascending by key. A scratch file that cannot be read
-    /// back ends the walk early with the error in `failed`.
-    pub(crate) fn iter<'a>(
-        &'a self,
-        failed: &'a mut Option<std::io::Error>,
-    ) -> Box<dyn Iterator<Item = TileAddress> + 'a> {
+    /// The tiles at `depth`, ascending by key.
+    pub(crate) fn depth(&self, depth: u8) -> Box<dyn Iterator<Item = Result<TileAddress, BakeError>> + Send + '_> {
         match self {
-            TileSet::Global { depth } => Box::new((0..=*depth).flat_map(|d| {
-                (0..6u64).flat_map(move |face| {
-                    let base = (u64::from(d) << 59) | (face << 56);
-                    (0..1u64 << (2 * u32::from(d)))
-                        .map(move |h| TileKey::from_raw(base | h).expect("in range").address())
-                })
-            })),
+            TileSet::Global { depth: deepest } => {
+                let n = if depth <= *deepest { 1u64 << (2 * u32::from(depth)) } else { 0 };
+                Box::new((0..6u64).flat_map(move |face| {
+                    let base = (u64::from(depth) << 59) | (face << 56);
+                    (0..n).map(move |h| Ok(TileKey::from_raw(base | h).expect("in range").address()))
+                }))
+            }
             TileSet::Listed { keys, per_depth } => {
-                let len: u64 = per_depth.iter().sum();
-                Box::new(
-                    read_chunks(keys, len)
-                        .map_while(move |chunk| match chunk {
-                            Ok(c) => Some(c),
-                            Err(e) => {
-                                *failed = Some(e);
-                                None
-                            }
-                        })
-                        .flatten(),
-                )
+                let d = usize::from(depth);
+                let start: u64 = per_depth.iter().take(d).sum();
+                let len = per_depth.get(d).copied().unwrap_or(0);
+                Box::new(read_chunks(keys, start, len).flat_map(|chunk| match chunk {
+                    Ok(tiles) => tiles.into_iter().map(Ok).collect::<Vec<_>>(),
+                    Err(e) => vec![Err(scratch_error(e))],
+                }))
             }
         }
     }
 
-    /// The tiles listed (a shard's plan still needs them all at once).
-    pub(crate) fn to_vec(&self) -> Result<Vec<TileAddress>, BakeError> {
-        let mut failed = None;
-        let tiles: Vec<TileAddress> = self.iter(&mut failed).collect();
-        match failed {
-            Some(e) => Err(scratch_error(e)),
-            None => Ok(tiles),
-        }
+    /// Every tile, ascending by key.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Result<TileAddress, BakeError>> + Send + '_ {
+        (0..self.per_depth().len() as u8).flat_map(|d| self.depth(d))
     }
+
+    /// The tiles listed.
+    #[cfg(test)]
+    pub(crate) fn to_vec(&self) -> Result<Vec<TileAddress>, BakeError> {
+        self.iter().collect()
+    }
+
+    /// A listed set of `tiles` (any order; duplicates count once), its
+    /// scratch file in the system's temporary directory.
+    #[cfg(test)]
+    pub(crate) fn listed(tiles: &[TileAddress]) -> TileSet {
+        let mut keys: Vec<u64> = tiles.iter().map(|t| t.key().raw()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut per_depth = Vec::new();
+        for &k in &keys {
+            let d = usize::from(TileKey::from_raw(k).unwrap().depth());
+            per_depth.resize(per_depth.len().max(d + 1), 0);
+            per_depth[d] += 1;
+        }
+        let file = tempfile::tempfile().unwrap();
+        let sorted: Vec<TileAddress> = keys.iter().map(|&k| TileKey::from_raw(k).unwrap().address()).collect();
+        write_keys(&file, &sorted).unwrap();
+        TileSet::Listed { keys: file, per_depth }
+    }
+}
+
+/// Plain tiles from a walk of a set, for a consumer that takes no errors
+/// (the pack writer): the walk stops at the first error, kept in `failed`
+/// for the caller to return once the consumer is done.
+pub(crate) fn until_error<'a>(
+    walk: impl Iterator<Item = Result<TileAddress, BakeError>> + 'a,
+    failed: &'a mut Option<BakeError>,
+) -> impl Iterator<Item = TileAddress> + 'a {
+    walk.map_while(move |tile| match tile {
+        Ok(t) => Some(t),
+        Err(e) => {
+            *failed = Some(e);
+            None
+        }
+    })
 }
 
 fn scratch_error(e: std::io::Error) -> BakeError {
     BakeError::Options(format!("the tile set's scratch file beside the output: {e}"))
 }
 
-/// Reads `len` keys from a keys file a chunk at a time.
-fn read_chunks(file: &File, len: u64) -> impl Iterator<Item = std::io::Result<Vec<TileAddress>>> + '_ {
+/// Reads `len` keys from ordinal `start` of a keys file, a chunk at a time.
+fn read_chunks(
+    file: &File,
+    start: u64,
+    len: u64,
+) -> impl Iterator<Item = std::io::Result<Vec<TileAddress>>> + Send + '_ {
     (0..len.div_ceil(CHUNK as u64)).map(move |c| {
-        let start = c * CHUNK as u64;
-        let n = (len - start).min(CHUNK as u64) as usize;
+        let from = start + c * CHUNK as u64;
+        let n = (start + len - from).min(CHUNK as u64) as usize;
         let mut bytes = vec![0u8; n * 8];
-        file.read_exact_at(&mut bytes, start * 8)?;
+        file.read_exact_at(&mut bytes, from * 8)?;
         bytes
             .chunks_exact(8)
             .map(|b| {
@@ -157,7 +188,7 @@ pub(crate) fn tile_set(
             let mut next_out = BufWriter::new(&next);
             let mut next_len = 0;
             let mut kept_here = 0;
-            for chunk in read_chunks(&frontier, frontier_len) {
+            for chunk in read_chunks(&frontier, 0, frontier_len) {
                 let level = chunk.map_err(scratch_error)?;
                 let keep: Vec<bool> = level.par_iter().map(|&t| has_data(t)).collect::<Result<_, _>>()?;
                 for (t, _) in level.iter().zip(keep).filter(|(_, k)| *k) {
@@ -213,20 +244,22 @@ mod tests {
     #[test]
     fn a_global_set_walks_every_tile_once_in_ascending_key_order() {
         let set = TileSet::Global { depth: 3 };
-        let mut failed = None;
-        let keys: Vec<u64> = set.iter(&mut failed).map(|t| t.key().raw()).collect();
-        assert!(failed.is_none());
+        let keys: Vec<u64> = set.iter().map(|t| t.unwrap().key().raw()).collect();
         assert_eq!(keys.len() as u64, set.len());
         assert_eq!(set.per_depth(), vec![6, 24, 96, 384]);
         assert!(keys.windows(2).all(|w| w[0] < w[1]), "strictly ascending");
+        // The same set listed in a scratch file walks the same keys.
+        let listed = TileSet::listed(&set.to_vec().unwrap());
+        assert_eq!(listed.per_depth(), set.per_depth());
+        let again: Vec<u64> = listed.iter().map(|t| t.unwrap().key().raw()).collect();
+        assert_eq!(again, keys);
+        assert_eq!(listed.depth(2).count(), 96);
     }
 
     #[test]
     fn hilbert_children_of_ascending_parents_are_ascending() {
         // What the regional walk relies on to write each level in order.
-        let mut failed = None;
-        let parents: Vec<TileAddress> =
-            TileSet::Global { depth: 4 }.iter(&mut failed).filter(|t| t.depth() == 4).collect();
+        let parents: Vec<TileAddress> = TileSet::Global { depth: 4 }.depth(4).map(Result::unwrap).collect();
         let children: Vec<u64> = parents
             .iter()
             .flat_map(|p| {

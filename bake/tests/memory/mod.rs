@@ -62,11 +62,13 @@ fn a_depth_the_budget_cannot_hold_is_refused_naming_both() {
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
     let out = dir.path().join("deep.planetpack");
     let mut args = vec!["--dem", path_str(&dem), "--out", path_str(&out), "--body", "earth"];
-    args.extend_from_slice(&["--depth", "9", "--memory", "200M", "--jobs", "1"]);
+    // Depth 16: 3.4e10 tiles, whose one key in 512 (0.02 B a tile) is
+    // more than what 200 MiB leaves after the fixed shares.
+    args.extend_from_slice(&["--depth", "16", "--memory", "200M", "--jobs", "1"]);
     let o = planet_bake(&args);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
-    for needle in ["--depth 9", "--memory 200.0 MiB leaves", "bytes per tile", "a larger --memory"] {
+    for needle in ["--depth 16", "--memory 200.0 MiB leaves", "bytes per tile", "a larger --memory"] {
         assert!(stderr.contains(needle), "'{needle}' missing from: {stderr}");
     }
     assert!(!out.exists());
