@@ -50,15 +50,30 @@ pub fn supported_depth(body: &Body, resolution_m: f64) -> u8 {
     ratio.log2().round().clamp(0.0, f64::from(MAX_DEPTH)) as u8
 }
 
+/// Geodetic latitudes and longitudes in degrees of directions, as two
+/// arrays: the one geodesy every sampled place goes through
+/// (`Ellipsoid::directions_to_degrees`, batched and branch-free).
+pub(crate) struct Places {
+    pub(crate) latitudes: Vec<f64>,
+    pub(crate) longitudes: Vec<f64>,
+}
+
+impl Places {
+    pub(crate) fn of(body: &Body, directions: &[glam::DVec3]) -> Places {
+        let (mut latitudes, mut longitudes) = (vec![0.0; directions.len()], vec![0.0; directions.len()]);
+        body.ellipsoid().directions_to_degrees(directions, &mut latitudes, &mut longitudes);
+        Places { latitudes, longitudes }
+    }
+
+    /// (latitude, longitude) pairs, for the rasters read by tap lists.
+    pub(crate) fn pairs(&self) -> Vec<(f64, f64)> {
+        self.latitudes.iter().copied().zip(self.longitudes.iter().copied()).collect()
+    }
+}
+
 /// Geodetic (latitude, longitude) in degrees of each direction.
 pub(crate) fn lat_lon_of(body: &Body, directions: &[glam::DVec3]) -> Vec<(f64, f64)> {
-    directions
-        .iter()
-        .map(|&d| {
-            let g = body.ellipsoid().direction_to_geodetic(d);
-            (g.latitude.to_degrees(), g.longitude.to_degrees())
-        })
-        .collect()
+    Places::of(body, directions).pairs()
 }
 
 /// The bake's void policy on one tile's values: voids take `void_value`,
@@ -189,12 +204,18 @@ impl Inputs {
     }
 
     pub(crate) fn sample(&self, body: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
-        let points = lat_lon_of(body, &sample_directions(tile));
-        let (mut heights, filled) = self.settle_voids(tile, self.heights(&points)?)?;
+        let places = Places::of(body, &sample_directions(tile));
+        let mut values = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
+        self.dem.bilinear_at(1, &places.latitudes, &places.longitudes, &mut values)?;
+        let (mut heights, filled) = self.settle_voids(tile, values)?;
         if !self.layers.is_empty() {
             self.apply_layers(body, tile, &mut heights);
         }
-        let (classes, colour) = self.surface_at(&points)?;
+        let (classes, colour) = if self.classes.is_none() && self.imagery.is_none() {
+            (vec![0; TILE_STORED_SAMPLE_COUNT], vec![[0; 3]; TILE_STORED_SAMPLE_COUNT])
+        } else {
+            self.surface_at(&places.pairs())?
+        };
         Ok(Sampled { heights, filled, classes, colour })
     }
 

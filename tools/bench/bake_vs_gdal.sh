@@ -37,7 +37,7 @@ for raster in "$etopo5" "$out/earth-8192.tif"; do
     name=$(basename "$raster")
     pack=$out/$name.planetpack
     start=$(date +%s.%N)
-    target/release/planet-bake --dem "$raster" --body earth --out "$pack" --report "$out/$name.json" 2>/dev/null
+    "${CARGO_TARGET_DIR:-target}"/release/planet-bake --dem "$raster" --body earth --out "$pack" --report "$out/$name.json" 2>/dev/null
     seconds=$(echo "$(date +%s.%N) - $start" | bc)
     samples=$(/usr/bin/python3 -c "import json; r = json.load(open('$out/$name.json')); print(r['samples'])")
     bake_s=$(/usr/bin/python3 -c "import json; r = json.load(open('$out/$name.json')); print(round(r['timings_s']['bake'], 2))")
