@@ -150,7 +150,7 @@ impl<'r> HeldChunks<'r> {
 
     /// The bilinear value of one tap set: nodata taps drop out and the
     /// others' weights are renormalised; `None` if all four are nodata.
-    #[inline]
+    #[inline(always)]
     fn bilinear(&mut self, t: &Taps) -> Result<Option<f64>, RasterError> {
         let [c0, c1] = t.columns.map(|c| c as usize);
         let [r0, r1] = t.rows.map(|r| r as usize);
@@ -435,6 +435,7 @@ impl Raster {
         Ok(crs_points.into_iter().map(|(cx, cy)| self.taps_at(cx, cy)).collect())
     }
 
+    #[inline(always)]
     fn taps_at(&self, cx: f64, cy: f64) -> Option<Taps> {
         if !(cx.is_finite() && cy.is_finite()) {
             return None;
