@@ -178,15 +178,6 @@ impl<'r> HeldChunks<'r> {
     }
 }
 
-/// `x.floor()` for `|x| < 2^52` by truncation, the same value (the sign of
-/// a zero aside) without a call: the x86-64 baseline has no rounding
-/// instruction, and each tap set takes two.
-#[inline(always)]
-fn floor(x: f64) -> f64 {
-    let t = x as i64 as f64;
-    if t > x { t - 1.0 } else { t }
-}
-
 /// The box a raster covers, in degrees (west > east crosses the antimeridian).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Extent {
@@ -435,116 +426,10 @@ impl Raster {
         Ok(crs_points.into_iter().map(|(cx, cy)| self.taps_at(cx, cy)).collect())
     }
 
-    #[inline(always)]
-    fn taps_at(&self, cx: f64, cy: f64) -> Option<Taps> {
-        if !(cx.is_finite() && cy.is_finite()) {
-            return None;
-        }
-        let inv = &self.inverse;
-        let to_pixel = |cx: f64| (inv[0] + cx * inv[1] + cy * inv[2], inv[3] + cx * inv[4] + cy * inv[5]);
-        let (mut px, py) = to_pixel(cx);
-        let (w, h) = (self.width as f64, self.height as f64);
-        let period = match self.grid {
-            Grid::Geographic { period } => period,
-            Grid::Projected { .. } => None,
-        };
-        if let Some(p) = period {
-            // Queries are within a turn of the raster's range: a cheap wrap.
-            while px < 0.0 {
-                px += p;
-            }
-            while px >= p {
-                px -= p;
-            }
-        } else if !(0.0..=w).contains(&px) {
-            // A regional geographic raster may use another longitude
-            // convention than the query: try one turn either way.
-            let turn = 360.0 * self.inverse[1].abs();
-            let candidates = [px + turn, px - turn];
-            px = match (
-                matches!(self.grid, Grid::Geographic { .. }),
-                candidates.iter().find(|c| (0.0..=w).contains(*c)),
-            ) {
-                (true, Some(&c)) => c,
-                _ => return None,
-            };
-        }
-        if !(0.0..=h).contains(&py) {
-            // Beyond the last row: only a pole the raster stops just short of.
-            if period.is_some() && (py > -1.0 && py < h + 1.0) {
-            } else {
-                return None;
-            }
-        }
-        // Pixel centres sit at +0.5.
-        let (x, y) = (px - 0.5, (py - 0.5).clamp(0.0, h - 1.0));
-        let x0 = floor(x);
-        let y0 = floor(y).min(h - 1.0);
-        let (fx, fy) = (x - x0, y - y0);
-        // The period in whole columns: `rem_euclid` by it, with the division
-        // only for a column more than one turn out (never, after the wrap
-        // above): a tile asks for 2 x 17,161 of these.
-        let turn = period.map(|p| p.round() as i64);
-        let column = |c: f64| -> u32 {
-            match turn {
-                Some(n) => {
-                    let c = c as i64;
-                    let wrapped = if (0..n).contains(&c) {
-                        c
-                    } else if c < 0 && c >= -n {
-                        c + n
-                    } else if c >= n && c < 2 * n {
-                        c - n
-                    } else {
-                        c.rem_euclid(n)
-                    };
-                    (wrapped as usize).min(self.width - 1) as u32
-                }
-                None => c.clamp(0.0, w - 1.0) as u32,
-            }
-        };
-        let row = |r: f64| r.clamp(0.0, h - 1.0) as u32;
-        Some(Taps { columns: [column(x0), column(x0 + 1.0)], rows: [row(y0), row(y0 + 1.0)], fx, fy })
-    }
-
     /// Evaluates taps on `band` (1-based). `None` where every tap is nodata.
     pub fn evaluate(&self, band: usize, taps: &[Option<Taps>]) -> Result<Vec<Option<f64>>, RasterError> {
         let mut held = HeldChunks::new(self, band);
         taps.iter().map(|t| t.as_ref().map_or(Ok(None), |t| held.bilinear(t))).collect()
-    }
-
-    /// Bilinear values of `band` at each `(latitudes[k], longitudes[k])`
-    /// (degrees), appended to `out`: [`Raster::taps`] then
-    /// [`Raster::evaluate`], the same arithmetic, without a tap list in
-    /// memory for a geographic raster (each point's taps are evaluated as
-    /// they are made). A projected raster transforms the points in one
-    /// batch through PROJ first.
-    pub fn bilinear_at(
-        &self,
-        band: usize,
-        latitudes: &[f64],
-        longitudes: &[f64],
-        out: &mut Vec<Option<f64>>,
-    ) -> Result<(), RasterError> {
-        let mut held = HeldChunks::new(self, band);
-        out.reserve(latitudes.len());
-        match self.grid {
-            Grid::Geographic { .. } => {
-                for (&lat, &lon) in latitudes.iter().zip(longitudes) {
-                    out.push(match self.taps_at(lon, lat) {
-                        Some(t) => held.bilinear(&t)?,
-                        None => None,
-                    });
-                }
-            }
-            Grid::Projected { .. } => {
-                let points: Vec<(f64, f64)> = latitudes.iter().copied().zip(longitudes.iter().copied()).collect();
-                for t in self.taps(&points)? {
-                    out.push(t.as_ref().map_or(Ok(None), |t| held.bilinear(t))?);
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Evaluates taps on `band` taking the nearest valid tap's value, for
@@ -644,3 +529,6 @@ impl Raster {
         Ok(buffer.data().iter().any(|&v| v.is_finite() && nodata.is_none_or(|n| v != n)))
     }
 }
+
+#[path = "raster_taps.rs"]
+mod taps;

@@ -57,13 +57,17 @@ pub fn supported_depth(body: &Body, resolution_m: f64) -> u8 {
 pub(crate) struct Places {
     pub(crate) latitudes: Vec<f64>,
     pub(crate) longitudes: Vec<f64>,
+    /// For a tile's core on an equatorial face, the longitude of each core
+    /// column (every core row has the same): what `Raster::bilinear_tile`
+    /// makes each column's taps from once.
+    pub(crate) core_columns: Option<Vec<f64>>,
 }
 
 impl Places {
     pub(crate) fn of(body: &Body, directions: &[glam::DVec3]) -> Places {
         let (mut latitudes, mut longitudes) = (vec![0.0; directions.len()], vec![0.0; directions.len()]);
         body.ellipsoid().directions_to_degrees(directions, &mut latitudes, &mut longitudes);
-        Places { latitudes, longitudes }
+        Places { latitudes, longitudes, core_columns: None }
     }
 
     /// (latitude, longitude) pairs, for the rasters read by tap lists.
@@ -108,11 +112,16 @@ impl Places {
         let mut places = Places {
             latitudes: vec![0.0; TILE_STORED_SAMPLE_COUNT],
             longitudes: vec![0.0; TILE_STORED_SAMPLE_COUNT],
+            core_columns: None,
         };
         let ellipsoid = body.ellipsoid();
         if tile.face().index() >= 4 {
-            let points: Vec<glam::DVec3> =
-                (-1..=cells + 1).flat_map(|j| (-1..=cells + 1).map(move |i| (i, j))).map(|(i, j)| point(i, j)).collect();
+            let mut points = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
+            for j in -1..=cells + 1 {
+                for i in -1..=cells + 1 {
+                    points.push(point(i, j));
+                }
+            }
             ellipsoid.directions_to_degrees(&points, &mut places.latitudes, &mut places.longitudes);
             return places;
         }
@@ -148,6 +157,7 @@ impl Places {
             }
             places.longitudes[row..row + columns.len()].copy_from_slice(&column_lon);
         }
+        places.core_columns = Some(column_lon);
         places
     }
 }
@@ -287,7 +297,8 @@ impl Inputs {
     pub(crate) fn sample(&self, body: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
         let places = Places::of_tile(body, tile);
         let mut values = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
-        self.dem.bilinear_at(1, &places.latitudes, &places.longitudes, &mut values)?;
+        let columns = places.core_columns.as_deref();
+        self.dem.bilinear_tile(1, &places.latitudes, &places.longitudes, columns, &mut values)?;
         let (mut heights, filled) = self.settle_voids(tile, values)?;
         if !self.layers.is_empty() {
             self.apply_layers(body, tile, &mut heights);
