@@ -1,7 +1,10 @@
 //! Sampling: each stored sample's geodetic latitude/longitude (on the body's
-//! ellipsoid, from the sample's cube-sphere direction) is read from the
+//! ellipsoid, from the sample's cube-sphere point: `Places::of_tile`, the one
+//! geodesy of the bake, its audit, shards and patches) is read from the
 //! source with the raster's bilinear filter, so samples shared by two tiles,
-//! on one face or across two, read the same place and agree. Nodata policy:
+//! on one face or across two, read the same place and agree. The geodesy is
+//! batched and branch-free (`Ellipsoid::directions_to_degrees`, within a few
+//! ulp of libm's `atan2`), since it runs for every sample twice a bake. Nodata policy:
 //! voids are filled from the surrounding samples of the same tile (repeated
 //! neighbour averaging), or take `--void-value`; either way they are counted
 //! and reported, and a tile with any such sample is not marked measured. A
