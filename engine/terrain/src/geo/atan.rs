@@ -14,22 +14,12 @@
 
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
-/// Cephes `atan.c` numerator, highest power first.
-const P: [f64; 5] = [
-    -8.750_608_600_031_904_122_785e-1,
-    -1.615_753_718_733_365_076_637e1,
-    -7.500_855_792_314_704_667_340e1,
-    -1.228_866_684_490_136_173_410e2,
-    -6.485_021_904_942_025_371_773e1,
-];
+/// Cephes `atan.c` numerator, highest power first (its 22-digit values,
+/// as the nearest f64).
+const P: [f64; 5] =
+    [-0.8750608600031904, -16.157537187333652, -75.00855792314705, -122.88666844901361, -64.85021904942025];
 /// Cephes `atan.c` denominator (leading coefficient 1), highest power first.
-const Q: [f64; 5] = [
-    2.485_846_490_142_306_297_962e1,
-    1.650_270_098_316_988_542_046e2,
-    4.328_810_604_912_902_668_951e2,
-    4.853_903_996_359_136_964_868e2,
-    1.945_506_571_482_613_964_425e2,
-];
+const Q: [f64; 5] = [24.858464901423062, 165.02700983169885, 432.88106049129027, 485.3903996359137, 194.5506571482614];
 /// Above it, `t` is folded with `(t - 1) / (t + 1)` (exact `t - 1` there).
 const FOLD_ABOVE: f64 = 0.66;
 /// The parts of `pi/2`, `pi/4` and `pi` the f64 constants leave out.
