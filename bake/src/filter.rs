@@ -238,6 +238,30 @@ impl Level {
                 .expect("inside the face");
             return self.get(tile).map(|t| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32));
         }
+        if gi > 0 && gi < n && gj > 0 && gj < n {
+            // Off the face's edges only this face's tiles (at most four)
+            // hold it: the present one of smallest identity, as `holders`
+            // would find it, without its allocations (a window asks this
+            // for every sample on a tile boundary).
+            let span = |g: i64| {
+                let k = g / CELLS;
+                if g % CELLS == 0 { [k - 1, k] } else { [k, k] }
+            };
+            let mut owner: Option<(u64, Tap)> = None;
+            for x in span(gi) {
+                for y in span(gj) {
+                    let tile = TileAddress::new(face.index(), self.depth, x as u32, y as u32).expect("inside the face");
+                    let id = tile.identity();
+                    if owner.is_some_and(|(best, _)| best <= id) {
+                        continue;
+                    }
+                    if let Some(t) = self.get(tile) {
+                        owner = Some((id, Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)));
+                    }
+                }
+            }
+            return owner.map(|(_, tap)| tap);
+        }
         holders(self.depth, face, gi, gj).into_iter().find_map(|(t, i, j)| self.get(t).map(|t| Level::tap(t, i, j)))
     }
 
