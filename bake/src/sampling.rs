@@ -175,6 +175,11 @@ pub(crate) fn lat_lon_of(body: &Body, directions: &[glam::DVec3]) -> Vec<(f64, f
 /// from). Returns the heights and which samples were voids. The one rule a
 /// bake and a sharded bake's merge both apply.
 pub(crate) fn settle_voids(void_value: Option<f64>, mut values: Vec<Option<f64>>) -> Option<(Vec<f64>, Vec<bool>)> {
+    if values.iter().all(Option::is_some) {
+        // Nearly every tile: nothing to settle, one pass.
+        let filled = vec![false; values.len()];
+        return Some((values.into_iter().flatten().collect(), filled));
+    }
     let filled: Vec<bool> = values.iter().map(Option::is_none).collect();
     match void_value {
         Some(v) => values.iter_mut().filter(|x| x.is_none()).for_each(|x| *x = Some(v)),
