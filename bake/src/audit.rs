@@ -17,7 +17,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use planet_terrain::TileAddress;
-use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES};
+use planet_terrain::geo::address::TILE_STORED_SAMPLES;
 use planet_terrain::pack::{Codec, DecodedTile, Pack, PackBytes, PackError};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -124,7 +124,7 @@ impl AccuracyAudit {
 /// what it should hold: tiles at and below the pack's height data depth
 /// with the source at the sample's own latitude/longitude; shallower tiles
 /// with the stated filter of the level below as the pack stores it,
-/// evaluated sample by sample by [`crate::filter::Level::filtered`] (not the bake's window),
+/// evaluated by [`crate::filter::Level::filtered_separable`] (not the bake's window),
 /// so the chain from the source to depth 0 is checked link by link without
 /// reading the source for coarse heights. Returns per-depth results and the
 /// first violation.
@@ -240,11 +240,7 @@ pub(crate) fn accuracy_audit(
                         .par_iter()
                         .map(|&tile| -> Result<_, BakeError> {
                             let decoded = pack.read_tile(tile)?;
-                            let cells = TILE_CELLS as i32;
-                            let want: Vec<Option<f64>> = (-1..=cells + 1)
-                                .flat_map(|j| (-1..=cells + 1).map(move |i| tile.sample(i, j)))
-                                .map(|s| below.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height))
-                                .collect();
+                            let want = below.filtered_separable(tile);
                             let surface = if codec.has_classes() || codec.has_colour() {
                                 inputs.surface(&body, tile)?
                             } else {

@@ -21,7 +21,6 @@
 //! wherever the footprint's ground did not change.
 
 use planet_terrain::geo::address::TILE_STORED_SAMPLES;
-use planet_terrain::ground::sample_directions;
 use planet_terrain::pack::DecodedTile;
 use planet_terrain::{Body, TileAddress};
 
@@ -30,7 +29,7 @@ use crate::error::BakeError;
 use crate::filter::Tap;
 use crate::options::Region;
 use crate::raster::Raster;
-use crate::sampling::{Inputs, classes_at, colour_at, lat_lon_of};
+use crate::sampling::{Inputs, Places, classes_at, colour_at};
 
 /// The blend border, in pixels of the coarsest patch raster.
 pub(crate) const BORDER_PIXELS: f64 = 2.0;
@@ -79,7 +78,7 @@ pub(crate) struct Measured {
 impl Sources {
     /// Reads every patch raster at `tile`'s stored samples.
     pub(crate) fn measure(&self, body: &Body, tile: TileAddress, blend: &Blend) -> Result<Measured, BakeError> {
-        let points = lat_lon_of(body, &sample_directions(tile));
+        let points = Places::of_tile(body, tile).pairs();
         Ok(Measured {
             weights: points.iter().map(|&(lat, lon)| blend.weight(lat, lon)).collect(),
             heights: self.dem.as_ref().map(|d| d.measured_heights(body, tile)).transpose()?,

@@ -238,6 +238,30 @@ impl Level {
                 .expect("inside the face");
             return self.get(tile).map(|t| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32));
         }
+        if gi > 0 && gi < n && gj > 0 && gj < n {
+            // Off the face's edges only this face's tiles (at most four)
+            // hold it: the present one of smallest identity, as `holders`
+            // would find it, without its allocations (a window asks this
+            // for every sample on a tile boundary).
+            let span = |g: i64| {
+                let k = g / CELLS;
+                if g % CELLS == 0 { [k - 1, k] } else { [k, k] }
+            };
+            let mut owner: Option<(u64, Tap)> = None;
+            for x in span(gi) {
+                for y in span(gj) {
+                    let tile = TileAddress::new(face.index(), self.depth, x as u32, y as u32).expect("inside the face");
+                    let id = tile.identity();
+                    if owner.is_some_and(|(best, _)| best <= id) {
+                        continue;
+                    }
+                    if let Some(t) = self.get(tile) {
+                        owner = Some((id, Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)));
+                    }
+                }
+            }
+            return owner.map(|(_, tap)| tap);
+        }
         holders(self.depth, face, gi, gj).into_iter().find_map(|(t, i, j)| self.get(t).map(|t| Level::tap(t, i, j)))
     }
 
@@ -283,6 +307,64 @@ impl Level {
             }
         }
         taps.mean(on_face_edge)
+    }
+
+    /// Every stored sample of `parent` (one depth above this level), in
+    /// stored order, as the audit evaluates the filter: independently of
+    /// [`Level::filter_tile`]. A parent sample whose nine taps lie inside
+    /// one child tile, off its edges (all but the child tiles' borders),
+    /// takes the kernel separably: a `[1 2 1]` pass along each row of the
+    /// child, then one down the columns, over the child's heights dequantised
+    /// once; every other sample (tile and face edges, cube corners, apron)
+    /// goes through [`Level::filtered`] sample by sample. The separable sum
+    /// rounds differently from the bake's one pass (by ~1e-12 of the
+    /// heights), well inside the audit's bound.
+    pub(crate) fn filtered_separable(&self, parent: TileAddress) -> Vec<Option<f64>> {
+        debug_assert_eq!(parent.depth() + 1, self.depth);
+        const W: usize = TILE_STORED_SAMPLES as usize;
+        let cells = TILE_CELLS as i32;
+        let half = cells / 2;
+        // Row passes of the four children: rows[q][k] at the child's stored
+        // index k holds h[k - 1] + 2 h[k] + h[k + 1] (core columns only).
+        let rows: Vec<Option<Vec<f64>>> = parent
+            .children()
+            .into_iter()
+            .flatten()
+            .map(|child| {
+                self.get(child).map(|t| {
+                    let h = t.heights();
+                    let mut r = vec![0.0; TILE_STORED_SAMPLE_COUNT];
+                    for row in 0..W {
+                        for k in row * W + 1..row * W + W - 1 {
+                            r[k] = h[k - 1] + 2.0 * h[k] + h[k + 1];
+                        }
+                    }
+                    r
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
+        for j in -1..=cells + 1 {
+            for i in -1..=cells + 1 {
+                // Child (qx, qy) and the tap centre's index in it.
+                let (qx, qy) = (usize::from(i >= half), usize::from(j >= half));
+                let (li, lj) = (2 * i - cells * qx as i32, 2 * j - cells * qy as i32);
+                // Off the child's edges (so inside the parent's core too).
+                let inside = (2..=cells - 2).contains(&li) && (2..=cells - 2).contains(&lj);
+                // `children()` lists the quadrants x first: child 2 qy + qx.
+                match rows.get(2 * qy + qx).and_then(Option::as_ref) {
+                    Some(r) if inside => {
+                        let k = stored_index(li, lj);
+                        out.push(Some((r[k - W] + 2.0 * r[k] + r[k + W]) / 16.0));
+                    }
+                    _ => {
+                        let s = parent.sample(i, j);
+                        out.push(self.filtered(s.face, s.i as i64, s.j as i64).map(|t| t.height));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Every stored sample of `parent` (one depth above this level), in

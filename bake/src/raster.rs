@@ -10,7 +10,7 @@
 //! projected raster has each point transformed by GDAL/PROJ. Values are read
 //! in fixed chunks through a cache bounded in bytes (least recently used
 //! chunks go first), and one evaluation holds at most `CHUNKS_IN_FLIGHT`
-//! chunks however coarse its tile is against the pixels, so memory stays
+//! chunks (`HeldChunks`) however coarse its tile is against the pixels, so memory stays
 //! bounded whatever the raster's size; each worker thread reads through its
 //! own dataset handle from a pool (GDAL handles are not shareable between
 //! threads).
@@ -98,14 +98,83 @@ pub struct Taps {
 }
 
 impl Taps {
-    fn pixel(&self, k: usize) -> (usize, usize) {
-        (self.columns[k & 1] as usize, self.rows[k >> 1] as usize)
-    }
-
     fn weight(&self, k: usize) -> f64 {
         let wx = if k & 1 == 0 { 1.0 - self.fx } else { self.fx };
         let wy = if k >> 1 == 0 { 1.0 - self.fy } else { self.fy };
         wx * wy
+    }
+}
+
+/// The chunks one evaluation holds (at most `CHUNKS_IN_FLIGHT`, however
+/// coarse its tile is against the pixels: holding every chunk a coarse tile
+/// touches would make a worker's memory grow with the raster's resolution),
+/// fetched from the shared cache on first use and read lock-free after. The
+/// last chunk used is checked first: consecutive taps nearly always share it.
+#[derive(Debug)]
+pub struct HeldChunks<'r> {
+    raster: &'r Raster,
+    band: usize,
+    held: Vec<(ChunkKey, Arc<Vec<f32>>)>,
+    last: usize,
+}
+
+impl<'r> HeldChunks<'r> {
+    pub fn new(raster: &'r Raster, band: usize) -> HeldChunks<'r> {
+        HeldChunks { raster, band, held: Vec::with_capacity(CHUNKS_IN_FLIGHT), last: 0 }
+    }
+
+    #[inline]
+    fn value(&mut self, c: usize, r: usize) -> Result<f32, RasterError> {
+        let key = (self.band, c / CHUNK, r / CHUNK);
+        if self.held.get(self.last).is_none_or(|h| h.0 != key) {
+            self.hold(key)?;
+        }
+        Ok(self.held[self.last].1[(r % CHUNK) * CHUNK + (c % CHUNK)])
+    }
+
+    /// Makes `key` the last chunk used, fetching it if it is not held (and
+    /// letting all go first if `CHUNKS_IN_FLIGHT` are).
+    #[cold]
+    fn hold(&mut self, key: ChunkKey) -> Result<(), RasterError> {
+        if let Some(k) = self.held.iter().position(|(h, _)| *h == key) {
+            self.last = k;
+            return Ok(());
+        }
+        if self.held.len() >= CHUNKS_IN_FLIGHT {
+            self.held.clear();
+        }
+        self.held.push((key, self.raster.chunk(key.0, key.1, key.2)?));
+        self.last = self.held.len() - 1;
+        Ok(())
+    }
+
+    /// The bilinear value of one tap set: nodata taps drop out and the
+    /// others' weights are renormalised; `None` if all four are nodata.
+    #[inline(always)]
+    fn bilinear(&mut self, t: &Taps) -> Result<Option<f64>, RasterError> {
+        let [c0, c1] = t.columns.map(|c| c as usize);
+        let [r0, r1] = t.rows.map(|r| r as usize);
+        let values: [f32; 4] = if c0 / CHUNK == c1 / CHUNK && r0 / CHUNK == r1 / CHUNK {
+            // All four in one chunk (nearly always): one key check.
+            let key = (self.band, c0 / CHUNK, r0 / CHUNK);
+            if self.held.get(self.last).is_none_or(|h| h.0 != key) {
+                self.hold(key)?;
+            }
+            let chunk = &self.held[self.last].1;
+            let at = |c: usize, r: usize| chunk[(r % CHUNK) * CHUNK + (c % CHUNK)];
+            [at(c0, r0), at(c1, r0), at(c0, r1), at(c1, r1)]
+        } else {
+            [self.value(c0, r0)?, self.value(c1, r0)?, self.value(c0, r1)?, self.value(c1, r1)?]
+        };
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for (k, v) in values.into_iter().enumerate() {
+            if !v.is_nan() {
+                let w = t.weight(k);
+                sum += f64::from(v) * w;
+                weight += w;
+            }
+        }
+        Ok((weight > 1e-9).then(|| sum / weight))
     }
 }
 
@@ -357,120 +426,10 @@ impl Raster {
         Ok(crs_points.into_iter().map(|(cx, cy)| self.taps_at(cx, cy)).collect())
     }
 
-    fn taps_at(&self, cx: f64, cy: f64) -> Option<Taps> {
-        if !(cx.is_finite() && cy.is_finite()) {
-            return None;
-        }
-        let inv = &self.inverse;
-        let to_pixel = |cx: f64| (inv[0] + cx * inv[1] + cy * inv[2], inv[3] + cx * inv[4] + cy * inv[5]);
-        let (mut px, py) = to_pixel(cx);
-        let (w, h) = (self.width as f64, self.height as f64);
-        let period = match self.grid {
-            Grid::Geographic { period } => period,
-            Grid::Projected { .. } => None,
-        };
-        if let Some(p) = period {
-            // Queries are within a turn of the raster's range: a cheap wrap.
-            while px < 0.0 {
-                px += p;
-            }
-            while px >= p {
-                px -= p;
-            }
-        } else if !(0.0..=w).contains(&px) {
-            // A regional geographic raster may use another longitude
-            // convention than the query: try one turn either way.
-            let turn = 360.0 * self.inverse[1].abs();
-            let candidates = [px + turn, px - turn];
-            px = match (
-                matches!(self.grid, Grid::Geographic { .. }),
-                candidates.iter().find(|c| (0.0..=w).contains(*c)),
-            ) {
-                (true, Some(&c)) => c,
-                _ => return None,
-            };
-        }
-        if !(0.0..=h).contains(&py) {
-            // Beyond the last row: only a pole the raster stops just short of.
-            if period.is_some() && (py > -1.0 && py < h + 1.0) {
-            } else {
-                return None;
-            }
-        }
-        // Pixel centres sit at +0.5.
-        let (x, y) = (px - 0.5, (py - 0.5).clamp(0.0, h - 1.0));
-        let x0 = x.floor();
-        let y0 = y.floor().min(h - 1.0);
-        let (fx, fy) = (x - x0, y - y0);
-        let column = |c: f64| -> u32 {
-            match period {
-                Some(p) => {
-                    let n = p.round() as i64;
-                    ((c as i64).rem_euclid(n) as usize).min(self.width - 1) as u32
-                }
-                None => c.clamp(0.0, w - 1.0) as u32,
-            }
-        };
-        let row = |r: f64| r.clamp(0.0, h - 1.0) as u32;
-        Some(Taps { columns: [column(x0), column(x0 + 1.0)], rows: [row(y0), row(y0 + 1.0)], fx, fy })
-    }
-
     /// Evaluates taps on `band` (1-based). `None` where every tap is nodata.
     pub fn evaluate(&self, band: usize, taps: &[Option<Taps>]) -> Result<Vec<Option<f64>>, RasterError> {
-        // Taps go in runs that touch at most `CHUNKS_IN_FLIGHT` chunks: a
-        // run's chunks are gathered once, then read lock-free. A tile much
-        // coarser than the raster's pixels touches hundreds of chunks, and
-        // holding them all at once would make a worker's memory grow with
-        // the raster's resolution.
-        let mut values = Vec::with_capacity(taps.len());
-        let mut held: Vec<(ChunkKey, Arc<Vec<f32>>)> = Vec::with_capacity(CHUNKS_IN_FLIGHT + 4);
-        let mut start = 0;
-        while start < taps.len() {
-            held.clear();
-            let mut end = start;
-            while end < taps.len() {
-                let Some(t) = &taps[end] else {
-                    end += 1;
-                    continue;
-                };
-                let keys = (0..4).map(|k| t.pixel(k)).map(|(c, r)| (band, c / CHUNK, r / CHUNK));
-                let new: Vec<ChunkKey> = keys.filter(|k| !held.iter().any(|(h, _)| h == k)).collect();
-                if end > start && held.len() + new.len() > CHUNKS_IN_FLIGHT {
-                    break;
-                }
-                for key in new {
-                    if !held.iter().any(|(h, _)| *h == key) {
-                        held.push((key, self.chunk(band, key.1, key.2)?));
-                    }
-                }
-                end += 1;
-            }
-            let mut last = 0;
-            let mut value = |c: usize, r: usize| -> f32 {
-                let key = (band, c / CHUNK, r / CHUNK);
-                if held[last].0 != key {
-                    last = held.iter().position(|(h, _)| *h == key).expect("gathered above");
-                }
-                held[last].1[(r % CHUNK) * CHUNK + (c % CHUNK)]
-            };
-            for t in &taps[start..end] {
-                values.push(t.as_ref().and_then(|t| {
-                    let (mut sum, mut weight) = (0.0, 0.0);
-                    for k in 0..4 {
-                        let (c, r) = t.pixel(k);
-                        let v = value(c, r);
-                        if !v.is_nan() {
-                            let w = t.weight(k);
-                            sum += f64::from(v) * w;
-                            weight += w;
-                        }
-                    }
-                    (weight > 1e-9).then(|| sum / weight)
-                }));
-            }
-            start = end;
-        }
-        Ok(values)
+        let mut held = HeldChunks::new(self, band);
+        taps.iter().map(|t| t.as_ref().map_or(Ok(None), |t| held.bilinear(t))).collect()
     }
 
     /// Evaluates taps on `band` taking the nearest valid tap's value, for
@@ -570,3 +529,6 @@ impl Raster {
         Ok(buffer.data().iter().any(|&v| v.is_finite() && nodata.is_none_or(|n| v != n)))
     }
 }
+
+#[path = "raster_taps.rs"]
+mod taps;

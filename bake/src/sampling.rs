@@ -1,7 +1,10 @@
 //! Sampling: each stored sample's geodetic latitude/longitude (on the body's
-//! ellipsoid, from the sample's cube-sphere direction) is read from the
+//! ellipsoid, from the sample's cube-sphere point: `Places::of_tile`, the one
+//! geodesy of the bake, its audit, shards and patches) is read from the
 //! source with the raster's bilinear filter, so samples shared by two tiles,
-//! on one face or across two, read the same place and agree. Nodata policy:
+//! on one face or across two, read the same place and agree. The geodesy is
+//! batched and branch-free (`Ellipsoid::directions_to_degrees`, within a few
+//! ulp of libm's `atan2`), since it runs for every sample twice a bake. Nodata policy:
 //! voids are filled from the surrounding samples of the same tile (repeated
 //! neighbour averaging), or take `--void-value`; either way they are counted
 //! and reported, and a tile with any such sample is not marked measured. A
@@ -15,6 +18,7 @@
 //! settled by the same policy (`Inputs::settle_voids`).
 
 use planet_terrain::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES};
+use planet_terrain::geo::{atan, cube};
 use planet_terrain::ground::sample_directions;
 use planet_terrain::layers::{Layer, LayerKind, LayerStack};
 use planet_terrain::{Body, MAX_DEPTH, TileAddress};
@@ -50,15 +54,120 @@ pub fn supported_depth(body: &Body, resolution_m: f64) -> u8 {
     ratio.log2().round().clamp(0.0, f64::from(MAX_DEPTH)) as u8
 }
 
+/// Geodetic latitudes and longitudes in degrees of directions, as two
+/// arrays: the one geodesy every sampled place goes through
+/// (`Ellipsoid::directions_to_degrees`, batched and branch-free).
+pub(crate) struct Places {
+    pub(crate) latitudes: Vec<f64>,
+    pub(crate) longitudes: Vec<f64>,
+    /// For a tile's core on an equatorial face, the longitude of each core
+    /// column (every core row has the same): what `Raster::bilinear_tile`
+    /// makes each column's taps from once.
+    pub(crate) core_columns: Option<Vec<f64>>,
+}
+
+impl Places {
+    pub(crate) fn of(body: &Body, directions: &[glam::DVec3]) -> Places {
+        let (mut latitudes, mut longitudes) = (vec![0.0; directions.len()], vec![0.0; directions.len()]);
+        body.ellipsoid().directions_to_degrees(directions, &mut latitudes, &mut longitudes);
+        Places { latitudes, longitudes, core_columns: None }
+    }
+
+    /// (latitude, longitude) pairs, for the rasters read by tap lists.
+    pub(crate) fn pairs(&self) -> Vec<(f64, f64)> {
+        self.latitudes.iter().copied().zip(self.longitudes.iter().copied()).collect()
+    }
+}
+
+impl Places {
+    /// Every stored sample of `tile`, in stored order: the place each
+    /// sample's value is read at, for the bake, its audit, shards and
+    /// patches alike. Each sample's point is its unnormalised cube point
+    /// (`cube::cube_point` of the warped face-grid coordinates; the angles
+    /// do not depend on its length), so a sample that several tiles store,
+    /// on one face or across an edge, is the same point spelled with the
+    /// same numbers and gets the same bits. On an equatorial face (0-3) a
+    /// point's longitude and horizontal length depend on its column alone
+    /// (the cube's `b` is its z), so the core takes them once per column
+    /// and one `atan2` per sample, with the same arithmetic as the
+    /// general path (`Ellipsoid::directions_to_degrees`) the polar faces
+    /// and the apron take.
+    pub(crate) fn of_tile(body: &Body, tile: TileAddress) -> Places {
+        let cells = TILE_CELLS as i32;
+        let n = TILE_STORED_SAMPLES as usize;
+        // Warped coordinates of the core columns and rows, once a tile (the
+        // warp is a tangent); apron samples may lie on another face.
+        let warped: Vec<(f64, f64)> = (0..=cells)
+            .map(|k| {
+                let (u, v) = tile.sample(k, k).grid_coordinates();
+                (cube::warp(u), cube::warp(v))
+            })
+            .collect();
+        let core = |k: i32| (0..=cells).contains(&k);
+        let point = |i: i32, j: i32| {
+            if core(i) && core(j) {
+                return cube::cube_point(tile.face(), warped[i as usize].0, warped[j as usize].1);
+            }
+            let s = tile.sample(i, j);
+            let (u, v) = s.grid_coordinates();
+            cube::cube_point(s.face, cube::warp(u), cube::warp(v))
+        };
+        let mut places = Places {
+            latitudes: vec![0.0; TILE_STORED_SAMPLE_COUNT],
+            longitudes: vec![0.0; TILE_STORED_SAMPLE_COUNT],
+            core_columns: None,
+        };
+        let ellipsoid = body.ellipsoid();
+        if tile.face().index() >= 4 {
+            let mut points = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
+            for j in -1..=cells + 1 {
+                for i in -1..=cells + 1 {
+                    points.push(point(i, j));
+                }
+            }
+            ellipsoid.directions_to_degrees(&points, &mut places.latitudes, &mut places.longitudes);
+            return places;
+        }
+        // The apron ring through the general path.
+        let ring: Vec<(i32, i32)> = (-1..=cells + 1)
+            .flat_map(|j| (-1..=cells + 1).map(move |i| (i, j)))
+            .filter(|&(i, j)| !core(i) || !core(j))
+            .collect();
+        let points: Vec<glam::DVec3> = ring.iter().map(|&(i, j)| point(i, j)).collect();
+        let (mut lat, mut lon) = (vec![0.0; ring.len()], vec![0.0; ring.len()]);
+        ellipsoid.directions_to_degrees(&points, &mut lat, &mut lon);
+        for (k, &(i, j)) in ring.iter().enumerate() {
+            let at = (j + 1) as usize * n + (i + 1) as usize;
+            (places.latitudes[at], places.longitudes[at]) = (lat[k], lon[k]);
+        }
+        // The core: per column, the longitude and the normal's horizontal
+        // length (from the point at b = 0: x and y do not depend on b).
+        let inverse = 1.0 / ellipsoid.radii();
+        let columns: Vec<glam::DVec3> = (0..=cells).map(|i| point(i, 0) * glam::DVec3::new(1.0, 1.0, 0.0)).collect();
+        let mut column_lon = vec![0.0; columns.len()];
+        let mut horizontal = vec![0.0; columns.len()];
+        for (k, c) in columns.iter().enumerate() {
+            let m = *c * inverse;
+            horizontal[k] = (m.x * m.x + m.y * m.y).sqrt();
+            column_lon[k] = atan::atan2(m.y, m.x).to_degrees();
+        }
+        for j in 0..=cells {
+            let z = point(0, j).z * inverse.z;
+            let row = (j + 1) as usize * n + 1;
+            let lat = &mut places.latitudes[row..row + columns.len()];
+            for (l, h) in lat.iter_mut().zip(&horizontal) {
+                *l = atan::atan2(z, *h).to_degrees();
+            }
+            places.longitudes[row..row + columns.len()].copy_from_slice(&column_lon);
+        }
+        places.core_columns = Some(column_lon);
+        places
+    }
+}
+
 /// Geodetic (latitude, longitude) in degrees of each direction.
 pub(crate) fn lat_lon_of(body: &Body, directions: &[glam::DVec3]) -> Vec<(f64, f64)> {
-    directions
-        .iter()
-        .map(|&d| {
-            let g = body.ellipsoid().direction_to_geodetic(d);
-            (g.latitude.to_degrees(), g.longitude.to_degrees())
-        })
-        .collect()
+    Places::of(body, directions).pairs()
 }
 
 /// The bake's void policy on one tile's values: voids take `void_value`,
@@ -66,6 +175,11 @@ pub(crate) fn lat_lon_of(body: &Body, directions: &[glam::DVec3]) -> Vec<(f64, f
 /// from). Returns the heights and which samples were voids. The one rule a
 /// bake and a sharded bake's merge both apply.
 pub(crate) fn settle_voids(void_value: Option<f64>, mut values: Vec<Option<f64>>) -> Option<(Vec<f64>, Vec<bool>)> {
+    if values.iter().all(Option::is_some) {
+        // Nearly every tile: nothing to settle, one pass.
+        let filled = vec![false; values.len()];
+        return Some((values.into_iter().flatten().collect(), filled));
+    }
     let filled: Vec<bool> = values.iter().map(Option::is_none).collect();
     match void_value {
         Some(v) => values.iter_mut().filter(|x| x.is_none()).for_each(|x| *x = Some(v)),
@@ -172,7 +286,7 @@ impl Inputs {
     /// applied on top), `None` where it did not: no void is filled. This is
     /// what a region patch may put into a pack.
     pub(crate) fn measured_heights(&self, body: &Body, tile: TileAddress) -> Result<Vec<Option<f64>>, BakeError> {
-        let values = self.heights(&lat_lon_of(body, &sample_directions(tile)))?;
+        let values = self.heights(&Places::of_tile(body, tile).pairs())?;
         if self.layers.is_empty() {
             return Ok(values);
         }
@@ -189,12 +303,19 @@ impl Inputs {
     }
 
     pub(crate) fn sample(&self, body: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
-        let points = lat_lon_of(body, &sample_directions(tile));
-        let (mut heights, filled) = self.settle_voids(tile, self.heights(&points)?)?;
+        let places = Places::of_tile(body, tile);
+        let mut values = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
+        let columns = places.core_columns.as_deref();
+        self.dem.bilinear_tile(1, &places.latitudes, &places.longitudes, columns, &mut values)?;
+        let (mut heights, filled) = self.settle_voids(tile, values)?;
         if !self.layers.is_empty() {
             self.apply_layers(body, tile, &mut heights);
         }
-        let (classes, colour) = self.surface_at(&points)?;
+        let (classes, colour) = if self.classes.is_none() && self.imagery.is_none() {
+            (vec![0; TILE_STORED_SAMPLE_COUNT], vec![[0; 3]; TILE_STORED_SAMPLE_COUNT])
+        } else {
+            self.surface_at(&places.pairs())?
+        };
         Ok(Sampled { heights, filled, classes, colour })
     }
 
@@ -216,7 +337,7 @@ impl Inputs {
         if self.classes.is_none() && self.imagery.is_none() {
             return Ok((vec![0; TILE_STORED_SAMPLE_COUNT], vec![[0; 3]; TILE_STORED_SAMPLE_COUNT]));
         }
-        self.surface_at(&lat_lon_of(body, &sample_directions(tile)))
+        self.surface_at(&Places::of_tile(body, tile).pairs())
     }
 
     fn surface_at(&self, points: &[(f64, f64)]) -> Result<SurfaceSamples, BakeError> {
@@ -268,6 +389,37 @@ mod tests {
         assert!(values.iter().all(|v| *v == Some(100.0)));
         let mut empty = vec![None; n];
         assert!(!fill_voids(&mut empty));
+    }
+
+    #[test]
+    fn tile_places_are_the_geodesy_of_the_sample_directions_and_shared_samples_agree_bit_for_bit() {
+        use std::collections::HashMap;
+        let earth = Body::earth();
+        let cells = TILE_CELLS as i32;
+        let mut seen: HashMap<[u64; 3], (u64, u64, TileAddress)> = HashMap::new();
+        let tiles = TileAddress::roots().into_iter().flat_map(|t| t.children().unwrap());
+        for tile in tiles {
+            let places = Places::of_tile(&earth, tile);
+            let directions = sample_directions(tile);
+            let mut k = 0;
+            for j in -1..=cells + 1 {
+                for i in -1..=cells + 1 {
+                    let g = earth.ellipsoid().direction_to_geodetic(directions[k]);
+                    let (lat, lon) = (places.latitudes[k], places.longitudes[k]);
+                    assert!((lat - g.latitude.to_degrees()).abs() < 1e-12, "{tile} ({i}, {j}): latitude {lat}");
+                    // Longitude is any value at a pole.
+                    if g.latitude.abs() < 1.5 {
+                        let d = (lon - g.longitude.to_degrees()).abs();
+                        assert!(d < 1e-12 || (d - 360.0).abs() < 1e-12, "{tile} ({i}, {j}): longitude {lon}");
+                    }
+                    // The same point, from any tile or face: the same bits.
+                    let key = directions[k].to_array().map(f64::to_bits);
+                    let (a, b, first) = *seen.entry(key).or_insert((lat.to_bits(), lon.to_bits(), tile));
+                    assert_eq!((a, b), (lat.to_bits(), lon.to_bits()), "{tile} ({i}, {j}) vs {first}");
+                    k += 1;
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,9 +2,11 @@
 # Bake throughput against GDAL writing a zstd COG (a tiled, compressed
 # pyramid) of the same raster, side by side in one run, both on every core.
 # Rates are output samples per second: pack tiles x 131^2 for planet-bake,
-# pixels of the full-resolution image plus its overviews for GDAL.
+# pixels of the full-resolution image plus its overviews for GDAL. A
+# one-worker bake of each raster (--jobs 1, before the timed one) gives the
+# default pool's parallel efficiency: one-worker seconds / (cores x seconds).
 #
-# usage: tools/bench/bake_vs_gdal.sh [OUT_DIR]
+# usage: [PLANET_BAKE=path] tools/bench/bake_vs_gdal.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/bake-bench}
@@ -31,17 +33,26 @@ n = b.XSize * b.YSize + sum(b.GetOverview(i).XSize * b.GetOverview(i).YSize for 
 print(n)"
 }
 
+# PLANET_BAKE=path measures another build (an earlier commit's) the same way.
+bake=${PLANET_BAKE:-${CARGO_TARGET_DIR:-target}/release/planet-bake}
+report() { /usr/bin/python3 -c "import json; r = json.load(open('$1')); print($2)"; }
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
 echo "| raster | tool | output samples | seconds | M samples/s |"
 echo "|---|---|---:|---:|---:|"
 for raster in "$etopo5" "$out/earth-8192.tif"; do
     name=$(basename "$raster")
     pack=$out/$name.planetpack
+    # One worker first, for the parallel efficiency of the default pool.
+    "$bake" --jobs 1 --dem "$raster" --body earth --out "$pack" --report "$out/$name.1.json" 2>/dev/null
     start=$(date +%s.%N)
-    target/release/planet-bake --dem "$raster" --body earth --out "$pack" --report "$out/$name.json" 2>/dev/null
+    "$bake" --dem "$raster" --body earth --out "$pack" --report "$out/$name.json" 2>/dev/null
     seconds=$(echo "$(date +%s.%N) - $start" | bc)
-    samples=$(/usr/bin/python3 -c "import json; r = json.load(open('$out/$name.json')); print(r['samples'])")
-    bake_s=$(/usr/bin/python3 -c "import json; r = json.load(open('$out/$name.json')); print(round(r['timings_s']['bake'], 2))")
-    audit_s=$(/usr/bin/python3 -c "import json; r = json.load(open('$out/$name.json')); print(round(r['timings_s']['audit'], 2))")
+    samples=$(report "$out/$name.json" "r['samples']")
+    bake_s=$(report "$out/$name.json" "round(r['timings_s']['bake'], 2)")
+    audit_s=$(report "$out/$name.json" "round(r['timings_s']['audit'], 2)")
+    bake1_s=$(report "$out/$name.1.json" "round(r['timings_s']['bake'], 2)")
+    audit1_s=$(report "$out/$name.1.json" "round(r['timings_s']['audit'], 2)")
     echo "| $name | planet-bake, bake only (audit $audit_s s more) | $samples | $bake_s | $(echo "scale=2; $samples / $bake_s / 1000000" | bc) |"
     echo "| $name | planet-bake, whole command incl. audits | $samples | $seconds | $(echo "scale=2; $samples / $seconds / 1000000" | bc) |"
     start=$(date +%s.%N)
@@ -49,4 +60,7 @@ for raster in "$etopo5" "$out/earth-8192.tif"; do
     seconds=$(echo "$(date +%s.%N) - $start" | bc)
     samples=$(cog_samples "$out/$name.cog.tif")
     echo "| $name | gdal_translate -of COG -co COMPRESS=ZSTD | $samples | $seconds | $(echo "scale=2; $samples / $seconds / 1000000" | bc) |"
+    echo "| $name | planet-bake --jobs 1: bake $bake1_s s, audit $audit1_s s; parallel efficiency of the default pool: bake $(echo "scale=2; $bake1_s / ($(nproc) * $bake_s)" | bc), audit $(echo "scale=2; $audit1_s / ($(nproc) * $audit_s)" | bc) | | | |"
 done
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -186,6 +186,26 @@ impl Ellipsoid {
         Geodetic { latitude, longitude, height: 0.0 }
     }
 
+    /// Geodetic latitude and longitude in degrees of the surface points
+    /// reached by `directions`, into `latitudes` and `longitudes` (same
+    /// lengths): [`Ellipsoid::direction_to_geodetic`] in degrees, batched for
+    /// the bake, within a few ulp of it. Straight-line code per direction
+    /// (the branch-free [`super::atan::atan2`], a square root for the
+    /// horizontal length) that the optimiser vectorises; the one-direction
+    /// path keeps libm's `atan2` and `hypot`.
+    pub fn directions_to_degrees(&self, directions: &[DVec3], latitudes: &mut [f64], longitudes: &mut [f64]) {
+        assert!(directions.len() == latitudes.len() && directions.len() == longitudes.len());
+        // The normal's direction is d / radii; its scale does not matter to
+        // the angles, so a multiplication by the reciprocals (no division).
+        let inverse = 1.0 / self.radii;
+        for ((d, lat), lon) in directions.iter().zip(latitudes.iter_mut()).zip(longitudes.iter_mut()) {
+            let n = *d * inverse;
+            let horizontal = (n.x * n.x + n.y * n.y).sqrt();
+            *lat = super::atan::atan2(n.z, horizontal).to_degrees();
+            *lon = super::atan::atan2(n.y, n.x).to_degrees();
+        }
+    }
+
     /// The direction whose surface point lies at this latitude/longitude.
     pub fn geodetic_to_direction(&self, g: Geodetic) -> DVec3 {
         self.direction_from_normal(g.normal())
@@ -333,6 +353,43 @@ pub fn east_north_up(at: Geodetic) -> DMat3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batched_degrees_agree_with_direction_to_geodetic_to_rounding() {
+        // Directions over a sphere-filling lattice (poles and the
+        // antimeridian included), on a spheroid and a triaxial body.
+        let bodies = [
+            Ellipsoid::spheroid(6_378_137.0, 6_356_752.314_245).unwrap(),
+            Ellipsoid::new(3.4e6, 3.3e6, 3.2e6).unwrap(),
+        ];
+        for e in bodies {
+            let mut directions = vec![DVec3::Z, -DVec3::Z, DVec3::X, -DVec3::X, DVec3::Y, -DVec3::Y];
+            for i in 0..=120 {
+                for j in 0..=60 {
+                    let (lon, lat) = (f64::from(i) * 3.0 - 180.0, f64::from(j) * 3.0 - 90.0);
+                    let g = Geodetic::from_degrees(lat, lon, 0.0);
+                    directions.push(e.geodetic_to_direction(g) * 1.25);
+                }
+            }
+            let (mut lat, mut lon) = (vec![0.0; directions.len()], vec![0.0; directions.len()]);
+            e.directions_to_degrees(&directions, &mut lat, &mut lon);
+            for (k, d) in directions.iter().enumerate() {
+                let g = e.direction_to_geodetic(*d);
+                assert!(
+                    (lat[k] - g.latitude.to_degrees()).abs() <= 1e-13,
+                    "{d}: latitude {} vs {}",
+                    lat[k],
+                    g.latitude.to_degrees()
+                );
+                assert!(
+                    (lon[k] - g.longitude.to_degrees()).abs() <= 1e-13,
+                    "{d}: longitude {} vs {}",
+                    lon[k],
+                    g.longitude.to_degrees()
+                );
+            }
+        }
+    }
 
     #[test]
     fn zero_zero_is_on_plus_x_at_the_equatorial_radius() {

@@ -40,14 +40,24 @@ pub fn lattice_error(heights: &[f64]) -> f64 {
     let at = |i: usize, j: usize| heights[(j + 1) * n + (i + 1)];
     let (cells, step) = (TILE_CELLS as usize, LATTICE_STEP as usize);
     let mut worst: f64 = 0.0;
-    for j in 0..=cells {
-        for i in 0..=cells {
-            let (i0, j0) = ((i / step * step).min(cells - step), (j / step * step).min(cells - step));
-            let (fx, fy) = ((i - i0) as f64 / step as f64, (j - j0) as f64 / step as f64);
+    // Lattice cell by lattice cell, its four vertices read once; the last
+    // cell of a row or column also takes the far edge (offset `step`, weight
+    // 1). Each sample gets the same vertices, weights and arithmetic as
+    // when it looks up its own cell, and the maximum is order-free.
+    for j0 in (0..cells).step_by(step) {
+        let rows = if j0 + step == cells { step + 1 } else { step };
+        for i0 in (0..cells).step_by(step) {
+            let columns = if i0 + step == cells { step + 1 } else { step };
             let (i1, j1) = (i0 + step, j0 + step);
-            let lattice = (at(i0, j0) * (1.0 - fx) + at(i1, j0) * fx) * (1.0 - fy)
-                + (at(i0, j1) * (1.0 - fx) + at(i1, j1) * fx) * fy;
-            worst = worst.max((lattice - at(i, j)).abs());
+            let (h00, h10, h01, h11) = (at(i0, j0), at(i1, j0), at(i0, j1), at(i1, j1));
+            for dj in 0..rows {
+                let fy = dj as f64 / step as f64;
+                for di in 0..columns {
+                    let fx = di as f64 / step as f64;
+                    let lattice = (h00 * (1.0 - fx) + h10 * fx) * (1.0 - fy) + (h01 * (1.0 - fx) + h11 * fx) * fy;
+                    worst = worst.max((lattice - at(i0 + di, j0 + dj)).abs());
+                }
+            }
         }
     }
     worst
@@ -56,6 +66,26 @@ pub fn lattice_error(heights: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cell_by_cell_gives_the_bits_of_each_sample_finding_its_own_cell() {
+        let n = TILE_STORED_SAMPLES as usize;
+        let heights: Vec<f64> = (0..n * n).map(|k| ((k as f64) * 0.618_033_988_749).sin() * 1234.5).collect();
+        let at = |i: usize, j: usize| heights[(j + 1) * n + (i + 1)];
+        let (cells, step) = (TILE_CELLS as usize, LATTICE_STEP as usize);
+        let mut worst: f64 = 0.0;
+        for j in 0..=cells {
+            for i in 0..=cells {
+                let (i0, j0) = ((i / step * step).min(cells - step), (j / step * step).min(cells - step));
+                let (fx, fy) = ((i - i0) as f64 / step as f64, (j - j0) as f64 / step as f64);
+                let (i1, j1) = (i0 + step, j0 + step);
+                let lattice = (at(i0, j0) * (1.0 - fx) + at(i1, j0) * fx) * (1.0 - fy)
+                    + (at(i0, j1) * (1.0 - fx) + at(i1, j1) * fx) * fy;
+                worst = worst.max((lattice - at(i, j)).abs());
+            }
+        }
+        assert_eq!(lattice_error(&heights).to_bits(), worst.to_bits());
+    }
 
     #[test]
     fn lattice_is_33_by_33_with_a_skirt() {

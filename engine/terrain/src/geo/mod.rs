@@ -11,6 +11,7 @@
 //! this module reaches up to them.
 
 pub mod address;
+pub mod atan;
 pub mod body;
 pub mod bounds;
 pub mod cube;
