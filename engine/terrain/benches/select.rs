@@ -16,7 +16,8 @@
 //! see the same load on a shared
 //! machine and the before/after ratio is honest even when the absolute
 //! figures drift. `SELECT_BENCH_AFTER_ONLY=1` skips the old algorithm (for
-//! a profiler's view of the current one).
+//! a profiler's view of the current one); `SELECT_BENCH_SELECTOR_ONLY=1`
+//! also runs `select` only once per row, so a profile is the `Selector`'s.
 //!
 //! Two more columns time a `Selector` (the same cut, reusing the last
 //! frame's tree for geometry): on the same view every frame (all geometry
