@@ -16,7 +16,8 @@
 //! see the same load on a shared
 //! machine and the before/after ratio is honest even when the absolute
 //! figures drift. `SELECT_BENCH_AFTER_ONLY=1` skips the old algorithm (for
-//! a profiler's view of the current one).
+//! a profiler's view of the current one); `SELECT_BENCH_SELECTOR_ONLY=1`
+//! also runs `select` only once per row, so a profile is the `Selector`'s.
 //!
 //! Two more columns time a `Selector` (the same cut, reusing the last
 //! frame's tree for geometry): on the same view every frame (all geometry
@@ -37,6 +38,7 @@ const RUNS: usize = 300;
 
 fn main() {
     let after_only = std::env::var_os("SELECT_BENCH_AFTER_ONLY").is_some();
+    let selector_only = std::env::var_os("SELECT_BENCH_SELECTOR_ONLY").is_some();
     let source = ProceduralSource::new(Body::earth(), 2026);
     println!(
         "| altitude | target px | budget | nodes | drawn | effective error px | before median ms | after median ms | after p99 ms | speed-up | Selector, same view | Selector, moving |"
@@ -68,7 +70,7 @@ fn main() {
             let settings = SelectionSettings { target_error_px: target, node_budget: budget, near_m: 0.1 };
             let (mut before, mut after) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
             let mut last = None;
-            for run in 0..RUNS {
+            for run in 0..if selector_only { 1 } else { RUNS } {
                 // Alternate which goes first, so neither always inherits the
                 // other's cache.
                 let (mut old, mut cut) = (None, None);
@@ -94,7 +96,7 @@ fn main() {
                 times.sort_by(f64::total_cmp);
             }
             let cut = last.unwrap();
-            let (old_median, median) = (before[RUNS / 2], after[RUNS / 2]);
+            let (old_median, median) = (before[before.len() / 2], after[after.len() / 2]);
             let median_of = |views: &mut dyn Iterator<Item = &View>| {
                 let mut selector = Selector::new();
                 let mut times: Vec<f64> = views
@@ -114,7 +116,7 @@ fn main() {
                 cut.nodes.len(),
                 cut.statistics.nodes_drawn,
                 cut.effective_screen_error_px,
-                after[RUNS * 99 / 100],
+                after[after.len() * 99 / 100],
                 old_median / median,
             );
         }

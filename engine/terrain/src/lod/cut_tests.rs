@@ -47,7 +47,7 @@ fn spike() -> (Spike, View) {
 
 fn refined<'a>(source: &'a Spike, view: &View, patches: &'a mut Vec<Patch>) -> Refinement<'a> {
     let settings = SelectionSettings { target_error_px: 0.5, node_budget: 100_000, near_m: 0.1 };
-    let mut refine = Refinement::new(source, view, &settings, &[], patches, Tree::default()).unwrap();
+    let mut refine = Refinement::new(source, view, &settings, &[], patches, Tree::default(), 0.0).unwrap();
     refine.run().unwrap();
     assert!(refine.nodes.iter().any(|n| n.tile.depth() == MAX_DEPTH));
     refine
@@ -95,5 +95,35 @@ fn leaves_link_to_their_neighbour_or_its_parent() {
                 assert!(refine.nodes[n.links[edge as usize] as usize].is_leaf(), "a coarser link is a leaf");
             }
         }
+    }
+}
+
+/// Pops of one queue, whatever its threshold: the waiting keys are ordered
+/// only once the heap runs dry, and never pop before a larger key.
+#[test]
+fn a_threshold_changes_no_pop_of_the_error_queue() {
+    let errors = [3.0, 0.5, f64::INFINITY, 7.25, 0.5, 2.0, 9.0, 0.1, 7.25, 4.0, 1.5, 0.0, 6.0];
+    let pops = |threshold: f64| {
+        let mut heap = ErrorHeap::default();
+        heap.reset(threshold, 4);
+        let mut popped = Vec::new();
+        for (index, &error) in errors.iter().enumerate() {
+            heap.push(error, index as u32);
+            // Interleaved, as refinement pushes children between pops.
+            if index % 3 == 2 {
+                popped.extend(heap.peek());
+                heap.pop();
+            }
+        }
+        while let Some(entry) = heap.peek() {
+            popped.push(entry);
+            heap.pop();
+        }
+        popped
+    };
+    let ordered = pops(0.0);
+    assert_eq!(ordered.len(), errors.len());
+    for threshold in [0.5, 2.0, 7.25, 100.0, f64::INFINITY] {
+        assert_eq!(pops(threshold), ordered, "threshold {threshold}");
     }
 }
