@@ -198,7 +198,9 @@ pub(crate) fn accuracy_audit(
     depths: std::ops::Range<u8>,
     held_level_tiles: usize,
 ) -> Result<AccuracyAudit, BakeError> {
-    let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| in_file(path, e))?;
+    // A handful of index pages: the walk is in key order, and lookups
+    // around a window stay within a few leaves of it.
+    let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| in_file(path, e))?.with_cached_pages(16);
     let body = pack.header().body.clone();
     let codec = pack.header().codec;
     let max_depth = pack.header().max_depth;

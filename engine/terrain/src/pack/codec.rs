@@ -214,7 +214,7 @@ fn encode_in_range(
         }
     }
     debug_assert_eq!(raw.len(), codec.decoded_length());
-    let payload = zstd::bulk::compress(&raw, level).map_err(|e| bad(format!("zstd compression failed: {e}")))?;
+    let payload = compress(&raw, level).map_err(|e| bad(format!("zstd compression failed: {e}")))?;
     Ok(EncodedTile {
         tile,
         checksum: crc32fast::hash(&payload),
@@ -223,6 +223,37 @@ fn encode_in_range(
         max_elevation: max,
         geometric_error: round_up_f32(content.geometric_error),
         measured: content.measured,
+    })
+}
+
+thread_local! {
+    /// One compression context per thread, kept for its level: making one
+    /// per tile allocated and cleared zstd's level-9 tables every time. A
+    /// reused context writes the same bytes (single-shot compression
+    /// carries nothing from one call to the next).
+    static COMPRESSOR: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { std::cell::RefCell::new(None) };
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn compress(raw: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
+    COMPRESSOR.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.as_ref().is_none_or(|(l, _)| *l != level) {
+            *cell = Some((level, zstd::bulk::Compressor::new(level)?));
+        }
+        cell.as_mut().expect("just made").1.compress(raw)
+    })
+}
+
+fn decompress(payload: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+    DECOMPRESSOR.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.is_none() {
+            *cell = Some(zstd::bulk::Decompressor::new()?);
+        }
+        cell.as_mut().expect("just made").decompress(payload, capacity)
     })
 }
 
@@ -235,7 +266,7 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
     }
     let decode_error = |reason: String| PackError::PayloadDecode { tile, offset, reason };
     let expected = codec.decoded_length();
-    let raw = zstd::bulk::decompress(payload, expected).map_err(|e| decode_error(format!("zstd: {e}")))?;
+    let raw = decompress(payload, expected).map_err(|e| decode_error(format!("zstd: {e}")))?;
     if raw.len() != expected {
         return Err(decode_error(format!(
             "decompressed to {} bytes, codec {} needs {expected}",

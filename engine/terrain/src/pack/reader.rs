@@ -97,7 +97,8 @@ impl PackBytes for MappedFile {
 /// Payload bytes `verify` announces to the byte source at a time.
 const VERIFY_BATCH_BYTES: u64 = 4 << 20;
 
-/// Index pages kept after their first read.
+/// Index pages kept after their first read (at most 10 MiB of entries),
+/// unless the opener asks for fewer ([`Pack::with_cached_pages`]).
 const CACHED_PAGES: usize = 256;
 
 /// A validated pack.
@@ -125,9 +126,10 @@ enum PageId {
 }
 
 /// A least-recently-used set of pages (a scan on eviction: the set is small).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct PageCache {
     pages: std::collections::HashMap<PageId, (Page, u64)>,
+    capacity: usize,
     clock: u64,
     reads: u64,
 }
@@ -143,7 +145,7 @@ impl PageCache {
     }
 
     fn insert(&mut self, id: PageId, page: Page) {
-        if self.pages.len() >= CACHED_PAGES
+        if self.pages.len() >= self.capacity
             && let Some(oldest) = self.pages.iter().min_by_key(|(_, (_, used))| *used).map(|(id, _)| *id)
         {
             self.pages.remove(&oldest);
@@ -200,7 +202,16 @@ impl Pack {
         let root =
             decode_refs(&root_bytes, layout.root_offset(), RefPage::Root, |k| layout.directory_refs(k), (None, None))?;
         drop(root_bytes);
-        Ok(Pack { bytes, header, layout, root, pages: Mutex::new(PageCache::default()), path: None })
+        let pages = PageCache { pages: Default::default(), capacity: CACHED_PAGES, clock: 0, reads: 0 };
+        Ok(Pack { bytes, header, layout, root, pages: Mutex::new(pages), path: None })
+    }
+
+    /// Keeps at most `pages` index pages (at least one) instead of 256: a
+    /// reader that walks the index in order (the bake's audit) needs only
+    /// the pages it is on, and its memory must not grow with the pack.
+    pub fn with_cached_pages(self, pages: usize) -> Pack {
+        self.pages.lock().expect("page cache lock").capacity = pages.max(1);
+        self
     }
 
     pub fn header(&self) -> &PackHeader {
