@@ -12,21 +12,29 @@
 //! then its node draws its nearest resident ancestor, as it does while an
 //! upload budget is spent. Every result carries the generation of the
 //! ground it was produced from: an edit starts a new generation, and tiles
-//! of the old ground are thrown away wherever they are.
+//! of the old ground are thrown away wherever they are. The tiles a frame
+//! took go back to the workers to be freed too: they were allocated on a
+//! worker's heap, and handing 32 of them back to the allocator from the
+//! frame thread cost it a millisecond of page unmapping.
 
 use std::collections::{HashSet, VecDeque};
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use planet_terrain::geo::address::{TileAddress, TileKey, TileMap};
+use planet_terrain::geo::address::{TileAddress, TileHasher, TileMap};
 use planet_terrain::ground::{HeightSource, SourceError};
 
 use crate::conv::{EncodedUpload, encode_upload};
 
 /// A tile produced and laid out for upload on a worker thread: the frame
 /// only copies its bytes into staging.
-type Produced = Result<EncodedUpload, SourceError>;
+pub(crate) type Produced = Result<EncodedUpload, SourceError>;
+
+/// Tiles by [`TileAddress::identity`]: a set the frame fills with its
+/// requests every frame, hashed as cheaply as [`TileMap`].
+type TileSet = HashSet<u64, BuildHasherDefault<TileHasher>>;
 
 /// Produced tiles kept for a plan that has not taken them yet. A tile no
 /// longer wanted is dropped at the next request; this bounds the rest
@@ -38,7 +46,7 @@ struct State {
     queue: VecDeque<TileAddress>,
     source: Option<Arc<dyn HeightSource>>,
     generation: u64,
-    working: HashSet<TileKey>,
+    working: TileSet,
     finished: Vec<(u64, TileAddress, Produced)>,
     /// Selection gave bounds without reading: a worker reads what they
     /// wanted ([`HeightSource::warm_bounds`]) before its next tiles.
@@ -73,7 +81,8 @@ pub(crate) struct TileLoader {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     generation: u64,
-    ready: TileMap<TileKey, Produced>,
+    /// Produced tiles by [`TileAddress::identity`].
+    ready: TileMap<u64, Produced>,
 }
 
 impl TileLoader {
@@ -109,35 +118,49 @@ impl TileLoader {
         let finished = std::mem::take(&mut self.shared.lock().finished);
         for (generation, tile, produced) in finished {
             if generation == self.generation {
-                self.ready.insert(tile.key(), produced);
+                self.ready.insert(tile.identity(), produced);
             }
         }
     }
 
     pub(crate) fn is_ready(&self, tile: TileAddress) -> bool {
-        self.ready.contains_key(&tile.key())
+        self.ready.contains_key(&tile.identity())
     }
 
     /// The produced tile, taken out of the loader.
     pub(crate) fn take(&mut self, tile: TileAddress) -> Option<Produced> {
-        self.ready.remove(&tile.key())
+        self.ready.remove(&tile.identity())
+    }
+
+    /// Hands tiles the frame took and staged back to a worker to free
+    /// (see the module documentation).
+    pub(crate) fn free(&self, taken: Vec<Produced>) {
+        if taken.is_empty() {
+            return;
+        }
+        self.shared.lock().discarded.extend(taken);
+        self.shared.work.notify_one();
     }
 
     /// Replaces the queue with `wanted` (most wanted first), leaving out
     /// what is produced or being produced, and drops produced tiles no
     /// longer wanted.
     pub(crate) fn request(&mut self, wanted: &[TileAddress]) {
-        let keys: HashSet<TileKey> = wanted.iter().map(|t| t.key()).collect();
+        let keys: TileSet = wanted.iter().map(|t| t.identity()).collect();
         let mut discarded: Vec<Produced> = Vec::new();
-        let mut discard = |ready: &mut TileMap<TileKey, Produced>, keep: &dyn Fn(&TileKey) -> bool| {
-            let gone: Vec<TileKey> = ready.keys().filter(|k| !keep(k)).copied().collect();
+        let mut discard = |ready: &mut TileMap<u64, Produced>, keep: &dyn Fn(&u64) -> bool| {
+            let gone: Vec<u64> = ready.keys().filter(|k| !keep(k)).copied().collect();
             discarded.extend(gone.iter().filter_map(|k| ready.remove(k)));
         };
         discard(&mut self.ready, &|key| keys.contains(key));
         if self.ready.len() > READY_CAPACITY {
             // Keep the most wanted.
-            let keep: HashSet<TileKey> =
-                wanted.iter().map(|t| t.key()).filter(|k| self.ready.contains_key(k)).take(READY_CAPACITY).collect();
+            let keep: TileSet = wanted
+                .iter()
+                .map(|t| t.identity())
+                .filter(|k| self.ready.contains_key(k))
+                .take(READY_CAPACITY)
+                .collect();
             discard(&mut self.ready, &|key| keep.contains(key));
         }
         let mut state = self.shared.lock();
@@ -149,7 +172,7 @@ impl TileLoader {
         let queue: VecDeque<TileAddress> = wanted
             .iter()
             .copied()
-            .filter(|t| !self.ready.contains_key(&t.key()) && !state.working.contains(&t.key()))
+            .filter(|t| !self.ready.contains_key(&t.identity()) && !state.working.contains(&t.identity()))
             .take(room)
             .collect();
         let any = !queue.is_empty();
@@ -275,18 +298,18 @@ fn work(shared: &Shared) {
         let take = state.queue.len().min(BATCH);
         let batch: Vec<TileAddress> = state.queue.drain(..take).collect();
         let generation = state.generation;
-        state.working.extend(batch.iter().map(|t| t.key()));
+        state.working.extend(batch.iter().map(|t| t.identity()));
         drop(state);
         source.prefetch(&batch);
         let colour_data_depth = source.colour_data_depth();
         for (k, &tile) in batch.iter().enumerate() {
             let produced = source.tile(tile).map(|t| encode_upload(&t, colour_data_depth));
             let mut state = shared.lock();
-            state.working.remove(&tile.key());
+            state.working.remove(&tile.identity());
             if generation != state.generation {
                 // The ground changed: the rest of the batch is stale too.
                 for rest in &batch[k + 1..] {
-                    state.working.remove(&rest.key());
+                    state.working.remove(&rest.identity());
                 }
                 break;
             }
