@@ -28,7 +28,7 @@ use planet_terrain::abi::PushConstants;
 use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
-use crate::loader::{TileLoader, UnreadBounds};
+use crate::loader::TileLoader;
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
@@ -391,9 +391,10 @@ impl TerrainScene {
         // With workers, selection reads no tile (`HeightSource::tile_bounds_unread`).
         let cut = match &self.loader {
             None => self.selector.select(source.as_ref(), view, &selection),
-            Some(loader) => {
-                self.selector.select(&UnreadBounds(&*source), view, &selection).inspect(|_| loader.warm_bounds())
-            }
+            Some(loader) => self
+                .selector
+                .select(&loader.unread_bounds(&*source), view, &selection)
+                .inspect(|_| loader.warm_bounds()),
         }
         .map_err(source_error(None))?;
         let drawn: Vec<(TileAddress, f64)> =
