@@ -12,21 +12,33 @@
 //! then its node draws its nearest resident ancestor, as it does while an
 //! upload budget is spent. Every result carries the generation of the
 //! ground it was produced from: an edit starts a new generation, and tiles
-//! of the old ground are thrown away wherever they are.
+//! of the old ground are thrown away wherever they are. The tiles a frame
+//! took go back to the workers to be freed too: they were allocated on a
+//! worker's heap, and handing 32 of them back to the allocator from the
+//! frame thread cost it a millisecond of page unmapping. Selection's bounds
+//! are kept across frames ([`TileLoader::unread_bounds`]): a thousand nodes
+//! near the ground asked each frame through every layer of the stack (an
+//! inset's reach, the detail's maps, the pack index) for bounds that change
+//! only where the source says they narrowed.
 
 use std::collections::{HashSet, VecDeque};
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use planet_terrain::geo::address::{TileAddress, TileKey, TileMap};
-use planet_terrain::ground::{HeightSource, SourceError};
+use planet_terrain::geo::address::{TileAddress, TileHasher, TileMap};
+use planet_terrain::ground::{HeightSource, SourceError, TileBounds};
 
 use crate::conv::{EncodedUpload, encode_upload};
 
 /// A tile produced and laid out for upload on a worker thread: the frame
 /// only copies its bytes into staging.
-type Produced = Result<EncodedUpload, SourceError>;
+pub(crate) type Produced = Result<EncodedUpload, SourceError>;
+
+/// Tiles by [`TileAddress::identity`]: a set the frame fills with its
+/// requests every frame, hashed as cheaply as [`TileMap`].
+type TileSet = HashSet<u64, BuildHasherDefault<TileHasher>>;
 
 /// Produced tiles kept for a plan that has not taken them yet. A tile no
 /// longer wanted is dropped at the next request; this bounds the rest
@@ -38,7 +50,7 @@ struct State {
     queue: VecDeque<TileAddress>,
     source: Option<Arc<dyn HeightSource>>,
     generation: u64,
-    working: HashSet<TileKey>,
+    working: TileSet,
     finished: Vec<(u64, TileAddress, Produced)>,
     /// Selection gave bounds without reading: a worker reads what they
     /// wanted ([`HeightSource::warm_bounds`]) before its next tiles.
@@ -73,8 +85,17 @@ pub(crate) struct TileLoader {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     generation: u64,
-    ready: TileMap<TileKey, Produced>,
+    /// Produced tiles by [`TileAddress::identity`].
+    ready: TileMap<u64, Produced>,
+    /// Bounds selection was given, by [`TileAddress::identity`], until
+    /// the source says they narrowed ([`HeightSource::narrowed_bounds`]).
+    /// Only the frame thread uses it; the lock is for `HeightSource`'s
+    /// `Sync`.
+    kept_bounds: Mutex<TileMap<u64, TileBounds>>,
 }
+
+/// Bounds kept at most (about 40 bytes each); past it they start again.
+const KEPT_BOUNDS: usize = 1 << 16;
 
 impl TileLoader {
     /// Starts `threads` workers producing tiles of `source`.
@@ -90,13 +111,20 @@ impl TileLoader {
                     .expect("the OS starts a tile thread")
             })
             .collect();
-        TileLoader { shared, workers, generation: 0, ready: TileMap::default() }
+        TileLoader {
+            shared,
+            workers,
+            generation: 0,
+            ready: TileMap::default(),
+            kept_bounds: Mutex::new(TileMap::default()),
+        }
     }
 
     /// The ground changed (an edit): what was produced or queued is stale.
     pub(crate) fn reset(&mut self, source: Option<Arc<dyn HeightSource>>) {
         self.generation += 1;
         self.ready.clear();
+        self.kept_bounds.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
         let mut state = self.shared.lock();
         state.source = source;
         state.generation = self.generation;
@@ -109,35 +137,49 @@ impl TileLoader {
         let finished = std::mem::take(&mut self.shared.lock().finished);
         for (generation, tile, produced) in finished {
             if generation == self.generation {
-                self.ready.insert(tile.key(), produced);
+                self.ready.insert(tile.identity(), produced);
             }
         }
     }
 
     pub(crate) fn is_ready(&self, tile: TileAddress) -> bool {
-        self.ready.contains_key(&tile.key())
+        self.ready.contains_key(&tile.identity())
     }
 
     /// The produced tile, taken out of the loader.
     pub(crate) fn take(&mut self, tile: TileAddress) -> Option<Produced> {
-        self.ready.remove(&tile.key())
+        self.ready.remove(&tile.identity())
+    }
+
+    /// Hands tiles the frame took and staged back to a worker to free
+    /// (see the module documentation).
+    pub(crate) fn free(&self, taken: Vec<Produced>) {
+        if taken.is_empty() {
+            return;
+        }
+        self.shared.lock().discarded.extend(taken);
+        self.shared.work.notify_one();
     }
 
     /// Replaces the queue with `wanted` (most wanted first), leaving out
     /// what is produced or being produced, and drops produced tiles no
     /// longer wanted.
     pub(crate) fn request(&mut self, wanted: &[TileAddress]) {
-        let keys: HashSet<TileKey> = wanted.iter().map(|t| t.key()).collect();
+        let keys: TileSet = wanted.iter().map(|t| t.identity()).collect();
         let mut discarded: Vec<Produced> = Vec::new();
-        let mut discard = |ready: &mut TileMap<TileKey, Produced>, keep: &dyn Fn(&TileKey) -> bool| {
-            let gone: Vec<TileKey> = ready.keys().filter(|k| !keep(k)).copied().collect();
+        let mut discard = |ready: &mut TileMap<u64, Produced>, keep: &dyn Fn(&u64) -> bool| {
+            let gone: Vec<u64> = ready.keys().filter(|k| !keep(k)).copied().collect();
             discarded.extend(gone.iter().filter_map(|k| ready.remove(k)));
         };
         discard(&mut self.ready, &|key| keys.contains(key));
         if self.ready.len() > READY_CAPACITY {
             // Keep the most wanted.
-            let keep: HashSet<TileKey> =
-                wanted.iter().map(|t| t.key()).filter(|k| self.ready.contains_key(k)).take(READY_CAPACITY).collect();
+            let keep: TileSet = wanted
+                .iter()
+                .map(|t| t.identity())
+                .filter(|k| self.ready.contains_key(k))
+                .take(READY_CAPACITY)
+                .collect();
             discard(&mut self.ready, &|key| keep.contains(key));
         }
         let mut state = self.shared.lock();
@@ -149,7 +191,7 @@ impl TileLoader {
         let queue: VecDeque<TileAddress> = wanted
             .iter()
             .copied()
-            .filter(|t| !self.ready.contains_key(&t.key()) && !state.working.contains(&t.key()))
+            .filter(|t| !self.ready.contains_key(&t.identity()) && !state.working.contains(&t.identity()))
             .take(room)
             .collect();
         let any = !queue.is_empty();
@@ -160,6 +202,23 @@ impl TileLoader {
         } else if freeing {
             self.shared.work.notify_one();
         }
+    }
+
+    /// `source` as this frame's selection sees it: bounds without a read
+    /// ([`HeightSource::tile_bounds_unread`]), kept from earlier frames
+    /// except where the source says they narrowed since.
+    pub(crate) fn unread_bounds<'a>(&'a self, source: &'a dyn HeightSource) -> UnreadBounds<'a> {
+        let mut narrowed = Vec::new();
+        let noted_all = source.narrowed_bounds(&mut narrowed);
+        let mut kept = self.kept_bounds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !noted_all || kept.len() >= KEPT_BOUNDS {
+            kept.clear();
+        }
+        for tile in narrowed {
+            kept.remove(&tile.identity());
+        }
+        drop(kept);
+        UnreadBounds { source, kept: &self.kept_bounds }
     }
 
     /// Has a worker read what this frame's bounds wanted (before any more
@@ -207,35 +266,43 @@ impl Drop for TileLoader {
 }
 
 /// A source whose bounds never read a tile's samples: what selection sees
-/// on a frame that must not wait for a read.
+/// on a frame that must not wait for a read. Bounds it gave are kept
+/// ([`TileLoader::unread_bounds`]).
 #[derive(Debug)]
-pub(crate) struct UnreadBounds<'a>(pub(crate) &'a dyn HeightSource);
+pub(crate) struct UnreadBounds<'a> {
+    source: &'a dyn HeightSource,
+    kept: &'a Mutex<TileMap<u64, TileBounds>>,
+}
 
 impl HeightSource for UnreadBounds<'_> {
     fn body(&self) -> &planet_terrain::geo::body::Body {
-        self.0.body()
+        self.source.body()
     }
 
     fn tile(
         &self,
         tile: TileAddress,
     ) -> std::result::Result<planet_terrain::ground::SourceTile, planet_terrain::ground::SourceError> {
-        self.0.tile(tile)
+        self.source.tile(tile)
     }
 
-    fn tile_bounds(
-        &self,
-        tile: TileAddress,
-    ) -> std::result::Result<planet_terrain::ground::TileBounds, planet_terrain::ground::SourceError> {
-        self.0.tile_bounds_unread(tile)
+    fn tile_bounds(&self, tile: TileAddress) -> std::result::Result<TileBounds, SourceError> {
+        let mut kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(&bounds) = kept.get(&tile.identity()) {
+            return Ok(bounds);
+        }
+        // Errors are not kept: the frame reports them when it asks again.
+        let bounds = self.source.tile_bounds_unread(tile)?;
+        kept.insert(tile.identity(), bounds);
+        Ok(bounds)
     }
 
     fn data_depth(&self) -> Option<u8> {
-        self.0.data_depth()
+        self.source.data_depth()
     }
 
     fn colour_data_depth(&self) -> Option<u8> {
-        self.0.colour_data_depth()
+        self.source.colour_data_depth()
     }
 }
 
@@ -275,18 +342,18 @@ fn work(shared: &Shared) {
         let take = state.queue.len().min(BATCH);
         let batch: Vec<TileAddress> = state.queue.drain(..take).collect();
         let generation = state.generation;
-        state.working.extend(batch.iter().map(|t| t.key()));
+        state.working.extend(batch.iter().map(|t| t.identity()));
         drop(state);
         source.prefetch(&batch);
         let colour_data_depth = source.colour_data_depth();
         for (k, &tile) in batch.iter().enumerate() {
             let produced = source.tile(tile).map(|t| encode_upload(&t, colour_data_depth));
             let mut state = shared.lock();
-            state.working.remove(&tile.key());
+            state.working.remove(&tile.identity());
             if generation != state.generation {
                 // The ground changed: the rest of the batch is stale too.
                 for rest in &batch[k + 1..] {
-                    state.working.remove(&rest.key());
+                    state.working.remove(&rest.identity());
                 }
                 break;
             }
@@ -340,5 +407,32 @@ mod tests {
         let produced = loader.take(roots[0]).expect("ready").expect("produced");
         assert_eq!(produced, encode_upload(&other.tile(roots[0]).expect("direct"), other.colour_data_depth()));
         assert!(!loader.busy());
+    }
+
+    /// Kept bounds follow the source: a frame after the exact bounds were
+    /// computed, and after the tile was produced, selection sees them (a
+    /// kept loose bound would refine near the ground for ever).
+    #[test]
+    fn kept_bounds_narrow_when_the_source_says_so() {
+        use planet_terrain::ground::{DetailSource, PackSource};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("p.planetpack");
+        planet_terrain::testing::write_procedural_pack(&path, 2).expect("pack");
+        let pack = Arc::new(planet_terrain::pack::Pack::open(&path).expect("open"));
+        let source: Arc<dyn HeightSource> = Arc::new(DetailSource::new(Arc::new(PackSource::new(pack))));
+        let loader = TileLoader::new(Some(source.clone()), 1);
+        // Past the data depth (2), off the face edges.
+        let tile = TileAddress::new(2, 7, 40, 77).expect("a tile");
+        let seen = || loader.unread_bounds(&*source).tile_bounds(tile).expect("bounds");
+        let loose = seen();
+        assert_eq!(seen(), loose, "kept while nothing narrowed");
+        source.warm_bounds();
+        let exact = source.tile_bounds(tile).expect("exact bounds");
+        assert!(exact.max_elevation - exact.min_elevation < loose.max_elevation - loose.min_elevation);
+        assert_eq!(seen(), exact, "the exact bounds, once computed");
+        source.tile(tile).expect("produced");
+        let produced = source.tile_bounds_unread(tile).expect("narrowed to the tile");
+        assert_ne!(produced, exact, "a produced tile narrows its bounds");
+        assert_eq!(seen(), produced, "and selection sees that too");
     }
 }

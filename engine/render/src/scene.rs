@@ -28,7 +28,7 @@ use planet_terrain::abi::PushConstants;
 use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
-use crate::loader::{TileLoader, UnreadBounds};
+use crate::loader::TileLoader;
 use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
@@ -391,9 +391,10 @@ impl TerrainScene {
         // With workers, selection reads no tile (`HeightSource::tile_bounds_unread`).
         let cut = match &self.loader {
             None => self.selector.select(source.as_ref(), view, &selection),
-            Some(loader) => {
-                self.selector.select(&UnreadBounds(&*source), view, &selection).inspect(|_| loader.warm_bounds())
-            }
+            Some(loader) => self
+                .selector
+                .select(&loader.unread_bounds(&*source), view, &selection)
+                .inspect(|_| loader.warm_bounds()),
         }
         .map_err(source_error(None))?;
         let drawn: Vec<(TileAddress, f64)> =
@@ -454,10 +455,17 @@ impl TerrainScene {
                 }
             }
         }
-        let by_tile: std::collections::HashMap<TileAddress, Binding> =
-            plan.bindings.iter().map(|b| (b.tile, *b)).collect();
-        let bindings: Vec<Option<Binding>> =
-            cut.nodes.iter().map(|n| if n.culled.is_some() { None } else { by_tile.get(&n.tile).copied() }).collect();
+        // The plan binds the drawn nodes in the order given, skipping only
+        // those with nothing to bind: one walk pairs them with the cut.
+        let mut planned = plan.bindings.iter().peekable();
+        let bindings: Vec<Option<Binding>> = cut
+            .nodes
+            .iter()
+            .map(|n| match n.culled {
+                Some(_) => None,
+                None => planned.next_if(|b| b.tile == n.tile).copied(),
+            })
+            .collect();
         let records = self.records(renderer, view, &cut, &bindings);
         let analytic_body = !plan.covers_body;
         let nodes_on_ancestors = plan.bindings.iter().filter(|b| b.source != b.tile).count();
@@ -475,6 +483,7 @@ impl TerrainScene {
             ReadBack::WhenComplete => complete,
         };
         let constants = self.constants(view, sun, analytic_body);
+        let uploaded = uploads.len() + encoded.len();
         let outcome = renderer.render(&FrameInput {
             constants,
             records: &records,
@@ -486,9 +495,16 @@ impl TerrainScene {
             ui: options.ui,
             present: options.present,
         })?;
+        if let Some(loader) = &self.loader {
+            let taken = produced.into_iter().filter_map(|r| match r {
+                Ok(Ready::Encoded(tile)) => Some(Ok(tile)),
+                _ => None,
+            });
+            loader.free(taken.collect());
+        }
         self.frame += 1;
         let mut statistics = FrameStatistics::new(&cut.statistics, &plan);
-        statistics.uploads = uploads.len() + encoded.len();
+        statistics.uploads = uploaded;
         statistics.failed_tiles = self.unreadable.len();
         statistics.retrying_tiles = self.residency.retrying();
         statistics.tiles_in_flight = self.loader.as_ref().map_or(0, TileLoader::in_flight);

@@ -8,7 +8,9 @@
 //! second, so by the time the camera arrives its tile is usually in the
 //! session's ground cache; the frame reads it on the spot only when the
 //! camera jumped (a go-to, the first frame). Results carry the edit count
-//! they were read at and are dropped if the ground changed since.
+//! they were read at and are dropped if the ground changed since. Tiles the
+//! session's cache lets go come back here to be freed, on the thread that
+//! allocated them, rather than a hundred at once on the frame.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -17,11 +19,12 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::ground::{HeightSource, SourceTile};
 
-/// A tile to read, from the ground of one edit count.
-struct Request {
-    generation: usize,
-    source: Arc<dyn HeightSource>,
-    tile: TileAddress,
+/// What the worker is asked to do.
+enum Request {
+    /// Read a tile of the ground of one edit count.
+    Read { generation: usize, source: Arc<dyn HeightSource>, tile: TileAddress },
+    /// Free tiles the cache let go.
+    Free(Vec<SourceTile>),
 }
 
 /// A background reader of ground tiles.
@@ -35,7 +38,10 @@ pub struct GroundAhead {
 
 impl std::fmt::Debug for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Request({}, {})", self.generation, self.tile)
+        match self {
+            Request::Read { generation, tile, .. } => write!(f, "Read({generation}, {tile})"),
+            Request::Free(tiles) => write!(f, "Free({} tiles)", tiles.len()),
+        }
     }
 }
 
@@ -47,10 +53,11 @@ impl Default for GroundAhead {
             .name("planet-ground-ahead".into())
             .spawn(move || {
                 for request in inbox {
+                    let Request::Read { generation, source, tile } = request else { continue };
                     // A tile that cannot be read is read again on the frame,
                     // which reports it; here it is simply not delivered.
-                    if let Ok(tile) = request.source.tile(request.tile)
-                        && outbox.send((request.generation, tile)).is_err()
+                    if let Ok(tile) = source.tile(tile)
+                        && outbox.send((generation, tile)).is_err()
                     {
                         return;
                     }
@@ -70,7 +77,14 @@ impl GroundAhead {
         if self.asked.insert((generation, tile))
             && let Some(requests) = &self.requests
         {
-            let _ = requests.send(Request { generation, source: Arc::clone(source), tile });
+            let _ = requests.send(Request::Read { generation, source: Arc::clone(source), tile });
+        }
+    }
+
+    /// Frees `tiles` on the worker (see the module documentation).
+    pub fn free(&self, tiles: Vec<SourceTile>) {
+        if let (false, Some(requests)) = (tiles.is_empty(), &self.requests) {
+            let _ = requests.send(Request::Free(tiles));
         }
     }
 

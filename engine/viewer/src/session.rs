@@ -14,9 +14,10 @@ use glam::DVec3;
 use planet_render::scene::{FrameOptions, FrameReport, ReadBack, TerrainScene, sun_at};
 use planet_render::{PassTimes, Renderer, WorkCounts};
 use planet_terrain::camera::{Instant, View};
+use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::{GroundCache, GroundReader, RayHit, depth_for_spacing, raycast};
-use planet_terrain::ground::{HeightSource, Provenance, locate};
+use planet_terrain::ground::{HeightSource, Provenance, SourceTile, locate};
 
 use crate::flight::Flight;
 
@@ -34,6 +35,32 @@ pub const GROUND_SPACING_M: f64 = 1.0;
 /// nearer than that), capped; reversed-Z keeps the depth precision.
 pub fn near_plane(above_ground: f64) -> f64 {
     (above_ground.abs() * 0.05).clamp(0.05, 1000.0)
+}
+
+/// Ground tiles the session keeps between frames; past it the farthest
+/// go ([`evict_far`]).
+const GROUND_CACHE_TILES: usize = 128;
+
+/// Drops the cached tiles farthest from `at` until three quarters of
+/// [`GROUND_CACHE_TILES`] are left: nearest are those at `depth` and the
+/// next finer one (where the camera reads, and reads next when
+/// descending), by how many tiles they lie from the one under `at`.
+/// Returns the dropped tiles.
+fn evict_far(cache: &mut GroundCache, body: &Body, at: Geodetic, depth: u8) -> Vec<SourceTile> {
+    let finer = (depth + 1).min(planet_terrain::geo::address::MAX_DEPTH);
+    let under = [locate(body, at, depth).0, locate(body, at, finer).0];
+    let distance = |t: TileAddress| -> u32 {
+        match under.iter().find(|u| u.depth() == t.depth() && u.face() == t.face()) {
+            Some(u) => u.x().abs_diff(t.x()).max(u.y().abs_diff(t.y())),
+            // Another depth, or across a face edge: after the rest.
+            None => u32::MAX,
+        }
+    };
+    let mut tiles: Vec<(u32, TileAddress)> = cache.tiles().map(|t| (distance(t), t)).collect();
+    tiles.sort_unstable();
+    let keep: std::collections::HashSet<TileAddress> =
+        tiles.into_iter().take(GROUND_CACHE_TILES * 3 / 4).map(|(_, t)| t).collect();
+    cache.retain(|t| keep.contains(&t))
 }
 
 /// One frame, as the log keeps it.
@@ -115,17 +142,17 @@ impl Session {
             self.ground_generation = generation;
         }
         let depth = depth_for_spacing(source.as_ref(), self.ground_spacing_m);
-        if cache.len() > 128 {
-            // Not all at once: the tiles read ahead at this depth and the
-            // next are where the camera reads next. Dropped ones may be
-            // read ahead again.
-            let mut dropped = cache.retain(|t| t.depth() == depth || t.depth() == depth + 1);
-            if cache.len() > 128 {
-                dropped.extend(cache.retain(|_| false));
+        let at = Geodetic::from_degrees(lat, lon, 0.0);
+        if cache.len() > GROUND_CACHE_TILES {
+            // Not all at once: the tiles nearest the camera at this depth
+            // and the next are where it reads next (wiping the cache made
+            // the frame read the tile under the camera again). Dropped ones
+            // may be read ahead again, and are freed off the frame.
+            let dropped = evict_far(&mut cache, source.body(), at, depth);
+            for tile in &dropped {
+                self.ground_ahead.forget(generation, tile.tile);
             }
-            for tile in dropped {
-                self.ground_ahead.forget(generation, tile);
-            }
+            self.ground_ahead.free(dropped);
         }
         for tile in self.ground_ahead.take(generation) {
             cache.insert(tile);
@@ -149,7 +176,6 @@ impl Session {
         }
         self.last_ground_at = Some((lat, lon));
         let mut reader = GroundReader::with_cache(source.as_ref(), depth, cache);
-        let at = Geodetic::from_degrees(lat, lon, 0.0);
         let height = reader.height(at);
         self.ground_cache = reader.into_cache();
         // A tile that cannot be read (a bad payload; the renderer reports it
@@ -444,5 +470,38 @@ mod tests {
         assert_eq!(label(false), "MEASURED AT DEPTH 2, RESAMPLED");
         let bare = EllipsoidSource::new(body);
         assert_eq!(provenance_label(&bare, land).as_deref(), Some("INVENTED"));
+    }
+    /// Regression: past 128 tiles the camera's ground cache dropped every
+    /// tile (the read-ahead filled it at two depths), so the next frame read
+    /// the tile under the camera on the frame thread (3 ms past the data).
+    #[test]
+    fn a_full_ground_cache_keeps_the_tiles_nearest_the_camera() {
+        let body = Body::earth();
+        let source = EllipsoidSource::new(body.clone());
+        let at = Geodetic::from_degrees(27.96, 86.93, 0.0);
+        let depth = 12;
+        let (under, _, _) = locate(&body, at, depth);
+        let (finer, _, _) = locate(&body, at, depth + 1);
+        let mut cache = GroundCache::default();
+        // A 9 x 9 block around the camera's tile at both depths, and a far
+        // shallower tile: 163 tiles.
+        for (centre, _) in [(under, 0), (finer, 1)] {
+            for dy in -4i64..=4 {
+                for dx in -4i64..=4 {
+                    let (x, y) = ((i64::from(centre.x()) + dx) as u32, (i64::from(centre.y()) + dy) as u32);
+                    let tile = TileAddress::new(centre.face().index(), centre.depth(), x, y).expect("on the face");
+                    cache.insert(source.tile(tile).expect("the ellipsoid always reads"));
+                }
+            }
+        }
+        cache.insert(source.tile(under.ancestor_at(3).expect("shallower")).expect("reads"));
+        let dropped = evict_far(&mut cache, &body, at, depth);
+        assert_eq!((cache.len(), dropped.len()), (96, 163 - 96));
+        assert!(cache.contains(under) && cache.contains(finer), "the tiles under the camera stay");
+        let ring = |t: TileAddress, c: TileAddress| c.x().abs_diff(t.x()).max(c.y().abs_diff(t.y()));
+        for tile in &dropped {
+            let centre = if tile.tile.depth() == depth { under } else { finer };
+            assert!(tile.tile.depth() == 3 || ring(tile.tile, centre) >= 3, "dropped {} near the camera", tile.tile);
+        }
     }
 }

@@ -100,12 +100,14 @@ pub struct DetailSource {
     /// the same nodes are asked for every frame until a worker has computed
     /// their exact bounds, [`HeightSource::warm_bounds`]).
     unread: Arc<Mutex<Unread>>,
+    /// Tiles whose kept bounds narrowed ([`HeightSource::narrowed_bounds`]).
+    narrowed: Arc<Mutex<bounds::Narrowed>>,
 }
 
 #[derive(Default)]
 struct Unread {
     /// Tiles noted since the last warm.
-    wanted: std::collections::HashSet<TileAddress>,
+    wanted: std::collections::HashSet<TileAddress, std::hash::BuildHasherDefault<crate::geo::address::TileHasher>>,
     loose: TileMap<TileAddress, TileBounds>,
 }
 
@@ -173,6 +175,7 @@ impl DetailSource {
             tight: Arc::default(),
             resamples_data: false,
             unread: Arc::default(),
+            narrowed: Arc::default(),
         }
     }
 
@@ -277,6 +280,8 @@ impl DetailSource {
             cache.clear();
         }
         cache.insert(tile, b);
+        drop(cache);
+        self.note_narrowed(tile);
         b
     }
 
@@ -608,6 +613,11 @@ impl HeightSource for DetailSource {
             unread.loose.remove(tile);
         }
         wanted.len() + self.inner.warm_bounds()
+    }
+
+    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
+        let own = self.take_narrowed(into);
+        self.inner.narrowed_bounds(into) && own
     }
 
     fn data_depth(&self) -> Option<u8> {

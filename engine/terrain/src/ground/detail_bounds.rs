@@ -14,6 +14,35 @@
 
 use super::*;
 
+/// Tiles whose bounds narrowed since the journal was last taken
+/// ([`HeightSource::narrowed_bounds`]); bounded, for a source nobody asks.
+#[derive(Default)]
+pub(super) struct Narrowed {
+    tiles: Vec<TileAddress>,
+    /// Tiles were let go unnoted: the taker forgets everything.
+    overflowed: bool,
+}
+
+impl DetailSource {
+    /// Notes that `tile`'s bounds narrowed (after the narrower bounds are
+    /// kept, so whoever takes the note reads them).
+    pub(super) fn note_narrowed(&self, tile: TileAddress) {
+        let mut narrowed = self.narrowed.lock().expect("narrowed lock");
+        if narrowed.tiles.len() >= 1 << 16 {
+            narrowed.tiles.clear();
+            narrowed.overflowed = true;
+        }
+        narrowed.tiles.push(tile);
+    }
+
+    /// The journal's tiles, appended to `into`; false if some were let go.
+    pub(super) fn take_narrowed(&self, into: &mut Vec<TileAddress>) -> bool {
+        let mut narrowed = self.narrowed.lock().expect("narrowed lock");
+        into.append(&mut narrowed.tiles);
+        !std::mem::take(&mut narrowed.overflowed)
+    }
+}
+
 impl DetailSource {
     /// A range holding the unit octave sum at every stored sample of a tile
     /// past the data depth: the range of the nodes five levels up that
@@ -75,6 +104,7 @@ impl DetailSource {
         if let Some(b) = self.bounds.lock().expect("bounds lock").get_mut(&tile.tile) {
             narrow(b, (lo, hi));
         }
+        self.note_narrowed(tile.tile);
     }
 
     /// The inner bounds (narrowed to the data under the tile where the

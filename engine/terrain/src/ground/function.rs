@@ -129,6 +129,12 @@ impl HeightSource for HeightFunction {
         self.source.warm_bounds()
     }
 
+    /// The layers widen the same tile's bounds: they change only with an
+    /// edit, which makes a new function.
+    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
+        self.source.narrowed_bounds(into)
+    }
+
     fn data_depth(&self) -> Option<u8> {
         self.source.data_depth()
     }

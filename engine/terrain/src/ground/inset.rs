@@ -302,6 +302,12 @@ impl HeightSource for InsetSource {
         self.base.warm_bounds() + self.inset.warm_bounds()
     }
 
+    /// A tile's bounds here are made of both sides' bounds of the same tile.
+    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
+        let base = self.base.narrowed_bounds(into);
+        self.inset.narrowed_bounds(into) && base
+    }
+
     fn data_depth(&self) -> Option<u8> {
         self.base.data_depth().max(self.inset.data_depth())
     }

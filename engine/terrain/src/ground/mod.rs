@@ -113,6 +113,17 @@ pub trait HeightSource: Send + Sync + std::fmt::Debug {
     fn warm_bounds(&self) -> usize {
         0
     }
+    /// Appends the tiles whose bounds narrowed since the last call (exact
+    /// bounds computed where [`HeightSource::tile_bounds_unread`] gave
+    /// loose ones, or a produced tile's exact range), for the one caller
+    /// that keeps bounds across frames; false when more narrowed than were
+    /// noted (forget every kept bound). Bounds only ever narrow, so a kept
+    /// bound not yet forgotten is looser than the source's, never wrong.
+    /// A source whose bounds never change notes nothing.
+    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
+        let _ = into;
+        true
+    }
     /// Deepest level whose heights were measured; `None` when nothing was.
     fn data_depth(&self) -> Option<u8>;
     /// Deepest level whose colour was measured; `None` when there is none.

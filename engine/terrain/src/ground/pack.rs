@@ -6,6 +6,11 @@
 //! makes resampled ground continuous: along a shared edge both sides
 //! interpolate the same edge samples with the same weights, on one face or
 //! across two, since the apron holds the neighbour face's own samples.
+//!
+//! The stored ancestor is searched from the pack's deepest stored level
+//! down, not from the tile's own depth: selection asks for the bounds of
+//! depth-20 tiles over a depth-9 pack every frame, and each empty level
+//! cost an index lookup (a Hilbert key, the directory, a leaf page).
 
 use std::sync::Arc;
 
@@ -22,6 +27,15 @@ pub struct PackSource {
 impl PackSource {
     pub fn new(pack: Arc<Pack>) -> PackSource {
         PackSource { pack }
+    }
+
+    /// The deepest stored tile that is `tile` or an ancestor of it: no
+    /// level below the header's `max_depth` (its deepest stored tile) is
+    /// looked up.
+    fn stored_ancestor(&self, tile: TileAddress) -> Result<crate::pack::IndexEntry, SourceError> {
+        let deepest = tile.depth().min(self.pack.header().max_depth);
+        let start = tile.ancestor_at(deepest).expect("not deeper than the tile");
+        self.pack.deepest_stored_ancestor(start)?.ok_or(SourceError::NoData { tile })
     }
 
     pub fn pack(&self) -> &Pack {
@@ -83,7 +97,7 @@ impl HeightSource for PackSource {
     }
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let entry = self.pack.deepest_stored_ancestor(tile)?.ok_or(SourceError::NoData { tile })?;
+        let entry = self.stored_ancestor(tile)?;
         let decoded = self.pack.decode(&entry)?;
         let stored = entry.tile();
         let data_depth = self.pack.header().height_data_depth;
@@ -139,7 +153,7 @@ impl HeightSource for PackSource {
     }
 
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        let entry = self.pack.deepest_stored_ancestor(tile)?.ok_or(SourceError::NoData { tile })?;
+        let entry = self.stored_ancestor(tile)?;
         let data_depth = self.pack.header().height_data_depth;
         let stored_depth = entry.tile().depth();
         // A resampled tile is a bilinear blend of its ancestor's samples, so

@@ -54,13 +54,17 @@ impl GroundCache {
         self.tiles.is_empty()
     }
 
-    /// Keeps the tiles `keep` says to; returns those dropped.
-    pub fn retain(&mut self, mut keep: impl FnMut(TileAddress) -> bool) -> Vec<TileAddress> {
+    /// The tiles kept.
+    pub fn tiles(&self) -> impl Iterator<Item = TileAddress> + '_ {
+        self.tiles.keys().copied()
+    }
+
+    /// Keeps the tiles `keep` says to; returns those dropped, for the
+    /// caller to free where it likes (a frame hands them to the thread
+    /// that allocated them: freeing a hundred tiles cost it milliseconds).
+    pub fn retain(&mut self, mut keep: impl FnMut(TileAddress) -> bool) -> Vec<SourceTile> {
         let dropped: Vec<TileAddress> = self.tiles.keys().copied().filter(|&t| !keep(t)).collect();
-        for tile in &dropped {
-            self.tiles.remove(tile);
-        }
-        dropped
+        dropped.iter().filter_map(|tile| self.tiles.remove(tile)).collect()
     }
 }
 

@@ -256,6 +256,10 @@ impl HeightSource for GroundStack {
         self.top.warm_bounds()
     }
 
+    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
+        self.top.narrowed_bounds(into)
+    }
+
     fn data_depth(&self) -> Option<u8> {
         self.top.data_depth()
     }
