@@ -25,7 +25,7 @@ if [[ ! -f packs/demo/lsmask.tif ]]; then
 fi
 
 cargo build --release --locked -q -p planet-bake -p planet-pack -p planet-view
-bin=target/release
+bin=${CARGO_TARGET_DIR:-target}/release
 $bin/planet-bake --dem "$etopo5" --imagery packs/demo/bmng.tif --classes packs/demo/lsmask.tif \
     --body earth --tier demo --out packs/earth.planetpack --report packs/earth.report.json --if-unchanged
 

@@ -339,7 +339,9 @@ impl Pack {
 
     /// The deepest stored tile that is `tile` or one of its ancestors.
     pub fn deepest_stored_ancestor(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
-        for depth in (0..=tile.depth()).rev() {
+        // No tile lies below the pack's deepest level: start there, not at
+        // a depth-20 tile's own depth (a lookup per empty level).
+        for depth in (0..=tile.depth().min(self.header.max_depth)).rev() {
             if let Some(entry) = self.entry(tile.ancestor_at(depth).expect("depth within the tile's"))? {
                 return Ok(Some(entry));
             }
