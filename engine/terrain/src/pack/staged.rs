@@ -20,7 +20,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::geo::address::{MAX_DEPTH, TileKey};
+use crate::geo::address::{MAX_DEPTH, TileAddress, TileKey};
 use crate::pack::format::IndexEntry;
 
 /// Keys per block of the keys file: 4 KiB, one page.
@@ -219,6 +219,24 @@ impl StagedSet {
     pub(crate) fn iter(&self) -> StagedWalk<'_> {
         self.walk(0..self.len)
     }
+
+    /// The unstaged tiles among the ordinals in `range`, at most `max`, and
+    /// how many ordinals were examined to find them.
+    pub(crate) fn pending_in(&self, range: std::ops::Range<u64>, max: usize) -> io::Result<(Vec<TileAddress>, u64)> {
+        let mut tiles = Vec::new();
+        let mut examined = 0;
+        for item in self.walk(range) {
+            if tiles.len() == max {
+                break;
+            }
+            let (key, staged) = item?;
+            examined += 1;
+            if staged.is_none() {
+                tiles.push(key.address());
+            }
+        }
+        Ok((tiles, examined))
+    }
 }
 
 /// Reads `n` keys from ordinal `start` of the keys file into `out`.
@@ -302,7 +320,6 @@ impl Iterator for StagedWalk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::TileAddress;
 
     fn entry(key: TileKey, length: u32) -> IndexEntry {
         IndexEntry {

@@ -370,8 +370,8 @@ impl PackWriter {
     /// ([`PackWriter::pending_batch`]).
     pub fn pending(&self) -> Result<Vec<TileAddress>, PackError> {
         let state = self.state.lock().expect("writer lock");
-        let walk = state.tiles.iter();
-        self.pending_in(walk, usize::MAX).map(|(tiles, _)| tiles)
+        let everything = 0..state.tiles.len();
+        Ok(state.tiles.pending_in(everything, usize::MAX).map_err(self.staged_set_error())?.0)
     }
 
     /// How many declared tiles are not written yet.
@@ -400,32 +400,9 @@ impl PackWriter {
         let state = self.state.lock().expect("writer lock");
         let range = state.tiles.depth_range(depth);
         let from = range.start.max(range.start + *cursor);
-        let walk = state.tiles.walk(from..range.end);
-        let (tiles, examined) = self.pending_in(walk, max)?;
+        let (tiles, examined) = state.tiles.pending_in(from..range.end, max).map_err(self.staged_set_error())?;
         *cursor = from + examined - range.start;
         Ok(tiles)
-    }
-
-    /// The unstaged tiles of `walk`, at most `max`, and how many tiles were
-    /// examined to find them.
-    fn pending_in(
-        &self,
-        walk: crate::pack::staged::StagedWalk<'_>,
-        max: usize,
-    ) -> Result<(Vec<TileAddress>, u64), PackError> {
-        let mut tiles = Vec::new();
-        let mut examined = 0;
-        for item in walk {
-            if tiles.len() == max {
-                break;
-            }
-            let (key, staged) = item.map_err(self.staged_set_error())?;
-            examined += 1;
-            if staged.is_none() {
-                tiles.push(key.address());
-            }
-        }
-        Ok((tiles, examined))
     }
 
     fn staged_set_error(&self) -> impl FnOnce(std::io::Error) -> PackError + '_ {
