@@ -165,18 +165,22 @@ fn in_file(path: &Path, error: PackError) -> PackError {
     PackError::File { path: path.to_owned(), source: Box::new(error) }
 }
 
-/// The pack's own tiles that satisfy `keep`, in key order, a batch of at
-/// most `max` at a time: the audit lists no tile set, it walks the index.
+/// The pack's own tiles with depths in `depths`, in key order, a batch of
+/// at most `max` at a time: the audit lists no tile set, it walks the
+/// index. Keys order by depth first, so the walk stops past the range.
 fn for_each_batch(
     pack: &Pack,
     max: usize,
-    keep: impl Fn(TileAddress) -> bool,
+    depths: std::ops::Range<u8>,
     mut each: impl FnMut(&[TileAddress]) -> Result<(), BakeError>,
 ) -> Result<(), BakeError> {
     let mut batch = Vec::with_capacity(max.min(1 << 16));
     for key in pack.keys() {
         let tile = key?.address();
-        if keep(tile) {
+        if tile.depth() >= depths.end {
+            break;
+        }
+        if depths.contains(&tile.depth()) {
             batch.push(tile);
             if batch.len() == max {
                 each(&batch)?;
@@ -207,7 +211,7 @@ pub(crate) fn accuracy_audit(
     let filter_from = pack.header().height_data_depth;
     // Results are folded in batch by batch, never held per tile.
     let mut audit = AccuracyAudit::empty(max_depth);
-    let from_source = |t: TileAddress| t.depth() >= filter_from && depths.contains(&t.depth());
+    let from_source = filter_from.max(depths.start)..depths.end;
     for_each_batch(&pack, AUDIT_BATCH, from_source, |batch| {
         let results: Vec<_> = batch
             .par_iter()
@@ -232,32 +236,27 @@ pub(crate) fn accuracy_audit(
         })
     };
     for depth in (0..filter_from).rev().filter(|d| depths.contains(d)) {
-        for_each_batch(
-            &pack,
-            COARSE_BATCH,
-            |t| t.depth() == depth,
-            |here| {
-                for_each_window(here, held_level_tiles, load, |window, below| {
-                    let audited: Vec<_> = window
-                        .par_iter()
-                        .map(|&tile| -> Result<_, BakeError> {
-                            let decoded = pack.read_tile(tile)?;
-                            let want = below.filtered_separable(tile);
-                            let surface = if codec.has_classes() || codec.has_colour() {
-                                inputs.surface(&body, tile)?
-                            } else {
-                                (Vec::new(), Vec::new())
-                            };
-                            let (a, first) =
-                                compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
-                            Ok((depth, a, first))
-                        })
-                        .collect::<Result<_, _>>()?;
-                    audit.add(audited);
-                    Ok(())
-                })
-            },
-        )?;
+        for_each_batch(&pack, COARSE_BATCH, depth..depth + 1, |here| {
+            for_each_window(here, held_level_tiles, load, |window, below| {
+                let audited: Vec<_> = window
+                    .par_iter()
+                    .map(|&tile| -> Result<_, BakeError> {
+                        let decoded = pack.read_tile(tile)?;
+                        let want = below.filtered_separable(tile);
+                        let surface = if codec.has_classes() || codec.has_colour() {
+                            inputs.surface(&body, tile)?
+                        } else {
+                            (Vec::new(), Vec::new())
+                        };
+                        let (a, first) =
+                            compare(&decoded, &want, "filter of the level below", codec, (&surface.0, &surface.1));
+                        Ok((depth, a, first))
+                    })
+                    .collect::<Result<_, _>>()?;
+                audit.add(audited);
+                Ok(())
+            })
+        })?;
     }
     Ok(audit)
 }

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
 use planet_terrain::pack::crash::abort_point;
+use planet_terrain::pack::writer::scratch_dir;
 use planet_terrain::pack::{Coverage, Pack, PackSpec, PackWriter, partial_path, tmp_path};
 use planet_terrain::{MAX_DEPTH, TileAddress};
 
@@ -86,7 +87,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         }
     }
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
-    let tiles = tile_set(&inputs, &options.body, &coverage, depth, &scratch_dir(&options.out))?;
+    let tiles = tile_set(&inputs, &options.body, &coverage, depth, scratch_dir(&options.out))?;
     if options.out.exists() && !options.resume && !partial_path(&options.out).exists() {
         progress.stage(&format!("replacing {}", options.out.display()));
     }
@@ -220,13 +221,4 @@ pub(crate) fn tiles_per_depth(tiles: &TileSet, depth: u8) -> Vec<usize> {
     let mut counts: Vec<usize> = tiles.per_depth().into_iter().map(|n| n as usize).collect();
     counts.resize(usize::from(depth) + 1, 0);
     counts
-}
-
-/// Where a bake's scratch files go: beside `--out`, on the disk that will
-/// hold the pack.
-pub(crate) fn scratch_dir(out: &std::path::Path) -> std::path::PathBuf {
-    match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => std::path::PathBuf::from("."),
-    }
 }

@@ -19,12 +19,13 @@ use serde::Serialize;
 use crate::audit::accuracy_audit;
 use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
-use crate::full::{coverage_report, open_writer, scratch_dir, settle_spec};
+use crate::full::{coverage_report, open_writer, settle_spec};
 use crate::pipeline::TileBake;
 use crate::report::{AccuracyReport, BakeReport, CoverageReport, LandmarkReport, MemoryReport, Report};
 use crate::shard::{ShardPlan, WorkModel};
 use crate::shard_file::{ShardMeta, append_section, hex};
 use crate::tile_set::{tile_set, until_error};
+use planet_terrain::pack::writer::scratch_dir;
 
 /// What a shard did, for the report.
 #[derive(Debug, Serialize)]
@@ -58,7 +59,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
     let (spec, depth, tile_state) = settle_spec(run, &prepared)?;
     let Prepared { inputs, data_depth, landmarks, .. } = prepared;
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
-    let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth, &scratch_dir(&options.out))?;
+    let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth, scratch_dir(&options.out))?;
     let radius = options.body.ellipsoid().max_radius();
     let mut model = WorkModel { rasters: [(0.0, false); 2], raster_count: 0 };
     for raster in std::iter::once(&inputs.dem).chain(inputs.imagery.as_ref()) {

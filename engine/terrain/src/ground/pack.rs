@@ -6,11 +6,6 @@
 //! makes resampled ground continuous: along a shared edge both sides
 //! interpolate the same edge samples with the same weights, on one face or
 //! across two, since the apron holds the neighbour face's own samples.
-//!
-//! The stored ancestor is searched from the pack's deepest stored level
-//! down, not from the tile's own depth: selection asks for the bounds of
-//! depth-20 tiles over a depth-9 pack every frame, and each empty level
-//! cost an index lookup (a Hilbert key, the directory, a leaf page).
 
 use std::sync::Arc;
 
@@ -29,13 +24,12 @@ impl PackSource {
         PackSource { pack }
     }
 
-    /// The deepest stored tile that is `tile` or an ancestor of it: no
-    /// level below the header's `max_depth` (its deepest stored tile) is
-    /// looked up.
+    /// The deepest stored tile that is `tile` or an ancestor of it
+    /// ([`Pack::deepest_stored_ancestor`] starts at the pack's deepest
+    /// level, so a depth-20 tile over a depth-9 pack costs no lookups of
+    /// empty levels).
     fn stored_ancestor(&self, tile: TileAddress) -> Result<crate::pack::IndexEntry, SourceError> {
-        let deepest = tile.depth().min(self.pack.header().max_depth);
-        let start = tile.ancestor_at(deepest).expect("not deeper than the tile");
-        self.pack.deepest_stored_ancestor(start)?.ok_or(SourceError::NoData { tile })
+        self.pack.deepest_stored_ancestor(tile)?.ok_or(SourceError::NoData { tile })
     }
 
     pub fn pack(&self) -> &Pack {

@@ -137,6 +137,12 @@ pub fn partial_path(out: &Path) -> PathBuf {
     sibling(out, ".partial")
 }
 
+/// The directory `out` lies in (`.` for a bare file name): where the
+/// writer's scratch files and a bake's go, on the disk that holds the pack.
+pub fn scratch_dir(out: &Path) -> &Path {
+    out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
 /// Where a writer for `out` assembles the finished file before the rename.
 pub fn tmp_path(out: &Path) -> PathBuf {
     sibling(out, ".tmp")
@@ -335,9 +341,7 @@ impl PackWriter {
         whole: bool,
     ) -> Result<(StagedSet, Vec<u8>), PackError> {
         spec.validate()?;
-        // The staged set's scratch files lie beside the pack: the same
-        // disk, which the bake already expects to hold it.
-        let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = scratch_dir(out);
         let stem = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let tiles = StagedSet::declare(dir, &stem, tile_set.into_iter().map(TileAddress::key))
             .map_err(PackError::io("declaring the tile set in the staged set's scratch files"))
@@ -387,9 +391,7 @@ impl PackWriter {
     /// The tiles declared at each depth, 0 to the deepest.
     pub fn tiles_per_depth(&self) -> Vec<u64> {
         let state = self.state.lock().expect("writer lock");
-        (0..=state.tiles.max_depth())
-            .map(|d| state.tiles.depth_range(d).end - state.tiles.depth_range(d).start)
-            .collect()
+        (0..=state.tiles.max_depth()).map(|d| state.tiles.depth_range(d).count() as u64).collect()
     }
 
     /// Up to `max` tiles of `depth` not yet written, ascending by key,
@@ -499,16 +501,9 @@ impl PackWriter {
         let state = self.state.into_inner().expect("writer lock");
         let missing = state.tiles.pending_count();
         if missing > 0 {
-            let mut first = None;
-            for item in state.tiles.iter() {
-                let (key, staged) = item.map_err(PackError::io("reading the staged set"))?;
-                if staged.is_none() {
-                    first = Some(key.address());
-                    break;
-                }
-            }
-            let first = first.expect("a pending tile is in the set");
-            return Err(PackError::Incomplete { missing: missing as usize, first });
+            let (first, _) =
+                state.tiles.pending_in(0..state.tiles.len(), 1).map_err(PackError::io("reading the staged set"))?;
+            return Err(PackError::Incomplete { missing: missing as usize, first: first[0] });
         }
         state.partial.sync_all().map_err(PackError::io("syncing the partial file"))?;
         let tile_count = state.tiles.len() + others.iter().map(|p| p.part_tile_count()).sum::<u64>();
