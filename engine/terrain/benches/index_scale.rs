@@ -119,11 +119,13 @@ fn main() {
     writer_state(dir.path());
 }
 
-/// What a writer holds per declared tile while a bake runs (its staged
-/// set), measured as resident growth when declaring every tile of a global
-/// pack to depth 8, 9 and 10 in key order (as a bake declares them);
-/// beside it, the `BTreeMap` of keys to `Option<(payload offset, entry)>`
-/// a writer held two versions ago, built from the same keys.
+/// What a writer holds in memory per declared tile while a bake runs,
+/// measured as resident growth when declaring every tile of a global pack
+/// to depth 8, 9 and 10 in key order (as a bake declares them). The staged
+/// set itself lives in scratch files (`pack/staged.rs`), so what remains
+/// resident is its sparse in-memory key sample. Beside it, the `BTreeMap`
+/// of keys to `Option<(payload offset, entry)>` the first writer held,
+/// built from the same keys.
 fn writer_state(dir: &std::path::Path) {
     use planet_terrain::Body;
     use planet_terrain::pack::{Codec, Coverage, IndexEntry, PackSpec, PackWriter};
@@ -138,31 +140,44 @@ fn writer_state(dir: &std::path::Path) {
         })
     };
     println!();
-    println!("| depth | tiles | writer state B/tile | BTreeMap before B/tile |");
-    println!("|---:|---:|---:|---:|");
-    for depth in [8u8, 9, 10] {
-        let spec = PackSpec {
-            body: Body::earth(),
-            tier: "bench".into(),
-            codec: Codec::Heights,
-            height_data_depth: depth,
-            colour_data_depth: 0,
-            coverage: Coverage::GLOBAL,
-            fingerprint: [1; 32],
-            compression_level: 1,
-        };
+    println!("| depth | tiles | writer state KiB | writer state B/tile | BTreeMap before B/tile |");
+    println!("|---:|---:|---:|---:|---:|");
+    // Every writer first, then every map: memory freed by a map stays in
+    // the allocator and would hide a later writer's growth.
+    let depths = [8u8, 9, 10];
+    let writer_bytes: Vec<f64> = depths
+        .iter()
+        .map(|&depth| {
+            let spec = PackSpec {
+                body: Body::earth(),
+                tier: "bench".into(),
+                codec: Codec::Heights,
+                height_data_depth: depth,
+                colour_data_depth: 0,
+                coverage: Coverage::GLOBAL,
+                fingerprint: [1; 32],
+                compression_level: 1,
+            };
+            let before = resident_kib();
+            let writer = PackWriter::create(&dir.join("state.planetpack"), spec, global(depth)).expect("a writer");
+            let bytes = resident_kib().saturating_sub(before) as f64 * 1024.0;
+            std::hint::black_box(writer.pending_count());
+            bytes
+        })
+        .collect();
+    for (&depth, writer_bytes) in depths.iter().zip(writer_bytes) {
         let tiles = global(depth).count() as f64;
-        let before = resident_kib();
-        let writer = PackWriter::create(&dir.join("state.planetpack"), spec, global(depth)).expect("a writer");
-        let writer_bytes = resident_kib().saturating_sub(before) as f64 * 1024.0;
-        std::hint::black_box(writer.pending_count());
-        drop(writer);
         let before = resident_kib();
         let map: std::collections::BTreeMap<_, Option<(u64, IndexEntry)>> =
             global(depth).map(|t| (t.key(), None)).collect();
         let map_bytes = resident_kib().saturating_sub(before) as f64 * 1024.0;
         std::hint::black_box(map.len());
         drop(map);
-        println!("| {depth} | {tiles:.0} | {:.0} | {:.0} |", writer_bytes / tiles, map_bytes / tiles);
+        println!(
+            "| {depth} | {tiles:.0} | {:.0} | {:.3} | {:.0} |",
+            writer_bytes / 1024.0,
+            writer_bytes / tiles,
+            map_bytes / tiles
+        );
     }
 }
