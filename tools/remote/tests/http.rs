@@ -3,6 +3,7 @@
 //! (5xx answers, truncated bodies, a slow server, ignored ranges, a pack
 //! replaced mid-session). Every transfer is counted by the client.
 
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -22,13 +23,24 @@ fn tile_set() -> Vec<TileAddress> {
     all.take(1000).collect()
 }
 
-/// A ~100 MB codec-2 pack of incompressible noise (so its size is real),
-/// written once per test binary: `(directory, path, bytes)`.
-fn big_pack() -> &'static (tempfile::TempDir, std::path::PathBuf, u64) {
-    static PACK: OnceLock<(tempfile::TempDir, std::path::PathBuf, u64)> = OnceLock::new();
+/// A ~100 MB codec-2 pack of incompressible noise (so its size is real):
+/// `(directory, path, bytes)`. Written once into the target's test scratch
+/// directory and moved into place whole, then reused by every test process
+/// and every later run: a temporary directory held in a static is never
+/// dropped, so each process (nextest runs one per test) left its 100 MB in
+/// /tmp. Bump the directory's version when the content changes.
+fn big_pack() -> &'static (PathBuf, PathBuf, u64) {
+    static PACK: OnceLock<(PathBuf, PathBuf, u64)> = OnceLock::new();
     PACK.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("big.planetpack");
+        let shared_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("remote-big-pack-v1");
+        let shared = shared_dir.join("big.planetpack");
+        if Pack::open(&shared).is_ok() {
+            let length = std::fs::metadata(&shared).unwrap().len();
+            return (shared_dir, shared, length);
+        }
+        std::fs::create_dir_all(&shared_dir).unwrap();
+        let private = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let path = private.path().join("big.planetpack");
         let tiles = tile_set();
         let spec = PackSpec {
             body: Body::earth(),
@@ -72,7 +84,9 @@ fn big_pack() -> &'static (tempfile::TempDir, std::path::PathBuf, u64) {
         });
         writer.finish().unwrap();
         let length = std::fs::metadata(&path).unwrap().len();
-        (dir, path, length)
+        // Atomic: a concurrent test process sees the whole pack or none.
+        std::fs::rename(&path, &shared).unwrap();
+        (shared_dir, shared, length)
     })
 }
 
@@ -93,7 +107,7 @@ fn everest() -> Geodetic {
 fn opening_a_100_mb_pack_and_sampling_a_point_transfers_under_one_percent() {
     let (dir, path, length) = big_pack();
     assert!(*length > 100_000_000, "the pack is {length} bytes");
-    let nginx = Nginx::serve(dir.path());
+    let nginx = Nginx::serve(dir);
     let (pack, stats) = open_pack(&nginx.url("big.planetpack"), &quick()).unwrap();
     let source = PackSource::new(Arc::new(pack));
     let remote = sample_ground(&source, everest(), 4).unwrap();
@@ -112,7 +126,7 @@ fn opening_a_100_mb_pack_and_sampling_a_point_transfers_under_one_percent() {
 #[test]
 fn every_page_and_payload_reads_back_the_same_through_nginx() {
     let (dir, path, _) = big_pack();
-    let nginx = Nginx::serve(dir.path());
+    let nginx = Nginx::serve(dir);
     let options = RemoteOptions { memory_bytes: 8 << 20, ..quick() };
     let (remote, stats) = open_pack(&nginx.url("big.planetpack"), &options).unwrap();
     let local = Pack::open(path).unwrap();
