@@ -83,6 +83,8 @@ pub struct Selector {
     /// Splits and merges this frame, and the splits alone.
     changes: usize,
     splits_made: usize,
+    /// Last frame's least error of a parent of four leaves.
+    least_merge: f64,
     followed: bool,
 }
 
@@ -165,8 +167,16 @@ impl Selector {
         self.changes = 0;
         self.splits_made = 0;
         let mut evaluated = 0;
-        // Every node's error for this view: leaves are the cut, parents are
-        // what could be merged.
+        let capacity = self.nodes.len();
+        self.merges.reset(f64::NEG_INFINITY, capacity);
+        // Leaves under last frame's least mergeable parent split only if the
+        // budget has room: they wait unordered until then (any guess gives
+        // the same pops).
+        self.splits.reset(target.max(self.least_merge), capacity);
+        let mut least_merge = f64::INFINITY;
+        // One pass: every node's error for this view, the leaves over the
+        // target queued to split, the parents of four leaves to merge (their
+        // neighbours are checked when one is taken).
         let ellipsoid = context.ellipsoid;
         for k in 0..self.nodes.len() {
             let node = &self.nodes[k];
@@ -188,23 +198,15 @@ impl Selector {
             let node = &mut self.nodes[k];
             (node.bounds, node.sphere, node.projected_error_px) = (bounds, sphere, error);
             evaluated += 1;
-        }
-        let capacity = self.nodes.len();
-        self.merges.reset(f64::NEG_INFINITY, capacity);
-        let mut least_merge = f64::INFINITY;
-        for k in 0..self.nodes.len() as u32 {
-            if self.mergeable(k) {
-                let error = self.nodes[k as usize].projected_error_px;
+            let first = node.children as usize;
+            if first == LEAF as usize {
+                self.offer_split(k as u32, target);
+            } else if self.nodes[first..first + 4].iter().all(Node::is_leaf) {
                 least_merge = least_merge.min(error);
-                self.merges.push(-error, k);
+                self.merges.push(-error, k as u32);
             }
         }
-        // Leaves under every mergeable parent split only if the budget has
-        // room: they wait unordered until then.
-        self.splits.reset(target.max(least_merge), capacity);
-        for k in 0..self.nodes.len() as u32 {
-            self.offer_split(k, target);
-        }
+        self.least_merge = least_merge;
 
         // Detail the target no longer needs, least error first.
         while let Some((negated, parent)) = self.merges.peek() {
