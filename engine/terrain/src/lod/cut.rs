@@ -212,6 +212,7 @@ impl<'a> Context<'a> {
     }
 
     /// Bounds, sphere and projected error of `tile`.
+    #[inline(always)]
     pub(super) fn evaluate(
         &self,
         tile: TileAddress,

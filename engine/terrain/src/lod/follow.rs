@@ -45,7 +45,7 @@ use crate::lod::outcome::Outcome;
 
 /// The effective error of a followed cut, at most this many times that of
 /// [`super::select`] from nothing for the same view and settings (tested).
-pub const ERROR_FACTOR: f64 = 2.0;
+pub const ERROR_FACTOR: f64 = 1.25;
 
 /// The most splits and merges a frame may make before it gives up
 /// following and selects from nothing: a quarter of the budget (and 64),

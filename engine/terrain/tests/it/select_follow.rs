@@ -246,3 +246,36 @@ fn teleports_and_changed_settings_keep_the_contract() {
     assert_eq!(followed, 5, "each frame whose settings are last frame's is followed");
     assert!(max_changes(&settings(1.0, 4096)) >= 64);
 }
+
+#[test]
+fn a_wandering_camera_over_uneven_ground_stays_within_the_error_factor() {
+    // A random walk, now creeping, now darting and turning, over ground
+    // (above its highest point: inside a sphere every error is infinite)
+    // whose errors do not fall with depth: the followed cut drifts from
+    // select's most here, with the budget binding every frame.
+    let source = Uneven(Body::earth());
+    let mut state = 0x5eed_u64;
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (mut lat, mut lon, mut altitude, mut heading, mut pitch) = (30.0, 60.0, 10_000.0, 0.0, -30.0);
+    let mut views = Vec::new();
+    for frame in 0..200 {
+        let speed = if frame % 50 < 10 { 20.0 } else { 1.0 };
+        lat += speed * 1e-3 * (next() - 0.5);
+        lon += speed * 1e-3 * (next() - 0.5);
+        altitude = (altitude * (1.0 + speed * 0.02 * (next() - 0.5))).clamp(5_000.0, 80_000.0);
+        heading += speed * 2.0 * (next() - 0.5);
+        pitch = (pitch + speed * (next() - 0.5)).clamp(-89.0, 0.0);
+        views.push(view(&source, lat, lon, altitude, heading, pitch));
+    }
+    let mut worst = 0.0f64;
+    for (target, budget) in [(0.05, 1024), (0.02, 4096)] {
+        let settings = SelectionSettings { target_error_px: target, node_budget: budget, near_m: 0.1 };
+        let (followed, ratio) = fly(&format!("wandering, budget {budget}"), &source, &views, |_| settings);
+        assert!(followed > views.len() / 2, "most frames are followed ({followed})");
+        worst = worst.max(ratio);
+    }
+    assert!(worst > 1.0, "the walk makes the followed cut differ from select's");
+}
