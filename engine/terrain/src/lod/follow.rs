@@ -210,7 +210,8 @@ impl Selector {
 
         // Detail the target no longer needs, least error first.
         while let Some((negated, parent)) = self.merges.peek() {
-            if !(-negated <= target) {
+            // (A NaN error never merges.)
+            if -negated > target || (-negated).is_nan() {
                 break;
             }
             self.merges.pop();
@@ -262,7 +263,10 @@ impl Selector {
         let node = &self.nodes[index as usize];
         if node.is_leaf()
             && node.tile.depth() < MAX_DEPTH
-            && !matches!(node.projected_error_px.partial_cmp(&target), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal))
+            && !matches!(
+                node.projected_error_px.partial_cmp(&target),
+                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+            )
         {
             self.splits.push(node.projected_error_px, index);
         }
@@ -297,7 +301,7 @@ impl Selector {
     /// was not split this frame.
     fn cheapest_merge(&mut self, error: f64) -> Option<u32> {
         while let Some((negated, parent)) = self.merges.peek() {
-            if !(-negated < error) {
+            if (-negated).partial_cmp(&error) != Some(std::cmp::Ordering::Less) {
                 return None;
             }
             self.merges.pop();

@@ -32,7 +32,8 @@ impl HeightSource for Uneven {
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
         let hash = tile.identity().wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let unit = |shift: u32| f64::from((hash >> shift) as u16) / 65535.0;
-        let error = if hash.is_multiple_of(11) { 0.0 } else { (0.2 + unit(16)) * 4000.0 / 2f64.powi(i32::from(tile.depth())) };
+        let error =
+            if hash.is_multiple_of(11) { 0.0 } else { (0.2 + unit(16)) * 4000.0 / 2f64.powi(i32::from(tile.depth())) };
         Ok(TileBounds {
             min_elevation: -3000.0 * unit(32),
             max_elevation: 200.0 + 4000.0 * unit(48),
@@ -113,7 +114,8 @@ fn check_contract(label: &str, cut: &Cut, exact: &Cut, settings: &SelectionSetti
         );
     } else {
         assert!(
-            cut.effective_screen_error_px <= settings.target_error_px || nodes.iter().any(|n| n.tile.depth() == MAX_DEPTH),
+            cut.effective_screen_error_px <= settings.target_error_px
+                || nodes.iter().any(|n| n.tile.depth() == MAX_DEPTH),
             "{label}: effective {} px over the target {} px, which select meets",
             cut.effective_screen_error_px,
             settings.target_error_px
@@ -227,19 +229,23 @@ fn teleports_and_changed_settings_keep_the_contract() {
     let source = Uneven(Body::earth());
     let mut views = Vec::new();
     for (k, (lat, lon, altitude)) in
-        [(10.0, 20.0, 5_000.0), (-60.0, 170.0, 50.0), (35.26, 45.0, 300_000.0), (80.0, -90.0, 2.0)].into_iter().enumerate()
+        [(10.0, 20.0, 5_000.0), (-60.0, 170.0, 50.0), (35.26, 45.0, 300_000.0), (80.0, -90.0, 2.0)]
+            .into_iter()
+            .enumerate()
     {
         for frame in 0..6 {
             let f = f64::from(frame);
             views.push(view(&source, lat + 1e-4 * f, lon, altitude * (1.0 + 0.02 * f), 40.0 * k as f64 + f, -20.0));
         }
     }
-    let settings = |target: f64, budget: usize| SelectionSettings { target_error_px: target, node_budget: budget, near_m: 0.1 };
+    let settings =
+        |target: f64, budget: usize| SelectionSettings { target_error_px: target, node_budget: budget, near_m: 0.1 };
     let (followed, _) = fly("teleports", &source, &views, |_| settings(0.02, 2048));
     assert!(followed >= 12, "the moves between jumps are followed ({followed})");
     // The budget and the target changing under a slow camera: a change
     // selects from nothing (the budget never exceeded, not even once).
-    let steady: Vec<View> = (0..12).map(|f| view(&source, 12.0, 20.0 + 1e-4 * f as f64, 4_000.0, 10.0, -25.0)).collect();
+    let steady: Vec<View> =
+        (0..12).map(|f| view(&source, 12.0, 20.0 + 1e-4 * f as f64, 4_000.0, 10.0, -25.0)).collect();
     let budgets = [4096, 4096, 600, 600, 600, 2048, 2048, 7, 7, 4096, 4096, 4096];
     let targets = [0.1, 0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 1.0, 1.0, 1.0, 0.02, 0.02];
     let (followed, _) = fly("settings", &source, &steady, |frame| settings(targets[frame], budgets[frame]));
