@@ -73,6 +73,8 @@ pub struct Selector {
     /// The frame each node was last split in: a trade never merges a
     /// parent split in the same frame, so a frame cannot cycle.
     split_in: Vec<u32>,
+    /// The frame each node was last evaluated in.
+    evaluated_in: Vec<u32>,
     free: Vec<u32>,
     leaves: usize,
     frame: u32,
@@ -83,6 +85,7 @@ pub struct Selector {
     /// Splits and merges this frame, and the splits alone.
     changes: usize,
     splits_made: usize,
+    late_evaluations: usize,
     /// Last frame's least error of a parent of four leaves.
     least_merge: f64,
     followed: bool,
@@ -143,6 +146,8 @@ impl Selector {
         self.parents.resize(tree.len(), NONE);
         self.split_in.clear();
         self.split_in.resize(tree.len(), 0);
+        self.evaluated_in.clear();
+        self.evaluated_in.resize(tree.len(), 0);
         for (k, node) in tree.iter().enumerate() {
             if !node.is_leaf() {
                 self.parents[node.children as usize..node.children as usize + 4].fill(k as u32);
@@ -166,6 +171,7 @@ impl Selector {
         self.frame += 1;
         self.changes = 0;
         self.splits_made = 0;
+        self.late_evaluations = 0;
         let mut evaluated = 0;
         let capacity = self.nodes.len();
         self.merges.reset(f64::NEG_INFINITY, capacity);
@@ -174,34 +180,25 @@ impl Selector {
         // the same pops).
         self.splits.reset(target.max(self.least_merge), capacity);
         let mut least_merge = f64::INFINITY;
-        // One pass: every node's error for this view, the leaves over the
-        // target queued to split, the parents of four leaves to merge (their
-        // neighbours are checked when one is taken).
-        let ellipsoid = context.ellipsoid;
+        // One pass: the error for this view of every leaf (the cut) and of
+        // every parent of four leaves (what could merge), the leaves over the
+        // target queued to split, the parents queued to merge (their
+        // neighbours are checked when one is taken). Other parents wait
+        // until a merge makes them candidates.
         for k in 0..self.nodes.len() {
-            let node = &self.nodes[k];
-            if node.children == FREED {
+            let first = self.nodes[k].children;
+            if first == FREED {
                 continue;
             }
-            let (tile, patch) = (node.tile, &self.patches[k]);
-            let (bounds, sphere, error) = context.evaluate(tile, |min, max| {
-                // The sphere is a function of the patch and the bounds (a
-                // root's, of the tile, as the refinement makes it).
-                if same_elevations(&node.bounds, min, max) {
-                    node.sphere
-                } else if tile.depth() == 0 {
-                    BoundingSphere::of_tile(&ellipsoid, tile, min, max)
-                } else {
-                    BoundingSphere::enclosing(&ellipsoid, patch.centre, &patch.corners, min, max)
-                }
-            })?;
-            let node = &mut self.nodes[k];
-            (node.bounds, node.sphere, node.projected_error_px) = (bounds, sphere, error);
+            let leaf = first == LEAF;
+            if !leaf && !self.nodes[first as usize..first as usize + 4].iter().all(Node::is_leaf) {
+                continue;
+            }
+            let error = self.evaluate(&context, k)?;
             evaluated += 1;
-            let first = node.children as usize;
-            if first == LEAF as usize {
+            if leaf {
                 self.offer_split(k as u32, target);
-            } else if self.nodes[first..first + 4].iter().all(Node::is_leaf) {
+            } else {
                 least_merge = least_merge.min(error);
                 self.merges.push(-error, k as u32);
             }
@@ -216,7 +213,7 @@ impl Selector {
             }
             self.merges.pop();
             if self.can_merge(parent, -negated) {
-                self.merge(parent, target);
+                self.merge(&context, parent, target)?;
             }
         }
         // Detail it needs, largest error first, traded for the least needed
@@ -240,7 +237,7 @@ impl Selector {
             }
             match self.cheapest_merge(error) {
                 Some(parent) => {
-                    self.merge(parent, target);
+                    self.merge(&context, parent, target)?;
                     self.splits.push(error, leaf);
                 }
                 None => {
@@ -252,9 +249,32 @@ impl Selector {
         if self.changes > max_changes(settings) {
             return Ok(None);
         }
-        let evaluated = evaluated + 4 * self.splits_made;
+        let evaluated = evaluated + self.late_evaluations + 4 * self.splits_made;
         let outcome = Outcome { settled_error: 0.0, stopped_by_budget, evaluated, start };
-        Ok(Some(outcome.cut(&self.nodes, self.leaves, view, &ellipsoid, settings)))
+        Ok(Some(outcome.cut(&self.nodes, self.leaves, view, &context.ellipsoid, settings)))
+    }
+
+    /// Node `k`'s bounds, sphere and error for this frame's view; returns
+    /// the error.
+    #[inline(always)]
+    fn evaluate(&mut self, context: &Context, k: usize) -> Result<f64, SourceError> {
+        let (node, patch, ellipsoid) = (&self.nodes[k], &self.patches[k], &context.ellipsoid);
+        let tile = node.tile;
+        let (bounds, sphere, error) = context.evaluate(tile, |min, max| {
+            // The sphere is a function of the patch and the bounds (a
+            // root's, of the tile, as the refinement makes it).
+            if same_elevations(&node.bounds, min, max) {
+                node.sphere
+            } else if tile.depth() == 0 {
+                BoundingSphere::of_tile(ellipsoid, tile, min, max)
+            } else {
+                BoundingSphere::enclosing(ellipsoid, patch.centre, &patch.corners, min, max)
+            }
+        })?;
+        let node = &mut self.nodes[k];
+        (node.bounds, node.sphere, node.projected_error_px) = (bounds, sphere, error);
+        self.evaluated_in[k] = self.frame;
+        Ok(error)
     }
 
     /// Queues leaf `index` to split if it can and its error is over the
@@ -290,11 +310,17 @@ impl Selector {
         self.nodes[index as usize].projected_error_px.to_bits() == error.to_bits() && self.mergeable(index)
     }
 
-    /// Queues `index` to merge if it can.
-    fn offer_merge(&mut self, index: u32) {
+    /// Queues `index` to merge if it can (evaluating it first if the
+    /// frame's pass, where it was no candidate, did not).
+    fn offer_merge(&mut self, context: &Context, index: u32) -> Result<(), SourceError> {
         if index != NONE && self.mergeable(index) {
+            if self.evaluated_in[index as usize] != self.frame {
+                self.evaluate(context, index as usize)?;
+                self.late_evaluations += 1;
+            }
             self.merges.push(-self.nodes[index as usize].projected_error_px, index);
         }
+        Ok(())
     }
 
     /// The mergeable parent of least error, if that is under `error` and it
@@ -314,7 +340,7 @@ impl Selector {
 
     /// Replaces mergeable `index`'s four leaves by it: it takes their links
     /// across its edges, and their neighbours link to it.
-    fn merge(&mut self, index: u32, target: f64) {
+    fn merge(&mut self, context: &Context, index: u32, target: f64) -> Result<(), SourceError> {
         self.changes += 1;
         let first = self.nodes[index as usize].children;
         let depth = self.nodes[index as usize].tile.depth();
@@ -345,14 +371,15 @@ impl Selector {
         self.leaves -= 3;
         // Its parent may be mergeable now, and so may the parents of its
         // neighbours, which its children's depth held back.
-        self.offer_merge(self.parents[index as usize]);
+        self.offer_merge(context, self.parents[index as usize])?;
         for edge in Edge::ALL {
             let across = self.nodes[index as usize].links[edge as usize];
             if self.nodes[across as usize].tile.depth() == depth {
-                self.offer_merge(self.parents[across as usize]);
+                self.offer_merge(context, self.parents[across as usize])?;
             }
         }
         self.offer_split(index, target);
+        Ok(())
     }
 
     /// Splits leaf `index`, first splitting every coarser edge neighbour
@@ -422,6 +449,7 @@ impl Selector {
                 self.patches.extend(patches);
                 self.parents.extend([index; 4]);
                 self.split_in.extend([0; 4]);
+                self.evaluated_in.extend([0; 4]);
                 first
             }
         };
@@ -460,6 +488,7 @@ impl Selector {
             };
             self.patches[slot] = patches[q];
             self.parents[slot] = index;
+            self.evaluated_in[slot] = self.frame;
             self.offer_split(me, target);
         }
         self.merges.push(-parent.projected_error_px, index);
