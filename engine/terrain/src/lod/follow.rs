@@ -515,3 +515,7 @@ impl Selector {
         other
     }
 }
+
+#[cfg(test)]
+#[path = "follow_tests.rs"]
+mod tests;
