@@ -253,7 +253,8 @@ pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettin
 }
 
 /// Selection frame after frame: the same cut as [`select`], bit for bit,
-/// from less work.
+/// from less work. (The viewer's [`super::Selector`] follows last frame's
+/// cut instead, for less still, and selects with this where it cannot.)
 ///
 /// The key decision: reuse geometry, never decisions. A node's bounding
 /// sphere and grid points depend on its tile and its bounds alone, not on
