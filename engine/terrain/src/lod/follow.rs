@@ -3,8 +3,9 @@
 //! The key decision: keep the cut, not just its geometry. A [`Selector`]
 //! keeps last frame's tree (nodes, their links across edges, their grid
 //! points) and changes it only where the new view asks: it re-evaluates
-//! every node's bounds and projected error, merges parents whose four
-//! children are leaves and whose error meets the target, then splits the
+//! the bounds and projected error of every leaf and of every parent of
+//! four leaves (other parents once a merge makes them candidates), merges
+//! those parents whose error meets the target, then splits the
 //! leaf of largest error while the budget allows; with the budget full it
 //! trades: the mergeable parent of least error is merged to make room, as
 //! long as its error is below the leaf's (a dual queue). Each split and
@@ -13,7 +14,7 @@
 //! Such a cut is no longer exactly the heap's of [`super::select`] when a
 //! budget binds (which parents are split depends on the order the frames
 //! came in), so this is the contract instead, tested along flights
-//! (`tests/it/select_follow.rs`):
+//! (`tests/it/select_follow.rs`; `follow_tests.rs` checks the kept tree):
 //!
 //! - exact cover (every point of the body in exactly one node), neighbours
 //!   at most one level apart, edge relations true to the cut;
@@ -168,7 +169,9 @@ impl Selector {
     ) -> Result<Option<Cut>, SourceError> {
         let context = Context::new(source, view);
         let target = settings.target_error_px;
-        self.frame += 1;
+        // (Stamps 0 are "never"; 2^32 frames later a stale stamp could only
+        // skip one evaluation of a parent.)
+        self.frame = self.frame.wrapping_add(1).max(1);
         self.changes = 0;
         self.splits_made = 0;
         self.late_evaluations = 0;
