@@ -19,10 +19,14 @@
 //! a profiler's view of the current one); `SELECT_BENCH_SELECTOR_ONLY=1`
 //! also runs `select` only once per row, so a profile is the `Selector`'s.
 //!
-//! Two more columns time a `Selector` (the same cut, reusing the last
-//! frame's tree for geometry): on the same view every frame (all geometry
-//! reused: the floor) and on a camera moving 1% of its altitude forward and
-//! turning 0.1 degrees each frame (what a flight reuses).
+//! Three more columns time the frame-to-frame selectors: a `Selector`
+//! (which follows last frame's cut) on the same view every frame (the
+//! floor) and on a camera moving 1% of its altitude forward and turning 0.1
+//! degrees each frame (a flight), and an `ExactSelector` (`select`'s cut
+//! bit for bit, reusing last frame's geometry) on the same flight; then a
+//! `Selector` on a fast flight (20% of the altitude and 2 degrees of turn
+//! per frame), with how many of its frames were followed rather than
+//! selected from nothing.
 
 #[path = "../tests/it/select_reference.rs"]
 mod select_reference;
@@ -31,7 +35,7 @@ use std::time::Instant;
 
 use planet_terrain::camera::View;
 use planet_terrain::ground::{HeightSource, ProceduralSource};
-use planet_terrain::lod::{SelectionSettings, Selector, select};
+use planet_terrain::lod::{Cut, ExactSelector, SelectionSettings, Selector, select};
 use planet_terrain::{Body, Geodetic};
 
 const RUNS: usize = 300;
@@ -41,16 +45,16 @@ fn main() {
     let selector_only = std::env::var_os("SELECT_BENCH_SELECTOR_ONLY").is_some();
     let source = ProceduralSource::new(Body::earth(), 2026);
     println!(
-        "| altitude | target px | budget | nodes | drawn | effective error px | before median ms | after median ms | after p99 ms | speed-up | Selector, same view | Selector, moving |"
+        "| altitude | target px | budget | nodes | drawn | effective error px | before median ms | after median ms | after p99 ms | speed-up | Selector, same view | Selector, moving | ExactSelector, moving | Selector, fast | fast frames followed |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (label, altitude) in [("400 km", 400_000.0), ("10 km", 10_000.0), ("100 m", 100.0), ("2 m", 2.0)] {
         let ground = planet_terrain::ground::sample_ground(&source, Geodetic::from_degrees(46.5, 8.0, 0.0), 14)
             .unwrap()
             .elevation_m;
-        let view_at = |run: usize| {
-            // 1% of the altitude per frame, heading 30 degrees (north-east).
-            let step = 0.01 * altitude / 6_371_000.0 * f64::from(run as u32);
+        let flight = |run: usize, speed: f64, turn: f64| {
+            // `speed` of the altitude per frame, heading 30 degrees (north-east).
+            let step = speed * altitude / 6_371_000.0 * f64::from(run as u32);
             View::looking_from(
                 source.body(),
                 Geodetic::from_degrees(
@@ -58,14 +62,15 @@ fn main() {
                     8.0 + (step * 30f64.to_radians().sin() / 46.5f64.to_radians().cos()).to_degrees(),
                     ground.max(0.0) + altitude,
                 ),
-                30.0 + 0.1 * run as f64,
+                30.0 + turn * run as f64,
                 -30.0,
                 60f64.to_radians(),
                 (1920, 1080),
             )
         };
-        let view = view_at(0);
-        let moving: Vec<View> = (0..RUNS).map(view_at).collect();
+        let view = flight(0, 0.0, 0.0);
+        let moving: Vec<View> = (0..RUNS).map(|run| flight(run, 0.01, 0.1)).collect();
+        let fast: Vec<View> = (0..RUNS).map(|run| flight(run, 0.2, 2.0)).collect();
         for (target, budget) in [(1.0, 1024usize), (0.05, 1024), (0.05, 4096), (0.02, 4096), (0.02, 16384)] {
             let settings = SelectionSettings { target_error_px: target, node_budget: budget, near_m: 0.1 };
             let (mut before, mut after) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
@@ -97,22 +102,36 @@ fn main() {
             }
             let cut = last.unwrap();
             let (old_median, median) = (before[before.len() / 2], after[after.len() / 2]);
-            let median_of = |views: &mut dyn Iterator<Item = &View>| {
-                let mut selector = Selector::new();
+            let median_of = |views: &mut dyn Iterator<Item = &View>, select: &mut dyn FnMut(&View) -> Cut| {
                 let mut times: Vec<f64> = views
                     .map(|view| {
                         let start = Instant::now();
-                        std::hint::black_box(selector.select(&source, view, &settings).unwrap());
+                        std::hint::black_box(select(view));
                         start.elapsed().as_secs_f64() * 1e3
                     })
                     .collect();
                 times.sort_by(f64::total_cmp);
                 times[times.len() / 2]
             };
-            let same_view = median_of(&mut std::iter::repeat_n(&view, RUNS));
-            let flying = median_of(&mut moving.iter());
+            let mut selector = Selector::new();
+            let same_view = median_of(&mut std::iter::repeat_n(&view, RUNS), &mut |view: &View| {
+                selector.select(&source, view, &settings).unwrap()
+            });
+            let mut selector = Selector::new();
+            let flying =
+                median_of(&mut moving.iter(), &mut |view: &View| selector.select(&source, view, &settings).unwrap());
+            let mut selector = Selector::new();
+            let (mut followed, mut fast_frames) = (0, 0);
+            let darting = median_of(&mut fast.iter(), &mut |view: &View| {
+                let cut = selector.select(&source, view, &settings).unwrap();
+                (followed, fast_frames) = (followed + usize::from(selector.followed_last_frame()), fast_frames + 1);
+                cut
+            });
+            let mut exact = ExactSelector::new();
+            let exact_flying =
+                median_of(&mut moving.iter(), &mut |view: &View| exact.select(&source, view, &settings).unwrap());
             println!(
-                "| {label} | {target} | {budget} | {} | {} | {:.3} | {old_median:.3} | {median:.3} | {:.3} | {:.1}x | {same_view:.3} | {flying:.3} |",
+                "| {label} | {target} | {budget} | {} | {} | {:.3} | {old_median:.3} | {median:.3} | {:.3} | {:.1}x | {same_view:.3} | {flying:.3} | {exact_flying:.3} | {darting:.3} | {followed}/{fast_frames} |",
                 cut.nodes.len(),
                 cut.statistics.nodes_drawn,
                 cut.effective_screen_error_px,

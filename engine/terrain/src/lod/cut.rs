@@ -41,8 +41,8 @@ use crate::geo::bounds::{BoundingSphere, SurfacePoint};
 use crate::geo::cube::{cube_point, normalize_exactly_ordered, warp};
 use crate::geo::face::{Edge, Face};
 use crate::ground::{HeightSource, SourceError, TileBounds};
-use crate::lod::cull::cull;
 use crate::lod::heap::ErrorHeap;
+use crate::lod::outcome::Outcome;
 
 /// What selection aims for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,35 +126,35 @@ pub const NEGLIGIBLE_ERROR_M: f64 = 1e-3;
 const COLOUR_TEXEL_WEIGHT: f64 = 2.0;
 
 /// The `children` of a leaf.
-const LEAF: u32 = u32::MAX;
+pub(super) const LEAF: u32 = u32::MAX;
 
 /// A node of the refinement tree. Split nodes stay (their links are no
 /// longer read), so an index names a node for the whole selection and the
 /// arena's order is the order nodes were made in, which is the cut's order.
 #[derive(Clone, Copy)]
-struct Node {
-    tile: TileAddress,
+pub(super) struct Node {
+    pub(super) tile: TileAddress,
     /// The first of the four children (quadrant order), or [`LEAF`].
-    children: u32,
+    pub(super) children: u32,
     /// Across each edge (`Edge::ALL` order): the node of this depth there,
     /// or the leaf one level coarser that covers it (balance allows no
     /// more). Kept true for leaves.
-    links: [u32; 4],
-    bounds: TileBounds,
-    sphere: BoundingSphere,
-    projected_error_px: f64,
-    /// The same tile in the last frame's tree (a [`Selector`]'s), or
+    pub(super) links: [u32; 4],
+    pub(super) bounds: TileBounds,
+    pub(super) sphere: BoundingSphere,
+    pub(super) projected_error_px: f64,
+    /// The same tile in the last frame's tree (an [`ExactSelector`]'s), or
     /// [`NONE`].
-    previous: u32,
+    pub(super) previous: u32,
     /// Its [`Patch`] in the selector's store.
-    patch: u32,
+    pub(super) patch: u32,
 }
 
 /// No node.
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 
 impl Node {
-    fn is_leaf(&self) -> bool {
+    pub(super) fn is_leaf(&self) -> bool {
         self.children == LEAF
     }
 }
@@ -165,42 +165,55 @@ impl Node {
 /// outlives frames: a node made again next frame names the same patch
 /// rather than copying its three hundred bytes.
 #[derive(Clone, Copy)]
-struct Patch {
+pub(super) struct Patch {
     /// `warp` of the grid coordinate at the low edge, the centre and the
     /// high edge, along s and along t.
-    ws: [f64; 3],
-    wt: [f64; 3],
+    pub(super) ws: [f64; 3],
+    pub(super) wt: [f64; 3],
     /// Corners in quadrant order (low s low t, high s low t, low s high t,
     /// high s high t).
-    corners: [SurfacePoint; 4],
-    centre: SurfacePoint,
+    pub(super) corners: [SurfacePoint; 4],
+    pub(super) centre: SurfacePoint,
 }
 
 /// `warp` at the `k`-th quarter of `[a, b]`, spelled as the grid of a split
 /// always spelled it (all these coordinates are exact dyadic numbers, so a
 /// child's edge is bit for bit its parent's quarter point).
-fn quarter_warp(a: f64, b: f64, k: f64) -> f64 {
+pub(super) fn quarter_warp(a: f64, b: f64, k: f64) -> f64 {
     warp(a + (b - a) * k / 4.0)
 }
 
 /// The point of `face`'s grid at warped coordinates `(a, b)`.
-fn grid_point(ellipsoid: &Ellipsoid, face: Face, a: f64, b: f64) -> SurfacePoint {
+pub(super) fn grid_point(ellipsoid: &Ellipsoid, face: Face, a: f64, b: f64) -> SurfacePoint {
     SurfacePoint::new(ellipsoid, normalize_exactly_ordered(cube_point(face, a, b)))
 }
 
 /// What every evaluation of a node reads, looked up once per selection.
-struct Context<'a> {
+pub(super) struct Context<'a> {
     source: &'a dyn HeightSource,
-    ellipsoid: Ellipsoid,
+    pub(super) ellipsoid: Ellipsoid,
     camera: DVec3,
     camera_height: f64,
     pixels_per_radian: f64,
     colour_data_depth: Option<u8>,
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
+    pub(super) fn new(source: &'a dyn HeightSource, view: &View) -> Context<'a> {
+        let ellipsoid = *source.body().ellipsoid();
+        Context {
+            source,
+            ellipsoid,
+            camera: view.position,
+            camera_height: ellipsoid.point_to_geodetic(view.position).height,
+            pixels_per_radian: view.pixels_per_radian(),
+            colour_data_depth: source.colour_data_depth(),
+        }
+    }
+
     /// Bounds, sphere and projected error of `tile`.
-    fn evaluate(
+    #[inline(always)]
+    pub(super) fn evaluate(
         &self,
         tile: TileAddress,
         sphere_of: impl FnOnce(f64, f64) -> BoundingSphere,
@@ -233,14 +246,15 @@ impl Context<'_> {
 }
 
 /// Selects the cut for `view`. See the module documentation. Each call
-/// starts from nothing; a [`Selector`] gives the same cut for less work when
+/// starts from nothing; an [`ExactSelector`] gives the same cut for less work when
 /// views follow one another.
 pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettings) -> Result<Cut, SourceError> {
-    Selector::new().select(source, view, settings)
+    ExactSelector::new().select(source, view, settings)
 }
 
 /// Selection frame after frame: the same cut as [`select`], bit for bit,
-/// from less work.
+/// from less work. (The viewer's [`super::Selector`] follows last frame's
+/// cut instead, for less still, and selects with this where it cannot.)
 ///
 /// The key decision: reuse geometry, never decisions. A node's bounding
 /// sphere and grid points depend on its tile and its bounds alone, not on
@@ -253,11 +267,11 @@ pub fn select(source: &dyn HeightSource, view: &View, settings: &SelectionSettin
 /// builds, so a selector allocates nothing once warm. Patches live in one
 /// store across frames (compacted when mostly garbage).
 #[derive(Default)]
-pub struct Selector {
-    last: Tree,
+pub struct ExactSelector {
+    pub(super) last: Tree,
     spare: Tree,
     /// Every patch the last tree names, and garbage.
-    patches: Vec<Patch>,
+    pub(super) patches: Vec<Patch>,
     /// The error at which the budget stopped the last selection (0 if it
     /// did not): where this one's will likely stop too.
     stop_error: f64,
@@ -265,21 +279,21 @@ pub struct Selector {
 
 /// A refinement tree and what it was made on.
 #[derive(Default)]
-struct Tree {
+pub(super) struct Tree {
     ellipsoid: Option<Ellipsoid>,
-    nodes: Vec<Node>,
+    pub(super) nodes: Vec<Node>,
     heap: ErrorHeap,
 }
 
-impl std::fmt::Debug for Selector {
+impl std::fmt::Debug for ExactSelector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Selector").field("last_nodes", &self.last.nodes.len()).finish()
+        f.debug_struct("ExactSelector").field("last_nodes", &self.last.nodes.len()).finish()
     }
 }
 
-impl Selector {
-    pub fn new() -> Selector {
-        Selector::default()
+impl ExactSelector {
+    pub fn new() -> ExactSelector {
+        ExactSelector::default()
     }
 
     /// Selects the cut for `view`: exactly [`select`]'s.
@@ -304,37 +318,8 @@ impl Selector {
         let mut refine = Refinement::new(source, view, settings, last, &mut self.patches, spare, stop_guess)?;
         let (settled_error, stopped_by_budget) = refine.run()?;
         self.stop_error = refine.stop_error;
-        let arena = &refine.nodes;
-        // Each node's depth and whether it is split, a byte each: the edge
-        // relations read these at random, and 5k bytes stay in L1 where 5k
-        // nodes (600 kB) do not.
-        let shapes: Vec<u8> = arena.iter().map(|n| n.tile.depth() | u8::from(!n.is_leaf()) << 7).collect();
-        let mut nodes: Vec<SelectedNode> = Vec::with_capacity(refine.leaves);
-        nodes.extend(arena.iter().filter(|n| n.is_leaf()).map(|n| {
-            let depth = n.tile.depth();
-            let relation = |link: u32| edge_relation(depth, shapes[link as usize]);
-            let [a, b, c, d] = n.links;
-            SelectedNode {
-                tile: n.tile,
-                bounds: n.bounds,
-                sphere: n.sphere,
-                projected_error_px: n.projected_error_px,
-                culled: None,
-                edges: [relation(a), relation(b), relation(c), relation(d)],
-            }
-        }));
-        // The largest error left unsplit is the error the cut meets.
-        let effective = nodes.iter().map(|n| n.projected_error_px).fold(settled_error, f64::max);
-        cull(&mut nodes, view, &ellipsoid, settings.near_m);
-        let culled = nodes.iter().filter(|n| n.culled.is_some()).count();
-        let statistics = SelectionStatistics {
-            nodes_selected: nodes.len(),
-            nodes_culled: culled,
-            nodes_drawn: nodes.len() - culled,
-            nodes_evaluated: refine.evaluated,
-            effective_screen_error_pixels: effective,
-            selection_cpu_ms: start.elapsed().as_secs_f64() * 1e3,
-        };
+        let outcome = Outcome { settled_error, stopped_by_budget, evaluated: refine.evaluated, start };
+        let cut = outcome.cut(&refine.nodes, refine.leaves, view, &ellipsoid, settings);
         let mut tree = Tree { ellipsoid: Some(ellipsoid), nodes: refine.nodes, heap: refine.heap };
         if self.patches.len() > 2 * tree.nodes.len() + 64 {
             // Mostly patches of nodes no longer made: keep the live ones.
@@ -345,19 +330,7 @@ impl Selector {
             self.patches = live;
         }
         self.spare = std::mem::replace(&mut self.last, tree);
-        Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, statistics })
-    }
-}
-
-/// How the cut continues across an edge of a leaf at `depth` whose link
-/// there has `shape`: its depth, and the top bit set if it is split.
-fn edge_relation(depth: u8, shape: u8) -> EdgeRelation {
-    if shape & 0x7f < depth {
-        EdgeRelation::Coarser
-    } else if shape >> 7 == 0 {
-        EdgeRelation::Same
-    } else {
-        EdgeRelation::Finer
+        Ok(cut)
     }
 }
 
@@ -390,15 +363,7 @@ impl<'a> Refinement<'a> {
         buffers: Tree,
         stop_guess: f64,
     ) -> Result<Refinement<'a>, SourceError> {
-        let ellipsoid = *source.body().ellipsoid();
-        let context = Context {
-            source,
-            ellipsoid,
-            camera: view.position,
-            camera_height: ellipsoid.point_to_geodetic(view.position).height,
-            pixels_per_radian: view.pixels_per_radian(),
-            colour_data_depth: source.colour_data_depth(),
-        };
+        let context = Context::new(source, view);
         let capacity = settings.node_budget.clamp(6, 1 << 20) * 4 / 3 + 8;
         let Tree { mut nodes, mut heap, .. } = buffers;
         heap.reset(stop_guess.max(settings.target_error_px), capacity);
@@ -634,7 +599,7 @@ impl<'a> Refinement<'a> {
 }
 
 /// True if `bounds` spans exactly `min..max` (by their bits).
-fn same_elevations(bounds: &TileBounds, min: f64, max: f64) -> bool {
+pub(super) fn same_elevations(bounds: &TileBounds, min: f64, max: f64) -> bool {
     bounds.min_elevation.to_bits() == min.to_bits() && bounds.max_elevation.to_bits() == max.to_bits()
 }
 

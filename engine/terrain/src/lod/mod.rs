@@ -1,5 +1,6 @@
 //! Level of detail: the host half of the renderer, what a frame draws,
-//! decided in f64 without a GPU. [`cut`] selects the quadtree cut,
+//! decided in f64 without a GPU. [`cut`] selects the quadtree cut, [`follow`]
+//! adjusts last frame's to the next view,
 //! [`record`] turns it into the GPU's per-node records, [`residency`] keeps
 //! the tiles' GPU slots.
 //!
@@ -10,11 +11,14 @@
 
 mod cull;
 pub mod cut;
+pub mod follow;
 mod heap;
+mod outcome;
 pub mod record;
 pub mod residency;
 
-pub use cut::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, Selector, select};
+pub use cut::{Culled, Cut, EdgeRelation, ExactSelector, SelectedNode, SelectionSettings, SelectionStatistics, select};
+pub use follow::Selector;
 pub use record::{build_records, centre_height_within, node_record, reference_vertex};
 pub use residency::{Binding, Residency, ResidencySettings, UvRect, min_slots};
 

@@ -14,6 +14,7 @@ mod pack;
 mod precision;
 mod seams;
 mod select;
+mod select_follow;
 mod select_reference;
 mod sources;
 mod stack;

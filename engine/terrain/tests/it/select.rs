@@ -504,7 +504,8 @@ fn seams_close_from_orbit_to_two_metres() {
 // ---- The cut, bit for bit, against the reference algorithm -------------------
 
 use crate::select_reference::select_reference;
-use planet_terrain::lod::{Cut, SelectedNode, Selector};
+// The exact frame-to-frame selector (`Selector` follows the last cut instead).
+use planet_terrain::lod::{Cut, ExactSelector as Selector, SelectedNode};
 
 /// Ground whose bounds and errors vary from tile to tile (a hash of the
 /// address), with measured colour to depth 9: every branch of the error and
