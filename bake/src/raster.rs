@@ -69,6 +69,9 @@ pub struct Raster {
     transform: [f64; 6],
     inverse: [f64; 6],
     grid: Grid,
+    /// The longitude period in whole columns (`period.round()`), made once:
+    /// without SSE4.1 a rounding is a libm call, and every tap set took one.
+    period_columns: Option<i64>,
     nodata: Vec<Option<f64>>,
     scale_offset: Vec<(f64, f64)>,
     pool: Mutex<Vec<Dataset>>,
@@ -309,6 +312,10 @@ impl Raster {
             bands,
             transform,
             inverse,
+            period_columns: match grid {
+                Grid::Geographic { period } => period.map(|p| p.round() as i64),
+                Grid::Projected { .. } => None,
+            },
             grid,
             nodata,
             scale_offset,

@@ -67,7 +67,7 @@ impl Raster {
         // The period in whole columns: `rem_euclid` by it, with the division
         // only for a column more than one turn out (never, after the wrap
         // above).
-        let turn = period.map(|p| p.round() as i64);
+        let turn = self.period_columns;
         let column = |c: f64| -> u32 {
             match turn {
                 Some(n) => {
@@ -93,6 +93,14 @@ impl Raster {
     #[inline(always)]
     fn row_half(&self, py: f64) -> Option<Half> {
         let h = self.height as f64;
+        if py >= 0.5 && py < h - 0.5 {
+            // Between the first and last rows' centres (nearly always): the
+            // clamps below change nothing there, so the same taps without them.
+            let y = py - 0.5;
+            let y0 = floor(y);
+            let row = y0 as u32;
+            return Some(([row, row + 1], y - y0));
+        }
         if !(0.0..=h).contains(&py) {
             // Beyond the last row: only a pole the raster stops just short of.
             if self.period().is_some() && (py > -1.0 && py < h + 1.0) {
