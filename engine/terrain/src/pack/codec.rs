@@ -343,9 +343,33 @@ fn predict(values: &[u16], mask: u16) -> Vec<u16> {
     residuals
 }
 
+/// The inverse of [`predict`], the same values as running the prediction
+/// with `step` adding each residual, in two passes a row: a value less the
+/// one left of it is its residual plus `up - upleft`, all known before the
+/// row starts (a loop the compiler vectorises), so only a running sum is
+/// left in sequence. Modular arithmetic in 2^16 masked at the end equals
+/// arithmetic in `mask + 1` throughout, as `mask + 1` divides 2^16.
 fn unpredict(residuals: &[u16], mask: u16) -> Vec<u16> {
-    let mut values = vec![0u16; residuals.len()];
-    run_prediction(&mut values, mask, |k, p| unzigzag(residuals[k], mask).wrapping_add(p) & mask);
+    let mut values: Vec<u16> = residuals.iter().map(|&z| unzigzag(z, mask)).collect();
+    let mut sum = 0u16;
+    for v in &mut values[..WIDTH] {
+        sum = sum.wrapping_add(*v);
+        *v = sum & mask;
+    }
+    for row in 1..WIDTH {
+        let (done, rest) = values.split_at_mut(row * WIDTH);
+        let up = &done[(row - 1) * WIDTH..];
+        let here = &mut rest[..WIDTH];
+        here[0] = here[0].wrapping_add(up[0]);
+        for c in 1..WIDTH {
+            here[c] = here[c].wrapping_add(up[c]).wrapping_sub(up[c - 1]);
+        }
+        let mut sum = 0u16;
+        for v in here.iter_mut() {
+            sum = sum.wrapping_add(*v);
+            *v = sum & mask;
+        }
+    }
     values
 }
 
