@@ -34,6 +34,7 @@ pub use crate::report::BakeReport;
 pub use crate::sampling::supported_depth;
 
 use crate::audit::run_landmark_audit;
+use crate::fingerprint::{InputDigests, input_digests};
 use crate::full::bake_full;
 use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::limits::MemoryPlan;
@@ -105,5 +106,20 @@ impl Run<'_> {
         }
         let extent = inputs.dem.extent()?;
         Ok(Prepared { inputs, data_depth, landmarks, extent })
+    }
+
+    /// [`Run::prepare`], with the inputs' digests for the fingerprint
+    /// taken meanwhile: another worker reads and hashes the files while
+    /// this one opens the rasters and audits their landmarks (one worker
+    /// does one, then the other). A failed preparation is reported before
+    /// a failed digest, as when they ran in turn.
+    pub(crate) fn prepare_and_digest(&self) -> Result<(Prepared, InputDigests), BakeError> {
+        let options = self.options;
+        let mut digests = None;
+        let prepared = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| digests = Some(input_digests(options)));
+            self.prepare()
+        });
+        Ok((prepared?, digests.expect("the scope ran it")?))
     }
 }
