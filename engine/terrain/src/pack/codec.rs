@@ -193,7 +193,7 @@ fn encode_in_range(
             .iter()
             .map(|&h| {
                 if range > 0.0 {
-                    ((h - f64::from(min)) / range * 65535.0).round().clamp(0.0, 65535.0) as u16
+                    rounded_u16((h - f64::from(min)) / range * 65535.0)
                 } else {
                     0
                 }
@@ -301,6 +301,17 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
     })
 }
 
+/// `x.round().clamp(0.0, 65535.0) as u16` for every `x`, NaN included,
+/// without `round`: the x86-64 baseline has no rounding instruction, so it
+/// was a libm call a sample. Inside the range the fraction past the
+/// truncation is exact, and rounding half away from zero adds one from 0.5.
+#[inline(always)]
+fn rounded_u16(x: f64) -> u16 {
+    let c = x.clamp(0.0, 65535.0);
+    let t = c as u16;
+    if c - f64::from(t) >= 0.5 { t + 1 } else { t }
+}
+
 fn zigzag(d: u16, mask: u16) -> u16 {
     let half = mask / 2 + 1;
     // d is a residual modulo mask + 1; read it as signed and fold the sign into bit 0.
@@ -376,6 +387,15 @@ fn unpredict(residuals: &[u16], mask: u16) -> Vec<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantisation_rounds_as_round_then_clamp() {
+        let edges = [0.5, 1.5, 2.5, 65534.5, 0.49999999999999994, 65535.0, 65535.4, 1e300, -0.3, -0.5, -7.0];
+        let swept = (0..200_000).map(|k| f64::from(k) * 0.3277 - 17.0);
+        for x in edges.into_iter().chain(swept).chain([f64::NAN, f64::INFINITY, f64::NEG_INFINITY]) {
+            assert_eq!(rounded_u16(x), x.round().clamp(0.0, 65535.0) as u16, "{x}");
+        }
+    }
 
     #[test]
     fn prediction_transform_is_exact_for_extreme_planes() {
