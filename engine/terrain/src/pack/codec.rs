@@ -274,7 +274,7 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
             codec.code()
         )));
     }
-    let residuals: Vec<u16> = (0..N).map(|k| u16::from(raw[k]) | (u16::from(raw[N + k]) << 8)).collect();
+    let residuals: Vec<u16> = raw[..N].iter().zip(&raw[N..2 * N]).map(|(&lo, &hi)| u16::from_le_bytes([lo, hi])).collect();
     let quantised = unpredict(&residuals, 0xffff);
     let mut at = 2 * N;
     let classes = codec.has_classes().then(|| {
