@@ -68,7 +68,10 @@ fn main() -> Result<()> {
             best = best.min(start.elapsed().as_secs_f64());
         }
         let samples = blocks.len() * n * n;
-        println!("{name}: {samples} samples, best of {rounds}: {best:.4} s, {:.1} ns a sample", best / samples as f64 * 1e9);
+        println!(
+            "{name}: {samples} samples, best of {rounds}: {best:.4} s, {:.1} ns a sample",
+            best / samples as f64 * 1e9
+        );
     }
     let mut best = f64::INFINITY;
     for _ in 0..rounds {
@@ -81,7 +84,10 @@ fn main() -> Result<()> {
         best = best.min(start.elapsed().as_secs_f64());
     }
     let samples = polar.len() * n * n;
-    println!("bilinear_at about the poles: {samples} samples, best of {rounds}: {best:.4} s, {:.1} ns a sample", best / samples as f64 * 1e9);
+    println!(
+        "bilinear_at about the poles: {samples} samples, best of {rounds}: {best:.4} s, {:.1} ns a sample",
+        best / samples as f64 * 1e9
+    );
     println!("checksum {checksum:e}");
     Ok(())
 }

@@ -400,7 +400,8 @@ impl Level {
                 let gi = oi + a;
                 let interior = gi > 0 && gi < n && gj > 0 && gj < n && gi % CELLS != 0 && gj % CELLS != 0;
                 let tap = if interior {
-                    near_tile(gi / CELLS, gj / CELLS).map(|(_, t)| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
+                    near_tile(gi / CELLS, gj / CELLS)
+                        .map(|(_, t)| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
                 } else if gi > 0 && gi < n && gj > 0 && gj < n {
                     // On a tile boundary off the face's edges: `value_at`'s
                     // owner (the present holder of smallest identity)

@@ -187,18 +187,11 @@ fn encode_in_range(
         return Err(bad(format!("elevation range {lo} .. {hi} does not fit in f32")));
     }
     let range = f64::from(max) - f64::from(min);
-    let quantised: Vec<u16> =
-        content
-            .heights
-            .iter()
-            .map(|&h| {
-                if range > 0.0 {
-                    rounded_u16((h - f64::from(min)) / range * 65535.0)
-                } else {
-                    0
-                }
-            })
-            .collect();
+    let quantised: Vec<u16> = content
+        .heights
+        .iter()
+        .map(|&h| if range > 0.0 { rounded_u16((h - f64::from(min)) / range * 65535.0) } else { 0 })
+        .collect();
 
     let mut raw = Vec::with_capacity(codec.decoded_length());
     let residuals = predict(&quantised, 0xffff);
@@ -274,7 +267,8 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
             codec.code()
         )));
     }
-    let residuals: Vec<u16> = raw[..N].iter().zip(&raw[N..2 * N]).map(|(&lo, &hi)| u16::from_le_bytes([lo, hi])).collect();
+    let residuals: Vec<u16> =
+        raw[..N].iter().zip(&raw[N..2 * N]).map(|(&lo, &hi)| u16::from_le_bytes([lo, hi])).collect();
     let quantised = unpredict(&residuals, 0xffff);
     let mut at = 2 * N;
     let classes = codec.has_classes().then(|| {
