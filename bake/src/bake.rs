@@ -26,6 +26,7 @@
 //! The whole run executes inside a rayon pool of `--jobs` threads, so every
 //! parallel stage shares one thread budget.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 pub use crate::error::BakeError;
@@ -111,14 +112,19 @@ impl Run<'_> {
     /// [`Run::prepare`], with the inputs' digests for the fingerprint
     /// taken meanwhile: another worker reads and hashes the files while
     /// this one opens the rasters and audits their landmarks (one worker
-    /// does one, then the other). A failed preparation is reported before
-    /// a failed digest, as when they ran in turn.
+    /// does one, then the other). A failed preparation stops the digest
+    /// between chunks (a refused raster still costs seconds, however large
+    /// the file) and is reported before any failed digest, as when they ran
+    /// in turn.
     pub(crate) fn prepare_and_digest(&self) -> Result<(Prepared, InputDigests), BakeError> {
         let options = self.options;
+        let stop = AtomicBool::new(false);
         let mut digests = None;
         let prepared = rayon::in_place_scope(|scope| {
-            scope.spawn(|_| digests = Some(input_digests(options)));
-            self.prepare()
+            scope.spawn(|_| digests = Some(input_digests(options, &stop)));
+            let prepared = self.prepare();
+            stop.store(prepared.is_err(), Ordering::Relaxed);
+            prepared
         });
         Ok((prepared?, digests.expect("the scope ran it")?))
     }

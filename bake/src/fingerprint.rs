@@ -20,11 +20,15 @@
 //! gives the fingerprint (and the pack) of the same file on disk.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use planet_terrain::pack::Codec;
 use sha2::{Digest, Sha256};
 
-use crate::digest::{CHUNK_BYTES, FileDigest, MANIFEST_FORMAT, Manifest, ManifestFile, checked_digest, file_digest};
+use crate::digest::{
+    CHUNK_BYTES, FileDigest, MANIFEST_FORMAT, Manifest, ManifestFile, abandoned, checked_digest, file_digest,
+    file_digest_until,
+};
 use crate::error::BakeError;
 use crate::options::{BakeOptions, Region};
 
@@ -79,8 +83,9 @@ pub(crate) struct InputDigests(Vec<(&'static str, String, FileDigest)>);
 
 /// The digests of the inputs' files. With `--inputs-digest` they come from
 /// the manifest, each checked by its length and a sample of its chunks
-/// (`digest`); the fingerprint is the same.
-pub(crate) fn input_digests(options: &BakeOptions) -> Result<InputDigests, BakeError> {
+/// (`digest`); the fingerprint is the same. Given up between chunks once
+/// `stop` is set.
+pub(crate) fn input_digests(options: &BakeOptions, stop: &AtomicBool) -> Result<InputDigests, BakeError> {
     let manifest = options.inputs_digest.as_deref().map(Manifest::read).transpose()?;
     let files = input_files(options);
     if let (Some(m), Some(path)) = (&manifest, &options.inputs_digest) {
@@ -104,6 +109,9 @@ pub(crate) fn input_digests(options: &BakeOptions) -> Result<InputDigests, BakeE
     let salt = options.shard.map_or(0, |s| s.index);
     let mut digests = Vec::with_capacity(files.len());
     for (role, tag, path) in files {
+        if stop.load(Ordering::Relaxed) {
+            return Err(abandoned(&path));
+        }
         let digest = match (&manifest, &options.inputs_digest) {
             (Some(m), Some(manifest_path)) => {
                 let d = m.find(role, &tag).ok_or_else(|| {
@@ -115,7 +123,7 @@ pub(crate) fn input_digests(options: &BakeOptions) -> Result<InputDigests, BakeE
                 })?;
                 checked_digest(&path, d, salt)?
             }
-            _ => file_digest(&path)?,
+            _ => file_digest_until(&path, stop)?,
         };
         digests.push((role, tag, digest));
     }
@@ -124,7 +132,7 @@ pub(crate) fn input_digests(options: &BakeOptions) -> Result<InputDigests, BakeE
 
 /// The fingerprint written into the pack's header, reading the inputs.
 pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Result<[u8; 32], BakeError> {
-    Ok(fingerprint_of(options, &input_digests(options)?, depth, codec))
+    Ok(fingerprint_of(options, &input_digests(options, &AtomicBool::new(false))?, depth, codec))
 }
 
 /// The fingerprint written into the pack's header, from the inputs'
