@@ -164,8 +164,16 @@ impl<'r> HeldChunks<'r> {
                 self.hold(key)?;
             }
             let chunk = &self.held[self.last].1;
-            let at = |c: usize, r: usize| chunk[(r % CHUNK) * CHUNK + (c % CHUNK)];
-            [at(c0, r0), at(c1, r0), at(c0, r1), at(c1, r1)]
+            let base = (r0 % CHUNK) * CHUNK + (c0 % CHUNK);
+            if c1 == c0 + 1 && r1 == r0 + 1 {
+                // Neighbouring columns and rows (all but clamped or wrapped
+                // edges): one bounds check for the four.
+                let block = &chunk[base..base + CHUNK + 2];
+                [block[0], block[1], block[CHUNK], block[CHUNK + 1]]
+            } else {
+                let at = |c: usize, r: usize| chunk[(r % CHUNK) * CHUNK + (c % CHUNK)];
+                [at(c0, r0), at(c1, r0), at(c0, r1), at(c1, r1)]
+            }
         } else {
             [self.value(c0, r0)?, self.value(c1, r0)?, self.value(c0, r1)?, self.value(c1, r1)?]
         };
