@@ -263,7 +263,10 @@ pub(crate) fn accuracy_audit(
 
 /// Compares one decoded tile with the heights it should hold (`None`: a
 /// void the bake filled, not compared) and the classes and colour its codec
-/// stores.
+/// stores. Heights, colour and classes each take a loop of their own (the
+/// heights' loop with no per-sample test of the codec), and the first
+/// violation reported is the one at the lowest sample, heights before
+/// colour before classes at one sample, as one loop over all three finds.
 fn compare(
     decoded: &DecodedTile,
     want: &[Option<f64>],
@@ -274,39 +277,67 @@ fn compare(
     let tile = decoded.tile;
     let step = decoded.quantisation_step();
     let mut a = DepthAudit { tiles: 1, ..Default::default() };
-    let mut first = None;
+    // (sample, kind, message): the first violation of each kind.
+    let mut firsts: Vec<(usize, u8, String)> = Vec::new();
+    let mut first_height = None;
+    let mut worst_m = 0.0f64;
     for (k, (&q, &want)) in decoded.quantised.iter().zip(want).enumerate() {
         let Some(want) = want else {
             a.skipped_filled += 1;
             continue;
         };
         let got = decoded.dequantise(q);
-        if let Some(bound) = a.height(got, want, step) {
-            first.get_or_insert_with(|| {
-                let n = TILE_STORED_SAMPLES as usize;
-                format!(
-                    "tile {tile} sample ({}, {}): pack {got:.3} m, {what} {want:.3} m, bound {bound:.4} m",
-                    k % n - 1,
-                    k / n - 1
-                )
-            });
+        // `DepthAudit::height`'s bound, sample by sample.
+        let error = (got - want).abs();
+        let bound = 0.5 * step + 1e-6 * (1.0 + want.abs());
+        worst_m = worst_m.max(error);
+        if error > bound {
+            a.violations += 1;
+            first_height.get_or_insert((k, got, want, bound));
         }
-        if codec.has_colour() {
-            let c = decoded.colour.as_ref().expect("codec 2")[k];
-            let w = colour[k];
+    }
+    a.samples = decoded.quantised.len().min(want.len()) - a.skipped_filled;
+    a.worst_m = worst_m;
+    if step > 0.0 {
+        // Dividing by a positive step keeps the order: the worst ratio is
+        // the worst error's.
+        a.worst_steps = worst_m / step;
+    }
+    let n = TILE_STORED_SAMPLES as usize;
+    if let Some((k, got, want, bound)) = first_height {
+        let message = format!(
+            "tile {tile} sample ({}, {}): pack {got:.3} m, {what} {want:.3} m, bound {bound:.4} m",
+            k % n - 1,
+            k / n - 1
+        );
+        firsts.push((k, 0, message));
+    }
+    if codec.has_colour() {
+        let stored = decoded.colour.as_ref().expect("codec 2");
+        for (k, (c, w)) in stored.iter().zip(colour).enumerate() {
             let d = (0..3).map(|i| c[i].abs_diff(w[i])).max().unwrap_or(0);
             a.worst_colour = a.worst_colour.max(d);
             if d > 0 {
                 a.violations += 1;
-                first.get_or_insert_with(|| format!("tile {tile}: colour {c:?} vs source {w:?}"));
+                if firsts.iter().all(|f| f.1 != 1) {
+                    firsts.push((k, 1, format!("tile {tile}: colour {c:?} vs source {w:?}")));
+                }
             }
         }
-        if codec.has_classes() && decoded.classes.as_ref().expect("codec >= 1")[k] != classes[k] {
-            a.class_mismatches += 1;
-            a.violations += 1;
-            first.get_or_insert_with(|| format!("tile {tile}: surface class differs from the source"));
+    }
+    if codec.has_classes() {
+        let stored = decoded.classes.as_ref().expect("codec >= 1");
+        for (k, (c, w)) in stored.iter().zip(classes).enumerate() {
+            if c != w {
+                a.class_mismatches += 1;
+                a.violations += 1;
+                if firsts.iter().all(|f| f.1 != 2) {
+                    firsts.push((k, 2, format!("tile {tile}: surface class differs from the source")));
+                }
+            }
         }
     }
+    let first = firsts.into_iter().min_by_key(|f| (f.0, f.1)).map(|f| f.2);
     (a, first)
 }
 

@@ -26,6 +26,7 @@
 //! The whole run executes inside a rayon pool of `--jobs` threads, so every
 //! parallel stage shares one thread budget.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 pub use crate::error::BakeError;
@@ -34,6 +35,7 @@ pub use crate::report::BakeReport;
 pub use crate::sampling::supported_depth;
 
 use crate::audit::run_landmark_audit;
+use crate::fingerprint::{InputDigests, input_digests};
 use crate::full::bake_full;
 use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::limits::MemoryPlan;
@@ -105,5 +107,25 @@ impl Run<'_> {
         }
         let extent = inputs.dem.extent()?;
         Ok(Prepared { inputs, data_depth, landmarks, extent })
+    }
+
+    /// [`Run::prepare`], with the inputs' digests for the fingerprint
+    /// taken meanwhile: another worker reads and hashes the files while
+    /// this one opens the rasters and audits their landmarks (one worker
+    /// does one, then the other). A failed preparation stops the digest
+    /// between chunks (a refused raster still costs seconds, however large
+    /// the file) and is reported before any failed digest, as when they ran
+    /// in turn.
+    pub(crate) fn prepare_and_digest(&self) -> Result<(Prepared, InputDigests), BakeError> {
+        let options = self.options;
+        let stop = AtomicBool::new(false);
+        let mut digests = None;
+        let prepared = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| digests = Some(input_digests(options, &stop)));
+            let prepared = self.prepare();
+            stop.store(prepared.is_err(), Ordering::Relaxed);
+            prepared
+        });
+        Ok((prepared?, digests.expect("the scope ran it")?))
     }
 }

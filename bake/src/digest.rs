@@ -15,6 +15,7 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -131,12 +132,28 @@ impl Source<'_> {
 
 /// Reads every byte of `path` and returns its digest.
 pub(crate) fn file_digest(path: &Path) -> Result<FileDigest, BakeError> {
+    file_digest_until(path, &AtomicBool::new(false))
+}
+
+/// [`file_digest`], given up between chunks once `stop` is set (by a bake
+/// whose landmark audit refused the raster meanwhile: a misread raster must
+/// cost seconds, not a whole read of a large input).
+pub(crate) fn file_digest_until(path: &Path, stop: &AtomicBool) -> Result<FileDigest, BakeError> {
     let (source, length) = Source::open(path)?;
     let chunks = (0..chunk_count(length))
         .into_par_iter()
-        .map(|k| source.chunk(length, k).map_err(|e| read_error(path, e)))
+        .map(|k| match stop.load(Ordering::Relaxed) {
+            true => Err(abandoned(path)),
+            false => source.chunk(length, k).map_err(|e| read_error(path, e)),
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(FileDigest { length, chunks })
+}
+
+/// The error of a digest given up: never reported, since what stopped it
+/// failed first and is what the bake reports.
+pub(crate) fn abandoned(path: &Path) -> BakeError {
+    BakeError::Options(format!("{}: digest abandoned", path.display()))
 }
 
 /// Checks `path` against a manifest's `digest` by its length and a few

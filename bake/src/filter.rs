@@ -380,14 +380,16 @@ impl Level {
         const SIDE: usize = 2 * TILE_CELLS as usize + 3;
         let (oi, oj) = (2 * CELLS * i64::from(parent.x()), 2 * CELLS * i64::from(parent.y()));
         let (tx0, ty0) = (2 * i64::from(parent.x()) - 1, 2 * i64::from(parent.y()) - 1);
-        let near: Vec<Option<&DecodedTile>> = (0..16)
+        // The 16 child tiles the window covers, with their identities.
+        let near: Vec<Option<(u64, &DecodedTile)>> = (0..16)
             .map(|k| {
                 let (x, y) = (tx0 + k % 4, ty0 + k / 4);
                 let inside = (0..n / CELLS).contains(&x) && (0..n / CELLS).contains(&y);
                 inside.then(|| TileAddress::new(face.index(), self.depth, x as u32, y as u32).ok()).flatten()
             })
-            .map(|t| t.and_then(|t| self.get(t)))
+            .map(|t| t.and_then(|t| self.get(t).map(|d| (t.identity(), d))))
             .collect();
+        let near_tile = |x: i64, y: i64| near[((x - tx0) + 4 * (y - ty0)) as usize];
         // Heights, and whether each was present (1) and measured (2).
         let mut heights = vec![0.0; SIDE * SIDE];
         let mut state = vec![0u8; SIDE * SIDE];
@@ -398,8 +400,27 @@ impl Level {
                 let gi = oi + a;
                 let interior = gi > 0 && gi < n && gj > 0 && gj < n && gi % CELLS != 0 && gj % CELLS != 0;
                 let tap = if interior {
-                    let k = (gi / CELLS - tx0) + 4 * (gj / CELLS - ty0);
-                    near[k as usize].map(|t| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
+                    near_tile(gi / CELLS, gj / CELLS)
+                        .map(|(_, t)| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
+                } else if gi > 0 && gi < n && gj > 0 && gj < n {
+                    // On a tile boundary off the face's edges: `value_at`'s
+                    // owner (the present holder of smallest identity)
+                    // among the window's tiles, without a lookup by address.
+                    let span = |g: i64| {
+                        let k = g / CELLS;
+                        if g % CELLS == 0 { [k - 1, k] } else { [k, k] }
+                    };
+                    let mut owner: Option<(u64, Tap)> = None;
+                    for x in span(gi) {
+                        for y in span(gj) {
+                            if let Some((id, t)) = near_tile(x, y)
+                                && owner.is_none_or(|(best, _)| id < best)
+                            {
+                                owner = Some((id, Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)));
+                            }
+                        }
+                    }
+                    owner.map(|(_, tap)| tap)
                 } else {
                     self.value_at(face, gi, gj)
                 };

@@ -20,11 +20,15 @@
 //! gives the fingerprint (and the pack) of the same file on disk.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use planet_terrain::pack::Codec;
 use sha2::{Digest, Sha256};
 
-use crate::digest::{CHUNK_BYTES, MANIFEST_FORMAT, Manifest, ManifestFile, checked_digest, file_digest};
+use crate::digest::{
+    CHUNK_BYTES, FileDigest, MANIFEST_FORMAT, Manifest, ManifestFile, abandoned, checked_digest, file_digest,
+    file_digest_until,
+};
 use crate::error::BakeError;
 use crate::options::{BakeOptions, Region};
 
@@ -71,10 +75,17 @@ pub(crate) fn input_files(options: &BakeOptions) -> Vec<(&'static str, String, P
     files
 }
 
-/// The fingerprint written into the pack's header. With `--inputs-digest`
-/// the files' digests come from the manifest, each checked by its length
-/// and a sample of its chunks (`digest`); the fingerprint is the same.
-pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Result<[u8; 32], BakeError> {
+/// The digests of a bake's input files, in the fingerprint's order, with
+/// each file's role and tag: the part of the fingerprint that reads the
+/// inputs, kept apart so a bake can take it while it opens the rasters and
+/// audits their landmarks (`Run::prepare`).
+pub(crate) struct InputDigests(Vec<(&'static str, String, FileDigest)>);
+
+/// The digests of the inputs' files. With `--inputs-digest` they come from
+/// the manifest, each checked by its length and a sample of its chunks
+/// (`digest`); the fingerprint is the same. Given up between chunks once
+/// `stop` is set.
+pub(crate) fn input_digests(options: &BakeOptions, stop: &AtomicBool) -> Result<InputDigests, BakeError> {
     let manifest = options.inputs_digest.as_deref().map(Manifest::read).transpose()?;
     let files = input_files(options);
     if let (Some(m), Some(path)) = (&manifest, &options.inputs_digest) {
@@ -96,24 +107,42 @@ pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Res
         }
     }
     let salt = options.shard.map_or(0, |s| s.index);
+    let mut digests = Vec::with_capacity(files.len());
+    for (role, tag, path) in files {
+        if stop.load(Ordering::Relaxed) {
+            return Err(abandoned(&path));
+        }
+        let digest = match (&manifest, &options.inputs_digest) {
+            (Some(m), Some(manifest_path)) => {
+                let d = m.find(role, &tag).ok_or_else(|| {
+                    BakeError::Options(format!(
+                        "{}: the --inputs-digest manifest {} has no {role} {tag}; make it again with --digest-inputs",
+                        path.display(),
+                        manifest_path.display()
+                    ))
+                })?;
+                checked_digest(&path, d, salt)?
+            }
+            _ => file_digest_until(&path, stop)?,
+        };
+        digests.push((role, tag, digest));
+    }
+    Ok(InputDigests(digests))
+}
+
+/// The fingerprint written into the pack's header, reading the inputs.
+pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Result<[u8; 32], BakeError> {
+    Ok(fingerprint_of(options, &input_digests(options, &AtomicBool::new(false))?, depth, codec))
+}
+
+/// The fingerprint written into the pack's header, from the inputs'
+/// digests.
+pub(crate) fn fingerprint_of(options: &BakeOptions, digests: &InputDigests, depth: u8, codec: Codec) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"planet-bake v3\n");
     for role in ["dem", "imagery", "classes"] {
         h.update(format!("{role}\n").as_bytes());
-        for (_, tag, path) in files.iter().filter(|f| f.0 == role) {
-            let digest = match (&manifest, &options.inputs_digest) {
-                (Some(m), Some(manifest_path)) => {
-                    let d = m.find(role, tag).ok_or_else(|| {
-                        BakeError::Options(format!(
-                            "{}: the --inputs-digest manifest {} has no {role} {tag}; make it again with --digest-inputs",
-                            path.display(),
-                            manifest_path.display()
-                        ))
-                    })?;
-                    checked_digest(path, d, salt)?
-                }
-                _ => file_digest(path)?,
-            };
+        for (_, tag, digest) in digests.0.iter().filter(|f| f.0 == role) {
             h.update(format!("{tag}|").as_bytes());
             digest.feed(&mut h);
         }
@@ -140,7 +169,7 @@ pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Res
         h.update(b"scene\n");
         h.update(text.as_bytes());
     }
-    Ok(h.finalize().into())
+    h.finalize().into()
 }
 
 /// Reads every input whole and writes the digest manifest a sharded bake's

@@ -22,7 +22,7 @@ use planet_terrain::{MAX_DEPTH, TileAddress};
 use crate::audit::accuracy_audit;
 use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
-use crate::fingerprint::fingerprint;
+use crate::fingerprint::{InputDigests, fingerprint_of};
 use crate::geometry::coverage_of;
 use crate::limits::check_depth;
 use crate::pipeline::TileBake;
@@ -35,7 +35,11 @@ use crate::tile_set::{TileSet, tile_set, until_error};
 
 /// The pack a bake of `prepared` makes: its header settled before any tile
 /// is chosen, the depth, and the estimated state its tiles hold.
-pub(crate) fn settle_spec(run: &Run, prepared: &Prepared) -> Result<(PackSpec, u8, f64), BakeError> {
+pub(crate) fn settle_spec(
+    run: &Run,
+    prepared: &Prepared,
+    digests: &InputDigests,
+) -> Result<(PackSpec, u8, f64), BakeError> {
     let options = run.options;
     let Prepared { inputs, data_depth, extent, .. } = prepared;
     let data_depth = *data_depth;
@@ -58,7 +62,7 @@ pub(crate) fn settle_spec(run: &Run, prepared: &Prepared) -> Result<(PackSpec, u
             None => 0,
         },
         coverage,
-        fingerprint: fingerprint(options, depth, codec)?,
+        fingerprint: fingerprint_of(options, digests, depth, codec),
         compression_level: options.compression_level,
     };
     Ok((spec, depth, tile_state))
@@ -67,8 +71,8 @@ pub(crate) fn settle_spec(run: &Run, prepared: &Prepared) -> Result<(PackSpec, u
 /// Bakes the whole pack `run.options` describe.
 pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
-    let prepared = run.prepare()?;
-    let (spec, depth, tile_state) = settle_spec(run, &prepared)?;
+    let (prepared, digests) = run.prepare_and_digest()?;
+    let (spec, depth, tile_state) = settle_spec(run, &prepared, &digests)?;
     let Prepared { inputs, data_depth, landmarks, .. } = prepared;
     let (codec, coverage) = (spec.codec, spec.coverage);
     if options.if_unchanged && !options.resume {

@@ -69,6 +69,9 @@ pub struct Raster {
     transform: [f64; 6],
     inverse: [f64; 6],
     grid: Grid,
+    /// The longitude period in whole columns (`period.round()`), made once:
+    /// without SSE4.1 a rounding is a libm call, and every tap set took one.
+    period_columns: Option<i64>,
     nodata: Vec<Option<f64>>,
     scale_offset: Vec<(f64, f64)>,
     pool: Mutex<Vec<Dataset>>,
@@ -161,11 +164,31 @@ impl<'r> HeldChunks<'r> {
                 self.hold(key)?;
             }
             let chunk = &self.held[self.last].1;
-            let at = |c: usize, r: usize| chunk[(r % CHUNK) * CHUNK + (c % CHUNK)];
-            [at(c0, r0), at(c1, r0), at(c0, r1), at(c1, r1)]
+            let base = (r0 % CHUNK) * CHUNK + (c0 % CHUNK);
+            if c1 == c0 + 1 && r1 == r0 + 1 {
+                // Neighbouring columns and rows (all but clamped or wrapped
+                // edges): one bounds check for the four.
+                let block = &chunk[base..base + CHUNK + 2];
+                [block[0], block[1], block[CHUNK], block[CHUNK + 1]]
+            } else {
+                let at = |c: usize, r: usize| chunk[(r % CHUNK) * CHUNK + (c % CHUNK)];
+                [at(c0, r0), at(c1, r0), at(c0, r1), at(c1, r1)]
+            }
         } else {
             [self.value(c0, r0)?, self.value(c1, r0)?, self.value(c0, r1)?, self.value(c1, r1)?]
         };
+        if !(values[0] + values[1] + values[2] + values[3]).is_nan() {
+            // No nodata tap (nearly always): the loop below without its
+            // branches, the same sums in the same order, so the same bits.
+            let w = [t.weight(0), t.weight(1), t.weight(2), t.weight(3)];
+            let mut sum = 0.0;
+            let mut weight = 0.0;
+            for k in 0..4 {
+                sum += f64::from(values[k]) * w[k];
+                weight += w[k];
+            }
+            return Ok((weight > 1e-9).then(|| sum / weight));
+        }
         let (mut sum, mut weight) = (0.0, 0.0);
         for (k, v) in values.into_iter().enumerate() {
             if !v.is_nan() {
@@ -297,6 +320,10 @@ impl Raster {
             bands,
             transform,
             inverse,
+            period_columns: match grid {
+                Grid::Geographic { period } => period.map(|p| p.round() as i64),
+                Grid::Projected { .. } => None,
+            },
             grid,
             nodata,
             scale_offset,

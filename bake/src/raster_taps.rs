@@ -67,7 +67,7 @@ impl Raster {
         // The period in whole columns: `rem_euclid` by it, with the division
         // only for a column more than one turn out (never, after the wrap
         // above).
-        let turn = period.map(|p| p.round() as i64);
+        let turn = self.period_columns;
         let column = |c: f64| -> u32 {
             match turn {
                 Some(n) => {
@@ -93,6 +93,14 @@ impl Raster {
     #[inline(always)]
     fn row_half(&self, py: f64) -> Option<Half> {
         let h = self.height as f64;
+        if py >= 0.5 && py < h - 0.5 {
+            // Between the first and last rows' centres (nearly always): the
+            // clamps below change nothing there, so the same taps without them.
+            let y = py - 0.5;
+            let y0 = floor(y);
+            let row = y0 as u32;
+            return Some(([row, row + 1], y - y0));
+        }
         if !(0.0..=h).contains(&py) {
             // Beyond the last row: only a pole the raster stops just short of.
             if self.period().is_some() && (py > -1.0 && py < h + 1.0) {
@@ -179,19 +187,23 @@ impl Raster {
             .collect();
         let mut held = HeldChunks::new(self, band);
         out.reserve(latitudes.len());
-        for (k, (&lat, &lon)) in latitudes.iter().zip(longitudes).enumerate() {
-            let (j, i) = (k / n, k % n);
-            let taps = if (1..n - 1).contains(&j) && (1..n - 1).contains(&i) {
-                let column = halves[i - 1];
-                let row = if lat.is_finite() { self.row_half(inv[3] + lon * inv[4] + lat * inv[5]) } else { None };
-                column.zip(row).map(|((columns, fx), (rows, fy))| Taps { columns, rows, fx, fy })
-            } else {
-                self.taps_at(lon, lat)
-            };
-            out.push(match taps {
-                Some(t) => held.bilinear(&t)?,
-                None => None,
-            });
+        // Row by row, so the core's test is per row and its column half an
+        // index: the apron (first and last rows, first and last samples of
+        // each row) takes whole tap sets.
+        for (j, (lats, lons)) in latitudes.chunks_exact(n).zip(longitudes.chunks_exact(n)).enumerate() {
+            let edge = j == 0 || j == n - 1;
+            for (i, (&lat, &lon)) in lats.iter().zip(lons).enumerate() {
+                let taps = if edge || i == 0 || i == n - 1 {
+                    self.taps_at(lon, lat)
+                } else {
+                    let row = if lat.is_finite() { self.row_half(inv[3] + lon * inv[4] + lat * inv[5]) } else { None };
+                    halves[i - 1].zip(row).map(|((columns, fx), (rows, fy))| Taps { columns, rows, fx, fy })
+                };
+                out.push(match taps {
+                    Some(t) => held.bilinear(&t)?,
+                    None => None,
+                });
+            }
         }
         Ok(())
     }

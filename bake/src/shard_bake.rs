@@ -55,8 +55,8 @@ pub(crate) struct ShardReport {
 /// file at `--out`.
 pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
-    let prepared = run.prepare()?;
-    let (spec, depth, tile_state) = settle_spec(run, &prepared)?;
+    let (prepared, digests) = run.prepare_and_digest()?;
+    let (spec, depth, tile_state) = settle_spec(run, &prepared, &digests)?;
     let Prepared { inputs, data_depth, landmarks, .. } = prepared;
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
     let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth, scratch_dir(&options.out))?;

@@ -5,8 +5,11 @@
 # pixels of the full-resolution image plus its overviews for GDAL. A
 # one-worker bake of each raster (--jobs 1, before the timed one) gives the
 # default pool's parallel efficiency: one-worker seconds / (cores x seconds).
+# GDAL runs twice: at its default zstd level (9) and at the level the pack
+# was written with (LEVEL, default 4, planet-bake's default), so the
+# comparison is stated both ways.
 #
-# usage: [PLANET_BAKE=path] tools/bench/bake_vs_gdal.sh [OUT_DIR]
+# usage: [PLANET_BAKE=path] [LEVEL=n] tools/bench/bake_vs_gdal.sh [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/bake-bench}
@@ -35,31 +38,39 @@ print(n)"
 
 # PLANET_BAKE=path measures another build (an earlier commit's) the same way.
 bake=${PLANET_BAKE:-${CARGO_TARGET_DIR:-target}/release/planet-bake}
+level=${LEVEL:-4}
 report() { /usr/bin/python3 -c "import json; r = json.load(open('$1')); print($2)"; }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| raster | tool | output samples | seconds | M samples/s |"
 echo "|---|---|---:|---:|---:|"
+rate() { echo "scale=2; $1 / $2 / 1000000" | bc; }
 for raster in "$etopo5" "$out/earth-8192.tif"; do
     name=$(basename "$raster")
     pack=$out/$name.planetpack
     # One worker first, for the parallel efficiency of the default pool.
-    "$bake" --jobs 1 --dem "$raster" --body earth --out "$pack" --report "$out/$name.1.json" 2>/dev/null
+    "$bake" --jobs 1 --level "$level" --dem "$raster" --body earth --out "$pack" --report "$out/$name.1.json" 2>/dev/null
     start=$(date +%s.%N)
-    "$bake" --dem "$raster" --body earth --out "$pack" --report "$out/$name.json" 2>/dev/null
+    "$bake" --level "$level" --dem "$raster" --body earth --out "$pack" --report "$out/$name.json" 2>/dev/null
     seconds=$(echo "$(date +%s.%N) - $start" | bc)
     samples=$(report "$out/$name.json" "r['samples']")
     bake_s=$(report "$out/$name.json" "round(r['timings_s']['bake'], 2)")
     audit_s=$(report "$out/$name.json" "round(r['timings_s']['audit'], 2)")
     bake1_s=$(report "$out/$name.1.json" "round(r['timings_s']['bake'], 2)")
     audit1_s=$(report "$out/$name.1.json" "round(r['timings_s']['audit'], 2)")
-    echo "| $name | planet-bake, bake only (audit $audit_s s more) | $samples | $bake_s | $(echo "scale=2; $samples / $bake_s / 1000000" | bc) |"
-    echo "| $name | planet-bake, whole command incl. audits | $samples | $seconds | $(echo "scale=2; $samples / $seconds / 1000000" | bc) |"
-    start=$(date +%s.%N)
-    gdal_translate -q -of COG -co COMPRESS=ZSTD -co NUM_THREADS=ALL_CPUS "$raster" "$out/$name.cog.tif"
-    seconds=$(echo "$(date +%s.%N) - $start" | bc)
-    samples=$(cog_samples "$out/$name.cog.tif")
-    echo "| $name | gdal_translate -of COG -co COMPRESS=ZSTD | $samples | $seconds | $(echo "scale=2; $samples / $seconds / 1000000" | bc) |"
+    bake_rate=$(rate "$samples" "$bake_s")
+    whole_rate=$(rate "$samples" "$seconds")
+    echo "| $name | planet-bake --level $level, bake only (audit $audit_s s more) | $samples | $bake_s | $bake_rate |"
+    echo "| $name | planet-bake --level $level, whole command incl. audits | $samples | $seconds | $whole_rate |"
+    for gdal_level in 9 "$level"; do
+        start=$(date +%s.%N)
+        gdal_translate -q -of COG -co COMPRESS=ZSTD -co LEVEL="$gdal_level" -co NUM_THREADS=ALL_CPUS "$raster" "$out/$name.cog.tif"
+        seconds=$(echo "$(date +%s.%N) - $start" | bc)
+        cog=$(cog_samples "$out/$name.cog.tif")
+        gdal_rate=$(rate "$cog" "$seconds")
+        echo "| $name | gdal_translate -of COG -co COMPRESS=ZSTD -co LEVEL=$gdal_level ($(stat -c %s "$out/$name.cog.tif") bytes) | $cog | $seconds | $gdal_rate |"
+        echo "| $name | ratios against GDAL at level $gdal_level: bake $(echo "scale=2; $bake_rate / $gdal_rate" | bc), whole command $(echo "scale=2; $whole_rate / $gdal_rate" | bc) | | | |"
+    done
     echo "| $name | planet-bake --jobs 1: bake $bake1_s s, audit $audit1_s s; parallel efficiency of the default pool: bake $(echo "scale=2; $bake1_s / ($(nproc) * $bake_s)" | bc), audit $(echo "scale=2; $audit1_s / ($(nproc) * $audit_s)" | bc) | | | |"
 done
 echo

@@ -187,18 +187,11 @@ fn encode_in_range(
         return Err(bad(format!("elevation range {lo} .. {hi} does not fit in f32")));
     }
     let range = f64::from(max) - f64::from(min);
-    let quantised: Vec<u16> =
-        content
-            .heights
-            .iter()
-            .map(|&h| {
-                if range > 0.0 {
-                    ((h - f64::from(min)) / range * 65535.0).round().clamp(0.0, 65535.0) as u16
-                } else {
-                    0
-                }
-            })
-            .collect();
+    let quantised: Vec<u16> = content
+        .heights
+        .iter()
+        .map(|&h| if range > 0.0 { rounded_u16((h - f64::from(min)) / range * 65535.0) } else { 0 })
+        .collect();
 
     let mut raw = Vec::with_capacity(codec.decoded_length());
     let residuals = predict(&quantised, 0xffff);
@@ -274,7 +267,8 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
             codec.code()
         )));
     }
-    let residuals: Vec<u16> = (0..N).map(|k| u16::from(raw[k]) | (u16::from(raw[N + k]) << 8)).collect();
+    let residuals: Vec<u16> =
+        raw[..N].iter().zip(&raw[N..2 * N]).map(|(&lo, &hi)| u16::from_le_bytes([lo, hi])).collect();
     let quantised = unpredict(&residuals, 0xffff);
     let mut at = 2 * N;
     let classes = codec.has_classes().then(|| {
@@ -301,6 +295,17 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
     })
 }
 
+/// `x.round().clamp(0.0, 65535.0) as u16` for every `x`, NaN included,
+/// without `round`: the x86-64 baseline has no rounding instruction, so it
+/// was a libm call a sample. Inside the range the fraction past the
+/// truncation is exact, and rounding half away from zero adds one from 0.5.
+#[inline(always)]
+fn rounded_u16(x: f64) -> u16 {
+    let c = x.clamp(0.0, 65535.0);
+    let t = c as u16;
+    if c - f64::from(t) >= 0.5 { t + 1 } else { t }
+}
+
 fn zigzag(d: u16, mask: u16) -> u16 {
     let half = mask / 2 + 1;
     // d is a residual modulo mask + 1; read it as signed and fold the sign into bit 0.
@@ -315,7 +320,8 @@ fn unzigzag(z: u16, mask: u16) -> u16 {
 /// receives each value's prediction (the gradient `left + up - upleft`,
 /// `left` on the first row, `up` in the first column, 0 for the first
 /// sample; modular in `mask + 1`) and returns the value it fixes there.
-/// Encoding and decoding differ only in `step`, so they cannot disagree.
+/// The definition [`predict`] and [`unpredict`] are tested against.
+#[cfg(test)]
 fn run_prediction(values: &mut [u16], mask: u16, mut step: impl FnMut(usize, u16) -> u16) {
     values[0] = step(0, 0);
     for k in 1..WIDTH {
@@ -333,25 +339,72 @@ fn run_prediction(values: &mut [u16], mask: u16, mut step: impl FnMut(usize, u16
     }
 }
 
+/// Each value's zig-zagged residual against the gradient prediction
+/// (`run_prediction`'s). Encoding knows every value beforehand, so each
+/// residual comes from values alone: a loop with no chain from one sample
+/// to the next, which the compiler vectorises.
 fn predict(values: &[u16], mask: u16) -> Vec<u16> {
     let mut residuals = vec![0u16; values.len()];
-    let mut scratch = values.to_vec();
-    run_prediction(&mut scratch, mask, |k, p| {
-        residuals[k] = zigzag(values[k].wrapping_sub(p) & mask, mask);
-        values[k]
-    });
+    let residual = |v: u16, p: u16| zigzag(v.wrapping_sub(p) & mask, mask);
+    residuals[0] = residual(values[0], 0);
+    for k in 1..WIDTH {
+        residuals[k] = residual(values[k], values[k - 1] & mask);
+    }
+    for row in 1..WIDTH {
+        let up = &values[(row - 1) * WIDTH..row * WIDTH];
+        let here = &values[row * WIDTH..(row + 1) * WIDTH];
+        let out = &mut residuals[row * WIDTH..(row + 1) * WIDTH];
+        out[0] = residual(here[0], up[0] & mask);
+        for c in 1..WIDTH {
+            let p = here[c - 1].wrapping_add(up[c]).wrapping_sub(up[c - 1]) & mask;
+            out[c] = residual(here[c], p);
+        }
+    }
     residuals
 }
 
+/// The inverse of [`predict`], the same values as running the prediction
+/// with `step` adding each residual, in two passes a row: a value less the
+/// one left of it is its residual plus `up - upleft`, all known before the
+/// row starts (a loop the compiler vectorises), so only a running sum is
+/// left in sequence. Modular arithmetic in 2^16 masked at the end equals
+/// arithmetic in `mask + 1` throughout, as `mask + 1` divides 2^16.
 fn unpredict(residuals: &[u16], mask: u16) -> Vec<u16> {
-    let mut values = vec![0u16; residuals.len()];
-    run_prediction(&mut values, mask, |k, p| unzigzag(residuals[k], mask).wrapping_add(p) & mask);
+    let mut values: Vec<u16> = residuals.iter().map(|&z| unzigzag(z, mask)).collect();
+    let mut sum = 0u16;
+    for v in &mut values[..WIDTH] {
+        sum = sum.wrapping_add(*v);
+        *v = sum & mask;
+    }
+    for row in 1..WIDTH {
+        let (done, rest) = values.split_at_mut(row * WIDTH);
+        let up = &done[(row - 1) * WIDTH..];
+        let here = &mut rest[..WIDTH];
+        here[0] = here[0].wrapping_add(up[0]);
+        for c in 1..WIDTH {
+            here[c] = here[c].wrapping_add(up[c]).wrapping_sub(up[c - 1]);
+        }
+        let mut sum = 0u16;
+        for v in here.iter_mut() {
+            sum = sum.wrapping_add(*v);
+            *v = sum & mask;
+        }
+    }
     values
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantisation_rounds_as_round_then_clamp() {
+        let edges = [0.5, 1.5, 2.5, 65534.5, 0.49999999999999994, 65535.0, 65535.4, 1e300, -0.3, -0.5, -7.0];
+        let swept = (0..200_000).map(|k| f64::from(k) * 0.3277 - 17.0);
+        for x in edges.into_iter().chain(swept).chain([f64::NAN, f64::INFINITY, f64::NEG_INFINITY]) {
+            assert_eq!(rounded_u16(x), x.round().clamp(0.0, 65535.0) as u16, "{x}");
+        }
+    }
 
     #[test]
     fn prediction_transform_is_exact_for_extreme_planes() {
@@ -366,6 +419,17 @@ mod tests {
                 let residuals = predict(&values, mask);
                 assert!(residuals.iter().all(|&r| r <= mask));
                 assert_eq!(unpredict(&residuals, mask), values);
+                // Both against the prediction's definition, run in sequence.
+                let mut reference = vec![0u16; N];
+                let mut scratch = values.clone();
+                run_prediction(&mut scratch, mask, |k, p| {
+                    reference[k] = zigzag(values[k].wrapping_sub(p) & mask, mask);
+                    values[k]
+                });
+                assert_eq!(residuals, reference);
+                let mut decoded = vec![0u16; N];
+                run_prediction(&mut decoded, mask, |k, p| unzigzag(reference[k], mask).wrapping_add(p) & mask);
+                assert_eq!(unpredict(&residuals, mask), decoded);
             }
         }
     }
