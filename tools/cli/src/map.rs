@@ -190,15 +190,40 @@ fn elevation(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Resu
 }
 
 fn provenance(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Result<Legend> {
-    each_pixel(spec, |x, y, at| {
-        let colour = match stack.origin_at(at).context("reading where the ground comes from")?.provenance {
-            Provenance::Measured => MEASURED,
-            Provenance::Resampled { .. } => RESAMPLED,
-            Provenance::Invented => INVENTED,
-        };
-        picture.put(i64::from(x), i64::from(y), colour);
-        Ok(())
-    })?;
+    // Every pixel is an independent point query of the shared stack, so
+    // bands of rows are drawn on every core: the bake's report waits on
+    // this picture after the pool has gone idle.
+    let (width, rows) = (spec.width, spec.map_height());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, rows.max(1) as usize) as u32;
+    let band_rows = rows.div_ceil(threads);
+    let bands: Vec<Result<Vec<[u8; 3]>>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|band| {
+                scope.spawn(move || {
+                    let mut colours = Vec::with_capacity((band_rows * width) as usize);
+                    for y in band * band_rows..((band + 1) * band_rows).min(rows) {
+                        for x in 0..width {
+                            let (lat, lon) = spec.point(x, y);
+                            let at = Geodetic::from_degrees(lat, lon, 0.0);
+                            let origin = stack.origin_at(at).context("reading where the ground comes from")?;
+                            colours.push(match origin.provenance {
+                                Provenance::Measured => MEASURED,
+                                Provenance::Resampled { .. } => RESAMPLED,
+                                Provenance::Invented => INVENTED,
+                            });
+                        }
+                    }
+                    Ok(colours)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("a provenance band panicked")).collect()
+    });
+    for (band, colours) in (0u32..).zip(bands) {
+        for (i, colour) in (0u32..).zip(colours?) {
+            picture.put(i64::from(i % width), i64::from(band * band_rows + i / width), colour);
+        }
+    }
     Ok(provenance_legend())
 }
 
