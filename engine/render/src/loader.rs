@@ -19,14 +19,11 @@
 //! are kept across frames ([`TileLoader::unread_bounds`]): a thousand nodes
 //! near the ground asked each frame through every layer of the stack (an
 //! inset's reach, the detail's maps, the pack index) for bounds that change
-//! only where the source says they narrowed. A worker also works out ahead
-//! the bounds of the children of the last cut's most refined-for nodes
-//! ([`TileLoader::bound_ahead`]): near the ground the camera meets 600-900
-//! new nodes a frame, each asked through the whole stack on the frame, and
-//! most are those children.
+//! only where the source says they narrowed.
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -63,10 +60,6 @@ struct State {
     /// 120 KB buffers handed back to the allocator cost a frame a
     /// millisecond.
     discarded: Vec<Produced>,
-    /// Tiles whose children a worker is to bound ahead (with the ground's
-    /// generation), and what it found.
-    bound_ahead: Option<(u64, Vec<TileAddress>)>,
-    bounded_ahead: Option<(u64, TileMap<u64, TileBounds>)>,
     shutdown: bool,
 }
 
@@ -95,31 +88,14 @@ pub(crate) struct TileLoader {
     generation: u64,
     /// Produced tiles by [`TileAddress::identity`].
     ready: TileMap<u64, Produced>,
-    /// Bounds kept for selection. Only the frame thread uses it; the lock
-    /// is for `HeightSource`'s `Sync`.
-    kept_bounds: Mutex<KeptBounds>,
+    /// Bounds selection was given, by [`TileAddress::identity`], until
+    /// the source says they narrowed ([`HeightSource::narrowed_bounds`]).
+    /// Only the frame thread uses it; the lock is for `HeightSource`'s
+    /// `Sync`.
+    kept_bounds: Mutex<TileMap<u64, TileBounds>>,
+    /// Bounds this frame's selection asked of the source (not kept).
+    from_source: AtomicUsize,
 }
-
-/// Bounds by [`TileAddress::identity`], each kept until the source says it
-/// narrowed ([`HeightSource::narrowed_bounds`]).
-#[derive(Debug, Default)]
-struct KeptBounds {
-    /// Bounds selection was given.
-    given: TileMap<u64, TileBounds>,
-    /// Bounds a worker worked out ahead of selection.
-    ahead: TileMap<u64, TileBounds>,
-    /// A worker is bounding tiles ahead: what narrowed since it was asked
-    /// is taken out of its answer (it may have read the looser bounds).
-    asked: bool,
-    narrowed_since_asked: Vec<TileAddress>,
-    /// Everything was forgotten since it was asked: its answer is dropped.
-    stale: bool,
-}
-
-/// Nodes of a cut whose children are bounded ahead: those furthest over
-/// the error target, which the next frames split first (a split makes
-/// four new nodes; near the ground 150-250 nodes split a frame).
-const BOUND_AHEAD_NODES: usize = 384;
 
 /// Bounds kept at most (about 40 bytes each); past it they start again.
 const KEPT_BOUNDS: usize = 1 << 16;
@@ -143,7 +119,8 @@ impl TileLoader {
             workers,
             generation: 0,
             ready: TileMap::default(),
-            kept_bounds: Mutex::new(KeptBounds::default()),
+            kept_bounds: Mutex::new(TileMap::default()),
+            from_source: AtomicUsize::new(0),
         }
     }
 
@@ -151,11 +128,7 @@ impl TileLoader {
     pub(crate) fn reset(&mut self, source: Option<Arc<dyn HeightSource>>) {
         self.generation += 1;
         self.ready.clear();
-        let mut kept = self.kept_bounds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        kept.given.clear();
-        kept.ahead.clear();
-        kept.stale = true;
-        drop(kept);
+        self.kept_bounds.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
         let mut state = self.shared.lock();
         state.source = source;
         state.generation = self.generation;
@@ -248,53 +221,21 @@ impl TileLoader {
         let mut narrowed = Vec::new();
         let noted_all = source.narrowed_bounds(&mut narrowed);
         let mut kept = self.kept_bounds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let kept = &mut *kept;
-        if !noted_all || kept.given.len() >= KEPT_BOUNDS {
-            kept.given.clear();
-            kept.ahead.clear();
-            kept.stale = true;
+        if !noted_all || kept.len() >= KEPT_BOUNDS {
+            kept.clear();
         }
-        for tile in &narrowed {
-            kept.given.remove(&tile.identity());
-            kept.ahead.remove(&tile.identity());
+        for tile in narrowed {
+            kept.remove(&tile.identity());
         }
-        if kept.asked {
-            kept.narrowed_since_asked.extend_from_slice(&narrowed);
-            let answer = self.shared.lock().bounded_ahead.take();
-            if let Some((generation, mut ahead)) = answer {
-                if generation == self.generation && !kept.stale {
-                    for tile in kept.narrowed_since_asked.drain(..) {
-                        ahead.remove(&tile.identity());
-                    }
-                    kept.ahead = ahead;
-                }
-                kept.asked = false;
-            }
-        }
-        UnreadBounds { source, kept: &self.kept_bounds }
-    }
-
-    /// Has a worker bound the children of `cut`'s nodes furthest over the
-    /// error target, for the next frames' selection (one batch at a time).
-    pub(crate) fn bound_ahead(&self, cut: &planet_terrain::lod::Cut) {
-        let mut kept = self.kept_bounds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if kept.asked {
-            return;
-        }
-        (kept.asked, kept.stale) = (true, false);
-        kept.narrowed_since_asked.clear();
         drop(kept);
-        let mut nodes: Vec<(f64, TileAddress)> = cut.nodes.iter().map(|n| (n.projected_error_px, n.tile)).collect();
-        if nodes.len() > BOUND_AHEAD_NODES {
-            nodes.select_nth_unstable_by(BOUND_AHEAD_NODES, |a, b| b.0.total_cmp(&a.0));
-            nodes.truncate(BOUND_AHEAD_NODES);
-        }
-        self.bound_children_of(nodes.into_iter().map(|(_, tile)| tile).collect());
+        self.from_source.store(0, Ordering::Relaxed);
+        UnreadBounds { source, kept: &self.kept_bounds, from_source: &self.from_source }
     }
 
-    fn bound_children_of(&self, tiles: Vec<TileAddress>) {
-        self.shared.lock().bound_ahead = Some((self.generation, tiles));
-        self.shared.work.notify_one();
+    /// Bounds this frame's selection asked of the source (not kept from an
+    /// earlier frame).
+    pub(crate) fn bounds_from_source(&self) -> usize {
+        self.from_source.load(Ordering::Relaxed)
     }
 
     /// Has a worker read what this frame's bounds wanted (before any more
@@ -347,7 +288,8 @@ impl Drop for TileLoader {
 #[derive(Debug)]
 pub(crate) struct UnreadBounds<'a> {
     source: &'a dyn HeightSource,
-    kept: &'a Mutex<KeptBounds>,
+    kept: &'a Mutex<TileMap<u64, TileBounds>>,
+    from_source: &'a AtomicUsize,
 }
 
 impl HeightSource for UnreadBounds<'_> {
@@ -364,15 +306,13 @@ impl HeightSource for UnreadBounds<'_> {
 
     fn tile_bounds(&self, tile: TileAddress) -> std::result::Result<TileBounds, SourceError> {
         let mut kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(&bounds) = kept.given.get(&tile.identity()) {
+        if let Some(&bounds) = kept.get(&tile.identity()) {
             return Ok(bounds);
         }
         // Errors are not kept: the frame reports them when it asks again.
-        let bounds = match kept.ahead.get(&tile.identity()) {
-            Some(&bounds) => bounds,
-            None => self.source.tile_bounds_unread(tile)?,
-        };
-        kept.given.insert(tile.identity(), bounds);
+        self.from_source.fetch_add(1, Ordering::Relaxed);
+        let bounds = self.source.tile_bounds_unread(tile)?;
+        kept.insert(tile.identity(), bounds);
         Ok(bounds)
     }
 
@@ -408,22 +348,6 @@ fn work(shared: &Shared) {
             drop(state);
             source.warm_bounds();
             state = shared.lock();
-            continue;
-        }
-        if let Some((generation, tiles)) = state.bound_ahead.take() {
-            let source = state.source.clone();
-            drop(state);
-            let mut ahead = TileMap::default();
-            if let Some(source) = source {
-                for child in tiles.iter().filter_map(|t| t.children()).flatten() {
-                    // An error is asked again by the frame, which reports it.
-                    if let Ok(bounds) = source.tile_bounds_unread(child) {
-                        ahead.insert(child.identity(), bounds);
-                    }
-                }
-            }
-            state = shared.lock();
-            state.bounded_ahead = Some((generation, ahead));
             continue;
         }
         if state.queue.is_empty() {
@@ -529,43 +453,5 @@ mod tests {
         let produced = source.tile_bounds_unread(tile).expect("narrowed to the tile");
         assert_ne!(produced, exact, "a produced tile narrows its bounds");
         assert_eq!(seen(), produced, "and selection sees that too");
-    }
-}
-
-#[cfg(test)]
-mod ahead_tests {
-    use super::*;
-    use planet_terrain::ground::{DetailSource, PackSource};
-
-    /// Bounds worked out ahead are the ones the frame would have asked
-    /// for, except where the source narrowed them while the worker was at
-    /// it: those the frame asks again (a looser bound kept would refine
-    /// near the ground for ever).
-    #[test]
-    fn bounds_worked_out_ahead_are_the_sources_and_what_narrowed_meanwhile_is_asked_again() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("p.planetpack");
-        planet_terrain::testing::write_procedural_pack(&path, 2).expect("pack");
-        let pack = Arc::new(planet_terrain::pack::Pack::open(&path).expect("open"));
-        let source: Arc<dyn HeightSource> = Arc::new(DetailSource::new(Arc::new(PackSource::new(pack))));
-        let loader = TileLoader::new(Some(source.clone()), 1);
-        // Past the data depth (2), off the face edges.
-        let parent = TileAddress::new(2, 6, 20, 38).expect("a tile");
-        let children = parent.children().expect("children");
-        loader.kept_bounds.lock().expect("kept").asked = true;
-        loader.bound_children_of(vec![parent]);
-        let start = std::time::Instant::now();
-        while loader.shared.lock().bounded_ahead.is_none() {
-            assert!(start.elapsed() < Duration::from_secs(60), "never bounded ahead");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        // Produced after the worker read its loose bounds: narrowed.
-        source.tile(children[0]).expect("produced");
-        let bounds = loader.unread_bounds(&*source);
-        let kept = |tile: TileAddress| loader.kept_bounds.lock().expect("kept").ahead.contains_key(&tile.identity());
-        assert_eq!(children.map(kept), [false, true, true, true]);
-        for child in children {
-            assert_eq!(bounds.tile_bounds(child).expect("bounds"), source.tile_bounds_unread(child).expect("direct"));
-        }
     }
 }

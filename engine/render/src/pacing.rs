@@ -44,6 +44,9 @@ pub struct FramePhases {
     pub staging_ms: f64,
     /// Uploads the frame allowed itself (all of them: loading on the frame).
     pub upload_budget: usize,
+    /// Node bounds selection asked of the source, the rest kept from
+    /// earlier frames (loading in the background).
+    pub bounds_from_source: usize,
 }
 
 /// The frame thread's CPU clock, read once per phase boundary.

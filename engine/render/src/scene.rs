@@ -350,10 +350,10 @@ impl TerrainScene {
         // With workers, selection reads no tile (`HeightSource::tile_bounds_unread`).
         let cut = match &self.loader {
             None => self.selector.select(source.as_ref(), view, &selection),
-            Some(loader) => self.selector.select(&loader.unread_bounds(&*source), view, &selection).inspect(|cut| {
-                loader.warm_bounds();
-                loader.bound_ahead(cut);
-            }),
+            Some(loader) => self
+                .selector
+                .select(&loader.unread_bounds(&*source), view, &selection)
+                .inspect(|_| loader.warm_bounds()),
         }
         .map_err(source_error(None))?;
         let mut phases = FramePhases { selection_ms: clock.lap(), ..FramePhases::default() };
@@ -367,6 +367,7 @@ impl TerrainScene {
             }
             Some(loader) => {
                 loader.collect();
+                phases.bounds_from_source = loader.bounds_from_source();
                 phases.upload_budget = self.pacer.budget(phases.selection_ms);
                 self.residency.set_upload_budget_bytes(phases.upload_budget * TILE_UPLOAD_BYTES);
                 let plan = self.residency.plan_streaming(self.frame, &drawn, &|tile| loader.is_ready(tile));
