@@ -23,6 +23,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -92,6 +93,8 @@ pub(crate) struct TileLoader {
     /// Only the frame thread uses it; the lock is for `HeightSource`'s
     /// `Sync`.
     kept_bounds: Mutex<TileMap<u64, TileBounds>>,
+    /// Bounds this frame's selection asked of the source (not kept).
+    from_source: AtomicUsize,
 }
 
 /// Bounds kept at most (about 40 bytes each); past it they start again.
@@ -117,6 +120,7 @@ impl TileLoader {
             generation: 0,
             ready: TileMap::default(),
             kept_bounds: Mutex::new(TileMap::default()),
+            from_source: AtomicUsize::new(0),
         }
     }
 
@@ -149,6 +153,12 @@ impl TileLoader {
     /// The produced tile, taken out of the loader.
     pub(crate) fn take(&mut self, tile: TileAddress) -> Option<Produced> {
         self.ready.remove(&tile.identity())
+    }
+
+    /// Gives back a tile taken this frame but not staged (the frame's time
+    /// ran out): the next frame plans it again.
+    pub(crate) fn put_back(&mut self, tile: TileAddress, produced: Produced) {
+        self.ready.insert(tile.identity(), produced);
     }
 
     /// Hands tiles the frame took and staged back to a worker to free
@@ -218,7 +228,14 @@ impl TileLoader {
             kept.remove(&tile.identity());
         }
         drop(kept);
-        UnreadBounds { source, kept: &self.kept_bounds }
+        self.from_source.store(0, Ordering::Relaxed);
+        UnreadBounds { source, kept: &self.kept_bounds, from_source: &self.from_source }
+    }
+
+    /// Bounds this frame's selection asked of the source (not kept from an
+    /// earlier frame).
+    pub(crate) fn bounds_from_source(&self) -> usize {
+        self.from_source.load(Ordering::Relaxed)
     }
 
     /// Has a worker read what this frame's bounds wanted (before any more
@@ -272,6 +289,7 @@ impl Drop for TileLoader {
 pub(crate) struct UnreadBounds<'a> {
     source: &'a dyn HeightSource,
     kept: &'a Mutex<TileMap<u64, TileBounds>>,
+    from_source: &'a AtomicUsize,
 }
 
 impl HeightSource for UnreadBounds<'_> {
@@ -292,6 +310,7 @@ impl HeightSource for UnreadBounds<'_> {
             return Ok(bounds);
         }
         // Errors are not kept: the frame reports them when it asks again.
+        self.from_source.fetch_add(1, Ordering::Relaxed);
         let bounds = self.source.tile_bounds_unread(tile)?;
         kept.insert(tile.identity(), bounds);
         Ok(bounds)

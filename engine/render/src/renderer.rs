@@ -138,6 +138,12 @@ pub struct FrameInput<'a> {
     /// loader's threads): the frame only copies them. A slot is in one of
     /// the two lists at most.
     pub encoded: &'a [(u32, &'a crate::conv::EncodedUpload)],
+    /// The calling thread's CPU time ([`crate::clock::thread_cpu_time`])
+    /// past which no more of `encoded` is staged, the first
+    /// [`crate::pacing::MIN_UPLOADS`] excepted: the frame's time is up, and
+    /// the caller keeps the rest for a later frame
+    /// ([`FrameOutcome::staged_encoded`]). `None`: all of them.
+    pub staging_limit: Option<std::time::Duration>,
     /// The depth the uploads' colour is measured to (deeper tiles carry it
     /// resampled); `None` where unknown.
     pub colour_data_depth: Option<u8>,
@@ -197,6 +203,11 @@ pub struct FrameOutcome {
     /// Milliseconds spent blocked on the GPU (the oldest frame in flight,
     /// the swapchain): host time that is not host work.
     pub waited_ms: f64,
+    /// The calling thread's CPU time copying and encoding the uploads into
+    /// staging (what the scene's upload budget trades against selection).
+    pub staging_ms: f64,
+    /// How many of `FrameInput::encoded`, from the first, were staged.
+    pub staged_encoded: usize,
 }
 
 /// Lattice triangles (each cell split along its (i, j)-(i+1, j+1) diagonal,
@@ -343,6 +354,7 @@ impl Renderer {
         let waited_ms = waiting.elapsed().as_secs_f64() * 1e3;
 
         // Stage uploads and note how each slot decodes.
+        let staging_started = crate::clock::thread_cpu_time();
         let staging = self.backend.staging_mut(&frame);
         let mut writes = Vec::with_capacity(uploads.len());
         for (k, (slot, tile)) in uploads.iter().enumerate() {
@@ -350,13 +362,20 @@ impl Renderer {
             self.slot_contents[*slot as usize] = conv::encode_tile(tile, input.colour_data_depth, block);
             writes.push(SlotWrite { slot: *slot, colour: tile.colour.is_some(), classes: tile.classes.is_some() });
         }
+        let mut staged_encoded = 0;
         for (slot, tile) in input.encoded {
+            let late = |limit: std::time::Duration| crate::clock::thread_cpu_time() >= limit;
+            if staged_encoded >= crate::pacing::MIN_UPLOADS && input.staging_limit.is_some_and(late) {
+                break;
+            }
+            staged_encoded += 1;
             debug_assert!(!uploads.iter().any(|(s, _)| s == slot), "slot {slot} written twice in one frame");
             let k = writes.len();
             staging[k * TILE_UPLOAD_BYTES..(k + 1) * TILE_UPLOAD_BYTES].copy_from_slice(&tile.bytes);
             self.slot_contents[*slot as usize] = tile.content;
             writes.push(SlotWrite { slot: *slot, colour: tile.colour, classes: tile.classes });
         }
+        let staging_ms = (crate::clock::thread_cpu_time() - staging_started).as_secs_f64() * 1e3;
         self.write_records(&frame, input.records);
         let submitted = self.backend.submit(frame, input, &writes)?;
         Ok(FrameOutcome {
@@ -366,6 +385,8 @@ impl Renderer {
             previous_gpu_times,
             presented: submitted.presented,
             waited_ms: waited_ms + submitted.waited_ms,
+            staging_ms,
+            staged_encoded,
         })
     }
 
@@ -409,6 +430,7 @@ impl Renderer {
             records: &[],
             uploads,
             encoded: &[],
+            staging_limit: None,
             colour_data_depth: None,
             read_back: false,
             wireframe: false,

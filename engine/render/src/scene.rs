@@ -28,8 +28,11 @@ use planet_terrain::abi::PushConstants;
 use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
+pub use crate::frame::{FrameOptions, FrameReport, ReadBack, TileFailure};
 use crate::loader::TileLoader;
-use crate::renderer::{DrawCalls, FrameInput, PassTimes, Renderer};
+pub use crate::pacing::FramePhases;
+use crate::pacing::{FRAME_CPU_TARGET_MS, PhaseClock, UploadPacer};
+use crate::renderer::{FrameInput, Renderer};
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
 pub use crate::look::{Appearance, sun_at, sun_for};
@@ -73,37 +76,6 @@ pub enum Loading {
     Background { threads: usize },
 }
 
-/// Everything one frame reports: the host statistics, the passes, the GPU.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct FrameReport {
-    pub statistics: FrameStatistics,
-    pub draw_calls: DrawCalls,
-    pub triangles: u64,
-    /// Nodes drawn from an ancestor's tile (streaming still under way).
-    pub nodes_on_ancestors: usize,
-    /// Whether the analytic ellipsoid was drawn beneath.
-    pub analytic_body: bool,
-    /// Whether every drawn node had its own tile and nothing waited.
-    pub complete: bool,
-    pub gpu: Option<PassTimes>,
-    /// Host time of the frame, blocking on the GPU excluded.
-    pub host_ms: f64,
-    /// Time the frame spent blocked on the GPU.
-    pub waited_ms: f64,
-    pub presented: bool,
-}
-
-/// A tile the source could not produce, reported once.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TileFailure {
-    /// The tile a node asked for.
-    pub tile: TileAddress,
-    /// The stored tile whose data is unreadable (the tile itself, or the
-    /// ancestor it is resampled from).
-    pub stored: TileAddress,
-    pub message: String,
-}
-
 /// A body's ground as the renderer sees it, across frames.
 #[derive(Debug)]
 pub struct TerrainScene {
@@ -133,6 +105,8 @@ pub struct TerrainScene {
     loader: Option<TileLoader>,
     /// Last frame's refinement tree: the same cut as `select`, for less work.
     selector: Selector,
+    /// The upload budget of `Loading::Background` frames.
+    pacer: UploadPacer,
 }
 
 #[derive(Debug)]
@@ -140,23 +114,6 @@ struct Frozen {
     cut: planet_terrain::lod::Cut,
     bindings: Vec<Option<Binding>>,
     statistics: FrameStatistics,
-}
-
-/// How one frame is drawn and delivered.
-#[derive(Clone, Copy, Debug)]
-pub struct FrameOptions<'a> {
-    pub read_back: ReadBack,
-    pub wireframe: bool,
-    /// egui's panels over the frame, if shown.
-    pub ui: Option<&'a crate::UiFrame>,
-    /// Present to the window (windowed renderers).
-    pub present: bool,
-}
-
-impl FrameOptions<'_> {
-    pub fn headless(read_back: ReadBack) -> FrameOptions<'static> {
-        FrameOptions { read_back, wireframe: false, ui: None, present: false }
-    }
 }
 
 impl TerrainScene {
@@ -200,6 +157,7 @@ impl TerrainScene {
             retries: std::collections::HashMap::new(),
             loader,
             selector: Selector::new(),
+            pacer: UploadPacer::new(uploads),
         }
     }
 
@@ -375,6 +333,7 @@ impl TerrainScene {
     ) -> Result<FrameReport> {
         let read_back = options.read_back;
         let started = std::time::Instant::now();
+        let mut clock = PhaseClock::start();
         let Some(source) = self.source.clone() else {
             // No ground: the ellipsoid alone.
             let read_back = read_back != ReadBack::Never;
@@ -397,6 +356,7 @@ impl TerrainScene {
                 .inspect(|_| loader.warm_bounds()),
         }
         .map_err(source_error(None))?;
+        let mut phases = FramePhases { selection_ms: clock.lap(), ..FramePhases::default() };
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
         let (plan, produced) = match &mut self.loader {
@@ -407,6 +367,9 @@ impl TerrainScene {
             }
             Some(loader) => {
                 loader.collect();
+                phases.bounds_from_source = loader.bounds_from_source();
+                phases.upload_budget = self.pacer.budget(phases.selection_ms);
+                self.residency.set_upload_budget_bytes(phases.upload_budget * TILE_UPLOAD_BYTES);
                 let plan = self.residency.plan_streaming(self.frame, &drawn, &|tile| loader.is_ready(tile));
                 // Re-staged tiles (edits) are produced here, so an edit is
                 // drawn in the next frame; streamed ones come from the loader.
@@ -428,6 +391,9 @@ impl TerrainScene {
                 (plan, produced)
             }
         };
+        if self.loader.is_none() {
+            phases.upload_budget = self.residency.settings().upload_budget_bytes / TILE_UPLOAD_BYTES;
+        }
         let mut uploads: Vec<(u32, &SourceTile)> = Vec::with_capacity(produced.len());
         let mut encoded: Vec<(u32, &EncodedUpload)> = Vec::with_capacity(produced.len());
         for (upload, result) in plan.uploads.iter().zip(&produced) {
@@ -466,7 +432,9 @@ impl TerrainScene {
                 None => planned.next_if(|b| b.tile == n.tile).copied(),
             })
             .collect();
+        phases.residency_ms = clock.lap();
         let records = self.records(renderer, view, &cut, &bindings);
+        phases.records_ms = clock.lap();
         let analytic_body = !plan.covers_body;
         let nodes_on_ancestors = plan.bindings.iter().filter(|b| b.source != b.tile).count();
         // A node whose own tile failed has its ancestor for good: it waits for nothing.
@@ -483,25 +451,43 @@ impl TerrainScene {
             ReadBack::WhenComplete => complete,
         };
         let constants = self.constants(view, sun, analytic_body);
-        let uploaded = uploads.len() + encoded.len();
         let outcome = renderer.render(&FrameInput {
             constants,
             records: &records,
             uploads: &uploads,
             encoded: &encoded,
+            // Past the frame's target the loader's tiles wait for the next.
+            staging_limit: self.loader.as_ref().map(|_| clock.start_plus(FRAME_CPU_TARGET_MS)),
             colour_data_depth: source.colour_data_depth(),
             read_back: wants_image,
             wireframe: options.wireframe,
             ui: options.ui,
             present: options.present,
         })?;
-        if let Some(loader) = &self.loader {
-            let taken = produced.into_iter().filter_map(|r| match r {
-                Ok(Ready::Encoded(tile)) => Some(Ok(tile)),
-                _ => None,
-            });
-            loader.free(taken.collect());
+        let staged_on_frame = uploads.len();
+        drop((uploads, encoded));
+        let uploaded = staged_on_frame + outcome.staged_encoded;
+        if let Some(loader) = &mut self.loader {
+            // The loader's tiles in the order staged: the first ones were
+            // copied (freed off the frame); the rest were not, so they
+            // leave their slots and wait in the loader for a later frame.
+            let mut staged = Vec::with_capacity(outcome.staged_encoded);
+            for (upload, result) in plan.uploads.iter().zip(produced) {
+                if let Ok(Ready::Encoded(tile)) = result {
+                    if staged.len() < outcome.staged_encoded {
+                        staged.push(Ok(tile));
+                    } else {
+                        self.residency.withdraw_upload(upload.tile);
+                        loader.put_back(upload.tile, Ok(tile));
+                    }
+                }
+            }
+            loader.free(staged);
         }
+        phases.render_ms = clock.lap();
+        phases.staging_ms = outcome.staging_ms;
+        let rest_ms = phases.residency_ms + phases.records_ms + phases.render_ms - phases.staging_ms;
+        self.pacer.observe(outcome.staged_encoded, phases.staging_ms, rest_ms);
         self.frame += 1;
         let mut statistics = FrameStatistics::new(&cut.statistics, &plan);
         statistics.uploads = uploaded;
@@ -522,6 +508,7 @@ impl TerrainScene {
             gpu: outcome.previous_gpu_times,
             host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
             waited_ms: outcome.waited_ms,
+            phases,
         })
     }
 
@@ -546,6 +533,7 @@ impl TerrainScene {
             records,
             uploads: &[],
             encoded: &[],
+            staging_limit: None,
             colour_data_depth: None,
             read_back,
             wireframe: options.wireframe,
@@ -618,14 +606,6 @@ impl TerrainScene {
 /// cannot be read counts as the datum.
 fn deepest_ground(source: &dyn HeightSource) -> f64 {
     TileAddress::roots().into_iter().map(|r| source.tile_bounds(r).map_or(0.0, |b| b.min_elevation)).fold(0.0, f64::min)
-}
-
-/// When a frame's image comes back to the host.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReadBack {
-    Never,
-    WhenComplete,
-    Always,
 }
 
 fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::ground::SourceError) -> RenderError {

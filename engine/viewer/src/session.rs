@@ -74,6 +74,8 @@ pub struct FrameLog {
     pub above_ground_m: f64,
     pub cpu_ms: f64,
     pub thread_cpu_ms: f64,
+    /// Of `thread_cpu_ms`, reading the ground under the camera.
+    pub ground_ms: f64,
     pub report: FrameReport,
     pub gpu: Option<PassTimes>,
     pub hole_pixels: Option<u32>,
@@ -225,6 +227,7 @@ impl Session {
         let started = std::time::Instant::now();
         let cpu_started = planet_render::clock::thread_cpu_time();
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
+        let ground_ms = (planet_render::clock::thread_cpu_time() - cpu_started).as_secs_f64() * 1e3;
         // Within a kilometre of the ground this is the fixed 1 m.
         self.ground_spacing_m = (above_ground / 1000.0).clamp(GROUND_SPACING_M, 10_000.0);
         self.scene.set_near(near_plane(above_ground));
@@ -245,6 +248,7 @@ impl Session {
             // The frame thread's own CPU time: the host work, without the
             // time the OS gave other threads (lavapipe's, the loader's).
             thread_cpu_ms: (planet_render::clock::thread_cpu_time() - cpu_started).as_secs_f64() * 1e3,
+            ground_ms,
             report,
             gpu: None,
             hole_pixels: None,
@@ -341,6 +345,16 @@ impl Session {
                     "above_ground_m": l.above_ground_m,
                     "cpu_ms": l.cpu_ms,
                     "thread_cpu_ms": l.thread_cpu_ms,
+                    "thread_cpu_phases_ms": {
+                        "ground": l.ground_ms,
+                        "selection": l.report.phases.selection_ms,
+                        "residency": l.report.phases.residency_ms,
+                        "records": l.report.phases.records_ms,
+                        "render": l.report.phases.render_ms,
+                        "staging": l.report.phases.staging_ms,
+                    },
+                    "upload_budget": l.report.phases.upload_budget,
+                    "bounds_from_source": l.report.phases.bounds_from_source,
                     "gpu_ms": l.gpu.map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms),
                     "hole_pixels": l.hole_pixels,
                     "gpu_counts": crate::gpu_counts::json(l.counts.as_ref(), crate::gpu_counts::instances(&l.report)),

@@ -102,5 +102,15 @@ fn a_path_logs_the_counts_of_every_frame() {
         assert_eq!(triangles, drawn * NODE_TRIANGLES, "frame {}: {counts:#}", f["frame"]);
         let covered = counts["covered_pixels"].as_u64().expect("covered pixels");
         assert!((1..=160 * 120).contains(&covered), "frame {}: ground, or the body, in view", f["frame"]);
+        // The phases are parts of the frame thread's own CPU time.
+        let phases = f["thread_cpu_phases_ms"].as_object().expect("phases");
+        let parts: f64 = ["ground", "selection", "residency", "records", "render"]
+            .iter()
+            .map(|p| phases[*p].as_f64().expect("a phase's time"))
+            .sum();
+        let whole = f["thread_cpu_ms"].as_f64().expect("thread CPU");
+        assert!(parts > 0.0 && parts <= whole + 1e-6, "frame {}: {parts} ms of phases in {whole} ms", f["frame"]);
+        assert!(phases["staging"].as_f64().expect("staging") <= phases["render"].as_f64().expect("render"));
+        assert!(f["uploads"].as_u64() <= f["upload_budget"].as_u64(), "frame {}: within its budget", f["frame"]);
     }
 }

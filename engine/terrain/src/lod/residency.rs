@@ -145,6 +145,12 @@ impl Residency {
         }
     }
 
+    /// A new byte budget for the next plans' uploads (a frame that spent
+    /// its time selecting takes fewer tiles).
+    pub fn set_upload_budget_bytes(&mut self, bytes: usize) {
+        self.settings.upload_budget_bytes = bytes;
+    }
+
     pub fn settings(&self) -> &ResidencySettings {
         &self.settings
     }
@@ -195,6 +201,14 @@ impl Residency {
             self.slots[slot].pinned = false;
         }
         self.restage.retain(|&t| t != tile);
+    }
+
+    /// This frame's plan scheduled `tile` for upload, but the frame did
+    /// not write it after all (its time ran out): it leaves the slot (not
+    /// handed out again this frame) and is a miss again, planned anew by
+    /// the next frame. Its nodes were bound to an ancestor this frame.
+    pub fn withdraw_upload(&mut self, tile: TileAddress) {
+        self.leave(tile);
     }
 
     /// Whether `tile` failed and is not (yet) to be requested again.
@@ -380,6 +394,24 @@ mod tests {
         assert_eq!((plan.uploads.len(), plan.requests.len(), plan.pending), (5, 0, 0));
         let plan = residency.plan_streaming(2, &nodes, &|_| false);
         assert!(plan.covers_body && plan.requests.is_empty() && plan.pending == 0, "all resident: {plan:?}");
+    }
+
+    #[test]
+    fn a_withdrawn_upload_leaves_its_slot_and_is_planned_again_next_frame() {
+        let settings =
+            ResidencySettings { slots: min_slots(2), frames_in_flight: 2, upload_budget_bytes: 64, tile_bytes: 1 };
+        let mut residency = Residency::new(settings);
+        let roots = TileAddress::roots();
+        let tile = roots[0].children().expect("a root has children")[3];
+        let nodes: Vec<(TileAddress, f64)> = roots[1..].iter().map(|&r| (r, 1.0)).chain([(tile, 5.0)]).collect();
+        let first = residency.plan(0, &nodes);
+        let slot = first.uploads.iter().find(|u| u.tile == tile).expect("planned").slot;
+        residency.withdraw_upload(tile);
+        assert_eq!((residency.slot_of(tile), residency.is_failed(tile)), (None, false));
+        let next = residency.plan(1, &nodes);
+        assert!(next.uploads.iter().any(|u| u.tile == tile), "planned again: {:?}", next.uploads);
+        let binding = next.bindings.iter().find(|b| b.tile == tile).expect("the node draws");
+        assert_eq!(binding.source, roots[0], "on its ancestor meanwhile, never its unwritten slot {slot}");
     }
 
     #[test]

@@ -1,0 +1,69 @@
+//! What a scene frame is asked to do and what it reports.
+//!
+//! The key decision: a frame's report carries everything a caller logs
+//! (statistics, GPU times, host time split by phase), so the viewer's
+//! stats and the tests read one value, not the scene's internals.
+
+use planet_terrain::geo::address::TileAddress;
+use planet_terrain::lod::FrameStatistics;
+
+use crate::pacing::FramePhases;
+use crate::renderer::{DrawCalls, PassTimes};
+
+/// Everything one frame reports: the host statistics, the passes, the GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameReport {
+    pub statistics: FrameStatistics,
+    pub draw_calls: DrawCalls,
+    pub triangles: u64,
+    /// Nodes drawn from an ancestor's tile (streaming still under way).
+    pub nodes_on_ancestors: usize,
+    /// Whether the analytic ellipsoid was drawn beneath.
+    pub analytic_body: bool,
+    /// Whether every drawn node had its own tile and nothing waited.
+    pub complete: bool,
+    pub gpu: Option<PassTimes>,
+    /// Host time of the frame, blocking on the GPU excluded.
+    pub host_ms: f64,
+    /// Time the frame spent blocked on the GPU.
+    pub waited_ms: f64,
+    pub presented: bool,
+    /// The frame's thread CPU time inside the scene, phase by phase.
+    pub phases: FramePhases,
+}
+
+/// A tile the source could not produce, reported once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TileFailure {
+    /// The tile a node asked for.
+    pub tile: TileAddress,
+    /// The stored tile whose data is unreadable (the tile itself, or the
+    /// ancestor it is resampled from).
+    pub stored: TileAddress,
+    pub message: String,
+}
+
+/// How one frame is drawn and delivered.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameOptions<'a> {
+    pub read_back: ReadBack,
+    pub wireframe: bool,
+    /// egui's panels over the frame, if shown.
+    pub ui: Option<&'a crate::UiFrame>,
+    /// Present to the window (windowed renderers).
+    pub present: bool,
+}
+
+impl FrameOptions<'_> {
+    pub fn headless(read_back: ReadBack) -> FrameOptions<'static> {
+        FrameOptions { read_back, wireframe: false, ui: None, present: false }
+    }
+}
+
+/// When a frame's image comes back to the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadBack {
+    Never,
+    WhenComplete,
+    Always,
+}
