@@ -140,7 +140,7 @@ pub struct FrameInput<'a> {
     pub encoded: &'a [(u32, &'a crate::conv::EncodedUpload)],
     /// The calling thread's CPU time ([`crate::clock::thread_cpu_time`])
     /// past which no more of `encoded` is staged, the first
-    /// [`crate::pacing::MIN_UPLOADS`] excepted: the frame's time is up, and
+    /// `pacing::MIN_UPLOADS` excepted: the frame's time is up, and
     /// the caller keeps the rest for a later frame
     /// ([`FrameOutcome::staged_encoded`]). `None`: all of them.
     pub staging_limit: Option<std::time::Duration>,

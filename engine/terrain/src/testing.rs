@@ -1,4 +1,5 @@
-//! Helpers for fuzzers and tests that craft packs.
+//! Helpers for fuzzers and tests that craft packs, and a ground for
+//! selection tests.
 //!
 //! Mutated bytes almost never survive the header checksum, so a fuzzer
 //! that only mutates never reaches the index rules or the payload decoder.
@@ -194,4 +195,38 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
     };
     file.write_all_at(&encode_header(&header), 0).map_err(io())?;
     Ok(offset)
+}
+
+/// Ground whose errors and bounds vary from tile to tile (a hash of the
+/// address), so errors do not fall with depth everywhere and a cut's
+/// refinement splits and merges in no tidy order; about one tile in eleven
+/// is flat. Bounds only: selection never reads a tile.
+#[derive(Debug)]
+pub struct UnevenGround(pub crate::Body);
+
+impl crate::HeightSource for UnevenGround {
+    fn body(&self) -> &crate::Body {
+        &self.0
+    }
+    fn tile(&self, tile: crate::TileAddress) -> Result<crate::ground::SourceTile, crate::ground::SourceError> {
+        unreachable!("selection reads bounds only, not {tile}")
+    }
+    fn tile_bounds(&self, tile: crate::TileAddress) -> Result<crate::ground::TileBounds, crate::ground::SourceError> {
+        let hash = tile.identity().wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let unit = |shift: u32| f64::from((hash >> shift) as u16) / 65535.0;
+        let error =
+            if hash.is_multiple_of(11) { 0.0 } else { (0.2 + unit(16)) * 4000.0 / 2f64.powi(i32::from(tile.depth())) };
+        Ok(crate::ground::TileBounds {
+            min_elevation: -3000.0 * unit(32),
+            max_elevation: 200.0 + 4000.0 * unit(48),
+            geometric_error: error,
+            provenance: crate::ground::Provenance::Invented,
+        })
+    }
+    fn data_depth(&self) -> Option<u8> {
+        None
+    }
+    fn colour_data_depth(&self) -> Option<u8> {
+        None
+    }
 }

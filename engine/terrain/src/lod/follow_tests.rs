@@ -4,37 +4,7 @@
 
 use super::*;
 use crate::geo::body::{Body, Geodetic};
-use crate::ground::{Provenance, SourceTile, TileBounds};
-
-/// Ground whose errors vary from tile to tile, so frames split and merge
-/// in no tidy order.
-#[derive(Debug)]
-struct Uneven(Body);
-
-impl HeightSource for Uneven {
-    fn body(&self) -> &Body {
-        &self.0
-    }
-    fn tile(&self, _tile: TileAddress) -> Result<SourceTile, SourceError> {
-        unreachable!("selection reads bounds only")
-    }
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        let hash = tile.identity().wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let unit = f64::from((hash >> 16) as u16) / 65535.0;
-        Ok(TileBounds {
-            min_elevation: -100.0,
-            max_elevation: 3000.0,
-            geometric_error: (0.2 + unit) * 4000.0 / 2f64.powi(i32::from(tile.depth())),
-            provenance: Provenance::Invented,
-        })
-    }
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
-    }
-}
+use crate::testing::UnevenGround;
 
 fn check_tree(selector: &Selector, frame: u32) {
     let nodes = &selector.nodes;
@@ -70,7 +40,7 @@ fn check_tree(selector: &Selector, frame: u32) {
 
 #[test]
 fn a_flight_keeps_every_link_parent_and_count_true() {
-    let source = Uneven(Body::earth());
+    let source = UnevenGround(Body::earth());
     let settings = SelectionSettings { target_error_px: 0.05, node_budget: 1500, near_m: 0.1 };
     let mut selector = Selector::new();
     let mut followed = 0;

@@ -9,45 +9,11 @@ use std::collections::HashMap;
 
 use planet_terrain::camera::View;
 use planet_terrain::geo::face::Edge;
-use planet_terrain::ground::{
-    HeightSource, ProceduralSource, Provenance, SourceError, SourceTile, TileBounds, sample_ground,
-};
+use planet_terrain::ground::{HeightSource, ProceduralSource, sample_ground};
 use planet_terrain::lod::follow::{ERROR_FACTOR, max_changes};
 use planet_terrain::lod::{Cut, EdgeRelation, SelectionSettings, Selector, select};
+use planet_terrain::testing::UnevenGround;
 use planet_terrain::{Body, Geodetic, MAX_DEPTH, TileAddress};
-
-/// Ground whose errors and bounds vary from tile to tile (a hash of the
-/// address), so errors do not fall with depth everywhere and the
-/// refinement's order is not the procedural ground's tidy one.
-#[derive(Debug)]
-struct Uneven(Body);
-
-impl HeightSource for Uneven {
-    fn body(&self) -> &Body {
-        &self.0
-    }
-    fn tile(&self, _tile: TileAddress) -> Result<SourceTile, SourceError> {
-        unreachable!("selection reads bounds only")
-    }
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        let hash = tile.identity().wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let unit = |shift: u32| f64::from((hash >> shift) as u16) / 65535.0;
-        let error =
-            if hash.is_multiple_of(11) { 0.0 } else { (0.2 + unit(16)) * 4000.0 / 2f64.powi(i32::from(tile.depth())) };
-        Ok(TileBounds {
-            min_elevation: -3000.0 * unit(32),
-            max_elevation: 200.0 + 4000.0 * unit(48),
-            geometric_error: error,
-            provenance: Provenance::Invented,
-        })
-    }
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
-    }
-}
 
 /// Checks `cut` against the contract, `exact` being `select`'s for the
 /// same view and settings.
@@ -204,7 +170,7 @@ fn fast_flights_and_uneven_ground_keep_the_contract() {
     // A descent from orbit to the ground across a face edge, 15% of the
     // altitude per frame and turning 3 degrees, over both grounds.
     let procedural = ProceduralSource::new(Body::earth(), 2026);
-    let uneven = Uneven(Body::earth());
+    let uneven = UnevenGround(Body::earth());
     let views: Vec<View> = (0..60)
         .map(|frame| {
             let f = f64::from(frame);
@@ -226,7 +192,7 @@ fn teleports_and_changed_settings_keep_the_contract() {
     // Cameras far apart in turn with small moves between: a jump needs more
     // changes than a frame may make, so it is selected from nothing, and
     // the small moves after it are followed.
-    let source = Uneven(Body::earth());
+    let source = UnevenGround(Body::earth());
     let mut views = Vec::new();
     for (k, (lat, lon, altitude)) in
         [(10.0, 20.0, 5_000.0), (-60.0, 170.0, 50.0), (35.26, 45.0, 300_000.0), (80.0, -90.0, 2.0)]
@@ -259,7 +225,7 @@ fn a_wandering_camera_over_uneven_ground_stays_within_the_error_factor() {
     // (above its highest point: inside a sphere every error is infinite)
     // whose errors do not fall with depth: the followed cut drifts from
     // select's most here, with the budget binding every frame.
-    let source = Uneven(Body::earth());
+    let source = UnevenGround(Body::earth());
     let mut state = 0x5eed_u64;
     let mut next = move || {
         state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
