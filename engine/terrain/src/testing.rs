@@ -7,6 +7,8 @@
 //! and index pages (as far as its header lets it find them), so crafted files fail on the rule they
 //! target rather than on the first checksum.
 
+use crate::geo::{Body, TileAddress};
+use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
 use crate::pack::format::{ENTRY_LENGTH, HEADER_CHECKSUM_OFFSET, HEADER_LENGTH, get_u32, get_u64};
 use crate::pack::index::{DIRECTORY_REFS, IndexLayout, REF_LENGTH};
 
@@ -61,11 +63,10 @@ pub fn refresh_checksums(bytes: &mut [u8]) {
 /// colour block is an elevation palette and the classes say ocean (1) or
 /// land (2), so both colour paths of the renderer have data. Two threads.
 pub fn write_procedural_pack(path: &std::path::Path, depth: u8) -> Result<(), crate::pack::PackError> {
-    use crate::geo::address::TileAddress;
-    use crate::ground::{HeightSource, ProceduralSource};
+    use crate::ground::ProceduralSource;
     use crate::pack::{Codec, Coverage, PackSpec, PackWriter, TileContent};
 
-    let body = crate::geo::body::Body::earth();
+    let body = Body::earth();
     let source = ProceduralSource::new(body.clone(), 7);
     let tiles: Vec<TileAddress> = (0..=depth)
         .flat_map(|d| {
@@ -182,7 +183,7 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
         colour_data_depth: 0,
         max_depth,
         compression_level: 1,
-        body: crate::geo::body::Body::earth(),
+        body: Body::earth(),
         tier: "synthetic".into(),
         tile_count: n,
         index_offset: layout.root_offset(),
@@ -202,25 +203,25 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
 /// refinement splits and merges in no tidy order; about one tile in eleven
 /// is flat. Bounds only: selection never reads a tile.
 #[derive(Debug)]
-pub struct UnevenGround(pub crate::Body);
+pub struct UnevenGround(pub Body);
 
-impl crate::HeightSource for UnevenGround {
-    fn body(&self) -> &crate::Body {
+impl HeightSource for UnevenGround {
+    fn body(&self) -> &Body {
         &self.0
     }
-    fn tile(&self, tile: crate::TileAddress) -> Result<crate::ground::SourceTile, crate::ground::SourceError> {
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
         unreachable!("selection reads bounds only, not {tile}")
     }
-    fn tile_bounds(&self, tile: crate::TileAddress) -> Result<crate::ground::TileBounds, crate::ground::SourceError> {
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
         let hash = tile.identity().wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let unit = |shift: u32| f64::from((hash >> shift) as u16) / 65535.0;
         let error =
             if hash.is_multiple_of(11) { 0.0 } else { (0.2 + unit(16)) * 4000.0 / 2f64.powi(i32::from(tile.depth())) };
-        Ok(crate::ground::TileBounds {
+        Ok(TileBounds {
             min_elevation: -3000.0 * unit(32),
             max_elevation: 200.0 + 4000.0 * unit(48),
             geometric_error: error,
-            provenance: crate::ground::Provenance::Invented,
+            provenance: Provenance::Invented,
         })
     }
     fn data_depth(&self) -> Option<u8> {
