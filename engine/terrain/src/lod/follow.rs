@@ -231,9 +231,13 @@ impl Selector {
             if self.changes > max_changes(settings) {
                 return Ok(None);
             }
-            let node = &self.nodes[leaf as usize];
-            if !node.is_leaf() || node.projected_error_px.to_bits() != error.to_bits() {
-                continue; // split or merged away since it was queued
+            // Split or merged away since it was queued. A merge frees a
+            // block that the next split reuses, so a stale entry can name a
+            // slot that now holds another leaf; equal error bits (an
+            // infinite error, with the camera inside the bounds) made it
+            // look like the queued one, and that leaf may be at MAX_DEPTH.
+            if !self.still_splittable(leaf, error) {
+                continue;
             }
             if self.split_balanced(&context, leaf, target, budget)? {
                 continue;
@@ -241,7 +245,10 @@ impl Selector {
             match self.cheapest_merge(error) {
                 Some(parent) => {
                     self.merge(&context, parent, target)?;
-                    self.splits.push(error, leaf);
+                    // (The merge may have taken `leaf` itself.)
+                    if self.still_splittable(leaf, error) {
+                        self.splits.push(error, leaf);
+                    }
                 }
                 None => {
                     stopped_by_budget = true;
@@ -293,6 +300,13 @@ impl Selector {
         {
             self.splits.push(node.projected_error_px, index);
         }
+    }
+
+    /// True if `index` is a leaf that can split and still has the error
+    /// it was queued with.
+    fn still_splittable(&self, index: u32, error: f64) -> bool {
+        let node = &self.nodes[index as usize];
+        node.is_leaf() && node.tile.depth() < MAX_DEPTH && node.projected_error_px.to_bits() == error.to_bits()
     }
 
     /// True if `index` is split into four leaves none of whose neighbours
