@@ -220,6 +220,29 @@ fn invert(gt: &[f64; 6]) -> Option<[f64; 6]> {
     Some([-(a * gt[0] + b * gt[3]), a, b, -(d * gt[0] + e * gt[3]), d, e])
 }
 
+/// The shortest longitude interval (west, east), degrees, that holds every
+/// one of `lons`: the circle less its widest gap between neighbouring
+/// longitudes. West > east when that interval crosses the antimeridian, as
+/// a projected raster over Fiji's or the Aleutians' does; a plain minimum
+/// and maximum would make its box go the long way round the globe.
+fn longitude_span(mut lons: Vec<f64>) -> (f64, f64) {
+    // PROJ answers in -180..180 already; a longitude turned needlessly
+    // would change the box's last bits, and with them the pack's bytes.
+    for lon in lons.iter_mut().filter(|lon| !(-180.0..=180.0).contains(*lon)) {
+        *lon = (*lon + 180.0).rem_euclid(360.0) - 180.0;
+    }
+    lons.sort_by(f64::total_cmp);
+    let (Some(&first), Some(&last)) = (lons.first(), lons.last()) else { return (-180.0, 180.0) };
+    // The gap from the last longitude round to the first is the plain box's outside.
+    let (mut west, mut east, mut widest) = (first, last, first + 360.0 - last);
+    for pair in lons.windows(2) {
+        if pair[1] - pair[0] > widest {
+            (west, east, widest) = (pair[1], pair[0], pair[1] - pair[0]);
+        }
+    }
+    (west, east)
+}
+
 fn wgs84() -> Result<SpatialRef, gdal::errors::GdalError> {
     let mut srs = SpatialRef::from_epsg(4326)?;
     srs.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
@@ -395,14 +418,29 @@ impl Raster {
                     }
                 }
                 let lonlat = self.crs_to_lonlat(&border)?;
-                let (mut s, mut n, mut w, mut e) = (90.0f64, -90.0f64, 180.0f64, -180.0f64);
-                for (lon, lat) in lonlat {
+                let (mut s, mut n) = (90.0f64, -90.0f64);
+                for &(_, lat) in &lonlat {
                     s = s.min(lat);
                     n = n.max(lat);
-                    w = w.min(lon);
-                    e = e.max(lon);
                 }
-                Ok(Extent { south: s, west: w, north: n, east: e, global_longitude: false })
+                // A pole inside the raster (a polar stereographic DEM) lies on
+                // no edge, so the border alone would leave out everything
+                // between the edge's latitude and the pole: the box reaches
+                // that pole, at every longitude.
+                let poles = self.taps(&[(-90.0, 0.0), (90.0, 0.0)])?;
+                let (south_pole, north_pole) = (poles[0].is_some(), poles[1].is_some());
+                let (west, east) = if south_pole || north_pole {
+                    (-180.0, 180.0)
+                } else {
+                    longitude_span(lonlat.iter().map(|p| p.0).collect())
+                };
+                Ok(Extent {
+                    south: if south_pole { -90.0 } else { s },
+                    west,
+                    north: if north_pole { 90.0 } else { n },
+                    east,
+                    global_longitude: false,
+                })
             }
         }
     }

@@ -329,6 +329,56 @@ fn a_projected_regional_raster_bakes_its_coverage() {
     assert!(checked > 20_000, "{checked} samples inside the raster");
 }
 
+/// A projected raster's box is found from its border, which misses a pole
+/// inside it and, crossing the antimeridian, went the long way round: a
+/// polar stereographic DEM of the South Pole must cover (and bake) the pole,
+/// and a UTM 60 S raster over 180 E a few degrees west of the antimeridian
+/// to a few east, not the whole band of longitudes.
+#[test]
+fn a_projected_raster_covers_a_pole_inside_it_and_crosses_the_antimeridian_the_short_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let affine = |x: f64, y: f64| 1000.0 + 0.001 * x + 0.002 * y;
+    let raster = |name: &str, epsg: u32, (x0, y0): (f64, f64), px: f64, size: usize| {
+        let mut values = vec![0f32; size * size];
+        for row in 0..size {
+            for column in 0..size {
+                values[row * size + column] =
+                    affine(x0 + px * (column as f64 + 0.5), y0 - px * (row as f64 + 0.5)) as f32;
+            }
+        }
+        let path = dir.path().join(name);
+        write_tiff(&path, (size, size), [x0, px, 0.0, y0, 0.0, -px], Some(epsg), &[values], None);
+        path
+    };
+    // Antarctic polar stereographic, 10 km pixels, 320 km each side of the pole.
+    let polar = raster("polar.tif", 3031, (-320_000.0, 320_000.0), 10_000.0, 64);
+    let out = dir.path().join("polar.planetpack");
+    bake(&options(&polar, &out), &Quiet).unwrap();
+    let c = Pack::open(&out).unwrap().header().coverage;
+    assert_eq!((c.south, c.west, c.east), (-90.0, -180.0, 180.0), "{c:?}");
+    assert!(c.north > -86.5 && c.north < -85.0, "the corners, 85.8 S: {c:?}");
+    let mut to_polar = gdal::spatial_ref::SpatialRef::from_epsg(3031).unwrap();
+    to_polar.set_axis_mapping_strategy(gdal::spatial_ref::AxisMappingStrategy::TraditionalGisOrder);
+    let mut wgs = gdal::spatial_ref::SpatialRef::from_epsg(4326).unwrap();
+    wgs.set_axis_mapping_strategy(gdal::spatial_ref::AxisMappingStrategy::TraditionalGisOrder);
+    let to_polar = gdal::spatial_ref::CoordTransform::new(&wgs, &to_polar).unwrap();
+    let mut near_pole = 0;
+    check_pack(&out, |lat, lon| {
+        let (mut x, mut y) = ([lon], [lat]);
+        to_polar.transform_coords(&mut x, &mut y, &mut []).unwrap();
+        let inside = x[0].abs() < 310_000.0 && y[0].abs() < 310_000.0;
+        near_pole += usize::from(inside && lat < -89.0);
+        inside.then(|| affine(x[0], y[0]))
+    });
+    assert!(near_pole > 100, "{near_pole} samples within a degree of the pole were baked");
+    // UTM 60 S, 10 km pixels, 300 km square over 180 E near 15 S.
+    let utm = raster("fiji.tif", 32760, (700_000.0, 8_500_000.0), 10_000.0, 30);
+    let out = dir.path().join("fiji.planetpack");
+    bake(&options(&utm, &out), &Quiet).unwrap();
+    let c = Pack::open(&out).unwrap().header().coverage;
+    assert!(c.west > 178.0 && c.east < -178.0 && c.east > -179.5, "crosses 180 E, a few degrees wide: {c:?}");
+}
+
 #[test]
 fn imagery_and_classes_make_a_codec_2_pack_that_audits() {
     let dir = tempfile::tempdir().unwrap();
