@@ -597,6 +597,23 @@ fn bad_flags_and_bad_files_fail_clearly_and_leave_no_pack() {
     }
 }
 
+/// An `--out` in a missing directory failed with an error naming only "the
+/// tile set's scratch file", and one that is a directory failed at the final
+/// rename, after the whole bake, leaving `OUT.tmp` beside it: both are
+/// refused before any work, naming the path.
+#[test]
+fn an_out_path_no_pack_can_be_put_at_is_refused_before_the_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let missing = dir.path().join("no-such-dir").join("x.planetpack");
+    let outs: [(&Path, &str); 2] = [(&missing, "no-such-dir does not exist"), (dir.path(), "is a directory")];
+    for (out, needle) in outs {
+        let err = bake(&options(&dem, out), &Quiet).unwrap_err().to_string();
+        assert!(err.contains(&out.display().to_string()) && err.contains(needle), "{err}");
+        assert!(!planet_terrain::pack::tmp_path(out).exists(), "{} left behind", out.display());
+    }
+}
+
 #[test]
 fn scale_offset_and_pixel_is_point_rasters_read_right() {
     use gdal::Metadata;
