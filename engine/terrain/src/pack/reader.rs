@@ -63,8 +63,17 @@ pub struct MappedFile {
 impl MappedFile {
     pub fn open(path: &Path) -> Result<MappedFile, PackError> {
         let file = std::fs::File::open(path).map_err(PackError::io("opening the pack"))?;
+        let metadata = file.metadata().map_err(PackError::io("reading the pack's metadata"))?;
+        // A directory opens like a file on Unix and then fails to map with
+        // "No such device"; say what it is instead.
+        if metadata.is_dir() {
+            return Err(PackError::io("opening the pack")(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "it is a directory, not a pack file",
+            )));
+        }
         // An empty file cannot be mapped; it is simply too short.
-        if file.metadata().map_err(PackError::io("reading the pack's metadata"))?.len() == 0 {
+        if metadata.len() == 0 {
             return Err(PackError::Truncated {
                 section: "header",
                 start: 0,
@@ -371,13 +380,16 @@ impl Pack {
 
     /// Reads, verifies and decodes one tile.
     pub fn read_tile(&self, tile: TileAddress) -> Result<DecodedTile, PackError> {
-        let entry = self.entry(tile)?.ok_or(PackError::TileNotFound { tile })?;
+        let entry = self.entry(tile)?.ok_or_else(|| self.in_file(PackError::TileNotFound { tile }))?;
         self.decode(&entry)
     }
 
+    /// Reads, verifies and decodes the tile `entry` indexes. A failure names
+    /// the pack's file, as an index page's does: over a stack of packs, a
+    /// torn tile's message must say which pack to repair or re-bake.
     pub fn decode(&self, entry: &IndexEntry) -> Result<DecodedTile, PackError> {
-        let payload = self.payload(entry)?;
-        decode_tile(entry, self.header.codec, &payload, entry.payload_offset)
+        let payload = self.payload(entry).map_err(|e| self.in_file(e))?;
+        decode_tile(entry, self.header.codec, &payload, entry.payload_offset).map_err(|e| self.in_file(e))
     }
 
     /// Every index entry in key order, page by page (each page validated

@@ -528,6 +528,26 @@ fn rule_truncated_at_every_section_boundary() {
     assert!(matches!(Pack::open(&path).unwrap_err().rule(), PackError::Truncated { file_length: 0, .. }));
 }
 
+/// Errors past opening name the file too: a torn tile read through a stack
+/// of packs said only "tile ... checksum mismatch", not which pack, and a
+/// directory given as a pack failed with "No such device" from mmap.
+#[test]
+fn a_torn_tile_and_a_directory_are_named_by_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("torn.planetpack");
+    let mut bytes = valid().to_vec();
+    let entry = Pack::from_bytes(bytes.clone()).unwrap().all_entries().unwrap()[17];
+    bytes[entry.payload_offset as usize + 20] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let pack = Pack::open(&path).unwrap();
+    for e in [pack.read_tile(entry.tile()).unwrap_err(), pack.decode(&entry).unwrap_err()] {
+        assert!(e.to_string().starts_with(&format!("{}: tile {}", path.display(), entry.tile())), "{e}");
+        assert!(matches!(e.rule(), PackError::PayloadChecksum { .. }), "{e}");
+    }
+    let e = Pack::open(dir.path()).unwrap_err().to_string();
+    assert!(e.starts_with(&dir.path().display().to_string()) && e.contains("is a directory"), "{e}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
