@@ -113,11 +113,16 @@ impl Coverage {
         *self == Coverage::GLOBAL
     }
 
-    /// True if the point (degrees) lies in the box.
+    /// True if the point (degrees) lies in the box. The longitude may be in
+    /// any convention (`-352` is `8`): a camera or a query given past
+    /// +-180 must find the same pack a ray or a tile direction finds there.
     pub fn contains(&self, lat: f64, lon: f64) -> bool {
         if lat < self.south || lat > self.north {
             return false;
         }
+        // Only a longitude past +-180 is turned, so both 180 and -180 keep
+        // meaning the edge they name.
+        let lon = if (-180.0..=180.0).contains(&lon) { lon } else { (lon + 180.0).rem_euclid(360.0) - 180.0 };
         if self.west <= self.east {
             (self.west..=self.east).contains(&lon)
         } else {

@@ -86,6 +86,24 @@ fn a_regional_pack_alone_answers_everywhere_and_says_where_it_invented() {
     assert_eq!(stack.data_depth(), Some(3));
 }
 
+/// `planet-pack sample --lon -351.5` (or a viewer camera past +-180) read
+/// the right height but said "invented: no pack covers it": the coverage
+/// test took the longitude as given. Every convention names one place.
+#[test]
+fn a_point_given_past_180_degrees_has_the_origin_of_the_same_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let stack = GroundStack::of_packs(vec![alps(&dir, Codec::Heights, Body::earth())]).unwrap().unwrap();
+    let here = stack.origin_at(Geodetic::from_degrees(46.0, 8.5, 0.0)).unwrap();
+    assert_eq!(here.provenance, Provenance::Measured);
+    for lon in [-351.5, 368.5] {
+        assert_eq!(stack.origin_at(Geodetic::from_degrees(46.0, lon, 0.0)).unwrap(), here, "lon {lon}");
+    }
+    // Both names of the antimeridian stay the edge they name.
+    let east = Coverage { south: 0.0, west: 170.0, north: 10.0, east: 180.0 };
+    let west = Coverage { south: 0.0, west: -180.0, north: 10.0, east: -170.0 };
+    assert!(east.contains(5.0, 180.0) && west.contains(5.0, -180.0) && east.contains(5.0, -190.0));
+}
+
 #[test]
 fn a_global_pack_in_a_stack_is_the_pack_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
