@@ -6,7 +6,8 @@
 //! the depth, and keys order by depth, face, then Hilbert index, so walking
 //! the raw keys in order enumerates it with no state at all. For a regional
 //! raster the set is found level by level (the tiles whose box meets the
-//! coverage, kept when their lattice meets valid data) with each level's
+//! coverage, kept when their lattice, or at the deepest level any of their
+//! samples, meets valid data) with each level's
 //! frontier in an unnamed scratch file beside the pack, read and extended a
 //! chunk at a time in parallel: a Hilbert child's index is its parent's
 //! times four plus its quadrant's digit, so the children of ascending
@@ -150,8 +151,8 @@ fn read_chunks(
 
 /// Every tile down to `depth` that the pack will hold: all of them for a
 /// global raster; for a regional one, the tiles whose box meets the
-/// raster's coverage and whose 33 x 33 lattice meets valid data (so no
-/// declared tile is empty). The walk descends through every tile whose box
+/// raster's coverage and whose 33 x 33 lattice (at `depth`, any core
+/// sample) meets valid data (so no declared tile is empty). The walk descends through every tile whose box
 /// meets the coverage, since a small raster can slip between a coarse
 /// tile's lattice points and still fill its children. Scratch files go in
 /// `scratch_dir`.
@@ -165,14 +166,24 @@ pub(crate) fn tile_set(
     if coverage.is_global() {
         return Ok(TileSet::Global { depth });
     }
-    let has_data = |tile: TileAddress| -> Result<bool, BakeError> {
+    // Every `step`-th core sample of `tile` meets valid data.
+    let meets_data = |tile: TileAddress, step: usize| -> Result<bool, BakeError> {
         let cells = TILE_CELLS as i32;
         let directions: Vec<glam::DVec3> = (0..=cells)
-            .step_by(LATTICE_STEP as usize)
-            .flat_map(|j| (0..=cells).step_by(LATTICE_STEP as usize).map(move |i| (i, j)))
+            .step_by(step)
+            .flat_map(|j| (0..=cells).step_by(step).map(move |i| (i, j)))
             .map(|(i, j)| planet_terrain::geo::cube::sample_direction(tile.sample(i.min(cells), j.min(cells))))
             .collect();
         Ok(inputs.heights(&lat_lon_of(body, &directions))?.iter().any(Option::is_some))
+    };
+    // The lattice is cheap, but a raster narrower than its spacing (a
+    // few pixels, or a tile's sliver of a regional raster's edge) can slip
+    // between its points at the deepest level too, where no child is left
+    // to catch it: the bake refused a 1 x 1 raster as meeting no tile, and
+    // dropped the measured samples of edge slivers. At the deepest level a
+    // tile the lattice misses is checked at every core sample.
+    let has_data = |tile: TileAddress| -> Result<bool, BakeError> {
+        Ok(meets_data(tile, LATTICE_STEP as usize)? || (tile.depth() == depth && meets_data(tile, 1)?))
     };
     let scratch = || tempfile::tempfile_in(scratch_dir).map_err(scratch_error);
     let kept = scratch()?;

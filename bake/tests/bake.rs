@@ -379,6 +379,28 @@ fn a_projected_raster_covers_a_pole_inside_it_and_crosses_the_antimeridian_the_s
     assert!(c.west > 178.0 && c.east < -178.0 && c.east > -179.5, "crosses 180 E, a few degrees wide: {c:?}");
 }
 
+/// The tile set's 33 x 33 lattice is a quarter of the samples' density,
+/// and a raster narrower than its spacing slipped between its points at
+/// the deepest level too: a 1 x 1 raster was refused as meeting "no tile".
+#[test]
+fn a_one_pixel_raster_bakes_the_tile_it_falls_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.tif");
+    write_tiff(&path, (1, 1), [8.0, 0.1, 0.0, 46.0, 0.0, -0.1], Some(4326), &[vec![1234.0f32]], None);
+    let out = dir.path().join("one.planetpack");
+    let mut o = options(&path, &out);
+    o.depth = None;
+    let report = bake(&o, &Quiet).unwrap().json;
+    assert_eq!(report["tiles"], 1, "{report}");
+    let mut inside = 0;
+    check_pack(&out, |lat, lon| {
+        let hit = (45.9..46.0).contains(&lat) && (8.0..8.1).contains(&lon);
+        inside += usize::from(hit);
+        hit.then_some(1234.0)
+    });
+    assert!(inside > 0, "a sample of the baked tile lies in the pixel");
+}
+
 #[test]
 fn imagery_and_classes_make_a_codec_2_pack_that_audits() {
     let dir = tempfile::tempdir().unwrap();
