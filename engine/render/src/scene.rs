@@ -20,7 +20,7 @@ use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightFunction, HeightSource, SourceTile};
 use planet_terrain::layers::{LayerError, LayerStack};
 use planet_terrain::lod::{
-    Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, Selector, build_records,
+    Binding, ExactSelector, FrameStatistics, Residency, ResidencySettings, SelectionSettings, build_records,
 };
 
 use planet_terrain::abi::PushConstants;
@@ -103,8 +103,13 @@ pub struct TerrainScene {
     retries: std::collections::HashMap<planet_terrain::geo::address::TileKey, u32>,
     /// The workers of `Loading::Background`.
     loader: Option<TileLoader>,
-    /// Last frame's refinement tree: the same cut as `select`, for less work.
-    selector: Selector,
+    /// Last frame's refinement tree: the same cut as `select`, for less
+    /// work. Not the followed `Selector`: on the demo flight it asked the
+    /// source for twice the bounds (a followed frame evaluates every leaf,
+    /// and a fast descent makes it fall back to a full selection, paying
+    /// both), and its frame-thread p99 was 4.0-10.5 ms against 2.7-4.0
+    /// (docs/PERFORMANCE.md, "Viewer: frame times").
+    selector: ExactSelector,
     /// The upload budget of `Loading::Background` frames.
     pacer: UploadPacer,
 }
@@ -156,7 +161,7 @@ impl TerrainScene {
             failures: Vec::new(),
             retries: std::collections::HashMap::new(),
             loader,
-            selector: Selector::new(),
+            selector: ExactSelector::default(),
             pacer: UploadPacer::new(uploads),
         }
     }
