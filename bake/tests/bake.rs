@@ -636,6 +636,24 @@ fn an_out_path_no_pack_can_be_put_at_is_refused_before_the_bake() {
     }
 }
 
+/// Regression: a `--report` in a missing directory failed only after the
+/// pack was baked and put in place (exit 1, no report).
+#[test]
+fn a_report_path_no_file_can_be_written_at_is_refused_before_the_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let out = dir.path().join("earth.planetpack");
+    let missing = dir.path().join("no-such-dir").join("bake.json");
+    let reports: [(&Path, &str); 2] = [(&missing, "no-such-dir does not exist"), (dir.path(), "is a directory")];
+    for (report, needle) in reports {
+        let args = ["--dem", path_str(&dem), "--out", path_str(&out), "--body", "earth", "--depth", "1"];
+        let o = planet_bake(&[&args[..], &["--report", path_str(report)]].concat());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && stderr.contains(path_str(report)) && stderr.contains(needle), "{stderr}");
+        assert!(!out.exists(), "{} was baked before the report path was refused", out.display());
+    }
+}
+
 #[test]
 fn scale_offset_and_pixel_is_point_rasters_read_right() {
     use gdal::Metadata;
