@@ -73,7 +73,9 @@ pub(crate) fn repair(pack: &Path) -> Result<()> {
         }
     }
     let mut out = std::io::stdout().lock();
-    if done.is_empty() {
+    // A file that does not open as a pack is not "nothing to repair": its
+    // error below says what is wrong with it.
+    if done.is_empty() && opened.is_ok() {
         writeln!(out, "{}: nothing to repair (no patch journal, no leftover bake files)", pack.display())?;
     }
     for line in &done {

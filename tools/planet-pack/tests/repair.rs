@@ -95,3 +95,16 @@ fn repair_completes_a_patch_killed_before_its_header_and_clears_leftovers() {
     let again = repair(&path);
     assert!(again.status.success() && stdout(&again).contains("nothing to repair"), "{again:?}");
 }
+
+/// Regression: on a file that is not a pack, `repair` printed "nothing to
+/// repair" and then failed with the file's error.
+#[test]
+fn repair_of_a_file_that_is_not_a_pack_says_only_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("not-a.planetpack");
+    std::fs::write(&path, vec![7u8; 4096]).unwrap();
+    let refused = repair(&path);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && stderr.contains(path.to_str().unwrap()), "{refused:?}");
+    assert!(!stdout(&refused).contains("nothing to repair"), "{refused:?}");
+}
