@@ -26,11 +26,8 @@
 //! The whole run executes inside a rayon pool of `--jobs` threads, so every
 //! parallel stage shares one thread budget.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-
-use planet_terrain::pack::writer::scratch_dir;
 
 pub use crate::error::BakeError;
 pub use crate::options::{BakeOptions, Progress, Region};
@@ -69,7 +66,11 @@ pub(crate) struct Prepared {
 pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
     crate::limits::check_jobs(options.jobs)?;
-    check_out(&options.out)?;
+    // A bad --out fails before the bake, not at its final rename (which
+    // left `OUT.tmp` behind) or at a scratch file's name.
+    if let Some(problem) = planet_cli::fs::unwritable_destination("--out", &options.out) {
+        return Err(BakeError::Options(problem));
+    }
     if !options.has_dem() && options.region.is_none() {
         return Err(BakeError::Options(
             "a bake needs a DEM; only a region patch may leave it out, to patch imagery or classes alone".into(),
@@ -94,26 +95,6 @@ pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport
             (None, None) => bake_full(&run),
         }
     })
-}
-
-/// Refuses an `--out` no pack can be put at before any work is done: a
-/// directory, or a path in a directory that does not exist. Either would
-/// otherwise fail only where the bake first writes beside it (an error
-/// naming a scratch file, not the path) or at the final rename, after the
-/// whole bake, leaving `OUT.tmp` behind.
-fn check_out(out: &Path) -> Result<(), BakeError> {
-    if out.is_dir() {
-        return Err(BakeError::Options(format!("--out {} is a directory; give the pack's file path", out.display())));
-    }
-    let dir = scratch_dir(out);
-    if !dir.is_dir() {
-        return Err(BakeError::Options(format!(
-            "--out {}: its directory {} does not exist; create it first",
-            out.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
 }
 
 impl Run<'_> {

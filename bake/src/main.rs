@@ -188,24 +188,13 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     })
 }
 
-/// Refuses a `--report` no file can be written at before any work: the
-/// report is written last, so a bad path found then fails a bake whose
-/// pack is already in place (exit 1, no report).
-fn check_report_path(report: Option<&Path>) -> Result<()> {
-    let Some(path) = report else { return Ok(()) };
-    if path.is_dir() {
-        anyhow::bail!("--report {} is a directory; give the report's file path", path.display());
-    }
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        anyhow::bail!("--report {}: its directory {} does not exist; create it first", path.display(), dir.display());
-    }
-    Ok(())
-}
-
 fn run(cli: Cli) -> Result<()> {
     let reporter = Reporter(JobProgress::new("tiles"));
-    check_report_path(cli.report.as_deref())?;
+    // The report is written last: a bad path found then would fail a bake
+    // whose pack is already in place.
+    if let Some(problem) = cli.report.as_deref().and_then(|p| planet_cli::fs::unwritable_destination("--report", p)) {
+        anyhow::bail!(problem);
+    }
     if !cli.merge.is_empty() {
         return run_merge(&cli, &reporter);
     }

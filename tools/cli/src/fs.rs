@@ -33,6 +33,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     written.with_context(|| format!("writing {}", path.display()))
 }
 
+/// Why no file can be put at `path`, the value of `flag`, if none can: it
+/// is a directory, or its directory does not exist. Checked before any
+/// work, so a long run does not fail at its last write (a pack's rename, a
+/// report) with its product half in place.
+pub fn unwritable_destination(flag: &str, path: &Path) -> Option<String> {
+    let dir = planet_terrain::pack::writer::scratch_dir(path);
+    if path.is_dir() {
+        Some(format!("{flag} {} is a directory; give a file path", path.display()))
+    } else if !dir.is_dir() {
+        Some(format!("{flag} {}: its directory {} does not exist; create it first", path.display(), dir.display()))
+    } else {
+        None
+    }
+}
+
 /// Writes a JSON value, pretty-printed with a final newline, atomically.
 pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value).context("formatting JSON")? + "\n";

@@ -388,8 +388,9 @@ impl Pack {
     /// the pack's file, as an index page's does: over a stack of packs, a
     /// torn tile's message must say which pack to repair or re-bake.
     pub fn decode(&self, entry: &IndexEntry) -> Result<DecodedTile, PackError> {
-        let payload = self.payload(entry).map_err(|e| self.in_file(e))?;
-        decode_tile(entry, self.header.codec, &payload, entry.payload_offset).map_err(|e| self.in_file(e))
+        self.payload(entry)
+            .and_then(|payload| decode_tile(entry, self.header.codec, &payload, entry.payload_offset))
+            .map_err(|e| self.in_file(e))
     }
 
     /// Every index entry in key order, page by page (each page validated
