@@ -151,6 +151,72 @@ impl<'r> HeldChunks<'r> {
         Ok(())
     }
 
+    /// [`HeldChunks::bilinear`] of each tap set, appended to `out`, the same
+    /// bits, in two passes over a block of tap sets: first every tap set's
+    /// four values are loaded (a short loop of loads, the next tap set's
+    /// not waiting behind this one's arithmetic), then the weights, sums and
+    /// divisions run over the arrays, two samples a SIMD instruction (SSE2:
+    /// `mulpd`, `addpd`, `divpd`). 7-11% less time a sample than one tap
+    /// set at a time (`bilinear_bench` at one pixel a sample, PERFORMANCE.md).
+    /// Tap sets that straddle chunks, wrap or touch nodata take
+    /// [`HeldChunks::bilinear`] itself.
+    pub(crate) fn bilinear_block(
+        &mut self,
+        taps: &[Option<Taps>],
+        out: &mut Vec<Option<f64>>,
+    ) -> Result<(), RasterError> {
+        const BLOCK: usize = 64;
+        for block in taps.chunks(BLOCK) {
+            let mut values = [[0.0f32; 4]; BLOCK];
+            let mut fx = [0.0f64; BLOCK];
+            let mut fy = [0.0f64; BLOCK];
+            // Which tap sets took the fast loads.
+            let mut fast = [false; BLOCK];
+            for (k, t) in block.iter().enumerate() {
+                let Some(t) = t else { continue };
+                let [c0, c1] = t.columns.map(|c| c as usize);
+                let [r0, r1] = t.rows.map(|r| r as usize);
+                if c1 != c0 + 1 || r1 != r0 + 1 || c0 / CHUNK != c1 / CHUNK || r0 / CHUNK != r1 / CHUNK {
+                    continue;
+                }
+                let key = (self.band, c0 / CHUNK, r0 / CHUNK);
+                if self.held.get(self.last).is_none_or(|h| h.0 != key) {
+                    self.hold(key)?;
+                }
+                let chunk = &self.held[self.last].1;
+                let base = (r0 % CHUNK) * CHUNK + (c0 % CHUNK);
+                let quad = &chunk[base..base + CHUNK + 2];
+                values[k] = [quad[0], quad[1], quad[CHUNK], quad[CHUNK + 1]];
+                (fx[k], fy[k], fast[k]) = (t.fx, t.fy, true);
+            }
+            // `bilinear`'s no-nodata arithmetic, the same sums in the same
+            // order; a NaN (nodata) among the four goes the slow way below.
+            let mut result = [0.0f64; BLOCK];
+            let mut clean = [false; BLOCK];
+            for k in 0..block.len() {
+                let v = values[k];
+                let (fx, fy) = (fx[k], fy[k]);
+                let w = [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy];
+                let mut sum = 0.0;
+                let mut weight = 0.0;
+                for i in 0..4 {
+                    sum += f64::from(v[i]) * w[i];
+                    weight += w[i];
+                }
+                result[k] = sum / weight;
+                clean[k] = !(v[0] + v[1] + v[2] + v[3]).is_nan() && weight > 1e-9;
+            }
+            for (k, t) in block.iter().enumerate() {
+                out.push(match t {
+                    None => None,
+                    Some(_) if fast[k] && clean[k] => Some(result[k]),
+                    Some(t) => self.bilinear(t)?,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The bilinear value of one tap set: nodata taps drop out and the
     /// others' weights are renormalised; `None` if all four are nodata.
     #[inline(always)]
@@ -572,26 +638,40 @@ impl Raster {
         Ok(chunk)
     }
 
-    /// True if the band holds at least one valid value (checked on a coarse
-    /// overview-sized read, so it is cheap for any raster size).
+    /// True if the band holds at least one valid value, checked on a coarse
+    /// read (at most 512 x 512 values) taken in 16 strips of rows, north to
+    /// south as stored, stopping at the first strip with a valid value: a
+    /// raster without overviews has every block of a strip read, so a real
+    /// DEM costs one strip (a sixteenth of the file), not a whole serial pass
+    /// before the bake starts; an all-nodata one still costs the whole read.
     pub fn has_any_data(&self, band: usize) -> Result<bool, RasterError> {
         let dataset = Dataset::open(&self.path)
             .map_err(|source| RasterError::Open { path: self.path.clone(), source: Box::new(source) })?;
         let (w, h) = (self.width.min(512), self.height.min(512));
-        let buffer = dataset
-            .rasterband(band)
-            .and_then(|b| b.read_as::<f64>((0, 0), (self.width, self.height), (w, h), None))
-            .map_err(|source| RasterError::Read {
-                path: self.path.clone(),
-                band,
-                x: 0,
-                y: 0,
-                w: self.width,
-                h: self.height,
-                source: Box::new(source),
-            })?;
+        const STRIPS: usize = 16;
         let nodata = self.nodata[band - 1];
-        Ok(buffer.data().iter().any(|&v| v.is_finite() && nodata.is_none_or(|n| v != n)))
+        let strip_rows = self.height.div_ceil(STRIPS);
+        for y in (0..self.height).step_by(strip_rows) {
+            let rows = strip_rows.min(self.height - y);
+            // The strip's share of the coarse read's rows, at least one.
+            let out_rows = (rows * h).div_ceil(self.height).max(1);
+            let buffer = dataset
+                .rasterband(band)
+                .and_then(|b| b.read_as::<f64>((0, y as isize), (self.width, rows), (w, out_rows), None))
+                .map_err(|source| RasterError::Read {
+                    path: self.path.clone(),
+                    band,
+                    x: 0,
+                    y,
+                    w: self.width,
+                    h: rows,
+                    source: Box::new(source),
+                })?;
+            if buffer.data().iter().any(|&v| v.is_finite() && nodata.is_none_or(|n| v != n)) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 

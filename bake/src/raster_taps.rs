@@ -27,6 +27,9 @@ fn floor(x: f64) -> f64 {
 /// second.
 type Half = ([u32; 2], f64);
 
+/// Tap sets made before their values are read (`HeldChunks::bilinear_block`).
+const TAPS_BLOCK: usize = 131;
+
 impl Raster {
     fn period(&self) -> Option<f64> {
         match self.grid {
@@ -143,11 +146,11 @@ impl Raster {
         out.reserve(latitudes.len());
         match self.grid {
             Grid::Geographic { .. } => {
-                for (&lat, &lon) in latitudes.iter().zip(longitudes) {
-                    out.push(match self.taps_at(lon, lat) {
-                        Some(t) => held.bilinear(&t)?,
-                        None => None,
-                    });
+                let mut taps = Vec::with_capacity(TAPS_BLOCK);
+                for (lats, lons) in latitudes.chunks(TAPS_BLOCK).zip(longitudes.chunks(TAPS_BLOCK)) {
+                    taps.clear();
+                    taps.extend(lats.iter().zip(lons).map(|(&lat, &lon)| self.taps_at(lon, lat)));
+                    held.bilinear_block(&taps, out)?;
                 }
             }
             Grid::Projected { .. } => {
@@ -187,24 +190,27 @@ impl Raster {
             .collect();
         let mut held = HeldChunks::new(self, band);
         out.reserve(latitudes.len());
+        let mut taps = Vec::with_capacity(n);
         // Row by row, so the core's test is per row and its column half an
         // index: the apron (first and last rows, first and last samples of
         // each row) takes whole tap sets.
         for (j, (lats, lons)) in latitudes.chunks_exact(n).zip(longitudes.chunks_exact(n)).enumerate() {
             let edge = j == 0 || j == n - 1;
-            for (i, (&lat, &lon)) in lats.iter().zip(lons).enumerate() {
-                let taps = if edge || i == 0 || i == n - 1 {
+            taps.clear();
+            taps.extend(lats.iter().zip(lons).enumerate().map(|(i, (&lat, &lon))| {
+                if edge || i == 0 || i == n - 1 {
                     self.taps_at(lon, lat)
                 } else {
                     let row = if lat.is_finite() { self.row_half(inv[3] + lon * inv[4] + lat * inv[5]) } else { None };
                     halves[i - 1].zip(row).map(|((columns, fx), (rows, fy))| Taps { columns, rows, fx, fy })
-                };
-                out.push(match taps {
-                    Some(t) => held.bilinear(&t)?,
-                    None => None,
-                });
-            }
+                }
+            }));
+            held.bilinear_block(&taps, out)?;
         }
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "raster_taps_tests.rs"]
+mod tests;
