@@ -393,41 +393,64 @@ impl Level {
         // Heights, and whether each was present (1) and measured (2).
         let mut heights = vec![0.0; SIDE * SIDE];
         let mut state = vec![0u8; SIDE * SIDE];
-        let mut w = 0;
-        for b in -1..=(SIDE as i64 - 2) {
-            let gj = oj + b;
-            for a in -1..=(SIDE as i64 - 2) {
-                let gi = oi + a;
-                let interior = gi > 0 && gi < n && gj > 0 && gj < n && gi % CELLS != 0 && gj % CELLS != 0;
-                let tap = if interior {
-                    near_tile(gi / CELLS, gj / CELLS)
-                        .map(|(_, t)| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
-                } else if gi > 0 && gi < n && gj > 0 && gj < n {
-                    // On a tile boundary off the face's edges: `value_at`'s
-                    // owner (the present holder of smallest identity)
-                    // among the window's tiles, without a lookup by address.
-                    let span = |g: i64| {
-                        let k = g / CELLS;
-                        if g % CELLS == 0 { [k - 1, k] } else { [k, k] }
-                    };
-                    let mut owner: Option<(u64, Tap)> = None;
-                    for x in span(gi) {
-                        for y in span(gj) {
-                            if let Some((id, t)) = near_tile(x, y)
-                                && owner.is_none_or(|(best, _)| id < best)
-                            {
-                                owner = Some((id, Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)));
-                            }
+        // One window sample at child-grid index (gi, gj).
+        let element = |gi: i64, gj: i64| -> Option<Tap> {
+            let interior = gi > 0 && gi < n && gj > 0 && gj < n && gi % CELLS != 0 && gj % CELLS != 0;
+            if interior {
+                near_tile(gi / CELLS, gj / CELLS).map(|(_, t)| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
+            } else if gi > 0 && gi < n && gj > 0 && gj < n {
+                // On a tile boundary off the face's edges: `value_at`'s
+                // owner (the present holder of smallest identity) among the
+                // window's tiles, without a lookup by address.
+                let span = |g: i64| {
+                    let k = g / CELLS;
+                    if g % CELLS == 0 { [k - 1, k] } else { [k, k] }
+                };
+                let mut owner: Option<(u64, Tap)> = None;
+                for x in span(gi) {
+                    for y in span(gj) {
+                        if let Some((id, t)) = near_tile(x, y)
+                            && owner.is_none_or(|(best, _)| id < best)
+                        {
+                            owner = Some((id, Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)));
                         }
                     }
-                    owner.map(|(_, tap)| tap)
-                } else {
-                    self.value_at(face, gi, gj)
-                };
-                if let Some(t) = tap {
+                }
+                owner.map(|(_, tap)| tap)
+            } else {
+                self.value_at(face, gi, gj)
+            }
+        };
+        let last_a = SIDE as i64 - 2;
+        let mut w = 0;
+        for b in -1..=last_a {
+            let gj = oj + b;
+            let interior_row = gj > 0 && gj < n && gj % CELLS != 0;
+            let mut a = -1;
+            while a <= last_a {
+                let gi = oi + a;
+                if interior_row && gi > 0 && gi < n && gi % CELLS != 0 {
+                    // A run of interior samples of one child tile (up to its
+                    // next boundary column): `element`'s first case, read
+                    // along the tile's stored row.
+                    let run = ((gi / CELLS + 1) * CELLS).min(n).min(oi + last_a + 1) - gi;
+                    if let Some((_, t)) = near_tile(gi / CELLS, gj / CELLS) {
+                        let first = stored_index((gi % CELLS) as i32, (gj % CELLS) as i32);
+                        let quantised = &t.quantised[first..first + run as usize];
+                        let measured = 1 + u8::from(t.measured);
+                        for (k, &q) in quantised.iter().enumerate() {
+                            (heights[w + k], state[w + k]) = (t.dequantise(q), measured);
+                        }
+                    }
+                    w += run as usize;
+                    a += run;
+                    continue;
+                }
+                if let Some(t) = element(gi, gj) {
                     (heights[w], state[w]) = (t.height, 1 + u8::from(t.measured));
                 }
                 w += 1;
+                a += 1;
             }
         }
         let np = CELLS << parent.depth();
