@@ -7,12 +7,19 @@
 //! geographic grid, not rotated) lets a block of samples that share their
 //! longitudes column by column (the core of a tile on an equatorial face)
 //! make each column's half once and only the row half per sample, with the
-//! same functions, so the same bits as one tap set at a time. Each tap set
-//! is evaluated as it is made: no tap list is held.
+//! same functions, so the same bits as one tap set at a time. No tap list
+//! is held: a row of samples (a tile's row, or 131 places) has its halves
+//! made into arrays, then its values gathered, then weighted over arrays
+//! (`HeldChunks::gathered_row`), so the loads are not each stuck behind a
+//! sample's arithmetic and the weights and divisions run two samples an
+//! SSE2 instruction; the rare sample that straddles a chunk, wraps, lies
+//! off the rows' plain range or touches nodata is one whole tap set.
+
+use std::sync::Arc;
 
 use planet_terrain::geo::address::TILE_STORED_SAMPLES;
 
-use super::{Grid, HeldChunks, Raster, RasterError, Taps};
+use super::{CHUNK, Grid, HeldChunks, Raster, RasterError, Taps};
 
 /// `x.floor()` for `|x| < 2^52` by truncation, the same value (the sign of
 /// a zero aside) without a call: the x86-64 baseline has no rounding
@@ -27,8 +34,18 @@ fn floor(x: f64) -> f64 {
 /// second.
 type Half = ([u32; 2], f64);
 
-/// Tap sets made before their values are read (`HeldChunks::bilinear_block`).
+/// Samples whose column halves are made before their values are read
+/// (`HeldChunks::gathered_row`).
 const TAPS_BLOCK: usize = 131;
+
+/// A column half as `HeldChunks::gathered_row` takes it (chunk column,
+/// offset in the chunk, weight), if its two columns are neighbours in one
+/// chunk (all but a wrapped or clamped edge and one column in 256).
+#[inline(always)]
+fn fast_column(([c0, c1], fx): Half) -> Option<(usize, usize, f64)> {
+    let (c0, c1) = (c0 as usize, c1 as usize);
+    (c1 == c0 + 1 && c0 / CHUNK == c1 / CHUNK).then_some((c0 / CHUNK, c0 % CHUNK, fx))
+}
 
 impl Raster {
     fn period(&self) -> Option<f64> {
@@ -146,11 +163,8 @@ impl Raster {
         out.reserve(latitudes.len());
         match self.grid {
             Grid::Geographic { .. } => {
-                let mut taps = Vec::with_capacity(TAPS_BLOCK);
                 for (lats, lons) in latitudes.chunks(TAPS_BLOCK).zip(longitudes.chunks(TAPS_BLOCK)) {
-                    taps.clear();
-                    taps.extend(lats.iter().zip(lons).map(|(&lat, &lon)| self.taps_at(lon, lat)));
-                    held.bilinear_block(&taps, out)?;
+                    self.bilinear_row(&mut held, lats, lons, out)?;
                 }
             }
             Grid::Projected { .. } => {
@@ -161,6 +175,33 @@ impl Raster {
             }
         }
         Ok(())
+    }
+
+    /// The bilinear values of a row of at most `TAPS_BLOCK` places of a
+    /// geographic raster, appended to `out`: each place's column half made
+    /// alone, then [`HeldChunks::gathered_row`].
+    fn bilinear_row(
+        &self,
+        held: &mut HeldChunks,
+        lats: &[f64],
+        lons: &[f64],
+        out: &mut Vec<Option<f64>>,
+    ) -> Result<(), RasterError> {
+        let inv = &self.inverse;
+        let mut columns = [None; TAPS_BLOCK];
+        let mut py = [0.0; TAPS_BLOCK];
+        for (k, (&lat, &lon)) in lats.iter().zip(lons).enumerate() {
+            let finite = lat.is_finite() && lon.is_finite();
+            let half = if finite { self.column_half(inv[0] + lon * inv[1] + lat * inv[2]) } else { None };
+            columns[k] = half.and_then(fast_column);
+            py[k] = inv[3] + lon * inv[4] + lat * inv[5];
+        }
+        let slow = |held: &mut HeldChunks, k: usize| match self.taps_at(lons[k], lats[k]) {
+            Some(t) => held.bilinear(&t),
+            None => Ok(None),
+        };
+        let len = lats.len();
+        held.gathered_row(&columns[..len], &py[..len], self.height as f64, slow, out)
     }
 
     /// [`Raster::bilinear_at`] over one tile's stored samples (stored order,
@@ -188,24 +229,112 @@ impl Raster {
             .iter()
             .map(|&lon| if lon.is_finite() { self.column_half(inv[0] + lon * inv[1]) } else { None })
             .collect();
+        // Each core column's chunk and offset in it, where its two columns
+        // share a chunk (nearly always): the fast path's column half.
+        let fast_columns: Vec<Option<(usize, usize, f64)>> = halves.iter().map(|h| h.and_then(fast_column)).collect();
         let mut held = HeldChunks::new(self, band);
         out.reserve(latitudes.len());
-        let mut taps = Vec::with_capacity(n);
-        // Row by row, so the core's test is per row and its column half an
-        // index: the apron (first and last rows, first and last samples of
-        // each row) takes whole tap sets.
+        let mut py = vec![0.0; n - 2];
+        // Row by row: the first and last rows go as any places do, the
+        // first and last samples of each row (the apron) as whole tap sets,
+        // and the core of a row takes its column halves by index.
         for (j, (lats, lons)) in latitudes.chunks_exact(n).zip(longitudes.chunks_exact(n)).enumerate() {
-            let edge = j == 0 || j == n - 1;
-            taps.clear();
-            taps.extend(lats.iter().zip(lons).enumerate().map(|(i, (&lat, &lon))| {
-                if edge || i == 0 || i == n - 1 {
-                    self.taps_at(lon, lat)
-                } else {
-                    let row = if lat.is_finite() { self.row_half(inv[3] + lon * inv[4] + lat * inv[5]) } else { None };
-                    halves[i - 1].zip(row).map(|((columns, fx), (rows, fy))| Taps { columns, rows, fx, fy })
+            if j == 0 || j == n - 1 {
+                self.bilinear_row(&mut held, lats, lons, out)?;
+                continue;
+            }
+            let (lats, lons) = (&lats[1..n - 1], &lons[1..n - 1]);
+            for ((p, &lat), &lon) in py.iter_mut().zip(lats).zip(lons) {
+                *p = inv[3] + lon * inv[4] + lat * inv[5];
+            }
+            let apron = |held: &mut HeldChunks, at: usize| match self.taps_at(longitudes[at], latitudes[at]) {
+                Some(t) => held.bilinear(&t),
+                None => Ok(None),
+            };
+            out.push(apron(&mut held, j * n)?);
+            // A core sample the fast path leaves: its whole tap set, as
+            // `taps_at` would make it with the column half shared.
+            let slow = |held: &mut HeldChunks, k: usize| -> Result<Option<f64>, RasterError> {
+                let row = if lats[k].is_finite() { self.row_half(py[k]) } else { None };
+                match halves[k].zip(row) {
+                    Some(((columns, fx), (rows, fy))) => held.bilinear(&Taps { columns, rows, fx, fy }),
+                    None => Ok(None),
                 }
-            }));
-            held.bilinear_block(&taps, out)?;
+            };
+            held.gathered_row(&fast_columns, &py, self.height as f64, slow, out)?;
+            out.push(apron(&mut held, j * n + n - 1)?);
+        }
+        Ok(())
+    }
+}
+
+impl HeldChunks<'_> {
+    /// The bilinear values of a row of samples (at most a tile's 131),
+    /// appended to `out`: `columns` holds each sample's column half as its
+    /// chunk column, offset in the chunk and weight (`None` where its two
+    /// pixel columns straddle a chunk or wrap, or the sample is not
+    /// finite), `py` each sample's pixel y. The fast path is `row_half`'s
+    /// first case and `bilinear`'s no-nodata arithmetic with no tap set
+    /// made: the values are gathered first (one chunk check per sample, the
+    /// chunk held by the row while it stays the same), then weighted over
+    /// arrays, the same sums in the same order, so the same bits. Every
+    /// other sample (off the rows' fast range, straddling a chunk row,
+    /// touching nodata) is `slow(self, k)`.
+    fn gathered_row(
+        &mut self,
+        columns: &[Option<(usize, usize, f64)>],
+        py: &[f64],
+        height: f64,
+        mut slow: impl FnMut(&mut Self, usize) -> Result<Option<f64>, RasterError>,
+        out: &mut Vec<Option<f64>>,
+    ) -> Result<(), RasterError> {
+        const ROW: usize = TILE_STORED_SAMPLES as usize;
+        let len = py.len();
+        assert!(len <= ROW && columns.len() == len, "a row of at most {ROW} samples");
+        let mut values = [[0.0f32; 4]; ROW];
+        let mut fx = [0.0f64; ROW];
+        let mut fy = [0.0f64; ROW];
+        let mut fast = [false; ROW];
+        let mut current: Option<(super::ChunkKey, Arc<Vec<f32>>)> = None;
+        for (k, (&p, column)) in py.iter().zip(columns).enumerate() {
+            let Some((chunk_column, offset, column_fx)) = *column else { continue };
+            if !(p >= 0.5 && p < height - 0.5) {
+                continue;
+            }
+            let y = p - 0.5;
+            let y0 = floor(y);
+            let row = y0 as u32 as usize;
+            if row % CHUNK == CHUNK - 1 {
+                continue;
+            }
+            let key = (self.band, chunk_column, row / CHUNK);
+            if current.as_ref().is_none_or(|c| c.0 != key) {
+                self.hold(key)?;
+                current = Some((key, self.held[self.last].1.clone()));
+            }
+            let chunk = &current.as_ref().expect("just held").1;
+            let base = (row % CHUNK) * CHUNK + offset;
+            let quad = &chunk[base..base + CHUNK + 2];
+            values[k] = [quad[0], quad[1], quad[CHUNK], quad[CHUNK + 1]];
+            (fx[k], fy[k], fast[k]) = (column_fx, y - y0, true);
+        }
+        let mut result = [0.0f64; ROW];
+        let mut clean = [false; ROW];
+        for k in 0..len {
+            let v = values[k];
+            let (fx, fy) = (fx[k], fy[k]);
+            let w = [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy];
+            let mut sum = 0.0;
+            let mut weight = 0.0;
+            for i in 0..4 {
+                sum += f64::from(v[i]) * w[i];
+                weight += w[i];
+            }
+            result[k] = sum / weight;
+            clean[k] = !(v[0] + v[1] + v[2] + v[3]).is_nan() && weight > 1e-9;
+        }
+        for k in 0..len {
+            out.push(if fast[k] && clean[k] { Some(result[k]) } else { slow(self, k)? });
         }
         Ok(())
     }

@@ -1,5 +1,5 @@
-//! The block evaluation (`HeldChunks::bilinear_block`, behind
-//! `bilinear_at` and `bilinear_tile`) against one tap set at a time
+//! The row evaluation (`HeldChunks::gathered_row`, behind `bilinear_at`
+//! and `bilinear_tile`) against one tap set at a time
 //! (`Raster::taps` then `Raster::evaluate`), bit for bit, on a raster made
 //! to hit every slow case: nodata pixels, tap sets straddling chunks, the
 //! longitude wrap, the poles' clamped rows and points off the raster. And
@@ -45,7 +45,7 @@ fn bits(values: Vec<Option<f64>>) -> Vec<Option<u64>> {
 }
 
 #[test]
-fn blocks_of_tap_sets_give_the_bits_of_one_tap_set_at_a_time() {
+fn rows_gathered_then_weighted_give_the_bits_of_one_tap_set_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let raster = raster(dir.path());
     let n = TILE_STORED_SAMPLES as usize;
