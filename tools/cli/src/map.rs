@@ -12,7 +12,7 @@
 
 use anyhow::{Context, Result};
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
-use planet_terrain::ground::{GroundStack, Provenance, StackedPack, locate};
+use planet_terrain::ground::{GroundStack, OriginMemo, Provenance, StackedPack, locate};
 use planet_terrain::pack::Coverage;
 use planet_terrain::{Geodetic, HeightSource};
 
@@ -201,11 +201,14 @@ fn provenance(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Res
             .map(|band| {
                 scope.spawn(move || {
                     let mut colours = Vec::with_capacity((band_rows * width) as usize);
+                    // Neighbouring pixels nearly always share their tiles.
+                    let mut memo = OriginMemo::default();
                     for y in band * band_rows..((band + 1) * band_rows).min(rows) {
                         for x in 0..width {
                             let (lat, lon) = spec.point(x, y);
                             let at = Geodetic::from_degrees(lat, lon, 0.0);
-                            let origin = stack.origin_at(at).context("reading where the ground comes from")?;
+                            let origin =
+                                stack.origin_at_with(at, &mut memo).context("reading where the ground comes from")?;
                             colours.push(match origin.provenance {
                                 Provenance::Measured => MEASURED,
                                 Provenance::Resampled { .. } => RESAMPLED,

@@ -23,7 +23,7 @@ pub use function::HeightFunction;
 pub use inset::{INVENTED_COLOUR, InsetSource, Reach};
 pub use pack::PackSource;
 pub use procedural::ProceduralSource;
-pub use stack::{EllipsoidSource, GroundOrigin, GroundStack, StackError, StackedPack};
+pub use stack::{EllipsoidSource, GroundOrigin, GroundStack, OriginMemo, StackError, StackedPack};
 
 use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TileAddress};
 use crate::geo::body::{Body, Geodetic};

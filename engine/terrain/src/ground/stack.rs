@@ -191,19 +191,27 @@ impl GroundStack {
     /// for the point, so a place inside a regional pack's box reads as
     /// measured even where its tile reaches past the box.
     pub fn origin_at(&self, at: Geodetic) -> Result<GroundOrigin, SourceError> {
+        self.origin_at_with(at, &mut OriginMemo::default())
+    }
+
+    /// [`GroundStack::origin_at`] for a run of nearby points (a map's row):
+    /// `memo` keeps each layer's last tile and its provenance, so the index
+    /// lookup is made once per tile, not once per point.
+    pub fn origin_at_with(&self, at: Geodetic, memo: &mut OriginMemo) -> Result<GroundOrigin, SourceError> {
         let (lat, lon) = (at.latitude.to_degrees(), at.longitude.to_degrees());
+        if memo.last.len() != self.layers.len() + 1 {
+            memo.last = vec![None; self.layers.len() + 1];
+        }
         let mut origin: Option<GroundOrigin> = None;
-        for (pack, border) in self.layers.iter().rev() {
+        for (layer, (pack, border)) in self.layers.iter().enumerate().rev() {
             let header = pack.source.pack().header();
             let w = inset_weight(&header.coverage, *border, lat, lon);
             if w == 0.0 {
                 continue;
             }
             let (tile, _, _) = locate(self.body(), at, header.height_data_depth);
-            let provenance = match pack.source.tile_bounds(tile) {
-                Ok(b) => b.provenance,
-                Err(SourceError::NoData { .. }) => continue,
-                Err(e) => return Err(e),
+            let Some(provenance) = memo.provenance(layer, tile, || pack.source.tile_bounds(tile))? else {
+                continue;
             };
             let o = origin.get_or_insert(GroundOrigin { provenance, pack: Some(pack.name.clone()), tile });
             o.provenance = least_measured(o.provenance, provenance);
@@ -212,11 +220,45 @@ impl GroundStack {
             }
         }
         let (tile, _, _) = locate(self.body(), at, self.base.data_depth().unwrap_or(0));
-        let provenance = self.base.tile_bounds(tile)?.provenance;
+        let base = self.layers.len();
+        let provenance =
+            memo.provenance(base, tile, || self.base.tile_bounds(tile))?.ok_or(SourceError::NoData { tile })?;
         Ok(match origin {
             Some(o) => GroundOrigin { provenance: least_measured(o.provenance, provenance), ..o },
             None => GroundOrigin { provenance, pack: None, tile },
         })
+    }
+}
+
+/// Each layer's last tile asked by [`GroundStack::origin_at_with`] and its
+/// provenance (`None`: the layer has no data there).
+#[derive(Clone, Debug, Default)]
+pub struct OriginMemo {
+    last: Vec<Option<(TileAddress, Option<Provenance>)>>,
+}
+
+impl OriginMemo {
+    /// The provenance of `tile` in `layer`, from the memo or from `bounds`
+    /// (a `NoData` answer is remembered as `None`; any other error is
+    /// returned and not remembered).
+    fn provenance(
+        &mut self,
+        layer: usize,
+        tile: TileAddress,
+        bounds: impl FnOnce() -> Result<TileBounds, SourceError>,
+    ) -> Result<Option<Provenance>, SourceError> {
+        if let Some((t, p)) = self.last[layer]
+            && t == tile
+        {
+            return Ok(p);
+        }
+        let provenance = match bounds() {
+            Ok(b) => Some(b.provenance),
+            Err(SourceError::NoData { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        self.last[layer] = Some((tile, provenance));
+        Ok(provenance)
     }
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use crate::support::{OwnedContent, spec, tiles_to_depth, write_pack};
 use planet_terrain::ground::{
-    EllipsoidSource, GroundOrigin, GroundStack, HeightSource, INVENTED_COLOUR, PackSource, Provenance, StackedPack,
-    locate, sample_ground,
+    EllipsoidSource, GroundOrigin, GroundStack, HeightSource, INVENTED_COLOUR, OriginMemo, PackSource, Provenance,
+    StackedPack, locate, sample_ground,
 };
 use planet_terrain::pack::{Codec, Coverage, Pack, PackWriter};
 use planet_terrain::{Body, Geodetic, TileAddress};
@@ -102,6 +102,30 @@ fn a_point_given_past_180_degrees_has_the_origin_of_the_same_place() {
     let east = Coverage { south: 0.0, west: 170.0, north: 10.0, east: 180.0 };
     let west = Coverage { south: 0.0, west: -180.0, north: 10.0, east: -170.0 };
     assert!(east.contains(5.0, 180.0) && west.contains(5.0, -180.0) && east.contains(5.0, -190.0));
+}
+
+/// A map draws its provenance row by row with one `OriginMemo` per band:
+/// the memo's answers are `origin_at`'s at every point, across tile
+/// edges, into and out of an inset's box and its blend border, and from
+/// one row's end to the next row's start.
+#[test]
+fn origins_through_a_memo_are_the_origins_point_by_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let stack = GroundStack::of_packs(vec![global(&dir), alps(&dir, Codec::Heights, Body::earth())]).unwrap().unwrap();
+    let mut memo = OriginMemo::default();
+    let (mut compared, mut kinds) = (0, std::collections::HashSet::new());
+    for row in 0..60 {
+        for column in 0..90 {
+            let (lat, lon) = (49.0 - 0.1 * f64::from(row), 3.0 + 0.1 * f64::from(column));
+            let at = Geodetic::from_degrees(lat, lon, 0.0);
+            let want = stack.origin_at(at).unwrap();
+            assert_eq!(stack.origin_at_with(at, &mut memo).unwrap(), want, "({lat}, {lon})");
+            kinds.insert((want.pack.is_some_and(|p| p.contains("alps")), format!("{:?}", want.provenance)));
+            compared += 1;
+        }
+    }
+    // The points met the inset's own ground and the global pack's around it.
+    assert!(compared == 5400 && kinds.len() >= 2, "{kinds:?}");
 }
 
 #[test]
