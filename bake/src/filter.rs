@@ -79,6 +79,28 @@ impl Hasher for IdentityHasher {
     }
 }
 
+/// The value of face-grid sample `(gi, gj)` (off the face's edges, on a
+/// tile boundary) from its owner: of the up to four tiles of this face
+/// that hold it, the present one of smallest identity. `holder(x, y)` is
+/// tile `(x, y)`'s identity and content, if the level has it.
+fn owner_on_boundary<'a>(gi: i64, gj: i64, holder: impl Fn(i64, i64) -> Option<(u64, &'a DecodedTile)>) -> Option<Tap> {
+    let span = |g: i64| {
+        let k = g / CELLS;
+        if g % CELLS == 0 { [k - 1, k] } else { [k, k] }
+    };
+    let mut owner: Option<(u64, Tap)> = None;
+    for x in span(gi) {
+        for y in span(gj) {
+            if let Some((id, t)) = holder(x, y)
+                && owner.is_none_or(|(best, _)| id < best)
+            {
+                owner = Some((id, Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)));
+            }
+        }
+    }
+    owner.map(|(_, tap)| tap)
+}
+
 /// The stored tiles of one depth: what the level above is filtered from.
 pub(crate) struct Level {
     depth: u8,
@@ -240,27 +262,13 @@ impl Level {
         }
         if gi > 0 && gi < n && gj > 0 && gj < n {
             // Off the face's edges only this face's tiles (at most four)
-            // hold it: the present one of smallest identity, as `holders`
-            // would find it, without its allocations (a window asks this
-            // for every sample on a tile boundary).
-            let span = |g: i64| {
-                let k = g / CELLS;
-                if g % CELLS == 0 { [k - 1, k] } else { [k, k] }
-            };
-            let mut owner: Option<(u64, Tap)> = None;
-            for x in span(gi) {
-                for y in span(gj) {
-                    let tile = TileAddress::new(face.index(), self.depth, x as u32, y as u32).expect("inside the face");
-                    let id = tile.identity();
-                    if owner.is_some_and(|(best, _)| best <= id) {
-                        continue;
-                    }
-                    if let Some(t) = self.get(tile) {
-                        owner = Some((id, Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)));
-                    }
-                }
-            }
-            return owner.map(|(_, tap)| tap);
+            // hold it, as `holders` would find them, without its
+            // allocations (a window asks this for every sample on a tile
+            // boundary).
+            return owner_on_boundary(gi, gj, |x, y| {
+                let tile = TileAddress::new(face.index(), self.depth, x as u32, y as u32).expect("inside the face");
+                self.get(tile).map(|t| (tile.identity(), t))
+            });
         }
         holders(self.depth, face, gi, gj).into_iter().find_map(|(t, i, j)| self.get(t).map(|t| Level::tap(t, i, j)))
     }
@@ -400,23 +408,9 @@ impl Level {
                 near_tile(gi / CELLS, gj / CELLS).map(|(_, t)| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
             } else if gi > 0 && gi < n && gj > 0 && gj < n {
                 // On a tile boundary off the face's edges: `value_at`'s
-                // owner (the present holder of smallest identity) among the
-                // window's tiles, without a lookup by address.
-                let span = |g: i64| {
-                    let k = g / CELLS;
-                    if g % CELLS == 0 { [k - 1, k] } else { [k, k] }
-                };
-                let mut owner: Option<(u64, Tap)> = None;
-                for x in span(gi) {
-                    for y in span(gj) {
-                        if let Some((id, t)) = near_tile(x, y)
-                            && owner.is_none_or(|(best, _)| id < best)
-                        {
-                            owner = Some((id, Level::tap(t, (gi - CELLS * x) as i32, (gj - CELLS * y) as i32)));
-                        }
-                    }
-                }
-                owner.map(|(_, tap)| tap)
+                // owner among the window's tiles, without a lookup by
+                // address.
+                owner_on_boundary(gi, gj, near_tile)
             } else {
                 self.value_at(face, gi, gj)
             }
