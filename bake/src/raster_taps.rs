@@ -109,6 +109,40 @@ impl Raster {
         Some(([column(x0), column(x0 + 1.0)], x - x0))
     }
 
+    /// [`Raster::column_half`] at a finite pixel x `px` as
+    /// [`HeldChunks::gathered_row`] takes it, where its two columns are
+    /// neighbours inside the raster and one chunk (`None` otherwise, for
+    /// the whole tap set to decide: a wrapped or clamped edge, another
+    /// longitude convention). The same columns and weight by a shorter
+    /// road: one turn's wrap, then no column wrap or clamp to test.
+    #[inline(always)]
+    fn plain_column(&self, mut px: f64) -> Option<(usize, usize, f64)> {
+        let w = self.width as f64;
+        match self.period() {
+            Some(p) => {
+                while px < 0.0 {
+                    px += p;
+                }
+                while px >= p {
+                    px -= p;
+                }
+            }
+            None if !(0.0..=w).contains(&px) => return None,
+            None => {}
+        }
+        let x = px - 0.5;
+        let x0 = floor(x);
+        let c = x0 as i64;
+        // Below it neither column wraps (a turn is `period_columns`) nor
+        // is clamped (to the last column).
+        let limit = self.period_columns.map_or(self.width as i64, |n| n.min(self.width as i64));
+        if c < 0 || c + 1 >= limit {
+            return None;
+        }
+        let c0 = c as usize;
+        (c0 / CHUNK == (c0 + 1) / CHUNK).then_some((c0 / CHUNK, c0 % CHUNK, x - x0))
+    }
+
     /// The row half at pixel y `py`; `None` outside the raster.
     #[inline(always)]
     fn row_half(&self, py: f64) -> Option<Half> {
@@ -192,8 +226,7 @@ impl Raster {
         let mut py = [0.0; TAPS_BLOCK];
         for (k, (&lat, &lon)) in lats.iter().zip(lons).enumerate() {
             let finite = lat.is_finite() && lon.is_finite();
-            let half = if finite { self.column_half(inv[0] + lon * inv[1] + lat * inv[2]) } else { None };
-            columns[k] = half.and_then(fast_column);
+            columns[k] = if finite { self.plain_column(inv[0] + lon * inv[1] + lat * inv[2]) } else { None };
             py[k] = inv[3] + lon * inv[4] + lat * inv[5];
         }
         let slow = |held: &mut HeldChunks, k: usize| match self.taps_at(lons[k], lats[k]) {
