@@ -193,6 +193,7 @@ impl Raster {
         longitudes: &[f64],
         out: &mut Vec<Option<f64>>,
     ) -> Result<(), RasterError> {
+        assert_eq!(latitudes.len(), longitudes.len(), "one longitude for each latitude");
         let mut held = HeldChunks::new(self, band);
         out.reserve(latitudes.len());
         match self.grid {
@@ -257,7 +258,7 @@ impl Raster {
             return self.bilinear_at(band, latitudes, longitudes, out);
         };
         let n = TILE_STORED_SAMPLES as usize;
-        debug_assert!(latitudes.len() == n * n && columns.len() == n - 2);
+        assert!(latitudes.len() == n * n && longitudes.len() == n * n && columns.len() == n - 2, "one tile's places");
         let halves: Vec<Option<Half>> = columns
             .iter()
             .map(|&lon| if lon.is_finite() { self.column_half(inv[0] + lon * inv[1]) } else { None })

@@ -122,3 +122,12 @@ fn data_in_the_last_rows_alone_is_found_and_all_nodata_is_not() {
     write(&none, (w, h), vec![-9999.0; w * h]);
     assert!(!Raster::open(&none, 64 << 20).unwrap().has_any_data(1).unwrap());
 }
+
+/// A caller's slip, two lists of different lengths, is refused by name,
+/// not read past the shorter list's end.
+#[test]
+#[should_panic(expected = "one longitude for each latitude")]
+fn places_need_one_longitude_for_each_latitude() {
+    let dir = tempfile::tempdir().unwrap();
+    raster(dir.path()).bilinear_at(1, &[10.0, 20.0, 30.0], &[5.0, 6.0], &mut Vec::new()).unwrap();
+}

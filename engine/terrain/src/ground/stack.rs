@@ -231,7 +231,8 @@ impl GroundStack {
 }
 
 /// Each layer's last tile asked by [`GroundStack::origin_at_with`] and its
-/// provenance (`None`: the layer has no data there).
+/// provenance (`None`: the layer has no data there). A memo belongs to one
+/// stack: it knows layers by their place in the stack.
 #[derive(Clone, Debug, Default)]
 pub struct OriginMemo {
     last: Vec<Option<(TileAddress, Option<Provenance>)>>,
