@@ -401,15 +401,12 @@ impl Level {
         // Heights, and whether each was present (1) and measured (2).
         let mut heights = vec![0.0; SIDE * SIDE];
         let mut state = vec![0u8; SIDE * SIDE];
-        // One window sample at child-grid index (gi, gj).
-        let element = |gi: i64, gj: i64| -> Option<Tap> {
-            let interior = gi > 0 && gi < n && gj > 0 && gj < n && gi % CELLS != 0 && gj % CELLS != 0;
-            if interior {
-                near_tile(gi / CELLS, gj / CELLS).map(|(_, t)| Level::tap(t, (gi % CELLS) as i32, (gj % CELLS) as i32))
-            } else if gi > 0 && gi < n && gj > 0 && gj < n {
-                // On a tile boundary off the face's edges: `value_at`'s
-                // owner among the window's tiles, without a lookup by
-                // address.
+        // A window sample on a child tile's boundary (the runs below take
+        // every interior one): off the face's edges, `value_at`'s owner
+        // among the window's tiles, without a lookup by address; on or past
+        // a face edge, `value_at` itself.
+        let on_boundary = |gi: i64, gj: i64| -> Option<Tap> {
+            if gi > 0 && gi < n && gj > 0 && gj < n {
                 owner_on_boundary(gi, gj, near_tile)
             } else {
                 self.value_at(face, gi, gj)
@@ -425,8 +422,7 @@ impl Level {
                 let gi = oi + a;
                 if interior_row && gi > 0 && gi < n && gi % CELLS != 0 {
                     // A run of interior samples of one child tile (up to its
-                    // next boundary column): `element`'s first case, read
-                    // along the tile's stored row.
+                    // next boundary column), read along its stored row.
                     let run = ((gi / CELLS + 1) * CELLS).min(n).min(oi + last_a + 1) - gi;
                     if let Some((_, t)) = near_tile(gi / CELLS, gj / CELLS) {
                         let first = stored_index((gi % CELLS) as i32, (gj % CELLS) as i32);
@@ -440,7 +436,7 @@ impl Level {
                     a += run;
                     continue;
                 }
-                if let Some(t) = element(gi, gj) {
+                if let Some(t) = on_boundary(gi, gj) {
                     (heights[w], state[w]) = (t.height, 1 + u8::from(t.measured));
                 }
                 w += 1;

@@ -108,6 +108,23 @@ impl Taps {
     }
 }
 
+/// The bilinear sum and weight of four values with no nodata among them:
+/// `Taps::weight`'s weights, summed in tap order, the same sums as the
+/// nodata-aware loop of `HeldChunks::bilinear` when every tap counts. The
+/// one arithmetic of a tap set at a time and of a gathered row
+/// (`HeldChunks::gathered_row`), so both give the same bits.
+#[inline(always)]
+fn weighted(values: [f32; 4], fx: f64, fy: f64) -> (f64, f64) {
+    let w = [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy];
+    let mut sum = 0.0;
+    let mut weight = 0.0;
+    for k in 0..4 {
+        sum += f64::from(values[k]) * w[k];
+        weight += w[k];
+    }
+    (sum, weight)
+}
+
 /// The chunks one evaluation holds (at most `CHUNKS_IN_FLIGHT`, however
 /// coarse its tile is against the pixels: holding every chunk a coarse tile
 /// touches would make a worker's memory grow with the raster's resolution),
@@ -179,14 +196,8 @@ impl<'r> HeldChunks<'r> {
         };
         if !(values[0] + values[1] + values[2] + values[3]).is_nan() {
             // No nodata tap (nearly always): the loop below without its
-            // branches, the same sums in the same order, so the same bits.
-            let w = [t.weight(0), t.weight(1), t.weight(2), t.weight(3)];
-            let mut sum = 0.0;
-            let mut weight = 0.0;
-            for k in 0..4 {
-                sum += f64::from(values[k]) * w[k];
-                weight += w[k];
-            }
+            // branches.
+            let (sum, weight) = weighted(values, t.fx, t.fy);
             return Ok((weight > 1e-9).then(|| sum / weight));
         }
         let (mut sum, mut weight) = (0.0, 0.0);

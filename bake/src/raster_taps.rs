@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use planet_terrain::geo::address::TILE_STORED_SAMPLES;
 
-use super::{CHUNK, Grid, HeldChunks, Raster, RasterError, Taps};
+use super::{CHUNK, Grid, HeldChunks, Raster, RasterError, Taps, weighted};
 
 /// `x.floor()` for `|x| < 2^52` by truncation, the same value (the sign of
 /// a zero aside) without a call: the x86-64 baseline has no rounding
@@ -34,9 +34,22 @@ fn floor(x: f64) -> f64 {
 /// second.
 type Half = ([u32; 2], f64);
 
-/// Samples whose column halves are made before their values are read
-/// (`HeldChunks::gathered_row`).
-const TAPS_BLOCK: usize = 131;
+/// The most samples of one gathered row (`HeldChunks::gathered_row`): a
+/// tile's row; places in a list go in runs of as many.
+const ROW: usize = TILE_STORED_SAMPLES as usize;
+
+/// Pixel x `px` brought within one longitude period `p` of pixels:
+/// queries are within a turn of the raster's range, so a cheap wrap.
+#[inline(always)]
+fn within_turn(mut px: f64, p: f64) -> f64 {
+    while px < 0.0 {
+        px += p;
+    }
+    while px >= p {
+        px -= p;
+    }
+    px
+}
 
 /// A column half as `HeldChunks::gathered_row` takes it (chunk column,
 /// offset in the chunk, weight), if its two columns are neighbours in one
@@ -61,13 +74,7 @@ impl Raster {
         let w = self.width as f64;
         let period = self.period();
         if let Some(p) = period {
-            // Queries are within a turn of the raster's range: a cheap wrap.
-            while px < 0.0 {
-                px += p;
-            }
-            while px >= p {
-                px -= p;
-            }
+            px = within_turn(px, p);
         } else if !(0.0..=w).contains(&px) {
             // A regional geographic raster may use another longitude
             // convention than the query: try one turn either way.
@@ -119,14 +126,7 @@ impl Raster {
     fn plain_column(&self, mut px: f64) -> Option<(usize, usize, f64)> {
         let w = self.width as f64;
         match self.period() {
-            Some(p) => {
-                while px < 0.0 {
-                    px += p;
-                }
-                while px >= p {
-                    px -= p;
-                }
-            }
+            Some(p) => px = within_turn(px, p),
             None if !(0.0..=w).contains(&px) => return None,
             None => {}
         }
@@ -139,8 +139,7 @@ impl Raster {
         if c < 0 || c + 1 >= limit {
             return None;
         }
-        let c0 = c as usize;
-        (c0 / CHUNK == (c0 + 1) / CHUNK).then_some((c0 / CHUNK, c0 % CHUNK, x - x0))
+        fast_column(([c as u32, c as u32 + 1], x - x0))
     }
 
     /// The row half at pixel y `py`; `None` outside the raster.
@@ -198,7 +197,7 @@ impl Raster {
         out.reserve(latitudes.len());
         match self.grid {
             Grid::Geographic { .. } => {
-                for (lats, lons) in latitudes.chunks(TAPS_BLOCK).zip(longitudes.chunks(TAPS_BLOCK)) {
+                for (lats, lons) in latitudes.chunks(ROW).zip(longitudes.chunks(ROW)) {
                     self.bilinear_row(&mut held, lats, lons, out)?;
                 }
             }
@@ -212,7 +211,16 @@ impl Raster {
         Ok(())
     }
 
-    /// The bilinear values of a row of at most `TAPS_BLOCK` places of a
+    /// The value at one place as a whole tap set: what every fast path
+    /// leaves a place it cannot take to.
+    fn one_tap_set(&self, held: &mut HeldChunks, lon: f64, lat: f64) -> Result<Option<f64>, RasterError> {
+        match self.taps_at(lon, lat) {
+            Some(t) => held.bilinear(&t),
+            None => Ok(None),
+        }
+    }
+
+    /// The bilinear values of a row of at most `ROW` places of a
     /// geographic raster, appended to `out`: each place's column half made
     /// alone, then [`HeldChunks::gathered_row`].
     fn bilinear_row(
@@ -223,17 +231,14 @@ impl Raster {
         out: &mut Vec<Option<f64>>,
     ) -> Result<(), RasterError> {
         let inv = &self.inverse;
-        let mut columns = [None; TAPS_BLOCK];
-        let mut py = [0.0; TAPS_BLOCK];
+        let mut columns = [None; ROW];
+        let mut py = [0.0; ROW];
         for (k, (&lat, &lon)) in lats.iter().zip(lons).enumerate() {
             let finite = lat.is_finite() && lon.is_finite();
             columns[k] = if finite { self.plain_column(inv[0] + lon * inv[1] + lat * inv[2]) } else { None };
             py[k] = inv[3] + lon * inv[4] + lat * inv[5];
         }
-        let slow = |held: &mut HeldChunks, k: usize| match self.taps_at(lons[k], lats[k]) {
-            Some(t) => held.bilinear(&t),
-            None => Ok(None),
-        };
+        let slow = |held: &mut HeldChunks, k: usize| self.one_tap_set(held, lons[k], lats[k]);
         let len = lats.len();
         held.gathered_row(&columns[..len], &py[..len], self.height as f64, slow, out)
     }
@@ -281,11 +286,7 @@ impl Raster {
             for ((p, &lat), &lon) in py.iter_mut().zip(lats).zip(lons) {
                 *p = inv[3] + lon * inv[4] + lat * inv[5];
             }
-            let apron = |held: &mut HeldChunks, at: usize| match self.taps_at(longitudes[at], latitudes[at]) {
-                Some(t) => held.bilinear(&t),
-                None => Ok(None),
-            };
-            out.push(apron(&mut held, j * n)?);
+            out.push(self.one_tap_set(&mut held, longitudes[j * n], latitudes[j * n])?);
             // A core sample the fast path leaves: its whole tap set, as
             // `taps_at` would make it with the column half shared.
             let slow = |held: &mut HeldChunks, k: usize| -> Result<Option<f64>, RasterError> {
@@ -296,7 +297,7 @@ impl Raster {
                 }
             };
             held.gathered_row(&fast_columns, &py, self.height as f64, slow, out)?;
-            out.push(apron(&mut held, j * n + n - 1)?);
+            out.push(self.one_tap_set(&mut held, longitudes[j * n + n - 1], latitudes[j * n + n - 1])?);
         }
         Ok(())
     }
@@ -322,7 +323,6 @@ impl HeldChunks<'_> {
         mut slow: impl FnMut(&mut Self, usize) -> Result<Option<f64>, RasterError>,
         out: &mut Vec<Option<f64>>,
     ) -> Result<(), RasterError> {
-        const ROW: usize = TILE_STORED_SAMPLES as usize;
         let len = py.len();
         assert!(len <= ROW && columns.len() == len, "a row of at most {ROW} samples");
         let mut values = [[0.0f32; 4]; ROW];
@@ -356,14 +356,7 @@ impl HeldChunks<'_> {
         let mut clean = [false; ROW];
         for k in 0..len {
             let v = values[k];
-            let (fx, fy) = (fx[k], fy[k]);
-            let w = [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy];
-            let mut sum = 0.0;
-            let mut weight = 0.0;
-            for i in 0..4 {
-                sum += f64::from(v[i]) * w[i];
-                weight += w[i];
-            }
+            let (sum, weight) = weighted(v, fx[k], fy[k]);
             result[k] = sum / weight;
             clean[k] = !(v[0] + v[1] + v[2] + v[3]).is_nan() && weight > 1e-9;
         }
