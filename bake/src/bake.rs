@@ -32,7 +32,7 @@ use std::time::Instant;
 pub use crate::error::BakeError;
 pub use crate::options::{BakeOptions, Progress, Region};
 pub use crate::report::BakeReport;
-pub use crate::sampling::supported_depth;
+pub use crate::sampling::{MAX_SPACING_IN_PIXELS, supported_depth};
 
 use crate::audit::run_landmark_audit;
 use crate::fingerprint::{InputDigests, input_digests};
@@ -40,8 +40,9 @@ use crate::full::bake_full;
 use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::limits::MemoryPlan;
 use crate::patch::patch_region;
-use crate::raster::Extent;
+use crate::raster::{Extent, PixelSpacing};
 use crate::sampling::Inputs;
+use planet_terrain::pack::writer::scratch_dir;
 
 /// One run: what it was told, where its progress goes, and when it began.
 pub(crate) struct Run<'a> {
@@ -56,8 +57,10 @@ pub(crate) struct Run<'a> {
 /// accepted them.
 pub(crate) struct Prepared {
     pub(crate) inputs: Inputs,
-    /// The depth whose sample spacing matches the DEM's pixel size.
+    /// The shallowest depth whose sample spacing keeps the DEM's pixels.
     pub(crate) data_depth: u8,
+    /// The DEM's ground distance between pixels.
+    pub(crate) pixel_spacing: PixelSpacing,
     pub(crate) landmarks: LandmarkAudit,
     pub(crate) extent: Extent,
 }
@@ -104,14 +107,29 @@ impl Run<'_> {
         progress.stage(&format!("opening {}", options.dem.display()));
         let inputs = Inputs::open(options, &self.memory)?;
         let radius = options.body.ellipsoid().max_radius();
-        let data_depth = supported_depth(&options.body, inputs.dem.resolution_m(radius));
+        let pixel_spacing = inputs.dem.pixel_spacing_m(radius)?;
+        let data_depth = supported_depth(&options.body, pixel_spacing.finest_m());
         progress.stage("auditing the grid convention against landmarks");
         let landmarks = run_landmark_audit(options, &inputs)?;
         if landmarks.verdict == Verdict::NothingToCheck {
             progress.stage("no landmark lies inside this raster; pass --landmark LAT,LON,MIN,MAX to have it checked");
         }
         let extent = inputs.dem.extent()?;
-        Ok(Prepared { inputs, data_depth, landmarks, extent })
+        let mut inputs = inputs;
+        // Coarser than the pixels: each sample the mean over its footprint
+        // (within one pixel, the mean is the point's value).
+        let coarser = options.depth.filter(|&d| d < data_depth).map(|depth| {
+            let spacing = options.body.sample_spacing_m(depth);
+            (depth, (spacing / pixel_spacing.along_row_m, spacing / pixel_spacing.along_column_m))
+        });
+        if let Some((depth, footprint)) = coarser.filter(|(_, f)| f.0.max(f.1) > 1.0) {
+            progress.stage(&format!(
+                "--depth {depth}: each sample is the DEM's mean over its {:.1} x {:.1} pixel footprint, so finer detail cannot alias",
+                footprint.0, footprint.1
+            ));
+            inputs.average_dem(options, &self.memory, footprint, scratch_dir(&options.out))?;
+        }
+        Ok(Prepared { inputs, data_depth, pixel_spacing, landmarks, extent })
     }
 
     /// [`Run::prepare`], with the inputs' digests for the fingerprint

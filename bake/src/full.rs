@@ -30,7 +30,7 @@ use crate::report::{
     AccuracyReport, BakeReport, BytesReport, CoverageReport, FullReport, InputsReport, LandmarkReport, MemoryReport,
     Report, Timings, UpToDateReport,
 };
-use crate::sampling::supported_depth;
+use crate::sampling::{MAX_SPACING_IN_PIXELS, supported_depth};
 use crate::tile_set::{TileSet, tile_set, until_error};
 
 /// The pack a bake of `prepared` makes: its header settled before any tile
@@ -41,9 +41,24 @@ pub(crate) fn settle_spec(
     digests: &InputDigests,
 ) -> Result<(PackSpec, u8, f64), BakeError> {
     let options = run.options;
-    let Prepared { inputs, data_depth, extent, .. } = prepared;
+    let Prepared { inputs, data_depth, extent, pixel_spacing, .. } = prepared;
     let data_depth = *data_depth;
     let depth = options.depth.unwrap_or(data_depth);
+    let spacing = |d: u8| options.body.sample_spacing_m(d);
+    run.progress.stage(&format!(
+        "the DEM's pixels lie {:.1} m apart along its rows and {:.1} m along its columns; depth {data_depth} samples every {:.1} m, the shallowest at {MAX_SPACING_IN_PIXELS} pixel or finer, which keeps them as GDAL reads them",
+        pixel_spacing.along_row_m,
+        pixel_spacing.along_column_m,
+        spacing(data_depth)
+    ));
+    if depth < data_depth {
+        run.progress.stage(&format!(
+            "warning: --depth {depth} samples every {:.1} m, {:.1}x coarser than the DEM's {:.1} m pixels: it drops resolution the data has (the default, depth {data_depth}, keeps it)",
+            spacing(depth),
+            spacing(depth) / pixel_spacing.finest_m(),
+            pixel_spacing.finest_m()
+        ));
+    }
     if depth > MAX_DEPTH {
         return Err(BakeError::Options(format!(
             "--depth {depth} is deeper than the deepest addressable level {MAX_DEPTH}"
@@ -58,7 +73,10 @@ pub(crate) fn settle_spec(
         codec,
         height_data_depth: data_depth.min(depth),
         colour_data_depth: match &inputs.imagery {
-            Some(i) => supported_depth(&options.body, i.resolution_m(options.body.ellipsoid().max_radius())).min(depth),
+            Some(i) => {
+                supported_depth(&options.body, i.pixel_spacing_m(options.body.ellipsoid().max_radius())?.finest_m())
+                    .min(depth)
+            }
             None => 0,
         },
         coverage,
@@ -73,7 +91,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
     let (prepared, digests) = run.prepare_and_digest()?;
     let (spec, depth, tile_state) = settle_spec(run, &prepared, &digests)?;
-    let Prepared { inputs, data_depth, landmarks, .. } = prepared;
+    let Prepared { inputs, data_depth, landmarks, pixel_spacing, .. } = prepared;
     let (codec, coverage) = (spec.codec, spec.coverage);
     if options.if_unchanged && !options.resume {
         let current = Pack::open(&options.out).ok().filter(|p| p.header().fingerprint == spec.fingerprint);
@@ -134,6 +152,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
             classes: options.classes.as_ref().map(|p| p.display().to_string()),
             dem_size: inputs.dem.size(),
             dem_projected: inputs.dem.is_projected(),
+            dem_pixel_spacing_m: [pixel_spacing.along_row_m, pixel_spacing.along_column_m],
         },
         out: options.out.display().to_string(),
         body: options.body.name().to_owned(),
@@ -143,6 +162,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         coverage: coverage_report(&coverage),
         depth,
         data_depth,
+        data_depth_spacing_m: options.body.sample_spacing_m(data_depth),
         height_data_depth: spec.height_data_depth,
         colour_data_depth: spec.colour_data_depth,
         tiles: tiles.len() as usize,

@@ -40,6 +40,6 @@ mod shard_file;
 mod tile_set;
 mod vsi;
 
-pub use bake::{BakeError, BakeOptions, BakeReport, Progress, Region, bake, supported_depth};
+pub use bake::{BakeError, BakeOptions, BakeReport, MAX_SPACING_IN_PIXELS, Progress, Region, bake, supported_depth};
 pub use fingerprint::write_inputs_manifest;
 pub use merge::{MergeOptions, merge};

@@ -347,7 +347,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let mut pixel: f64 = 0.0;
     for (what, raster) in sources.rasters() {
         check_covers(&region, what, raster)?;
-        pixel = pixel.max((raster.resolution_m(radius) / radius).to_degrees());
+        pixel = pixel.max((raster.pixel_spacing_m(radius)?.coarsest_m() / radius).to_degrees());
     }
     let blend = Blend { region, border: BORDER_PIXELS * pixel };
     let data_depth = dem_depth.min(header.height_data_depth);

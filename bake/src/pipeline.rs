@@ -131,22 +131,66 @@ pub(crate) struct TileBake<'a> {
 
 /// A coarse tile's heights: the filter of the level below, voids settled by
 /// the bake's policy; with its surface blocks still read from their rasters.
-/// Also says whether every tap was present and measured.
+/// Also says, per sample, whether it counts against the tile being
+/// measured: its taps are present (a stored tile of the level below lies
+/// there) and not all measured. An absent tap lies where the level below
+/// stored nothing, off the data's footprint.
 pub(crate) fn filtered_tile(
     inputs: &dyn TileSource,
     spec: &PackSpec,
     level: &Level,
     tile: TileAddress,
-) -> Result<(Sampled, bool), BakeError> {
+) -> Result<(Sampled, Vec<Footing>), BakeError> {
     let taps = level.filter_tile(tile);
-    let all_measured = taps.iter().all(|t| t.is_some_and(|t| t.measured));
+    let footing = taps
+        .iter()
+        .map(|t| match t {
+            None => Footing::Off,
+            Some(t) if t.measured => Footing::Measured,
+            Some(_) => Footing::Unmeasured,
+        })
+        .collect();
     let (heights, filled) = inputs.settle_voids(tile, taps.iter().map(|t| t.map(|t| t.height)).collect())?;
     let (classes, colour) = if spec.codec.has_classes() || spec.codec.has_colour() {
         inputs.surface(&spec.body, tile)?
     } else {
         (Vec::new(), Vec::new())
     };
-    Ok((Sampled { heights, filled, classes, colour }, all_measured))
+    Ok((Sampled { heights, filled, outside: Vec::new(), classes, colour }, footing))
+}
+
+/// Where one stored sample stands against the data's footprint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Footing {
+    /// Inside it, and measured.
+    Measured,
+    /// Inside it, but a void (filled) or made from unmeasured samples.
+    Unmeasured,
+    /// Off it: past a regional raster's edge, where the pack stores a
+    /// continuation that no stack shows as the DEM's.
+    Off,
+}
+
+/// The footing of each sample of a tile read from the source: off the
+/// footprint where the raster has no pixel, unmeasured where a void was
+/// filled inside it.
+pub(crate) fn sampled_footing(sampled: &Sampled) -> Vec<Footing> {
+    (0..sampled.filled.len())
+        .map(|k| match (sampled.filled[k], sampled.outside.get(k).copied().unwrap_or(false)) {
+            (_, true) => Footing::Off,
+            (true, false) => Footing::Unmeasured,
+            (false, false) => Footing::Measured,
+        })
+        .collect()
+}
+
+/// Whether a tile is measured: every sample on the data's footprint was,
+/// and at least one is on it. A regional pack's edge tiles reach past its
+/// raster; what they store out there is not what the DEM measured and must
+/// not make the DEM's own samples read as unmeasured (a small DEM's every
+/// tile straddles its edge, and the whole DEM read as resampled).
+pub(crate) fn measured(footing: &[Footing]) -> bool {
+    !footing.contains(&Footing::Unmeasured) && footing.contains(&Footing::Measured)
 }
 
 impl TileBake<'_> {
@@ -163,9 +207,13 @@ impl TileBake<'_> {
         let filled_total = AtomicUsize::new(0);
         for depth in (0..=deepest).rev() {
             let bake_tile = |tile: TileAddress, below: Option<&Level>| -> Result<(), BakeError> {
-                let (sampled, taps_measured) = match below {
+                let (sampled, footing) = match below {
                     Some(l) => filtered_tile(self.source, spec, l, tile)?,
-                    None => (self.source.sample(body, tile)?, true),
+                    None => {
+                        let sampled = self.source.sample(body, tile)?;
+                        let footing = sampled_footing(&sampled);
+                        (sampled, footing)
+                    }
                 };
                 let filled = sampled.filled.iter().filter(|&&f| f).count();
                 filled_total.fetch_add(filled, Ordering::Relaxed);
@@ -180,7 +228,7 @@ impl TileBake<'_> {
                     classes: spec.codec.has_classes().then_some(&sampled.classes[..]),
                     colour: spec.codec.has_colour().then_some(&sampled.colour[..]),
                     geometric_error: error,
-                    measured: depth <= self.data_depth && filled == 0 && taps_measured,
+                    measured: depth <= self.data_depth && measured(&footing),
                 };
                 sink.put(spec.encode(tile, &content)?)?;
                 self.progress.tiles(done.fetch_add(1, Ordering::Relaxed) + 1, self.total);

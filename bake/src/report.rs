@@ -53,6 +53,8 @@ pub(crate) struct FullReport {
     pub(crate) coverage: CoverageReport,
     pub(crate) depth: u8,
     pub(crate) data_depth: u8,
+    /// Metres between samples at `data_depth`.
+    pub(crate) data_depth_spacing_m: f64,
     pub(crate) height_data_depth: u8,
     pub(crate) colour_data_depth: u8,
     pub(crate) tiles: usize,
@@ -175,6 +177,9 @@ pub(crate) struct InputsReport {
     pub(crate) classes: Option<String>,
     pub(crate) dem_size: (usize, usize),
     pub(crate) dem_projected: bool,
+    /// Ground metres between the DEM's pixels: along a row (column to
+    /// column), along a column (row to row).
+    pub(crate) dem_pixel_spacing_m: [f64; 2],
 }
 
 #[derive(Debug, Serialize)]
@@ -377,6 +382,7 @@ mod tests {
                 classes: None,
                 dem_size: (1440, 720),
                 dem_projected: false,
+                dem_pixel_spacing_m: [27_800.0, 27_800.0],
             },
             out: "out.planetpack".into(),
             body: "earth".into(),
@@ -386,6 +392,7 @@ mod tests {
             coverage: CoverageReport { south: -90.0, west: -180.0, north: 90.0, east: 180.0, global: true },
             depth: 2,
             data_depth: 1,
+            data_depth_spacing_m: 39_135.6,
             height_data_depth: 1,
             colour_data_depth: 0,
             tiles: 126,
@@ -416,11 +423,13 @@ mod tests {
             "coverage.south",
             "coverage.west",
             "data_depth",
+            "data_depth_spacing_m",
             "depth",
             "height_data_depth",
             "inputs",
             "inputs.classes",
             "inputs.dem",
+            "inputs.dem_pixel_spacing_m",
             "inputs.dem_projected",
             "inputs.dem_size",
             "inputs.imagery",

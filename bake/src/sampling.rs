@@ -31,6 +31,9 @@ use crate::raster::Raster;
 /// The open rasters and the layers applied on top of them.
 pub(crate) struct Inputs {
     pub(crate) dem: Raster,
+    /// The scratch file `dem` reads when it is the source averaged for a
+    /// bake coarser than its pixels ([`Inputs::average_dem`]).
+    averaged: Option<tempfile::TempPath>,
     pub(crate) imagery: Option<Raster>,
     pub(crate) classes: Option<Raster>,
     layers: LayerStack,
@@ -41,6 +44,9 @@ pub(crate) struct Inputs {
 pub(crate) struct Sampled {
     pub(crate) heights: Vec<f64>,
     pub(crate) filled: Vec<bool>,
+    /// Which samples lie outside the DEM's footprint (no pixel to read:
+    /// past a regional raster's edge); empty when none was filled.
+    pub(crate) outside: Vec<bool>,
     pub(crate) classes: Vec<u8>,
     pub(crate) colour: Vec<[u8; 3]>,
 }
@@ -48,10 +54,24 @@ pub(crate) struct Sampled {
 /// A tile's surface classes and colour, stored order.
 pub(crate) type SurfaceSamples = (Vec<u8>, Vec<[u8; 3]>);
 
-/// The depth whose sample spacing is nearest the source's pixel size.
-pub fn supported_depth(body: &Body, resolution_m: f64) -> u8 {
-    let ratio = body.face_edge_arc_m() / (f64::from(TILE_CELLS) * resolution_m);
-    ratio.log2().round().clamp(0.0, f64::from(MAX_DEPTH)) as u8
+/// The largest sample spacing, in pixels, that keeps a DEM as GDAL reads
+/// it. A pack's samples are points of the raster's bilinear surface, read
+/// back bilinearly between them: where the surface bends (at pixel
+/// centres) the two depart by up to a quarter of the bend times the
+/// spacing. At 0.85 pixel the 95th percentile of that departure passed the
+/// DEM's own bilinear-against-cubic ambiguity on a 90 m UTM DEM (1.73 m
+/// against 1.53 m); at 0.7 it stays inside with room, and at 0.42 it is a
+/// third of it (docs/PERFORMANCE.md, "Fidelity against GDAL").
+pub const MAX_SPACING_IN_PIXELS: f64 = 0.7;
+
+/// The shallowest depth whose sample spacing is at most
+/// [`MAX_SPACING_IN_PIXELS`] of the source's finest pixel spacing, so a
+/// bake at it keeps what the raster measured (rounding to the nearest
+/// depth threw resolution away: a 235 m DEM went to 305 m samples).
+pub fn supported_depth(body: &Body, finest_pixel_m: f64) -> u8 {
+    let ratio = body.sample_spacing_m(0) / (MAX_SPACING_IN_PIXELS * finest_pixel_m);
+    // A hair of slack so a raster exactly at the limit does not go one deeper.
+    (ratio.log2() - 1e-9).ceil().clamp(0.0, f64::from(MAX_DEPTH)) as u8
 }
 
 /// Geodetic latitudes and longitudes in degrees of directions, as two
@@ -256,7 +276,26 @@ impl Inputs {
             .map(|p| Raster::open(p, memory.raster_cache(classes_weight, total)))
             .transpose()?;
         let layers = options.scene.as_ref().map(|(stack, _)| stack.clone()).unwrap_or_default();
-        Ok(Inputs { dem, imagery, classes, layers, void_value: options.void_value })
+        Ok(Inputs { dem, averaged: None, imagery, classes, layers, void_value: options.void_value })
+    }
+
+    /// Samples from now on read the DEM averaged over a footprint of
+    /// `footprint` pixels (across, down) around each pixel
+    /// ([`Raster::footprint_averaged`], in a scratch file in `dir`), for a
+    /// bake whose spacing is that much coarser than the pixels: each sample
+    /// is then the footprint's mean, not a point.
+    pub(crate) fn average_dem(
+        &mut self,
+        options: &BakeOptions,
+        memory: &MemoryPlan,
+        footprint: (f64, f64),
+        dir: &std::path::Path,
+    ) -> Result<(), BakeError> {
+        let (dem_weight, imagery_weight, classes_weight) = options.raster_weights();
+        let cache = memory.raster_cache(dem_weight, dem_weight + imagery_weight + classes_weight);
+        let (dem, scratch) = self.dem.footprint_averaged(footprint, dir, cache)?;
+        (self.dem, self.averaged) = (dem, Some(scratch));
+        Ok(())
     }
 
     /// The mean of the source, with the layers below `layer` applied, over a
@@ -307,6 +346,24 @@ impl Inputs {
         let mut values = Vec::with_capacity(TILE_STORED_SAMPLE_COUNT);
         let columns = places.core_columns.as_deref();
         self.dem.bilinear_tile(1, &places.latitudes, &places.longitudes, columns, &mut values)?;
+        // Samples off the raster (past a regional raster's edge) take the
+        // raster continued by its edge values, as GDAL's bilinear read
+        // continues it: the last cell inside the edge then interpolates
+        // between the DEM's values, not toward a fill. Only a tile with a
+        // sample unread pays for the second look.
+        let outside: Vec<bool> = if values.iter().any(Option::is_none) {
+            let pairs = places.pairs();
+            let outside: Vec<bool> = self.dem.taps(&pairs)?.iter().map(Option::is_none).collect();
+            let off: Vec<(f64, f64)> = pairs.iter().zip(&outside).filter(|(_, o)| **o).map(|(p, _)| *p).collect();
+            let continued = self.dem.evaluate(1, &self.dem.clamped_taps(&off)?)?;
+            let mut continued = continued.into_iter();
+            for (v, _) in values.iter_mut().zip(&outside).filter(|(_, o)| **o) {
+                *v = continued.next().expect("one value for each place off the raster");
+            }
+            outside
+        } else {
+            Vec::new()
+        };
         let (mut heights, filled) = self.settle_voids(tile, values)?;
         if !self.layers.is_empty() {
             self.apply_layers(body, tile, &mut heights);
@@ -316,7 +373,7 @@ impl Inputs {
         } else {
             self.surface_at(&places.pairs())?
         };
-        Ok(Sampled { heights, filled, classes, colour })
+        Ok(Sampled { heights, filled, outside, classes, colour })
     }
 
     /// Voids take `--void-value` or are filled from the tile's other
@@ -425,9 +482,18 @@ mod tests {
     #[test]
     fn supported_depth_follows_the_pixel_size() {
         let earth = Body::earth();
-        // ETOPO5: 5 arc-minutes, ~9.3 km; depth 3 samples every 9.8 km.
-        assert_eq!(supported_depth(&earth, 9_266.0), 3);
-        // SRTM-3: ~92 m; depth 10 samples every 76 m.
-        assert_eq!(supported_depth(&earth, 92.0), 10);
+        // ETOPO5: 5 arc-minutes, ~9.3 km at the equator; depth 3 samples
+        // every 9.8 km (coarser), depth 4 every 4.9 km (0.53 pixel).
+        assert_eq!(supported_depth(&earth, 9_266.0), 4);
+        // SRTM-3 at 37 N: 73 m east-west; depth 11 samples every 38 m.
+        assert_eq!(supported_depth(&earth, 73.4), 11);
+        // A 90 m UTM DEM: depth 10's 76 m is 0.85 pixel, depth 11's 38 m.
+        assert_eq!(supported_depth(&earth, 90.0), 11);
+        // The 235 m national-park DEM: depth 8 (305 m) would drop a third
+        // of its resolution; depth 9 samples every 153 m (0.65 pixel).
+        assert_eq!(supported_depth(&earth, 234.0), 9);
+        // Pixels exactly a depth's spacing over the limit stay at that depth.
+        let at_limit = earth.sample_spacing_m(7) / MAX_SPACING_IN_PIXELS;
+        assert_eq!(supported_depth(&earth, at_limit), 7);
     }
 }

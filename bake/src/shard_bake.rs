@@ -63,7 +63,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
     let radius = options.body.ellipsoid().max_radius();
     let mut model = WorkModel { rasters: [(0.0, false); 2], raster_count: 0 };
     for raster in std::iter::once(&inputs.dem).chain(inputs.imagery.as_ref()) {
-        model.rasters[model.raster_count] = (raster.resolution_m(radius), !raster.is_projected());
+        model.rasters[model.raster_count] = (raster.pixel_spacing_m(radius)?.finest_m(), !raster.is_projected());
         model.raster_count += 1;
     }
     let plan = ShardPlan::new(&options.body, &tiles, spec.height_data_depth, shard.count, &model)?;

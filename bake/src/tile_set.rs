@@ -152,7 +152,8 @@ fn read_chunks(
 /// Every tile down to `depth` that the pack will hold: all of them for a
 /// global raster; for a regional one, the tiles whose box meets the
 /// raster's coverage and whose 33 x 33 lattice (at `depth`, any core
-/// sample) meets valid data (so no declared tile is empty). The walk descends through every tile whose box
+/// sample) meets valid data (so no declared tile is empty), and every
+/// ancestor of those, so each pack reaches its roots. The walk descends through every tile whose box
 /// meets the coverage, since a small raster can slip between a coarse
 /// tile's lattice points and still fill its children. Scratch files go in
 /// `scratch_dir`.
@@ -186,15 +187,17 @@ pub(crate) fn tile_set(
         Ok(meets_data(tile, LATTICE_STEP as usize)? || (tile.depth() == depth && meets_data(tile, 1)?))
     };
     let scratch = || tempfile::tempfile_in(scratch_dir).map_err(scratch_error);
-    let kept = scratch()?;
-    let mut per_depth = Vec::new();
+    // Each level's kept keys, ascending, in a file of its own until the
+    // ancestors are added.
+    let mut levels: Vec<(File, u64)> = Vec::new();
     let mut frontier = scratch()?;
     let roots: Vec<TileAddress> =
         TileAddress::roots().into_iter().filter(|t| tile_touches(body, *t, coverage, 0.0)).collect();
     let mut frontier_len = write_keys(&frontier, &roots)?;
     {
-        let mut kept_out = BufWriter::new(&kept);
         for d in 0..=depth {
+            let kept = scratch()?;
+            let mut kept_out = BufWriter::new(&kept);
             let next = scratch()?;
             let mut next_out = BufWriter::new(&next);
             let mut next_len = 0;
@@ -224,19 +227,83 @@ pub(crate) fn tile_set(
             }
             next_out.flush().map_err(scratch_error)?;
             drop(next_out);
-            per_depth.push(kept_here);
+            kept_out.flush().map_err(scratch_error)?;
+            drop(kept_out);
+            levels.push((kept, kept_here));
             frontier = next;
             frontier_len = next_len;
         }
-        kept_out.flush().map_err(scratch_error)?;
     }
-    if per_depth.iter().all(|&n| n == 0) {
+    if levels.iter().all(|&(_, n)| n == 0) {
         return Err(BakeError::Options(format!(
             "{}: no tile down to depth {depth} meets valid data",
             inputs.dem.path().display()
         )));
     }
+    // Every ancestor of a kept tile is kept too, up to the roots: a raster
+    // smaller than a coarse tile's lattice spacing left its pack without
+    // shallow tiles, and selection, which starts at the roots, had no bounds
+    // or error to lead it down to the data (a 0.4 degree pack drew nothing).
+    for d in (0..depth as usize).rev() {
+        let merged = scratch()?;
+        let (below, below_len) = (&levels[d + 1].0, levels[d + 1].1);
+        let parents = read_chunks(below, 0, below_len)
+            .flat_map(|chunk| chunk.map_or_else(|e| vec![Err(e)], |c| c.into_iter().map(Ok).collect()))
+            .map(|t| t.map(|t: TileAddress| t.parent().expect("below a level").key().raw()));
+        let own = read_chunks(&levels[d].0, 0, levels[d].1)
+            .flat_map(|chunk| chunk.map_or_else(|e| vec![Err(e)], |c| c.into_iter().map(Ok).collect()))
+            .map(|t| t.map(|t: TileAddress| t.key().raw()));
+        let count = write_union(&merged, own, parents)?;
+        levels[d] = (merged, count);
+    }
+    let kept = scratch()?;
+    let mut per_depth = Vec::with_capacity(levels.len());
+    {
+        let mut out = BufWriter::new(&kept);
+        for (file, len) in &levels {
+            for chunk in read_chunks(file, 0, *len) {
+                for t in chunk.map_err(scratch_error)? {
+                    out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
+                }
+            }
+            per_depth.push(*len);
+        }
+        out.flush().map_err(scratch_error)?;
+    }
     Ok(TileSet::Listed { keys: kept, per_depth })
+}
+
+/// Writes the union of two ascending key streams (each may repeat a key)
+/// to `file`, ascending and without repeats; returns how many it wrote.
+fn write_union(
+    file: &File,
+    a: impl Iterator<Item = std::io::Result<u64>>,
+    b: impl Iterator<Item = std::io::Result<u64>>,
+) -> Result<u64, BakeError> {
+    let mut out = BufWriter::new(file);
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut last = None;
+    let mut count = 0;
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (None, None) => break,
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (Some(Ok(x)), Some(Ok(y))) if x <= y => a.next(),
+            (Some(Ok(_)), Some(Ok(_))) => b.next(),
+            (Some(Err(_)), _) => a.next(),
+            (_, Some(Err(_))) => b.next(),
+        };
+        let key = next.expect("peeked").map_err(scratch_error)?;
+        if last != Some(key) {
+            debug_assert!(last.is_none_or(|l| l < key), "ascending streams");
+            out.write_all(&key.to_le_bytes()).map_err(scratch_error)?;
+            last = Some(key);
+            count += 1;
+        }
+    }
+    out.flush().map_err(scratch_error)?;
+    Ok(count)
 }
 
 fn write_keys(file: &File, tiles: &[TileAddress]) -> Result<u64, BakeError> {

@@ -144,8 +144,11 @@ fn a_global_bake_reproduces_the_analytic_field_and_reports() {
     let report = bake(&options(&dem, &out), &Quiet).unwrap().json;
     check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
     assert_eq!(report["tiles"], 126);
-    assert_eq!(report["data_depth"], 1, "0.25 degrees is ~28 km: depth 1 samples every 39 km");
-    assert_eq!(report["height_data_depth"], 1);
+    assert_eq!(
+        report["data_depth"], 3,
+        "0.25 degrees is ~28 km: depth 2 samples every 20 km (0.703 pixel), depth 3 every 10 km (at most 0.7)"
+    );
+    assert_eq!(report["height_data_depth"], 2, "--depth 2 is coarser than the data: its own");
     assert_eq!(report["landmarks"]["verdict"], "accepted");
     assert_eq!(report["accuracy_audit"]["passed"], true);
     assert_eq!(report["accuracy_audit"]["per_depth"].as_array().unwrap().len(), 3);
@@ -160,8 +163,13 @@ fn a_global_bake_reproduces_the_analytic_field_and_reports() {
     .json;
     assert_eq!(deeper["mode"], "bake");
     let pack = Pack::open(&out).unwrap();
-    // Depth 2 is deeper than the data supports: not presented as measured.
-    assert!(pack.all_entries().unwrap().iter().all(|e| e.measured == (e.tile().depth() <= 1)));
+    // Depth 2 is within what the data measured: measured throughout.
+    assert!(pack.all_entries().unwrap().iter().all(|e| e.measured));
+    // Depth 4 is deeper than the data supports: not presented as measured.
+    let deepest = dir.path().join("d4.planetpack");
+    bake(&BakeOptions { depth: Some(4), ..options(&dem, &deepest) }, &Quiet).unwrap();
+    let d4 = Pack::open(&deepest).unwrap();
+    assert!(d4.all_entries().unwrap().iter().all(|e| e.measured == (e.tile().depth() <= 3)));
     // Parents are never claimed more accurate than their children.
     for e in &pack.all_entries().unwrap() {
         for child in e.tile().children().unwrap().iter().filter_map(|c| pack.entry(*c).unwrap()) {
@@ -177,13 +185,13 @@ fn other_grid_conventions_are_accepted_and_read_right() {
     let shifted = remap(nodes(), |c, r| ((c + WIDTH / 2) % WIDTH, r));
     let dem = earth_tiff(dir.path(), "east.tif", &shifted, [0.0, STEP, 0.0, 90.0, 0.0, -STEP]);
     let out = dir.path().join("east.planetpack");
-    bake(&BakeOptions { depth: Some(1), ..options(&dem, &out) }, &Quiet).unwrap();
+    bake(&BakeOptions { depth: Some(2), ..options(&dem, &out) }, &Quiet).unwrap();
     check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
     // Rows south-up.
     let south_up = remap(nodes(), |c, r| (c, HEIGHT - 1 - r));
     let dem = earth_tiff(dir.path(), "south-up.tif", &south_up, [-180.0, STEP, 0.0, -90.0, 0.0, STEP]);
     let out = dir.path().join("south-up.planetpack");
-    bake(&BakeOptions { depth: Some(1), ..options(&dem, &out) }, &Quiet).unwrap();
+    bake(&BakeOptions { depth: Some(2), ..options(&dem, &out) }, &Quiet).unwrap();
     check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
     // A duplicated wrap column (the first column repeated at +180).
     let mut with_wrap = Vec::with_capacity((WIDTH + 1) * HEIGHT);
@@ -194,7 +202,7 @@ fn other_grid_conventions_are_accepted_and_read_right() {
     let path = dir.path().join("wrap.tif");
     write_tiff(&path, (WIDTH + 1, HEIGHT), GEO, Some(4326), &[with_wrap], None);
     let out = dir.path().join("wrap.planetpack");
-    bake(&BakeOptions { depth: Some(1), ..options(&path, &out) }, &Quiet).unwrap();
+    bake(&BakeOptions { depth: Some(2), ..options(&path, &out) }, &Quiet).unwrap();
     check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
 }
 
@@ -292,7 +300,9 @@ fn a_projected_regional_raster_bakes_its_coverage() {
     write_tiff(&path, (size, size), [e0, px, 0.0, n0, 0.0, -px], Some(32632), &[values], None);
     let out = dir.path().join("utm.planetpack");
     let mut o = options(&path, &out);
-    o.depth = Some(9);
+    // The data depth (10, 76 m samples): a shallower one averages the
+    // field over each sample's footprint.
+    o.depth = None;
     // The raster's centre (E 420 km, N 5130 km) is near 46.32 N, 7.96 E.
     o.landmarks = vec![planet_bake::landmarks::Landmark::parse("46.32,7.96,1000,2500").unwrap()];
     let report = bake(&o, &Quiet).unwrap().json;
@@ -391,7 +401,9 @@ fn a_one_pixel_raster_bakes_the_tile_it_falls_in() {
     let mut o = options(&path, &out);
     o.depth = None;
     let report = bake(&o, &Quiet).unwrap().json;
-    assert_eq!(report["tiles"], 1, "{report}");
+    // The tile it falls in, and that tile's ancestors up to its root (so
+    // selection, which starts at the roots, finds it).
+    assert_eq!(report["tiles_per_depth"], serde_json::json!([1, 1, 1, 1, 1]), "{report}");
     let mut inside = 0;
     check_pack(&out, |lat, lon| {
         let hit = (45.9..46.0).contains(&lat) && (8.0..8.1).contains(&lon);
@@ -413,7 +425,10 @@ fn imagery_and_classes_make_a_codec_2_pack_that_audits() {
     o.classes = Some(classes);
     let report = bake(&o, &Quiet).unwrap().json;
     assert_eq!(report["codec"], 2);
-    assert_eq!(report["colour_data_depth"], 0, "1-degree imagery supports depth 0 only");
+    assert_eq!(
+        report["colour_data_depth"], 1,
+        "1-degree imagery (111 km): depth 0's 78 km is 0.703 pixel, depth 1's 39 km"
+    );
     for d in report["accuracy_audit"]["per_depth"].as_array().unwrap() {
         assert_eq!(d["worst_colour_error"], 0);
         assert_eq!(d["class_mismatches"], 0);
@@ -674,7 +689,7 @@ fn scale_offset_and_pixel_is_point_rasters_read_right() {
         band.write((0, 0), (WIDTH, HEIGHT), &mut gdal::raster::Buffer::new((WIDTH, HEIGHT), raw)).unwrap();
     }
     let out = dir.path().join("scaled.planetpack");
-    bake(&BakeOptions { depth: Some(1), ..options(&path, &out) }, &Quiet).unwrap();
+    bake(&BakeOptions { depth: Some(2), ..options(&path, &out) }, &Quiet).unwrap();
     check_pack(&out, |lat, lon| Some(field(lat, lon, &quantised)));
 
     // Pixel-is-point registration: GDAL presents its geotransform as pixel
@@ -691,7 +706,7 @@ fn scale_offset_and_pixel_is_point_rasters_read_right() {
     }
     assert_eq!(gdal::Dataset::open(&path).unwrap().metadata_item("AREA_OR_POINT", ""), Some("Point".to_owned()));
     let out = dir.path().join("point.planetpack");
-    bake(&BakeOptions { depth: Some(1), ..options(&path, &out) }, &Quiet).unwrap();
+    bake(&BakeOptions { depth: Some(2), ..options(&path, &out) }, &Quiet).unwrap();
     check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
 }
 

@@ -209,7 +209,7 @@ fn absurd_depth_jobs_and_pixel_sizes_are_refused_with_the_rule() {
     let with = |extra: &[&'static str]| [&base[..], extra].concat();
     refused(
         &with(&["--depth", "20"]),
-        &["--depth 20", "tiles", "of memory", "the default memory budget", "data supports depth 1"],
+        &["--depth 20", "tiles", "of memory", "the default memory budget", "data supports depth 3"],
     );
     refused(&with(&["--jobs", "100000"]), &["--jobs 100000", "worker threads must be 1..=", "per core"]);
     let wide = dir.path().join("wide.tif");

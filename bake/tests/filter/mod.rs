@@ -17,8 +17,9 @@ use planet_terrain::{Body, TileAddress};
 use super::support::write_tiff;
 use super::{Quiet, options};
 
-/// Degrees per pixel: the data depth is 2, whose samples (about 19.5 km
-/// apart mid-face) are closer than the pixels (26.7 km).
+/// Degrees per pixel: the pack is baked to depth 2, whose samples (about
+/// 19.5 km apart mid-face) are closer than the pixels (26.7 km); the data
+/// depth is 3, since 19.5 km is over 0.7 pixel.
 const PIXEL: f64 = 0.24;
 const COLUMNS: usize = 1500;
 const ROWS: usize = 750;
@@ -76,8 +77,8 @@ fn coarse_tiles_hold_the_area_mean_of_their_footprints_where_point_sampling_alia
     write_tiff(&dem, (COLUMNS, ROWS), geo, Some(4326), std::slice::from_ref(&nodes), None);
     let body = Body::custom("ripple", [6_371_000.0; 3]).unwrap();
     let out = dir.path().join("ripple.planetpack");
-    let report = bake(&BakeOptions { depth: None, body: body.clone(), ..options(&dem, &out) }, &Quiet).unwrap().json;
-    assert_eq!(report["data_depth"], 2);
+    let report = bake(&BakeOptions { depth: Some(2), body: body.clone(), ..options(&dem, &out) }, &Quiet).unwrap().json;
+    assert_eq!((report["data_depth"].as_u64(), report["height_data_depth"].as_u64()), (Some(3), Some(2)));
     assert_eq!(report["accuracy_audit"]["passed"], true);
     let pack = Pack::open(&out).unwrap();
     for depth in [1u8, 0] {

@@ -1,7 +1,12 @@
 //! Roughness versus scale of a pack, measured and synthesized: the figures
 //! docs/PERFORMANCE.md quotes for detail synthesis.
 //!
-//! `cargo run --release -p planet-terrain --example detail_stats -- PACK [MIN_RELIEF_M]`
+//! `cargo run --release -p planet-terrain --example detail_stats -- PACK [MIN_RELIEF_M] [PIXEL_M]`
+//!
+//! With `PIXEL_M` (the source DEM's pixel size) it also fits the DEM's own
+//! law, `roughness = a * window^H` over the windows of 10 pixels and more
+//! (detail off), and judges every depth past the data depth against it
+//! continued: within 0.4..1.5 of the law, and falling level by level.
 //!
 //! Seeds are the data-depth tiles whose index relief (max - min) is at
 //! least MIN_RELIEF_M (default 1000 m) and that lie above -200 m (land, so
@@ -42,6 +47,7 @@ fn main() {
         .collect();
     println!("{path}: data depth {data}, {} seed tiles", seeds.len());
     let detail = DetailSource::within(inner.clone(), coverage);
+    println!("first octave per metre of twist, continuing the data's law: {:.3}", detail.first_octave());
     let depths = || data.saturating_sub(1)..=data + 14;
     let off = roughness_by_depth(&*inner, &seeds, depths(), 3).unwrap();
     let on = roughness_by_depth(&detail, &seeds, depths(), 3).unwrap();
@@ -68,4 +74,33 @@ fn main() {
         data + 6,
         data + 14
     );
+    let Some(pixel_m) = args.get(2).map(|s| s.parse::<f64>().expect("a pixel size in metres")) else { return };
+    // The DEM's own law over windows of 10 pixels and more.
+    let window = |d: u8| inner.body().tile_size_m(d);
+    let law_points: Vec<(f64, f64)> =
+        off.iter().filter(|&&(d, _)| window(d) >= 10.0 * pixel_m).map(|&(d, s)| (window(d).ln(), s.ln())).collect();
+    assert!(law_points.len() >= 2, "too few windows of 10 pixels or more");
+    let n = law_points.len() as f64;
+    let (mx, my) = law_points.iter().fold((0.0, 0.0), |(a, b), &(x, y)| (a + x / n, b + y / n));
+    let sxy: f64 = law_points.iter().map(|&(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = law_points.iter().map(|&(x, _)| (x - mx).powi(2)).sum();
+    let h_law = sxy / sxx;
+    let law = |d: u8| (my + h_law * (window(d).ln() - mx)).exp();
+    println!("the DEM's law over windows of 10 pixels ({:.0} m) and more: H {h_law:.3}", 10.0 * pixel_m);
+    println!("{:>5} {:>12} {:>12} {:>12} {:>10}", "depth", "window m", "law m", "on m", "on / law");
+    let mut previous = f64::INFINITY;
+    let mut ok = true;
+    for &(d, s) in on.iter().filter(|&&(d, _)| d > data) {
+        let ratio = s / law(d);
+        let falls = s < previous;
+        ok &= (0.4..=1.5).contains(&ratio) && falls;
+        println!(
+            "{d:>5} {:>12.1} {:>12.4} {s:>12.4} {ratio:>10.3}{}",
+            window(d),
+            law(d),
+            if falls { "" } else { "  (not falling)" }
+        );
+        previous = s;
+    }
+    println!("past the data depth, within 0.4..1.5 of the law and falling at every level: {ok}");
 }

@@ -90,18 +90,41 @@ impl MapSpec {
     }
 }
 
+/// The box a stack's map shows when none is asked for: the whole body if
+/// any pack is global, else the box around every pack's coverage (a small
+/// regional pack drawn at world scale is a pixel in a blank rectangle).
+pub fn stack_coverage(coverages: &[Coverage]) -> Coverage {
+    let Some(first) = coverages.first() else { return Coverage::GLOBAL };
+    if coverages.iter().any(Coverage::is_global) {
+        return Coverage::GLOBAL;
+    }
+    let mut union = *first;
+    for c in &coverages[1..] {
+        union.south = union.south.min(c.south);
+        union.north = union.north.max(c.north);
+        // Boxes across the antimeridian, or apart by more than half a turn,
+        // are framed by the whole turn rather than guessed at.
+        if union.west > union.east || c.west > c.east {
+            (union.west, union.east) = (-180.0, 180.0);
+        } else {
+            (union.west, union.east) = (union.west.min(c.west), union.east.max(c.east));
+        }
+    }
+    union
+}
+
 /// A map of a pack's coverage at a glance: the whole body for a global
-/// pack; a regional pack's box with a quarter of its size (at least a
-/// degree) around it, so the edge where its data ends shows. The longer
-/// side is `max_px` pixels.
+/// pack; a regional pack's box with a quarter of its size (at least 0.01
+/// degrees, about a kilometre) around it, so the edge where its data ends
+/// shows. The longer side is `max_px` pixels.
 pub fn overview(what: What, coverage: &Coverage, max_px: u32) -> MapSpec {
     let c = coverage;
     let region = if c.is_global() {
         *c
     } else {
         let span = lon_span(c);
-        let lat_margin = (0.25 * (c.north - c.south)).max(1.0);
-        let lon_margin = (0.25 * span).max(1.0);
+        let lat_margin = (0.25 * (c.north - c.south)).max(0.01);
+        let lon_margin = (0.25 * span).max(0.01);
         let wrap = |lon: f64| {
             if lon < -180.0 {
                 lon + 360.0
@@ -344,5 +367,21 @@ mod tests {
         assert!(o.region.validate().is_ok());
         let wide = Coverage { south: 0.0, west: -179.0, north: 10.0, east: 179.0 };
         assert_eq!(overview(What::Provenance, &wide, 720).region.west, -180.0);
+        // A 0.04 degree DEM fills its map, with a quarter of its size around.
+        let park = Coverage { south: 36.50, west: -118.60, north: 36.54, east: -118.56 };
+        let o = overview(What::Elevation, &park, 720);
+        assert!((o.region.south - 36.49).abs() < 1e-9 && (o.region.east + 118.55).abs() < 1e-9, "{:?}", o.region);
+    }
+
+    #[test]
+    fn a_stacks_default_map_frames_its_packs_unless_one_is_global() {
+        let alps = Coverage { south: 44.0, west: 5.0, north: 48.0, east: 12.0 };
+        let park = Coverage { south: 46.5, west: 7.5, north: 46.6, east: 7.6 };
+        assert_eq!(stack_coverage(&[park]), park);
+        assert_eq!(stack_coverage(&[park, alps]), alps);
+        assert_eq!(stack_coverage(&[Coverage::GLOBAL, park]), Coverage::GLOBAL);
+        let pacific = Coverage { south: -5.0, west: 179.0, north: 5.0, east: -179.0 };
+        let both = stack_coverage(&[pacific, park]);
+        assert_eq!((both.south, both.west, both.north, both.east), (-5.0, -180.0, 46.6, 180.0));
     }
 }

@@ -114,7 +114,8 @@ enum Command {
         /// What the colours say.
         #[arg(long, value_enum, default_value = "elevation")]
         what: map::What,
-        /// The box drawn, S,W,N,E in degrees (default: the whole body).
+        /// The box drawn, S,W,N,E in degrees (default: the whole body, or
+        /// for regional packs alone their coverage with a margin).
         #[arg(long, value_parser = args::region, allow_hyphen_values = true, value_name = "S,W,N,E")]
         region: Option<Coverage>,
         /// Width of the map in pixels (its height follows from the box).
@@ -180,7 +181,14 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Map { packs, png, what, region, width, detail } => {
-            let spec = map::MapSpec { what, region: region.unwrap_or(Coverage::GLOBAL), width, detail: detail.on };
+            let region = match region {
+                Some(region) => region,
+                None => {
+                    let coverages: Vec<Coverage> = open_stack(&packs)?.packs().into_iter().map(|(_, c)| c).collect();
+                    map::overview(what, &map::stack_coverage(&coverages), width).region
+                }
+            };
+            let spec = map::MapSpec { what, region, width, detail: detail.on };
             draw_map(&packs, &spec, &png)
         }
         Command::Cut { packs, at, alt, orientation, budget, sse, size, json, detail } => {
@@ -411,21 +419,20 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
     let read_depth = depth_for_spacing(&function, 1.0);
     let elevation = GroundReader::new(&function, read_depth).height(at)?;
     let origin = stack.origin_at(at)?;
-    let (mut provenance, tile) = (origin.provenance, origin.tile);
+    let (provenance, tile) = (origin.provenance, origin.tile);
     let mut described = match provenance {
         Provenance::Measured => "measured".to_owned(),
         Provenance::Resampled { from_depth } => format!("resampled from depth {from_depth}"),
         Provenance::Invented => "invented: no pack covers it".to_owned(),
     };
-    // Detail synthesized past the data depth makes the ground read here
-    // invented, whatever it stands on.
+    // Detail synthesized past the data depth adds invented relief finer
+    // than the data over the ground the point stands on; the point is still
+    // where that ground came from (measured inside a DEM's footprint).
     let read_tile = locate(function.body(), at, read_depth).0;
     let synthesized =
         provenance != Provenance::Invented && function.source().tile(read_tile)?.provenance == Provenance::Invented;
     if synthesized {
-        described =
-            format!("invented: detail synthesized past height data depth {} over ground {described}", tile.depth());
-        provenance = Provenance::Invented;
+        described = format!("{described}, with detail synthesized past height data depth {}", tile.depth());
     }
     if as_json {
         let value = json!({
@@ -439,7 +446,7 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
             "provenance": described,
             "height_data_depth": stack.data_depth(),
             "read_depth": read_depth,
-            "packs": stack.packs().iter().map(|(name, _, _)| name.clone()).collect::<Vec<_>>(),
+            "packs": stack.packs().iter().map(|(name, _)| name.clone()).collect::<Vec<_>>(),
             "layers_applied": layers_applied,
             "detail": detail,
             "detail_synthesized": synthesized,

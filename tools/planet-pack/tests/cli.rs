@@ -423,10 +423,11 @@ fn tile_heights_are_written_as_npy_past_the_stored_depth_with_and_without_detail
 fn sample_says_where_detail_was_synthesized() {
     let dir = tempfile::tempdir().unwrap();
     let pack = write_fixture(dir.path(), Codec::HeightsClasses);
+    // The point stands on measured ground; the detail over it is named.
     let on = sample_json(&[&pack], 46.5, 8.0, &[]);
-    assert_eq!(on["measured"], false);
+    assert_eq!(on["measured"], true);
     assert_eq!(on["detail_synthesized"], true);
-    assert!(on["provenance"].as_str().unwrap().starts_with("invented: detail synthesized"), "{on}");
+    assert!(on["provenance"].as_str().unwrap().starts_with("measured, with detail synthesized past"), "{on}");
     let off = sample_json(&[&pack], 46.5, 8.0, &["--detail", "off"]);
     assert_eq!(off["measured"], true);
     assert_eq!(off["detail_synthesized"], false);

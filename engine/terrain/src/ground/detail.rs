@@ -28,10 +28,17 @@
 //!   each level up, about 1.4 passes over the tile in all.
 //!
 //! The sum is multiplied by an amplitude field conditioned on the deepest
-//! measured level: per data cell, the mean height change across its
-//! diagonals (a slope times the spacing, so plains get little and mountains
-//! much), times the fraction of the cell's corners that are not water
-//! (classes 1 ocean and 3 lake). Cell values sit at cell centres and are
+//! measured level, continuing the data's own spectrum: per data cell, its
+//! roughness at the finest scale the data holds, the cell's twist (how far
+//! its corners depart from a plane: a slope, however steep, has none), times
+//! the fraction of the cell's corners that are not water (classes 1 ocean
+//! and 3 lake), times the first octave's amplitude per metre of twist that
+//! makes the synthesized roughness continue the data's own roughness law
+//! ([`crate::ground::roughness::continuing_amplitude`], measured per
+//! source). The twist reads the cell's own four corners, which every tile
+//! sharing the cell stores alike, so the field is a function of position.
+//! An amplitude from the local relief (the height change across a cell)
+//! made real mountains' detail hundreds of metres: ridges became needles. Cell values sit at cell centres and are
 //! interpolated bilinearly (the dual grid), which every stored sample of a
 //! deeper tile can reach inside its data ancestor's stored grid, apron
 //! included. Samples at or above the data depth are the inner source's,
@@ -51,10 +58,9 @@ pub const DEFAULT_OCTAVE_GAIN: f64 = 0.574_349_177_498_517_6;
 /// `2^(-1/64)`: the octave gain is a power of it.
 const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
 
-/// Amplitude of the first synthesized octave per metre of the data's local
-/// height change across one sample (calibrated so the roughness-vs-scale
-/// line continues across the data depth; see docs/PERFORMANCE.md).
-pub const DEFAULT_FIRST_OCTAVE: f64 = 1.9;
+/// The first octave's amplitude per metre of a data cell's twist where the
+/// data gives no law to continue ([`DetailSource::within`] measures one).
+pub const DEFAULT_FIRST_OCTAVE: f64 = 7.2;
 
 /// The seed of every pack's detail: one fixed value, so the same pack gives
 /// the same ground everywhere.
@@ -133,9 +139,14 @@ impl DetailSource {
     /// regional pack): its exponent is fitted inside the box alone. Fitted
     /// over its whole tiles, a regional pack's unmeasured fill outside the
     /// box made the Himalaya stand-in's `H` 1.0 (gain 0.5), not its own.
+    /// The first octave's amplitude continues the data's roughness law too
+    /// ([`crate::ground::roughness::continuing_amplitude`]).
     pub fn within(inner: Arc<dyn HeightSource>, coverage: crate::pack::Coverage) -> DetailSource {
-        let gain = DetailSource::exponent_within(&*inner, coverage).map_or(DEFAULT_OCTAVE_GAIN, |(_, gain)| gain);
-        DetailSource::with_parameters(inner, DETAIL_SEED, gain, DEFAULT_FIRST_OCTAVE)
+        use crate::ground::roughness::{continuing_amplitude, measured_law_within};
+        let law = measured_law_within(&*inner, 16, coverage).ok().flatten();
+        let gain = law.as_ref().and_then(|l| rounded_gain(l.exponent)).map_or(DEFAULT_OCTAVE_GAIN, |(_, g)| g);
+        let first = law.and_then(|l| continuing_amplitude(&inner, &l, gain, DETAIL_SEED).ok().flatten());
+        DetailSource::with_parameters(inner, DETAIL_SEED, gain, first.unwrap_or(DEFAULT_FIRST_OCTAVE))
     }
 
     /// The data's roughness exponent `H` (fitted over windows of 128 down to
@@ -149,17 +160,16 @@ impl DetailSource {
 
     /// [`DetailSource::exponent_of`] from what `inner` measured inside `coverage`.
     pub fn exponent_within(inner: &dyn HeightSource, coverage: crate::pack::Coverage) -> Option<(f64, f64)> {
-        let h = crate::ground::roughness::measured_exponent_within(inner, 16, coverage).ok().flatten()?;
-        if !h.is_finite() {
-            return None;
-        }
-        let steps = (h * 64.0).round().clamp(19.0, 64.0) as u32;
-        let gain = (0..steps).fold(1.0, |g, _| g * STEP_GAIN);
-        Some((f64::from(steps) / 64.0, gain))
+        rounded_gain(crate::ground::roughness::measured_exponent_within(inner, 16, coverage).ok().flatten()?)
     }
 
     pub fn gain(&self) -> f64 {
         self.gain
+    }
+
+    /// The first octave's amplitude per metre of a data cell's twist.
+    pub fn first_octave(&self) -> f64 {
+        self.first
     }
 
     /// `gain` is the amplitude ratio between successive octaves (`2^-H`),
@@ -234,7 +244,9 @@ impl DetailSource {
             for ci in 0..CELLS {
                 let at = |di: usize, dj: usize| (cj + dj) * n + ci + di;
                 let h = |di, dj| f64::from(data.heights[at(di, dj)]);
-                let change = ((h(0, 0) - h(1, 1)).abs() + (h(1, 0) - h(0, 1)).abs()) / (2.0 * std::f64::consts::SQRT_2);
+                // The cell's twist: its departure from the plane through
+                // three corners, a plane's (any slope's) being zero.
+                let twist = 0.25 * (h(0, 0) - h(1, 0) - h(0, 1) + h(1, 1)).abs();
                 let land = match &data.classes {
                     Some(c) => [at(0, 0), at(1, 0), at(0, 1), at(1, 1)]
                         .iter()
@@ -242,7 +254,7 @@ impl DetailSource {
                         .count(),
                     None => 4,
                 };
-                cells.push((change * self.first * land as f64 * 0.25) as f32);
+                cells.push((twist * self.first * land as f64 * 0.25) as f32);
             }
         }
         // Three cells meet at a cube corner, not four: the stored grid's
@@ -311,6 +323,13 @@ impl DetailSource {
         }
         (up_to, beyond)
     }
+}
+
+/// `H` rounded to a multiple of 1/64 inside 0.3..=1.0 and its gain `2^-H`
+/// as a product of exact literals; `None` for a non-finite `H`.
+fn rounded_gain(h: f64) -> Option<(f64, f64)> {
+    let steps = h.is_finite().then(|| (h * 64.0).round().clamp(19.0, 64.0) as u32)?;
+    Some((f64::from(steps) / 64.0, (0..steps).fold(1.0, |g, _| g * STEP_GAIN)))
 }
 
 /// Dual-grid (cell-centre) bilinear interpolation of a cell field at stored

@@ -169,11 +169,11 @@ impl DetailSource {
     }
 
     /// A bound on every cell of the amplitude field of data tile
-    /// `ancestor` from its index range alone (each diagonal change is at
-    /// most the range).
+    /// `ancestor` from its index range alone (a cell's twist is at most
+    /// half the range).
     fn amplitude_from_index(&self, ancestor: TileAddress) -> Result<f64, SourceError> {
         let a = self.inner.tile_bounds(ancestor)?;
-        Ok(self.first * (a.max_elevation - a.min_elevation) / std::f64::consts::SQRT_2 * (1.0 + 1e-6))
+        Ok(self.first * 0.5 * (a.max_elevation - a.min_elevation) * (1.0 + 1e-6))
     }
 
     /// Bounds of a synthesized tile that read no tile: the inner bounds

@@ -1,14 +1,18 @@
 //! A higher-resolution regional pack over a base source.
 //!
-//! Inside the inset's coverage box its samples win; across a blend band
-//! inside the box's border the two mix with a smoothstep weight of the
-//! distance to the border (in degrees of arc, longitude scaled by
-//! cos(latitude)), so there is no step at the edge of the inset's data.
-//! A tile is `Measured` only where every sample that contributes to it was.
+//! The key decision: measured samples are never altered by stacking. Inside
+//! the inset's coverage box (its measured footprint) every sample is the
+//! inset's own, up to the box's edge; outside it, the base's. There is no
+//! blend band: one inside the box mixed a DEM's measured edge with whatever
+//! lay below (a small DEM flown alone sloped to 0 m across a third of its
+//! area). Where two DEMs disagree at the edge the ground steps there, and
+//! the step is part of a node's geometric error while the node is coarser
+//! than the inset's data ([`InsetSource`]'s bounds), so selection resolves it.
+//! A tile reads `Measured` where the inset's ground in it is measured.
 //! Where the inset has colour (or classes) and the ground below has none,
 //! the ground below counts as [`INVENTED_COLOUR`] (class 0, unknown), so a
-//! coloured regional pack over the bare ellipsoid fades into a neutral grey
-//! rather than into whatever the bake wrote outside its raster.
+//! coloured regional pack over the bare ellipsoid meets a neutral grey
+//! rather than whatever the bake wrote outside its raster.
 
 use std::sync::Arc;
 
@@ -27,7 +31,6 @@ pub struct InsetSource {
     /// The pack's ground (the pack itself, or the pack with detail).
     inset: Arc<dyn HeightSource>,
     coverage: Coverage,
-    blend_degrees: f64,
     /// [`InsetSource::reach`] per tile: selection asks for the bounds of
     /// the same thousand nodes every frame, and each reach costs a dozen
     /// directions and arc cosines.
@@ -47,26 +50,40 @@ impl std::fmt::Debug for ReachCache {
 impl InsetSource {
     /// `inset` must be a pack of the same body; its header's coverage is the
     /// box it answers for.
-    pub fn new(base: Arc<dyn HeightSource>, inset: PackSource, blend_degrees: f64) -> InsetSource {
+    pub fn new(base: Arc<dyn HeightSource>, inset: PackSource) -> InsetSource {
         let coverage = inset.pack().header().coverage;
-        InsetSource::over(base, Arc::new(inset), coverage, blend_degrees)
+        InsetSource::over(base, Arc::new(inset), coverage)
     }
 
     /// Any ground of a pack (e.g. the pack with detail synthesized past its
     /// own data depth) answering for `coverage` over `base`.
-    pub fn over(
-        base: Arc<dyn HeightSource>,
-        inset: Arc<dyn HeightSource>,
-        coverage: Coverage,
-        blend_degrees: f64,
-    ) -> InsetSource {
-        InsetSource { base, inset, coverage, blend_degrees: blend_degrees.max(0.0), reaches: ReachCache::default() }
+    pub fn over(base: Arc<dyn HeightSource>, inset: Arc<dyn HeightSource>, coverage: Coverage) -> InsetSource {
+        InsetSource { base, inset, coverage, reaches: ReachCache::default() }
     }
 
-    /// Weight of the inset at a latitude/longitude (degrees): 0 outside the
-    /// box, 1 deeper inside it than the blend band.
+    /// Weight of the inset at a latitude/longitude (degrees): 1 inside its
+    /// box, edges included, 0 outside.
     pub fn weight(&self, lat: f64, lon: f64) -> f64 {
-        inset_weight(&self.coverage, self.blend_degrees, lat, lon)
+        inset_weight(&self.coverage, lat, lon)
+    }
+
+    /// How far past its box a tile of `depth` shows the inset's samples
+    /// (degrees of arc): a sample spacing and a half at that depth, so the
+    /// first stored sample outside the box is the inset's own (the bake's
+    /// continuation of its edge). A point inside the box then interpolates
+    /// the inset's samples alone, up to the edge, at every depth: had the
+    /// first sample outside been the base's, the last cell inside would mix
+    /// the ground below into measured ground.
+    pub fn margin_degrees(&self, depth: u8) -> f64 {
+        let body = self.body();
+        (1.5 * body.sample_spacing_m(depth) / body.ellipsoid().min_radius()).to_degrees()
+    }
+
+    /// Whether a stored sample of a tile of `depth` at a latitude/longitude
+    /// (degrees) is the inset's: inside its box grown by
+    /// [`InsetSource::margin_degrees`].
+    pub fn shows_inset(&self, depth: u8, lat: f64, lon: f64) -> bool {
+        within_margin(&self.coverage, self.margin_degrees(depth), lat, lon)
     }
 
     /// Where a whole tile lies against the box, from the cap around its
@@ -104,7 +121,7 @@ impl InsetSource {
         }
         let centre = sample_direction(tile.sample(64, 64));
         // The stored corners, aprons included: a tile's samples reach one
-        // sample past its edges, and the blend is evaluated there too.
+        // sample past its edges, and the weight is evaluated there too.
         let last = crate::geo::address::TILE_CELLS as i32 + 1;
         let corners = [(-1, -1), (last, -1), (-1, last), (last, last)];
         let angle =
@@ -123,16 +140,18 @@ impl InsetSource {
         if lon_lo <= -180.0 || lon_hi >= 180.0 {
             return Reach::Mixed;
         }
-        if lat_hi < c.south || lat_lo > c.north || lon_hi < c.west || lon_lo > c.east {
+        // The inset shows a little past its box (`shows_inset`): a tile is
+        // outside only beyond that margin.
+        let margin = self.margin_degrees(tile.depth());
+        let lon_margin = margin / cos_min;
+        if lat_hi < c.south - margin
+            || lat_lo > c.north + margin
+            || lon_hi < c.west - lon_margin
+            || lon_lo > c.east + lon_margin
+        {
             return Reach::Outside;
         }
-        let band = self.blend_degrees;
-        let lon_band = band / cos_min;
-        if lat_lo >= c.south + band
-            && lat_hi <= c.north - band
-            && lon_lo >= c.west + lon_band
-            && lon_hi <= c.east - lon_band
-        {
+        if lat_lo >= c.south && lat_hi <= c.north && lon_lo >= c.west && lon_hi <= c.east {
             return Reach::Core;
         }
         Reach::Mixed
@@ -149,31 +168,36 @@ pub enum Reach {
     Mixed,
 }
 
-/// Weight of an inset covering `coverage` with a blend band `blend_degrees`
-/// wide at a latitude/longitude (degrees): 0 outside the box, 1 deeper
-/// inside it than the band, a smoothstep across the band.
-pub(crate) fn inset_weight(c: &Coverage, blend_degrees: f64, lat: f64, lon: f64) -> f64 {
-    // A global box has no border to blend across (its edges are the poles
-    // and the antimeridian, which are not edges of the data).
-    if c.is_global() {
-        return 1.0;
-    }
-    if !c.contains(lat, lon) {
-        return 0.0;
-    }
-    let lat_inside = (lat - c.south).min(c.north - lat);
-    let east_of_west = (lon - c.west).rem_euclid(360.0);
-    let west_of_east = (c.east - lon).rem_euclid(360.0);
-    let lon_inside = east_of_west.min(west_of_east) * lat.to_radians().cos();
-    let inside = lat_inside.min(lon_inside);
-    if blend_degrees == 0.0 {
-        return 1.0;
-    }
-    let t = (inside / blend_degrees).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
+/// Weight of an inset covering `coverage` at a latitude/longitude
+/// (degrees): 1 inside the box, its edges included, 0 outside.
+pub(crate) fn inset_weight(c: &Coverage, lat: f64, lon: f64) -> f64 {
+    if c.is_global() || c.contains(lat, lon) { 1.0 } else { 0.0 }
 }
 
-pub(crate) fn least_measured(a: Provenance, b: Provenance) -> Provenance {
+/// Whether a latitude/longitude (degrees) lies inside `c` grown by
+/// `margin` degrees of arc (longitude scaled by the latitude's cosine),
+/// across the antimeridian too.
+fn within_margin(c: &Coverage, margin: f64, lat: f64, lon: f64) -> bool {
+    if c.is_global() {
+        return true;
+    }
+    if lat < c.south - margin || lat > c.north + margin {
+        return false;
+    }
+    let lon_margin = margin / lat.to_radians().cos().max(1e-6);
+    let span = if c.east - c.west >= 360.0 { 360.0 } else { (c.east - c.west).rem_euclid(360.0) };
+    let east_of_west = (lon - c.west).rem_euclid(360.0);
+    east_of_west <= span || (east_of_west - span).min(360.0 - east_of_west) <= lon_margin
+}
+
+/// The provenance of ground where both `a` (below) and `b` (above) show:
+/// the above's where it is measured (a tile holding measured ground counts
+/// as measured ground), else the less measured of the two.
+pub(crate) fn mixed_provenance(below: Provenance, above: Provenance) -> Provenance {
+    if above.is_measured() { above } else { least_measured(below, above) }
+}
+
+fn least_measured(a: Provenance, b: Provenance) -> Provenance {
     match (a, b) {
         (Provenance::Invented, _) | (_, Provenance::Invented) => Provenance::Invented,
         (Provenance::Resampled { from_depth: x }, Provenance::Resampled { from_depth: y }) => {
@@ -207,12 +231,25 @@ impl InsetSource {
         match bounds_of(&*self.inset, tile) {
             // A global inset has weight 1 everywhere: nothing of the base shows.
             Ok(inset) if self.coverage.is_global() => Ok(inset),
-            Ok(inset) => Ok(TileBounds {
-                min_elevation: base.min_elevation.min(inset.min_elevation),
-                max_elevation: base.max_elevation.max(inset.max_elevation),
-                geometric_error: base.geometric_error.max(inset.geometric_error),
-                provenance: least_measured(base.provenance, inset.provenance),
-            }),
+            Ok(inset) => {
+                let min_elevation = base.min_elevation.min(inset.min_elevation);
+                let max_elevation = base.max_elevation.max(inset.max_elevation);
+                // Coarser than the inset's data, a node's lattice cannot
+                // follow the box's edge: where the two sides differ it draws
+                // a ramp across cells for what is a step, or (a raster
+                // smaller than its cells) no inset at all. Its error holds
+                // the largest difference, so selection descends to the data.
+                let step = match self.inset.data_depth() {
+                    Some(d) if tile.depth() < d => max_elevation - min_elevation,
+                    _ => 0.0,
+                };
+                Ok(TileBounds {
+                    min_elevation,
+                    max_elevation,
+                    geometric_error: base.geometric_error.max(inset.geometric_error).max(step),
+                    provenance: mixed_provenance(base.provenance, inset.provenance),
+                })
+            }
             Err(SourceError::NoData { .. }) => Ok(base),
             Err(e) => Err(e),
         }
@@ -230,7 +267,7 @@ impl HeightSource for InsetSource {
         if self.coverage.is_global() {
             return self.inset.tile(tile);
         }
-        // In the core the blend is the inset's samples exactly (weight 1);
+        // In the core the tile is the inset's samples exactly (weight 1);
         // the base is read only for the colour or classes the inset lacks,
         // so a heights-and-colour inset does not pay for the ground under it.
         if self.reach(tile) == Reach::Core {
@@ -247,7 +284,7 @@ impl HeightSource for InsetSource {
                 Err(e) => return Err(e),
             }
         }
-        // Outside the box no shortcut: the blend below still gives a base
+        // Across the box's edge no shortcut: the mix below still gives a base
         // without colour the invented grey where the inset has colour.
         let mut base = self.base.tile(tile)?;
         let inset = match self.inset.tile(tile) {
@@ -265,25 +302,21 @@ impl HeightSource for InsetSource {
         let (mut used_base, mut used_inset) = (false, false);
         for (k, d) in sample_directions(tile).into_iter().enumerate() {
             let g = ellipsoid.direction_to_geodetic(d);
-            let w = self.weight(g.latitude.to_degrees(), g.longitude.to_degrees());
-            used_inset |= w > 0.0;
-            used_base |= w < 1.0;
-            base.heights[k] = ((1.0 - w) * f64::from(base.heights[k]) + w * f64::from(inset.heights[k])) as f32;
-            if let (Some(dst), Some(src)) = (base.colour.as_mut(), inset.colour.as_ref())
-                && w > 0.0
-            {
-                dst[k] = std::array::from_fn(|c| {
-                    ((1.0 - w) * f64::from(dst[k][c]) + w * f64::from(src[k][c])).round() as u8
-                });
+            if !self.shows_inset(tile.depth(), g.latitude.to_degrees(), g.longitude.to_degrees()) {
+                used_base = true;
+                continue;
             }
-            if let (Some(dst), Some(src)) = (base.classes.as_mut(), inset.classes.as_ref())
-                && w >= 0.5
-            {
+            used_inset = true;
+            base.heights[k] = inset.heights[k];
+            if let (Some(dst), Some(src)) = (base.colour.as_mut(), inset.colour.as_ref()) {
+                dst[k] = src[k];
+            }
+            if let (Some(dst), Some(src)) = (base.classes.as_mut(), inset.classes.as_ref()) {
                 dst[k] = src[k];
             }
         }
         base.provenance = match (used_base, used_inset) {
-            (true, true) => least_measured(base.provenance, inset.provenance),
+            (true, true) => mixed_provenance(base.provenance, inset.provenance),
             (false, true) => inset.provenance,
             _ => base.provenance,
         };
@@ -336,7 +369,7 @@ mod tests {
         let over = |body: Body| {
             let base: Arc<dyn HeightSource> = Arc::new(EllipsoidSource::new(body.clone()));
             let inset: Arc<dyn HeightSource> = Arc::new(EllipsoidSource::new(body));
-            InsetSource::over(base, inset, coverage, 1.0)
+            InsetSource::over(base, inset, coverage)
         };
         let tiles: Vec<TileAddress> = (0..6u8)
             .flat_map(|f| (0..16u32).flat_map(move |x| (0..16u32).map(move |y| (f, x, y))))

@@ -3,9 +3,9 @@
 //! The key decision: the stack never fails for want of data. Its bottom is a
 //! base that answers everywhere (the body's ellipsoid at 0 m, marked
 //! `Invented`, or a procedural source), and each pack lies over everything
-//! below it inside its coverage box, blended across a border inside the box
-//! (see [`GroundStack::blend_border_degrees`]). A regional pack alone is
-//! therefore flyable: outside its box the ellipsoid stands in, and every
+//! below it inside its coverage box, its samples unaltered up to the box's
+//! edge (`InsetSource`: no blend into what lies below). A regional pack
+//! alone is therefore flyable: outside its box the ellipsoid stands in, and every
 //! consumer can tell that ground from measured ground by its provenance.
 //! A stack is of one body; packs of two bodies are refused, naming both.
 
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::geo::address::{TILE_STORED_SAMPLE_COUNT, TileAddress};
 use crate::geo::body::{Body, Geodetic};
-use crate::ground::inset::{inset_weight, least_measured};
+use crate::ground::inset::inset_weight;
 use crate::ground::{
     DetailSource, HeightSource, InsetSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, locate,
 };
@@ -83,8 +83,8 @@ pub struct StackedPack {
 pub struct GroundStack {
     top: Arc<dyn HeightSource>,
     base: Arc<dyn HeightSource>,
-    /// Bottom first, with each pack's blend border in degrees.
-    layers: Vec<(StackedPack, f64)>,
+    /// Bottom first.
+    layers: Vec<StackedPack>,
     /// Whether each pack's ground carries detail past its own data depth.
     detail: bool,
 }
@@ -120,10 +120,8 @@ impl GroundStack {
                     first = Some((pack.name.clone(), body));
                 }
             }
-            let header = pack.source.pack().header();
-            let border = GroundStack::blend_border_degrees(&header.body, header.coverage, header.height_data_depth);
-            top = Arc::new(InsetSource::new(top, pack.source.clone(), border));
-            layers.push((pack, border));
+            top = Arc::new(InsetSource::new(top, pack.source.clone()));
+            layers.push(pack);
         }
         Ok(GroundStack { top, base, layers, detail: false })
     }
@@ -135,7 +133,7 @@ impl GroundStack {
     /// data's roughness.
     pub fn with_detail(&self, on: bool) -> GroundStack {
         let mut top = self.base.clone();
-        for (pack, border) in &self.layers {
+        for pack in &self.layers {
             let header = pack.source.pack().header();
             let ground: Arc<dyn HeightSource> = if on {
                 let detail = DetailSource::within(Arc::new(pack.source.clone()), header.coverage);
@@ -143,7 +141,7 @@ impl GroundStack {
             } else {
                 Arc::new(pack.source.clone())
             };
-            top = Arc::new(InsetSource::over(top, ground, header.coverage, *border));
+            top = Arc::new(InsetSource::over(top, ground, header.coverage));
         }
         GroundStack { top, base: self.base.clone(), layers: self.layers.clone(), detail: on }
     }
@@ -161,35 +159,16 @@ impl GroundStack {
         GroundStack::new(base, packs).map(Some)
     }
 
-    /// The border, in degrees of arc inside a pack's coverage box, across
-    /// which it blends into the ground below: 16 samples at the pack's
-    /// height data depth (wide enough that two DEMs disagreeing by tens of
-    /// metres meet as a slope, not a step), but at most a quarter of the
-    /// box's shorter side, so a small inset still has a core of its own
-    /// data. A global pack has no border: it covers everything below.
-    pub fn blend_border_degrees(body: &Body, coverage: Coverage, height_data_depth: u8) -> f64 {
-        if coverage.is_global() {
-            return 0.0;
-        }
-        let radius = body.ellipsoid().min_radius();
-        let samples = (16.0 * body.sample_spacing_m(height_data_depth) / radius).to_degrees();
-        let height = coverage.north - coverage.south;
-        let width = (coverage.east - coverage.west).rem_euclid(360.0);
-        let mid_latitude = (0.5 * (coverage.north + coverage.south)).to_radians().cos();
-        samples.min(0.25 * height.min(width * mid_latitude))
+    /// The packs, bottom first: (name, coverage).
+    pub fn packs(&self) -> Vec<(String, Coverage)> {
+        self.layers.iter().map(|p| (p.name.clone(), p.source.pack().header().coverage)).collect()
     }
 
-    /// The packs, bottom first: (name, coverage, blend border in degrees).
-    pub fn packs(&self) -> Vec<(String, Coverage, f64)> {
-        self.layers.iter().map(|(p, border)| (p.name.clone(), p.source.pack().header().coverage, *border)).collect()
-    }
-
-    /// Where the ground at one point comes from: the topmost pack that
-    /// answers there alone, or the least measured of the layers that blend
-    /// there, down to the base, each read at its own height data depth. A
-    /// tile's provenance speaks for its least measured sample; this speaks
-    /// for the point, so a place inside a regional pack's box reads as
-    /// measured even where its tile reaches past the box.
+    /// Where the ground at one point comes from: the topmost pack whose box
+    /// holds it (and that has data there), else the base, each read at its
+    /// own height data depth. This speaks for the point, so a place inside
+    /// a regional pack's box reads as measured even where its tile reaches
+    /// past the box.
     pub fn origin_at(&self, at: Geodetic) -> Result<GroundOrigin, SourceError> {
         self.origin_at_with(at, &mut OriginMemo::default())
     }
@@ -202,31 +181,21 @@ impl GroundStack {
         if memo.last.len() != self.layers.len() + 1 {
             memo.last = vec![None; self.layers.len() + 1];
         }
-        let mut origin: Option<GroundOrigin> = None;
-        for (layer, (pack, border)) in self.layers.iter().enumerate().rev() {
+        for (layer, pack) in self.layers.iter().enumerate().rev() {
             let header = pack.source.pack().header();
-            let w = inset_weight(&header.coverage, *border, lat, lon);
-            if w == 0.0 {
+            if inset_weight(&header.coverage, lat, lon) == 0.0 {
                 continue;
             }
             let (tile, _, _) = locate(self.body(), at, header.height_data_depth);
-            let Some(provenance) = memo.provenance(layer, tile, || pack.source.tile_bounds(tile))? else {
-                continue;
-            };
-            let o = origin.get_or_insert(GroundOrigin { provenance, pack: Some(pack.name.clone()), tile });
-            o.provenance = least_measured(o.provenance, provenance);
-            if w == 1.0 {
-                return Ok(origin.expect("just set"));
+            if let Some(provenance) = memo.provenance(layer, tile, || pack.source.tile_bounds(tile))? {
+                return Ok(GroundOrigin { provenance, pack: Some(pack.name.clone()), tile });
             }
         }
         let (tile, _, _) = locate(self.body(), at, self.base.data_depth().unwrap_or(0));
         let base = self.layers.len();
         let provenance =
             memo.provenance(base, tile, || self.base.tile_bounds(tile))?.ok_or(SourceError::NoData { tile })?;
-        Ok(match origin {
-            Some(o) => GroundOrigin { provenance: least_measured(o.provenance, provenance), ..o },
-            None => GroundOrigin { provenance, pack: None, tile },
-        })
+        Ok(GroundOrigin { provenance, pack: None, tile })
     }
 }
 
@@ -312,7 +281,7 @@ impl HeightSource for GroundStack {
     }
 
     fn prefetch(&self, tiles: &[TileAddress]) {
-        for (layer, _) in &self.layers {
+        for layer in &self.layers {
             layer.source.prefetch(tiles);
         }
     }

@@ -310,7 +310,7 @@ fn land(detail: &DetailSource, depth: u8) -> planet_terrain::Geodetic {
         for k in 0..36 {
             let at = planet_terrain::Geodetic::from_degrees(lat, f64::from(k) * 10.0, 0.0);
             let (tile, u, v) = planet_terrain::ground::locate(&body, at, depth);
-            if detail.amplitude_at(tile, u.round() as i32, v.round() as i32).unwrap() > 20.0 {
+            if detail.amplitude_at(tile, u.round() as i32, v.round() as i32).unwrap() > 2.0 {
                 return at;
             }
         }
@@ -366,7 +366,9 @@ fn selection_refines_into_synthesized_ground_near_it() {
     // bounds of synthesized nodes, taken from the data under them, keep the
     // camera 300 m above the ground outside them: the target is met, not
     // swallowed by infinite errors until the budget runs out.
-    assert!(deepest >= 6 && invented > 0, "deepest drawn depth {deepest}, {invented} invented nodes");
+    // (The analytic field is smooth: its cells' twist, which scales the
+    // detail, is small, so a few levels past the data suffice.)
+    assert!(deepest >= 4 && invented > 0, "deepest drawn depth {deepest}, {invented} invented nodes");
     assert!(!cut.stopped_by_budget && cut.effective_screen_error_px <= 2.0, "{:?}", cut.statistics);
 }
 
@@ -390,7 +392,11 @@ fn a_corrupt_data_tile_fails_its_tiles_but_not_their_bounds() {
 
 /// The renderer's seams over synthesized ground: cameras from 2 m to
 /// 100 km over the procedural ground taken as data to depth 2, with detail
-/// past it, hold today's bounds (under 0.01 px, under 1 mm within 1 km).
+/// past it, hold today's bounds (under 0.01 px; under 2 mm within 1 km:
+/// since detail follows each data cell's own twist, a rough cell's detail
+/// is locally larger than the old slope-driven field's, and so are the
+/// morph's last residues at level changes near the camera, 1.2 mm at worst
+/// where 1 mm held before; in pixels the worst gap stayed 0.004).
 #[test]
 fn seams_close_over_synthesized_ground() {
     use planet_terrain::camera::View;
@@ -428,7 +434,7 @@ fn seams_close_over_synthesized_ground() {
     assert!(figures.past_data > 5000, "the cuts reach synthesized ground: {figures:?}");
     assert!(figures.coarse_fine > 500, "level changes are checked: {figures:?}");
     assert!(figures.worst_px < 0.01, "worst gap {} px", figures.worst_px);
-    assert!(figures.worst_near_m < 1e-3, "worst gap within 1 km {} m", figures.worst_near_m);
+    assert!(figures.worst_near_m < 2e-3, "worst gap within 1 km {} m", figures.worst_near_m);
 }
 
 /// A regional source: the procedural data inside `coverage`, and outside it

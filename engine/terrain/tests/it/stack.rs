@@ -15,16 +15,21 @@ use planet_terrain::{Body, Geodetic, TileAddress};
 
 const ALPS: Coverage = Coverage { south: 44.0, west: 5.0, north: 48.0, east: 12.0 };
 
-/// A regional pack over the Alps holding a flat 1234 m, depths 0..=3 (the
-/// tiles over the box's centre only, as a regional bake stores).
+/// A regional pack over the Alps holding a flat 1234 m, depths 0..=3: the
+/// tiles the box meets, and their ancestors, as a regional bake stores.
 fn alps(dir: &tempfile::TempDir, codec: Codec, body: Body) -> StackedPack {
     let path = dir.path().join(format!("alps-{}.planetpack", body.name()));
     let mut s = spec(codec);
     s.body = body.clone();
     s.coverage = ALPS;
     s.height_data_depth = 3;
-    let centre = Geodetic::from_degrees(46.0, 8.5, 0.0);
-    let tiles: Vec<TileAddress> = (0..=3).map(|d| locate(&body, centre, d).0).collect();
+    let mut tiles: Vec<TileAddress> = (0..=40)
+        .flat_map(|a| (0..=40).map(move |b| (44.0 + 0.1 * f64::from(a), 5.0 + 0.175 * f64::from(b))))
+        .flat_map(|(lat, lon)| (0..=3).map(move |d| (lat, lon, d)))
+        .map(|(lat, lon, d)| locate(&body, Geodetic::from_degrees(lat, lon, 0.0), d).0)
+        .collect();
+    tiles.sort_by_key(|t| t.key());
+    tiles.dedup();
     let writer = PackWriter::create(&path, s, tiles.iter().copied()).unwrap();
     for &t in &tiles {
         writer.put(t, &OwnedContent::of(t, |_| 1234.0).as_content(codec)).unwrap();
@@ -51,12 +56,20 @@ fn a_regional_pack_alone_answers_everywhere_and_says_where_it_invented() {
     let centre = Geodetic::from_degrees(46.0, 8.5, 0.0);
     let inside = sample_ground(&stack, centre, 3).unwrap();
     assert!((inside.elevation_m - 1234.0).abs() < 1e-3, "{inside:?}");
-    // The depth-3 tile reaches past the box, so the tile counts as
-    // invented; the point itself is measured.
-    assert_eq!(inside.provenance, Provenance::Invented);
+    // The depth-3 tile reaches past the box but holds measured ground, so
+    // it counts as measured; so does the point.
+    assert_eq!(inside.provenance, Provenance::Measured);
     assert_eq!(stack.origin_at(centre).unwrap().provenance, Provenance::Measured);
-    let border = Geodetic::from_degrees(44.1, 8.5, 0.0);
-    assert_eq!(stack.origin_at(border).unwrap().provenance, Provenance::Invented, "blended with the ellipsoid");
+    // Measured up to the box's edge, and the pack's own value there: no
+    // blend into the ellipsoid inside the footprint.
+    for (lat, lon) in [(44.0001, 8.5), (47.9999, 8.5), (46.0, 5.0001), (46.0, 11.9999)] {
+        let edge = Geodetic::from_degrees(lat, lon, 0.0);
+        assert_eq!(stack.origin_at(edge).unwrap().provenance, Provenance::Measured, "({lat}, {lon})");
+        let h = sample_ground(&stack, edge, 3).unwrap().elevation_m;
+        assert!((h - 1234.0).abs() < 1e-3, "({lat}, {lon}): {h}");
+    }
+    let outside = Geodetic::from_degrees(43.99, 8.5, 0.0);
+    assert_eq!(stack.origin_at(outside).unwrap().provenance, Provenance::Invented, "the ellipsoid's");
     // Deeper than the pack: resampled, never an error.
     let deep = sample_ground(&stack, centre, 9).unwrap();
     assert!((deep.elevation_m - 1234.0).abs() < 1e-3, "{deep:?}");
@@ -76,13 +89,15 @@ fn a_regional_pack_alone_answers_everywhere_and_says_where_it_invented() {
     let bounds = stack.tile_bounds(root).unwrap();
     assert_eq!((bounds.min_elevation, bounds.max_elevation, bounds.provenance), (0.0, 0.0, Provenance::Invented));
     // A tile the pack holds but that reaches past its box is part pack, part
-    // ellipsoid: neither measured nor invented throughout, and bounded by both.
+    // ellipsoid: it holds measured ground, and is bounded by both. Coarser
+    // than the pack's data, its error holds the step at the box's edge.
     let (mixed, _, _) = locate(stack.body(), centre, 1);
     let tile = stack.tile(mixed).unwrap();
     assert!(tile.heights.contains(&0.0) && tile.heights.contains(&1234.0));
-    assert_eq!(tile.provenance, Provenance::Invented, "the least measured part names the tile");
+    assert_eq!(tile.provenance, Provenance::Measured, "it holds measured ground");
     let b = stack.tile_bounds(mixed).unwrap();
     assert!(b.min_elevation <= 0.0 && b.max_elevation >= 1234.0, "{b:?}");
+    assert!(b.geometric_error >= 1234.0, "the step at the box's edge: {b:?}");
     assert_eq!(stack.data_depth(), Some(3));
 }
 
@@ -106,7 +121,7 @@ fn a_point_given_past_180_degrees_has_the_origin_of_the_same_place() {
 
 /// A map draws its provenance row by row with one `OriginMemo` per band:
 /// the memo's answers are `origin_at`'s at every point, across tile
-/// edges, into and out of an inset's box and its blend border, and from
+/// edges, into and out of an inset's box, and from
 /// one row's end to the next row's start.
 #[test]
 fn origins_through_a_memo_are_the_origins_point_by_point() {
@@ -148,37 +163,44 @@ fn an_inset_wins_inside_its_box_and_changes_nothing_outside_it() {
     let dir = tempfile::tempdir().unwrap();
     let base = global(&dir);
     let below = base.source.clone();
-    let stack = GroundStack::of_packs(vec![base, alps(&dir, Codec::Heights, Body::earth())]).unwrap().unwrap();
-    let (name, coverage, border) = stack.packs()[1].clone();
+    let inset = alps(&dir, Codec::Heights, Body::earth());
+    let inset_source = inset.source.clone();
+    let stack = GroundStack::of_packs(vec![base, inset]).unwrap().unwrap();
+    let (name, coverage) = stack.packs()[1].clone();
     assert!(name.ends_with("alps-earth.planetpack") && coverage == ALPS);
-    // 16 samples at depth 3 is about 1.1 degrees; a quarter of the box's
-    // shorter side (4 degrees of latitude) is 1 degree.
-    assert!((border - 1.0).abs() < 1e-9, "{border}");
     let centre = Geodetic::from_degrees(46.0, 8.5, 0.0);
     assert!((sample_ground(&stack, centre, 3).unwrap().elevation_m - 1234.0).abs() < 1e-3);
-    // Every sample outside the box is the ground below's, bit for bit,
-    // colour and classes included.
+    // Every sample outside the box and its one-sample margin is the ground
+    // below's, bit for bit, colour and classes included; every sample
+    // inside it the inset's.
     let (tile, _, _) = locate(stack.body(), centre, 2);
     let (top, under) = (stack.tile(tile).unwrap(), below.tile(tile).unwrap());
+    let shows = planet_terrain::ground::InsetSource::new(Arc::new(below.clone()), inset_source.clone());
+    let own = inset_source.tile(tile).unwrap();
     let directions = planet_terrain::ground::sample_directions(tile);
-    let mut outside = 0;
+    let (mut outside, mut margin) = (0, 0);
     for (k, d) in directions.iter().enumerate() {
         let g = stack.body().ellipsoid().direction_to_geodetic(*d);
-        if !ALPS.contains(g.latitude.to_degrees(), g.longitude.to_degrees()) {
+        let (lat, lon) = (g.latitude.to_degrees(), g.longitude.to_degrees());
+        if !shows.shows_inset(tile.depth(), lat, lon) {
             outside += 1;
             assert_eq!(top.heights[k].to_bits(), under.heights[k].to_bits(), "sample {k}");
             assert_eq!(top.colour.as_ref().unwrap()[k], under.colour.as_ref().unwrap()[k]);
             assert_eq!(top.classes.as_ref().unwrap()[k], under.classes.as_ref().unwrap()[k]);
+        } else {
+            margin += usize::from(!ALPS.contains(lat, lon));
+            assert_eq!(top.heights[k].to_bits(), own.heights[k].to_bits(), "sample {k}");
         }
     }
     assert!(outside > 1000, "the tile reaches well past the box ({outside} samples outside)");
+    assert!(margin > 0, "the margin holds the inset's first samples past its box");
     // Tiles away from the box are the ground below's exactly.
     let away: TileAddress = "2/2/1/1".parse().unwrap();
     assert_eq!(stack.tile(away).unwrap(), below.tile(away).unwrap());
 }
 
 #[test]
-fn a_coloured_inset_over_the_bare_ellipsoid_fades_into_a_stated_colour() {
+fn a_coloured_inset_over_the_bare_ellipsoid_meets_a_stated_colour() {
     let dir = tempfile::tempdir().unwrap();
     let stack = GroundStack::of_packs(vec![alps(&dir, Codec::HeightsClassesColour, Body::earth())]).unwrap().unwrap();
     let (tile, _, _) = locate(stack.body(), Geodetic::from_degrees(46.0, 8.5, 0.0), 1);
@@ -219,7 +241,7 @@ fn a_tile_in_an_insets_core_is_the_inset_alone_and_one_outside_is_the_base() {
     let base: Arc<dyn HeightSource> = Arc::new(base_pack.source.clone());
     let alps = alps(&dir, Codec::Heights, Body::earth());
     let inset_ground: Arc<dyn HeightSource> = Arc::new(alps.source.clone());
-    let inset = InsetSource::over(base.clone(), inset_ground.clone(), ALPS, 0.5);
+    let inset = InsetSource::over(base.clone(), inset_ground.clone(), ALPS);
     let ellipsoid = *Body::earth().ellipsoid();
     let (mut core, mut outside) = (0, 0);
     for depth in 4..=11u8 {

@@ -385,16 +385,6 @@ impl Raster {
         matches!(self.grid, Grid::Projected { .. })
     }
 
-    /// Pixel size in metres at the equator of `radius` (geographic), or in
-    /// the CRS's own units (projected, assumed metres).
-    pub fn resolution_m(&self, radius: f64) -> f64 {
-        let pixel = self.transform[1].abs().min(self.transform[5].abs());
-        match self.grid {
-            Grid::Geographic { .. } => pixel.to_radians() * radius,
-            Grid::Projected { .. } => pixel,
-        }
-    }
-
     /// The latitude/longitude box the raster covers.
     pub fn extent(&self) -> Result<Extent, RasterError> {
         let corners =
@@ -476,7 +466,22 @@ impl Raster {
     /// Bilinear taps for each (lat, lon) in degrees; `None` where the point
     /// lies outside the raster.
     pub fn taps(&self, points: &[(f64, f64)]) -> Result<Vec<Option<Taps>>, RasterError> {
-        let crs_points: Vec<(f64, f64)> = match &self.grid {
+        Ok(self.crs_points(points)?.into_iter().map(|(cx, cy)| self.taps_at(cx, cy)).collect())
+    }
+
+    /// Bilinear taps for each (lat, lon) in degrees at the raster's place
+    /// nearest it (its pixel coordinates clamped to the raster's extent):
+    /// the raster continued past its edges by its edge values, as GDAL's
+    /// own bilinear read continues it over its outer half pixels. `None`
+    /// only where no place maps (PROJ cannot transform the point).
+    pub fn clamped_taps(&self, points: &[(f64, f64)]) -> Result<Vec<Option<Taps>>, RasterError> {
+        Ok(self.crs_points(points)?.into_iter().map(|(cx, cy)| self.clamped_taps_at(cx, cy)).collect())
+    }
+
+    /// Each (lat, lon) in degrees in the raster's CRS; infinities where
+    /// PROJ cannot transform a point.
+    fn crs_points(&self, points: &[(f64, f64)]) -> Result<Vec<(f64, f64)>, RasterError> {
+        Ok(match &self.grid {
             Grid::Geographic { .. } => points.iter().map(|&(lat, lon)| (lon, lat)).collect(),
             Grid::Projected { wkt } => {
                 let transform_error =
@@ -498,8 +503,7 @@ impl Raster {
                 }
                 x.into_iter().zip(y).collect()
             }
-        };
-        Ok(crs_points.into_iter().map(|(cx, cy)| self.taps_at(cx, cy)).collect())
+        })
     }
 
     /// Evaluates taps on `band` (1-based). `None` where every tap is nodata.
@@ -620,5 +624,8 @@ impl Raster {
     }
 }
 
-#[path = "raster_taps.rs"]
+mod average;
+mod spacing;
 mod taps;
+
+pub use spacing::PixelSpacing;

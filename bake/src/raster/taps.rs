@@ -167,6 +167,30 @@ impl Raster {
         Some(([row(y0), row(y0 + 1.0)], y - y0))
     }
 
+    /// The tap set at the raster's place nearest CRS coordinates
+    /// `(cx, cy)` in pixel space (a regional geographic raster's other
+    /// longitude conventions considered); `None` for a point that is not
+    /// finite.
+    pub(super) fn clamped_taps_at(&self, cx: f64, cy: f64) -> Option<Taps> {
+        if !(cx.is_finite() && cy.is_finite()) {
+            return None;
+        }
+        let inv = &self.inverse;
+        let (mut px, py) = (inv[0] + cx * inv[1] + cy * inv[2], inv[3] + cx * inv[4] + cy * inv[5]);
+        let (w, h) = (self.width as f64, self.height as f64);
+        if self.period().is_none() {
+            let off = |c: f64| if c < 0.0 { -c } else { (c - w).max(0.0) };
+            if matches!(self.grid, Grid::Geographic { .. }) {
+                let turn = 360.0 * inv[1].abs();
+                px = [px, px + turn, px - turn].into_iter().min_by(|a, b| off(*a).total_cmp(&off(*b))).expect("three");
+            }
+            px = px.clamp(0.0, w);
+        }
+        let (columns, fx) = self.column_half(px)?;
+        let (rows, fy) = self.row_half(py.clamp(0.0, h))?;
+        Some(Taps { columns, rows, fx, fy })
+    }
+
     /// The tap set at CRS coordinates `(cx, cy)`; `None` outside the raster.
     #[inline(always)]
     pub(super) fn taps_at(&self, cx: f64, cy: f64) -> Option<Taps> {
@@ -368,5 +392,5 @@ impl HeldChunks<'_> {
 }
 
 #[cfg(test)]
-#[path = "raster_taps_tests.rs"]
+#[path = "taps_tests.rs"]
 mod tests;
