@@ -27,22 +27,16 @@
 //! * a tile costs one refinement pass per level over a window that halves
 //!   each level up, about 1.4 passes over the tile in all.
 //!
-//! The sum is multiplied by an amplitude field conditioned on the deepest
-//! measured level, continuing the data's own spectrum: per data cell, its
-//! roughness at the finest scale the data holds, the cell's twist (how far
-//! its corners depart from a plane: a slope, however steep, has none), times
-//! the fraction of the cell's corners that are not water (classes 1 ocean
-//! and 3 lake), times the first octave's amplitude per metre of twist that
-//! makes the synthesized roughness continue the data's own roughness law
-//! ([`crate::ground::roughness::continuing_amplitude`], measured per
-//! source). The twist reads the cell's own four corners, which every tile
-//! sharing the cell stores alike, so the field is a function of position.
-//! An amplitude from the local relief (the height change across a cell)
-//! made real mountains' detail hundreds of metres: ridges became needles. Cell values sit at cell centres and are
-//! interpolated bilinearly (the dual grid), which every stored sample of a
-//! deeper tile can reach inside its data ancestor's stored grid, apron
-//! included. Samples at or above the data depth are the inner source's,
-//! untouched.
+//! The sum is multiplied by an amplitude field continuing the data's own
+//! spectrum: per data cell its twist (how far its four corners, stored alike
+//! by every tile sharing the cell, depart from a plane: a slope has none),
+//! times the fraction of them not water (classes 1 ocean and 3 lake), times
+//! the amplitude per metre of twist that continues the data's roughness law
+//! ([`crate::ground::roughness::continuing_amplitude`], measured per source).
+//! (The local relief made real mountains' detail needles.) Cell values sit
+//! at cell centres, interpolated bilinearly (the dual grid), which every
+//! sample of a deeper tile reaches inside its data ancestor's stored grid.
+//! Samples at or above the data depth are the inner source's, untouched.
 
 use std::sync::{Arc, Mutex};
 
