@@ -78,13 +78,13 @@ echo "A camera 8 km over the Palisades, looking north-west (1920x1080, 1 px erro
 $bin/planet-pack cut packs/sierra.planetpack --lat 37.0 --lon -118.4 --alt 12000 --heading 315 --pitch -20 --detail off
 
 # A patch from a small DEM: the same SRTM, patched into a copy of the
-# global pack over 37.0..37.4 N, 118.8..118.4 W only. The pack is the
+# global pack over 37.0..37.4 N, 118.8..118.5 W only. The pack is the
 # patch's base: outside the box (and in the DEM's voids) it keeps its
 # ground and, since the raster is heights only, its colour and classes.
 cp packs/earth.planetpack packs/earth-patched.planetpack
 $bin/planet-bake --dem "$sierra_dem" --body earth --tier demo \
-    --out packs/earth-patched.planetpack --region 37.0,-118.8,37.4,-118.4 --report packs/earth-patched.report.json
-echo "Patched 37.0..37.4 N, 118.8..118.4 W: inside the box, at the border, and outside it:"
+    --out packs/earth-patched.planetpack --region 37.0,-118.8,37.4,-118.5 --report packs/earth-patched.report.json
+echo "Patched 37.0..37.4 N, 118.8..118.5 W: inside the box, at the border, and outside it:"
 for place in "Palisade:37.0942:-118.5142" "Box edge:37.4:-118.6" "Outside:37.8:-118.6"; do
     IFS=: read -r name lat lon <<<"$place"
     printf '  %-10s before ' "$name"
@@ -116,8 +116,8 @@ $bin/planet-view "${stack[@]}" --lat 38.09 --lon -119.3 --alt 100000 --pitch -90
     --size 1280x720 --shot packs/inset-edge.png --stats packs/inset-edge.json
 $bin/planet-view packs/earth.planetpack --lat 38.09 --lon -119.3 --alt 100000 --pitch -90 \
     --size 1280x720 --shot packs/inset-edge-base.png --stats packs/inset-edge-base.json
-gdaldem hillshade -q -z 1.5 -s 111120 -az 315 -alt 45 -projwin -118.75 37.25 -118.25 36.95 \
-    "$sierra_dem" packs/demo/sierra-hillshade.tif
+gdal_translate -q -projwin -118.75 37.25 -118.47 36.95 "$sierra_dem" packs/demo/palisades.tif
+gdaldem hillshade -q -z 1.5 -s 111120 -az 315 -alt 45 packs/demo/palisades.tif packs/demo/sierra-hillshade.tif
 gdal_translate -q -of PNG packs/demo/sierra-hillshade.tif packs/sierra-hillshade.png
 
 # The main job ends in the viewer: a window where there is a display,

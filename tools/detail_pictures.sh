@@ -28,8 +28,10 @@ done
 # north-west at 45 degrees), and the pack's own map of the same box.
 dem=/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif
 scratch=$(mktemp -d)
-gdaldem hillshade -q -z 1.5 -s 111120 -az 315 -alt 45 -projwin -118.75 37.25 -118.25 36.95 "$dem" "$scratch/hs.tif"
+gdal_translate -q -projwin -118.75 37.25 -118.47 36.95 "$dem" "$scratch/window.tif"
+gdaldem hillshade -q -z 1.5 -s 111120 -az 315 -alt 45 "$scratch/window.tif" "$scratch/hs.tif"
 gdal_translate -q -of PNG -outsize 480 0 "$scratch/hs.tif" "$out/sierra-gdaldem-hillshade.png"
+rm -f "$out/sierra-gdaldem-hillshade.png.aux.xml"
 rm -rf "$scratch"
 target/release/planet-pack map packs/sierra.planetpack --png "$out/sierra-map.png" --width 480 \
-    --region 36.95,-118.75,37.25,-118.25 --detail off
+    --region 36.95,-118.75,37.25,-118.47 --detail off

@@ -29,14 +29,14 @@
 //!
 //! The sum is multiplied by an amplitude field continuing the data's own
 //! spectrum: per data cell its twist (how far its four corners, stored alike
-//! by every tile sharing the cell, depart from a plane: a slope has none),
+//! by every tile sharing the cell, depart from a plane: a slope has none;
+//! capped at twice the data's RMS twist, `roughness::twist_cap`),
 //! times the fraction of them not water (classes 1 ocean and 3 lake), times
 //! the amplitude per metre of twist that continues the data's roughness law
-//! ([`crate::ground::roughness::continuing_amplitude`], measured per source).
-//! (The local relief made real mountains' detail needles.) Cell values sit
-//! at cell centres, interpolated bilinearly (the dual grid), which every
-//! sample of a deeper tile reaches inside its data ancestor's stored grid.
-//! Samples at or above the data depth are the inner source's, untouched.
+//! ([`crate::ground::roughness::continuing_amplitude`], measured per source;
+//! the local relief made needles). Cell values sit at cell centres, read
+//! bilinearly (the dual grid) by every sample of a deeper tile inside its
+//! data ancestor's stored grid. The data depth and above are untouched.
 
 use std::sync::{Arc, Mutex};
 
@@ -48,9 +48,6 @@ use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBound
 /// Per-octave amplitude ratio where the data gives no exponent: `2^-H` for
 /// `H = 0.8`, written as a literal so no machine computes it differently.
 pub const DEFAULT_OCTAVE_GAIN: f64 = 0.574_349_177_498_517_6;
-
-/// `2^(-1/64)`: the octave gain is a power of it.
-const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
 
 /// The first octave's amplitude per metre of a data cell's twist where the
 /// data gives no law to continue ([`DetailSource::within`] measures one).
@@ -95,6 +92,8 @@ pub struct DetailSource {
     /// Past the data depth the inner source is the bilinear resampling of
     /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
     resamples_data: bool,
+    /// The largest twist a cell's amplitude follows (metres).
+    twist_cap: f64,
     /// Tiles whose bounds a frame took from the index alone
     /// ([`HeightSource::tile_bounds_unread`]), with those bounds (kept, as
     /// the same nodes are asked for every frame until a worker has computed
@@ -123,24 +122,30 @@ impl std::fmt::Debug for DetailSource {
 }
 
 impl DetailSource {
-    /// Detail whose octaves continue the roughness exponent measured in the
-    /// inner source's own data ([`DetailSource::exponent_of`]).
+    /// Detail continuing the roughness law of the inner source's own data.
     pub fn new(inner: Arc<dyn HeightSource>) -> DetailSource {
         DetailSource::within(inner, crate::pack::Coverage::GLOBAL)
     }
 
     /// [`DetailSource::new`] for a source that measured only `coverage` (a
-    /// regional pack): its exponent is fitted inside the box alone. Fitted
-    /// over its whole tiles, a regional pack's unmeasured fill outside the
-    /// box made the Himalaya stand-in's `H` 1.0 (gain 0.5), not its own.
-    /// The first octave's amplitude continues the data's roughness law too
+    /// regional pack): its law is fitted inside the box alone (over its whole
+    /// tiles, a regional pack's fill outside the box set its `H`). The first
+    /// octave's amplitude continues that law
     /// ([`crate::ground::roughness::continuing_amplitude`]).
     pub fn within(inner: Arc<dyn HeightSource>, coverage: crate::pack::Coverage) -> DetailSource {
-        use crate::ground::roughness::{continuing_amplitude, measured_law_within};
+        use crate::ground::roughness::{continuing_amplitude, measured_law_within, rounded_gain, twist_cap};
         let law = measured_law_within(&*inner, 16, coverage).ok().flatten();
         let gain = law.as_ref().and_then(|l| rounded_gain(l.exponent)).map_or(DEFAULT_OCTAVE_GAIN, |(_, g)| g);
-        let first = law.and_then(|l| continuing_amplitude(&inner, &l, gain, DETAIL_SEED).ok().flatten());
-        DetailSource::with_parameters(inner, DETAIL_SEED, gain, first.unwrap_or(DEFAULT_FIRST_OCTAVE))
+        let cap = law.as_ref().and_then(|l| twist_cap(&*inner, &l.seeds).ok());
+        let first = law.and_then(|l| continuing_amplitude(&inner, &l, gain, cap, DETAIL_SEED).ok().flatten());
+        let detail = DetailSource::with_parameters(inner, DETAIL_SEED, gain, first.unwrap_or(DEFAULT_FIRST_OCTAVE));
+        detail.with_twist_cap(cap.unwrap_or(f64::INFINITY))
+    }
+
+    /// The same detail with each cell's twist taken at most `cap` metres.
+    pub fn with_twist_cap(mut self, cap: f64) -> DetailSource {
+        self.twist_cap = cap;
+        self
     }
 
     /// The data's roughness exponent `H` (fitted over windows of 128 down to
@@ -154,7 +159,8 @@ impl DetailSource {
 
     /// [`DetailSource::exponent_of`] from what `inner` measured inside `coverage`.
     pub fn exponent_within(inner: &dyn HeightSource, coverage: crate::pack::Coverage) -> Option<(f64, f64)> {
-        rounded_gain(crate::ground::roughness::measured_exponent_within(inner, 16, coverage).ok().flatten()?)
+        use crate::ground::roughness::{measured_exponent_within, rounded_gain};
+        rounded_gain(measured_exponent_within(inner, 16, coverage).ok().flatten()?)
     }
 
     pub fn gain(&self) -> f64 {
@@ -178,6 +184,7 @@ impl DetailSource {
             bounds: Arc::default(),
             tight: Arc::default(),
             resamples_data: false,
+            twist_cap: f64::INFINITY,
             unread: Arc::default(),
             narrowed: Arc::default(),
         }
@@ -240,7 +247,7 @@ impl DetailSource {
                 let h = |di, dj| f64::from(data.heights[at(di, dj)]);
                 // The cell's twist: its departure from the plane through
                 // three corners, a plane's (any slope's) being zero.
-                let twist = 0.25 * (h(0, 0) - h(1, 0) - h(0, 1) + h(1, 1)).abs();
+                let twist = (0.25 * (h(0, 0) - h(1, 0) - h(0, 1) + h(1, 1)).abs()).min(self.twist_cap);
                 let land = match &data.classes {
                     Some(c) => [at(0, 0), at(1, 0), at(0, 1), at(1, 1)]
                         .iter()
@@ -317,13 +324,6 @@ impl DetailSource {
         }
         (up_to, beyond)
     }
-}
-
-/// `H` rounded to a multiple of 1/64 inside 0.3..=1.0 and its gain `2^-H`
-/// as a product of exact literals; `None` for a non-finite `H`.
-fn rounded_gain(h: f64) -> Option<(f64, f64)> {
-    let steps = h.is_finite().then(|| (h * 64.0).round().clamp(19.0, 64.0) as u32)?;
-    Some((f64::from(steps) / 64.0, (0..steps).fold(1.0, |g, _| g * STEP_GAIN)))
 }
 
 /// Dual-grid (cell-centre) bilinear interpolation of a cell field at stored

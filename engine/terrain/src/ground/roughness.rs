@@ -256,13 +256,15 @@ pub fn continuing_amplitude(
     inner: &std::sync::Arc<dyn HeightSource>,
     law: &MeasuredLaw,
     gain: f64,
+    twist_cap: Option<f64>,
     seed: u64,
 ) -> Result<Option<f64>, SourceError> {
     let Some(data) = inner.data_depth() else { return Ok(None) };
     if law.roughness_16 <= 0.0 || data + 6 > crate::geo::address::MAX_DEPTH {
         return Ok(None);
     }
-    let unit = crate::ground::DetailSource::with_parameters(inner.clone(), seed, gain, 1.0);
+    let unit = crate::ground::DetailSource::with_parameters(inner.clone(), seed, gain, 1.0)
+        .with_twist_cap(twist_cap.unwrap_or(f64::INFINITY));
     let probe = data + 6;
     let (mut sum, mut count) = (0.0, 0usize);
     for t in tiles_at(&law.seeds, probe, 1) {
@@ -274,4 +276,34 @@ pub fn continuing_amplitude(
     // Three levels from windows of 16 samples (depth data + 3's tiles).
     let wanted = law.roughness_16 * gain * gain * gain;
     Ok((synthesized > 0.0).then(|| wanted / synthesized))
+}
+
+/// Twice the root mean square twist of the data cells of `seeds` (a cell's
+/// twist: `|h00 - h10 - h01 + h11| / 4`): the most a cell's detail follows.
+/// Twist is heavy-tailed on real DEMs; uncapped, the few cells of largest
+/// twist grew needles while the law held on average.
+pub fn twist_cap(source: &dyn HeightSource, seeds: &[TileAddress]) -> Result<f64, SourceError> {
+    let n = crate::geo::address::TILE_STORED_SAMPLES as usize;
+    let (mut sum, mut count) = (0.0, 0usize);
+    for &t in seeds {
+        let tile = source.tile(t)?;
+        let h = |i: usize, j: usize| f64::from(tile.heights[j * n + i]);
+        for j in 1..n - 2 {
+            for i in 1..n - 2 {
+                let twist = 0.25 * (h(i, j) - h(i + 1, j) - h(i, j + 1) + h(i + 1, j + 1));
+                (sum, count) = (sum + twist * twist, count + 1);
+            }
+        }
+    }
+    Ok(2.0 * (sum / count.max(1) as f64).sqrt())
+}
+
+/// `2^(-1/64)`: the octave gain is a power of it.
+const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
+
+/// `H` rounded to a multiple of 1/64 inside 0.3..=1.0 and its gain `2^-H`
+/// as a product of exact literals; `None` for a non-finite `H`.
+pub(crate) fn rounded_gain(h: f64) -> Option<(f64, f64)> {
+    let steps = h.is_finite().then(|| (h * 64.0).round().clamp(19.0, 64.0) as u32)?;
+    Some((f64::from(steps) / 64.0, (0..steps).fold(1.0, |g, _| g * STEP_GAIN)))
 }
