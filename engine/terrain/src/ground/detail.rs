@@ -51,7 +51,7 @@ pub const DEFAULT_OCTAVE_GAIN: f64 = 0.574_349_177_498_517_6;
 
 /// The first octave's amplitude per metre of a data cell's twist where the
 /// data gives no law to continue ([`DetailSource::within`] measures one).
-pub const DEFAULT_FIRST_OCTAVE: f64 = 7.2;
+pub const DEFAULT_FIRST_OCTAVE: f64 = 30.0;
 
 /// The seed of every pack's detail: one fixed value, so the same pack gives
 /// the same ground everywhere.
