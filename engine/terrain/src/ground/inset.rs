@@ -61,10 +61,10 @@ impl InsetSource {
         InsetSource { base, inset, coverage, reaches: ReachCache::default() }
     }
 
-    /// Weight of the inset at a latitude/longitude (degrees): 1 inside its
-    /// box, edges included, 0 outside.
-    pub fn weight(&self, lat: f64, lon: f64) -> f64 {
-        inset_weight(&self.coverage, lat, lon)
+    /// Whether a latitude/longitude (degrees) lies in the inset's box, edges
+    /// included: where its measured samples are the ground.
+    pub fn covers(&self, lat: f64, lon: f64) -> bool {
+        self.coverage.contains(lat, lon)
     }
 
     /// How far past its box a tile of `depth` shows the inset's samples
@@ -88,8 +88,8 @@ impl InsetSource {
 
     /// Where a whole tile lies against the box, from the cap around its
     /// centre that holds its corners (on the cube-sphere the farthest point
-    /// of a tile from its centre is a corner): in the core (weight 1
-    /// everywhere), wholly outside (weight 0), or neither (or too near a
+    /// of a tile from its centre is a corner): in the core (every sample in the box),
+    /// wholly outside (no sample shows the inset), or neither (or too near a
     /// pole or the antimeridian to say cheaply).
     pub fn reach(&self, tile: TileAddress) -> Reach {
         if let Some(&reach) = self.reaches.0.lock().expect("reach lock").get(&tile) {
@@ -121,7 +121,7 @@ impl InsetSource {
         }
         let centre = sample_direction(tile.sample(64, 64));
         // The stored corners, aprons included: a tile's samples reach one
-        // sample past its edges, and the weight is evaluated there too.
+        // sample past its edges, and the box is tested there too.
         let last = crate::geo::address::TILE_CELLS as i32 + 1;
         let corners = [(-1, -1), (last, -1), (-1, last), (last, last)];
         let angle =
@@ -161,17 +161,11 @@ impl InsetSource {
 /// Where a tile lies against an inset's box ([`InsetSource::reach`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {
-    /// Every point has weight 1: the inset alone.
+    /// Every sample in the box: the inset alone.
     Core,
-    /// Every point has weight 0: the base alone.
+    /// No sample shows the inset (past the box and its margin): the base alone.
     Outside,
     Mixed,
-}
-
-/// Weight of an inset covering `coverage` at a latitude/longitude
-/// (degrees): 1 inside the box, its edges included, 0 outside.
-pub(crate) fn inset_weight(c: &Coverage, lat: f64, lon: f64) -> f64 {
-    if c.is_global() || c.contains(lat, lon) { 1.0 } else { 0.0 }
 }
 
 /// Whether a latitude/longitude (degrees) lies inside `c` grown by
@@ -190,8 +184,8 @@ fn within_margin(c: &Coverage, margin: f64, lat: f64, lon: f64) -> bool {
     east_of_west <= span || (east_of_west - span).min(360.0 - east_of_west) <= lon_margin
 }
 
-/// The provenance of ground where both `a` (below) and `b` (above) show:
-/// the above's where it is measured (a tile holding measured ground counts
+/// The provenance of ground where both `below` and `above` show: the
+/// above's where it is measured (a tile holding measured ground counts
 /// as measured ground), else the less measured of the two.
 pub(crate) fn mixed_provenance(below: Provenance, above: Provenance) -> Provenance {
     if above.is_measured() { above } else { least_measured(below, above) }
@@ -229,7 +223,7 @@ impl InsetSource {
         }
         let base = bounds_of(&*self.base, tile)?;
         match bounds_of(&*self.inset, tile) {
-            // A global inset has weight 1 everywhere: nothing of the base shows.
+            // A global inset covers everything: nothing of the base shows.
             Ok(inset) if self.coverage.is_global() => Ok(inset),
             Ok(inset) => {
                 let min_elevation = base.min_elevation.min(inset.min_elevation);
@@ -262,12 +256,12 @@ impl HeightSource for InsetSource {
     }
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        // A global inset has weight 1 everywhere: nothing of the base shows,
-        // and there are no weights to evaluate.
+        // A global inset covers everything: nothing of the base shows,
+        // and there is no box to test.
         if self.coverage.is_global() {
             return self.inset.tile(tile);
         }
-        // In the core the tile is the inset's samples exactly (weight 1);
+        // In the core the tile is the inset's samples exactly;
         // the base is read only for the colour or classes the inset lacks,
         // so a heights-and-colour inset does not pay for the ground under it.
         if self.reach(tile) == Reach::Core {

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use crate::geo::address::{TILE_STORED_SAMPLE_COUNT, TileAddress};
 use crate::geo::body::{Body, Geodetic};
-use crate::ground::inset::inset_weight;
 use crate::ground::{
     DetailSource, HeightSource, InsetSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, locate,
 };
@@ -183,7 +182,7 @@ impl GroundStack {
         }
         for (layer, pack) in self.layers.iter().enumerate().rev() {
             let header = pack.source.pack().header();
-            if inset_weight(&header.coverage, lat, lon) == 0.0 {
+            if !header.coverage.contains(lat, lon) {
                 continue;
             }
             let (tile, _, _) = locate(self.body(), at, header.height_data_depth);

@@ -230,8 +230,8 @@ fn packs_of_two_bodies_are_refused_naming_both() {
 /// with the base's bounds, so near Everest the base's detail (hundreds of
 /// metres of worst case) bounded the inset's ground, and a camera 2 m up
 /// stood inside every node under it (`inf px`). `reach` now decides per
-/// tile, and must be conservative: a core tile has weight 1 at every
-/// sample, an outside tile 0; their tiles and bounds are the inset's and
+/// tile, and must be conservative: a core tile is in the box at every
+/// sample, an outside tile shows the inset at none; their tiles and bounds are the inset's and
 /// the base's alone.
 #[test]
 fn a_tile_in_an_insets_core_is_the_inset_alone_and_one_outside_is_the_base() {
@@ -257,17 +257,20 @@ fn a_tile_in_an_insets_core_is_the_inset_alone_and_one_outside_is_the_base() {
             (46.0, 14.0),
         ] {
             let tile = locate(&Body::earth(), Geodetic::from_degrees(lat, lon, 0.0), depth).0;
-            let weights: Vec<f64> = sample_directions(tile)
+            let places: Vec<(f64, f64)> = sample_directions(tile)
                 .into_iter()
                 .map(|d| {
                     let g = ellipsoid.direction_to_geodetic(d);
-                    inset.weight(g.latitude.to_degrees(), g.longitude.to_degrees())
+                    (g.latitude.to_degrees(), g.longitude.to_degrees())
                 })
                 .collect();
             match inset.reach(tile) {
                 Reach::Core => {
                     core += 1;
-                    assert!(weights.iter().all(|&w| w == 1.0), "{tile}: a core tile with a weight under 1");
+                    assert!(
+                        places.iter().all(|&(a, b)| inset.covers(a, b)),
+                        "{tile}: a core tile reaches past the box"
+                    );
                     let (got, own, below) =
                         (inset.tile(tile).unwrap(), inset_ground.tile(tile).unwrap(), base.tile(tile).unwrap());
                     assert!(got.heights.iter().zip(&own.heights).all(|(a, b)| a.to_bits() == b.to_bits()), "{tile}");
@@ -280,7 +283,9 @@ fn a_tile_in_an_insets_core_is_the_inset_alone_and_one_outside_is_the_base() {
                 }
                 Reach::Outside => {
                     outside += 1;
-                    assert!(weights.iter().all(|&w| w == 0.0), "{tile}: an outside tile with a weight over 0");
+                    // Outside the box and its margin: no sample shows the inset.
+                    let shown = places.iter().any(|&(a, b)| inset.shows_inset(depth, a, b));
+                    assert!(!shown, "{tile}: an outside tile shows the inset");
                     assert_eq!(inset.tile_bounds(tile).unwrap(), base.tile_bounds(tile).unwrap(), "{tile}");
                 }
                 Reach::Mixed => {}
