@@ -154,7 +154,15 @@ impl Backend {
                 frame.queries,
                 timestamp::SHADED_DONE,
             );
-            draws.bodies += self.record_bodies(commands, &input.constants);
+            let bodies = self.record_bodies(commands, &input.constants);
+            if bodies > 0 {
+                // The bodies' layout pushes other constants: the frame's
+                // are undefined after it (layouts with different push
+                // ranges are not compatible), so the analytic body and the
+                // sky get them, and the common set, again.
+                self.bind_common(commands, frame.set, &input.constants);
+            }
+            draws.bodies += bodies;
             if analytic_body {
                 device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.body);
                 device.cmd_draw(commands, 3, 1, 0, 0);

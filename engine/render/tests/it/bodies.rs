@@ -61,3 +61,33 @@ fn bodies_show_in_front_of_the_ground_and_hide_behind_it() {
     assert!(buried.pixels == plain.pixels, "a body behind the ground changes no pixel");
     assert_no_validation_messages(&renderer);
 }
+
+/// Regression: the sky was drawn after the bodies without the frame's push
+/// constants pushed again (the bodies' layout had replaced them), so any
+/// body in the frame turned the sky black.
+#[test]
+fn the_sky_after_a_body_is_the_sky_without_it() {
+    let source = Arc::new(RidgeSource::new(45.0, 7.0));
+    let body = source.body.clone();
+    let (lat, lon) = (45.02, 7.03);
+    let g = Geodetic::from_degrees(lat, lon, 0.0);
+    let ground = source.elevation(body.ellipsoid().geodetic_to_direction(g));
+    // Looking 10 degrees up: the top rows are sky, the ball at the centre.
+    let view = view_at(&body, lat, lon, ground + 20.0, 135.0, 10.0, SIZE);
+    let mut renderer = renderer(SIZE, 512);
+    let mut scene =
+        TerrainScene::new(body.clone(), Some(source as Arc<dyn HeightSource>), &renderer, settings(2048, 1.0, 0.5));
+    let sun = sun_for(&body, &view);
+    let mut shot = |renderer: &mut planet_render::Renderer, bodies: &[BodyDraw]| {
+        renderer.set_bodies(bodies);
+        scene.render_until_resident(renderer, &view, sun, 40).expect("render").1
+    };
+    let plain = shot(&mut renderer, &[]);
+    let ball = shot(&mut renderer, &[on_centre_ray(view.forward(), 15.0, 1.0, BodyShape::Sphere)]);
+    let [r, g, b, _] = centre(&ball);
+    assert!(g == 0 && b == 0 && r > 0, "the ball covers the centre: {:?}", centre(&ball));
+    let top_rows = |image: &RgbaImage| image.pixels[..(image.width * 10 * 4) as usize].to_vec();
+    assert!(top_rows(&plain).chunks(4).all(|p| p[2] > 40), "the top rows are sky (blue) without a body");
+    assert!(top_rows(&ball) == top_rows(&plain), "the sky is the same with a body in the frame");
+    assert_no_validation_messages(&renderer);
+}
