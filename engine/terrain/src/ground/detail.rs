@@ -34,7 +34,9 @@
 //! times the fraction of them not water (classes 1 ocean and 3 lake), times
 //! the amplitude per metre of twist that continues the data's roughness law
 //! ([`crate::ground::roughness::continuing_amplitude`], measured per source;
-//! the local relief made needles). Cell values sit at cell centres, read
+//! the local relief made needles), down to samples of [`SMOOTH_BELOW_M`];
+//! finer octaves fall as a smooth surface's (`detail_lattice.rs` says why).
+//! Cell values sit at cell centres, read
 //! bilinearly (the dual grid) by every sample of a deeper tile inside its
 //! data ancestor's stored grid. The data depth and above are untouched.
 
@@ -80,6 +82,9 @@ pub struct DetailSource {
     seed: u64,
     gain: f64,
     first: f64,
+    /// The first depth whose octave falls at [`SMOOTH_GAIN`]: the first
+    /// whose samples are finer than [`SMOOTH_BELOW_M`] on this body.
+    smooth_from: u8,
     /// Amplitude fields of data-depth tiles, by tile.
     cache: Arc<Mutex<TileMap<TileAddress, Arc<DataField>>>>,
     /// Bounds of synthesized tiles already computed (selection asks for the
@@ -175,11 +180,15 @@ impl DetailSource {
     /// `gain` is the amplitude ratio between successive octaves (`2^-H`),
     /// `first` the first octave's amplitude per metre of local height change.
     pub fn with_parameters(inner: Arc<dyn HeightSource>, seed: u64, gain: f64, first: f64) -> DetailSource {
+        let smooth_from = (0..=crate::geo::address::MAX_DEPTH)
+            .find(|&d| inner.body().sample_spacing_m(d) < SMOOTH_BELOW_M)
+            .unwrap_or(u8::MAX);
         DetailSource {
             inner,
             seed,
             gain,
             first,
+            smooth_from,
             cache: Arc::default(),
             bounds: Arc::default(),
             tight: Arc::default(),
@@ -206,13 +215,16 @@ impl DetailSource {
     }
 
     /// The coefficient of octave `depth` (new at that depth) in the unit
-    /// octave sum: `gain^(depth - data_depth - 1)`, by repeated products.
+    /// octave sum: `gain^(depth - data_depth - 1)` down to samples of
+    /// [`SMOOTH_BELOW_M`], [`SMOOTH_GAIN`] per level past them, by repeated
+    /// products.
     pub fn octave_coefficient(&self, data_depth: u8, depth: u8) -> f64 {
-        let mut c = 1.0;
-        for _ in data_depth + 1..depth {
-            c *= self.gain;
-        }
-        c
+        lattice::octave_coefficient(self.gain, self.smooth_from, data_depth, depth)
+    }
+
+    /// The first depth whose octave falls at [`SMOOTH_GAIN`].
+    pub fn smooth_from(&self) -> u8 {
+        self.smooth_from
     }
 
     /// The amplitude field (metres per unit of octave sum) at stored sample
@@ -282,12 +294,10 @@ impl DetailSource {
         Ok(cells)
     }
 
-    /// Keeps `b`, the exact bounds of `tile`, narrowed to its produced
+    /// Keeps `b`, the exact bounds of `tile` (as computed: a child's loose
+    /// bounds build on them), and returns them narrowed to its produced
     /// range where it has one.
-    fn keep_bounds(&self, tile: TileAddress, mut b: TileBounds) -> TileBounds {
-        if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
-            bounds::narrow(&mut b, range);
-        }
+    fn keep_bounds(&self, tile: TileAddress, b: TileBounds) -> TileBounds {
         let mut cache = self.bounds.lock().expect("bounds lock");
         if cache.len() >= 1 << 16 {
             cache.clear();
@@ -295,6 +305,14 @@ impl DetailSource {
         cache.insert(tile, b);
         drop(cache);
         self.note_narrowed(tile);
+        self.narrowed(tile, b)
+    }
+
+    /// `b` narrowed to `tile`'s produced range, if it was produced.
+    fn narrowed(&self, tile: TileAddress, mut b: TileBounds) -> TileBounds {
+        if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
+            bounds::narrow(&mut b, range);
+        }
         b
     }
 
@@ -312,17 +330,7 @@ impl DetailSource {
     /// Sum of the octave coefficients up to `depth` and beyond it (for
     /// bounds and error).
     fn coefficient_sums(&self, data_depth: u8, depth: u8) -> (f64, f64) {
-        let mut c = 1.0; // the amplitude field holds `first`
-        let (mut up_to, mut beyond) = (0.0, 0.0);
-        for e in data_depth + 1..=crate::geo::address::MAX_DEPTH {
-            if e <= depth {
-                up_to += c
-            } else {
-                beyond += c
-            }
-            c *= self.gain;
-        }
-        (up_to, beyond)
+        lattice::coefficient_sums(self.gain, self.smooth_from, data_depth, depth)
     }
 }
 
@@ -340,126 +348,13 @@ fn dual_bilinear(cells: &[f32], u: f64, v: f64) -> f64 {
     bottom * (1.0 - fv) + top * fv
 }
 
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The node's integer cube point: the same integers from every face that
-/// holds the node (the integer twin of `cube::cube_point`).
-fn cube_integers(s: FaceSample) -> [i64; 3] {
-    let n = 1i64 << s.cells_log2;
-    let (a, b) = (2 * s.i as i64 - n, 2 * s.j as i64 - n);
-    match s.face.index() {
-        0 => [n, a, b],
-        1 => [-a, n, b],
-        2 => [-n, -a, b],
-        3 => [a, -n, b],
-        4 => [-b, a, n],
-        _ => [b, a, -n],
-    }
-}
-
-/// White noise in [-1, 1) at a lattice node.
-fn node_noise(seed: u64, s: FaceSample) -> f64 {
-    let [x, y, z] = cube_integers(s);
-    let mut h = mix(seed ^ u64::from(s.cells_log2).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    for c in [x, y, z] {
-        h = mix(h ^ (c as u64).wrapping_add(0x632b_e59b_d9b4_e019));
-    }
-    (h >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
-}
-
-/// Node values of one face's lattice at one level over an index window.
-struct Window {
-    i0: u64,
-    j0: u64,
-    width: usize,
-    values: Vec<f64>,
-}
-
-impl Window {
-    fn at(&self, i: u64, j: u64) -> f64 {
-        self.values[(j - self.j0) as usize * self.width + (i - self.i0) as usize]
-    }
-
-    /// The refinement of this (coarser) window at a finer node: weights 0,
-    /// 1/2, 1 only, one-dimensional wherever one index is even.
-    fn refine(&self, i: u64, j: u64) -> f64 {
-        let (ci, cj) = (i >> 1, j >> 1);
-        match (i & 1, j & 1) {
-            (0, 0) => self.at(ci, cj),
-            (1, 0) => self.at(ci, cj) * 0.5 + self.at(ci + 1, cj) * 0.5,
-            (0, 1) => self.at(ci, cj) * 0.5 + self.at(ci, cj + 1) * 0.5,
-            _ => {
-                let bottom = self.at(ci, cj) * 0.5 + self.at(ci + 1, cj) * 0.5;
-                let top = self.at(ci, cj + 1) * 0.5 + self.at(ci + 1, cj + 1) * 0.5;
-                bottom * 0.5 + top * 0.5
-            }
-        }
-    }
-}
-
-/// The octave sum's node values on `face`'s lattice of `cells_log2`
-/// (depth + 7) over nodes `i0..=i1, j0..=j1`. Octaves start on the data
-/// depth's lattice; `coefficient(level)` is the octave coefficient of the
-/// nodes of that lattice (0 on the sample level itself).
-fn window(
-    seed: u64,
-    face: Face,
-    cells_log2: u8,
-    (i0, i1, j0, j1): (u64, u64, u64, u64),
-    first_log2: u8,
-    coefficient: &dyn Fn(u8) -> f64,
-) -> Window {
-    let width = (i1 - i0 + 1) as usize;
-    let mut values = Vec::with_capacity(width * (j1 - j0 + 1) as usize);
-    let c = coefficient(cells_log2);
-    if cells_log2 == first_log2 {
-        for j in j0..=j1 {
-            for i in i0..=i1 {
-                let new = (i | j) & 1 == 1;
-                values.push(if new { c * node_noise(seed, FaceSample { face, cells_log2, i, j }) } else { 0.0 });
-            }
-        }
-        return Window { i0, j0, width, values };
-    }
-    let coarse =
-        window(seed, face, cells_log2 - 1, (i0 >> 1, (i1 + 1) >> 1, j0 >> 1, (j1 + 1) >> 1), first_log2, coefficient);
-    for j in j0..=j1 {
-        for i in i0..=i1 {
-            let mut v = coarse.refine(i, j);
-            // Only nodes new at this level take its octave: the coarser
-            // level's nodes keep their values, so a tile's samples at its
-            // parent's even samples (its whole drawn lattice) are the
-            // parent's, bit for bit.
-            if c != 0.0 && (i | j) & 1 == 1 {
-                v += c * node_noise(seed, FaceSample { face, cells_log2, i, j });
-            }
-            values.push(v);
-        }
-    }
-    Window { i0, j0, width, values }
-}
-
 impl DetailSource {
     /// The unit octave sum (before the amplitude field) at every stored
     /// sample of a tile at depth past `data_depth`, in stored order.
     pub fn octave_sum(&self, tile: TileAddress, data_depth: u8) -> Vec<f64> {
         let first_log2 = data_depth + 7;
-        let gain = self.gain;
         let sample_log2 = tile.depth() + 7;
-        let coefficient = move |log2: u8| -> f64 {
-            if log2 >= sample_log2 {
-                return 0.0;
-            }
-            let mut c = 1.0;
-            for _ in first_log2..log2 {
-                c *= gain;
-            }
-            c
-        };
+        let coefficient = lattice::lattice_coefficient(self.gain, self.smooth_from, data_depth, sample_log2);
         let n = TILE_STORED_SAMPLES as i64;
         let mut out = vec![0.0; (n * n) as usize];
         // The samples on the tile's own face (all but aprons past a face
@@ -568,9 +463,9 @@ impl HeightSource for DetailSource {
     /// [`DetailSource::synthesized_bounds`], kept per tile.
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
         if self.inner.data_depth().is_some_and(|d| tile.depth() > d)
-            && let Some(b) = self.bounds.lock().expect("bounds lock").get(&tile)
+            && let Some(&b) = self.bounds.lock().expect("bounds lock").get(&tile)
         {
-            return Ok(*b);
+            return Ok(self.narrowed(tile, b));
         }
         let b = self.synthesized_bounds(tile)?;
         Ok(self.keep_bounds(tile, b))
@@ -582,16 +477,14 @@ impl HeightSource for DetailSource {
         if self.inner.data_depth().is_none_or(|d| tile.depth() <= d) {
             return self.inner.tile_bounds_unread(tile);
         }
-        if let Some(b) = self.bounds.lock().expect("bounds lock").get(&tile) {
-            return Ok(*b);
+        let kept = self.bounds.lock().expect("bounds lock").get(&tile).copied();
+        if let Some(b) = kept {
+            return Ok(self.narrowed(tile, b));
         }
         if let Some(&b) = self.unread.lock().expect("unread lock").loose.get(&tile) {
             return Ok(b);
         }
-        let mut b = self.loose_bounds(tile)?;
-        if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
-            bounds::narrow(&mut b, range);
-        }
+        let b = self.narrowed(tile, self.loose_bounds(tile)?);
         let mut unread = self.unread.lock().expect("unread lock");
         if unread.loose.len() >= 1 << 16 {
             // Nobody warms them: keeping more would only grow.
@@ -648,3 +541,8 @@ impl HeightSource for DetailSource {
 
 #[path = "detail_bounds.rs"]
 mod bounds;
+#[path = "detail_lattice.rs"]
+mod lattice;
+
+pub use lattice::{SMOOTH_BELOW_M, SMOOTH_GAIN};
+use lattice::{node_noise, window};

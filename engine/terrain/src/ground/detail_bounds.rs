@@ -45,27 +45,22 @@ impl DetailSource {
 
 impl DetailSource {
     /// A range holding the unit octave sum at every stored sample of a tile
-    /// past the data depth: the range of the nodes five levels up that
-    /// cover the tile (every sample is a convex refinement of them), widened
-    /// by the weights of the finer octaves. Near the ground the realized
-    /// coarse octaves, not their worst case, then bound the tile, so the
-    /// camera stands outside nearby nodes. Tiles on a face edge (their
-    /// aprons lie on other faces) take the worst case.
+    /// past the data depth: the range of the nodes [`WINDOW_LEVELS_UP`]
+    /// levels up that cover the tile (every sample is a convex refinement
+    /// of them), widened by the coefficients of the finer octaves. Near the
+    /// ground the realized coarse octaves, not their worst case, then bound
+    /// the tile, so the camera stands outside nearby nodes. Tiles on a face
+    /// edge (their aprons lie on other faces) take the worst case.
     pub(super) fn octave_range(&self, tile: TileAddress, data_depth: u8) -> (f64, f64) {
         let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
         let depth = tile.depth();
-        let level = data_depth.max(depth.saturating_sub(5));
+        let level = data_depth.max(depth.saturating_sub(WINDOW_LEVELS_UP));
         let edge = tile.tiles_per_face_edge() - 1;
         if level + 1 >= depth || tile.x() == 0 || tile.y() == 0 || tile.x() == edge || tile.y() == edge {
             return (-up_to, up_to);
         }
-        let (first_log2, sample_log2, gain) = (data_depth + 7, depth + 7, self.gain);
-        let coefficient = move |log2: u8| -> f64 {
-            if log2 >= sample_log2 {
-                return 0.0;
-            }
-            (first_log2..log2).fold(1.0, |c, _| c * gain)
-        };
+        let (first_log2, sample_log2) = (data_depth + 7, depth + 7);
+        let coefficient = lattice::lattice_coefficient(self.gain, self.smooth_from, data_depth, sample_log2);
         let shift = depth - level;
         let cells = u64::from(TILE_CELLS);
         let (gi0, gj0) = (u64::from(tile.x()) * cells - 1, u64::from(tile.y()) * cells - 1);
@@ -79,14 +74,23 @@ impl DetailSource {
     }
 }
 
+/// How many levels above a synthesized tile its bounds refine the octave
+/// lattice to: two leave the two finest octaves (at most 1 + 1/gain of the
+/// tile's own coefficient) to their worst case, for a window of about 35 x
+/// 35 nodes; five, as before, left twenty times it, a range metres wide
+/// over a tile of centimetres.
+const WINDOW_LEVELS_UP: u8 = 2;
+
 impl DetailSource {
     /// Once a synthesized tile has been produced its samples give its exact
     /// range, far inside the worst case of the octaves it adds (tens of
     /// metres near a summit at depth 20, where the camera stands 2 m up):
-    /// the kept bounds narrow to it. Without this a camera near the ground
-    /// stood inside the bounds of every node under it at any depth, so
-    /// their projected error was infinite and no budget sufficed. Every
-    /// drawn vertex is a convex blend of samples, so the range bounds them.
+    /// its bounds narrow to it when read. Without this a camera near the
+    /// ground stood inside the bounds of every node under it at any depth,
+    /// so their projected error was infinite and no budget sufficed. Every
+    /// drawn vertex is a convex blend of samples, so the range bounds them;
+    /// the kept bounds stay as computed (a child's loose ones build on them,
+    /// and its samples between its parent's are no blend of them).
     pub(super) fn tighten_bounds(&self, tile: &SourceTile) {
         let (lo, hi) = tile
             .heights
@@ -94,16 +98,12 @@ impl DetailSource {
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(f64::from(h)), hi.max(f64::from(h))));
         let slack = 1e-3 + 1e-6 * lo.abs().max(hi.abs());
         let (lo, hi) = (lo - slack, hi + slack);
-        {
-            let mut tight = self.tight.lock().expect("tight lock");
-            if tight.len() >= 1 << 18 {
-                tight.clear();
-            }
-            tight.insert(tile.tile, (lo, hi));
+        let mut tight = self.tight.lock().expect("tight lock");
+        if tight.len() >= 1 << 18 {
+            tight.clear();
         }
-        if let Some(b) = self.bounds.lock().expect("bounds lock").get_mut(&tile.tile) {
-            narrow(b, (lo, hi));
-        }
+        tight.insert(tile.tile, (lo, hi));
+        drop(tight);
         self.note_narrowed(tile.tile);
     }
 
@@ -116,56 +116,52 @@ impl DetailSource {
         let mut b = self.inner.tile_bounds(tile)?;
         let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(b) };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
-        let amplitude = match self.amplitudes(ancestor) {
+        let (low_amplitude, amplitude) = match self.amplitudes(ancestor) {
             Ok(field) => {
-                let cells = &field.cells;
                 let (u0, v0, step) = DetailSource::placement(tile, ancestor);
-                let lo = ((u0 - step - 0.5).floor() as i64).max(-1);
-                let hi = ((u0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
-                let lo_v = ((v0 - step - 0.5).floor() as i64).max(-1);
-                let hi_v = ((v0 + 129.0 * step - 0.5).floor() as i64 + 1).min(CELLS as i64 - 2);
-                let mut amplitude = 0.0f64;
-                for cj in lo_v..=hi_v {
-                    for ci in lo..=hi {
-                        amplitude = amplitude.max(f64::from(cells[(cj + 1) as usize * CELLS + (ci + 1) as usize]));
-                    }
-                }
-                if self.resamples_data {
-                    // The resampled ground is bilinear in each data cell
-                    // under the tile, so over the tile's rectangle its
-                    // extremes lie where the rectangle's edges and the grid
-                    // lines meet: its corners, its crossings of grid lines
-                    // and the data samples inside it.
-                    let stops = |o: f64| -> Vec<f64> {
-                        let (lo, hi) = (o - step, o + 129.0 * step);
-                        let inner = (lo.floor() as i32 + 1..=hi.ceil() as i32 - 1).map(f64::from);
-                        std::iter::once(lo).chain(inner).chain(std::iter::once(hi)).collect()
-                    };
-                    let (us, vs) = (stops(u0), stops(v0));
+                // Both fields are bilinear between grid lines (the heights'
+                // at samples, the amplitudes' at cell centres), so over the
+                // tile's rectangle their extremes lie where its edges and
+                // the grid lines meet: its corners, its crossings of grid
+                // lines and the grid nodes inside it.
+                let stops = |o: f64, offset: f64| -> Vec<f64> {
+                    let (lo, hi) = (o - step, o + 129.0 * step);
+                    let inner = ((lo - offset).floor() as i32 + 1..=(hi - offset).ceil() as i32 - 1)
+                        .map(|k| f64::from(k) + offset);
+                    std::iter::once(lo).chain(inner).chain(std::iter::once(hi)).collect()
+                };
+                let range = |at: &dyn Fn(f64, f64) -> f64, offset: f64| {
+                    let (us, vs) = (stops(u0, offset), stops(v0, offset));
                     let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
                     for &v in &vs {
                         for &u in &us {
-                            let h = crate::ground::bilinear(&field.heights, u, v);
+                            let h = at(u, v);
                             (low, high) = (low.min(h), high.max(h));
                         }
                     }
+                    (low, high)
+                };
+                if self.resamples_data {
+                    let (low, high) = range(&|u, v| crate::ground::bilinear(&field.heights, u, v), 0.0);
                     // The f32 rounding of a resampled sample, with room.
                     let slack = 1e-3 + 1e-6 * low.abs().max(high.abs());
                     b.min_elevation = b.min_elevation.max(low - slack);
                     b.max_elevation = b.max_elevation.min(high + slack);
                 }
-                amplitude
+                let (low, high) = range(&|u, v| dual_bilinear(&field.cells, u, v), 0.5);
+                // Rounding of the blend's weights, relative.
+                ((low * (1.0 - 1e-9)).max(0.0), high * (1.0 + 1e-9))
             }
             // A data tile that cannot be read (torn, corrupt) must not stop
             // selection, which never decoded before detail.
-            Err(SourceError::Pack(_)) => self.amplitude_from_index(ancestor)?,
+            Err(SourceError::Pack(_)) => (0.0, self.amplitude_from_index(ancestor)?),
             Err(e) => return Err(e),
         };
         if amplitude == 0.0 {
             return Ok(b);
         }
         let range = self.octave_range(tile, data_depth);
-        Ok(self.widen_by_detail(b, tile, data_depth, amplitude, range))
+        Ok(self.widen_by_detail(b, tile, data_depth, (low_amplitude, amplitude), range))
     }
 
     /// A bound on every cell of the amplitude field of data tile
@@ -191,28 +187,55 @@ impl DetailSource {
             return Ok(b);
         }
         let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
-        Ok(self.widen_by_detail(b, tile, data_depth, amplitude, (-up_to, up_to)))
+        let mut loose = self.widen_by_detail(b, tile, data_depth, (0.0, amplitude), (-up_to, up_to));
+        // An ancestor's exact bounds, where kept, hold the tile too but for
+        // the octaves the tile adds: its data surface lies within the
+        // ancestor's, its amplitudes among the ancestor's, and its unit
+        // octave sum within the ancestor's range widened by each octave
+        // added since. So a camera coming down onto ground it has not read
+        // yet stands outside the new nodes past what it has, not inside a
+        // data tile's whole range.
+        let kept = self.bounds.lock().expect("bounds lock");
+        let (mut below, mut added) = (tile, 0.0);
+        while let Some(ancestor) = below.parent().filter(|a| a.depth() > data_depth) {
+            added += self.octave_coefficient(data_depth, below.depth());
+            if let Some(a) = kept.get(&ancestor) {
+                let own = amplitude * added * (1.0 + 1e-9);
+                let slack = 1e-3 + 1e-6 * a.min_elevation.abs().max(a.max_elevation.abs());
+                loose.min_elevation = loose.min_elevation.max(a.min_elevation - own - slack);
+                loose.max_elevation = loose.max_elevation.min(a.max_elevation + own + slack);
+                break;
+            }
+            below = ancestor;
+        }
+        Ok(loose)
     }
 
-    /// `b` widened by detail whose amplitude is at most `amplitude` and
-    /// whose unit octave sum lies in `(low, high)`, with the error of the
-    /// octaves the tile omits and the two its drawn lattice cannot resolve.
+    /// `b` widened by detail whose amplitude lies in `(low_amplitude,
+    /// amplitude)` and whose unit octave sum lies in `(low, high)`, with the
+    /// error of the octaves the tile omits and the two its drawn lattice
+    /// cannot resolve.
     fn widen_by_detail(
         &self,
         mut b: TileBounds,
         tile: TileAddress,
         data_depth: u8,
-        amplitude: f64,
+        (low_amplitude, amplitude): (f64, f64),
         (low, high): (f64, f64),
     ) -> TileBounds {
         let (_, beyond) = self.coefficient_sums(data_depth, tile.depth());
-        // The amplitude field lies in [0, amplitude]; the f32 rounding of a
-        // sample near the extremes is the slack, with room to spare.
+        // The product of the two ranges: its extremes are products of their
+        // ends. The f32 rounding of a sample near the extremes is the slack,
+        // with room to spare.
+        let ends = [low_amplitude * low, low_amplitude * high, amplitude * low, amplitude * high];
+        let lowest = ends.iter().copied().fold(f64::INFINITY, f64::min);
+        let highest = ends.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let slack = 1e-3 + 1e-6 * b.min_elevation.abs().max(b.max_elevation.abs());
-        b.min_elevation += amplitude * low.min(0.0) * (1.0 + 1e-9) - slack;
-        b.max_elevation += amplitude * high.max(0.0) * (1.0 + 1e-9) + slack;
+        b.min_elevation += lowest - lowest.abs() * 1e-9 - slack;
+        b.max_elevation += highest + highest.abs() * 1e-9 + slack;
         let own = self.octave_coefficient(data_depth, tile.depth());
-        let previous = if tile.depth() > data_depth + 1 { own / self.gain } else { 0.0 };
+        let previous =
+            if tile.depth() > data_depth + 1 { self.octave_coefficient(data_depth, tile.depth() - 1) } else { 0.0 };
         b.geometric_error += amplitude * (beyond + own + 0.5 * previous);
         b.provenance = Provenance::Invented;
         b

@@ -18,7 +18,7 @@ pub mod query;
 pub mod roughness;
 mod stack;
 
-pub use detail::{DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DetailSource, WATER_CLASSES};
+pub use detail::{DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DetailSource, SMOOTH_BELOW_M, SMOOTH_GAIN, WATER_CLASSES};
 pub use function::HeightFunction;
 pub use inset::{INVENTED_COLOUR, InsetSource, Reach};
 pub use pack::PackSource;

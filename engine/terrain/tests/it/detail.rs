@@ -524,3 +524,45 @@ fn unread_bounds_hold_the_exact_ones_until_a_worker_warms_them() {
     }
     assert_eq!(detail.warm_bounds(), 0, "nothing left to warm");
 }
+
+#[test]
+fn past_the_smooth_break_a_nodes_error_halves_faster_than_the_node() {
+    use planet_terrain::ground::{SMOOTH_BELOW_M, SMOOTH_GAIN};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, detail) = analytic(&dir);
+    let body = detail.body().clone();
+    let smooth = detail.smooth_from();
+    assert!(body.sample_spacing_m(smooth) < SMOOTH_BELOW_M && body.sample_spacing_m(smooth - 1) >= SMOOTH_BELOW_M);
+    // Octaves fall at the data's gain down to the break, then at a quarter.
+    let ratio = |d: u8| detail.octave_coefficient(1, d) / detail.octave_coefficient(1, d - 1);
+    assert_eq!(ratio(smooth - 1), detail.gain());
+    assert_eq!(ratio(smooth), SMOOTH_GAIN);
+    let tile = planet_terrain::ground::locate(&body, land(&detail, smooth + 4), smooth + 4).0;
+    let error = |d: u8| detail.tile_bounds(tile.ancestor_at(d).unwrap()).unwrap().geometric_error;
+    for d in smooth + 1..=smooth + 4 {
+        assert!(error(d) < 0.5 * error(d - 1), "depth {d}: {} m after {} m", error(d), error(d - 1));
+    }
+}
+
+#[test]
+fn two_metres_above_synthesized_ground_the_cut_meets_two_pixels_within_4096_nodes() {
+    use planet_terrain::lod::{SelectionSettings, select};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, detail) = analytic(&dir);
+    let body = detail.body().clone();
+    let ground = land(&detail, 20);
+    let (tile, u, v) = planet_terrain::ground::locate(&body, ground, 20);
+    let h = detail.tile(tile).unwrap().height(u.round() as i32, v.round() as i32);
+    let (lat, lon) = (ground.latitude.to_degrees(), ground.longitude.to_degrees());
+    let settings = SelectionSettings { target_error_px: 2.0, node_budget: 4096, near_m: 0.1 };
+    for (heading, pitch) in [(30.0, -20.0), (200.0, 0.0), (90.0, -89.0)] {
+        let at = planet_terrain::Geodetic::from_degrees(lat, lon, f64::from(h) + 2.0);
+        let view = planet_terrain::View::looking_from(&body, at, heading, pitch, 60f64.to_radians(), (1920, 1080));
+        let cut = select(&detail, &view, &settings).unwrap();
+        // Before the octaves fell off past a few metres (and before the
+        // bounds took the realized octaves two levels up), this was 'inf'
+        // at 4,095 nodes: the camera stood inside every nearby node.
+        let e = cut.effective_screen_error_px;
+        assert!(e.is_finite() && e <= 2.0, "pitch {pitch}: {e} px, {:?}", cut.statistics);
+    }
+}
