@@ -20,7 +20,7 @@ use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightFunction, HeightSource, SourceTile};
 use planet_terrain::layers::{LayerError, LayerStack};
 use planet_terrain::lod::{
-    Binding, ExactSelector, FrameStatistics, Residency, ResidencySettings, SelectionSettings, build_records,
+    Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, Selector, build_records,
 };
 
 use planet_terrain::abi::PushConstants;
@@ -104,14 +104,14 @@ pub struct TerrainScene {
     /// The workers of `Loading::Background`.
     loader: Option<TileLoader>,
     /// Last frame's refinement tree: the same cut as `select`, for less
-    /// work. Not the followed `Selector`: on the demo flight it asked the
-    /// source for twice the bounds (a followed frame evaluates every leaf,
-    /// and a fast descent makes it fall back to a full selection, paying
-    /// both), and its frame-thread p99 was 4.0-10.5 ms against 2.7-4.0
-    /// (docs/PERFORMANCE.md, "Viewer: frame times").
-    selector: ExactSelector,
+    /// work.
+    selector: Selector,
     /// The upload budget of `Loading::Background` frames.
     pacer: UploadPacer,
+    /// The last selected cut's tiles ([`TerrainScene::drawn_ground_depths_at`]).
+    last_cut: planet_terrain::geo::address::TileMap<TileAddress, ()>,
+    /// The shallowest depth the last cut drew (the hole count's floor).
+    coarsest_drawn: Option<u8>,
 }
 
 #[derive(Debug)]
@@ -161,8 +161,10 @@ impl TerrainScene {
             failures: Vec::new(),
             retries: std::collections::HashMap::new(),
             loader,
-            selector: ExactSelector::default(),
+            selector: Selector::default(),
             pacer: UploadPacer::new(uploads),
+            last_cut: Default::default(),
+            coarsest_drawn: None,
         }
     }
 
@@ -285,10 +287,15 @@ impl TerrainScene {
         let radii = self.body.ellipsoid().radii();
         let scaled = view.position / radii;
         let c_term = scaled.length_squared() - 1.0;
-        // The deepest ground a source can hold, as a scale of the radii: a
-        // ray that meets the body below it must meet drawn terrain.
+        // The deepest ground a source can hold, lowered by how far the
+        // coarsest drawn lattice's flat cells sag inside the surface through
+        // their vertices, as a scale of the radii: a ray that meets the body
+        // below it must meet drawn terrain. (Six roots alone sag 9 km: a
+        // pixel at the limb from orbit is their resolution, not a hole; a
+        // ray down through a hole near the camera meets the floor anyway.)
         let mean = (radii.x + radii.y + radii.z) / 3.0;
-        let floor_scale = 1.0 + self.deepest_ground_m / mean;
+        let sag = self.coarsest_drawn.map_or(0.0, |depth| drawn::lattice_sag_m(&self.body, depth));
+        let floor_scale = 1.0 + (self.deepest_ground_m - sag) / mean;
         let floor_c_term = (view.position / (radii * floor_scale)).length_squared() - 1.0;
         let sun = sun.normalize();
         let mut flags = self.appearance.palette << 8;
@@ -438,6 +445,9 @@ impl TerrainScene {
             })
             .collect();
         phases.residency_ms = clock.lap();
+        self.last_cut.clear();
+        self.last_cut.extend(cut.nodes.iter().map(|n| (n.tile, ())));
+        self.coarsest_drawn = cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| n.tile.depth()).min();
         let records = self.records(renderer, view, &cut, &bindings);
         phases.records_ms = clock.lap();
         let analytic_body = !plan.covers_body;
@@ -619,3 +629,6 @@ fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::ground::So
         message: e.to_string(),
     }
 }
+
+#[path = "scene_drawn.rs"]
+mod drawn;

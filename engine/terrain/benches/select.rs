@@ -19,14 +19,11 @@
 //! a profiler's view of the current one); `SELECT_BENCH_SELECTOR_ONLY=1`
 //! also runs `select` only once per row, so a profile is the `Selector`'s.
 //!
-//! Three more columns time the frame-to-frame selectors: a `Selector`
-//! (which follows last frame's cut) on the same view every frame (the
-//! floor) and on a camera moving 1% of its altitude forward and turning 0.1
-//! degrees each frame (a flight), and an `ExactSelector` (`select`'s cut
-//! bit for bit, reusing last frame's geometry) on the same flight; then a
-//! `Selector` on a fast flight (20% of the altitude and 2 degrees of turn
-//! per frame), with how many of its frames were followed rather than
-//! selected from nothing.
+//! Three more columns time the frame-to-frame `Selector` (`select`'s cut
+//! bit for bit, reusing last frame's geometry): on the same view every
+//! frame (the floor), on a camera moving 1% of its altitude forward and
+//! turning 0.1 degrees each frame (a flight), and on a fast flight (20% of
+//! the altitude and 2 degrees of turn per frame).
 
 #[path = "../tests/it/select_reference.rs"]
 mod select_reference;
@@ -35,7 +32,7 @@ use std::time::Instant;
 
 use planet_terrain::camera::View;
 use planet_terrain::ground::{HeightSource, ProceduralSource};
-use planet_terrain::lod::{Cut, ExactSelector, SelectionSettings, Selector, select};
+use planet_terrain::lod::{Cut, SelectionSettings, Selector, select};
 use planet_terrain::{Body, Geodetic};
 
 const RUNS: usize = 300;
@@ -45,9 +42,9 @@ fn main() {
     let selector_only = std::env::var_os("SELECT_BENCH_SELECTOR_ONLY").is_some();
     let source = ProceduralSource::new(Body::earth(), 2026);
     println!(
-        "| altitude | target px | budget | nodes | drawn | effective error px | before median ms | after median ms | after p99 ms | speed-up | Selector, same view | Selector, moving | ExactSelector, moving | Selector, fast | fast frames followed |"
+        "| altitude | target px | budget | nodes | drawn | effective error px | before median ms | after median ms | after p99 ms | speed-up | Selector, same view | Selector, moving | Selector, fast |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (label, altitude) in [("400 km", 400_000.0), ("10 km", 10_000.0), ("100 m", 100.0), ("2 m", 2.0)] {
         let ground = planet_terrain::ground::sample_ground(&source, Geodetic::from_degrees(46.5, 8.0, 0.0), 14)
             .unwrap()
@@ -121,17 +118,10 @@ fn main() {
             let flying =
                 median_of(&mut moving.iter(), &mut |view: &View| selector.select(&source, view, &settings).unwrap());
             let mut selector = Selector::new();
-            let (mut followed, mut fast_frames) = (0, 0);
-            let darting = median_of(&mut fast.iter(), &mut |view: &View| {
-                let cut = selector.select(&source, view, &settings).unwrap();
-                (followed, fast_frames) = (followed + usize::from(selector.followed_last_frame()), fast_frames + 1);
-                cut
-            });
-            let mut exact = ExactSelector::new();
-            let exact_flying =
-                median_of(&mut moving.iter(), &mut |view: &View| exact.select(&source, view, &settings).unwrap());
+            let darting =
+                median_of(&mut fast.iter(), &mut |view: &View| selector.select(&source, view, &settings).unwrap());
             println!(
-                "| {label} | {target} | {budget} | {} | {} | {:.3} | {old_median:.3} | {median:.3} | {:.3} | {:.1}x | {same_view:.3} | {flying:.3} | {exact_flying:.3} | {darting:.3} | {followed}/{fast_frames} |",
+                "| {label} | {target} | {budget} | {} | {} | {:.3} | {old_median:.3} | {median:.3} | {:.3} | {:.1}x | {same_view:.3} | {flying:.3} | {darting:.3} |",
                 cut.nodes.len(),
                 cut.statistics.nodes_drawn,
                 cut.effective_screen_error_px,

@@ -97,6 +97,9 @@ pub struct Session {
     /// coarser in proportion to the height above it (a thousandth), so a
     /// camera in orbit does not synthesize metre tiles it cannot see.
     ground_spacing_m: f64,
+    /// Tiles of the ground a frame draws where a coarser resident tile
+    /// stands in under the camera ([`Session::ground_height`]).
+    stand_in_cache: GroundCache,
     /// Reads the ground ahead of the camera off the frame.
     ground_ahead: crate::ground_ahead::GroundAhead,
     /// Where the camera was at the last ground read (lat, lon), for the
@@ -118,6 +121,7 @@ impl Session {
             vertical_fov: 50f64.to_radians(),
             clock: Instant::J2000,
             ground_cache: GroundCache::default(),
+            stand_in_cache: GroundCache::default(),
             ground_generation: usize::MAX,
             ground_spacing_m: GROUND_SPACING_M,
             ground_ahead: crate::ground_ahead::GroundAhead::default(),
@@ -141,6 +145,7 @@ impl Session {
         let mut cache = std::mem::take(&mut self.ground_cache);
         if generation != self.ground_generation {
             cache = GroundCache::default();
+            self.stand_in_cache = GroundCache::default();
             self.ground_generation = generation;
         }
         let depth = depth_for_spacing(source.as_ref(), self.ground_spacing_m);
@@ -184,9 +189,29 @@ impl Session {
         // once) is stood in for by the nearest shallower ground that can, as
         // the renderer draws its ancestor: the camera keeps clear of what is
         // drawn. Only with nothing readable at all is it the ellipsoid.
-        height.unwrap_or_else(|_| {
+        let height = height.unwrap_or_else(|_| {
             (0..depth).rev().find_map(|d| GroundReader::new(source.as_ref(), d).height(at).ok()).unwrap_or(0.0)
-        })
+        });
+        // The frame draws a coarser ground than the finest where the cut is
+        // coarse (a budget, slot pressure) or the tile under the camera is
+        // still loading and an ancestor stands in (after a jump), and that
+        // ground may lie above the finest: a camera held 1.5 m over the
+        // finest ground then stood under the ground it was shown and saw sky
+        // through it. It keeps clear of the higher of the two.
+        let mut cache = std::mem::take(&mut self.stand_in_cache);
+        if cache.len() > 8 {
+            cache = GroundCache::default();
+        }
+        let mut highest = height;
+        for drawn_depth in self.scene.drawn_ground_depths_at(at).into_iter().flatten().filter(|&d| d < depth) {
+            let mut reader = GroundReader::with_cache(source.as_ref(), drawn_depth, cache);
+            if let Ok(drawn) = reader.height(at) {
+                highest = highest.max(drawn);
+            }
+            cache = reader.into_cache();
+        }
+        self.stand_in_cache = cache;
+        highest
     }
 
     /// Where the ray through pixel `(x, y)` meets the (edited) ground, read

@@ -363,3 +363,31 @@ fn bodies_dropped_headless_land_on_the_ground_and_are_drawn() {
         assert!(above < 2.5 * size, "the body fell from its drop height (3 sizes up): {body}");
     }
 }
+
+/// #28 item 3: at the fewest slots the viewer accepts, at 256 and at the
+/// default, no frame of the descent shows sky where the ground is, and no
+/// frame reports an infinite error. The frame after the path drops from 9 km
+/// to 1.5 m draws stand-ins (ancestors) that can lie above the finest
+/// ground; the camera keeps clear of the ground drawn, so it never stands
+/// under it (4,115 hole pixels in that frame before).
+#[test]
+fn no_sky_shows_through_the_ground_at_any_slot_count() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = pack(dir.path());
+    for slots in [&["--slots", "14"][..], &["--slots", "256"], &[]] {
+        for loading in ["frame", "background"] {
+            let (log, _) = fly(dir.path(), &pack, GROUND, &[slots, &["--loading", loading]].concat());
+            for f in log["frames"].as_array().expect("frames") {
+                let holes = f["hole_pixels"].as_u64().expect("the GPU reported every frame");
+                let drawn = f["draw_calls"]["terrain_depth"].as_u64() == Some(1);
+                assert!(!drawn || holes == 0, "{slots:?} {loading}, frame {}: {holes} hole pixels", f["frame"]);
+                let error = f["effective_screen_error_pixels"].as_f64();
+                assert!(
+                    error.is_some_and(f64::is_finite),
+                    "{slots:?} {loading}, frame {}: error {error:?}",
+                    f["frame"]
+                );
+            }
+        }
+    }
+}

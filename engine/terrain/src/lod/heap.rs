@@ -8,7 +8,7 @@
 //! The second decision: only keys that can still be popped are ordered.
 //! When a budget binds, most nodes pushed are never popped (a 4k-node cut
 //! pops about a third of what it pushes). Keys under a threshold (a guess:
-//! an [`ExactSelector`](super::ExactSelector) passes the error last frame's budget
+//! a [`Selector`](super::Selector) passes the error last frame's budget
 //! stopped at) wait unordered in a side list; only if the heap runs dry
 //! are they ordered too. Every key in the heap is above every waiting one,
 //! so the pops, and so the cut, are exactly those of one heap.

@@ -1,7 +1,6 @@
 //! Level of detail: the host half of the renderer, what a frame draws,
-//! decided in f64 without a GPU. [`cut`] selects the quadtree cut, [`follow`]
-//! adjusts last frame's to the next view,
-//! [`record`] turns it into the GPU's per-node records, [`residency`] keeps
+//! decided in f64 without a GPU. [`cut`] selects the quadtree cut (frame after
+//! frame with a [`Selector`]), [`record`] turns it into the GPU's per-node records, [`residency`] keeps
 //! the tiles' GPU slots.
 //!
 //! The key decision: this is the top layer of the terrain core. It reads
@@ -11,14 +10,12 @@
 
 mod cull;
 pub mod cut;
-pub mod follow;
 mod heap;
 mod outcome;
 pub mod record;
 pub mod residency;
 
-pub use cut::{Culled, Cut, EdgeRelation, ExactSelector, SelectedNode, SelectionSettings, SelectionStatistics, select};
-pub use follow::Selector;
+pub use cut::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, Selector, select};
 pub use record::{build_records, centre_height_within, node_record, reference_vertex};
 pub use residency::{Binding, Residency, ResidencySettings, UvRect, min_slots};
 

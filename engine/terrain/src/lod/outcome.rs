@@ -1,10 +1,9 @@
 //! The cut a refinement ends with: its leaves as [`SelectedNode`]s with
 //! their edge relations, culled, with the figures of the frame.
 //!
-//! The key decision: one pass for both selectors. The exact refinement and
-//! the one that follows last frame's cut ([`super::follow`]) keep the same
-//! arena of linked nodes, so the relations, culling and statistics are
-//! written once, from the arena, whichever built it.
+//! The key decision: the relations, culling and statistics are read from
+//! the refinement's arena of linked nodes in one pass, after the cover is
+//! decided, so no lookup by key is needed.
 
 use std::time::Instant;
 
@@ -51,9 +50,14 @@ impl Outcome {
                 edges: [relation(a), relation(b), relation(c), relation(d)],
             }
         }));
-        // The largest error left unsplit is the error the cut meets.
-        let effective = nodes.iter().map(|n| n.projected_error_px).fold(self.settled_error, f64::max);
         cull(&mut nodes, view, ellipsoid, settings.near_m);
+        // The largest error left unsplit where the cut is drawn is the error
+        // it meets.
+        let effective = nodes
+            .iter()
+            .filter(|n| n.culled.is_none())
+            .map(|n| n.projected_error_px)
+            .fold(self.settled_error, f64::max);
         let culled = nodes.iter().filter(|n| n.culled.is_some()).count();
         let statistics = SelectionStatistics {
             nodes_selected: nodes.len(),

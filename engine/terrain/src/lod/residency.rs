@@ -303,10 +303,23 @@ impl Residency {
                 }
             }
         }
-        // Coarse first, larger error first, then file order: the order
-        // `TileAddress` has, its key computed once per tile.
+        // The roots first (coverage: pinned once resident, every node has an
+        // ancestor from then on), then larger error first (the nearest
+        // ground after a jump), coarse first among equals, then file order
+        // (the order `TileAddress` has, its key computed once per tile). An
+        // ancestor is wanted with the largest error of the misses under it,
+        // so it still comes before each of them: coverage before
+        // resolution, chain by chain. (Coarse first across the whole cut
+        // loaded every ancestor level of the view before the tiles the
+        // nearest ground wanted.)
         let mut wanted: Vec<(TileAddress, f64, TileKey)> = wanted.into_iter().map(|(t, e)| (t, e, t.key())).collect();
-        wanted.sort_by(|a, b| a.0.depth().cmp(&b.0.depth()).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+        wanted.sort_by(|a, b| {
+            (a.0.depth() > 0)
+                .cmp(&(b.0.depth() > 0))
+                .then(b.1.total_cmp(&a.1))
+                .then(a.0.depth().cmp(&b.0.depth()))
+                .then(a.2.cmp(&b.2))
+        });
 
         let budget = self.settings.upload_budget_bytes;
         let cost = self.settings.tile_bytes;

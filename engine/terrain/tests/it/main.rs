@@ -14,7 +14,6 @@ mod pack;
 mod precision;
 mod seams;
 mod select;
-mod select_follow;
 mod select_reference;
 mod sources;
 mod stack;

@@ -1,5 +1,9 @@
 //! The cut selection of commit c87685f, kept verbatim (through the public API)
-//! as the reference the current `lod::select` must reproduce bit for bit.
+//! as the reference the current `lod::select` must reproduce bit for bit,
+//! with one later rule written into it the same simple way: a node wholly
+//! outside the frustum refines by `OUT_OF_VIEW_WEIGHT` of its error, the
+//! distance to a node is at least the near plane, and the effective error is
+//! over the nodes drawn.
 //!
 //! The key decision: a private copy of the old algorithm rather than
 //! recorded digests. Digests would pin the output to this machine's libm
@@ -18,6 +22,7 @@ use planet_terrain::camera::View;
 use planet_terrain::geo::cube::{cube_point, warp};
 use planet_terrain::geo::{BoundingSphere, Edge, Ellipsoid};
 use planet_terrain::ground::{HeightSource, SourceError};
+use planet_terrain::lod::cut::OUT_OF_VIEW_WEIGHT;
 use planet_terrain::lod::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics};
 use planet_terrain::{MAX_DEPTH, TileAddress};
 
@@ -44,6 +49,13 @@ type KeyMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
 struct Candidate {
     error: f64,
     index: usize,
+}
+
+/// A node's place in the heap: its error, weighted out of view.
+fn key(view: &View, near: f64, node: &SelectedNode) -> f64 {
+    let s = node.sphere;
+    let outside = view.frustum(near).iter().any(|p| p.signed_distance(s.centre) < -s.radius);
+    if outside { node.projected_error_px * OUT_OF_VIEW_WEIGHT } else { node.projected_error_px }
 }
 
 impl PartialEq for Candidate {
@@ -135,13 +147,13 @@ impl ChildGrid {
 fn evaluate_with(
     source: &dyn HeightSource,
     view: &View,
-    camera_height: f64,
+    (camera_height, near): (f64, f64),
     tile: TileAddress,
     sphere_of: impl FnOnce(f64, f64) -> BoundingSphere,
 ) -> Result<SelectedNode, SourceError> {
     let bounds = source.tile_bounds(tile)?;
     let sphere = sphere_of(bounds.min_elevation, bounds.max_elevation);
-    let distance = sphere.distance(view.position).max(camera_height - bounds.max_elevation);
+    let distance = sphere.distance(view.position).max(camera_height - bounds.max_elevation).max(near);
     let colour_error = match source.colour_data_depth() {
         Some(colour_depth) if tile.depth() < colour_depth => {
             source.body().sample_spacing_m(tile.depth()) * COLOUR_TEXEL_WEIGHT
@@ -170,10 +182,10 @@ pub fn select_reference(
     let mut heap = BinaryHeap::new();
     let camera_height = ellipsoid.point_to_geodetic(view.position).height;
     for root in TileAddress::roots() {
-        let node = evaluate_with(source, view, camera_height, root, |min, max| {
+        let node = evaluate_with(source, view, (camera_height, settings.near_m), root, |min, max| {
             BoundingSphere::of_tile(&ellipsoid, root, min, max)
         })?;
-        heap.push(Candidate { error: node.projected_error_px, index: slots.len() });
+        heap.push(Candidate { error: key(view, settings.near_m, &node), index: slots.len() });
         slots.push(Some(node));
     }
     let mut leaves: KeyMap<usize> =
@@ -186,6 +198,7 @@ pub fn select_reference(
         view,
         camera_height,
         budget: settings.node_budget,
+        near: settings.near_m,
         slots: &mut slots,
         leaves: &mut leaves,
         heap: &mut heap,
@@ -198,7 +211,9 @@ pub fn select_reference(
         let Candidate { error, index } = refine.heap.pop().expect("peeked");
         let Some(node) = refine.slots[index] else { continue };
         if node.tile.depth() >= MAX_DEPTH {
-            settled_error = settled_error.max(error);
+            if error == node.projected_error_px {
+                settled_error = settled_error.max(error);
+            }
             continue;
         }
         if !refine.split_balanced(node.tile)? {
@@ -208,12 +223,13 @@ pub fn select_reference(
         }
     }
     let mut nodes: Vec<SelectedNode> = slots.into_iter().flatten().collect();
-    let effective = nodes.iter().map(|n| n.projected_error_px).fold(settled_error, f64::max);
     let index: KeyMap<usize> = nodes.iter().enumerate().map(|(i, n)| (n.tile.identity(), i)).collect();
     for node in &mut nodes {
         node.edges = Edge::ALL.map(|edge| edge_relation(&index, node.tile, edge));
     }
     cull(&mut nodes, view, &ellipsoid, settings.near_m);
+    let effective =
+        nodes.iter().filter(|n| n.culled.is_none()).map(|n| n.projected_error_px).fold(settled_error, f64::max);
     let culled = nodes.iter().filter(|n| n.culled.is_some()).count();
     let statistics = SelectionStatistics {
         nodes_selected: nodes.len(),
@@ -231,6 +247,7 @@ struct Refinement<'a> {
     view: &'a View,
     camera_height: f64,
     budget: usize,
+    near: f64,
     slots: &'a mut Vec<Option<SelectedNode>>,
     leaves: &'a mut KeyMap<usize>,
     heap: &'a mut BinaryHeap<Candidate>,
@@ -259,10 +276,10 @@ impl Refinement<'_> {
         let ellipsoid = *self.source.body().ellipsoid();
         let grid = ChildGrid::new(&ellipsoid, tile);
         for (q, child) in tile.children().expect("below MAX_DEPTH").into_iter().enumerate() {
-            let c = evaluate_with(self.source, self.view, self.camera_height, child, |min, max| {
+            let c = evaluate_with(self.source, self.view, (self.camera_height, self.near), child, |min, max| {
                 grid.sphere(&ellipsoid, q, min, max)
             })?;
-            self.heap.push(Candidate { error: c.projected_error_px, index: self.slots.len() });
+            self.heap.push(Candidate { error: key(self.view, self.near, &c), index: self.slots.len() });
             self.leaves.insert(child.identity(), self.slots.len());
             self.slots.push(Some(c));
         }
