@@ -96,14 +96,14 @@ done
 echo
 # planet-view prefers a discrete GPU and falls back to Mesa's lavapipe (software).
 echo "The demo Earth through planet-view, headless (packs/*.png, statistics in packs/*.json); over the"
-echo "High Sierra the stack, with 2048 slots:"
+echo "High Sierra the stack:"
 for shot in "orbit:20:30:15000000:0:-90" "sierra-10km:36.95:-118.25:10000:300:-12" \
     "palisade-100m:37.075:-118.49:100:330:-10" "palisade-2m:37.085:-118.505:2:330:-4"; do
     IFS=: read -r name lat lon height heading pitch <<<"$shot"
     height_flag=--alt
     [[ $name == palisade-* ]] && height_flag=--agl
     ground=(packs/earth.planetpack)
-    [[ $name == orbit ]] || ground=("${stack[@]}" --slots 2048)
+    [[ $name == orbit ]] || ground=("${stack[@]}")
     $bin/planet-view "${ground[@]}" --lat "$lat" --lon "$lon" "$height_flag" "$height" \
         --heading "$heading" --pitch "$pitch" --size 1280x720 --shot "packs/$name.png" --stats "packs/$name.json"
 done

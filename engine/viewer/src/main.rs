@@ -116,7 +116,8 @@ struct Cli {
     size: (u32, u32),
     /// Most nodes in the cut: at least the six roots; at most what the
     /// device's storage buffers and memory hold (checked at start). Default:
-    /// 2048, or the slots less the six roots when there are fewer, so the
+    /// from the viewport, 4,096 at 1920x1080 scaled by its pixels (at least
+    /// 1,024), or the slots less the six roots when there are fewer, so the
     /// cut can settle (a cut with more drawn nodes than slots streams
     /// forever, its nodes on ancestors).
     #[arg(long, value_parser = |t: &str| count(t, ROOTS as u64..=u64::from(u32::MAX), "the node budget"))]
@@ -136,9 +137,11 @@ struct Cli {
     uploads: u64,
     /// Resident tile slots on the GPU: at least the six roots plus four per
     /// frame in flight (14); at most the device's maxImageArrayLayers and
-    /// half its memory (checked at start).
-    #[arg(long, default_value_t = 1024, value_parser = |t: &str| count(t, MIN_SLOTS..=u64::from(u32::MAX), "tile slots"))]
-    slots: u64,
+    /// half its memory (checked at start). Default: the viewport's node
+    /// budget and the six roots, at most 2,048 (the array layers lavapipe
+    /// and the GPUs we know allow).
+    #[arg(long, value_parser = |t: &str| count(t, MIN_SLOTS..=u64::from(u32::MAX), "tile slots"))]
+    slots: Option<u64>,
     /// Where tiles are produced: `background` (worker threads; a frame
     /// never waits for a tile, a node draws its ancestor meanwhile) or
     /// `frame` (inside the frame that uploads them, so a sequence of
@@ -173,10 +176,27 @@ fn start_time(cli: &Cli, body: &Body, lon: f64) -> Instant {
 
 /// Frames the renderer keeps in flight.
 const FRAMES_IN_FLIGHT: u64 = 2;
-/// The node budget: `--budget`, or by default 2048 held to what the slots
-/// can keep resident beside the six pinned roots.
-fn node_budget(cli: &Cli) -> u64 {
-    cli.budget.unwrap_or_else(|| 2048.min(cli.slots - ROOTS as u64))
+/// The node budget a viewport of `size` needs for its target: 4,096 at
+/// 1920x1080 (where the cut 2 m above the demo's mountains meets 2 px),
+/// scaled by the pixels (the nodes a cut needs grow with the square of
+/// pixels per radian), in steps of 256, at least 1,024.
+fn viewport_budget((width, height): (u32, u32)) -> u64 {
+    let scaled = 4096 * u64::from(width) * u64::from(height) / (1920 * 1080);
+    scaled.div_ceil(256).max(4) * 256
+}
+
+/// The most slots a default asks for: every device we know's maxImageArrayLayers.
+const DEFAULT_MAX_SLOTS: u64 = 2048;
+
+/// The slots: `--slots`, or the viewport's budget and the roots, at most 2048.
+fn slots(cli: &Cli, size: (u32, u32)) -> u64 {
+    cli.slots.unwrap_or_else(|| (viewport_budget(size) + ROOTS as u64).min(DEFAULT_MAX_SLOTS))
+}
+
+/// The node budget: `--budget`, or by default the viewport's held to what
+/// the slots can keep resident beside the six pinned roots.
+fn node_budget(cli: &Cli, size: (u32, u32)) -> u64 {
+    cli.budget.unwrap_or_else(|| viewport_budget(size).min(slots(cli, size) - ROOTS as u64))
 }
 
 /// The fewest slots streaming needs (`planet_terrain::lod::min_slots`).
@@ -277,17 +297,17 @@ fn run(cli: Cli) -> Result<()> {
 fn renderer_settings(cli: &Cli, size: (u32, u32)) -> RendererSettings {
     RendererSettings {
         size,
-        slots: cli.slots as u32,
-        max_nodes: (node_budget(cli) as usize).max(64),
+        slots: slots(cli, size) as u32,
+        max_nodes: (node_budget(cli, size) as usize).max(64),
         frames_in_flight: FRAMES_IN_FLIGHT as usize,
         uploads_per_frame: cli.uploads as usize,
         gpu: GpuSettings { validation: cli.validation, skip_work_counts: cli.no_gpu_counts },
     }
 }
 
-fn scene_settings(cli: &Cli, near_m: f64) -> SceneSettings {
+fn scene_settings(cli: &Cli, size: (u32, u32), near_m: f64) -> SceneSettings {
     SceneSettings {
-        selection: SelectionSettings { target_error_px: cli.sse, node_budget: node_budget(cli) as usize, near_m },
+        selection: SelectionSettings { target_error_px: cli.sse, node_budget: node_budget(cli, size) as usize, near_m },
         uploads_per_frame: cli.uploads as usize,
         frames_in_flight: FRAMES_IN_FLIGHT,
         loading: loading(cli),
@@ -331,7 +351,7 @@ fn shot_mode(
     let view =
         View::looking_from(&body, at, cli.orientation.heading, cli.orientation.pitch, cli.fov.to_radians(), size);
     let mut renderer = Renderer::new(renderer_settings(cli, size)).map_err(renderer_error)?;
-    let settings = scene_settings(cli, session::near_plane(above_ground));
+    let settings = scene_settings(cli, size, session::near_plane(above_ground));
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
     let sun = sun_at(&body, start_time(cli, &body, cli.lon));
     let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames as u32)?;
@@ -412,7 +432,7 @@ fn path_mode(
 ) -> Result<()> {
     let renderer = Renderer::new(renderer_settings(cli, size)).map_err(renderer_error)?;
     let fov = cli.fov.to_radians();
-    let mut session = new_session(scene_settings(cli, 1.0), fov, &body, source, renderer, cli.scene.as_deref())?;
+    let mut session = new_session(scene_settings(cli, size, 1.0), fov, &body, source, renderer, cli.scene.as_deref())?;
     let mut flight = flight::Flight::new(path.pose(path.start()), flight::Mode::Free);
     let frames = path_frames(path.duration(), cli.fps)?;
     let read_back = session::read_back_for(cli.frames.as_deref());
@@ -509,7 +529,7 @@ fn window_mode(
     let start = start_pose(cli, source.as_deref(), path.as_ref())?;
     let resize_at = cli.resize_at.as_deref().map(parse_resize_at).transpose()?;
     let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
-    let (settings, fov, factory_body) = (scene_settings(cli, 1.0), cli.fov.to_radians(), body.clone());
+    let (settings, fov, factory_body) = (scene_settings(cli, size, 1.0), cli.fov.to_radians(), body.clone());
     let scene_file = cli.scene.clone();
     let run = window::WindowRun {
         settings: renderer_settings(cli, size),
