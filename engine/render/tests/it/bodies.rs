@@ -26,23 +26,28 @@ fn on_centre_ray(forward: DVec3, distance: f64, half: f64, shape: BodyShape) -> 
     }
 }
 
+/// A camera 20 m over the ridge, heading 135 degrees at `pitch`, with its
+/// renderer and scene.
+fn over_the_ridge(pitch: f64) -> (planet_terrain::View, planet_render::Renderer, TerrainScene) {
+    let source = Arc::new(RidgeSource::new(45.0, 7.0));
+    let body = source.body.clone();
+    let (lat, lon) = (45.02, 7.03);
+    let ground = source.elevation(body.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(lat, lon, 0.0)));
+    let view = view_at(&body, lat, lon, ground + 20.0, 135.0, pitch, SIZE);
+    let renderer = renderer(SIZE, 512);
+    let scene = TerrainScene::new(body, Some(source as Arc<dyn HeightSource>), &renderer, settings(2048, 1.0, 0.5));
+    (view, renderer, scene)
+}
+
 fn centre(image: &RgbaImage) -> [u8; 4] {
     image.pixel(image.width / 2, image.height / 2)
 }
 
 #[test]
 fn bodies_show_in_front_of_the_ground_and_hide_behind_it() {
-    let source = Arc::new(RidgeSource::new(45.0, 7.0));
-    let body = source.body.clone();
-    let (lat, lon) = (45.02, 7.03);
-    let g = Geodetic::from_degrees(lat, lon, 0.0);
-    let ground = source.elevation(body.ellipsoid().geodetic_to_direction(g));
     // 20 m up, looking 30 degrees down: the centre ray meets the ground ~40 m out.
-    let view = view_at(&body, lat, lon, ground + 20.0, 135.0, -30.0, SIZE);
-    let mut renderer = renderer(SIZE, 512);
-    let mut scene =
-        TerrainScene::new(body.clone(), Some(source as Arc<dyn HeightSource>), &renderer, settings(2048, 1.0, 0.5));
-    let sun = sun_for(&body, &view);
+    let (view, mut renderer, mut scene) = over_the_ridge(-30.0);
+    let sun = sun_for(scene.body(), &view);
     let mut shot = |renderer: &mut planet_render::Renderer, bodies: &[BodyDraw]| {
         renderer.set_bodies(bodies);
         let (report, image, _) = scene.render_until_resident(renderer, &view, sun, 40).expect("render");
@@ -67,17 +72,9 @@ fn bodies_show_in_front_of_the_ground_and_hide_behind_it() {
 /// body in the frame turned the sky black.
 #[test]
 fn the_sky_after_a_body_is_the_sky_without_it() {
-    let source = Arc::new(RidgeSource::new(45.0, 7.0));
-    let body = source.body.clone();
-    let (lat, lon) = (45.02, 7.03);
-    let g = Geodetic::from_degrees(lat, lon, 0.0);
-    let ground = source.elevation(body.ellipsoid().geodetic_to_direction(g));
     // Looking 10 degrees up: the top rows are sky, the ball at the centre.
-    let view = view_at(&body, lat, lon, ground + 20.0, 135.0, 10.0, SIZE);
-    let mut renderer = renderer(SIZE, 512);
-    let mut scene =
-        TerrainScene::new(body.clone(), Some(source as Arc<dyn HeightSource>), &renderer, settings(2048, 1.0, 0.5));
-    let sun = sun_for(&body, &view);
+    let (view, mut renderer, mut scene) = over_the_ridge(10.0);
+    let sun = sun_for(scene.body(), &view);
     let mut shot = |renderer: &mut planet_render::Renderer, bodies: &[BodyDraw]| {
         renderer.set_bodies(bodies);
         scene.render_until_resident(renderer, &view, sun, 40).expect("render").1
