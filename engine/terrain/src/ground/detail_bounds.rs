@@ -113,10 +113,20 @@ impl DetailSource {
     /// error adds the octaves the tile omits and the two its drawn lattice
     /// (every fourth sample) cannot resolve.
     pub fn synthesized_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.bounds_over(tile, &|ancestor| self.amplitudes(ancestor))
+    }
+
+    /// [`DetailSource::synthesized_bounds`] with the data tile's field from
+    /// `field` (the cache's, read or not).
+    pub(super) fn bounds_over(
+        &self,
+        tile: TileAddress,
+        field: &dyn Fn(TileAddress) -> Result<Arc<DataField>, SourceError>,
+    ) -> Result<TileBounds, SourceError> {
         let mut b = self.inner.tile_bounds(tile)?;
         let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(b) };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
-        let (low_amplitude, amplitude) = match self.amplitudes(ancestor) {
+        let (low_amplitude, amplitude) = match field(ancestor) {
             Ok(field) => {
                 let (u0, v0, step) = DetailSource::placement(tile, ancestor);
                 // Both fields are bilinear between grid lines (the heights'
