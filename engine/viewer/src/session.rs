@@ -97,9 +97,9 @@ pub struct Session {
     /// coarser in proportion to the height above it (a thousandth), so a
     /// camera in orbit does not synthesize metre tiles it cannot see.
     ground_spacing_m: f64,
-    /// Tiles of the ground a frame draws where a coarser resident tile
-    /// stands in under the camera ([`Session::ground_height`]).
-    stand_in_cache: GroundCache,
+    /// Tiles of the coarser grounds a frame may draw under the camera (a
+    /// coarse cut's lattice, a stand-in ancestor: [`Session::ground_height`]).
+    drawn_ground_cache: GroundCache,
     /// Reads the ground ahead of the camera off the frame.
     ground_ahead: crate::ground_ahead::GroundAhead,
     /// Where the camera was at the last ground read (lat, lon), for the
@@ -121,7 +121,7 @@ impl Session {
             vertical_fov: 50f64.to_radians(),
             clock: Instant::J2000,
             ground_cache: GroundCache::default(),
-            stand_in_cache: GroundCache::default(),
+            drawn_ground_cache: GroundCache::default(),
             ground_generation: usize::MAX,
             ground_spacing_m: GROUND_SPACING_M,
             ground_ahead: crate::ground_ahead::GroundAhead::default(),
@@ -145,7 +145,7 @@ impl Session {
         let mut cache = std::mem::take(&mut self.ground_cache);
         if generation != self.ground_generation {
             cache = GroundCache::default();
-            self.stand_in_cache = GroundCache::default();
+            self.drawn_ground_cache = GroundCache::default();
             self.ground_generation = generation;
         }
         let depth = depth_for_spacing(source.as_ref(), self.ground_spacing_m);
@@ -198,7 +198,7 @@ impl Session {
         // ground may lie above the finest: a camera held 1.5 m over the
         // finest ground then stood under the ground it was shown and saw sky
         // through it. It keeps clear of the higher of the two.
-        let mut cache = std::mem::take(&mut self.stand_in_cache);
+        let mut cache = std::mem::take(&mut self.drawn_ground_cache);
         if cache.len() > 8 {
             cache = GroundCache::default();
         }
@@ -210,7 +210,7 @@ impl Session {
             }
             cache = reader.into_cache();
         }
-        self.stand_in_cache = cache;
+        self.drawn_ground_cache = cache;
         highest
     }
 
