@@ -5,9 +5,16 @@
 //! open a hole; a culled node is still part of the cut (for balance and
 //! edge relations), it is just not drawn.
 
-use crate::camera::view::View;
+use crate::camera::view::{Plane, View};
 use crate::geo::body::Ellipsoid;
+use crate::geo::bounds::BoundingSphere;
 use crate::lod::cut::{Culled, SelectedNode};
+
+/// True if `sphere` lies wholly outside one of the frustum's `planes`: the
+/// one test culling marks by and refinement weights by.
+pub(super) fn outside_frustum(planes: &[Plane], sphere: &BoundingSphere) -> bool {
+    planes.iter().any(|p| p.signed_distance(sphere.centre) < -sphere.radius)
+}
 
 /// Marks nodes outside the frustum or wholly below the horizon. The horizon
 /// occluder is the largest sphere certainly inside the ground: the
@@ -26,7 +33,7 @@ pub(super) fn cull(nodes: &mut [SelectedNode], view: &View, ellipsoid: &Ellipsoi
     });
     for node in nodes.iter_mut() {
         let s = node.sphere;
-        if planes.iter().any(|p| p.signed_distance(s.centre) < -s.radius) {
+        if outside_frustum(&planes, &s) {
             node.culled = Some(Culled::Frustum);
             continue;
         }

@@ -265,9 +265,9 @@ impl<'a> Context<'a> {
         } else {
             error_m / distance * self.pixels_per_radian
         };
-        // The frustum test culling makes (`cull`): what it will mark
-        // wholly outside is exactly what refines by the weight here.
-        let out_of_view = self.frustum.iter().any(|p| p.signed_distance(sphere.centre) < -sphere.radius);
+        // Culling's own frustum test: what it will mark wholly outside is
+        // exactly what refines by the weight here.
+        let out_of_view = crate::lod::cull::outside_frustum(&self.frustum, &sphere);
         let key = if out_of_view { projected_error_px * OUT_OF_VIEW_WEIGHT } else { projected_error_px };
         Ok((bounds, sphere, projected_error_px, key))
     }
