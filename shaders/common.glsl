@@ -17,6 +17,17 @@ layout(set = 0, binding = BINDING_SLOT_HEIGHTS) uniform utexture2DArray slot_hei
 layout(set = 0, binding = BINDING_SLOT_COLOUR) uniform sampler2DArray slot_colour;
 layout(set = 0, binding = BINDING_SLOT_CLASSES) uniform utexture2DArray slot_classes;
 
+// Where slot `slot` lives: xy its square's first texel, z its layer. A
+// layer holds per_side x per_side squares, read from the image's own width
+// (the host's rule, engine/render/src/slot_layout.rs).
+ivec3 slot_origin(uint slot) {
+    uint side = uint(STORED_SAMPLES);
+    uint per_side = uint(textureSize(slot_heights, 0).x) / side;
+    uint per_layer = per_side * per_side;
+    uint within = slot % per_layer;
+    return ivec3(int((within % per_side) * side), int((within / per_side) * side), int(slot / per_layer));
+}
+
 // Camera-relative clip transform: clip = (dot(x_row, p), dot(y_row, p), near, dot(w_row, p)),
 // reversed Z with the far plane at infinity. The push constants' fields
 // are documented on planet_terrain::abi::PushConstants.

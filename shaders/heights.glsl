@@ -7,7 +7,8 @@
 // planet_terrain::lod::reference_vertex). Include after common.glsl.
 
 float decode(NodeRecord r, int x, int y) {
-    uint q = texelFetch(slot_heights, ivec3(x, y, int(r.slot)), 0).r;
+    ivec3 origin = slot_origin(r.slot);
+    uint q = texelFetch(slot_heights, ivec3(origin.x + x, origin.y + y, origin.z), 0).r;
     precise float h = r.height_base + float(q) * r.height_step;
     return h;
 }

@@ -40,10 +40,13 @@ void main() {
     // the imagery spans 2^levels of the slot's.
     float imagery_levels = float((r.slot_flags >> SLOT_COLOUR_LEVELS_SHIFT) & 31u);
     float texel_px = exp2(imagery_levels) / max(max(texels_per_pixel.x, texels_per_pixel.y), 1e-6);
-    vec3 colour_uvw = vec3((t + 0.5) / STORED_SAMPLES, float(r.slot));
+    // t stays within texel centres 1.5..STORED_SAMPLES - 0.5 of the slot's
+    // square, so the filter never reaches a neighbouring slot's.
+    ivec3 origin = slot_origin(r.slot);
+    vec3 colour_uvw = vec3((vec2(origin.xy) + t + 0.5) / vec2(textureSize(slot_colour, 0).xy), float(origin.z));
     uint surface_class = 0u;
     if ((r.slot_flags & SLOT_HAS_CLASSES) != 0u) {
-        surface_class = texelFetch(slot_classes, ivec3(ivec2(colour_uvw.xy * STORED_SAMPLES), int(r.slot)), 0).r;
+        surface_class = texelFetch(slot_classes, ivec3(origin.xy + ivec2(t + 0.5), origin.z), 0).r;
     }
     bool has_imagery = (r.slot_flags & SLOT_HAS_COLOUR) != 0u;
     vec3 imagery = has_imagery ? srgb_to_linear(texture(slot_colour, colour_uvw).rgb) : vec3(0.0);

@@ -21,6 +21,7 @@ mod look;
 mod pacing;
 mod renderer;
 pub mod scene;
+mod slot_layout;
 mod tiles;
 mod vk;
 

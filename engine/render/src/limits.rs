@@ -13,9 +13,10 @@
 
 use planet_terrain::abi::RECORD_BYTES;
 
-use crate::conv::{CLASS_BYTES, COLOUR_BYTES, HEIGHT_BYTES, TILE_UPLOAD_BYTES};
+use crate::conv::{CLASS_BYTES, COLOUR_BYTES, HEIGHT_BYTES, SIDE, TILE_UPLOAD_BYTES};
 use crate::error::{RenderError, Result};
 use crate::renderer::RendererSettings;
+use crate::slot_layout::SlotLayout;
 
 /// Device memory one slot takes in the three slot images.
 pub const SLOT_BYTES: u64 = (HEIGHT_BYTES + COLOUR_BYTES + CLASS_BYTES) as u64;
@@ -24,6 +25,7 @@ pub const SLOT_BYTES: u64 = (HEIGHT_BYTES + COLOUR_BYTES + CLASS_BYTES) as u64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceLimits {
     pub max_image_array_layers: u32,
+    pub max_image_dimension_2d: u32,
     pub max_storage_buffer_range: u32,
     /// The largest device-local memory heap, bytes.
     pub device_local_bytes: u64,
@@ -37,15 +39,22 @@ pub fn check(settings: &RendererSettings, limits: &DeviceLimits) -> Result<()> {
         |setting: &'static str, value: u64, max: u64, why: String| Err(RenderError::Limit { setting, value, max, why });
     let slots = u64::from(settings.slots);
     let by_memory = limits.device_local_bytes / 2 / SLOT_BYTES;
-    let max_slots = u64::from(limits.max_image_array_layers).min(by_memory);
+    let by_images = SlotLayout::max_slots(limits.max_image_array_layers, limits.max_image_dimension_2d);
+    let max_slots = by_images.min(by_memory);
     if slots > max_slots {
-        let why = if by_memory < u64::from(limits.max_image_array_layers) {
+        let why = if by_memory < by_images {
             format!(
                 "{SLOT_BYTES} bytes each may take at most half of the {} byte device-local memory heap",
                 limits.device_local_bytes
             )
         } else {
-            format!("one slot is one image array layer, and maxImageArrayLayers is {}", limits.max_image_array_layers)
+            format!(
+                "a slot is a {SIDE}-texel square of an image array layer: maxImageArrayLayers is {} and \
+                 maxImageDimension2D {} holds {} squares a layer",
+                limits.max_image_array_layers,
+                limits.max_image_dimension_2d,
+                by_images / u64::from(limits.max_image_array_layers.max(1))
+            )
         };
         return too_big("slots", slots, max_slots, why);
     }
@@ -89,6 +98,7 @@ mod tests {
 
     const LIMITS: DeviceLimits = DeviceLimits {
         max_image_array_layers: 2048,
+        max_image_dimension_2d: 262,
         max_storage_buffer_range: 1 << 27,
         device_local_bytes: 8 << 30,
         host_visible_bytes: 8 << 30,
@@ -104,7 +114,7 @@ mod tests {
 
     #[test]
     fn settings_within_the_device_pass() {
-        assert!(check(&settings(2048, 8192, 64), &LIMITS).is_ok());
+        assert!(check(&settings(8192, 8192, 64), &LIMITS).is_ok());
         // 2^27 bytes of 204-byte records.
         assert!(check(&settings(14, 657_930, 1), &LIMITS).is_ok());
     }
@@ -112,9 +122,9 @@ mod tests {
     #[test]
     fn each_setting_past_the_device_names_the_limit_and_its_number() {
         assert_eq!(
-            refusal(&settings(2049, 8192, 64), &LIMITS),
-            "slots 2049 exceeds what this device allows (at most 2048): one slot is one image array layer, \
-             and maxImageArrayLayers is 2048"
+            refusal(&settings(8193, 8192, 64), &LIMITS),
+            "slots 8193 exceeds what this device allows (at most 8192): a slot is a 131-texel square of an image \
+             array layer: maxImageArrayLayers is 2048 and maxImageDimension2D 262 holds 4 squares a layer"
         );
         let small_heap = DeviceLimits { device_local_bytes: 100 << 20, ..LIMITS };
         let error = refusal(&settings(1024, 8192, 64), &small_heap);

@@ -317,6 +317,12 @@ impl Renderer {
         self.backend.device_name()
     }
 
+    /// Slots along each side of a slot image's layer: 1 unless the slots
+    /// outnumber the device's array layers (`slot_layout.rs`).
+    pub fn slots_per_layer_side(&self) -> u32 {
+        self.backend.slot_layout().per_side
+    }
+
     /// The rigid bodies every frame draws from now on, camera-relative (so
     /// set them each frame, with that frame's camera).
     pub fn set_bodies(&mut self, bodies: &[crate::bodies::BodyDraw]) {

@@ -136,10 +136,9 @@ struct Cli {
     #[arg(long, default_value_t = 64, value_parser = |t: &str| count(t, 1..=u64::from(u32::MAX), "uploads per frame"))]
     uploads: u64,
     /// Resident tile slots on the GPU: at least the six roots plus four per
-    /// frame in flight (14); at most the device's maxImageArrayLayers and
-    /// half its memory (checked at start). Default: the viewport's node
-    /// budget and the six roots, at most 2,048 (the array layers lavapipe
-    /// and the GPUs we know allow).
+    /// frame in flight (14); at most what half the device's memory holds
+    /// (checked at start). Default: the viewport's node budget and the six
+    /// roots, at most 8,192 (about 1 GB of slot images).
     #[arg(long, value_parser = |t: &str| count(t, MIN_SLOTS..=u64::from(u32::MAX), "tile slots"))]
     slots: Option<u64>,
     /// Where tiles are produced: `background` (worker threads; a frame
@@ -185,10 +184,11 @@ fn viewport_budget((width, height): (u32, u32)) -> u64 {
     scaled.div_ceil(256).max(4) * 256
 }
 
-/// The most slots a default asks for: every device we know's maxImageArrayLayers.
-const DEFAULT_MAX_SLOTS: u64 = 2048;
+/// The most slots a default asks for (about 1 GB of slot images): a 4K
+/// viewport's budget is held to what they keep resident.
+const DEFAULT_MAX_SLOTS: u64 = 8192;
 
-/// The slots: `--slots`, or the viewport's budget and the roots, at most 2048.
+/// The slots: `--slots`, or the viewport's budget and the roots, at most 8,192.
 fn slots(cli: &Cli, size: (u32, u32)) -> u64 {
     cli.slots.unwrap_or_else(|| (viewport_budget(size) + ROOTS as u64).min(DEFAULT_MAX_SLOTS))
 }

@@ -206,10 +206,10 @@ fn every_number_on_the_command_line_is_bounded_with_the_flag_value_and_range_nam
         refused(&args, &[&format!("invalid value '{value}' for '{flag} <"), expected]);
     }
     // Past what the device holds: refused at renderer creation, with the
-    // device's own number (lavapipe: 2048 array layers).
+    // device's own number (its memory, or its layers and their size).
     refused(
-        &[&shot[..], &["--slots", "5000"]].concat(),
-        &["--slots 5000: this device allows at most 2048", "maxImageArrayLayers is 2048"],
+        &[&shot[..], &["--slots", "4000000000"]].concat(),
+        &["--slots 4000000000: this device allows at most", "memory heap"],
     );
     refused(
         &[&shot[..], &["--budget", "4000000000"]].concat(),

@@ -349,6 +349,7 @@ fn device_limits(limits: &vk::PhysicalDeviceLimits, memory: &vk::PhysicalDeviceM
         .unwrap_or(0);
     DeviceLimits {
         max_image_array_layers: limits.max_image_array_layers,
+        max_image_dimension_2d: limits.max_image_dimension2_d,
         max_storage_buffer_range: limits.max_storage_buffer_range,
         device_local_bytes: device_local,
         host_visible_bytes: host_visible,

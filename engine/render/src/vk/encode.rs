@@ -16,6 +16,7 @@ use super::Backend;
 use super::barrier::{ImageUse, MemoryUse, memory_barrier};
 use super::counts::{CountQueries, CountedPass};
 use super::frames::SlotWrite;
+use super::resources::Image;
 use crate::conv::{CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, SIDE, TILE_UPLOAD_BYTES};
 use crate::error::{Context, Result};
 use crate::renderer::{DrawCalls, FrameInput, lattice_indices_len};
@@ -192,13 +193,15 @@ impl Backend {
         Ok(draws)
     }
 
-    /// Copies staged tiles into their slots' layers.
+    /// Copies staged tiles into their slots' squares.
     /// `commands` is recording; `staging` holds `writes` in order.
     fn record_uploads(&mut self, commands: vk::CommandBuffer, staging: vk::Buffer, writes: &[SlotWrite]) {
         if writes.is_empty() {
             return;
         }
-        let region = |offset: usize, layer: u32, (width, height): (u32, u32)| {
+        let layout = self.slot_layout;
+        let region = |offset: usize, slot: u32| {
+            let (layer, (x, y)) = layout.place(slot);
             vk::BufferImageCopy::default()
                 .buffer_offset(offset as u64)
                 .image_subresource(
@@ -208,26 +211,35 @@ impl Backend {
                         .base_array_layer(layer)
                         .layer_count(1),
                 )
-                .image_extent(vk::Extent3D { width, height, depth: 1 })
+                .image_offset(vk::Offset3D { x: x as i32, y: y as i32, z: 0 })
+                .image_extent(vk::Extent3D { width: SIDE, height: SIDE, depth: 1 })
         };
         let mut heights = Vec::new();
         let mut colour = Vec::new();
         let mut classes = Vec::new();
         let mut before = Vec::new();
+        let mut written = std::collections::HashSet::with_capacity(writes.len());
+        // A layer moves to TRANSFER_DST once however many of its slots are
+        // written: the copies into it are of disjoint squares.
+        let to_transfer = |image: &mut Image, layer: u32, before: &mut Vec<_>| {
+            if image.use_of(layer) != ImageUse::TransferDst {
+                before.extend(image.transition(layer..layer + 1, ImageUse::TransferDst));
+            }
+        };
         for (k, write) in writes.iter().enumerate() {
             let (base, slot) = (k * TILE_UPLOAD_BYTES, write.slot);
-            // One write per layer per frame: a layer already TRANSFER_DST
-            // here would be a second copy into it in the same command.
-            assert_eq!(self.heights.use_of(slot), ImageUse::ShaderRead, "slot {slot} written twice in one frame");
-            heights.push(region(base + HEIGHT_OFFSET, slot, (SIDE, SIDE)));
-            before.extend(self.heights.transition(slot..slot + 1, ImageUse::TransferDst));
+            // Two copies into one square in one command would race.
+            assert!(written.insert(slot), "slot {slot} written twice in one frame");
+            let (layer, _) = layout.place(slot);
+            heights.push(region(base + HEIGHT_OFFSET, slot));
+            to_transfer(&mut self.heights, layer, &mut before);
             if write.colour {
-                colour.push(region(base + COLOUR_OFFSET, slot, (SIDE, SIDE)));
-                before.extend(self.colour.transition(slot..slot + 1, ImageUse::TransferDst));
+                colour.push(region(base + COLOUR_OFFSET, slot));
+                to_transfer(&mut self.colour, layer, &mut before);
             }
             if write.classes {
-                classes.push(region(base + CLASS_OFFSET, slot, (SIDE, SIDE)));
-                before.extend(self.classes.transition(slot..slot + 1, ImageUse::TransferDst));
+                classes.push(region(base + CLASS_OFFSET, slot));
+                to_transfer(&mut self.classes, layer, &mut before);
             }
         }
         // Only the layers written move back; the rest never left ShaderRead.
@@ -240,7 +252,8 @@ impl Backend {
         let dst = ImageUse::TransferDst.layout();
         // SAFETY: `commands` is recording and `staging` holds the blocks the
         // regions name; the barriers move exactly the written layers to
-        // TRANSFER_DST and back, and each layer is the target of one region.
+        // TRANSFER_DST and back, and each slot's square (disjoint from every
+        // other's, `SlotLayout::place`) is the target of one region.
         unsafe {
             device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&before));
             for (image, regions) in

@@ -38,13 +38,16 @@ use self::present::Swapchain;
 use self::resources::{Buffer, Image};
 use crate::error::Result;
 use crate::renderer::{CompletedFrame, RendererSettings};
+use crate::slot_layout::SlotLayout;
 
 pub(crate) struct Backend {
     settings: RendererSettings,
     pipelines: Pipelines,
     descriptor_pool: vk::DescriptorPool,
     sampler: vk::Sampler,
-    /// The slot images, one array layer per slot.
+    /// Where each slot lives in the slot images (`crate::slot_layout`).
+    slot_layout: SlotLayout,
+    /// The slot images: each slot a square of one array layer.
     heights: Image,
     colour: Image,
     classes: Image,
@@ -76,6 +79,9 @@ impl Backend {
         let gpu = Gpu::new(settings.gpu, window)?;
         // Before anything is sized from the settings (the `Gpu` drops itself).
         crate::limits::check(&settings, &gpu.limits)?;
+        let limits = &gpu.limits;
+        let slot_layout = SlotLayout::new(settings.slots, limits.max_image_array_layers, limits.max_image_dimension_2d)
+            .expect("limits::check admits only slots the device's layers hold");
         // Every handle starts null; whatever is created before a failure is
         // released by `Drop` (destroying a null handle is a no-op).
         let mut backend = Backend {
@@ -83,6 +89,7 @@ impl Backend {
             pipelines: Pipelines::null(),
             descriptor_pool: vk::DescriptorPool::null(),
             sampler: vk::Sampler::null(),
+            slot_layout,
             heights: Image::null(),
             colour: Image::null(),
             classes: Image::null(),
@@ -111,6 +118,10 @@ impl Backend {
 
     pub(crate) fn settings(&self) -> &RendererSettings {
         &self.settings
+    }
+
+    pub(crate) fn slot_layout(&self) -> SlotLayout {
+        self.slot_layout
     }
 
     pub(crate) fn device_name(&self) -> &str {

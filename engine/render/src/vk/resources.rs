@@ -15,7 +15,7 @@ use std::ops::Range;
 use super::Backend;
 use super::barrier::{ImageUse, LayerUses};
 use super::device::Gpu;
-use crate::conv::{CLASS_FORMAT, COLOUR_FORMAT, DEPTH_FORMAT, HEIGHT_FORMAT, SIDE, TARGET_FORMAT};
+use crate::conv::{CLASS_FORMAT, COLOUR_FORMAT, DEPTH_FORMAT, HEIGHT_FORMAT, TARGET_FORMAT};
 use crate::error::{Context, RenderError, Result};
 use crate::renderer::lattice_indices;
 
@@ -213,11 +213,11 @@ pub fn range(aspect: vk::ImageAspectFlags, layers: u32) -> vk::ImageSubresourceR
 
 impl Backend {
     pub(super) fn build_images(&mut self) -> Result<()> {
-        let slots = self.settings.slots;
+        let (side, layers) = (self.slot_layout.layer_side(), self.slot_layout.layers);
         let sampled = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
-        self.heights = Image::new(&self.gpu, HEIGHT_FORMAT, (SIDE, SIDE), slots, sampled, "height slots")?;
-        self.colour = Image::new(&self.gpu, COLOUR_FORMAT, (SIDE, SIDE), slots, sampled, "colour slots")?;
-        self.classes = Image::new(&self.gpu, CLASS_FORMAT, (SIDE, SIDE), slots, sampled, "class slots")?;
+        self.heights = Image::new(&self.gpu, HEIGHT_FORMAT, (side, side), layers, sampled, "height slots")?;
+        self.colour = Image::new(&self.gpu, COLOUR_FORMAT, (side, side), layers, sampled, "colour slots")?;
+        self.classes = Image::new(&self.gpu, CLASS_FORMAT, (side, side), layers, sampled, "class slots")?;
         let indices = lattice_indices();
         self.indices = Buffer::new(
             &self.gpu,

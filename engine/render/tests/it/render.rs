@@ -35,6 +35,26 @@ fn earth_from_orbit() {
     check_golden("earth_from_orbit", &shot.image, GOLDEN);
 }
 
+/// More slots than the device's array layers (2,048 on lavapipe) share
+/// layers, four slots a layer here: the same view draws the same picture.
+#[test]
+fn slots_past_the_array_layers_share_layers_and_draw_the_same_picture() {
+    let pack = procedural_pack(2);
+    let source = pack_source(&pack);
+    let body = source.body().clone();
+    let view = view_at(&body, 20.0, 10.0, 600_000.0, 30.0, -40.0, SIZE);
+    let mut one_a_layer = renderer(SIZE, 256);
+    let mut shared = renderer(SIZE, 2052);
+    assert_eq!((one_a_layer.slots_per_layer_side(), shared.slots_per_layer_side()), (1, 2));
+    let settings = || settings(1024, 2.0, 1000.0);
+    let alone = shoot(&mut one_a_layer, body.clone(), Some(source.clone()), &view, settings(), 30);
+    let packed = shoot(&mut shared, body, Some(source), &view, settings(), 30);
+    assert!(alone.report.complete && packed.report.complete, "both settled");
+    let drawn = packed.report.statistics.nodes_drawn;
+    assert!(drawn >= 12, "slots of several shared layers are in use: {drawn} nodes drawn");
+    assert_eq!(differing_pixels(&alone.image, &packed.image), 0, "one slot a layer or four, the same picture");
+}
+
 #[test]
 fn mountain_range_at_a_grazing_angle_from_2_km() {
     let source = ridges();
