@@ -10,8 +10,9 @@
 //! recent frames measured it, divided by a tile's measured copy cost. A
 //! tile left over waits in the loader for the next frame while its node
 //! draws its resident ancestor, as it does while any budget is spent, so a
-//! smaller budget delays detail and never opens a hole. The budget never
-//! drops below [`MIN_UPLOADS`], so streaming always advances. The estimate
+//! smaller budget delays detail and never opens a hole. Uploads keep
+//! [`MIN_UPLOAD_MS`] however expensive the selection, and never fewer than
+//! [`MIN_UPLOADS`], so streaming always advances. The estimate
 //! can be wrong when the machine is (another process taking the memory
 //! bandwidth makes every copy three times slower at once), so the renderer
 //! also stops staging the loader's tiles once the frame's thread time
@@ -27,6 +28,13 @@ pub const FRAME_CPU_TARGET_MS: f64 = 2.6;
 /// Uploads a frame takes at least, however expensive its selection: a
 /// frame copies 4 tiles in about 0.12 ms on the 2-core VM.
 pub const MIN_UPLOADS: usize = 4;
+
+/// Frame-thread time (milliseconds) uploads keep however expensive the
+/// selection, as far as the measured copy cost allows it: about 16 tiles on
+/// the 2-core VM. Selection near rough ground costs several milliseconds,
+/// past the whole target; left to the hard floor of 4, the 2,000 tiles a
+/// jump wants took 500 frames to copy while the loader sat idle.
+pub const MIN_UPLOAD_MS: f64 = 0.5;
 
 /// Where a scene frame's thread CPU time went (milliseconds), phase by
 /// phase; they add up to the frame's time inside the scene.
@@ -101,7 +109,7 @@ impl UploadPacer {
 
     /// Uploads the frame may take, after its selection cost `spent_ms`.
     pub(crate) fn budget(&self, spent_ms: f64) -> usize {
-        let room = FRAME_CPU_TARGET_MS - spent_ms - self.rest_ms;
+        let room = (FRAME_CPU_TARGET_MS - spent_ms - self.rest_ms).max(MIN_UPLOAD_MS);
         let fits = (room / self.per_upload_ms).floor();
         if fits.is_nan() || fits < MIN_UPLOADS as f64 {
             MIN_UPLOADS.min(self.max_uploads)
@@ -136,9 +144,14 @@ mod tests {
             pacer.observe(32, 1.6, 0.6);
         }
         // (2.6 - 0.3 - 0.6) / 0.05 = 34, held to 32; (2.6 - 1.43 - 0.6) / 0.05
-        // = 11.4; (2.6 - 1.9 - 0.6) / 0.05 = 2, under the floor.
+        // = 11.4; past that uploads keep MIN_UPLOAD_MS: 0.5 / 0.05 = 10.
         let budgets: Vec<usize> = [0.0, 0.3, 1.43, 1.9, 8.0].iter().map(|&spent| pacer.budget(spent)).collect();
-        assert_eq!(budgets, vec![32, 32, 11, MIN_UPLOADS, MIN_UPLOADS]);
+        assert_eq!(budgets, vec![32, 32, 11, 10, 10]);
+        // Copies slower than MIN_UPLOAD_MS / MIN_UPLOADS keep the hard floor.
+        for _ in 0..40 {
+            pacer.observe(32, 32.0 * 0.2, 0.6);
+        }
+        assert_eq!(pacer.budget(8.0), MIN_UPLOADS);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use crate::error::{RenderError, Result};
 pub use crate::frame::{FrameOptions, FrameReport, ReadBack, TileFailure};
 use crate::loader::TileLoader;
 pub use crate::pacing::FramePhases;
-use crate::pacing::{FRAME_CPU_TARGET_MS, PhaseClock, UploadPacer};
+use crate::pacing::{FRAME_CPU_TARGET_MS, MIN_UPLOAD_MS, PhaseClock, UploadPacer};
 use crate::renderer::{FrameInput, Renderer};
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
@@ -471,8 +471,12 @@ impl TerrainScene {
             records: &records,
             uploads: &uploads,
             encoded: &encoded,
-            // Past the frame's target the loader's tiles wait for the next.
-            staging_limit: self.loader.as_ref().map(|_| clock.start_plus(FRAME_CPU_TARGET_MS)),
+            // Past the frame's target (or the uploads' own share, when the
+            // selection spent it) the loader's tiles wait for the next.
+            staging_limit: self.loader.as_ref().map(|_| {
+                let share = crate::clock::thread_cpu_time() + std::time::Duration::from_secs_f64(MIN_UPLOAD_MS / 1e3);
+                clock.start_plus(FRAME_CPU_TARGET_MS).max(share)
+            }),
             colour_data_depth: source.colour_data_depth(),
             read_back: wants_image,
             wireframe: options.wireframe,

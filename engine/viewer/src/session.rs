@@ -72,6 +72,9 @@ pub struct FrameLog {
     pub lon: f64,
     pub alt: f64,
     pub above_ground_m: f64,
+    /// Wall-clock seconds from the session's start to the frame's end: what
+    /// background loading had to work in (time to target after a jump).
+    pub wall_s: f64,
     pub cpu_ms: f64,
     pub thread_cpu_ms: f64,
     /// Of `thread_cpu_ms`, reading the ground under the camera.
@@ -107,6 +110,8 @@ pub struct Session {
     last_ground_at: Option<(f64, f64)>,
     pub log: Vec<FrameLog>,
     logged: HashMap<u64, usize>,
+    /// When the session began ([`FrameLog::wall_s`]).
+    began: std::time::Instant,
     /// Balls and crates dropped on the ground (B and V in a window).
     pub bodies: crate::bodies::Bodies,
     // Declared last, so dropped last here; the window that owns the surface
@@ -128,6 +133,7 @@ impl Session {
             last_ground_at: None,
             log: Vec::new(),
             logged: HashMap::new(),
+            began: std::time::Instant::now(),
             bodies: crate::bodies::Bodies::default(),
             renderer,
         }
@@ -268,6 +274,7 @@ impl Session {
             lon: flight.lon,
             alt: flight.alt,
             above_ground_m: above_ground,
+            wall_s: self.began.elapsed().as_secs_f64(),
             // Host work only: time blocked on the GPU is the GPU's.
             cpu_ms: started.elapsed().as_secs_f64() * 1e3 - report.waited_ms,
             // The frame thread's own CPU time: the host work, without the
@@ -368,6 +375,7 @@ impl Session {
                     "lon": l.lon,
                     "alt": l.alt,
                     "above_ground_m": l.above_ground_m,
+                    "wall_s": l.wall_s,
                     "cpu_ms": l.cpu_ms,
                     "thread_cpu_ms": l.thread_cpu_ms,
                     "thread_cpu_phases_ms": {

@@ -93,6 +93,9 @@ fn a_path_logs_the_counts_of_every_frame() {
     assert_eq!(log["gpu_counts_available"], true);
     let frames = log["frames"].as_array().expect("frames");
     assert_eq!(frames.len(), 4);
+    // Wall time runs forward from the session's start, frame by frame.
+    let wall: Vec<f64> = frames.iter().map(|f| f["wall_s"].as_f64().expect("wall seconds")).collect();
+    assert!(wall[0] > 0.0 && wall.windows(2).all(|w| w[0] < w[1]), "wall seconds {wall:?}");
     for f in frames {
         let counts = &f["gpu_counts"];
         // Before the roots arrive no terrain is drawn (the body stands in).
