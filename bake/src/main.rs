@@ -196,9 +196,11 @@ fn run(cli: Cli) -> Result<()> {
         anyhow::bail!(problem);
     }
     if !cli.merge.is_empty() {
+        check_paths(&cli, &cli.out)?;
         return run_merge(&cli, &reporter);
     }
     let options = options(&cli)?;
+    check_paths(&cli, &options.out)?;
     if cli.digest_inputs {
         reporter.stage("reading every input to digest it");
         let files = planet_bake::write_inputs_manifest(&options, &options.out)?;
@@ -242,6 +244,28 @@ fn run(cli: Cli) -> Result<()> {
         cli.report.as_ref().map(|p| format!("; report in {}", p.display())).unwrap_or_default()
     ));
     Ok(())
+}
+
+/// Refuses, before any work, a bake whose outputs (`out`: the pack, shard
+/// or digest manifest; the report and its picture) name one of its inputs
+/// or each other. A patch's --out is read and written in place: that is
+/// what a patch is.
+fn check_paths(cli: &Cli, out: &Path) -> Result<()> {
+    use planet_cli::paths::named;
+    let optional = [
+        ("--dem", &cli.dem),
+        ("--imagery", &cli.imagery),
+        ("--classes", &cli.classes),
+        ("--scene", &cli.scene),
+        ("--inputs-digest", &cli.inputs_digest),
+    ];
+    let mut inputs: Vec<_> = optional.iter().filter_map(|(flag, p)| p.as_deref().map(|p| named(flag, p))).collect();
+    inputs.extend(cli.merge.iter().map(|shard| named("--merge", shard)));
+    let picture = cli.report.as_ref().map(|r| r.with_extension("provenance.png"));
+    let mut outputs = vec![named("--out", out)];
+    outputs.extend(cli.report.as_deref().map(|r| named("--report", r)));
+    outputs.extend(picture.as_deref().map(|p| named("--report's provenance picture", p)));
+    planet_cli::paths::check_distinct(&inputs, &outputs).map_err(anyhow::Error::msg)
 }
 
 /// `--merge SHARD... --out PACK`.

@@ -654,6 +654,39 @@ fn an_out_path_no_pack_can_be_put_at_is_refused_before_the_bake() {
     }
 }
 
+/// Regression (#31): `--out` over the DEM replaced it with the pack,
+/// `--report` over `--out` replaced the pack with JSON, and `--report` or
+/// `--digest-inputs --out` over the DEM overwrote it, each with exit 0.
+/// Refused before any work by file identity, however the path is spelt.
+#[test]
+fn no_output_is_written_over_an_input_or_another_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let original = std::fs::read(&dem).unwrap();
+    let linked = dir.path().join("linked.tif");
+    std::os::unix::fs::symlink(&dem, &linked).unwrap();
+    let out = dir.path().join("earth.planetpack");
+    let dotted = dir.path().join(".").join("earth.planetpack");
+    let base = ["--dem", path_str(&dem), "--body", "earth", "--depth", "1"];
+    let report = dir.path().join("r.json");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--out", path_str(&linked)], "is the same file as --dem"),
+        (&["--out", path_str(&out), "--report", path_str(&dotted)], "are one file"),
+        (&["--out", path_str(&out), "--report", path_str(&dem)], "is the same file as --dem"),
+        (&["--digest-inputs", "--out", path_str(&dem)], "is the same file as --dem"),
+    ];
+    for (extra, needle) in cases {
+        let o = planet_bake(&[&base[..], extra].concat());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && stderr.contains(needle), "{extra:?}: {stderr}");
+        assert!(!out.exists(), "{extra:?}: nothing is baked");
+    }
+    assert_eq!(std::fs::read(&dem).unwrap(), original, "the DEM is untouched");
+    // Distinct paths still bake.
+    let o = planet_bake(&[&base[..], &["--out", path_str(&out), "--report", path_str(&report)]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// Regression: a `--report` in a missing directory failed only after the
 /// pack was baked and put in place (exit 1, no report).
 #[test]

@@ -11,6 +11,7 @@
 
 mod authoring;
 mod bodies;
+mod cli;
 mod flight;
 mod gpu_counts;
 mod ground_ahead;
@@ -19,192 +20,21 @@ mod panels;
 mod session;
 mod window;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use planet_cli::args::{self, Orientation};
+use cli::{Cli, FRAMES_IN_FLIGHT, MIN_SLOTS, node_budget, slots, start_time};
+use planet_cli::args;
 use planet_render::scene::{FrameOptions, Loading, SceneSettings, TerrainScene, sun_at};
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
-use planet_terrain::camera::{CameraPath, CameraPose, Instant, View};
+use planet_terrain::camera::{CameraPath, CameraPose, View};
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{EllipsoidSource, GroundStack, HeightSource, ProceduralSource};
 use planet_terrain::lod::SelectionSettings;
-use planet_terrain::lod::residency::ROOTS;
-
-#[derive(Debug, Parser)]
-#[command(name = "planet-view", about = "Draw a planet from orbit to the ground; headless to PNG with --shot")]
-struct Cli {
-    /// Packs to draw, as a stack: later packs lie over earlier ones inside
-    /// their coverage, over the body's ellipsoid at 0 m (or the procedural
-    /// ground with --procedural) where none covers. Without any, the body is
-    /// drawn procedurally (--procedural) or as its ellipsoid.
-    #[arg(value_name = "PACK")]
-    packs: Vec<PathBuf>,
-    #[command(flatten)]
-    remote: args::Remote,
-    /// Body when there is no pack: earth, moon or mars.
-    #[arg(long, default_value = "earth")]
-    body: String,
-    /// Draw a pack-less body from the procedural height source with this seed.
-    #[arg(long)]
-    procedural: Option<u64>,
-    /// Latitude in degrees, north positive.
-    #[arg(long, default_value_t = 0.0, value_parser = args::latitude, allow_hyphen_values = true)]
-    lat: f64,
-    /// Longitude in degrees, east positive (-360..=360).
-    #[arg(long, default_value_t = 0.0, value_parser = args::longitude, allow_hyphen_values = true)]
-    lon: f64,
-    /// Camera height above the ellipsoid, metres.
-    #[arg(long, conflicts_with = "agl", value_parser = args::altitude, allow_hyphen_values = true)]
-    alt: Option<f64>,
-    /// Camera height above the ground beneath it, metres.
-    #[arg(long, value_parser = args::altitude, allow_hyphen_values = true)]
-    agl: Option<f64>,
-    #[command(flatten)]
-    orientation: Orientation,
-    /// Vertical field of view, degrees (1..=170).
-    #[arg(long, default_value_t = 50.0, value_parser = args::field_of_view)]
-    fov: f64,
-    /// Write the frame here (PNG) and exit.
-    #[arg(long)]
-    shot: Option<PathBuf>,
-    /// Fly a scripted camera path: {"keyframes": [{"t", "lat", "lon", "alt", "heading", "pitch"}, ...]}.
-    #[arg(long, conflicts_with = "shot")]
-    path: Option<PathBuf>,
-    /// Write every frame as DIR/frame_NNNNN.png (headless without a display).
-    #[arg(long, conflicts_with = "shot")]
-    frames: Option<PathBuf>,
-    /// Frames per second of path time (paths advance by fixed steps), in (0, 1000].
-    #[arg(long, default_value_t = 30.0, value_parser = args::frame_rate)]
-    fps: f64,
-    /// Never open a window, even where there is a display.
-    #[arg(long)]
-    headless: bool,
-    /// Present without waiting for vertical sync.
-    #[arg(long)]
-    no_vsync: bool,
-    /// Draw the panels (default: on in a window, off in headless frames;
-    /// never in --shot).
-    #[arg(long, conflicts_with = "no_hud")]
-    hud: bool,
-    #[arg(long)]
-    no_hud: bool,
-    /// In a window with --path: close when the path ends (implied by --frames).
-    #[arg(long)]
-    exit_at_end: bool,
-    /// A scene of layers (craters, pads, ...) to draw over the ground; in a
-    /// window, also where Ctrl+S saves edits (created if missing).
-    #[arg(long)]
-    scene: Option<PathBuf>,
-    #[command(flatten)]
-    detail: args::Detail,
-    /// Test hook: authoring input at given frames, as
-    /// `FRAME:ACTION[@X,Y];...` with ACTION one of K, P, N, M, DELETE,
-    /// UNDO, REDO, SAVE, CLICK, BALL, CRATE and X,Y the cursor in pixels
-    /// (headless paths take BALL and CRATE).
-    #[arg(long, hide = true)]
-    script: Option<String>,
-    /// Test hook: at frame N ask the window for a new size, as N:WxH.
-    #[arg(long, hide = true)]
-    resize_at: Option<String>,
-    /// Viewport, WIDTHxHEIGHT.
-    #[arg(long, default_value = "1280x720", value_parser = args::size)]
-    size: (u32, u32),
-    /// Most nodes in the cut: at least the six roots; at most what the
-    /// device's storage buffers and memory hold (checked at start). Default:
-    /// from the viewport, 4,096 at 1920x1080 scaled by its pixels (at least
-    /// 1,024), or the slots less the six roots when there are fewer, so the
-    /// cut can settle (a cut with more drawn nodes than slots streams
-    /// forever, its nodes on ancestors).
-    #[arg(long, value_parser = |t: &str| count(t, ROOTS as u64..=u64::from(u32::MAX), "the node budget"))]
-    budget: Option<u64>,
-    /// Target screen-space error, pixels.
-    #[arg(long, default_value_t = 2.0, value_parser = args::screen_error)]
-    sse: f64,
-    /// Write per-frame statistics as JSON here.
-    #[arg(long)]
-    stats: Option<PathBuf>,
-    /// Stop after this many frames even if tiles are still streaming.
-    #[arg(long, default_value_t = 240, value_parser = |t: &str| count(t, 1..=1_000_000, "the frame cap"))]
-    max_frames: u64,
-    /// Tile uploads per frame: at least one; at most what the staging
-    /// memory holds (checked at start).
-    #[arg(long, default_value_t = 64, value_parser = |t: &str| count(t, 1..=u64::from(u32::MAX), "uploads per frame"))]
-    uploads: u64,
-    /// Resident tile slots on the GPU: at least the six roots plus four per
-    /// frame in flight (14); at most what half the device's memory holds
-    /// (checked at start). Default: the viewport's node budget and the six
-    /// roots, at most 8,192 (about 1 GB of slot images).
-    #[arg(long, value_parser = |t: &str| count(t, MIN_SLOTS..=u64::from(u32::MAX), "tile slots"))]
-    slots: Option<u64>,
-    /// Where tiles are produced: `background` (worker threads; a frame
-    /// never waits for a tile, a node draws its ancestor meanwhile) or
-    /// `frame` (inside the frame that uploads them, so a sequence of
-    /// frames is the same on every run). Default: `frame` when writing
-    /// frames (--shot, --frames), `background` otherwise.
-    #[arg(long, value_parser = ["background", "frame"])]
-    loading: Option<String>,
-    /// Turn on the Vulkan validation layers; any message fails the run.
-    #[arg(long)]
-    validation: bool,
-    /// Leave the GPU work-counting queries off (as on a device without
-    /// them): `--stats` then reports the counts as unavailable.
-    #[arg(long)]
-    no_gpu_counts: bool,
-    /// The instant drawn (UTC, RFC 3339: 2026-06-21T06:00:00Z); a path's
-    /// keyframe time adds to it, and in a window the clock runs from it.
-    /// Default: 10:00 local solar time at the starting longitude on
-    /// 2026-03-20 (the equinox: every latitude but the poles lit).
-    #[arg(long, value_parser = args::utc_time)]
-    time: Option<Instant>,
-    /// Seconds of sky time per second of path (or window) time; 0 holds
-    /// the sun still.
-    #[arg(long, default_value_t = 1.0, value_parser = args::time_rate, allow_hyphen_values = true)]
-    time_rate: f64,
-}
-
-/// The instant of the first frame: `--time`, or the demo default (see the flag).
-fn start_time(cli: &Cli, body: &Body, lon: f64) -> Instant {
-    let equinox = Instant::from_civil(2026, 3, 20, 12, 0, 0.0);
-    cli.time.unwrap_or_else(|| planet_terrain::camera::sun::instant_at_local_time(body, equinox, lon, 10.0))
-}
-
-/// Frames the renderer keeps in flight.
-const FRAMES_IN_FLIGHT: u64 = 2;
-/// The node budget a viewport of `size` needs for its target: 4,096 at
-/// 1920x1080 (where the cut 2 m above the demo's mountains meets 2 px),
-/// scaled by the pixels (the nodes a cut needs grow with the square of
-/// pixels per radian), in steps of 256, at least 1,024.
-fn viewport_budget((width, height): (u32, u32)) -> u64 {
-    let scaled = 4096 * u64::from(width) * u64::from(height) / (1920 * 1080);
-    scaled.div_ceil(256).max(4) * 256
-}
-
-/// The most slots a default asks for (about 1 GB of slot images): a 4K
-/// viewport's budget is held to what they keep resident.
-const DEFAULT_MAX_SLOTS: u64 = 8192;
-
-/// The slots: `--slots`, or the viewport's budget and the roots, at most 8,192.
-fn slots(cli: &Cli, size: (u32, u32)) -> u64 {
-    cli.slots.unwrap_or_else(|| (viewport_budget(size) + ROOTS as u64).min(DEFAULT_MAX_SLOTS))
-}
-
-/// The node budget: `--budget`, or by default the viewport's held to what
-/// the slots can keep resident beside the six pinned roots.
-fn node_budget(cli: &Cli, size: (u32, u32)) -> u64 {
-    cli.budget.unwrap_or_else(|| viewport_budget(size).min(slots(cli, size) - ROOTS as u64))
-}
-
-/// The fewest slots streaming needs (`planet_terrain::lod::min_slots`).
-const MIN_SLOTS: u64 = (ROOTS + 4 * FRAMES_IN_FLIGHT as usize) as u64;
-
-fn count(text: &str, range: std::ops::RangeInclusive<u64>, what: &str) -> Result<u64, String> {
-    args::count_in(text, range, what)
-}
 
 fn main() -> ExitCode {
     planet_cli::exit_code(run(Cli::parse()))
@@ -267,6 +97,7 @@ fn run(cli: Cli) -> Result<()> {
     debug_assert_eq!(MIN_SLOTS as usize, planet_terrain::lod::min_slots(FRAMES_IN_FLIGHT));
     let size = cli.size;
     planet_cli::stack::set_remote(&cli.remote);
+    cli.check_paths()?;
     let (body, source) = open_source(&cli)?;
     let path = match &cli.path {
         Some(file) => {

@@ -211,6 +211,11 @@ fn every_number_on_the_command_line_is_bounded_with_the_flag_value_and_range_nam
         &[&shot[..], &["--slots", "4000000000"]].concat(),
         &["--slots 4000000000: this device allows at most", "memory heap"],
     );
+    // Regression (#31): --stats over --shot was written over it, exit 0.
+    refused(
+        &[&shot[..], &["--stats", "./never.png"]].concat(),
+        &["--shot never.png and --stats ./never.png are one file"],
+    );
     refused(
         &[&shot[..], &["--budget", "4000000000"]].concat(),
         &["--budget 4000000000: this device allows at most", "maxStorageBufferRange is"],
@@ -299,6 +304,17 @@ fn a_path_adds_its_time_to_the_start_time() {
     assert!(west0 > 30.0 && east0 < 6.0, "dusk: west {west0:.1}, east {east0:.1}");
     assert!(west1 < 6.0 && east1 > 30.0, "dawn, twelve hours on: west {west1:.1}, east {east1:.1}");
     assert!(!frames.join("frame_00002.png").exists(), "two frames");
+}
+
+/// Regression (#31): `--shot` over the pack it reads replaced the pack, exit 0.
+#[test]
+fn a_shot_is_never_written_over_the_pack_it_draws() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = pack(dir.path());
+    let original = std::fs::read(&pack).expect("the pack");
+    let path = pack.to_str().expect("a UTF-8 path");
+    refused(&[path, "--shot", path, "--size", "32x24"], &[&format!("--shot {path} is the same file as PACK")]);
+    assert_eq!(std::fs::read(&pack).expect("the pack"), original, "the pack is untouched");
 }
 
 /// The default node budget fits the slots: a 2,048-node cut over detailed

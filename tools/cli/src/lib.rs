@@ -7,7 +7,8 @@
 //! tools cannot drift apart. Nothing here knows about GPUs or GDAL.
 //!
 //! [`args`] holds the value parsers and shared clap groups, [`report`] the
-//! error-chain printer and exit codes, [`fs`] atomic writes, [`scene`] scene
+//! error-chain printer and exit codes, [`fs`] atomic writes, [`paths`] the
+//! check that no output is an input or another output, [`scene`] scene
 //! loading, [`stack`] opening `PACK...` as one ground, [`font`] the built-in
 //! bitmap font, [`picture`] rasters, palettes, legends and PNGs, [`map`] the
 //! maps of a stack that `planet-pack map` and the bake's report draw, [`shard`]
@@ -18,6 +19,7 @@ pub mod args;
 pub mod font;
 pub mod fs;
 pub mod map;
+pub mod paths;
 pub mod picture;
 pub mod progress;
 pub mod report;

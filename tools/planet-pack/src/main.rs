@@ -165,12 +165,19 @@ fn run(cli: Cli) -> Result<()> {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
         Command::Verify { pack } => verify(&pack),
         Command::Repair { pack } => repair::repair(&pack),
-        Command::Upgrade { pack, out } => upgrade(&pack, out.as_deref()),
+        Command::Upgrade { pack, out } => {
+            check_outputs(std::slice::from_ref(&pack), &[("--out", out.as_deref())])?;
+            upgrade(&pack, out.as_deref())
+        }
         Command::Sample { packs, at, json, scene, detail } => {
             sample(&open_stack(&packs)?, at.lat, at.lon, json, scene.as_deref(), detail.on)
         }
         Command::Tile { pack, key, png, heights, scale, detail } => {
             let tile: TileAddress = key.parse()?;
+            check_outputs(
+                std::slice::from_ref(&pack),
+                &[("--png", png.as_deref()), ("--heights", heights.as_deref())],
+            )?;
             if let Some(png) = png {
                 picture(&open(&pack)?, tile, &png, scale)?;
             }
@@ -181,6 +188,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Map { packs, png, what, region, width, detail } => {
+            check_outputs(&packs, &[("--png", Some(&png))])?;
             let region = match region {
                 Some(region) => region,
                 None => {
@@ -198,6 +206,15 @@ fn run(cli: Cli) -> Result<()> {
             cut(&ground, camera, budget as usize, sse, size, json)
         }
     }
+}
+
+/// Refuses, before any work, outputs that name one of the packs read or
+/// each other (`planet_cli::paths`).
+fn check_outputs(packs: &[PathBuf], outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    use planet_cli::paths::named;
+    let inputs: Vec<_> = packs.iter().map(|p| named("PACK", p)).collect();
+    let outputs: Vec<_> = outputs.iter().filter_map(|&(flag, p)| p.map(|p| named(flag, p))).collect();
+    planet_cli::paths::check_distinct(&inputs, &outputs).map_err(anyhow::Error::msg)
 }
 
 /// A pack file or URL.

@@ -157,6 +157,36 @@ fn tile_writes_a_picture_and_refuses_what_is_not_stored() {
     assert!(!out.status.success() && stderr(&out).contains("face 7"), "{}", stderr(&out));
 }
 
+/// Regression (#31): `map P --png P`, `tile P KEY --png P` and
+/// `upgrade P --out LINK-TO-P` replaced the pack they read, and `tile --png
+/// X --heights X` let one output replace the other, each with exit 0.
+#[test]
+fn no_output_is_written_over_the_pack_or_another_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let original = std::fs::read(&pack).unwrap();
+    let link = dir.path().join("link.planetpack");
+    std::os::unix::fs::symlink(&pack, &link).unwrap();
+    let png = dir.path().join("tile.png");
+    let p = |path: &Path| path.to_str().unwrap().to_owned();
+    let cases: [(Vec<String>, &str); 4] = [
+        (vec!["map".into(), p(&pack), "--png".into(), p(&pack)], "is the same file as PACK"),
+        (vec!["tile".into(), p(&pack), "0/1/1/0".into(), "--png".into(), p(&link)], "is the same file as PACK"),
+        (vec!["upgrade".into(), p(&pack), "--out".into(), p(&link)], "is the same file as PACK"),
+        (
+            vec!["tile".into(), p(&pack), "0/1/1/0".into(), "--png".into(), p(&png), "--heights".into(), p(&png)],
+            "are one file",
+        ),
+    ];
+    for (args, needle) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = planet_pack(&args);
+        assert!(!out.status.success() && stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(&pack).unwrap(), original, "the pack is untouched");
+    assert!(!png.exists(), "nothing was written");
+}
+
 #[test]
 fn missing_files_and_bad_flags_fail_clearly() {
     let out = planet_pack(&["info", "/nonexistent/earth.planetpack"]);

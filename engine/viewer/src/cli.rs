@@ -1,0 +1,202 @@
+//! planet-view's flags and the defaults they derive from the viewport
+//! (node budget, slots) and the place (the first frame's instant).
+//!
+//! The key decision: a default that depends on another setting is a
+//! function of the parsed flags here, not a clap default, so `--help`
+//! states the rule and every mode (window, shot, path) derives the same
+//! number from it.
+
+use anyhow::Result;
+use clap::Parser;
+use planet_cli::args::{self, Orientation};
+use planet_terrain::camera::Instant;
+use planet_terrain::geo::body::Body;
+use planet_terrain::lod::residency::ROOTS;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "planet-view", about = "Draw a planet from orbit to the ground; headless to PNG with --shot")]
+pub(crate) struct Cli {
+    /// Packs to draw, as a stack: later packs lie over earlier ones inside
+    /// their coverage, over the body's ellipsoid at 0 m (or the procedural
+    /// ground with --procedural) where none covers. Without any, the body is
+    /// drawn procedurally (--procedural) or as its ellipsoid.
+    #[arg(value_name = "PACK")]
+    pub(crate) packs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) remote: args::Remote,
+    /// Body when there is no pack: earth, moon or mars.
+    #[arg(long, default_value = "earth")]
+    pub(crate) body: String,
+    /// Draw a pack-less body from the procedural height source with this seed.
+    #[arg(long)]
+    pub(crate) procedural: Option<u64>,
+    /// Latitude in degrees, north positive.
+    #[arg(long, default_value_t = 0.0, value_parser = args::latitude, allow_hyphen_values = true)]
+    pub(crate) lat: f64,
+    /// Longitude in degrees, east positive (-360..=360).
+    #[arg(long, default_value_t = 0.0, value_parser = args::longitude, allow_hyphen_values = true)]
+    pub(crate) lon: f64,
+    /// Camera height above the ellipsoid, metres.
+    #[arg(long, conflicts_with = "agl", value_parser = args::altitude, allow_hyphen_values = true)]
+    pub(crate) alt: Option<f64>,
+    /// Camera height above the ground beneath it, metres.
+    #[arg(long, value_parser = args::altitude, allow_hyphen_values = true)]
+    pub(crate) agl: Option<f64>,
+    #[command(flatten)]
+    pub(crate) orientation: Orientation,
+    /// Vertical field of view, degrees (1..=170).
+    #[arg(long, default_value_t = 50.0, value_parser = args::field_of_view)]
+    pub(crate) fov: f64,
+    /// Write the frame here (PNG) and exit.
+    #[arg(long)]
+    pub(crate) shot: Option<PathBuf>,
+    /// Fly a scripted camera path: {"keyframes": [{"t", "lat", "lon", "alt", "heading", "pitch"}, ...]}.
+    #[arg(long, conflicts_with = "shot")]
+    pub(crate) path: Option<PathBuf>,
+    /// Write every frame as DIR/frame_NNNNN.png (headless without a display).
+    #[arg(long, conflicts_with = "shot")]
+    pub(crate) frames: Option<PathBuf>,
+    /// Frames per second of path time (paths advance by fixed steps), in (0, 1000].
+    #[arg(long, default_value_t = 30.0, value_parser = args::frame_rate)]
+    pub(crate) fps: f64,
+    /// Never open a window, even where there is a display.
+    #[arg(long)]
+    pub(crate) headless: bool,
+    /// Present without waiting for vertical sync.
+    #[arg(long)]
+    pub(crate) no_vsync: bool,
+    /// Draw the panels (default: on in a window, off in headless frames;
+    /// never in --shot).
+    #[arg(long, conflicts_with = "no_hud")]
+    pub(crate) hud: bool,
+    #[arg(long)]
+    pub(crate) no_hud: bool,
+    /// In a window with --path: close when the path ends (implied by --frames).
+    #[arg(long)]
+    pub(crate) exit_at_end: bool,
+    /// A scene of layers (craters, pads, ...) to draw over the ground; in a
+    /// window, also where Ctrl+S saves edits (created if missing).
+    #[arg(long)]
+    pub(crate) scene: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) detail: args::Detail,
+    /// Test hook: authoring input at given frames, as
+    /// `FRAME:ACTION[@X,Y];...` with ACTION one of K, P, N, M, DELETE,
+    /// UNDO, REDO, SAVE, CLICK, BALL, CRATE and X,Y the cursor in pixels
+    /// (headless paths take BALL and CRATE).
+    #[arg(long, hide = true)]
+    pub(crate) script: Option<String>,
+    /// Test hook: at frame N ask the window for a new size, as N:WxH.
+    #[arg(long, hide = true)]
+    pub(crate) resize_at: Option<String>,
+    /// Viewport, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720", value_parser = args::size)]
+    pub(crate) size: (u32, u32),
+    /// Most nodes in the cut: at least the six roots; at most what the
+    /// device's storage buffers and memory hold (checked at start). Default:
+    /// from the viewport, 4,096 at 1920x1080 scaled by its pixels (at least
+    /// 1,024), or the slots less the six roots when there are fewer, so the
+    /// cut can settle (a cut with more drawn nodes than slots streams
+    /// forever, its nodes on ancestors).
+    #[arg(long, value_parser = |t: &str| count(t, ROOTS as u64..=u64::from(u32::MAX), "the node budget"))]
+    pub(crate) budget: Option<u64>,
+    /// Target screen-space error, pixels.
+    #[arg(long, default_value_t = 2.0, value_parser = args::screen_error)]
+    pub(crate) sse: f64,
+    /// Write per-frame statistics as JSON here.
+    #[arg(long)]
+    pub(crate) stats: Option<PathBuf>,
+    /// Stop after this many frames even if tiles are still streaming.
+    #[arg(long, default_value_t = 240, value_parser = |t: &str| count(t, 1..=1_000_000, "the frame cap"))]
+    pub(crate) max_frames: u64,
+    /// Tile uploads per frame: at least one; at most what the staging
+    /// memory holds (checked at start).
+    #[arg(long, default_value_t = 64, value_parser = |t: &str| count(t, 1..=u64::from(u32::MAX), "uploads per frame"))]
+    pub(crate) uploads: u64,
+    /// Resident tile slots on the GPU: at least the six roots plus four per
+    /// frame in flight (14); at most what half the device's memory holds
+    /// (checked at start). Default: the viewport's node budget and the six
+    /// roots, at most 8,192 (about 1 GB of slot images).
+    #[arg(long, value_parser = |t: &str| count(t, MIN_SLOTS..=u64::from(u32::MAX), "tile slots"))]
+    pub(crate) slots: Option<u64>,
+    /// Where tiles are produced: `background` (worker threads; a frame
+    /// never waits for a tile, a node draws its ancestor meanwhile) or
+    /// `frame` (inside the frame that uploads them, so a sequence of
+    /// frames is the same on every run). Default: `frame` when writing
+    /// frames (--shot, --frames), `background` otherwise.
+    #[arg(long, value_parser = ["background", "frame"])]
+    pub(crate) loading: Option<String>,
+    /// Turn on the Vulkan validation layers; any message fails the run.
+    #[arg(long)]
+    pub(crate) validation: bool,
+    /// Leave the GPU work-counting queries off (as on a device without
+    /// them): `--stats` then reports the counts as unavailable.
+    #[arg(long)]
+    pub(crate) no_gpu_counts: bool,
+    /// The instant drawn (UTC, RFC 3339: 2026-06-21T06:00:00Z); a path's
+    /// keyframe time adds to it, and in a window the clock runs from it.
+    /// Default: 10:00 local solar time at the starting longitude on
+    /// 2026-03-20 (the equinox: every latitude but the poles lit).
+    #[arg(long, value_parser = args::utc_time)]
+    pub(crate) time: Option<Instant>,
+    /// Seconds of sky time per second of path (or window) time; 0 holds
+    /// the sun still.
+    #[arg(long, default_value_t = 1.0, value_parser = args::time_rate, allow_hyphen_values = true)]
+    pub(crate) time_rate: f64,
+}
+
+/// The instant of the first frame: `--time`, or the demo default (see the flag).
+pub(crate) fn start_time(cli: &Cli, body: &Body, lon: f64) -> Instant {
+    let equinox = Instant::from_civil(2026, 3, 20, 12, 0, 0.0);
+    cli.time.unwrap_or_else(|| planet_terrain::camera::sun::instant_at_local_time(body, equinox, lon, 10.0))
+}
+
+/// Frames the renderer keeps in flight.
+pub(crate) const FRAMES_IN_FLIGHT: u64 = 2;
+/// The node budget a viewport of `size` needs for its target: 4,096 at
+/// 1920x1080 (where the cut 2 m above the demo's mountains meets 2 px),
+/// scaled by the pixels (the nodes a cut needs grow with the square of
+/// pixels per radian), in steps of 256, at least 1,024.
+pub(crate) fn viewport_budget((width, height): (u32, u32)) -> u64 {
+    let scaled = 4096 * u64::from(width) * u64::from(height) / (1920 * 1080);
+    scaled.div_ceil(256).max(4) * 256
+}
+
+/// The most slots a default asks for (about 1 GB of slot images): a 4K
+/// viewport's budget is held to what they keep resident.
+pub(crate) const DEFAULT_MAX_SLOTS: u64 = 8192;
+
+/// The slots: `--slots`, or the viewport's budget and the roots, at most 8,192.
+pub(crate) fn slots(cli: &Cli, size: (u32, u32)) -> u64 {
+    cli.slots.unwrap_or_else(|| (viewport_budget(size) + ROOTS as u64).min(DEFAULT_MAX_SLOTS))
+}
+
+/// The node budget: `--budget`, or by default the viewport's held to what
+/// the slots can keep resident beside the six pinned roots.
+pub(crate) fn node_budget(cli: &Cli, size: (u32, u32)) -> u64 {
+    cli.budget.unwrap_or_else(|| viewport_budget(size).min(slots(cli, size) - ROOTS as u64))
+}
+
+/// The fewest slots streaming needs (`planet_terrain::lod::min_slots`).
+pub(crate) const MIN_SLOTS: u64 = (ROOTS + 4 * FRAMES_IN_FLIGHT as usize) as u64;
+
+pub(crate) fn count(text: &str, range: std::ops::RangeInclusive<u64>, what: &str) -> Result<u64, String> {
+    args::count_in(text, range, what)
+}
+
+impl Cli {
+    /// Refuses, before any work, outputs (`--shot`, `--stats`) that name an
+    /// input (a pack, `--path`, `--scene`) or each other (`planet_cli::paths`).
+    pub(crate) fn check_paths(&self) -> Result<()> {
+        use planet_cli::paths::named;
+        let mut inputs: Vec<_> = self.packs.iter().map(|p| named("PACK", p)).collect();
+        inputs.extend(self.path.as_deref().map(|p| named("--path", p)));
+        inputs.extend(self.scene.as_deref().map(|p| named("--scene", p)));
+        let outputs: Vec<_> = [("--shot", &self.shot), ("--stats", &self.stats)]
+            .into_iter()
+            .filter_map(|(flag, p)| p.as_deref().map(|p| named(flag, p)))
+            .collect();
+        planet_cli::paths::check_distinct(&inputs, &outputs).map_err(anyhow::Error::msg)
+    }
+}

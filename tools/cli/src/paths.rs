@@ -1,0 +1,137 @@
+//! No command writes over what it reads, or over what it just wrote.
+//!
+//! The key decision: paths are compared by the file they name, not by how
+//! they are spelt. A path that exists is its device and inode after
+//! following links (`dem.tif`, `./dem.tif`, a hard link and a symbolic link
+//! to it are one file); a path that does not exist yet is its directory's
+//! identity and its name, so two outputs spelt differently into one new
+//! file still meet. Every binary calls [`check_distinct`] once with every
+//! path it will read and write, before any work, so a refusal costs nothing
+//! and leaves everything as it was.
+
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// A path a command reads or writes, with the flag (or argument) that named
+/// it: what a refusal says.
+#[derive(Clone, Copy, Debug)]
+pub struct Named<'a> {
+    pub flag: &'a str,
+    pub path: &'a Path,
+}
+
+/// `path`, as `flag` named it.
+pub fn named<'a>(flag: &'a str, path: &'a Path) -> Named<'a> {
+    Named { flag, path }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Identity {
+    /// An existing file (links followed).
+    File { device: u64, inode: u64 },
+    /// A file not there yet: its directory (an existing one's identity, or
+    /// its path made absolute) and its name.
+    Planned { directory: Box<Identity>, name: OsString },
+    /// A path whose directory cannot be told either: compared as spelt,
+    /// made absolute.
+    Spelt(PathBuf),
+}
+
+fn identity(path: &Path, links_left: u8) -> Identity {
+    if let Ok(meta) = std::fs::metadata(path) {
+        return Identity::File { device: meta.dev(), inode: meta.ino() };
+    }
+    // A link to a file not there yet writes that file.
+    if links_left > 0
+        && let Ok(target) = std::fs::read_link(path)
+    {
+        let base = path.parent().unwrap_or(Path::new("."));
+        return identity(&base.join(target), links_left - 1);
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(dir), Some(name)) => match std::fs::metadata(dir) {
+            Ok(meta) => Identity::Planned {
+                directory: Box::new(Identity::File { device: meta.dev(), inode: meta.ino() }),
+                name: name.to_os_string(),
+            },
+            Err(_) => Identity::Spelt(absolute),
+        },
+        _ => Identity::Spelt(absolute),
+    }
+}
+
+/// Refuses a command whose outputs name one of its inputs, or each other.
+/// Inputs may name one file twice (reading it twice harms nothing).
+pub fn check_distinct(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), String> {
+    let outputs_seen: Vec<(Named<'_>, Identity)> = outputs.iter().map(|o| (*o, identity(o.path, 8))).collect();
+    for (k, (output, id)) in outputs_seen.iter().enumerate() {
+        if let Some(input) = inputs.iter().find(|i| identity(i.path, 8) == *id) {
+            return Err(format!(
+                "{} {} is the same file as {} {}: a command never writes over what it reads; give another path",
+                output.flag,
+                output.path.display(),
+                input.flag,
+                input.path.display()
+            ));
+        }
+        if let Some((earlier, _)) = outputs_seen[..k].iter().find(|(_, other)| other == id) {
+            return Err(format!(
+                "{} {} and {} {} are one file: each output needs its own path",
+                earlier.flag,
+                earlier.path.display(),
+                output.flag,
+                output.path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_spelt_or_linked_differently_is_still_its_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let dem = dir.path().join("dem.tif");
+        std::fs::write(&dem, "raster").unwrap();
+        let hard = dir.path().join("hard.tif");
+        std::fs::hard_link(&dem, &hard).unwrap();
+        let soft = dir.path().join("soft.tif");
+        std::os::unix::fs::symlink(&dem, &soft).unwrap();
+        let dotted = dir.path().join(".").join("dem.tif");
+        for out in [&dem, &hard, &soft, &dotted] {
+            let error = check_distinct(&[named("--dem", &dem)], &[named("--out", out)]).unwrap_err();
+            assert!(error.starts_with(&format!("--out {} is the same file as --dem", out.display())), "{error}");
+        }
+        let other = dir.path().join("earth.planetpack");
+        assert_eq!(check_distinct(&[named("--dem", &dem)], &[named("--out", &other)]), Ok(()));
+    }
+
+    #[test]
+    fn two_outputs_into_one_new_file_are_refused_however_spelt() {
+        let dir = tempfile::tempdir().unwrap();
+        let png = dir.path().join("tile.png");
+        let same = dir.path().join("sub").join("..").join("tile.png");
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let error = check_distinct(&[], &[named("--png", &png), named("--heights", &same)]).unwrap_err();
+        assert!(error.contains("--png") && error.contains("--heights") && error.contains("are one file"), "{error}");
+        let heights = dir.path().join("tile.f32");
+        assert_eq!(check_distinct(&[], &[named("--png", &png), named("--heights", &heights)]), Ok(()));
+        // A dangling link writes its target: it and the target are one file.
+        let link = dir.path().join("link.png");
+        std::os::unix::fs::symlink(&png, &link).unwrap();
+        assert!(check_distinct(&[], &[named("--png", &png), named("--shot", &link)]).is_err());
+    }
+
+    #[test]
+    fn an_input_named_twice_is_read_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let pack = dir.path().join("a.planetpack");
+        std::fs::write(&pack, "pack").unwrap();
+        assert_eq!(check_distinct(&[named("PACK", &pack), named("PACK", &pack)], &[]), Ok(()));
+    }
+}
