@@ -159,7 +159,7 @@ fn check_validation(renderer: &Renderer) -> Result<()> {
     let messages = renderer.validation_messages();
     if !messages.is_empty() {
         for m in &messages {
-            eprintln!("validation: {m}");
+            planet_cli::report::message(&format!("validation: {m}"));
         }
         bail!("{} Vulkan validation message(s)", messages.len());
     }
@@ -193,7 +193,7 @@ fn shot_mode(
     if let Some(path) = &cli.stats {
         write_stats(path, &renderer, &report, counts.as_ref(), frames, size)?;
     }
-    eprintln!(
+    planet_cli::report::message(&format!(
         "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}, {}, wrote {}",
         body.name(),
         renderer.device_name(),
@@ -204,7 +204,7 @@ fn shot_mode(
         if report.complete { "" } else { " (frame cap reached while streaming)" },
         gpu_counts::summary(counts.as_ref()),
         shot.display()
-    );
+    ));
     check_validation(&renderer)
 }
 
@@ -288,7 +288,7 @@ fn path_mode(
                 bail!("--script without a window takes BALL and CRATE only (frame {})", input.frame);
             };
             let (x, y) = input.at.unwrap_or(centre);
-            eprintln!("planet-view: {}", session.drop_at_pixel(&flight, kind, x, y)?);
+            planet_cli::report::message(&format!("planet-view: {}", session.drop_at_pixel(&flight, kind, x, y)?));
         }
         session.bodies.advance(&session.scene, 1.0 / cli.fps)?;
         let ui = panels.as_mut().map(|p| {
@@ -408,7 +408,7 @@ fn finish_run(cli: &Cli, session: &session::Session, body: &Body) -> Result<()> 
         planet_cli::fs::write_json(path, &log)?;
     }
     let summary = &log["summary"];
-    eprintln!(
+    planet_cli::report::message(&format!(
         "planet-view: {} on {}: {} frames, CPU median {:.2} ms p99 {:.2} ms, GPU median {} ms p99 {} ms, \
          peak {} uploads, lowest {:.2} m above the ground{}",
         body.name(),
@@ -421,7 +421,7 @@ fn finish_run(cli: &Cli, session: &session::Session, body: &Body) -> Result<()> 
         summary["peak_uploads"],
         summary["min_above_ground_m"].as_f64().unwrap_or(f64::NAN),
         cli.frames.as_ref().map_or(String::new(), |d| format!(", frames in {}", d.display())),
-    );
+    ));
     check_validation(&session.renderer)
 }
 

@@ -446,10 +446,10 @@ impl Session {
 /// tile once): the run goes on, drawing the tile's ancestor there.
 pub fn report_failures(scene: &mut TerrainScene) {
     for failure in scene.take_failures() {
-        eprintln!(
+        planet_cli::report::message(&format!(
             "planet-view: tile {} could not be read, drawing its nearest resident ancestor instead: {}",
             failure.tile, failure.message
-        );
+        ));
     }
 }
 

@@ -58,7 +58,7 @@ impl JobProgress {
         let line = format!("{} {message}", self.stamp());
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            None => crate::report::message(&line),
         }
     }
 
@@ -81,7 +81,8 @@ impl JobProgress {
         let elapsed = self.start.elapsed().as_secs_f64();
         let rate = done as f64 / elapsed.max(1e-9);
         let eta = total.saturating_sub(done) as f64 / rate.max(1e-9);
-        eprintln!("{} {done}/{total} {}, {rate:.0} {}/s, ETA {eta:.0} s", self.stamp(), self.unit, self.unit);
+        let line = format!("{} {done}/{total} {}, {rate:.0} {}/s, ETA {eta:.0} s", self.stamp(), self.unit, self.unit);
+        crate::report::message(&line);
     }
 }
 

@@ -33,6 +33,15 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == ErrorKind::BrokenPipe))
 }
 
+/// Writes `line` to standard error, and nothing when it cannot: a message
+/// or a progress line is for a person, so a closed stderr (a pipe whose
+/// reader left) ends the messages, not the job (`eprintln!` panicked there
+/// with status 101).
+pub fn message(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// The exit of a binary's `main`: success, a quiet success on a closed
 /// pipe, or the error chain on stderr and status 1.
 pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
@@ -41,7 +50,7 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             for line in chain_lines(&error) {
-                eprintln!("{line}");
+                message(&line);
             }
             ExitCode::FAILURE
         }

@@ -207,7 +207,7 @@ impl App {
     }
 
     fn say(&mut self, message: String) {
-        eprintln!("planet-view: {message}");
+        planet_cli::report::message(&format!("planet-view: {message}"));
         self.status = Some((message.to_uppercase(), Instant::now()));
     }
 
