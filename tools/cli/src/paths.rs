@@ -5,9 +5,12 @@
 //! following links (`dem.tif`, `./dem.tif`, a hard link and a symbolic link
 //! to it are one file); a path that does not exist yet is its directory's
 //! identity and its name, so two outputs spelt differently into one new
-//! file still meet. Every binary calls [`check_distinct`] once with every
+//! file still meet. Every binary calls [`check_paths`] once with every
 //! path it will read and write, before any work, so a refusal costs nothing
-//! and leaves everything as it was.
+//! and leaves everything as it was. The same call refuses an input that is
+//! there but is not a file (a FIFO blocks its reader until a writer comes,
+//! a device reads without end, a directory is no raster), by its type,
+//! before anything opens it.
 
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
@@ -19,11 +22,19 @@ use std::path::{Path, PathBuf};
 pub struct Named<'a> {
     pub flag: &'a str,
     pub path: &'a Path,
+    /// A directory is a valid input here (GDAL reads some rasters, an
+    /// ESRI grid for one, as a directory).
+    pub directory_ok: bool,
 }
 
 /// `path`, as `flag` named it.
 pub fn named<'a>(flag: &'a str, path: &'a Path) -> Named<'a> {
-    Named { flag, path }
+    Named { flag, path, directory_ok: false }
+}
+
+/// A raster `flag` names for GDAL: a file, or a directory GDAL reads.
+pub fn raster<'a>(flag: &'a str, path: &'a Path) -> Named<'a> {
+    Named { flag, path, directory_ok: true }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,9 +73,24 @@ fn identity(path: &Path, links_left: u8) -> Identity {
     }
 }
 
-/// Refuses a command whose outputs name one of its inputs, or each other.
-/// Inputs may name one file twice (reading it twice harms nothing).
-pub fn check_distinct(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), String> {
+/// Refuses a command whose inputs are there but are not files, or whose
+/// outputs name one of its inputs, or each other. Inputs may name one file
+/// twice (reading it twice harms nothing); an input not there (or a URL) is
+/// left to whatever opens it to report.
+pub fn check_paths(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    for input in inputs {
+        let Ok(meta) = std::fs::metadata(input.path) else { continue };
+        let kind = meta.file_type();
+        let what = match () {
+            _ if kind.is_file() || kind.is_dir() && input.directory_ok => continue,
+            _ if kind.is_dir() => "a directory",
+            _ if kind.is_fifo() => "a FIFO",
+            _ if kind.is_char_device() || kind.is_block_device() => "a device",
+            _ => "not a regular file",
+        };
+        return Err(format!("{} {} is {what}, not a file: give the path of a file", input.flag, input.path.display()));
+    }
     let outputs_seen: Vec<(Named<'_>, Identity)> = outputs.iter().map(|o| (*o, identity(o.path, 8))).collect();
     for (k, (output, id)) in outputs_seen.iter().enumerate() {
         if let Some(input) = inputs.iter().find(|i| identity(i.path, 8) == *id) {
@@ -104,11 +130,11 @@ mod tests {
         std::os::unix::fs::symlink(&dem, &soft).unwrap();
         let dotted = dir.path().join(".").join("dem.tif");
         for out in [&dem, &hard, &soft, &dotted] {
-            let error = check_distinct(&[named("--dem", &dem)], &[named("--out", out)]).unwrap_err();
+            let error = check_paths(&[named("--dem", &dem)], &[named("--out", out)]).unwrap_err();
             assert!(error.starts_with(&format!("--out {} is the same file as --dem", out.display())), "{error}");
         }
         let other = dir.path().join("earth.planetpack");
-        assert_eq!(check_distinct(&[named("--dem", &dem)], &[named("--out", &other)]), Ok(()));
+        assert_eq!(check_paths(&[named("--dem", &dem)], &[named("--out", &other)]), Ok(()));
     }
 
     #[test]
@@ -117,14 +143,30 @@ mod tests {
         let png = dir.path().join("tile.png");
         let same = dir.path().join("sub").join("..").join("tile.png");
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let error = check_distinct(&[], &[named("--png", &png), named("--heights", &same)]).unwrap_err();
+        let error = check_paths(&[], &[named("--png", &png), named("--heights", &same)]).unwrap_err();
         assert!(error.contains("--png") && error.contains("--heights") && error.contains("are one file"), "{error}");
         let heights = dir.path().join("tile.f32");
-        assert_eq!(check_distinct(&[], &[named("--png", &png), named("--heights", &heights)]), Ok(()));
+        assert_eq!(check_paths(&[], &[named("--png", &png), named("--heights", &heights)]), Ok(()));
         // A dangling link writes its target: it and the target are one file.
         let link = dir.path().join("link.png");
         std::os::unix::fs::symlink(&png, &link).unwrap();
-        assert!(check_distinct(&[], &[named("--png", &png), named("--shot", &link)]).is_err());
+        assert!(check_paths(&[], &[named("--png", &png), named("--shot", &link)]).is_err());
+    }
+
+    /// Regression (#31): `planet-pack info` on a FIFO blocked forever.
+    #[test]
+    fn an_input_that_is_no_file_is_refused_by_its_type() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("dem.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let error = check_paths(&[named("--dem", &fifo)], &[]).unwrap_err();
+        assert!(error.contains("is a FIFO, not a file"), "{error}");
+        let error = check_paths(&[named("--scene", dir.path())], &[]).unwrap_err();
+        assert!(error.contains("is a directory, not a file"), "{error}");
+        let error = check_paths(&[named("--path", Path::new("/dev/zero"))], &[]).unwrap_err();
+        assert!(error.contains("is a device, not a file"), "{error}");
+        assert_eq!(check_paths(&[named("--dem", &dir.path().join("not-there.tif"))], &[]), Ok(()));
     }
 
     #[test]
@@ -132,6 +174,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pack = dir.path().join("a.planetpack");
         std::fs::write(&pack, "pack").unwrap();
-        assert_eq!(check_distinct(&[named("PACK", &pack), named("PACK", &pack)], &[]), Ok(()));
+        assert_eq!(check_paths(&[named("PACK", &pack), named("PACK", &pack)], &[]), Ok(()));
     }
 }

@@ -60,18 +60,35 @@ pub struct MappedFile {
     map: memmap2::Mmap,
 }
 
+/// What a path is when it is not a regular file (links followed).
+fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    match () {
+        _ if kind.is_file() => None,
+        _ if kind.is_dir() => Some("a directory"),
+        _ if kind.is_fifo() => Some("a FIFO"),
+        _ if kind.is_char_device() || kind.is_block_device() => Some("a device"),
+        _ if kind.is_socket() => Some("a socket"),
+        _ => Some("something other than a file"),
+    }
+}
+
 impl MappedFile {
     pub fn open(path: &Path) -> Result<MappedFile, PackError> {
-        let file = std::fs::File::open(path).map_err(PackError::io("opening the pack"))?;
-        let metadata = file.metadata().map_err(PackError::io("reading the pack's metadata"))?;
-        // A directory opens like a file on Unix and then fails to map with
-        // "No such device"; say what it is instead.
-        if metadata.is_dir() {
+        // Told by type before opening: a FIFO blocks the open until a
+        // writer comes (forever, for `info` on one), a device reads without
+        // end, and a directory opens like a file on Unix and then fails to
+        // map with "No such device".
+        if let Some(kind) = std::fs::metadata(path).ok().and_then(|m| not_a_file(&m.file_type())) {
+            let kind_of_error =
+                if kind == "a directory" { std::io::ErrorKind::IsADirectory } else { std::io::ErrorKind::InvalidInput };
             return Err(PackError::io("opening the pack")(std::io::Error::new(
-                std::io::ErrorKind::IsADirectory,
-                "it is a directory, not a pack file",
+                kind_of_error,
+                format!("it is {kind}, not a pack file"),
             )));
         }
+        let file = std::fs::File::open(path).map_err(PackError::io("opening the pack"))?;
+        let metadata = file.metadata().map_err(PackError::io("reading the pack's metadata"))?;
         // An empty file cannot be mapped; it is simply too short.
         if metadata.len() == 0 {
             return Err(PackError::Truncated {
