@@ -687,6 +687,25 @@ fn no_output_is_written_over_an_input_or_another_output() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// Regression (#31): a bake with its stderr closed panicked on its first
+/// progress line (status 101) and left no pack. Messages end; the bake
+/// does not.
+#[test]
+fn a_closed_stderr_ends_the_messages_not_the_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let out = dir.path().join("earth.planetpack");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_planet-bake"))
+        .args(["--dem", path_str(&dem), "--out", path_str(&out), "--body", "earth", "--depth", "1"])
+        .stderr(writer)
+        .status()
+        .unwrap();
+    assert!(status.success(), "status {status:?}");
+    planet_terrain::pack::Pack::open(&out).expect("the pack is in place");
+}
+
 /// Regression: a `--report` in a missing directory failed only after the
 /// pack was baked and put in place (exit 1, no report).
 #[test]

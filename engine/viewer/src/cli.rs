@@ -40,8 +40,8 @@ pub(crate) struct Cli {
     /// Camera height above the ellipsoid, metres.
     #[arg(long, conflicts_with = "agl", value_parser = args::altitude, allow_hyphen_values = true)]
     pub(crate) alt: Option<f64>,
-    /// Camera height above the ground beneath it, metres.
-    #[arg(long, value_parser = args::altitude, allow_hyphen_values = true)]
+    /// Camera height above the ground beneath it, metres (positive).
+    #[arg(long, value_parser = args::above_ground, allow_hyphen_values = true)]
     pub(crate) agl: Option<f64>,
     #[command(flatten)]
     pub(crate) orientation: Orientation,
@@ -197,6 +197,6 @@ impl Cli {
             .into_iter()
             .filter_map(|(flag, p)| p.as_deref().map(|p| named(flag, p)))
             .collect();
-        planet_cli::paths::check_distinct(&inputs, &outputs).map_err(anyhow::Error::msg)
+        planet_cli::paths::check_paths(&inputs, &outputs).map_err(anyhow::Error::msg)
     }
 }

@@ -194,6 +194,9 @@ fn every_number_on_the_command_line_is_bounded_with_the_flag_value_and_range_nam
         ("--lat", "inf", "'inf' is not a finite number"),
         ("--lon", "nan", "'nan' is not a finite number"),
         ("--agl", "nan", "'nan' is not a finite number"),
+        // Regression (#31): a camera under the ground drew garbage, exit 0.
+        ("--agl", "-100", "-100: the height above the ground must lie in (0, 1e9] m"),
+        ("--agl", "0", "0: the height above the ground must lie in (0, 1e9] m"),
         ("--time", "yesterday", "'yesterday' is not a UTC time: too short"),
         ("--time", "2026-02-30T00:00:00Z", "day 30 does not exist in 2026-02"),
         ("--time", "2026-06-21T06:00:00+02:00", "only UTC is accepted"),

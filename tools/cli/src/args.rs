@@ -47,6 +47,18 @@ pub fn altitude(text: &str) -> Result<f64, String> {
     if value.abs() <= 1e9 { Ok(value) } else { Err(format!("{value}: altitude must lie within 1e9 m of the datum")) }
 }
 
+/// A camera height above the ground (`--agl`), metres: above it, so
+/// positive, and within 1e9 m. Below the ground the camera stood inside
+/// the terrain and drew its underside, with exit 0.
+pub fn above_ground(text: &str) -> Result<f64, String> {
+    let value = finite(text)?;
+    if value > 0.0 && value <= 1e9 {
+        Ok(value)
+    } else {
+        Err(format!("{value}: the height above the ground must lie in (0, 1e9] m; --alt places a camera anywhere"))
+    }
+}
+
 /// A screen-space error target in pixels: finite and positive.
 pub fn screen_error(text: &str) -> Result<f64, String> {
     let value = finite(text)?;

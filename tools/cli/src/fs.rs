@@ -34,17 +34,32 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Why no file can be put at `path`, the value of `flag`, if none can: it
-/// is a directory, or its directory does not exist. Checked before any
-/// work, so a long run does not fail at its last write (a pack's rename, a
+/// is a directory, its directory does not exist, or nothing can be written
+/// there (a read-only filesystem, no permission), as a probe file of its
+/// own name that is made and removed again shows. Checked before any work,
+/// so a long run does not fail at its last write (a pack's rename, a
 /// report) with its product half in place.
 pub fn unwritable_destination(flag: &str, path: &Path) -> Option<String> {
     let dir = planet_terrain::pack::writer::scratch_dir(path);
     if path.is_dir() {
-        Some(format!("{flag} {} is a directory; give a file path", path.display()))
-    } else if !dir.is_dir() {
-        Some(format!("{flag} {}: its directory {} does not exist; create it first", path.display(), dir.display()))
-    } else {
-        None
+        return Some(format!("{flag} {} is a directory; give a file path", path.display()));
+    }
+    if !dir.is_dir() {
+        return Some(format!(
+            "{flag} {}: its directory {} does not exist; create it first",
+            path.display(),
+            dir.display()
+        ));
+    }
+    // Never a name a tool writes (a pack's staging files are resumable).
+    let probe = dir.join(format!(".planet-write-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            None
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+        Err(e) => Some(format!("{flag} {}: nothing can be written in {}: {e}", path.display(), dir.display())),
     }
 }
 
@@ -66,6 +81,18 @@ mod tests {
         write_json(&path, &serde_json::json!({"tiles": 3})).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n  \"tiles\": 3\n}\n");
         assert!(!partial_path(&path).exists());
+    }
+
+    /// Regression (#31): a `--report` on a read-only filesystem was found
+    /// unwritable only after the pack was in place. /proc takes no new file,
+    /// not even from root.
+    #[test]
+    fn a_directory_nothing_can_be_written_in_is_found_before_any_work() {
+        let problem = unwritable_destination("--report", Path::new("/proc/self/report.json")).expect("refused");
+        assert!(problem.starts_with("--report /proc/self/report.json: nothing can be written in"), "{problem}");
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(unwritable_destination("--report", &dir.path().join("ok.json")), None);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the probe is gone");
     }
 
     #[test]

@@ -167,6 +167,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Repair { pack } => repair::repair(&pack),
         Command::Upgrade { pack, out } => {
             check_outputs(std::slice::from_ref(&pack), &[("--out", out.as_deref())])?;
+            // A directory or a missing one found only at the rename left `OUT.tmp`.
+            if let Some(problem) = out.as_deref().and_then(|o| planet_cli::fs::unwritable_destination("--out", o)) {
+                anyhow::bail!(problem);
+            }
             upgrade(&pack, out.as_deref())
         }
         Command::Sample { packs, at, json, scene, detail } => {
@@ -214,7 +218,7 @@ fn check_outputs(packs: &[PathBuf], outputs: &[(&str, Option<&Path>)]) -> Result
     use planet_cli::paths::named;
     let inputs: Vec<_> = packs.iter().map(|p| named("PACK", p)).collect();
     let outputs: Vec<_> = outputs.iter().filter_map(|&(flag, p)| p.map(|p| named(flag, p))).collect();
-    planet_cli::paths::check_distinct(&inputs, &outputs).map_err(anyhow::Error::msg)
+    planet_cli::paths::check_paths(&inputs, &outputs).map_err(anyhow::Error::msg)
 }
 
 /// A pack file or URL.

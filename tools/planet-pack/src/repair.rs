@@ -22,17 +22,22 @@ use planet_terrain::pack::{Pack, Pending, finish_patch, journal_path, partial_pa
 pub(crate) fn repair(pack: &Path) -> Result<()> {
     let mut done = Vec::new();
     if !pack.exists() && !journal_path(pack).exists() {
+        let partial = partial_path(pack);
+        // Nothing at all: a mistyped path, which must not read as repaired.
+        anyhow::ensure!(
+            partial.exists(),
+            "{}: nothing to repair: no pack, no patch journal and no unfinished bake ({}) there",
+            pack.display(),
+            partial.display()
+        );
         let mut out = std::io::stdout().lock();
         writeln!(out, "{}: no pack here (a bake that never finished)", pack.display())?;
-        let partial = partial_path(pack);
-        if partial.exists() {
-            writeln!(
-                out,
-                "{}: kept {}: its staged tiles; planet-bake --resume with the same flags continues it",
-                pack.display(),
-                partial.display()
-            )?;
-        }
+        writeln!(
+            out,
+            "{}: kept {}: its staged tiles; planet-bake --resume with the same flags continues it",
+            pack.display(),
+            partial.display()
+        )?;
         return Ok(());
     }
     match replay_pending(pack).context("replaying the pending patch journal")? {

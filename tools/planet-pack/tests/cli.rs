@@ -251,6 +251,65 @@ fn cut_reports_what_a_camera_would_draw() {
     assert!(!out.status.success() && stderr(&out).contains("WIDTHxHEIGHT"));
 }
 
+/// Regression (#31): `verify` with its stderr closed (a log reader that
+/// left) panicked on its progress line, status 101. Messages end; the job
+/// does not.
+#[test]
+fn a_closed_stderr_ends_the_messages_not_the_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = Command::new(env!("CARGO_BIN_EXE_planet-pack"))
+        .args(["verify", pack.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    assert!(status.success(), "status {status:?}");
+}
+
+/// Regression (#31): `info` on a FIFO blocked forever in the open, waiting
+/// for a writer. Refused by its type, at once.
+#[test]
+fn a_fifo_is_refused_by_its_type_not_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pack.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_planet-pack"))
+        .args(["info", fifo.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("info on a FIFO still blocked after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success() && stderr(&out).contains("it is a FIFO, not a pack file"), "{}", stderr(&out));
+}
+
+/// Regression (#31): `repair` of a path with nothing there said "no pack
+/// here" and exited 0; `upgrade --out DIR` failed at its rename and left
+/// `DIR.tmp`.
+#[test]
+fn repair_of_nothing_fails_and_upgrade_into_a_directory_is_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo.planetpack");
+    let out = planet_pack(&["repair", missing.to_str().unwrap()]);
+    assert!(!out.status.success() && stderr(&out).contains("nothing to repair"), "{}", stderr(&out));
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let target = dir.path().join("upgraded");
+    std::fs::create_dir(&target).unwrap();
+    let out = planet_pack(&["upgrade", pack.to_str().unwrap(), "--out", target.to_str().unwrap()]);
+    assert!(!out.status.success() && stderr(&out).contains("is a directory"), "{}", stderr(&out));
+    assert!(!dir.path().join("upgraded.tmp").exists(), "nothing left beside it");
+}
+
 #[test]
 fn a_closed_pipe_ends_quietly() {
     let dir = tempfile::tempdir().unwrap();
