@@ -235,6 +235,7 @@ fn run(cli: Cli) -> Result<()> {
         json["output_samples_per_second"].as_f64().map(|r| format!(", {:.2} M samples/s", r / 1e6)).unwrap_or_default();
     let audit = match json["mode"].as_str() {
         Some("up to date") => "up to date; its accuracy audit passed before it was put in place",
+        Some("patch already applied") => "this patch was applied already; nothing changed",
         _ => "accuracy audit passed",
     };
     reporter.stage(&format!(

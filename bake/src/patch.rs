@@ -338,6 +338,9 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     if let Some(completed) = complete_interrupted_patch(run, region)? {
         return Ok(completed);
     }
+    if let Some(applied) = crate::recovery::patch_already_applied(run, region)? {
+        return Ok(applied);
+    }
     let existing = Pack::open(&options.out)?;
     let header = existing.header().clone();
     check_compatible(options, &header)?;

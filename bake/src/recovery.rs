@@ -25,7 +25,9 @@ use crate::bake::Run;
 use crate::error::BakeError;
 use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::options::Region;
-use crate::report::{BakeReport, CompletedPatchReport, LandmarkReport, PatchedTiles, RegionReport, Report};
+use crate::report::{
+    AlreadyAppliedReport, BakeReport, CompletedPatchReport, LandmarkReport, PatchedTiles, RegionReport, Report,
+};
 
 /// After a pack that failed its read-back was moved aside, its journal
 /// patches a pack no longer there: remove it.
@@ -98,6 +100,38 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
         body: options.body.name().to_owned(),
         tiles: PatchedTiles::new(&summary, &tiles),
         read_back_as_journaled: true,
+        landmarks: LandmarkReport::from(&landmarks),
+    }))))
+}
+
+/// The patch asked for is the pack's last one (the same inputs digest and
+/// box): it is applied already, so the run says so and changes nothing. A
+/// patch killed after its journal was removed but before it exited is then
+/// not applied a second time by the documented recovery ("run the same
+/// command again"), which re-blended its border tiles and chained a new
+/// fingerprint with exit 0.
+pub(crate) fn patch_already_applied(run: &Run, region: Region) -> Result<Option<BakeReport>, BakeError> {
+    let options = run.options;
+    let Some(last) = Pack::open(&options.out)?.header().patches.last else { return Ok(None) };
+    let asked = region.coverage();
+    // The box is stored as f32 (about a metre).
+    let stored = |a: f64, b: f64| a as f32 == b as f32;
+    let same_box = stored(last.region.south, asked.south)
+        && stored(last.region.west, asked.west)
+        && stored(last.region.north, asked.north)
+        && stored(last.region.east, asked.east);
+    if !same_box || last.inputs[..] != patch_inputs_digest(options)?[..16] {
+        return Ok(None);
+    }
+    run.progress.stage(
+        "this patch (the same inputs and --region) is the pack's last one: it is applied already; nothing was changed",
+    );
+    let (_, landmarks, _) = crate::patch::open_sources(run)?;
+    Ok(Some(BakeReport::new(&Report::PatchAlreadyApplied(AlreadyAppliedReport {
+        out: options.out.display().to_string(),
+        region: RegionReport::from(region),
+        body: options.body.name().to_owned(),
+        tiles_patched: 0,
         landmarks: LandmarkReport::from(&landmarks),
     }))))
 }

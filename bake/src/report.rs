@@ -35,6 +35,8 @@ pub(crate) enum Report {
     Patch(PatchReport),
     #[serde(rename = "interrupted patch completed")]
     PatchCompleted(CompletedPatchReport),
+    #[serde(rename = "patch already applied")]
+    PatchAlreadyApplied(AlreadyAppliedReport),
     #[serde(rename = "shard")]
     Shard(Box<crate::shard_bake::ShardReport>),
     #[serde(rename = "merge")]
@@ -167,6 +169,16 @@ pub(crate) struct CompletedPatchReport {
     pub(crate) tiles: PatchedTiles,
     /// Every patched tile read back equal to the journal's bytes.
     pub(crate) read_back_as_journaled: bool,
+    pub(crate) landmarks: LandmarkReport,
+}
+
+/// A patch that is the pack's last one already: nothing was done.
+#[derive(Debug, Serialize)]
+pub(crate) struct AlreadyAppliedReport {
+    pub(crate) out: String,
+    pub(crate) region: RegionReport,
+    pub(crate) body: String,
+    pub(crate) tiles_patched: usize,
     pub(crate) landmarks: LandmarkReport,
 }
 

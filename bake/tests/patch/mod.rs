@@ -461,6 +461,13 @@ fn a_patch_records_itself_in_the_header() {
     let last = h.last.expect("a last patch");
     assert_eq!(h.count, 1);
     assert_eq!((last.region.south, last.region.west, last.region.north, last.region.east), (11.5, 11.5, 13.5, 13.5));
+    // Regression (#31): the same patch again (the documented recovery of a
+    // patch killed after its journal went) was applied a second time: count
+    // 2, a new fingerprint, the border re-blended, exit 0.
+    let bytes = std::fs::read(&pack).unwrap();
+    let report = bake(&patch_options(&dem, &pack, first), &Quiet).unwrap().json;
+    assert_eq!(report["mode"], "patch already applied", "{report:#}");
+    assert_eq!(std::fs::read(&pack).unwrap(), bytes, "nothing changed");
     let copy = dir.path().join("renamed.tif");
     std::fs::copy(&dem, &copy).unwrap();
     let second = Region { south: 12.0, west: 12.0, north: 13.0, east: 13.25 };
