@@ -17,6 +17,9 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Landmark {
     pub name: String,
+    /// Given on the command line (`--landmark`): the user vouches for it,
+    /// so it must agree; the built-in table's tolerance is for its own.
+    pub user: bool,
     pub lat: f64,
     pub lon: f64,
     pub min_m: f64,
@@ -25,7 +28,7 @@ pub struct Landmark {
 
 impl Landmark {
     fn new(name: &str, lat: f64, lon: f64, min_m: f64, max_m: f64) -> Landmark {
-        Landmark { name: name.to_owned(), lat, lon, min_m, max_m }
+        Landmark { name: name.to_owned(), user: false, lat, lon, min_m, max_m }
     }
 
     /// Parses `LAT,LON,MIN,MAX` (degrees, metres), as given to `--landmark`.
@@ -36,7 +39,10 @@ impl Landmark {
             Ok([lat, lon, min, max])
                 if (-90.0..=90.0).contains(lat) && (-180.0..=360.0).contains(lon) && min <= max =>
             {
-                Ok(Landmark::new(&format!("user landmark {lat},{lon}"), *lat, *lon, *min, *max))
+                Ok(Landmark {
+                    user: true,
+                    ..Landmark::new(&format!("user landmark {lat},{lon}"), *lat, *lon, *min, *max)
+                })
             }
             _ => Err(format!("'{text}' is not LAT,LON,MIN,MAX (degrees, metres, MIN <= MAX)")),
         }
@@ -161,6 +167,15 @@ impl LandmarkAudit {
         landmarks: &[Landmark],
         mut sample: impl FnMut(f64, f64) -> Result<Option<f64>, E>,
     ) -> Result<LandmarkAudit, E> {
+        // Whether a reading's checks pass: every user landmark inside the
+        // raster agrees, and all but a stray one in eight of the table's
+        // (a void, an odd dataset among many).
+        let passes = |checks: &[LandmarkCheck]| {
+            let inside = |user: bool| checks.iter().filter(move |c| c.landmark.user == user && c.value.is_some());
+            let agree = |user: bool| inside(user).filter(|c| c.ok).count();
+            let table = inside(false).count();
+            agree(true) == inside(true).count() && agree(false) + table / 8 >= table
+        };
         let mut score = |reading: Reading| -> Result<(Vec<LandmarkCheck>, usize, usize), E> {
             let mut checks = Vec::new();
             let (mut inside, mut agree) = (0, 0);
@@ -178,18 +193,13 @@ impl LandmarkAudit {
         if inside == 0 {
             return Ok(LandmarkAudit { checks, verdict: Verdict::NothingToCheck });
         }
-        // Tolerate a stray landmark (a void, an odd dataset) among many.
-        let tolerated = inside / 8;
-        if agree + tolerated >= inside {
+        if passes(&checks) {
             return Ok(LandmarkAudit { checks, verdict: Verdict::Accepted });
         }
         let mut best: Option<(Reading, usize, usize)> = None;
         for reading in Reading::MISREADINGS {
-            let (_, inside_then, agree_then) = score(reading)?;
-            if agree_then > agree
-                && agree_then + inside_then / 8 >= inside_then
-                && best.is_none_or(|b| agree_then > b.1)
-            {
+            let (checks_then, inside_then, agree_then) = score(reading)?;
+            if agree_then > agree && passes(&checks_then) && best.is_none_or(|b| agree_then > b.1) {
                 best = Some((reading, agree_then, inside_then));
             }
         }
@@ -228,6 +238,26 @@ mod tests {
         for bad in ["1,2,3", "95,0,0,1", "0,0,5,1", "a,b,c,d"] {
             assert!(Landmark::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Regression (#31): a user landmark the raster contradicts passed
+    /// under the table's one-in-eight tolerance without a word.
+    #[test]
+    fn a_user_landmark_the_raster_contradicts_fails_the_audit() {
+        let table = table("earth");
+        let mut landmarks = table.clone();
+        let everest = table.iter().max_by(|a, b| a.min_m.total_cmp(&b.min_m)).expect("a high place").clone();
+        landmarks.push(Landmark::parse(&format!("{},{},100,200", everest.lat, everest.lon)).unwrap());
+        // A raster that reads every table landmark right.
+        let truth = |lat: f64, lon: f64| -> Result<Option<f64>, ()> {
+            let l = table.iter().find(|l| l.lat == lat && l.lon == lon);
+            Ok(l.map(|l| (l.min_m + l.max_m) / 2.0))
+        };
+        assert_eq!(LandmarkAudit::run(&table, truth).unwrap().verdict, Verdict::Accepted);
+        let audit = LandmarkAudit::run(&landmarks, truth).unwrap();
+        assert_eq!(audit.verdict, Verdict::Disagree);
+        let named: Vec<_> = audit.disagreeing().map(|c| c.landmark.name.clone()).collect();
+        assert_eq!(named, [format!("user landmark {},{}", everest.lat, everest.lon)]);
     }
 
     #[test]
