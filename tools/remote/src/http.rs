@@ -70,6 +70,10 @@ enum Attempt {
     Fatal(RemoteError),
 }
 
+/// Longest wait for a connection: a host that does not answer at all is
+/// told apart from a slow one early.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// An accepted range response.
 struct Answer {
     total: u64,
@@ -83,6 +87,7 @@ impl HttpBytes {
     pub fn open(url: &str, options: &RemoteOptions) -> Result<HttpBytes, RemoteError> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(options.timeout))
+            .timeout_connect(Some(options.timeout.min(CONNECT_TIMEOUT)))
             .http_status_as_error(false)
             .build()
             .into();
@@ -210,9 +215,12 @@ fn fetch(
 ) -> Result<Answer, RemoteError> {
     let mut wait = options.backoff;
     let mut attempts = 0;
+    let started = std::time::Instant::now();
     loop {
         attempts += 1;
-        match attempt(agent, url, start, end, expect) {
+        // No attempt runs past the read's deadline.
+        let left = options.deadline.saturating_sub(started.elapsed());
+        match attempt(agent, url, start, end, expect, options.timeout.min(left)) {
             Ok(answer) => {
                 stats.requests.fetch_add(1, Ordering::Relaxed);
                 stats.bytes.fetch_add(answer.body.len() as u64, Ordering::Relaxed);
@@ -220,6 +228,10 @@ fn fetch(
             }
             Err(Attempt::Fatal(e)) => return Err(e),
             Err(Attempt::Transient(reason)) if attempts > options.retries => {
+                return Err(RemoteError::Request { url: url.to_owned(), start, end, attempts, reason });
+            }
+            Err(Attempt::Transient(reason)) if started.elapsed() + wait >= options.deadline => {
+                let reason = format!("{reason}; gave up at the {:?} deadline of one read", options.deadline);
                 return Err(RemoteError::Request { url: url.to_owned(), start, end, attempts, reason });
             }
             Err(Attempt::Transient(_)) => {
@@ -237,9 +249,13 @@ fn attempt(
     start: u64,
     end: u64,
     expect: Option<&Validator>,
+    timeout: Duration,
 ) -> Result<Answer, Attempt> {
     let mut response = agent
         .get(url)
+        .config()
+        .timeout_global(Some(timeout))
+        .build()
         .header("Range", format!("bytes={start}-{}", end - 1))
         .call()
         .map_err(|e| Attempt::Transient(e.to_string()))?;

@@ -44,6 +44,10 @@ pub struct RemoteOptions {
     pub memory_bytes: u64,
     /// One request's limit, connection included.
     pub timeout: Duration,
+    /// One read's limit, every attempt and wait included: a server that
+    /// answers too slowly fails the read by then (with the default 15 s a
+    /// request and four retries it took 77 s).
+    pub deadline: Duration,
     /// Attempts after the first for a transient failure.
     pub retries: u32,
     /// The first retry's wait; each next one doubles it.
@@ -57,6 +61,7 @@ impl Default for RemoteOptions {
             cache_bytes: 1 << 30,
             memory_bytes: 64 << 20,
             timeout: Duration::from_secs(15),
+            deadline: Duration::from_secs(30),
             retries: 4,
             backoff: Duration::from_millis(100),
         }

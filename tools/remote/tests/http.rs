@@ -203,6 +203,29 @@ fn a_slow_server_times_out_and_is_retried() {
     assert!(e.to_string().to_lowercase().contains("timeout") || e.to_string().contains("timed out"), "{e}");
 }
 
+/// Regression (#31): a dead-slow server took 77 s to fail a read (15 s a
+/// request, four retries). A read now gives up at its deadline, attempts
+/// and waits included.
+#[test]
+fn a_dead_slow_server_fails_a_read_by_its_deadline() {
+    let (_, path, _) = big_pack();
+    let server = FaultServer::serve(file_bytes(path));
+    server.faults.delay_ms.store(5000, Ordering::SeqCst);
+    server.faults.delay_all.store(true, Ordering::SeqCst);
+    let options = RemoteOptions {
+        timeout: Duration::from_millis(800),
+        deadline: Duration::from_millis(1500),
+        retries: 10,
+        backoff: Duration::from_millis(50),
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let e = open_pack(&server.url(), &options).unwrap_err();
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(2500), "gave up after {took:?}");
+    assert!(e.to_string().contains("deadline"), "{e}");
+}
+
 #[test]
 fn a_pack_replaced_mid_session_is_an_error_never_a_mix() {
     let (_, path, _) = big_pack();
