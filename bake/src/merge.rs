@@ -68,8 +68,25 @@ pub(crate) struct MergeReport {
 
 /// One shard, opened and checked.
 struct OpenShard {
+    path: PathBuf,
     pack: Pack,
     section: ShardSection,
+}
+
+/// A payload the merged file holds damaged was copied from a shard: when
+/// that shard's own copy fails too, the shard is to blame, not `--out`
+/// (a bit flip in a shard's payload was reported against the merged pack,
+/// and against an intact file already at `--out`).
+fn blame_shard(shards: &[OpenShard], error: &PackError) -> Option<BakeError> {
+    let tile = match error.rule() {
+        PackError::PayloadChecksum { tile, .. } | PackError::PayloadDecode { tile, .. } => *tile,
+        _ => return None,
+    };
+    shards.iter().find_map(|s| {
+        let entry = s.pack.entry(tile).ok().flatten()?;
+        let damaged = s.pack.decode(&entry).err()?;
+        Some(shard_error(&s.path, format!("{}: the shard is damaged; bake its part again", damaged.rule())))
+    })
 }
 
 fn shard_error(path: &Path, message: impl Into<String>) -> BakeError {
@@ -165,7 +182,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
         .and_then(|p| {
             p.verify_batched(&mut |_, _| {}, &|pack, batch| batch.par_iter().try_for_each(|e| pack.decode(e).map(drop)))
         })
-        .map_err(|e| e.in_file(assembled.path()))?;
+        .map_err(|e| blame_shard(&shards, &e).unwrap_or_else(|| e.in_file(assembled.path()).into()))?;
     let audit = accuracy_audit(&source, assembled.path(), 0..plan.root_depth, memory.held_level_tiles())?;
     let per_depth = audit.passed(assembled.path())?;
     let verify_seconds = verify_started.elapsed().as_secs_f64();
@@ -195,7 +212,7 @@ fn open_shards(paths: &[PathBuf]) -> Result<Vec<OpenShard>, BakeError> {
     let mut shards = Vec::with_capacity(paths.len());
     let build = build_id()?;
     for path in paths {
-        let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| e.in_file(path))?;
+        let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| e.in_file(path))?.named(path);
         let section = ShardSection::read(path, pack.header().file_length)?;
         if hex(&pack.header().fingerprint) != section.meta.fingerprint {
             return Err(shard_error(path, "its pack's fingerprint differs from its shard section's"));
@@ -212,7 +229,7 @@ fn open_shards(paths: &[PathBuf]) -> Result<Vec<OpenShard>, BakeError> {
                 ),
             ));
         }
-        shards.push(OpenShard { pack, section });
+        shards.push(OpenShard { path: path.clone(), pack, section });
     }
     shards.sort_by_key(|s| s.section.meta.shard);
     let first = &shards[0];

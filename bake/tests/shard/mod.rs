@@ -138,8 +138,21 @@ fn the_merge_names_missing_repeated_and_foreign_shards_and_writes_nothing() {
     let at = Pack::open(&shards[1]).unwrap().header().file_length as usize + 3;
     flipped[at] ^= 0x40;
     std::fs::write(&torn, &flipped).unwrap();
-    let e = merge_into(&[shards[0].clone(), torn, shards[2].clone()], &out).unwrap_err().to_string();
+    let e = merge_into(&[shards[0].clone(), torn.clone(), shards[2].clone()], &out).unwrap_err().to_string();
     assert!(e.contains("checksum mismatch"), "{e}");
+    // Regression (#31): a flipped bit inside a shard's tile payload was
+    // blamed on --out (and on an intact pack already there): the shard is
+    // named, and what is at --out stays as it was.
+    for entry in Pack::open(&shards[1]).unwrap().all_entries().unwrap().iter().step_by(7).take(3) {
+        let mut damaged = bytes.clone();
+        damaged[entry.payload_offset as usize + entry.payload_length as usize / 2] ^= 0x10;
+        std::fs::write(&torn, &damaged).unwrap();
+        std::fs::write(&out, b"an intact file").unwrap();
+        let e = format!("{:#}", merge_into(&[shards[0].clone(), torn.clone(), shards[2].clone()], &out).unwrap_err());
+        assert!(e.contains("torn.planetshard") && !e.contains("merged.planetpack"), "tile {}: {e}", entry.tile());
+        assert_eq!(std::fs::read(&out).unwrap(), b"an intact file");
+    }
+    std::fs::remove_file(&out).unwrap();
 }
 
 #[test]

@@ -204,6 +204,13 @@ impl Pack {
             .map_err(|e| e.in_file(path))
     }
 
+    /// This pack with its errors naming `path` from now on (one adopted
+    /// from bytes of a file it did not open itself, a shard for one).
+    pub fn named(mut self, path: &Path) -> Pack {
+        self.path = Some(path.to_owned());
+        self
+    }
+
     /// Validates bytes held in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Pack, PackError> {
         Pack::adopt(Box::new(OwnedBytes(bytes)))
