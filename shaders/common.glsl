@@ -93,6 +93,19 @@ vec3 apply_atmosphere(vec3 surface, vec3 view_dir, float distance_m) {
     return surface * transmittance + inscatter;
 }
 
+// pcg3d (Jarzynski & Olano 2020): a good 32-bit hash of three integers.
+uvec3 pcg3d(uvec3 v) {
+    v = v * 1664525u + 1013904223u;
+    v.x += v.y * v.z;
+    v.y += v.z * v.x;
+    v.z += v.x * v.y;
+    v ^= v >> 16u;
+    v.x += v.y * v.z;
+    v.y += v.z * v.x;
+    v.z += v.x * v.y;
+    return v;
+}
+
 vec3 finish_colour(vec3 linear) {
     vec3 mapped = vec3(1.0) - exp(-linear * pc.exposure);
     return pow(mapped, vec3(1.0 / 2.2));

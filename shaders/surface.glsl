@@ -21,19 +21,6 @@
 //          the snowline
 // Include after common.glsl.
 
-// pcg3d (Jarzynski & Olano 2020): a good 32-bit hash of three integers.
-uvec3 pcg3d(uvec3 v) {
-    v = v * 1664525u + 1013904223u;
-    v.x += v.y * v.z;
-    v.y += v.z * v.x;
-    v.z += v.x * v.y;
-    v ^= v >> 16u;
-    v.x += v.y * v.z;
-    v.y += v.z * v.x;
-    v.z += v.x * v.y;
-    return v;
-}
-
 float lattice_value(ivec3 i, int mask, uint seed) {
     uvec3 h = pcg3d(uvec3(i & ivec3(mask)) + uvec3(seed, seed * 7u, seed * 13u));
     return float(h.x >> 8u) * (2.0 / 16777215.0) - 1.0;
@@ -184,5 +171,9 @@ vec3 light_ground(vec3 albedo, vec3 normal, vec3 up) {
     // about a tenth of full sun on open ground, not the body's thin fill
     // (which left shadowed slopes black, 1:60 against sunlit ones).
     float sky = smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up));
-    return albedo * (vec3(1.0, 0.97, 0.92) * direct * 2.4 + vec3(0.25, 0.3, 0.4) * (fill + 0.6 * sky));
+    // Night: starlight and airglow, a few thousandths of the day's skylight,
+    // so the dark side is dark ground, not a void against the stars.
+    float night = (1.0 - smoothstep(-0.08, 0.12, elevation)) * (0.6 + 0.4 * dot(normal, up));
+    vec3 night_light = vec3(0.0009, 0.0011, 0.0016) * night;
+    return albedo * (vec3(1.0, 0.97, 0.92) * direct * 2.4 + vec3(0.25, 0.3, 0.4) * (fill + 0.6 * sky) + night_light);
 }

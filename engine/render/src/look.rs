@@ -42,6 +42,16 @@ pub fn sun_at(body: &Body, at: Instant) -> DVec3 {
     sun_direction(body, at)
 }
 
+/// How far `body` has turned at `at` (radians about its +Z axis, the
+/// prime meridian from the celestial frame's +X): the sky's stars turn the
+/// other way over its body-fixed ground. 0 for a body whose spin is not
+/// known (its frame is the celestial one, as for its sun).
+pub fn sky_turn_at(body: &Body, at: Instant) -> f64 {
+    planet_terrain::camera::BodyRotation::for_body(body).map_or(0.0, |r| {
+        (r.prime_meridian_at_epoch + r.rate * at.seconds_since_j2000()).rem_euclid(std::f64::consts::TAU)
+    })
+}
+
 /// A relief sun, independent of time: about 37 degrees up over the point
 /// beneath the camera, from the south-east, low enough to show relief. The
 /// renderer's goldens and benches are drawn under it (a picture of the

@@ -35,7 +35,7 @@ use crate::pacing::{FRAME_CPU_TARGET_MS, MIN_UPLOAD_MS, PhaseClock, UploadPacer}
 use crate::renderer::{FrameInput, Renderer};
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
-pub use crate::look::{Appearance, sun_at, sun_for};
+pub use crate::look::{Appearance, sky_turn_at, sun_at, sun_for};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SceneSettings {
@@ -112,6 +112,8 @@ pub struct TerrainScene {
     last_cut: planet_terrain::geo::address::TileMap<TileAddress, ()>,
     /// The shallowest depth the last cut drew (the hole count's floor).
     coarsest_drawn: Option<u8>,
+    /// [`TerrainScene::set_sky_turn`].
+    sky_turn: f64,
 }
 
 #[derive(Debug)]
@@ -165,6 +167,7 @@ impl TerrainScene {
             pacer: UploadPacer::new(uploads),
             last_cut: Default::default(),
             coarsest_drawn: None,
+            sky_turn: 0.0,
         }
     }
 
@@ -186,6 +189,12 @@ impl TerrainScene {
     /// of the camera's height above the ground).
     pub fn set_near(&mut self, near_m: f64) {
         self.settings.selection.near_m = near_m;
+    }
+
+    /// How far the body has turned under the stars (radians,
+    /// [`sky_turn_at`]); 0 until set, the sky of the goldens.
+    pub fn set_sky_turn(&mut self, radians: f64) {
+        self.sky_turn = radians;
     }
 
     /// The selection's error target (pixels) and node budget.
@@ -310,7 +319,7 @@ impl TerrainScene {
         PushConstants {
             x_row: f(x, near),
             y_row: f(y, floor_scale),
-            w_row: f(w, 0.0),
+            w_row: f(w, self.sky_turn),
             sun: f(sun, 0.12),
             camera: f(view.position, floor_c_term),
             radii: f(radii, c_term),

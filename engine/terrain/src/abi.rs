@@ -146,7 +146,8 @@ pub struct PushConstants [size = 128] {
     pub x_row: [f32; 4],
     /// xyz; w = the floor scale: 1 + (deepest ground) / (mean radius).
     pub y_row: [f32; 4],
-    /// xyz (the forward axis); w unused.
+    /// xyz (the forward axis); w = how far the body has turned under the
+    /// stars, radians (the sky's star field turns by it).
     pub w_row: [f32; 4],
     /// Body-fixed direction toward the sun; w = ambient.
     pub sun: [f32; 4],

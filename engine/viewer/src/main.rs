@@ -184,7 +184,9 @@ fn shot_mode(
     let mut renderer = Renderer::new(renderer_settings(cli, size)).map_err(renderer_error)?;
     let settings = scene_settings(cli, size, session::near_plane(above_ground));
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
-    let sun = sun_at(&body, start_time(cli, &body, cli.lon));
+    let start = start_time(cli, &body, cli.lon);
+    scene.set_sky_turn(planet_render::scene::sky_turn_at(&body, start));
+    let sun = sun_at(&body, start);
     let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames as u32)?;
     session::report_failures(&mut scene);
     image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;

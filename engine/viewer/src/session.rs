@@ -265,6 +265,7 @@ impl Session {
         let view = self.view(flight);
         self.renderer.set_bodies(&self.bodies.draws(view.position));
         let sun = sun_at(self.body(), self.clock);
+        self.scene.set_sky_turn(planet_render::scene::sky_turn_at(self.body(), self.clock));
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
         report_failures(&mut self.scene);
         let entry = FrameLog {

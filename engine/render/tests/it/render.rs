@@ -412,3 +412,77 @@ fn background_loading_settles_on_the_same_picture_and_edits_show_the_next_frame(
     assert!(differing_pixels(&settled, &next) > 200, "the edit shows in the next frame");
     assert_no_validation_messages(&renderer);
 }
+
+/// The brightest pixel of `image` and its value (the sum of its channels).
+fn brightest(image: &planet_render::RgbaImage) -> ((u32, u32), u32) {
+    let sum = |p: &[u8]| u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2]);
+    let (k, best) = image.pixels.chunks_exact(4).enumerate().max_by_key(|(_, p)| sum(p)).expect("pixels");
+    ((k as u32 % image.width, k as u32 / image.width), sum(best))
+}
+
+/// Issue #29: looking toward a sun 12 degrees up, the sky showed no sun
+/// (its brightest pixel 72 of 255 where the sun stood). Its disc is now
+/// drawn white where the sun's direction projects, and its glow brightens
+/// the sky around it.
+#[test]
+fn the_sun_stands_in_the_sky_where_its_direction_projects() {
+    let source = ridges();
+    let (lat, lon) = (44.6, 6.5);
+    let body = source.body.clone();
+    let view = view_at(&body, lat, lon, ground(&source, lat, lon) + 3000.0, 100.0, 10.0, SIZE);
+    // A sun 12 degrees up, 8 degrees right of straight ahead.
+    let up = body.ellipsoid().geodetic_to_direction(planet_terrain::geo::body::Geodetic::from_degrees(lat, lon, 0.0));
+    let level = (view.forward() - up * view.forward().dot(up)).normalize();
+    let right = (view.right() - up * view.right().dot(up)).normalize();
+    let (e, a) = (12f64.to_radians(), 8f64.to_radians());
+    let sun = (level * (e.cos() * a.cos()) + right * (e.cos() * a.sin()) + up * e.sin()).normalize();
+    let (x, y) = view.project(view.position + sun * 1e9).expect("the sun is ahead");
+    assert!(x > 96.0 && y > 0.0 && y < 60.0, "the sun is in the upper right of the frame: {x:.1}, {y:.1}");
+    let mut renderer = renderer(SIZE, 512);
+    let mut scene =
+        TerrainScene::new(body, Some(source as Arc<dyn HeightSource>), &renderer, settings(1024, 2.0, 20.0));
+    let (_, image, _) = scene.render_until_resident(&mut renderer, &view, sun, 30).expect("render");
+    assert_no_validation_messages(&renderer);
+    let ((bx, by), value) = brightest(&image);
+    assert!(value >= 3 * 250, "the disc is white: {value}");
+    let off = ((f64::from(bx) + 0.5 - x).powi(2) + (f64::from(by) + 0.5 - y).powi(2)).sqrt();
+    // Within the disc (0.27 degrees, under a pixel here) and its antialiased rim.
+    assert!(off <= 2.5, "the brightest pixel {bx},{by} is the sun's {x:.1},{y:.1}");
+    // The glow: the sky 10 pixels from the sun is brighter than 60 away, at the same height.
+    let at = |px: f64| {
+        let k = 4 * (y as usize * image.width as usize + px.clamp(0.0, f64::from(SIZE.0) - 1.0) as usize);
+        u32::from(image.pixels[k]) + u32::from(image.pixels[k + 1]) + u32::from(image.pixels[k + 2])
+    };
+    assert!(at(x - 10.0) > at(x - 60.0) + 30, "glow: {} near the sun, {} away", at(x - 10.0), at(x - 60.0));
+}
+
+/// Issue #29: the night side rendered pure black (mean 0.001 of 255) against
+/// a black sky. Now its ground is dark but not void, the sky beyond the
+/// limb holds stars, and the day side is as it was.
+#[test]
+fn the_night_side_is_dark_ground_against_the_stars() {
+    let pack = procedural_pack(2);
+    let source = pack_source(&pack);
+    let body = source.body().clone();
+    let view = view_at(&body, 0.0, 0.0, 15_000_000.0, 0.0, -90.0, SIZE);
+    // The sun behind the body: every ground pixel in view is night.
+    let sun = -body.ellipsoid().geodetic_to_direction(planet_terrain::geo::body::Geodetic::from_degrees(0.0, 0.0, 0.0));
+    let mut renderer = renderer(SIZE, 256);
+    let mut scene = TerrainScene::new(body.clone(), Some(source), &renderer, settings(1024, 2.0, 1000.0));
+    let (_, image, _) = scene.render_until_resident(&mut renderer, &view, sun, 30).expect("render");
+    assert_no_validation_messages(&renderer);
+    let (cx, cy) = (SIZE.0 as usize / 2, SIZE.1 as usize / 2);
+    let pixel = |x: usize, y: usize| {
+        let k = 4 * (y * SIZE.0 as usize + x);
+        (f64::from(image.pixels[k]) + f64::from(image.pixels[k + 1]) + f64::from(image.pixels[k + 2])) / 3.0
+    };
+    // The disc's middle third: ground.
+    let ground: Vec<f64> =
+        (cy - 10..cy + 10).flat_map(|y| (cx - 10..cx + 10).map(move |x| (x, y))).map(|(x, y)| pixel(x, y)).collect();
+    let mean = ground.iter().sum::<f64>() / ground.len() as f64;
+    assert!((0.5..6.0).contains(&mean), "night ground mean {mean:.2} of 255: dark, not void");
+    // The corners are space: some star there, most of it black.
+    let corner: Vec<f64> = (0..30).flat_map(|y| (0..60).map(move |x| (x, y))).map(|(x, y)| pixel(x, y)).collect();
+    let lit = corner.iter().filter(|&&v| v > 20.0).count();
+    assert!(lit >= 1 && lit * 20 < corner.len(), "{lit} of {} corner pixels are stars", corner.len());
+}
