@@ -78,17 +78,13 @@ fn identity(path: &Path, links_left: u8) -> Identity {
 /// twice (reading it twice harms nothing); an input not there (or a URL) is
 /// left to whatever opens it to report.
 pub fn check_paths(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), String> {
-    use std::os::unix::fs::FileTypeExt;
     for input in inputs {
         let Ok(meta) = std::fs::metadata(input.path) else { continue };
         let kind = meta.file_type();
-        let what = match () {
-            _ if kind.is_file() || kind.is_dir() && input.directory_ok => continue,
-            _ if kind.is_dir() => "a directory",
-            _ if kind.is_fifo() => "a FIFO",
-            _ if kind.is_char_device() || kind.is_block_device() => "a device",
-            _ => "not a regular file",
-        };
+        let Some(what) = planet_terrain::pack::reader::not_a_file(&kind) else { continue };
+        if kind.is_dir() && input.directory_ok {
+            continue;
+        }
         return Err(format!("{} {} is {what}, not a file: give the path of a file", input.flag, input.path.display()));
     }
     let outputs_seen: Vec<(Named<'_>, Identity)> = outputs.iter().map(|o| (*o, identity(o.path, 8))).collect();

@@ -60,8 +60,10 @@ pub struct MappedFile {
     map: memmap2::Mmap,
 }
 
-/// What a path is when it is not a regular file (links followed).
-fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
+/// What a path is when it is not a regular file (links followed): the
+/// kinds a reader refuses before opening (a FIFO blocks the open until a
+/// writer comes, a device reads without end).
+pub fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     match () {
         _ if kind.is_file() => None,
