@@ -86,7 +86,8 @@ struct Cli {
     if_unchanged: bool,
     /// Bake only part I of N of a sharded bake (0 <= I < N) into a shard file at --out,
     /// or `auto`: the part from a Slurm array task or a Kubernetes Indexed Job.
-    /// `{i}` and `{n}` in --out become I and N. Merge the shards with --merge.
+    /// `{i}` and `{count}` in --out become I and N (so does n in braces). Merge the shards
+    /// with --merge.
     #[arg(long, value_name = "I/N|auto", value_parser = planet_cli::shard::shard)]
     shard: Option<planet_cli::shard::ShardArg>,
     /// The shard count for `--shard auto` under a Kubernetes Indexed Job (its completions);
@@ -157,7 +158,11 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     };
     let out = match shard {
         Some(s) => PathBuf::from(
-            cli.out.to_string_lossy().replace("{i}", &s.index.to_string()).replace("{n}", &s.count.to_string()),
+            cli.out
+                .to_string_lossy()
+                .replace("{i}", &s.index.to_string())
+                .replace("{count}", &s.count.to_string())
+                .replace("{n}", &s.count.to_string()),
         ),
         None => cli.out.clone(),
     };

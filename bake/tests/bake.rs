@@ -687,6 +687,16 @@ fn no_output_is_written_over_an_input_or_another_output() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// Issue #32: `--help` printed "`{i}` and `" then a line break for the
+/// shard placeholders (clap turns `{n}` into a newline).
+#[test]
+fn help_prints_the_shard_placeholders_whole() {
+    let o = planet_bake(&["--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && help.contains("`{i}` and `{count}` in --out become I and N"), "{help}");
+    assert!(!help.lines().any(|l| l.trim_start().starts_with('`')), "a line broken at a placeholder:\n{help}");
+}
+
 /// Regression (#31): a bake with its stderr closed panicked on its first
 /// progress line (status 101) and left no pack. Messages end; the bake
 /// does not.

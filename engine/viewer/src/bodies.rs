@@ -77,7 +77,11 @@ impl Bodies {
             world.remove(oldest);
         }
         world.add(ground.as_ref(), shape, start, DVec3::ZERO).context("dropping a body")?;
-        Ok(format!("{} dropped ({} bodies)", if kind == Kind::Ball { "ball" } else { "crate" }, world.len()))
+        let count = match world.len() {
+            1 => "1 body".to_string(),
+            n => format!("{n} bodies"),
+        };
+        Ok(format!("{} dropped ({count})", if kind == Kind::Ball { "ball" } else { "crate" }))
     }
 
     /// Runs the physics for `elapsed_s` of the viewer's time, after telling

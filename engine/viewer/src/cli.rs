@@ -14,8 +14,38 @@ use planet_terrain::geo::body::Body;
 use planet_terrain::lod::residency::ROOTS;
 use std::path::PathBuf;
 
+/// The keys of a window, as `--help` lists them (the README and the
+/// window's handlers, `window/mod.rs`, say the same).
+pub(crate) const KEYS: &str = "\
+Keys in a window:
+  Tab                 switch orbit (drag turns the body, wheel zooms) and free flight
+  W A S D, arrows     fly forward, left, back, right (free flight)
+  Q E, PgDn PgUp      sink, climb
+  Shift               faster
+  right-drag          look around
+  + -                 zoom (the wheel)
+  G                   fly to the next listed place
+  F                   frame the whole body
+  H                   show or hide the panels
+  T                   wireframe
+  C                   freeze the cut (look around it)
+  . , /               run the clock faster, slower; pause it
+  K P                 dig a crater, flatten a pad where the cursor meets the ground
+  N, click            select the next layer, the layer under the cursor
+  [ ]                 shrink, grow the selected layer
+  M                   move the selected layer to the cursor
+  Delete              remove the selected layer
+  Ctrl+Z Ctrl+Y       undo, redo
+  Ctrl+S              save the scene to --scene
+  B V                 drop a ball, a crate where the cursor meets the ground
+  Esc                 quit";
+
 #[derive(Debug, Parser)]
-#[command(name = "planet-view", about = "Draw a planet from orbit to the ground; headless to PNG with --shot")]
+#[command(
+    name = "planet-view",
+    about = "Draw a planet from orbit to the ground; headless to PNG with --shot",
+    after_help = KEYS
+)]
 pub(crate) struct Cli {
     /// Packs to draw, as a stack: later packs lie over earlier ones inside
     /// their coverage, over the body's ellipsoid at 0 m (or the procedural
@@ -70,6 +100,7 @@ pub(crate) struct Cli {
     /// never in --shot).
     #[arg(long, conflicts_with = "no_hud")]
     pub(crate) hud: bool,
+    /// Leave the panels off, in a window too (H shows them).
     #[arg(long)]
     pub(crate) no_hud: bool,
     /// In a window with --path: close when the path ends (implied by --frames).

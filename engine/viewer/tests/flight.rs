@@ -309,6 +309,23 @@ fn a_path_adds_its_time_to_the_start_time() {
     assert!(!frames.join("frame_00002.png").exists(), "two frames");
 }
 
+/// Issue #32: `--help` listed no keys (they were only in the README) and
+/// `--no-hud` had no text.
+#[test]
+fn help_teaches_the_keys_and_describes_every_flag() {
+    let output = viewer().arg("--help").output().expect("run planet-view");
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{help}");
+    for key in ["Keys in a window:", "Tab ", "Ctrl+S", "Esc "] {
+        assert!(help.contains(key), "{key} in:\n{help}");
+    }
+    // Every flag has a line of its own text after its name.
+    for line in help.lines().filter(|l| l.trim_start().starts_with("--")) {
+        let text = line.trim_start().split_once("  ").map(|(_, t)| t.trim());
+        assert!(text.is_some_and(|t| !t.is_empty()), "a flag without text: {line}");
+    }
+}
+
 /// Regression (#31): `--shot` over the pack it reads replaced the pack, exit 0.
 #[test]
 fn a_shot_is_never_written_over_the_pack_it_draws() {
