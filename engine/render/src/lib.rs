@@ -10,6 +10,8 @@
 //! records) so the viewer and the tests share one path.
 
 mod bodies;
+// One `clock_gettime` (a thread's CPU time), the only unsafe outside `vk`.
+#[allow(unsafe_code)]
 pub mod clock;
 mod conv;
 mod error;
@@ -23,6 +25,8 @@ mod renderer;
 pub mod scene;
 mod slot_layout;
 mod tiles;
+// Every Vulkan call: the crate denies unsafe code everywhere else.
+#[allow(unsafe_code)]
 mod vk;
 
 pub use bodies::{BodyDraw, BodyShape};
