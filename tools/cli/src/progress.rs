@@ -17,6 +17,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 /// Seconds between count lines when standard error is not a terminal.
 const LOG_INTERVAL: Duration = Duration::from_secs(10);
 
+/// The seconds left of a phase, once a rate means something: a twentieth
+/// of the phase done since its first count and a second spent on it. (An
+/// ETA from the first tile said "355 s" for a 9 s phase.)
+fn eta_seconds(done_since_first: u64, left: u64, total: u64, elapsed: Duration) -> Option<f64> {
+    let enough = done_since_first >= (total / 20).max(1) && elapsed >= Duration::from_secs(1);
+    enough.then(|| left as f64 * elapsed.as_secs_f64() / done_since_first as f64)
+}
+
 /// A job's progress; safe to update from many threads.
 #[derive(Debug)]
 pub struct JobProgress {
@@ -24,6 +32,17 @@ pub struct JobProgress {
     unit: &'static str,
     start: Instant,
     last_line: Mutex<Option<Instant>>,
+    /// The current phase's first count and when it came (a phase starts
+    /// when the total changes or the count goes back).
+    phase: Mutex<Option<Phase>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Phase {
+    total: usize,
+    first_done: usize,
+    last_done: usize,
+    at: Instant,
 }
 
 impl JobProgress {
@@ -36,17 +55,24 @@ impl JobProgress {
     pub fn with_terminal(unit: &'static str, terminal: bool) -> JobProgress {
         let bar = terminal.then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            let template = format!("{{bar:30}} {{human_pos}}/{{human_len}} {unit}, {{rate}} {unit}/s, ETA {{eta}}");
+            // Plain counts, as the stage lines print them.
+            let template = format!("{{bar:30}} {{pos}}/{{len}} {unit}, {{rate}} {unit}/s{{eta_known}}");
             let style = ProgressStyle::with_template(&template)
                 .expect("a valid template")
                 .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
                     let _ = write!(w, "{:.0}", state.per_sec());
                 })
+                .with_key("eta_known", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let (pos, len) = (state.pos(), state.len().unwrap_or(0));
+                    if let Some(eta) = eta_seconds(pos, len.saturating_sub(pos), len, state.elapsed()) {
+                        let _ = write!(w, ", ETA {eta:.0} s");
+                    }
+                })
                 .progress_chars("#>-");
             bar.set_style(style);
             bar
         });
-        JobProgress { bar, unit, start: Instant::now(), last_line: Mutex::new(None) }
+        JobProgress { bar, unit, start: Instant::now(), last_line: Mutex::new(None), phase: Mutex::new(None) }
     }
 
     fn stamp(&self) -> String {
@@ -72,16 +98,29 @@ impl JobProgress {
             }
             return;
         }
+        let phase = {
+            let mut phase = self.phase.lock().expect("progress lock");
+            let current = match *phase {
+                Some(p) if p.total == total && done >= p.last_done => Phase { last_done: done, ..p },
+                _ => Phase { total, first_done: done, last_done: done, at: Instant::now() },
+            };
+            *phase = Some(current);
+            current
+        };
         let mut last = self.last_line.lock().expect("progress lock");
         let due = last.is_none_or(|t| t.elapsed() >= LOG_INTERVAL);
         if !due && done != total {
             return;
         }
         *last = Some(Instant::now());
-        let elapsed = self.start.elapsed().as_secs_f64();
-        let rate = done as f64 / elapsed.max(1e-9);
-        let eta = total.saturating_sub(done) as f64 / rate.max(1e-9);
-        let line = format!("{} {done}/{total} {}, {rate:.0} {}/s, ETA {eta:.0} s", self.stamp(), self.unit, self.unit);
+        let elapsed = phase.at.elapsed();
+        let since = (done - phase.first_done) as u64;
+        let rate = since as f64 / elapsed.as_secs_f64().max(1e-9);
+        let eta = eta_seconds(since, total.saturating_sub(done) as u64, total as u64, elapsed)
+            .filter(|_| done != total)
+            .map(|eta| format!(", ETA {eta:.0} s"))
+            .unwrap_or_default();
+        let line = format!("{} {done}/{total} {}, {rate:.0} {}/s{eta}", self.stamp(), self.unit, self.unit);
         crate::report::message(&line);
     }
 }
@@ -101,5 +140,16 @@ mod tests {
         p.update(100, 100);
         assert_ne!(p.last_line.lock().unwrap().unwrap(), first, "the last always prints");
         assert!(JobProgress::with_terminal("tiles", true).bar.is_some());
+    }
+
+    /// Regression (#32): the first count line of a 9 s phase said "ETA 355
+    /// s", a rate from one tile.
+    #[test]
+    fn an_eta_waits_for_a_twentieth_of_the_phase_and_a_second() {
+        let second = Duration::from_secs(1);
+        assert_eq!(eta_seconds(1, 2045, 2046, second * 2), None, "one tile says nothing");
+        assert_eq!(eta_seconds(200, 1846, 2046, second / 2), None, "nor half a second");
+        assert_eq!(eta_seconds(205, 1841, 2046, second * 2), Some(1841.0 * 2.0 / 205.0));
+        assert_eq!(eta_seconds(1, 0, 1, second), Some(0.0), "a one-tile phase, done");
     }
 }
