@@ -278,6 +278,11 @@ fn path_mode(
         panels.interactive = false;
         panels
     });
+    // Frames written, on a terminal as a bar, in a log as a line every ten
+    // seconds with the tiles still pending (a long --frames run said
+    // nothing until its end).
+    let progress = planet_cli::progress::JobProgress::new("frames");
+    let mut said_pending = std::time::Instant::now();
     for k in 0..frames {
         let t = path.start() + k as f64 / cli.fps;
         flight.set_pose(path.pose(t));
@@ -306,6 +311,12 @@ fn path_mode(
         session.draw(&flight, t, options)?;
         if let Some(dir) = &cli.frames {
             session.save_last_frame(&session::frame_path(dir, k))?;
+        }
+        progress.update(k + 1, frames);
+        if said_pending.elapsed() >= std::time::Duration::from_secs(10) {
+            said_pending = std::time::Instant::now();
+            let pending = session.log.last().map_or(0, |l| l.report.statistics.pending_requests);
+            progress.stage(&format!("frame {} of {frames}: {pending} tiles pending", k + 1));
         }
     }
     session.finish()?;

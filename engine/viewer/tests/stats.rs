@@ -80,7 +80,7 @@ fn a_path_logs_the_counts_of_every_frame() {
     )
     .expect("write path");
     let stats = dir.path().join("path-stats.json");
-    run_ok(viewer().arg(&pack).arg("--path").arg(&path).arg("--stats").arg(&stats).args([
+    let output = run_ok(viewer().arg(&pack).arg("--path").arg(&path).arg("--stats").arg(&stats).args([
         "--fps",
         "3",
         "--size",
@@ -92,6 +92,11 @@ fn a_path_logs_the_counts_of_every_frame() {
     let log = json(&stats);
     assert_eq!(log["gpu_counts_available"], true);
     let frames = log["frames"].as_array().expect("frames");
+    // Issue #32: a --path run said nothing until its end; now it counts
+    // the frames it drew (in a log: at most every ten seconds, and the last).
+    let said = String::from_utf8_lossy(&output.stderr);
+    let n = frames.len();
+    assert!(said.contains(&format!("{n}/{n} frames")), "the frame count in:\n{said}");
     assert_eq!(frames.len(), 4);
     // Wall time runs forward from the session's start, frame by frame.
     let wall: Vec<f64> = frames.iter().map(|f| f["wall_s"].as_f64().expect("wall seconds")).collect();
