@@ -119,6 +119,8 @@ $bin/planet-view packs/earth.planetpack --lat 38.09 --lon -119.3 --alt 100000 --
 gdal_translate -q -projwin -118.75 37.25 -118.47 36.95 "$sierra_dem" packs/demo/palisades.tif
 gdaldem hillshade -q -z 1.5 -s 111120 -az 315 -alt 45 packs/demo/palisades.tif packs/demo/sierra-hillshade.tif
 gdal_translate -q -of PNG packs/demo/sierra-hillshade.tif packs/sierra-hillshade.png
+# GDAL's sidecar of the PNG's georeferencing: nothing here reads it.
+rm -f packs/sierra-hillshade.png.aux.xml
 
 # The main job ends in the viewer: a window where there is a display,
 # otherwise a headless fly-through from orbit to 2 m above the ground below
