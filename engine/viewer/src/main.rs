@@ -281,6 +281,11 @@ fn path_mode(
     // Frames written, on a terminal as a bar, in a log as a line every ten
     // seconds with the tiles still pending (a long --frames run said
     // nothing until its end).
+    if cli.frames.is_some() {
+        flight.set_pose(path.pose(path.start()));
+        session.clock = start.plus_seconds(path.start() * cli.time_rate);
+        session.settle_roots(&flight, 200)?;
+    }
     let progress = planet_cli::progress::JobProgress::new("frames");
     let mut said_pending = std::time::Instant::now();
     for k in 0..frames {

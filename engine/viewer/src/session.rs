@@ -293,6 +293,29 @@ impl Session {
         Ok(report)
     }
 
+    /// Draws unlogged frames of the camera's view until the ground covers
+    /// the body (the roots are resident), at most `max_frames`; returns how
+    /// many it drew. A recording's first frame is then ground, not the bare
+    /// ellipsoid that stands in before any tile (the demo's first frame was
+    /// a plain blue ball).
+    pub fn settle_roots(&mut self, flight: &Flight, max_frames: u32) -> Result<u32> {
+        let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
+        self.scene.set_near(near_plane(above_ground));
+        let view = self.view(flight);
+        let sun = sun_at(self.body(), self.clock);
+        self.scene.set_sky_turn(planet_render::scene::sky_turn_at(self.body(), self.clock));
+        for k in 1..=max_frames {
+            let options = FrameOptions::headless(planet_render::scene::ReadBack::Never);
+            let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
+            if !report.analytic_body {
+                return Ok(k);
+            }
+            // Background loading: give the workers the time a frame takes.
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Ok(max_frames)
+    }
+
     fn renderer_frame_of_last(&self) -> u64 {
         self.renderer.frames_submitted() - 1
     }

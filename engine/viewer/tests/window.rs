@@ -216,8 +216,14 @@ fn a_headless_fly_through_writes_every_frame() {
     command.arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
     command.args(["--fps", "4", "--size", "128x80", "--validation", "--hud"]);
     run(command);
-    check_frames(&stats(&stats_path), 21);
+    let log = stats(&stats_path);
+    check_frames(&log, 21);
     assert!(frames.join("frame_00020.png").exists());
+    // Issue #32: the first written frame was the bare ellipsoid standing in
+    // before any tile arrived; it waits for the roots now.
+    let first = &log["frames"][0];
+    assert_eq!(first["analytic_body_drawn"], false, "frame 0 draws the ground: {first:#}");
+    assert_eq!(first["draw_calls"]["terrain_shaded"], 1, "{first:#}");
 }
 
 #[test]
