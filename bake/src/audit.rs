@@ -196,11 +196,14 @@ const COARSE_BATCH: usize = 1 << 16;
 
 /// Audits every tile of the pack at `path` whose depth is in `depths` (a
 /// merge audits only the levels it filtered; see the module comment).
+/// `progress` counts the tiles audited (the audit is 40% of an ETOPO5
+/// bake's time, and showed nothing while it ran).
 pub(crate) fn accuracy_audit(
     inputs: &dyn TileSource,
     path: &Path,
     depths: std::ops::Range<u8>,
     held_level_tiles: usize,
+    progress: &dyn crate::Progress,
 ) -> Result<AccuracyAudit, BakeError> {
     // A handful of index pages: the walk is in key order, and lookups
     // around a window stay within a few leaves of it.
@@ -211,6 +214,19 @@ pub(crate) fn accuracy_audit(
     let filter_from = pack.header().height_data_depth;
     // Results are folded in batch by batch, never held per tile.
     let mut audit = AccuracyAudit::empty(max_depth);
+    let mut total = 0;
+    for key in pack.keys() {
+        let depth = key?.address().depth();
+        if depth >= depths.end {
+            break;
+        }
+        total += usize::from(depths.contains(&depth));
+    }
+    let done = std::cell::Cell::new(0);
+    let count = |n: usize| {
+        done.set(done.get() + n);
+        progress.tiles(done.get(), total);
+    };
     let from_source = filter_from.max(depths.start)..depths.end;
     for_each_batch(&pack, AUDIT_BATCH, from_source, |batch| {
         let results: Vec<_> = batch
@@ -224,6 +240,7 @@ pub(crate) fn accuracy_audit(
                 Ok((tile.depth(), a, first))
             })
             .collect::<Result<_, _>>()?;
+        count(batch.len());
         audit.add(results);
         Ok(())
     })?;
@@ -253,6 +270,7 @@ pub(crate) fn accuracy_audit(
                         Ok((depth, a, first))
                     })
                     .collect::<Result<_, _>>()?;
+                count(window.len());
                 audit.add(audited);
                 Ok(())
             })

@@ -113,7 +113,7 @@ fn audit_after_tampering(dir: &std::path::Path, by: f64) -> Option<String> {
     };
     bake.run(&tiles, &Tamper { writer: &writer, victim, by }).unwrap();
     let assembled = writer.assemble().unwrap();
-    accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, memory.held_level_tiles()).unwrap().violation
+    accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, memory.held_level_tiles(), &Quiet).unwrap().violation
 }
 
 #[test]

@@ -139,7 +139,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         assembled.path().display()
     ));
     let audit_start = Instant::now();
-    let audit = accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, run.memory.held_level_tiles())?;
+    let audit = accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, run.memory.held_level_tiles(), progress)?;
     let per_depth = audit.passed(assembled.path())?;
     let audit_seconds = audit_start.elapsed().as_secs_f64();
     abort_point("bake-rename");

@@ -183,7 +183,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
             p.verify_batched(&mut |_, _| {}, &|pack, batch| batch.par_iter().try_for_each(|e| pack.decode(e).map(drop)))
         })
         .map_err(|e| blame_shard(&shards, &e).unwrap_or_else(|| e.in_file(assembled.path()).into()))?;
-    let audit = accuracy_audit(&source, assembled.path(), 0..plan.root_depth, memory.held_level_tiles())?;
+    let audit = accuracy_audit(&source, assembled.path(), 0..plan.root_depth, memory.held_level_tiles(), progress)?;
     let per_depth = audit.passed(assembled.path())?;
     let verify_seconds = verify_started.elapsed().as_secs_f64();
     let summary = assembled.commit()?;

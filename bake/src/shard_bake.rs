@@ -104,7 +104,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
     .run(&writer, &writer)?;
     let assembled = writer.assemble()?;
     progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
-    let audit = accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, run.memory.held_level_tiles())?;
+    let audit = accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, run.memory.held_level_tiles(), progress)?;
     let per_depth = audit.passed(assembled.path())?;
     progress.stage(&format!("sampling the surfaces of {} coarse tiles for the merge", coarse.len()));
     let has_surface = spec.codec.has_classes() || spec.codec.has_colour();
