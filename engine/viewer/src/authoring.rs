@@ -194,6 +194,9 @@ impl Authoring {
     /// Replaces every layer with those of the scene at `path`, as one step
     /// that undoes; from then on the layers save there.
     pub fn load_replacing(&mut self, editor: &mut dyn Editor, path: &Path, body: &str) -> Result<usize> {
+        if path.as_os_str().is_empty() {
+            anyhow::bail!("no scene path: type the scene file to load in the Scene field");
+        }
         let (scene, _) = planet_cli::scene::load_scene(path, body)?;
         let mut steps: Vec<Action> = editor.layers().layers().cloned().map(Action::Remove).collect();
         steps.extend(scene.layers.iter().cloned().map(Action::Insert));
@@ -329,6 +332,13 @@ impl Authoring {
 
     /// Writes the layers as a scene at `path`.
     pub fn save_to(&self, editor: &dyn Editor, path: &Path, body: &str) -> Result<()> {
+        // An empty field said "writing : No such file or directory".
+        if path.as_os_str().is_empty() {
+            anyhow::bail!("no scene path: type one in the Scene field (e.g. scene.json), or start with --scene FILE");
+        }
+        if let Some(problem) = planet_cli::fs::unwritable_destination("the scene path", path) {
+            anyhow::bail!(problem);
+        }
         let mut scene = Scene::new(body);
         scene.pack = self.pack.clone();
         scene.layers = editor.layers().layers().cloned().collect();
@@ -422,6 +432,24 @@ mod tests {
         }
         // Every mutation, undo and redo journaled at least one footprint.
         assert!(s.journaled >= 15, "{} footprints", s.journaled);
+    }
+
+    /// Issue #32: saving with an empty scene path said "not saved: writing
+    /// : No such file or directory".
+    #[test]
+    fn a_scene_path_that_cannot_be_written_says_what_to_do() {
+        let s = stack();
+        let a = Authoring::default();
+        let empty = a.save_to(&s, Path::new(""), "earth").unwrap_err().to_string();
+        assert!(empty.contains("type one in the Scene field"), "{empty}");
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no-such-dir").join("scene.json");
+        let missing = a.save_to(&s, &missing, "earth").unwrap_err().to_string();
+        assert!(missing.contains("does not exist; create it first"), "{missing}");
+        let mut s = stack();
+        let mut a = Authoring::default();
+        let empty = a.load_replacing(&mut s, Path::new(""), "earth").unwrap_err().to_string();
+        assert!(empty.contains("type the scene file to load"), "{empty}");
     }
 
     #[test]
