@@ -338,7 +338,10 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     if let Some(completed) = complete_interrupted_patch(run, region)? {
         return Ok(completed);
     }
-    if let Some(applied) = crate::recovery::patch_already_applied(run, region)? {
+    // Read whole once: it names the patch in the header and tells whether
+    // the header's last patch is this one.
+    let inputs = patch_inputs_digest(options)?;
+    if let Some(applied) = crate::recovery::patch_already_applied(run, region, &inputs)? {
         return Ok(applied);
     }
     let existing = Pack::open(&options.out)?;
@@ -398,7 +401,6 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let fresh: Vec<EncodedTile> = fresh.into_values().collect();
     // The redo journal is written and synced before the pack is touched,
     // and stays until what was written reads back as what was audited.
-    let inputs = patch_inputs_digest(options)?;
     let stamp = PatchStamp {
         fingerprint: patch_fingerprint(&header.fingerprint, &inputs, &region),
         region: region.coverage(),

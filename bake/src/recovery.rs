@@ -110,7 +110,12 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
 /// not applied a second time by the documented recovery ("run the same
 /// command again"), which re-blended its border tiles and chained a new
 /// fingerprint with exit 0.
-pub(crate) fn patch_already_applied(run: &Run, region: Region) -> Result<Option<BakeReport>, BakeError> {
+/// `inputs` is the patch's inputs digest (`patch_inputs_digest`).
+pub(crate) fn patch_already_applied(
+    run: &Run,
+    region: Region,
+    inputs: &[u8; 32],
+) -> Result<Option<BakeReport>, BakeError> {
     let options = run.options;
     let Some(last) = Pack::open(&options.out)?.header().patches.last else { return Ok(None) };
     let asked = region.coverage();
@@ -120,7 +125,7 @@ pub(crate) fn patch_already_applied(run: &Run, region: Region) -> Result<Option<
         && stored(last.region.west, asked.west)
         && stored(last.region.north, asked.north)
         && stored(last.region.east, asked.east);
-    if !same_box || last.inputs[..] != patch_inputs_digest(options)?[..16] {
+    if !same_box || last.inputs[..] != inputs[..16] {
         return Ok(None);
     }
     run.progress.stage(

@@ -261,11 +261,8 @@ impl Session {
         let ground_ms = (planet_render::clock::thread_cpu_time() - cpu_started).as_secs_f64() * 1e3;
         // Within a kilometre of the ground this is the fixed 1 m.
         self.ground_spacing_m = (above_ground / 1000.0).clamp(GROUND_SPACING_M, 10_000.0);
-        self.scene.set_near(near_plane(above_ground));
-        let view = self.view(flight);
+        let (view, sun) = self.aim(flight, above_ground);
         self.renderer.set_bodies(&self.bodies.draws(view.position));
-        let sun = sun_at(self.body(), self.clock);
-        self.scene.set_sky_turn(planet_render::scene::sky_turn_at(self.body(), self.clock));
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
         report_failures(&mut self.scene);
         let entry = FrameLog {
@@ -300,10 +297,7 @@ impl Session {
     /// a plain blue ball).
     pub fn settle_roots(&mut self, flight: &Flight, max_frames: u32) -> Result<u32> {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
-        self.scene.set_near(near_plane(above_ground));
-        let view = self.view(flight);
-        let sun = sun_at(self.body(), self.clock);
-        self.scene.set_sky_turn(planet_render::scene::sky_turn_at(self.body(), self.clock));
+        let (view, sun) = self.aim(flight, above_ground);
         for k in 1..=max_frames {
             let options = FrameOptions::headless(planet_render::scene::ReadBack::Never);
             let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
@@ -314,6 +308,15 @@ impl Session {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         Ok(max_frames)
+    }
+
+    /// Sets the scene up for the camera `above_ground` metres over the
+    /// ground (its near plane, the sky's turn at the clock) and returns its
+    /// view and the sun: what every frame of the camera draws with.
+    fn aim(&mut self, flight: &Flight, above_ground: f64) -> (View, glam::DVec3) {
+        self.scene.set_near(near_plane(above_ground));
+        self.scene.set_sky_turn(planet_render::scene::sky_turn_at(self.body(), self.clock));
+        (self.view(flight), sun_at(self.body(), self.clock))
     }
 
     fn renderer_frame_of_last(&self) -> u64 {

@@ -87,9 +87,10 @@ pub fn check_paths(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), St
         }
         return Err(format!("{} {} is {what}, not a file: give the path of a file", input.flag, input.path.display()));
     }
+    let inputs_seen: Vec<(Named<'_>, Identity)> = inputs.iter().map(|i| (*i, identity(i.path, 8))).collect();
     let outputs_seen: Vec<(Named<'_>, Identity)> = outputs.iter().map(|o| (*o, identity(o.path, 8))).collect();
     for (k, (output, id)) in outputs_seen.iter().enumerate() {
-        if let Some(input) = inputs.iter().find(|i| identity(i.path, 8) == *id) {
+        if let Some((input, _)) = inputs_seen.iter().find(|(_, other)| other == id) {
             return Err(format!(
                 "{} {} is the same file as {} {}: a command never writes over what it reads; give another path",
                 output.flag,
