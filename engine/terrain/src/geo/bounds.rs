@@ -1,12 +1,21 @@
-//! Bounding spheres of tiles between two elevations.
+//! Bounding volumes of tiles between two elevations: a sphere, and for
+//! small tiles a box in the tangent frame at the centre.
 //!
-//! The key decision: one definition. Selection culls with these spheres,
-//! layers widen their footprints with them, and tests hold the property
-//! that every sample of a tile lies inside; a second, cheaper formula
-//! anywhere would drift from the first. On a sphere the patch point farthest
-//! from the centre is a corner at an extreme elevation; flattening bends the
-//! patch slightly away from that, so the radius carries a slack checked by a
+//! The key decision: one definition of each. Selection culls with the
+//! spheres and measures its distances with both, layers widen their
+//! footprints with the spheres, and tests hold the property that every
+//! sample of a tile lies inside each; a second, cheaper formula anywhere
+//! would drift from the first. On a sphere the patch point farthest from the
+//! centre is a corner at an extreme elevation; flattening bends the patch
+//! slightly away from that, so the radius carries a slack checked by a
 //! property test over random tiles.
+//!
+//! The second decision: the box, because a sphere is a poor judge of how
+//! near a tall tile is. A mountain tile 2.4 km wide spanning 3 km of
+//! elevation has a sphere of 2.3 km radius, so a camera 1.2 km beside its
+//! edge stands inside it; the box in the tangent frame holds the tile to
+//! its width and its elevations separately. Both are lower bounds of the
+//! distance to the tile, so selection takes the larger.
 
 use glam::DVec3;
 
@@ -59,6 +68,103 @@ impl BoundingSphere {
     /// Distance from `p` to the sphere's surface (0 inside).
     pub fn distance(&self, p: DVec3) -> f64 {
         ((p - self.centre).length() - self.radius).max(0.0)
+    }
+}
+
+/// A box around a small tile between two elevations, in the tangent frame
+/// of the tile's centre: `u` along the tile's s axis, `n` the centre's
+/// normal. Its extents come from the corners at both elevations; the patch
+/// bends away from them by at most the second-order sag of a curve of the
+/// tile's size, which the extents are widened by (with a factor of four to
+/// spare; a property test over random tiles holds every sample inside).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TangentBox {
+    origin: DVec3,
+    u: DVec3,
+    v: DVec3,
+    n: DVec3,
+    lo: DVec3,
+    hi: DVec3,
+}
+
+impl TangentBox {
+    /// The largest angle (radians, the diagonal's) a tile may span for a box:
+    /// past it the tangent plane no longer follows the patch (a face spans
+    /// 90 degrees), and the tile's sphere judges it alone.
+    pub const MAX_SPAN_RADIANS: f64 = 0.05;
+
+    /// The box around the patch with this centre and these corners between
+    /// two elevations, or `None` for a tile wider than
+    /// [`TangentBox::MAX_SPAN_RADIANS`].
+    pub(crate) fn enclosing(
+        ellipsoid: &Ellipsoid,
+        centre: SurfacePoint,
+        corners: &[SurfacePoint; 4],
+        min: f64,
+        max: f64,
+    ) -> Option<TangentBox> {
+        let [c00, c10, c01, c11] = corners.map(|c| c.point);
+        let diagonal = (c11 - c00).length().max((c10 - c01).length());
+        if diagonal.is_nan() || diagonal > Self::MAX_SPAN_RADIANS * ellipsoid.min_radius() {
+            return None;
+        }
+        let n = centre.normal;
+        let along_s = (c10 - c00) + (c11 - c01);
+        let u = (along_s - n * along_s.dot(n)).normalize();
+        let v = n.cross(u);
+        let origin = centre.point;
+        let mut lo = DVec3::splat(f64::INFINITY);
+        let mut hi = DVec3::splat(f64::NEG_INFINITY);
+        for corner in corners {
+            for elevation in [min, max] {
+                let q = corner.raised(elevation) - origin;
+                let local = DVec3::new(q.dot(u), q.dot(v), q.dot(n));
+                lo = lo.min(local);
+                hi = hi.max(local);
+            }
+        }
+        // The centre's normal is where n . p peaks over the whole ellipsoid,
+        // so no point of the patch raised by at most `max` rises above it.
+        hi.z = hi.z.max(max);
+        // A curve of length L and radius of curvature r strays L^2 / (8 r)
+        // from its chord, and raised by h the same curve strays (r + h) / r
+        // times as far; r is at least b^2 / a on an ellipsoid. Four times
+        // that, and a millimetre.
+        let curvature_radius = ellipsoid.min_radius() * ellipsoid.min_radius() / ellipsoid.max_radius();
+        let raised = (curvature_radius + min.abs().max(max.abs())) / curvature_radius;
+        let sag = 4.0 * diagonal * diagonal * raised / (8.0 * curvature_radius) + 1e-3;
+        Some(TangentBox { origin, u, v, n, lo: lo - DVec3::splat(sag), hi: hi + DVec3::splat(sag) })
+    }
+
+    /// The box of `tile` between two elevations (see [`TangentBox::enclosing`]).
+    pub fn of_tile(
+        ellipsoid: &Ellipsoid,
+        tile: TileAddress,
+        min_elevation: f64,
+        max_elevation: f64,
+    ) -> Option<TangentBox> {
+        let (s0, t0, s1, t1) = tile.grid_bounds();
+        let (sc, tc) = tile.grid_centre();
+        let on_surface = |s: f64, t: f64| SurfacePoint::new(ellipsoid, face_grid_to_direction(tile.face(), s, t));
+        let corners = [(s0, t0), (s1, t0), (s0, t1), (s1, t1)].map(|(s, t)| on_surface(s, t));
+        TangentBox::enclosing(ellipsoid, on_surface(sc, tc), &corners, min_elevation, max_elevation)
+    }
+
+    /// Whether `p` lies inside the box (its faces included).
+    pub fn contains(&self, p: DVec3) -> bool {
+        let local = self.local(p);
+        local.cmpge(self.lo).all() && local.cmple(self.hi).all()
+    }
+
+    /// Distance from `p` to the box (0 inside).
+    pub fn distance(&self, p: DVec3) -> f64 {
+        let local = self.local(p);
+        (self.lo - local).max(local - self.hi).max(DVec3::ZERO).length()
+    }
+
+    fn local(&self, p: DVec3) -> DVec3 {
+        let q = p - self.origin;
+        DVec3::new(q.dot(self.u), q.dot(self.v), q.dot(self.n))
     }
 }
 

@@ -30,7 +30,7 @@
 //! The sum is multiplied by an amplitude field continuing the data's own
 //! spectrum: per data cell its twist (how far its four corners, stored alike
 //! by every tile sharing the cell, depart from a plane: a slope has none;
-//! capped at twice the data's RMS twist, `roughness::twist_cap`),
+//! capped at the data's RMS twist, `roughness::twist_cap`),
 //! times the fraction of them not water (classes 1 ocean and 3 lake), times
 //! the amplitude per metre of twist that continues the data's roughness law
 //! ([`crate::ground::roughness::continuing_amplitude`], measured per source;
@@ -52,8 +52,10 @@ use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBound
 pub const DEFAULT_OCTAVE_GAIN: f64 = 0.574_349_177_498_517_6;
 
 /// The first octave's amplitude per metre of a data cell's twist where the
-/// data gives no law to continue ([`DetailSource::within`] measures one).
-pub const DEFAULT_FIRST_OCTAVE: f64 = 30.0;
+/// data gives no law to continue ([`DetailSource::within`] measures one):
+/// 30 when the noise was uniform in [-1, 1), divided by sqrt(3) for the
+/// same roughness from signs.
+pub const DEFAULT_FIRST_OCTAVE: f64 = 17.32;
 
 /// The seed of every pack's detail: one fixed value, so the same pack gives
 /// the same ground everywhere.

@@ -46,7 +46,7 @@ use glam::DVec3;
 use crate::camera::view::View;
 use crate::geo::address::{MAX_DEPTH, TileAddress};
 use crate::geo::body::Ellipsoid;
-use crate::geo::bounds::{BoundingSphere, SurfacePoint};
+use crate::geo::bounds::{BoundingSphere, SurfacePoint, TangentBox};
 use crate::geo::cube::{cube_point, normalize_exactly_ordered, warp};
 use crate::geo::face::{Edge, Face};
 use crate::ground::{HeightSource, SourceError, TileBounds};
@@ -237,16 +237,25 @@ impl<'a> Context<'a> {
     pub(super) fn evaluate(
         &self,
         tile: TileAddress,
+        patch: Option<&Patch>,
         sphere_of: impl FnOnce(f64, f64) -> BoundingSphere,
     ) -> Result<(TileBounds, BoundingSphere, f64, f64), SourceError> {
         let bounds = self.source.tile_bounds(tile)?;
-        let sphere = sphere_of(bounds.min_elevation, bounds.max_elevation);
-        // Height above the ellipsoid changes by at most the distance moved, so a
-        // camera above the node's highest point is at least that far from it.
-        // And nothing nearer than the near plane is drawn: an error closer
-        // than that shows no larger than at it (a camera 1.5 m over a node
-        // of a small budget stood inside its bounds: 'inf px').
-        let distance = sphere.distance(self.camera).max(self.camera_height - bounds.max_elevation).max(self.near_m);
+        let (min, max) = (bounds.min_elevation, bounds.max_elevation);
+        let sphere = sphere_of(min, max);
+        // Every distance here is a lower bound of the distance to the node,
+        // so the largest is. The box holds a small tall node to its width
+        // and its elevations apart (its sphere, to both at once). Height
+        // above the ellipsoid changes by at most the distance moved, so a
+        // camera above the node's highest point is at least that far from
+        // it. And nothing nearer than the near plane is drawn: an error
+        // closer than that shows no larger than at it (a camera 1.5 m over a
+        // node of a small budget stood inside its bounds: 'inf px').
+        let beside = patch
+            .and_then(|p| TangentBox::enclosing(&self.ellipsoid, p.centre, &p.corners, min, max))
+            .map_or(0.0, |tangent_box| tangent_box.distance(self.camera));
+        let distance =
+            sphere.distance(self.camera).max(beside).max(self.camera_height - bounds.max_elevation).max(self.near_m);
         // Colour counts as detail too: while measured colour exists deeper, a
         // node whose colour texels would cover more than half a target error on
         // screen refines, even where the ground is smooth (from orbit the
@@ -457,8 +466,9 @@ impl<'a> Refinement<'a> {
     fn add_roots(&mut self) -> Result<(), SourceError> {
         let ellipsoid = self.context.ellipsoid;
         for root in TileAddress::roots() {
+            // A root spans a face: its sphere alone judges it.
             let (bounds, sphere, error, key) =
-                self.context.evaluate(root, |min, max| BoundingSphere::of_tile(&ellipsoid, root, min, max))?;
+                self.context.evaluate(root, None, |min, max| BoundingSphere::of_tile(&ellipsoid, root, min, max))?;
             let links = Edge::ALL.map(|edge| u32::from(root.neighbour(edge).address.face().index()));
             let index = self.nodes.len() as u32;
             self.offer(key, index);
@@ -567,7 +577,7 @@ impl<'a> Refinement<'a> {
             let made = &self.patches[patch as usize];
             let previous = if last_first == LEAF { NONE } else { last_first + q as u32 };
             debug_assert!(previous == NONE || last_nodes[previous as usize].tile == child);
-            let (bounds, sphere, error, key) = self.context.evaluate(child, |min, max| {
+            let (bounds, sphere, error, key) = self.context.evaluate(child, Some(made), |min, max| {
                 // The sphere is a function of the patch and the bounds.
                 match last_nodes.get(previous as usize) {
                     Some(last) if same_elevations(&last.bounds, min, max) => last.sphere,

@@ -172,7 +172,7 @@ fn detail_is_deterministic_and_pinned() {
     assert_eq!(digest, PINNED_DIGEST, "the octave sum changed: {digest:#x}");
 }
 
-const PINNED_DIGEST: u64 = 0xef28_db5b_0a22_2cf1;
+const PINNED_DIGEST: u64 = 0xec59_6d6c_e20a_9c81;
 
 #[test]
 fn no_detail_on_water_and_invented_where_it_adds() {
@@ -310,7 +310,7 @@ fn land(detail: &DetailSource, depth: u8) -> planet_terrain::Geodetic {
         for k in 0..36 {
             let at = planet_terrain::Geodetic::from_degrees(lat, f64::from(k) * 10.0, 0.0);
             let (tile, u, v) = planet_terrain::ground::locate(&body, at, depth);
-            if detail.amplitude_at(tile, u.round() as i32, v.round() as i32).unwrap() > 2.0 {
+            if detail.amplitude_at(tile, u.round() as i32, v.round() as i32).unwrap() > 1.0 {
                 return at;
             }
         }
@@ -392,11 +392,15 @@ fn a_corrupt_data_tile_fails_its_tiles_but_not_their_bounds() {
 
 /// The renderer's seams over synthesized ground: cameras from 2 m to
 /// 100 km over the procedural ground taken as data to depth 2, with detail
-/// past it, hold today's bounds (under 0.01 px; under 2 mm within 1 km:
+/// past it, hold today's bounds (under 0.05 px; under 2 mm within 1 km:
 /// since detail follows each data cell's own twist, a rough cell's detail
 /// is locally larger than the old slope-driven field's, and so are the
 /// morph's last residues at level changes near the camera, 1.2 mm at worst
-/// where 1 mm held before; in pixels the worst gap stayed 0.004).
+/// where 1 mm held before). The worst gap is the f32 vertex path's residue
+/// of about a millimetre between two nodes of one depth; it was 0.005 px
+/// until selection measured distances to tangent boxes, which let nodes of
+/// depth 18 stand 29 m from the camera where deeper ones stood: 0.033 px
+/// there, under the skirts' cover.
 #[test]
 fn seams_close_over_synthesized_ground() {
     use planet_terrain::camera::View;
@@ -431,9 +435,9 @@ fn seams_close_over_synthesized_ground() {
     };
     let figures = crate::seams::seam_gaps(&detail, &heights, &views, 512);
     println!("{figures:?}");
-    assert!(figures.past_data > 5000, "the cuts reach synthesized ground: {figures:?}");
+    assert!(figures.past_data > 3000, "the cuts reach synthesized ground: {figures:?}");
     assert!(figures.coarse_fine > 500, "level changes are checked: {figures:?}");
-    assert!(figures.worst_px < 0.01, "worst gap {} px", figures.worst_px);
+    assert!(figures.worst_px < 0.05, "worst gap {} px", figures.worst_px);
     assert!(figures.worst_near_m < 2e-3, "worst gap within 1 km {} m", figures.worst_near_m);
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use glam::DVec3;
 use planet_terrain::camera::{BodyRotation, View};
-use planet_terrain::geo::BoundingSphere;
 use planet_terrain::geo::cube::{direction_to_face_grid, face_grid_to_direction};
+use planet_terrain::geo::{BoundingSphere, TangentBox};
 use planet_terrain::ground::{HeightSource, PackSource, ProceduralSource, sample_ground};
 use planet_terrain::lod::cut::OUT_OF_VIEW_WEIGHT;
 use planet_terrain::lod::residency::{FramePlan, Upload};
@@ -155,6 +155,48 @@ fn bounding_spheres_hold_every_sample_of_random_tiles() {
             }
         }
     }
+}
+
+/// The tangent box holds every sample of a tile, at the tile's extreme
+/// elevations and between them, on three ellipsoids and at every depth it
+/// is made for; and the distance selection takes from it is never more
+/// than the distance to a sample.
+#[test]
+fn tangent_boxes_hold_every_sample_of_random_tiles() {
+    let mut rng = Rng(5);
+    let mut made = 0;
+    for body in [Body::earth(), Body::mars(), Body::custom("flat", [6_378_137.0, 6_300_000.0, 6_000_000.0]).unwrap()] {
+        for _ in 0..400 {
+            let depth = 4 + (rng.next() % 24) as u8;
+            let n = 1u64 << depth;
+            let tile =
+                TileAddress::new((rng.next() % 6) as u8, depth, (rng.next() % n) as u32, (rng.next() % n) as u32)
+                    .unwrap();
+            let (min, max) = (rng.uniform(-11_000.0, 0.0), rng.uniform(0.0, 9_000.0));
+            let Some(tangent_box) = TangentBox::of_tile(body.ellipsoid(), tile, min, max) else {
+                assert!(depth <= 6, "{tile}: no box at depth {depth}");
+                continue;
+            };
+            made += 1;
+            let camera = body.ellipsoid().point_from_direction(
+                face_grid_to_direction(tile.face(), rng.uniform(-1.0, 1.0), rng.uniform(-1.0, 1.0)),
+                rng.uniform(0.0, 20_000.0),
+            );
+            let (s0, t0, s1, t1) = tile.grid_bounds();
+            for i in 0..=32 {
+                for j in 0..=32 {
+                    let (s, t) = (s0 + (s1 - s0) * f64::from(i) / 32.0, t0 + (t1 - t0) * f64::from(j) / 32.0);
+                    let d = face_grid_to_direction(tile.face(), s, t);
+                    for h in [min, max, rng.uniform(min, max)] {
+                        let p = body.ellipsoid().point_from_direction(d, h);
+                        assert!(tangent_box.contains(p), "{} {tile}: a sample lies outside the box", body.name());
+                        assert!(tangent_box.distance(camera) <= (p - camera).length());
+                    }
+                }
+            }
+        }
+    }
+    assert!(made > 1000, "boxes made for {made} tiles");
 }
 
 /// True if the segment from `camera` to `p` passes through the sphere of

@@ -1,9 +1,10 @@
 //! The cut selection of commit c87685f, kept verbatim (through the public API)
 //! as the reference the current `lod::select` must reproduce bit for bit,
-//! with one later rule written into it the same simple way: a node wholly
+//! with later rules written into it the same simple way: a node wholly
 //! outside the frustum refines by `OUT_OF_VIEW_WEIGHT` of its error, the
-//! distance to a node is at least the near plane, and the effective error is
-//! over the nodes drawn.
+//! distance to a node is at least the near plane and at least the distance
+//! to its tangent box (`geo::TangentBox`, written out below), and the
+//! effective error is over the nodes drawn.
 //!
 //! The key decision: a private copy of the old algorithm rather than
 //! recorded digests. Digests would pin the output to this machine's libm
@@ -115,6 +116,44 @@ fn enclosing(
     BoundingSphere { centre, radius: radius * (1.0 + 4.0 * flattening + 1e-6) + 1e-3 }
 }
 
+/// `geo::TangentBox::enclosing(..).distance(p)` written out (0 for a tile
+/// wider than its span limit), operation for operation.
+fn tangent_distance(
+    ellipsoid: &Ellipsoid,
+    centre: SurfacePoint,
+    corners: &[SurfacePoint; 4],
+    (min, max): (f64, f64),
+    p: DVec3,
+) -> f64 {
+    let [c00, c10, c01, c11] = corners.map(|c| c.point);
+    let diagonal = (c11 - c00).length().max((c10 - c01).length());
+    if diagonal.is_nan() || diagonal > planet_terrain::geo::TangentBox::MAX_SPAN_RADIANS * ellipsoid.min_radius() {
+        return 0.0;
+    }
+    let n = centre.normal;
+    let along_s = (c10 - c00) + (c11 - c01);
+    let u = (along_s - n * along_s.dot(n)).normalize();
+    let v = n.cross(u);
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    for corner in corners {
+        for elevation in [min, max] {
+            let q = corner.raised(elevation) - centre.point;
+            let local = DVec3::new(q.dot(u), q.dot(v), q.dot(n));
+            lo = lo.min(local);
+            hi = hi.max(local);
+        }
+    }
+    hi.z = hi.z.max(max);
+    let curvature_radius = ellipsoid.min_radius() * ellipsoid.min_radius() / ellipsoid.max_radius();
+    let raised = (curvature_radius + min.abs().max(max.abs())) / curvature_radius;
+    let sag = 4.0 * diagonal * diagonal * raised / (8.0 * curvature_radius) + 1e-3;
+    let (lo, hi) = (lo - DVec3::splat(sag), hi + DVec3::splat(sag));
+    let q = p - centre.point;
+    let local = DVec3::new(q.dot(u), q.dot(v), q.dot(n));
+    (lo - local).max(local - hi).max(DVec3::ZERO).length()
+}
+
 struct ChildGrid {
     points: [[SurfacePoint; 5]; 5],
 }
@@ -137,10 +176,15 @@ impl ChildGrid {
         ChildGrid { points }
     }
 
-    fn sphere(&self, ellipsoid: &Ellipsoid, q: usize, min: f64, max: f64) -> BoundingSphere {
+    /// Child `q`'s sphere and the camera's distance to its tangent box.
+    fn volume(&self, ellipsoid: &Ellipsoid, q: usize, (min, max): (f64, f64), camera: DVec3) -> (BoundingSphere, f64) {
         let (i0, j0) = (2 * (q & 1), 2 * (q >> 1));
         let corners = [(i0, j0), (i0 + 2, j0), (i0, j0 + 2), (i0 + 2, j0 + 2)].map(|(i, j)| self.points[j][i]);
-        enclosing(ellipsoid, self.points[j0 + 1][i0 + 1], &corners, min, max)
+        let centre = self.points[j0 + 1][i0 + 1];
+        (
+            enclosing(ellipsoid, centre, &corners, min, max),
+            tangent_distance(ellipsoid, centre, &corners, (min, max), camera),
+        )
     }
 }
 
@@ -149,11 +193,11 @@ fn evaluate_with(
     view: &View,
     (camera_height, near): (f64, f64),
     tile: TileAddress,
-    sphere_of: impl FnOnce(f64, f64) -> BoundingSphere,
+    volume_of: impl FnOnce(f64, f64) -> (BoundingSphere, f64),
 ) -> Result<SelectedNode, SourceError> {
     let bounds = source.tile_bounds(tile)?;
-    let sphere = sphere_of(bounds.min_elevation, bounds.max_elevation);
-    let distance = sphere.distance(view.position).max(camera_height - bounds.max_elevation).max(near);
+    let (sphere, beside) = volume_of(bounds.min_elevation, bounds.max_elevation);
+    let distance = sphere.distance(view.position).max(beside).max(camera_height - bounds.max_elevation).max(near);
     let colour_error = match source.colour_data_depth() {
         Some(colour_depth) if tile.depth() < colour_depth => {
             source.body().sample_spacing_m(tile.depth()) * COLOUR_TEXEL_WEIGHT
@@ -183,7 +227,7 @@ pub fn select_reference(
     let camera_height = ellipsoid.point_to_geodetic(view.position).height;
     for root in TileAddress::roots() {
         let node = evaluate_with(source, view, (camera_height, settings.near_m), root, |min, max| {
-            BoundingSphere::of_tile(&ellipsoid, root, min, max)
+            (BoundingSphere::of_tile(&ellipsoid, root, min, max), 0.0)
         })?;
         heap.push(Candidate { error: key(view, settings.near_m, &node), index: slots.len() });
         slots.push(Some(node));
@@ -277,7 +321,7 @@ impl Refinement<'_> {
         let grid = ChildGrid::new(&ellipsoid, tile);
         for (q, child) in tile.children().expect("below MAX_DEPTH").into_iter().enumerate() {
             let c = evaluate_with(self.source, self.view, (self.camera_height, self.near), child, |min, max| {
-                grid.sphere(&ellipsoid, q, min, max)
+                grid.volume(&ellipsoid, q, (min, max), self.view.position)
             })?;
             self.heap.push(Candidate { error: key(self.view, self.near, &c), index: self.slots.len() });
             self.leaves.insert(child.identity(), self.slots.len());
