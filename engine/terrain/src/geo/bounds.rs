@@ -33,11 +33,8 @@ pub struct BoundingSphere {
 impl BoundingSphere {
     /// Encloses the patch of `tile` between `min` and `max` elevation.
     pub fn of_tile(ellipsoid: &Ellipsoid, tile: TileAddress, min_elevation: f64, max_elevation: f64) -> BoundingSphere {
-        let (s0, t0, s1, t1) = tile.grid_bounds();
-        let (sc, tc) = tile.grid_centre();
-        let on_surface = |s: f64, t: f64| SurfacePoint::new(ellipsoid, face_grid_to_direction(tile.face(), s, t));
-        let corners = [(s0, t0), (s1, t0), (s0, t1), (s1, t1)].map(|(s, t)| on_surface(s, t));
-        BoundingSphere::enclosing(ellipsoid, on_surface(sc, tc), &corners, min_elevation, max_elevation)
+        let (centre, corners) = patch_of(ellipsoid, tile);
+        BoundingSphere::enclosing(ellipsoid, centre, &corners, min_elevation, max_elevation)
     }
 
     /// The sphere around the patch with this centre and these corners between
@@ -96,7 +93,7 @@ impl TangentBox {
     /// The box around the patch with this centre and these corners between
     /// two elevations, or `None` for a tile wider than
     /// [`TangentBox::MAX_SPAN_RADIANS`].
-    pub(crate) fn enclosing(
+    pub fn enclosing(
         ellipsoid: &Ellipsoid,
         centre: SurfacePoint,
         corners: &[SurfacePoint; 4],
@@ -143,11 +140,8 @@ impl TangentBox {
         min_elevation: f64,
         max_elevation: f64,
     ) -> Option<TangentBox> {
-        let (s0, t0, s1, t1) = tile.grid_bounds();
-        let (sc, tc) = tile.grid_centre();
-        let on_surface = |s: f64, t: f64| SurfacePoint::new(ellipsoid, face_grid_to_direction(tile.face(), s, t));
-        let corners = [(s0, t0), (s1, t0), (s0, t1), (s1, t1)].map(|(s, t)| on_surface(s, t));
-        TangentBox::enclosing(ellipsoid, on_surface(sc, tc), &corners, min_elevation, max_elevation)
+        let (centre, corners) = patch_of(ellipsoid, tile);
+        TangentBox::enclosing(ellipsoid, centre, &corners, min_elevation, max_elevation)
     }
 
     /// Whether `p` lies inside the box (its faces included).
@@ -168,23 +162,34 @@ impl TangentBox {
     }
 }
 
+/// A tile's centre and corners (quadrant order) on the ellipsoid's surface.
+fn patch_of(ellipsoid: &Ellipsoid, tile: TileAddress) -> (SurfacePoint, [SurfacePoint; 4]) {
+    let (s0, t0, s1, t1) = tile.grid_bounds();
+    let (sc, tc) = tile.grid_centre();
+    let on_surface = |s: f64, t: f64| SurfacePoint::new(ellipsoid, face_grid_to_direction(tile.face(), s, t));
+    (on_surface(sc, tc), [(s0, t0), (s1, t0), (s0, t1), (s1, t1)].map(|(s, t)| on_surface(s, t)))
+}
+
 /// A point of the ellipsoid's surface with its unit normal, so raising it to
 /// any elevation is one multiply-add.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct SurfacePoint {
+pub struct SurfacePoint {
     point: DVec3,
     normal: DVec3,
 }
 
 impl SurfacePoint {
-    pub(crate) fn new(ellipsoid: &Ellipsoid, direction: DVec3) -> SurfacePoint {
+    /// The surface point along `direction` (unit, from the centre) and the
+    /// ellipsoid's normal there.
+    pub fn new(ellipsoid: &Ellipsoid, direction: DVec3) -> SurfacePoint {
         SurfacePoint {
             point: ellipsoid.surface_point_from_direction(direction),
             normal: ellipsoid.normal_at_direction(direction),
         }
     }
 
-    pub(crate) fn raised(&self, height: f64) -> DVec3 {
+    /// The point `height` metres above it along the normal.
+    pub fn raised(&self, height: f64) -> DVec3 {
         self.point + self.normal * height
     }
 }

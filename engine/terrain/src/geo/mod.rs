@@ -25,6 +25,6 @@ pub use address::{
     TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES, TileAddress, TileKey,
 };
 pub use body::{Body, BodyError, Ellipsoid, Geodetic, east_north_up};
-pub use bounds::{BoundingSphere, TangentBox};
+pub use bounds::{BoundingSphere, SurfacePoint, TangentBox};
 pub use face::{Edge, Face};
 pub use precision::{NodeCentre, NodeFrame};

@@ -170,11 +170,16 @@ impl DetailSource {
     }
 
     /// A bound on every cell of the amplitude field of data tile
-    /// `ancestor` from its index range alone (a cell's twist is at most
-    /// half the range).
+    /// `ancestor` from its index range alone: a cell's twist is at most
+    /// half the range, and never more than the cap. (Without the cap a
+    /// mountain tile's 1,000 m of range bounded its detail by 500 m of
+    /// twist where the cap allows a few: a camera coming down onto ground
+    /// not yet read stood inside every new node, and the viewer's descent
+    /// onto the Sierra read hundreds of pixels of error for seconds.)
     fn amplitude_from_index(&self, ancestor: TileAddress) -> Result<f64, SourceError> {
         let a = self.inner.tile_bounds(ancestor)?;
-        Ok(self.first * 0.5 * (a.max_elevation - a.min_elevation) * (1.0 + 1e-6))
+        let twist = (0.5 * (a.max_elevation - a.min_elevation)).min(self.twist_cap);
+        Ok(self.first * twist * (1.0 + 1e-6))
     }
 
     /// Bounds of a synthesized tile that read no tile: the inner bounds

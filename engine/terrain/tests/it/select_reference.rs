@@ -3,7 +3,7 @@
 //! with later rules written into it the same simple way: a node wholly
 //! outside the frustum refines by `OUT_OF_VIEW_WEIGHT` of its error, the
 //! distance to a node is at least the near plane and at least the distance
-//! to its tangent box (`geo::TangentBox`, written out below), and the
+//! to its tangent box (`geo::TangentBox`, from the same points), and the
 //! effective error is over the nodes drawn.
 //!
 //! The key decision: a private copy of the old algorithm rather than
@@ -21,7 +21,7 @@ use std::collections::{BinaryHeap, HashMap};
 use glam::DVec3;
 use planet_terrain::camera::View;
 use planet_terrain::geo::cube::{cube_point, warp};
-use planet_terrain::geo::{BoundingSphere, Edge, Ellipsoid};
+use planet_terrain::geo::{BoundingSphere, Edge, Ellipsoid, SurfacePoint, TangentBox};
 use planet_terrain::ground::{HeightSource, SourceError};
 use planet_terrain::lod::cut::OUT_OF_VIEW_WEIGHT;
 use planet_terrain::lod::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics};
@@ -79,24 +79,6 @@ impl Ord for Candidate {
 const NEGLIGIBLE_ERROR_M: f64 = 1e-3;
 const COLOUR_TEXEL_WEIGHT: f64 = 2.0;
 
-#[derive(Clone, Copy, Default)]
-struct SurfacePoint {
-    point: DVec3,
-    normal: DVec3,
-}
-
-impl SurfacePoint {
-    fn new(ellipsoid: &Ellipsoid, direction: DVec3) -> SurfacePoint {
-        SurfacePoint {
-            point: ellipsoid.surface_point_from_direction(direction),
-            normal: ellipsoid.normal_at_direction(direction),
-        }
-    }
-    fn raised(&self, height: f64) -> DVec3 {
-        self.point + self.normal * height
-    }
-}
-
 fn normalize_exactly_ordered(p: DVec3) -> DVec3 {
     let length = (p.x * p.x + p.y * p.y + p.z * p.z).sqrt();
     DVec3::new(p.x / length, p.y / length, p.z / length)
@@ -114,44 +96,6 @@ fn enclosing(
         corners.iter().flat_map(|c| [c.raised(min), c.raised(max)]).map(|p| (p - centre).length()).fold(0.0, f64::max);
     let flattening = 1.0 - ellipsoid.min_radius() / ellipsoid.max_radius();
     BoundingSphere { centre, radius: radius * (1.0 + 4.0 * flattening + 1e-6) + 1e-3 }
-}
-
-/// `geo::TangentBox::enclosing(..).distance(p)` written out (0 for a tile
-/// wider than its span limit), operation for operation.
-fn tangent_distance(
-    ellipsoid: &Ellipsoid,
-    centre: SurfacePoint,
-    corners: &[SurfacePoint; 4],
-    (min, max): (f64, f64),
-    p: DVec3,
-) -> f64 {
-    let [c00, c10, c01, c11] = corners.map(|c| c.point);
-    let diagonal = (c11 - c00).length().max((c10 - c01).length());
-    if diagonal.is_nan() || diagonal > planet_terrain::geo::TangentBox::MAX_SPAN_RADIANS * ellipsoid.min_radius() {
-        return 0.0;
-    }
-    let n = centre.normal;
-    let along_s = (c10 - c00) + (c11 - c01);
-    let u = (along_s - n * along_s.dot(n)).normalize();
-    let v = n.cross(u);
-    let mut lo = DVec3::splat(f64::INFINITY);
-    let mut hi = DVec3::splat(f64::NEG_INFINITY);
-    for corner in corners {
-        for elevation in [min, max] {
-            let q = corner.raised(elevation) - centre.point;
-            let local = DVec3::new(q.dot(u), q.dot(v), q.dot(n));
-            lo = lo.min(local);
-            hi = hi.max(local);
-        }
-    }
-    hi.z = hi.z.max(max);
-    let curvature_radius = ellipsoid.min_radius() * ellipsoid.min_radius() / ellipsoid.max_radius();
-    let raised = (curvature_radius + min.abs().max(max.abs())) / curvature_radius;
-    let sag = 4.0 * diagonal * diagonal * raised / (8.0 * curvature_radius) + 1e-3;
-    let (lo, hi) = (lo - DVec3::splat(sag), hi + DVec3::splat(sag));
-    let q = p - centre.point;
-    let local = DVec3::new(q.dot(u), q.dot(v), q.dot(n));
-    (lo - local).max(local - hi).max(DVec3::ZERO).length()
 }
 
 struct ChildGrid {
@@ -181,10 +125,8 @@ impl ChildGrid {
         let (i0, j0) = (2 * (q & 1), 2 * (q >> 1));
         let corners = [(i0, j0), (i0 + 2, j0), (i0, j0 + 2), (i0 + 2, j0 + 2)].map(|(i, j)| self.points[j][i]);
         let centre = self.points[j0 + 1][i0 + 1];
-        (
-            enclosing(ellipsoid, centre, &corners, min, max),
-            tangent_distance(ellipsoid, centre, &corners, (min, max), camera),
-        )
+        let beside = TangentBox::enclosing(ellipsoid, centre, &corners, min, max).map_or(0.0, |b| b.distance(camera));
+        (enclosing(ellipsoid, centre, &corners, min, max), beside)
     }
 }
 
