@@ -9,6 +9,16 @@
 //! the step is part of a node's geometric error while the node is coarser
 //! than the inset's data ([`InsetSource`]'s bounds), so selection resolves it.
 //! A tile reads `Measured` where the inset's ground in it is measured.
+//!
+//! The second decision: the transition happens outside, in the ground
+//! below. Within [`TRANSITION_M`] of the box the base's ground bends toward
+//! the inset's edge (at the nearest point of the box) with a smoothstep
+//! weight, so two DEMs that disagree by a kilometre meet on a slope outside
+//! the measured footprint instead of a vertical curtain of stretched texture
+//! at its edge. The edge is read at a depth whose tiles are at least twice
+//! the band wide, so a tile's bounds hold its band from a handful of the
+//! inset's bounds. Ground in the band is invented. A box across the
+//! antimeridian gets no band.
 //! Where the inset has colour (or classes) and the ground below has none,
 //! the ground below counts as [`INVENTED_COLOUR`] (class 0, unknown), so a
 //! coloured regional pack over the bare ellipsoid meets a neutral grey
@@ -24,6 +34,11 @@ use crate::pack::Coverage;
 
 /// The colour of ground that has none of its own, under a coloured inset.
 pub const INVENTED_COLOUR: [u8; 3] = [118, 118, 112];
+
+/// How far outside its box an inset's edge bends the ground below (metres):
+/// a kilometre's disagreement between two DEMs becomes a slope of about 14
+/// degrees on average.
+pub const TRANSITION_M: f64 = 4_000.0;
 
 #[derive(Debug, Clone)]
 pub struct InsetSource {
@@ -79,6 +94,78 @@ impl InsetSource {
         (1.5 * body.sample_spacing_m(depth) / body.ellipsoid().min_radius()).to_degrees()
     }
 
+    /// [`TRANSITION_M`] in degrees of arc (on the smallest radius, so never
+    /// less than the band).
+    fn transition_degrees(&self) -> f64 {
+        (TRANSITION_M / self.body().ellipsoid().min_radius()).to_degrees()
+    }
+
+    /// Where a point (degrees, with its unit direction) outside the box and
+    /// its margin takes part of the inset's edge: the weight (1 at the box,
+    /// 0 at [`TRANSITION_M`], a smoothstep between) and the nearest point of
+    /// the box. `None` inside the box, beyond the band, or for a box across
+    /// the antimeridian or the whole globe.
+    fn ramp(&self, lat: f64, lon: f64, direction: glam::DVec3) -> Option<(f64, crate::geo::body::Geodetic)> {
+        let c = &self.coverage;
+        if c.is_global() || c.west > c.east {
+            return None;
+        }
+        let (q_lat, q_lon) = (lat.clamp(c.south, c.north), lon.clamp(c.west, c.east));
+        if q_lat == lat && q_lon == lon {
+            return None;
+        }
+        let ellipsoid = self.body().ellipsoid();
+        let q = crate::geo::body::Geodetic::from_degrees(q_lat, q_lon, 0.0);
+        let distance = direction.angle_between(ellipsoid.geodetic_to_direction(q)) * ellipsoid.min_radius();
+        if !(distance < TRANSITION_M) {
+            return None;
+        }
+        let s = 1.0 - distance / TRANSITION_M;
+        Some((s * s * (3.0 - 2.0 * s), q))
+    }
+
+    /// The depth the band of a tile of `depth` reads the inset's edge at:
+    /// its own, or the deepest whose tiles are twice the band wide, so the
+    /// edge points within the band of a tile lie in the 3 x 3 tiles around
+    /// its ancestor there.
+    fn edge_depth(&self, depth: u8) -> u8 {
+        let body = self.body();
+        let wide = (0..=depth).rev().find(|&d| body.tile_size_m(d) >= 2.0 * TRANSITION_M).unwrap_or(0);
+        wide.min(depth)
+    }
+
+    /// A range holding every edge height the band of `tile` reads: the
+    /// inset's bounds over the tiles around its ancestor at
+    /// [`InsetSource::edge_depth`] (its edge neighbours and theirs), each
+    /// read by `bounds_of`; `None` where the inset has none there.
+    fn edge_range(
+        &self,
+        tile: TileAddress,
+        bounds_of: &impl Fn(&dyn HeightSource, TileAddress) -> Result<TileBounds, SourceError>,
+    ) -> Result<Option<(f64, f64)>, SourceError> {
+        let around = tile.ancestor_at(self.edge_depth(tile.depth())).expect("not deeper than the tile");
+        let mut tiles = vec![around];
+        for edge in crate::geo::face::Edge::ALL {
+            let next = around.neighbour(edge).address;
+            tiles.push(next);
+            tiles.extend(crate::geo::face::Edge::ALL.map(|e| next.neighbour(e).address));
+        }
+        tiles.sort_unstable_by_key(|t| t.identity());
+        tiles.dedup();
+        let mut range: Option<(f64, f64)> = None;
+        for t in tiles {
+            match bounds_of(&*self.inset, t) {
+                Ok(b) => {
+                    let (lo, hi) = range.unwrap_or((f64::INFINITY, f64::NEG_INFINITY));
+                    range = Some((lo.min(b.min_elevation), hi.max(b.max_elevation)));
+                }
+                Err(SourceError::NoData { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(range)
+    }
+
     /// Whether a stored sample of a tile of `depth` at a latitude/longitude
     /// (degrees) is the inset's: inside its box grown by
     /// [`InsetSource::margin_degrees`].
@@ -132,6 +219,14 @@ impl InsetSource {
         let g = ellipsoid.direction_to_geodetic(centre);
         let (lat, lon) = (g.latitude.to_degrees(), g.longitude.to_degrees());
         let (lat_lo, lat_hi) = (lat - r, lat + r);
+        // The inset shows a little past its box (`shows_inset`) and bends
+        // the ground below it for TRANSITION_M more: a tile is outside only
+        // beyond both. Latitudes alone decide that near a pole too (a polar
+        // root, across every longitude, lies wholly south of an Alpine box).
+        let margin = self.margin_degrees(tile.depth()) + self.transition_degrees();
+        if lat_hi < c.south - margin || lat_lo > c.north + margin {
+            return Reach::Outside;
+        }
         let cos_min = lat_lo.abs().max(lat_hi.abs()).to_radians().cos();
         if lat_hi >= 89.0 || lat_lo <= -89.0 || c.west > c.east || cos_min <= 0.0 {
             return Reach::Mixed;
@@ -140,9 +235,6 @@ impl InsetSource {
         if lon_lo <= -180.0 || lon_hi >= 180.0 {
             return Reach::Mixed;
         }
-        // The inset shows a little past its box (`shows_inset`): a tile is
-        // outside only beyond that margin.
-        let margin = self.margin_degrees(tile.depth());
         let lon_margin = margin / cos_min;
         if lat_hi < c.south - margin
             || lat_lo > c.north + margin
@@ -155,6 +247,38 @@ impl InsetSource {
             return Reach::Core;
         }
         Reach::Mixed
+    }
+}
+
+/// The inset's heights at edge points, read at one depth from the few
+/// tiles a band needs, each read once.
+struct EdgeHeights<'a> {
+    inset: &'a dyn HeightSource,
+    depth: u8,
+    tiles: Vec<(TileAddress, Option<SourceTile>)>,
+}
+
+impl<'a> EdgeHeights<'a> {
+    fn new(inset: &'a dyn HeightSource, depth: u8) -> EdgeHeights<'a> {
+        EdgeHeights { inset, depth, tiles: Vec::new() }
+    }
+
+    /// The inset's height at `at`, or `None` where it has no tile there.
+    fn height(&mut self, at: crate::geo::body::Geodetic) -> Result<Option<f64>, SourceError> {
+        let (tile, u, v) = crate::ground::locate(self.inset.body(), at, self.depth);
+        let k = match self.tiles.iter().position(|(t, _)| *t == tile) {
+            Some(k) => k,
+            None => {
+                let read = match self.inset.tile(tile) {
+                    Ok(t) => Some(t),
+                    Err(SourceError::NoData { .. }) => None,
+                    Err(e) => return Err(e),
+                };
+                self.tiles.push((tile, read));
+                self.tiles.len() - 1
+            }
+        };
+        Ok(self.tiles[k].1.as_ref().map(|t| t.bilinear(u, v)))
     }
 }
 
@@ -222,31 +346,45 @@ impl InsetSource {
             Reach::Mixed => {}
         }
         let base = bounds_of(&*self.base, tile)?;
-        match bounds_of(&*self.inset, tile) {
+        let inset = match bounds_of(&*self.inset, tile) {
             // A global inset covers everything: nothing of the base shows.
-            Ok(inset) if self.coverage.is_global() => Ok(inset),
-            Ok(inset) => {
-                let min_elevation = base.min_elevation.min(inset.min_elevation);
-                let max_elevation = base.max_elevation.max(inset.max_elevation);
-                // Coarser than the inset's data, a node's lattice cannot
-                // follow the box's edge: where the two sides differ it draws
-                // a ramp across cells for what is a step, or (a raster
-                // smaller than its cells) no inset at all. Its error holds
-                // the largest difference, so selection descends to the data.
-                let step = match self.inset.data_depth() {
-                    Some(d) if tile.depth() < d => max_elevation - min_elevation,
-                    _ => 0.0,
-                };
-                Ok(TileBounds {
-                    min_elevation,
-                    max_elevation,
-                    geometric_error: base.geometric_error.max(inset.geometric_error).max(step),
-                    provenance: mixed_provenance(base.provenance, inset.provenance),
-                })
-            }
-            Err(SourceError::NoData { .. }) => Ok(base),
-            Err(e) => Err(e),
+            Ok(inset) if self.coverage.is_global() => return Ok(inset),
+            Ok(inset) => Some(inset),
+            Err(SourceError::NoData { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        let edge = self.edge_range(tile, &bounds_of)?;
+        if inset.is_none() && edge.is_none() {
+            return Ok(base);
         }
+        let (mut min_elevation, mut max_elevation) = (base.min_elevation, base.max_elevation);
+        let mut error = base.geometric_error;
+        for (lo, hi) in inset.iter().map(|i| (i.min_elevation, i.max_elevation)).chain(edge) {
+            (min_elevation, max_elevation) = (min_elevation.min(lo), max_elevation.max(hi));
+        }
+        // Coarser than the inset's data, a node's lattice cannot follow the
+        // box's edge: where the two sides differ it draws a ramp across
+        // cells for what is a step, or (a raster smaller than its cells) no
+        // inset at all. Its error holds the largest difference, so selection
+        // descends to the data. Finer, the band's smoothstep bends by at
+        // most 1.5 x range / TRANSITION_M^2 x 4 per metre squared, and a
+        // lattice cell of side L departs from a curve by its bend x L^2 / 8.
+        let range = max_elevation - min_elevation;
+        match self.inset.data_depth() {
+            Some(d) if tile.depth() < d => error = error.max(range),
+            _ => {
+                let cell = self.body().tile_size_m(tile.depth()) / f64::from(crate::geo::lattice::LATTICE_CELLS);
+                error = error.max(6.0 * range / (TRANSITION_M * TRANSITION_M) * cell * cell / 8.0 * 2.0);
+            }
+        }
+        if let Some(inset) = &inset {
+            error = error.max(inset.geometric_error);
+        }
+        let provenance = match &inset {
+            Some(inset) => mixed_provenance(base.provenance, inset.provenance),
+            None => least_measured(base.provenance, Provenance::Invented),
+        };
+        Ok(TileBounds { min_elevation, max_elevation, geometric_error: error, provenance })
     }
 }
 
@@ -282,24 +420,40 @@ impl HeightSource for InsetSource {
         // without colour the invented grey where the inset has colour.
         let mut base = self.base.tile(tile)?;
         let inset = match self.inset.tile(tile) {
-            Ok(inset) => inset,
-            Err(SourceError::NoData { .. }) => return Ok(base),
+            Ok(inset) => Some(inset),
+            Err(SourceError::NoData { .. }) => None,
             Err(e) => return Err(e),
         };
-        if base.colour.is_none() && inset.colour.is_some() {
-            base.colour = Some(vec![INVENTED_COLOUR; base.heights.len()]);
-        }
-        if base.classes.is_none() && inset.classes.is_some() {
-            base.classes = Some(vec![0; base.heights.len()]);
+        if let Some(inset) = &inset {
+            if base.colour.is_none() && inset.colour.is_some() {
+                base.colour = Some(vec![INVENTED_COLOUR; base.heights.len()]);
+            }
+            if base.classes.is_none() && inset.classes.is_some() {
+                base.classes = Some(vec![0; base.heights.len()]);
+            }
         }
         let ellipsoid = self.body().ellipsoid();
-        let (mut used_base, mut used_inset) = (false, false);
+        let mut edge = EdgeHeights::new(&*self.inset, self.edge_depth(tile.depth()));
+        let (mut used_base, mut used_inset, mut used_band) = (false, false, false);
         for (k, d) in sample_directions(tile).into_iter().enumerate() {
             let g = ellipsoid.direction_to_geodetic(d);
-            if !self.shows_inset(tile.depth(), g.latitude.to_degrees(), g.longitude.to_degrees()) {
-                used_base = true;
+            let (lat, lon) = (g.latitude.to_degrees(), g.longitude.to_degrees());
+            let shown = inset.as_ref().filter(|_| self.shows_inset(tile.depth(), lat, lon));
+            let Some(inset) = shown else {
+                match self.ramp(lat, lon, d) {
+                    Some((weight, at)) if !self.shows_inset(tile.depth(), lat, lon) => {
+                        if let Some(target) = edge.height(at)? {
+                            let below = f64::from(base.heights[k]);
+                            base.heights[k] = (below + weight * (target - below)) as f32;
+                            used_band = true;
+                            continue;
+                        }
+                        used_base = true;
+                    }
+                    _ => used_base = true,
+                }
                 continue;
-            }
+            };
             used_inset = true;
             base.heights[k] = inset.heights[k];
             if let (Some(dst), Some(src)) = (base.colour.as_mut(), inset.colour.as_ref()) {
@@ -309,10 +463,11 @@ impl HeightSource for InsetSource {
                 dst[k] = src[k];
             }
         }
-        base.provenance = match (used_base, used_inset) {
-            (true, true) => mixed_provenance(base.provenance, inset.provenance),
-            (false, true) => inset.provenance,
-            _ => base.provenance,
+        let below = if used_band { least_measured(base.provenance, Provenance::Invented) } else { base.provenance };
+        base.provenance = match (&inset, used_base || used_band, used_inset) {
+            (Some(inset), true, true) => mixed_provenance(below, inset.provenance),
+            (Some(inset), false, true) => inset.provenance,
+            _ => below,
         };
         Ok(base)
     }

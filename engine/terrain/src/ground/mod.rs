@@ -20,7 +20,7 @@ mod stack;
 
 pub use detail::{DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DetailSource, SMOOTH_BELOW_M, SMOOTH_GAIN, WATER_CLASSES};
 pub use function::HeightFunction;
-pub use inset::{INVENTED_COLOUR, InsetSource, Reach};
+pub use inset::{INVENTED_COLOUR, InsetSource, Reach, TRANSITION_M};
 pub use pack::PackSource;
 pub use procedural::ProceduralSource;
 pub use stack::{EllipsoidSource, GroundOrigin, GroundStack, OriginMemo, StackError, StackedPack};

@@ -48,6 +48,36 @@ fn global(dir: &tempfile::TempDir) -> StackedPack {
     stacked(&path)
 }
 
+/// Outside its box an inset bends the ground below toward its edge, a
+/// smoothstep over `TRANSITION_M` (a slope, not a wall of stretched
+/// texture), and leaves it alone beyond; inside, its samples are its own.
+#[test]
+fn an_inset_edge_meets_the_ground_below_on_a_slope_outside_its_box() {
+    use planet_terrain::ground::TRANSITION_M;
+    let dir = tempfile::tempdir().unwrap();
+    let stack = GroundStack::of_packs(vec![alps(&dir, Codec::Heights, Body::earth())]).unwrap().unwrap();
+    let height = |km: f64| {
+        let lat = 44.0 - km * 1000.0 / 111_000.0;
+        sample_ground(&stack, Geodetic::from_degrees(lat, 8.5, 0.0), 12).unwrap().elevation_m
+    };
+    assert!((height(-0.2) - 1234.0).abs() < 1e-3, "inside the box: {}", height(-0.2));
+    let band_km = TRANSITION_M / 1000.0;
+    let mut previous = 1234.0;
+    for km in [0.3, 0.5, 1.0, 2.0, 3.0, 0.98 * band_km] {
+        let h = height(km);
+        assert!(h < previous && h > 0.0, "{km} km out: {h} m after {previous} m");
+        previous = h;
+    }
+    // Half way the smoothstep is a half, the distance measured on the
+    // smallest radius (so a degree of latitude is a little more than
+    // 111 km of it, and the point a little nearer the box).
+    let half = height(0.5 * band_km);
+    assert!((half - 617.0).abs() < 40.0, "half way: {half} m");
+    for km in [1.01 * band_km, 2.0 * band_km] {
+        assert_eq!(height(km), 0.0, "{km} km out: the ellipsoid");
+    }
+}
+
 #[test]
 fn a_regional_pack_alone_answers_everywhere_and_says_where_it_invented() {
     let dir = tempfile::tempdir().unwrap();
