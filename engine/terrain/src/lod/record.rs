@@ -130,6 +130,7 @@ pub fn build_records(
     held_range: impl Fn(&Binding) -> Option<(f64, f64)>,
 ) -> Vec<NodeRecord> {
     let morph = morph_end_distances(cut, view);
+    let stand_ins = stand_in_gaps(cut, bindings, &held_range);
     cut.nodes
         .iter()
         .zip(bindings)
@@ -137,10 +138,61 @@ pub fn build_records(
         .filter_map(|(n, b)| {
             b.as_ref().map(|b| {
                 let centre_height = centre_height_within(n, held_range(b));
-                node_record(ellipsoid, view, n, b, morph[usize::from(n.tile.depth())], centre_height)
+                let mut record = node_record(ellipsoid, view, n, b, morph[usize::from(n.tile.depth())], centre_height);
+                let beside = stand_in_gap_beside(n, &stand_ins);
+                record.skirt_m = record.skirt_m.max(beside as f32);
+                record
             })
         })
         .collect()
+}
+
+/// For each node drawn from an ancestor's tile (a stand-in while its own
+/// loads) whose held range is known: how far its drawn edge can lie from
+/// the ground its neighbours draw there. Its surface lies in the held
+/// range, the ground of their shared edge in its bounds, so the gap is at
+/// most the span of both. The stand-in's own skirt hangs below its edge;
+/// where its edge lies below a neighbour's, the neighbour's skirt must
+/// reach down to it (a camera 600 m over the Sierra, 1,500 tiles pending,
+/// saw sky through such gaps: the skirts of 2 x their errors did not).
+fn stand_in_gaps(
+    cut: &Cut,
+    bindings: &[Option<Binding>],
+    held_range: &impl Fn(&Binding) -> Option<(f64, f64)>,
+) -> std::collections::HashMap<crate::geo::address::TileAddress, f64> {
+    cut.nodes
+        .iter()
+        .zip(bindings)
+        .filter_map(|(n, b)| {
+            let b = b.as_ref().filter(|b| b.source != n.tile)?;
+            let (lo, hi) = held_range(b)?;
+            let span = hi.max(n.bounds.max_elevation) - lo.min(n.bounds.min_elevation);
+            span.is_finite().then_some((n.tile, span))
+        })
+        .collect()
+}
+
+/// The largest gap a stand-in across one of `node`'s edges leaves there
+/// (a neighbour of its depth, the coarser one covering it, or the finer
+/// ones along it: balance allows no others).
+fn stand_in_gap_beside(
+    node: &SelectedNode,
+    gaps: &std::collections::HashMap<crate::geo::address::TileAddress, f64>,
+) -> f64 {
+    if gaps.is_empty() {
+        return 0.0;
+    }
+    let gap = |tile: &crate::geo::address::TileAddress| gaps.get(tile).copied().unwrap_or(0.0);
+    let mut widest: f64 = gap(&node.tile);
+    for edge in Edge::ALL {
+        let across = node.tile.neighbour(edge).address;
+        widest = widest.max(gap(&across));
+        widest = across.parent().map_or(widest, |p| widest.max(gap(&p)));
+        for child in across.children().into_iter().flatten() {
+            widest = widest.max(gap(&child));
+        }
+    }
+    widest
 }
 
 /// The morph factor of lattice vertex `(i, j)` at `distance` metres.

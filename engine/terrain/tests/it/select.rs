@@ -712,3 +712,55 @@ fn a_selector_follows_a_moving_camera_with_the_reference_cut() {
         }
     }
 }
+
+/// A node drawn from its ancestor's tile while its own loads can leave a
+/// gap at its edges as wide as the span of what that tile holds and its
+/// own ground; the skirts of every node beside it reach that far, and
+/// nodes away from it keep their own (regression: sky through the ground
+/// 600 m over the Sierra with 1,500 tiles pending, where the skirts were
+/// twice each node's own error).
+#[test]
+fn skirts_beside_a_stand_in_reach_across_its_gap() {
+    use planet_terrain::lod::{Binding, build_records};
+    let source = procedural();
+    let mut rng = Rng(9);
+    let view = camera(&source, &mut rng, 20_000.0);
+    let settings = SelectionSettings { target_error_px: 1.0, node_budget: 600, near_m: 0.1 };
+    let cut = select(&source, &view, &settings).unwrap();
+    let drawn: Vec<usize> = (0..cut.nodes.len()).filter(|&k| cut.nodes[k].culled.is_none()).collect();
+    let stand_in = *drawn.iter().find(|&&k| cut.nodes[k].tile.depth() >= 3).expect("a drawn node below the roots");
+    let bindings: Vec<Option<Binding>> = cut
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(k, n)| {
+            let source = if k == stand_in { n.tile.parent().unwrap() } else { n.tile };
+            Some(Binding { tile: n.tile, source, slot: 0, uv: UvRect::within(n.tile, source) })
+        })
+        .collect();
+    let held = |b: &Binding| (b.source != b.tile).then_some((-20_000.0, 20_000.0));
+    let records = build_records(source.body().ellipsoid(), &view, &cut, &bindings, held);
+    assert_eq!(records.len(), drawn.len());
+    let tile = cut.nodes[stand_in].tile;
+    // Across an edge of `other`: the stand-in, its parent's tile, or (for a
+    // coarser `other`) one of the tiles along that edge.
+    let touches = |other: TileAddress, coarser_too: bool| {
+        Edge::ALL.iter().any(|&e| {
+            let across = other.neighbour(e).address;
+            let along = across.children().is_some_and(|c| c.contains(&tile));
+            across == tile || across.parent() == Some(tile) || (coarser_too && along)
+        }) || Edge::ALL.iter().any(|&e| tile.neighbour(e).address.parent() == Some(other))
+    };
+    let (mut near, mut far) = (0, 0);
+    for (record, &k) in records.iter().zip(&drawn) {
+        let other = cut.nodes[k].tile;
+        if k == stand_in || touches(other, false) {
+            assert!(record.skirt_m >= 40_000.0, "{other} beside the stand-in {tile}: skirt {} m", record.skirt_m);
+            near += 1;
+        } else if !touches(other, true) {
+            assert!(record.skirt_m < 40_000.0, "{other}, away from the stand-in {tile}: skirt {} m", record.skirt_m);
+            far += 1;
+        }
+    }
+    assert!(near >= 3 && far > 0, "{near} nodes beside the stand-in, {far} away");
+}
