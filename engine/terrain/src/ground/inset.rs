@@ -117,7 +117,7 @@ impl InsetSource {
         let ellipsoid = self.body().ellipsoid();
         let q = crate::geo::body::Geodetic::from_degrees(q_lat, q_lon, 0.0);
         let distance = direction.angle_between(ellipsoid.geodetic_to_direction(q)) * ellipsoid.min_radius();
-        if !(distance < TRANSITION_M) {
+        if distance.is_nan() || distance >= TRANSITION_M {
             return None;
         }
         let s = 1.0 - distance / TRANSITION_M;
