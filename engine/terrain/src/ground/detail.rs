@@ -115,16 +115,7 @@ struct Unread {
     /// Tiles noted since the last warm.
     wanted: std::collections::HashSet<TileAddress, std::hash::BuildHasherDefault<crate::geo::address::TileHasher>>,
     loose: TileMap<TileAddress, TileBounds>,
-    /// Exact bounds computed from cached fields since the last warm.
-    inline: usize,
 }
-
-/// How many exact bounds a frame computes from data fields already cached
-/// (a window refinement each, about 20 us, no read) before the rest wait
-/// for the workers: a camera coming down fast onto ground whose data tile
-/// it has read stands outside the new nodes at once, not inside loose
-/// bounds a data tile wide (errors of 1e8 px at North Palisade).
-const INLINE_EXACT_BOUNDS: usize = 128;
 
 impl std::fmt::Debug for DetailSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -482,9 +473,15 @@ impl HeightSource for DetailSource {
         Ok(self.keep_bounds(tile, b))
     }
 
-    /// The kept bounds, or exact ones from a data field already cached (at
-    /// most `INLINE_EXACT_BOUNDS` between warms), or else bounds from the
-    /// index alone (the tile is noted for [`HeightSource::warm_bounds`]).
+    /// The kept bounds, or else bounds from the index alone (the tile is
+    /// noted for [`HeightSource::warm_bounds`]). Exact bounds are the
+    /// workers' to compute, never the frame's: up to 128 a frame from data
+    /// fields already cached (a window refinement each) once kept a camera
+    /// coming down fast outside the new nodes, while index bounds took a
+    /// cell's twist as half its tile's range; capped by the RMS twist they
+    /// do that alone, and the frames' selection took 5.5 ms at the median
+    /// of a 1080p descent onto the Sierra where it takes 2.2 now, every
+    /// frame at 2 px either way (docs/PERFORMANCE.md).
     fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
         if self.inner.data_depth().is_none_or(|d| tile.depth() <= d) {
             return self.inner.tile_bounds_unread(tile);
@@ -495,18 +492,6 @@ impl HeightSource for DetailSource {
         }
         if let Some(&b) = self.unread.lock().expect("unread lock").loose.get(&tile) {
             return Ok(b);
-        }
-        let data_depth = self.inner.data_depth().expect("deeper than the data depth");
-        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
-        let cached = self.cache.lock().expect("cache lock").get(&ancestor).cloned();
-        if let Some(field) = cached {
-            let mut unread = self.unread.lock().expect("unread lock");
-            if unread.inline < INLINE_EXACT_BOUNDS {
-                unread.inline += 1;
-                drop(unread);
-                let b = self.bounds_over(tile, &|_| Ok(field.clone()))?;
-                return Ok(self.keep_bounds(tile, b));
-            }
         }
         let b = self.narrowed(tile, self.loose_bounds(tile)?);
         let mut unread = self.unread.lock().expect("unread lock");
@@ -527,7 +512,6 @@ impl HeightSource for DetailSource {
     fn warm_bounds(&self) -> usize {
         let mut wanted: Vec<TileAddress> = {
             let mut unread = self.unread.lock().expect("unread lock");
-            unread.inline = 0;
             unread.wanted.drain().collect()
         };
         let Some(data_depth) = self.inner.data_depth() else { return 0 };
