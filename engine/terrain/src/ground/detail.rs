@@ -240,7 +240,7 @@ impl DetailSource {
     }
 
     /// The value of octave `depth`'s node at a sample of depth `depth - 1`
-    /// (unscaled, in [-1, 1); zero at the samples depth `depth - 2` has too):
+    /// (unscaled, -1 or +1; zero at the samples depth `depth - 2` has too):
     /// what a child adds to its parent's sum at the parent's samples.
     pub fn octave_node(&self, sample: FaceSample) -> f64 {
         if (sample.i | sample.j) & 1 == 1 { node_noise(self.seed, sample) } else { 0.0 }

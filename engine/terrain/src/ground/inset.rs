@@ -97,7 +97,12 @@ impl InsetSource {
     /// [`TRANSITION_M`] in degrees of arc (on the smallest radius, so never
     /// less than the band).
     fn transition_degrees(&self) -> f64 {
-        (TRANSITION_M / self.body().ellipsoid().min_radius()).to_degrees()
+        // The band is measured between directions, the margins in geodetic
+        // degrees, which stretch against directions by up to the axis
+        // ratio (squared, with room).
+        let ellipsoid = self.body().ellipsoid();
+        let axis_ratio = ellipsoid.max_radius() / ellipsoid.min_radius();
+        (TRANSITION_M / ellipsoid.min_radius()).to_degrees() * axis_ratio * axis_ratio * 1.01
     }
 
     /// Where a point (degrees, with its unit direction) outside the box and
@@ -110,11 +115,17 @@ impl InsetSource {
         if c.is_global() || c.west > c.east {
             return None;
         }
+        // On a body far from a sphere the tiles around a band's tile at its
+        // edge depth need not hold the edge points it reads (the bounds
+        // would not hold the band): no band there, as `reach` decides nothing.
+        let ellipsoid = self.body().ellipsoid();
+        if ellipsoid.max_radius() / ellipsoid.min_radius() > 1.01 {
+            return None;
+        }
         let (q_lat, q_lon) = (lat.clamp(c.south, c.north), lon.clamp(c.west, c.east));
         if q_lat == lat && q_lon == lon {
             return None;
         }
-        let ellipsoid = self.body().ellipsoid();
         let q = crate::geo::body::Geodetic::from_degrees(q_lat, q_lon, 0.0);
         let distance = direction.angle_between(ellipsoid.geodetic_to_direction(q)) * ellipsoid.min_radius();
         if distance.is_nan() || distance >= TRANSITION_M {

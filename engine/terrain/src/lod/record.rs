@@ -147,49 +147,68 @@ pub fn build_records(
         .collect()
 }
 
-/// For each node drawn from an ancestor's tile (a stand-in while its own
-/// loads) whose held range is known: how far its drawn edge can lie from
-/// the ground its neighbours draw there. Its surface lies in the held
-/// range, the ground of their shared edge in its bounds, so the gap is at
-/// most the span of both. The stand-in's own skirt hangs below its edge;
-/// where its edge lies below a neighbour's, the neighbour's skirt must
-/// reach down to it (a camera 600 m over the Sierra, 1,500 tiles pending,
-/// saw sky through such gaps: the skirts of 2 x their errors did not).
+/// What every bound node of a cut draws, while any node is a stand-in (one
+/// drawn from an ancestor's tile while its own loads); empty otherwise. A
+/// stand-in draws the held range, widened by its bounds (the ground of its
+/// edges); any other node its bounds.
 fn stand_in_gaps(
     cut: &Cut,
     bindings: &[Option<Binding>],
     held_range: &impl Fn(&Binding) -> Option<(f64, f64)>,
-) -> std::collections::HashMap<crate::geo::address::TileAddress, f64> {
+) -> std::collections::HashMap<crate::geo::address::TileAddress, Drawn> {
+    if !cut.nodes.iter().zip(bindings).any(|(n, b)| b.as_ref().is_some_and(|b| b.source != n.tile)) {
+        return std::collections::HashMap::new();
+    }
     cut.nodes
         .iter()
         .zip(bindings)
         .filter_map(|(n, b)| {
-            let b = b.as_ref().filter(|b| b.source != n.tile)?;
-            let (lo, hi) = held_range(b)?;
-            let span = hi.max(n.bounds.max_elevation) - lo.min(n.bounds.min_elevation);
-            span.is_finite().then_some((n.tile, span))
+            let b = b.as_ref()?;
+            let (lo, hi) = (n.bounds.min_elevation, n.bounds.max_elevation);
+            let drawn = match held_range(b).filter(|_| b.source != n.tile) {
+                Some((held_lo, held_hi)) => Drawn { lo: lo.min(held_lo), hi: hi.max(held_hi), stand_in: true },
+                None => Drawn { lo, hi, stand_in: b.source != n.tile },
+            };
+            (drawn.lo.is_finite() && drawn.hi.is_finite()).then_some((n.tile, drawn))
         })
         .collect()
 }
 
-/// The largest gap a stand-in across one of `node`'s edges leaves there
-/// (a neighbour of its depth, the coarser one covering it, or the finer
-/// ones along it: balance allows no others).
+/// The elevations a node's drawn surface lies between, and whether it is a
+/// stand-in.
+#[derive(Clone, Copy)]
+struct Drawn {
+    lo: f64,
+    hi: f64,
+    stand_in: bool,
+}
+
+/// How far `node`'s edges can lie from what the nodes across them draw,
+/// where either side is a stand-in: the span of both sides' drawn ranges
+/// (the two sides' gaps can add up: two stand-ins side by side, or a
+/// neighbour whose samples leave the stand-in's bounds). A skirt hangs
+/// below its own edge, so where a stand-in's edge lies below a
+/// neighbour's, the neighbour's skirt must reach down to it (a camera 600 m
+/// over the Sierra, 1,500 tiles pending, saw sky through such gaps: the
+/// skirts of 2 x their errors did not). The nodes across an edge are one of
+/// its depth, the coarser one covering it, or the finer ones along it:
+/// balance allows no others.
 fn stand_in_gap_beside(
     node: &SelectedNode,
-    gaps: &std::collections::HashMap<crate::geo::address::TileAddress, f64>,
+    drawn: &std::collections::HashMap<crate::geo::address::TileAddress, Drawn>,
 ) -> f64 {
-    if gaps.is_empty() {
-        return 0.0;
-    }
-    let gap = |tile: &crate::geo::address::TileAddress| gaps.get(tile).copied().unwrap_or(0.0);
-    let mut widest: f64 = gap(&node.tile);
+    let Some(&own) = drawn.get(&node.tile) else { return 0.0 };
+    let span = |other: Option<&Drawn>| match other {
+        Some(o) if own.stand_in || o.stand_in => own.hi.max(o.hi) - own.lo.min(o.lo),
+        _ => 0.0,
+    };
+    let mut widest = if own.stand_in { own.hi - own.lo } else { 0.0 };
     for edge in Edge::ALL {
         let across = node.tile.neighbour(edge).address;
-        widest = widest.max(gap(&across));
-        widest = across.parent().map_or(widest, |p| widest.max(gap(&p)));
+        widest = widest.max(span(drawn.get(&across)));
+        widest = across.parent().map_or(widest, |p| widest.max(span(drawn.get(&p))));
         for child in across.children().into_iter().flatten() {
-            widest = widest.max(gap(&child));
+            widest = widest.max(span(drawn.get(&child)));
         }
     }
     widest
