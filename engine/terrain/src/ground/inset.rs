@@ -40,6 +40,10 @@ pub const INVENTED_COLOUR: [u8; 3] = [118, 118, 112];
 /// degrees on average.
 pub const TRANSITION_M: f64 = 4_000.0;
 
+/// The largest axis ratio for which a tile's place against the box is
+/// decided from the cap around its centre (and a band drawn outside it).
+const NEAR_SPHERE: f64 = 1.01;
+
 #[derive(Debug, Clone)]
 pub struct InsetSource {
     base: Arc<dyn HeightSource>,
@@ -100,28 +104,40 @@ impl InsetSource {
         // The band is measured between directions, the margins in geodetic
         // degrees, which stretch against directions by up to the axis
         // ratio (squared, with room).
-        let ellipsoid = self.body().ellipsoid();
-        let axis_ratio = ellipsoid.max_radius() / ellipsoid.min_radius();
-        (TRANSITION_M / ellipsoid.min_radius()).to_degrees() * axis_ratio * axis_ratio * 1.01
+        (TRANSITION_M / self.body().ellipsoid().min_radius()).to_degrees() * self.geodetic_stretch()
     }
 
-    /// Where a point (degrees, with its unit direction) outside the box and
-    /// its margin takes part of the inset's edge: the weight (1 at the box,
-    /// 0 at [`TRANSITION_M`], a smoothstep between) and the nearest point of
-    /// the box. `None` inside the box, beyond the band, or for a box across
-    /// the antimeridian or the whole globe.
+    /// How far geodetic degrees can stretch against angles between
+    /// directions (the ellipsoid's reduced parametrisation): the axis ratio
+    /// squared, with room.
+    fn geodetic_stretch(&self) -> f64 {
+        let axis_ratio = self.axis_ratio();
+        axis_ratio * axis_ratio * 1.01
+    }
+
+    fn axis_ratio(&self) -> f64 {
+        let ellipsoid = self.body().ellipsoid();
+        ellipsoid.max_radius() / ellipsoid.min_radius()
+    }
+
+    /// Whether the box bends the ground outside it (see the module
+    /// documentation): not for a global box, one across the antimeridian,
+    /// or on a body far from a sphere, where the tiles around a band's tile
+    /// at its edge depth need not hold the edge points it reads (so its
+    /// bounds would not hold the band) and `reach` decides nothing.
+    fn has_band(&self) -> bool {
+        let c = &self.coverage;
+        !c.is_global() && c.west <= c.east && self.axis_ratio() <= NEAR_SPHERE
+    }
+
+    /// Where a point (degrees, with its unit direction) outside the box
+    /// takes part of the inset's edge, for a box that [has a
+    /// band](InsetSource::has_band): the weight (1 at the box, 0 at
+    /// [`TRANSITION_M`], a smoothstep between) and the nearest point of the
+    /// box. `None` inside the box or beyond the band.
     fn ramp(&self, lat: f64, lon: f64, direction: glam::DVec3) -> Option<(f64, crate::geo::body::Geodetic)> {
         let c = &self.coverage;
-        if c.is_global() || c.west > c.east {
-            return None;
-        }
-        // On a body far from a sphere the tiles around a band's tile at its
-        // edge depth need not hold the edge points it reads (the bounds
-        // would not hold the band): no band there, as `reach` decides nothing.
         let ellipsoid = self.body().ellipsoid();
-        if ellipsoid.max_radius() / ellipsoid.min_radius() > 1.01 {
-            return None;
-        }
         let (q_lat, q_lon) = (lat.clamp(c.south, c.north), lon.clamp(c.west, c.east));
         if q_lat == lat && q_lon == lon {
             return None;
@@ -213,8 +229,7 @@ impl InsetSource {
         // triaxial ones) geodetic latitude and longitude stretch against it
         // by up to the axis ratio, and the cap says nothing cheaply.
         let ellipsoid = self.body().ellipsoid();
-        let axis_ratio = ellipsoid.max_radius() / ellipsoid.min_radius();
-        if axis_ratio > 1.01 {
+        if self.axis_ratio() > NEAR_SPHERE {
             return Reach::Mixed;
         }
         let centre = sample_direction(tile.sample(64, 64));
@@ -226,7 +241,7 @@ impl InsetSource {
             corners.iter().map(|&(i, j)| centre.angle_between(sample_direction(tile.sample(i, j)))).fold(0.0, f64::max);
         // Geodetic against direction angles: at most the axis ratio (squared,
         // with room); the rest is rounding.
-        let r = angle.to_degrees() * axis_ratio * axis_ratio * 1.01 + 1e-9;
+        let r = angle.to_degrees() * self.geodetic_stretch() + 1e-9;
         let g = ellipsoid.direction_to_geodetic(centre);
         let (lat, lon) = (g.latitude.to_degrees(), g.longitude.to_degrees());
         let (lat_lo, lat_hi) = (lat - r, lat + r);
@@ -364,7 +379,7 @@ impl InsetSource {
             Err(SourceError::NoData { .. }) => None,
             Err(e) => return Err(e),
         };
-        let edge = self.edge_range(tile, &bounds_of)?;
+        let edge = if self.has_band() { self.edge_range(tile, &bounds_of)? } else { None };
         if inset.is_none() && edge.is_none() {
             return Ok(base);
         }
@@ -378,8 +393,9 @@ impl InsetSource {
         // cells for what is a step, or (a raster smaller than its cells) no
         // inset at all. Its error holds the largest difference, so selection
         // descends to the data. Finer, the band's smoothstep bends by at
-        // most 1.5 x range / TRANSITION_M^2 x 4 per metre squared, and a
-        // lattice cell of side L departs from a curve by its bend x L^2 / 8.
+        // most 6 x range / TRANSITION_M^2 (its largest second derivative),
+        // and a lattice cell of side L departs from a curve by its bend x
+        // L^2 / 8; twice that, for the edge's own course along the box.
         let range = max_elevation - min_elevation;
         match self.inset.data_depth() {
             Some(d) if tile.depth() < d => error = error.max(range),
@@ -444,24 +460,24 @@ impl HeightSource for InsetSource {
             }
         }
         let ellipsoid = self.body().ellipsoid();
+        let band = self.has_band();
         let mut edge = EdgeHeights::new(&*self.inset, self.edge_depth(tile.depth()));
         let (mut used_base, mut used_inset, mut used_band) = (false, false, false);
         for (k, d) in sample_directions(tile).into_iter().enumerate() {
             let g = ellipsoid.direction_to_geodetic(d);
             let (lat, lon) = (g.latitude.to_degrees(), g.longitude.to_degrees());
-            let shown = inset.as_ref().filter(|_| self.shows_inset(tile.depth(), lat, lon));
-            let Some(inset) = shown else {
-                match self.ramp(lat, lon, d) {
-                    Some((weight, at)) if !self.shows_inset(tile.depth(), lat, lon) => {
-                        if let Some(target) = edge.height(at)? {
-                            let below = f64::from(base.heights[k]);
-                            base.heights[k] = (below + weight * (target - below)) as f32;
-                            used_band = true;
-                            continue;
-                        }
-                        used_base = true;
-                    }
-                    _ => used_base = true,
+            let shows = self.shows_inset(tile.depth(), lat, lon);
+            let Some(inset) = inset.as_ref().filter(|_| shows) else {
+                // Past the margin, in the band: bent toward the edge.
+                let ramp = if band && !shows { self.ramp(lat, lon, d) } else { None };
+                if let Some((weight, at)) = ramp
+                    && let Some(target) = edge.height(at)?
+                {
+                    let below = f64::from(base.heights[k]);
+                    base.heights[k] = (below + weight * (target - below)) as f32;
+                    used_band = true;
+                } else {
+                    used_base = true;
                 }
                 continue;
             };

@@ -130,7 +130,7 @@ pub fn build_records(
     held_range: impl Fn(&Binding) -> Option<(f64, f64)>,
 ) -> Vec<NodeRecord> {
     let morph = morph_end_distances(cut, view);
-    let stand_ins = stand_in_gaps(cut, bindings, &held_range);
+    let drawn = drawn_ranges(cut, bindings, &held_range);
     cut.nodes
         .iter()
         .zip(bindings)
@@ -139,7 +139,7 @@ pub fn build_records(
             b.as_ref().map(|b| {
                 let centre_height = centre_height_within(n, held_range(b));
                 let mut record = node_record(ellipsoid, view, n, b, morph[usize::from(n.tile.depth())], centre_height);
-                let beside = stand_in_gap_beside(n, &stand_ins);
+                let beside = stand_in_gap_beside(n, &drawn);
                 record.skirt_m = record.skirt_m.max(beside as f32);
                 record
             })
@@ -151,7 +151,7 @@ pub fn build_records(
 /// drawn from an ancestor's tile while its own loads); empty otherwise. A
 /// stand-in draws the held range, widened by its bounds (the ground of its
 /// edges); any other node its bounds.
-fn stand_in_gaps(
+fn drawn_ranges(
     cut: &Cut,
     bindings: &[Option<Binding>],
     held_range: &impl Fn(&Binding) -> Option<(f64, f64)>,
