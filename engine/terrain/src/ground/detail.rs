@@ -462,11 +462,15 @@ impl HeightSource for DetailSource {
         Ok(t)
     }
 
-    /// [`DetailSource::synthesized_bounds`], kept per tile.
+    /// [`DetailSource::synthesized_bounds`], kept per tile past the data
+    /// depth. At or above it the inner source's, untouched and unnoted: a
+    /// note per call told the viewer's kept bounds that 10,000 tiles
+    /// narrowed every frame, so it asked for them all again.
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        if self.inner.data_depth().is_some_and(|d| tile.depth() > d)
-            && let Some(&b) = self.bounds.lock().expect("bounds lock").get(&tile)
-        {
+        if self.inner.data_depth().is_none_or(|d| tile.depth() <= d) {
+            return self.inner.tile_bounds(tile);
+        }
+        if let Some(&b) = self.bounds.lock().expect("bounds lock").get(&tile) {
             return Ok(self.narrowed(tile, b));
         }
         let b = self.synthesized_bounds(tile)?;
