@@ -13,10 +13,12 @@ pub mod cut;
 mod heap;
 mod outcome;
 pub mod record;
+mod refine;
 pub mod residency;
 
-pub use cut::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, Selector, select};
+pub use cut::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, select};
 pub use record::{build_records, centre_height_within, node_record, reference_vertex};
+pub use refine::{FreshSplitLimit, Selector};
 pub use residency::{Binding, Residency, ResidencySettings, UvRect, min_slots};
 
 /// Everything a frame reports about the host half: selection and residency.

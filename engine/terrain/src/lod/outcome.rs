@@ -17,6 +17,7 @@ pub(super) struct Outcome {
     /// The largest error of leaves that cannot split (at `MAX_DEPTH`).
     pub(super) settled_error: f64,
     pub(super) stopped_by_budget: bool,
+    pub(super) deferred: bool,
     pub(super) evaluated: usize,
     pub(super) start: Instant,
 }
@@ -67,7 +68,8 @@ impl Outcome {
             effective_screen_error_pixels: effective,
             selection_cpu_ms: self.start.elapsed().as_secs_f64() * 1e3,
         };
-        Cut { nodes, effective_screen_error_px: effective, stopped_by_budget: self.stopped_by_budget, statistics }
+        let (stopped_by_budget, deferred) = (self.stopped_by_budget, self.deferred);
+        Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, deferred, statistics }
     }
 }
 

@@ -1,9 +1,9 @@
-//! Unit tests of cut selection (split out of cut.rs to keep it readable).
+//! Unit tests of refinement (split out of refine.rs to keep it readable).
 
 use super::*;
 use crate::geo::body::{Body, Geodetic};
 use crate::geo::cube::direction_to_face_grid;
-use crate::ground::{Provenance, SourceTile};
+use crate::ground::{Provenance, SourceTile, TileBounds};
 
 /// Ground with error only on the ancestors of one deepest tile under the
 /// camera, so refinement runs to `MAX_DEPTH` there, balanced around it.

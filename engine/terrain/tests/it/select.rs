@@ -553,7 +553,7 @@ fn seams_close_from_orbit_to_two_metres() {
 
 use crate::select_reference::select_reference;
 // The exact frame-to-frame selector (`Selector` follows the last cut instead).
-use planet_terrain::lod::{Cut, SelectedNode, Selector};
+use planet_terrain::lod::{Cut, FreshSplitLimit, SelectedNode, Selector};
 
 /// Ground whose bounds and errors vary from tile to tile (a hash of the
 /// address), with measured colour to depth 9: every branch of the error and
@@ -711,6 +711,50 @@ fn a_selector_follows_a_moving_camera_with_the_reference_cut() {
             );
         }
     }
+}
+
+/// A selector told to make at most 40 fresh splits a selection: a camera
+/// dropped 2 m above the ground gets coarser complete cuts, marked
+/// deferred and honest in their error, each deeper than the last, until
+/// the cut is `select`'s bit for bit; then, the camera moving on, each
+/// frame's cut is deferred or `select`'s.
+#[test]
+fn a_fresh_split_limit_defers_refinement_and_reaches_the_cut_in_frames() {
+    let source = ProceduralSource::new(Body::earth(), 2026);
+    let settings = SelectionSettings { target_error_px: 1.0, node_budget: 4096, near_m: 0.1 };
+    let view = view_over(&source, 46.5, 8.0, 2.0, 30.0, -10.0);
+    let want = select(&source, &view, &settings).unwrap();
+    let mut selector = Selector::new();
+    selector.set_fresh_split_limit(Some(FreshSplitLimit::Count(40)));
+    let mut frames = 0;
+    let mut last_error = f64::INFINITY;
+    loop {
+        frames += 1;
+        let got = selector.select(&source, &view, &settings).unwrap();
+        if !got.deferred {
+            assert_same_cut(&format!("settled after {frames} selections"), &got, &want);
+            break;
+        }
+        assert!(!got.stopped_by_budget, "deferred, not stopped by the budget");
+        assert!(got.effective_screen_error_px > want.effective_screen_error_px, "a coarser cut says so");
+        assert!(got.effective_screen_error_px <= last_error, "each selection at least as fine as the last");
+        last_error = got.effective_screen_error_px;
+        assert!(frames < 100, "reaches the cut");
+    }
+    let splits = (want.statistics.nodes_selected - 6) / 3;
+    assert!(frames >= splits / 40, "{frames} selections for {splits} splits at 40 a selection");
+    let mut deferred = 0;
+    for frame in 0..30 {
+        let f = f64::from(frame);
+        let view = view_over(&source, 46.5 + 1e-4 * f, 8.0 + 1e-4 * f, 2.0 + 3.0 * f, 30.0 + f, -10.0);
+        let got = selector.select(&source, &view, &settings).unwrap();
+        if got.deferred {
+            deferred += 1;
+        } else {
+            assert_same_cut(&format!("moving, frame {frame}"), &got, &select(&source, &view, &settings).unwrap());
+        }
+    }
+    assert!(deferred < 30, "the moving camera's cuts settle at times ({deferred} of 30 deferred)");
 }
 
 /// A node drawn from its ancestor's tile while its own loads can leave a

@@ -225,7 +225,7 @@ pub fn select_reference(
         effective_screen_error_pixels: effective,
         selection_cpu_ms: 0.0,
     };
-    Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, statistics })
+    Ok(Cut { nodes, effective_screen_error_px: effective, stopped_by_budget, deferred: false, statistics })
 }
 
 struct Refinement<'a> {
