@@ -17,6 +17,7 @@ mod conv;
 mod error;
 mod frame;
 mod image;
+mod kept_bounds;
 mod limits;
 mod loader;
 mod look;

@@ -16,20 +16,16 @@
 //! took go back to the workers to be freed too: they were allocated on a
 //! worker's heap, and handing 32 of them back to the allocator from the
 //! frame thread cost it a millisecond of page unmapping. Selection's bounds
-//! are kept across frames ([`TileLoader::unread_bounds`]): a thousand nodes
-//! near the ground asked each frame through every layer of the stack (an
-//! inset's reach, the detail's maps, the pack index) for bounds that change
-//! only where the source says they narrowed.
+//! are kept across frames by the scene (`crate::kept_bounds`).
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use planet_terrain::geo::address::{TileAddress, TileHasher, TileMap};
-use planet_terrain::ground::{HeightSource, SourceError, TileBounds};
+use planet_terrain::ground::{HeightSource, SourceError};
 
 use crate::conv::{EncodedUpload, encode_upload};
 
@@ -88,17 +84,7 @@ pub(crate) struct TileLoader {
     generation: u64,
     /// Produced tiles by [`TileAddress::identity`].
     ready: TileMap<u64, Produced>,
-    /// Bounds selection was given, by [`TileAddress::identity`], until
-    /// the source says they narrowed ([`HeightSource::narrowed_bounds`]).
-    /// Only the frame thread uses it; the lock is for `HeightSource`'s
-    /// `Sync`.
-    kept_bounds: Mutex<TileMap<u64, TileBounds>>,
-    /// Bounds this frame's selection asked of the source (not kept).
-    from_source: AtomicUsize,
 }
-
-/// Bounds kept at most (about 40 bytes each); past it they start again.
-const KEPT_BOUNDS: usize = 1 << 16;
 
 impl TileLoader {
     /// Starts `threads` workers producing tiles of `source`.
@@ -114,21 +100,13 @@ impl TileLoader {
                     .expect("the OS starts a tile thread")
             })
             .collect();
-        TileLoader {
-            shared,
-            workers,
-            generation: 0,
-            ready: TileMap::default(),
-            kept_bounds: Mutex::new(TileMap::default()),
-            from_source: AtomicUsize::new(0),
-        }
+        TileLoader { shared, workers, generation: 0, ready: TileMap::default() }
     }
 
     /// The ground changed (an edit): what was produced or queued is stale.
     pub(crate) fn reset(&mut self, source: Option<Arc<dyn HeightSource>>) {
         self.generation += 1;
         self.ready.clear();
-        self.kept_bounds.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
         let mut state = self.shared.lock();
         state.source = source;
         state.generation = self.generation;
@@ -214,30 +192,6 @@ impl TileLoader {
         }
     }
 
-    /// `source` as this frame's selection sees it: bounds without a read
-    /// ([`HeightSource::tile_bounds_unread`]), kept from earlier frames
-    /// except where the source says they narrowed since.
-    pub(crate) fn unread_bounds<'a>(&'a self, source: &'a dyn HeightSource) -> UnreadBounds<'a> {
-        let mut narrowed = Vec::new();
-        let noted_all = source.narrowed_bounds(&mut narrowed);
-        let mut kept = self.kept_bounds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !noted_all || kept.len() >= KEPT_BOUNDS {
-            kept.clear();
-        }
-        for tile in narrowed {
-            kept.remove(&tile.identity());
-        }
-        drop(kept);
-        self.from_source.store(0, Ordering::Relaxed);
-        UnreadBounds { source, kept: &self.kept_bounds, from_source: &self.from_source }
-    }
-
-    /// Bounds this frame's selection asked of the source (not kept from an
-    /// earlier frame).
-    pub(crate) fn bounds_from_source(&self) -> usize {
-        self.from_source.load(Ordering::Relaxed)
-    }
-
     /// Has a worker read what this frame's bounds wanted (before any more
     /// tiles: the bounds decide which tiles are wanted).
     pub(crate) fn warm_bounds(&self) {
@@ -279,49 +233,6 @@ impl Drop for TileLoader {
         for worker in self.workers.drain(..) {
             let _ = worker.join();
         }
-    }
-}
-
-/// A source whose bounds never read a tile's samples: what selection sees
-/// on a frame that must not wait for a read. Bounds it gave are kept
-/// ([`TileLoader::unread_bounds`]).
-#[derive(Debug)]
-pub(crate) struct UnreadBounds<'a> {
-    source: &'a dyn HeightSource,
-    kept: &'a Mutex<TileMap<u64, TileBounds>>,
-    from_source: &'a AtomicUsize,
-}
-
-impl HeightSource for UnreadBounds<'_> {
-    fn body(&self) -> &planet_terrain::geo::body::Body {
-        self.source.body()
-    }
-
-    fn tile(
-        &self,
-        tile: TileAddress,
-    ) -> std::result::Result<planet_terrain::ground::SourceTile, planet_terrain::ground::SourceError> {
-        self.source.tile(tile)
-    }
-
-    fn tile_bounds(&self, tile: TileAddress) -> std::result::Result<TileBounds, SourceError> {
-        let mut kept = self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(&bounds) = kept.get(&tile.identity()) {
-            return Ok(bounds);
-        }
-        // Errors are not kept: the frame reports them when it asks again.
-        self.from_source.fetch_add(1, Ordering::Relaxed);
-        let bounds = self.source.tile_bounds_unread(tile)?;
-        kept.insert(tile.identity(), bounds);
-        Ok(bounds)
-    }
-
-    fn data_depth(&self) -> Option<u8> {
-        self.source.data_depth()
-    }
-
-    fn colour_data_depth(&self) -> Option<u8> {
-        self.source.colour_data_depth()
     }
 }
 
@@ -426,32 +337,5 @@ mod tests {
         let produced = loader.take(roots[0]).expect("ready").expect("produced");
         assert_eq!(produced, encode_upload(&other.tile(roots[0]).expect("direct"), other.colour_data_depth()));
         assert!(!loader.busy());
-    }
-
-    /// Kept bounds follow the source: a frame after the exact bounds were
-    /// computed, and after the tile was produced, selection sees them (a
-    /// kept loose bound would refine near the ground for ever).
-    #[test]
-    fn kept_bounds_narrow_when_the_source_says_so() {
-        use planet_terrain::ground::{DetailSource, PackSource};
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("p.planetpack");
-        planet_terrain::testing::write_procedural_pack(&path, 2).expect("pack");
-        let pack = Arc::new(planet_terrain::pack::Pack::open(&path).expect("open"));
-        let source: Arc<dyn HeightSource> = Arc::new(DetailSource::new(Arc::new(PackSource::new(pack))));
-        let loader = TileLoader::new(Some(source.clone()), 1);
-        // Past the data depth (2), off the face edges.
-        let tile = TileAddress::new(2, 7, 40, 77).expect("a tile");
-        let seen = || loader.unread_bounds(&*source).tile_bounds(tile).expect("bounds");
-        let loose = seen();
-        assert_eq!(seen(), loose, "kept while nothing narrowed");
-        source.warm_bounds();
-        let exact = source.tile_bounds(tile).expect("exact bounds");
-        assert!(exact.max_elevation - exact.min_elevation < loose.max_elevation - loose.min_elevation);
-        assert_eq!(seen(), exact, "the exact bounds, once computed");
-        source.tile(tile).expect("produced");
-        let produced = source.tile_bounds_unread(tile).expect("narrowed to the tile");
-        assert_ne!(produced, exact, "a produced tile narrows its bounds");
-        assert_eq!(seen(), produced, "and selection sees that too");
     }
 }

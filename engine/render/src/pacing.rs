@@ -53,7 +53,7 @@ pub struct FramePhases {
     /// Uploads the frame allowed itself (all of them: loading on the frame).
     pub upload_budget: usize,
     /// Node bounds selection asked of the source, the rest kept from
-    /// earlier frames (loading in the background).
+    /// earlier frames.
     pub bounds_from_source: usize,
 }
 

@@ -29,6 +29,7 @@ use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
 pub use crate::frame::{FrameOptions, FrameReport, ReadBack, TileFailure};
+use crate::kept_bounds::{Ask, KeptBounds};
 use crate::loader::TileLoader;
 pub use crate::pacing::FramePhases;
 use crate::pacing::{FRAME_CPU_TARGET_MS, MIN_UPLOAD_MS, PhaseClock, UploadPacer};
@@ -103,9 +104,10 @@ pub struct TerrainScene {
     retries: std::collections::HashMap<planet_terrain::geo::address::TileKey, u32>,
     /// The workers of `Loading::Background`.
     loader: Option<TileLoader>,
-    /// Last frame's refinement tree: the same cut as `select`, for less
-    /// work.
+    /// Last frame's refinement tree: `select`'s cut, for less work.
     selector: Selector,
+    /// The bounds selection was given, across frames.
+    kept_bounds: KeptBounds,
     /// The upload budget of `Loading::Background` frames.
     pacer: UploadPacer,
     /// The last selected cut's tiles ([`TerrainScene::drawn_ground_depths_at`]).
@@ -164,6 +166,7 @@ impl TerrainScene {
             retries: std::collections::HashMap::new(),
             loader,
             selector: Selector::default(),
+            kept_bounds: KeptBounds::default(),
             pacer: UploadPacer::new(uploads),
             last_cut: Default::default(),
             coarsest_drawn: None,
@@ -264,6 +267,7 @@ impl TerrainScene {
         if let Some(loader) = &mut self.loader {
             loader.reset(self.source.clone());
         }
+        self.kept_bounds.clear();
         self.edits += 1;
         // A held cut was bound to the old ground; let it go.
         self.frozen = None;
@@ -368,16 +372,14 @@ impl TerrainScene {
         }
         let mut selection = self.settings.selection;
         selection.near_m = selection.near_m.max(1e-3);
-        // With workers, selection reads no tile (`HeightSource::tile_bounds_unread`).
-        let cut = match &self.loader {
-            None => self.selector.select(source.as_ref(), view, &selection),
-            Some(loader) => self
-                .selector
-                .select(&loader.unread_bounds(&*source), view, &selection)
-                .inspect(|_| loader.warm_bounds()),
-        }
-        .map_err(source_error(None))?;
+        // With workers, selection reads no tile (`HeightSource::tile_bounds_unread`)
+        // and shares fresh refinement out between frames, except for a shot.
+        let ask = if self.loader.is_some() { Ask::Unread } else { Ask::Exact };
+        self.selector.set_fresh_split_limit(ask.fresh_split_limit().filter(|_| read_back != ReadBack::WhenComplete));
+        let cut = self.selector.select(&self.kept_bounds.view(&*source, ask), view, &selection);
+        let cut = cut.inspect(|_| self.loader.iter().for_each(TileLoader::warm_bounds)).map_err(source_error(None))?;
         let mut phases = FramePhases { selection_ms: clock.lap(), ..FramePhases::default() };
+        phases.bounds_from_source = self.kept_bounds.asked_of_source();
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
         let (plan, produced) = match &mut self.loader {
@@ -388,7 +390,6 @@ impl TerrainScene {
             }
             Some(loader) => {
                 loader.collect();
-                phases.bounds_from_source = loader.bounds_from_source();
                 phases.upload_budget = self.pacer.budget(phases.selection_ms);
                 self.residency.set_upload_budget_bytes(phases.upload_budget * TILE_UPLOAD_BYTES);
                 let plan = self.residency.plan_streaming(self.frame, &drawn, &|tile| loader.is_ready(tile));
@@ -465,6 +466,7 @@ impl TerrainScene {
         let waiting_on_ancestors =
             plan.bindings.iter().filter(|b| b.source != b.tile && !self.residency.is_failed(b.tile)).count();
         let complete = uploads.is_empty()
+            && !cut.deferred
             && encoded.is_empty()
             && plan.pending == 0
             && waiting_on_ancestors == 0

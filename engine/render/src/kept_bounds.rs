@@ -1,0 +1,199 @@
+//! Selection's bounds, kept across frames.
+//!
+//! The key decision: selection asks for the bounds of every node it
+//! evaluates, every frame (two thousand near the ground), and a stack
+//! answers each through every layer (an inset's reach, the detail's maps,
+//! the pack index), 1-4 us where a kept copy costs 50 ns: on the demo's own
+//! flight, frames loading on the frame thread spent a median 4.3 ms in
+//! selection asking again for bounds they had been given. So the scene
+//! keeps what selection was given, by tile, until the source says they
+//! narrowed ([`HeightSource::narrowed_bounds`]) or the ground changes (an
+//! edit, [`KeptBounds::clear`]). With workers selection takes bounds
+//! without a read ([`HeightSource::tile_bounds_unread`], the workers read
+//! what they wanted); loading on the frame it takes exact ones.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use planet_terrain::geo::address::{TileAddress, TileMap};
+use planet_terrain::geo::body::Body;
+use planet_terrain::ground::{HeightSource, SourceError, SourceTile, TileBounds};
+use planet_terrain::lod::FreshSplitLimit;
+
+/// Bounds kept at most (about 40 bytes each); past it they start again.
+const KEPT_BOUNDS: usize = 1 << 16;
+
+/// Which bounds selection asks the source for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// Without a read ([`HeightSource::tile_bounds_unread`]): workers read.
+    Unread,
+    /// Exact ([`HeightSource::tile_bounds`]), read on the frame if need be.
+    Exact,
+}
+
+impl Ask {
+    /// When a frame's selection stops making fresh splits
+    /// ([`planet_terrain::lod::Selector::set_fresh_split_limit`]). Each
+    /// asks for four bounds the source has not given, 2-4 us each without a
+    /// read (while workers share the source): in the background, past
+    /// [`FRESH_SPLITS_AFTER`] of selection the rest wait for the next frame
+    /// (a count of 32 held the demo's flight to 1.5 ms but left a 1080p
+    /// descent's cut far behind, where the nodes it kept cost the time).
+    /// Loading on the frame has none: it reads exact bounds (30 us each
+    /// cold) by its contract, every frame's cut is `select`'s, and a
+    /// limit that held its selection to 2 ms would leave a fast descent's
+    /// frames at 4-6 px.
+    pub(crate) fn fresh_split_limit(self) -> Option<FreshSplitLimit> {
+        match self {
+            Ask::Unread => Some(FreshSplitLimit::Time { at_least: 8, after: FRESH_SPLITS_AFTER }),
+            Ask::Exact => None,
+        }
+    }
+}
+
+/// Selection's time for fresh splits in a frame loading in the
+/// background: what is left of 2 ms after culling and the cut's edges.
+const FRESH_SPLITS_AFTER: std::time::Duration = std::time::Duration::from_micros(1500);
+
+/// The bounds selection was given, by [`TileAddress::identity`]. Only the
+/// frame thread uses them; the lock is for `HeightSource`'s `Sync`.
+#[derive(Debug, Default)]
+pub(crate) struct KeptBounds {
+    kept: Mutex<TileMap<u64, TileBounds>>,
+    /// Bounds this frame's selection asked of the source (not kept).
+    from_source: AtomicUsize,
+}
+
+impl KeptBounds {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TileMap<u64, TileBounds>> {
+        self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The ground changed: nothing kept holds.
+    pub(crate) fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// `source` as this frame's selection sees it: bounds as `ask` says,
+    /// kept from earlier frames except where the source says they narrowed
+    /// since.
+    pub(crate) fn view<'a>(&'a self, source: &'a dyn HeightSource, ask: Ask) -> KeptView<'a> {
+        let mut narrowed = Vec::new();
+        let noted_all = source.narrowed_bounds(&mut narrowed);
+        let mut kept = self.lock();
+        if !noted_all || kept.len() >= KEPT_BOUNDS {
+            kept.clear();
+        }
+        for tile in narrowed {
+            kept.remove(&tile.identity());
+        }
+        drop(kept);
+        self.from_source.store(0, Ordering::Relaxed);
+        KeptView { source, kept: self, ask }
+    }
+
+    /// Bounds this frame's selection asked of the source (not kept from an
+    /// earlier frame).
+    pub(crate) fn asked_of_source(&self) -> usize {
+        self.from_source.load(Ordering::Relaxed)
+    }
+}
+
+/// A source whose bounds come kept where they can: what selection sees.
+#[derive(Debug)]
+pub(crate) struct KeptView<'a> {
+    source: &'a dyn HeightSource,
+    kept: &'a KeptBounds,
+    ask: Ask,
+}
+
+impl HeightSource for KeptView<'_> {
+    fn body(&self) -> &Body {
+        self.source.body()
+    }
+
+    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
+        self.source.tile(tile)
+    }
+
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        if let Some(&bounds) = self.kept.lock().get(&tile.identity()) {
+            return Ok(bounds);
+        }
+        // Errors are not kept: the frame reports them when it asks again.
+        self.kept.from_source.fetch_add(1, Ordering::Relaxed);
+        let bounds = match self.ask {
+            Ask::Unread => self.source.tile_bounds_unread(tile)?,
+            Ask::Exact => self.source.tile_bounds(tile)?,
+        };
+        self.kept.lock().insert(tile.identity(), bounds);
+        Ok(bounds)
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.source.data_depth()
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.source.colour_data_depth()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use planet_terrain::ground::{DetailSource, PackSource};
+
+    use super::*;
+
+    /// Kept bounds follow the source: a frame after the exact bounds were
+    /// computed, and after the tile was produced, selection sees them (a
+    /// kept loose bound would refine near the ground for ever).
+    #[test]
+    fn kept_bounds_narrow_when_the_source_says_so() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("p.planetpack");
+        planet_terrain::testing::write_procedural_pack(&path, 2).expect("pack");
+        let pack = Arc::new(planet_terrain::pack::Pack::open(&path).expect("open"));
+        let source: Arc<dyn HeightSource> = Arc::new(DetailSource::new(Arc::new(PackSource::new(pack))));
+        let kept = KeptBounds::default();
+        // Past the data depth (2), off the face edges.
+        let tile = TileAddress::new(2, 7, 40, 77).expect("a tile");
+        let seen = || kept.view(&*source, Ask::Unread).tile_bounds(tile).expect("bounds");
+        let loose = seen();
+        assert_eq!(seen(), loose, "kept while nothing narrowed");
+        assert_eq!(kept.asked_of_source(), 0, "the second frame asked nothing of the source");
+        source.warm_bounds();
+        let exact = source.tile_bounds(tile).expect("exact bounds");
+        assert!(exact.max_elevation - exact.min_elevation < loose.max_elevation - loose.min_elevation);
+        assert_eq!(seen(), exact, "the exact bounds, once computed");
+        source.tile(tile).expect("produced");
+        let produced = source.tile_bounds_unread(tile).expect("narrowed to the tile");
+        assert_ne!(produced, exact, "a produced tile narrows its bounds");
+        assert_eq!(seen(), produced, "and selection sees that too");
+    }
+
+    /// Loading on the frame, selection is given exact bounds, kept until
+    /// the ground changes.
+    #[test]
+    fn exact_bounds_are_kept_until_the_ground_changes() {
+        let body = Body::earth();
+        let first: Arc<dyn HeightSource> = Arc::new(planet_terrain::ground::ProceduralSource::new(body.clone(), 7));
+        let kept = KeptBounds::default();
+        let tile = TileAddress::new(3, 5, 3, 2).expect("a tile");
+        let want = first.tile_bounds(tile).expect("bounds");
+        assert_eq!(kept.view(&*first, Ask::Exact).tile_bounds(tile).expect("asked"), want);
+        assert_eq!(kept.asked_of_source(), 1);
+        assert_eq!(kept.view(&*first, Ask::Exact).tile_bounds(tile).expect("kept"), want);
+        assert_eq!(kept.asked_of_source(), 0, "kept");
+        // The ellipsoid alone: 0 m everywhere.
+        let other: Arc<dyn HeightSource> = Arc::new(planet_terrain::ground::EllipsoidSource::new(body));
+        assert_eq!(kept.view(&*other, Ask::Exact).tile_bounds(tile).expect("kept"), want, "kept until cleared");
+        kept.clear();
+        let changed = kept.view(&*other, Ask::Exact).tile_bounds(tile).expect("asked again");
+        assert_eq!(changed, other.tile_bounds(tile).expect("bounds"));
+        assert_ne!(changed, want, "another ground, other bounds");
+    }
+}
