@@ -145,7 +145,8 @@ if [[ -n ${DISPLAY:-} ]]; then
 else
     echo "No display: flying the demo Earth with its High Sierra inset headless, orbit to 2 m above the ground below North Palisade;"
     echo "every frame goes to packs/flythrough/ (frame_NNNNN.png), the per-frame log to packs/flythrough.stats.json."
+    echo "Tiles load in the background as in a window: a frame never waits for one."
     rm -rf packs/flythrough
     $bin/planet-view "${stack[@]}" --path packs/flythrough.json --frames packs/flythrough \
-        --fps 8 --size 960x540 --hud --stats packs/flythrough.stats.json
+        --fps 8 --size 960x540 --hud --loading background --stats packs/flythrough.stats.json
 fi
