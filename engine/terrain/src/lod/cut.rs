@@ -175,6 +175,12 @@ pub(super) struct Node {
 pub(super) const NONE: u32 = u32::MAX;
 
 impl Node {
+    /// A new leaf of `tile` as `evaluated`.
+    pub(super) fn leaf(tile: TileAddress, links: [u32; 4], evaluated: Evaluated, previous: u32, patch: u32) -> Node {
+        let Evaluated { bounds, sphere, tangent_box, projected_error_px, .. } = evaluated;
+        Node { tile, children: LEAF, links, bounds, sphere, tangent_box, projected_error_px, previous, patch }
+    }
+
     pub(super) fn is_leaf(&self) -> bool {
         self.children == LEAF
     }

@@ -23,7 +23,7 @@ use crate::geo::bounds::{BoundingSphere, TangentBox};
 use crate::geo::face::Edge;
 use crate::ground::{HeightSource, SourceError};
 use crate::lod::cut::{
-    Context, Cut, Evaluated, LEAF, NONE, Node, Patch, SelectionSettings, grid_point, quarter_warp, same_elevations,
+    Context, Cut, LEAF, NONE, Node, Patch, SelectionSettings, grid_point, quarter_warp, same_elevations,
 };
 use crate::lod::heap::ErrorHeap;
 use crate::lod::outcome::Outcome;
@@ -242,11 +242,11 @@ impl<'a> Refinement<'a> {
         let ellipsoid = self.context.ellipsoid;
         for root in TileAddress::roots() {
             // A root spans a face: its sphere alone judges it.
-            let Evaluated { bounds, sphere, tangent_box, projected_error_px, key } =
+            let evaluated =
                 self.context.evaluate(root, |min, max| (BoundingSphere::of_tile(&ellipsoid, root, min, max), None))?;
             let links = Edge::ALL.map(|edge| u32::from(root.neighbour(edge).address.face().index()));
             let index = self.nodes.len() as u32;
-            self.offer(key, index);
+            self.offer(evaluated.key, index);
             let (previous, patch) = match self.last.get(index as usize) {
                 Some(last) => (index, last.patch),
                 None => {
@@ -263,17 +263,7 @@ impl<'a> Refinement<'a> {
                     (NONE, self.patches.len() as u32 - 1)
                 }
             };
-            self.nodes.push(Node {
-                tile: root,
-                children: LEAF,
-                links,
-                bounds,
-                sphere,
-                tangent_box,
-                projected_error_px,
-                previous,
-                patch,
-            });
+            self.nodes.push(Node::leaf(root, links, evaluated, previous, patch));
         }
         Ok(())
     }
@@ -363,17 +353,16 @@ impl<'a> Refinement<'a> {
             let made = &self.patches[patch as usize];
             let previous = if last_first == LEAF { NONE } else { last_first + q as u32 };
             debug_assert!(previous == NONE || last_nodes[previous as usize].tile == child);
-            let Evaluated { bounds, sphere, tangent_box, projected_error_px, key } =
-                self.context.evaluate(child, |min, max| {
-                    // The sphere and the box are functions of the patch and the bounds.
-                    match last_nodes.get(previous as usize) {
-                        Some(last) if same_elevations(&last.bounds, min, max) => (last.sphere, last.tangent_box),
-                        _ => (
-                            BoundingSphere::enclosing(&ellipsoid, made.centre, &made.corners, min, max),
-                            TangentBox::enclosing(&ellipsoid, made.centre, &made.corners, min, max),
-                        ),
-                    }
-                })?;
+            let evaluated = self.context.evaluate(child, |min, max| {
+                // The sphere and the box are functions of the patch and the bounds.
+                match last_nodes.get(previous as usize) {
+                    Some(last) if same_elevations(&last.bounds, min, max) => (last.sphere, last.tangent_box),
+                    _ => (
+                        BoundingSphere::enclosing(&ellipsoid, made.centre, &made.corners, min, max),
+                        TangentBox::enclosing(&ellipsoid, made.centre, &made.corners, min, max),
+                    ),
+                }
+            })?;
             let me = first + q as u32;
             // A plain loop: `array::map` of this closure was not inlined
             // (a sixth of the selector's time went to calling it).
@@ -413,18 +402,8 @@ impl<'a> Refinement<'a> {
                     other
                 };
             }
-            self.offer(key, me);
-            self.nodes.push(Node {
-                tile: child,
-                children: LEAF,
-                links,
-                bounds,
-                sphere,
-                tangent_box,
-                projected_error_px,
-                previous,
-                patch,
-            });
+            self.offer(evaluated.key, me);
+            self.nodes.push(Node::leaf(child, links, evaluated, previous, patch));
         }
         Ok(())
     }
