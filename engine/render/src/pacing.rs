@@ -55,6 +55,9 @@ pub struct FramePhases {
     /// Node bounds selection asked of the source, the rest kept from
     /// earlier frames.
     pub bounds_from_source: usize,
+    /// The fresh split limit kept nodes of this frame's cut leaves
+    /// (`planet_terrain::lod::Cut::deferred`).
+    pub selection_deferred: bool,
 }
 
 /// The frame thread's CPU clock, read once per phase boundary.

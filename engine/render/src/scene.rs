@@ -379,7 +379,7 @@ impl TerrainScene {
         let cut = self.selector.select(&self.kept_bounds.view(&*source, ask), view, &selection);
         let cut = cut.inspect(|_| self.loader.iter().for_each(TileLoader::warm_bounds)).map_err(source_error(None))?;
         let mut phases = FramePhases { selection_ms: clock.lap(), ..FramePhases::default() };
-        phases.bounds_from_source = self.kept_bounds.asked_of_source();
+        (phases.bounds_from_source, phases.selection_deferred) = (self.kept_bounds.asked_of_source(), cut.deferred);
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
         let (plan, produced) = match &mut self.loader {

@@ -126,8 +126,8 @@ pub(crate) struct Cli {
     pub(crate) size: (u32, u32),
     /// Most nodes in the cut: at least the six roots; at most what the
     /// device's storage buffers and memory hold (checked at start). Default:
-    /// from the viewport, 5,120 at 1920x1080 scaled by its width (at least
-    /// 2,048), or the slots less the six roots when there are fewer, so the
+    /// from the viewport, 5,120 at 1920x1080 scaled by the square root of its
+    /// pixels (at least 2,048), or the slots less the six roots when fewer, so the
     /// cut can settle (a cut with more drawn nodes than slots streams
     /// forever, its nodes on ancestors).
     #[arg(long, value_parser = |t: &str| count(t, ROOTS as u64..=u64::from(u32::MAX), "the node budget"))]

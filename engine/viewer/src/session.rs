@@ -415,6 +415,7 @@ impl Session {
                     },
                     "upload_budget": l.report.phases.upload_budget,
                     "bounds_from_source": l.report.phases.bounds_from_source,
+                    "selection_deferred": l.report.phases.selection_deferred,
                     "gpu_ms": l.gpu.map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms),
                     "hole_pixels": l.hole_pixels,
                     "gpu_counts": crate::gpu_counts::json(l.counts.as_ref(), crate::gpu_counts::instances(&l.report)),

@@ -8,11 +8,15 @@
 //! the time goes: new corners to warp and project and, above all, bounds
 //! the source has not given before (1-4 us each without a read, 20 us and
 //! more read on the frame), hundreds a frame where a camera comes down
-//! fast onto rough ground. Past the limit refinement stops as the node
-//! budget stops it, so the cut is the complete cut of a larger error,
-//! reported as its effective error and as [`Cut::deferred`]; the next
-//! selection starts from that tree, its splits no longer fresh, and goes
-//! further. A camera held still reaches [`select`](crate::lod::select)'s cut in a few frames.
+//! fast onto rough ground. Past the limit a node whose split would be
+//! fresh stays a leaf, its error counted in the cut's effective error, and
+//! the cut is marked [`Cut::deferred`]; splits last frame made go on, so
+//! a moving camera's cut lags but never drops what it had (stopping there
+//! as the budget stops once threw those away, to be made fresh again).
+//! The next selection starts from that tree, its splits no longer fresh,
+//! and goes further: a camera held still reaches
+//! [`select`](crate::lod::select)'s cut in as many frames as its fresh
+//! splits take at the limit.
 
 use std::time::Instant;
 
@@ -28,8 +32,9 @@ use crate::lod::cut::{
 use crate::lod::heap::ErrorHeap;
 use crate::lod::outcome::Outcome;
 
-/// Selection frame after frame: the same cut as [`select`](crate::lod::select), bit for bit,
-/// from less work: the one selector every consumer uses.
+/// Selection frame after frame: the same cut as [`select`](crate::lod::select), bit for bit
+/// unless a fresh split limit defers some, from less work: the one
+/// selector every consumer uses.
 ///
 /// The key decision: reuse geometry, never decisions. A node's bounding
 /// sphere and grid points depend on its tile and its bounds alone, not on
@@ -55,7 +60,8 @@ pub struct Selector {
     fresh_split_limit: Option<FreshSplitLimit>,
 }
 
-/// When a selection stops making fresh splits.
+/// When a selection stops making fresh splits. Counts under 1 are taken
+/// as 1: a cut with no fresh split at all would never leave the roots.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FreshSplitLimit {
     /// After this many.
@@ -113,12 +119,12 @@ impl Selector {
         let mut refine = Refinement::new(source, view, settings, last, &mut self.patches, spare, stop_guess)?;
         (refine.fresh_left, refine.fresh_until) = match self.fresh_split_limit {
             None => (usize::MAX, None),
-            Some(FreshSplitLimit::Count(most)) => (most, None),
-            Some(FreshSplitLimit::Time { at_least, after }) => (at_least, Some(start + after)),
+            Some(FreshSplitLimit::Count(most)) => (most.max(1), None),
+            Some(FreshSplitLimit::Time { at_least, after }) => (at_least.max(1), Some(start + after)),
         };
-        let (settled_error, stopped) = refine.run()?;
+        let (settled_error, stopped_by_budget) = refine.run()?;
         self.stop_error = refine.stop_error;
-        let (stopped_by_budget, deferred) = (stopped && !refine.deferred, refine.deferred);
+        let deferred = refine.deferred;
         let outcome = Outcome { settled_error, stopped_by_budget, deferred, evaluated: refine.evaluated, start };
         let cut = outcome.cut(&refine.nodes, refine.leaves, view, &ellipsoid, settings);
         let mut tree = Tree { ellipsoid: Some(ellipsoid), nodes: refine.nodes, heap: refine.heap };
@@ -155,8 +161,10 @@ struct Refinement<'a> {
     /// `fresh_until`, until that instant).
     fresh_left: usize,
     fresh_until: Option<Instant>,
-    /// The fresh split limit stopped refinement.
+    /// The fresh split limit kept a node a leaf.
     deferred: bool,
+    /// It did so in the split under way.
+    refused_fresh: bool,
 }
 
 impl<'a> Refinement<'a> {
@@ -191,15 +199,16 @@ impl<'a> Refinement<'a> {
             fresh_left: usize::MAX,
             fresh_until: None,
             deferred: false,
+            refused_fresh: false,
         };
         refine.add_roots()?;
         Ok(refine)
     }
 
-    /// Splits the node of largest error until the target, the budget or the
-    /// fresh split limit stops it. Returns the largest error of nodes that
-    /// cannot split (at `MAX_DEPTH`) and whether the budget or the limit
-    /// stopped it.
+    /// Splits the node of largest error until the target or the budget
+    /// stops it, leaving a leaf whose split the fresh split limit refuses.
+    /// Returns the largest error of nodes that cannot split (at
+    /// `MAX_DEPTH`) and whether the budget stopped it.
     fn run(&mut self) -> Result<(f64, bool), SourceError> {
         let mut settled_error: f64 = 0.0;
         while let Some((error, index)) = self.heap.peek() {
@@ -221,6 +230,9 @@ impl<'a> Refinement<'a> {
                 continue;
             }
             if !self.split_balanced(index)? {
+                if std::mem::take(&mut self.refused_fresh) {
+                    continue;
+                }
                 self.heap.push(error, index);
                 self.stop_error = error;
                 return Ok((settled_error, true));
@@ -291,7 +303,7 @@ impl<'a> Refinement<'a> {
             if self.fresh_left > 0 {
                 self.fresh_left -= 1;
             } else if self.fresh_until.is_none_or(|until| Instant::now() >= until) {
-                self.deferred = true;
+                (self.deferred, self.refused_fresh) = (true, true);
                 return Ok(false);
             }
         }
