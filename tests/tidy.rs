@@ -2,7 +2,8 @@
 //!
 //! The key decision: each convention ARCHITECTURE.md states is a test here
 //! that names the file and line that breaks it, so a review never has to
-//! remember them. Checks read the sources as text; they need no build of
+//! remember them. Checks read the sources as text (and one what `cargo
+//! metadata` resolves); they need no build of
 //! the code they check.
 //!
 //! - every Rust file opens with a `//!` comment saying its key decision;
@@ -13,6 +14,8 @@
 //! - crates depend one way (viewer -> render -> terrain, viewer -> physics
 //!   -> terrain, bake -> terrain), and only planet-physics links Rapier;
 //! - no source file grows past the size where it starts mixing concerns;
+//! - each crate has at most one integration-test binary (from `cargo
+//!   metadata`, the targets cargo resolves, not the files' names);
 //! - the generated GLSL ABI header matches `planet_terrain::abi`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -333,4 +336,35 @@ fn the_glsl_abi_header_is_generated_from_the_rust_declaration() {
         assert!(!text.contains("binding = 0") && !text.contains("binding = 1"), "shaders/{shader}: a literal binding");
     }
     assert!(read(Path::new("shaders/common.glsl")).contains("#include \"generated/abi.glsl\""));
+}
+
+/// Each integration-test binary links the crate and its dependencies
+/// again (the viewer's four and planet-pack's two linked seven times what
+/// two would): tests are modules of one binary per crate.
+#[test]
+fn each_crate_has_at_most_one_integration_test_binary() {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let packages = metadata["packages"].as_array().expect("packages");
+    assert!(packages.len() >= 8, "the workspace's packages ({})", packages.len());
+    let offences = packages
+        .iter()
+        .filter_map(|package| {
+            let tests: Vec<&str> = package["targets"]
+                .as_array()
+                .expect("targets")
+                .iter()
+                .filter(|t| t["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "test")))
+                .map(|t| t["name"].as_str().expect("a target name"))
+                .collect();
+            (tests.len() > 1)
+                .then(|| format!("{}: {} test binaries ({})", package["name"], tests.len(), tests.join(", ")))
+        })
+        .collect();
+    check("one integration-test binary per crate (make the others modules of it)", offences);
 }

@@ -9,8 +9,7 @@
 //! binary reports: its exit status, its stderr and its `--stats` JSON, so a
 //! test cannot pass through a path the binary does not take.
 
-mod common;
-use common::{run_ok, stats, viewer};
+use crate::common::{run_ok, stats, viewer};
 
 use std::path::{Path, PathBuf};
 

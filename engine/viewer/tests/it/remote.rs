@@ -4,8 +4,7 @@
 //! ancestors stand in, the HUD counts them as retrying) but never the
 //! flight, a hole or a validation message.
 
-mod common;
-use common::{run_ok, stats, viewer};
+use crate::common::{run_ok, stats, viewer};
 
 use std::sync::atomic::Ordering;
 

@@ -6,8 +6,7 @@
 //! over a pack it wrote itself and judges only its exit status, its stderr
 //! and its JSON.
 
-mod common;
-use common::{run_ok, stats as json, viewer};
+use crate::common::{run_ok, stats as json, viewer};
 
 use std::path::Path;
 

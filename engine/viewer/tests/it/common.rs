@@ -1,8 +1,6 @@
 //! What every headless planet-view test needs: the binary on lavapipe with
 //! no display, run to success without a validation message, and its
-//! `--stats` JSON read back. One copy, shared by the test binaries.
-
-#![allow(dead_code)] // each test binary uses its own part
+//! `--stats` JSON read back. One copy, shared by the test modules.
 
 use std::path::Path;
 use std::process::{Command, Output};
