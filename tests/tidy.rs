@@ -3,8 +3,7 @@
 //! The key decision: each convention ARCHITECTURE.md states is a test here
 //! that names the file and line that breaks it, so a review never has to
 //! remember them. Checks read the sources as text (and one what `cargo
-//! metadata` resolves); they need no build of
-//! the code they check.
+//! metadata` resolves); they need no build of the code they check.
 //!
 //! - every Rust file opens with a `//!` comment saying its key decision;
 //! - every `unsafe` block, fn or impl carries a `// SAFETY:` comment, and
