@@ -118,7 +118,8 @@ impl HeightSource for KeptView<'_> {
     }
 
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        if let Some(&bounds) = self.kept.lock().get(&tile.identity()) {
+        let mut kept = self.kept.lock();
+        if let Some(&bounds) = kept.get(&tile.identity()) {
             return Ok(bounds);
         }
         // Errors are not kept: the frame reports them when it asks again.
@@ -127,7 +128,7 @@ impl HeightSource for KeptView<'_> {
             Ask::Unread => self.source.tile_bounds_unread(tile)?,
             Ask::Exact => self.source.tile_bounds(tile)?,
         };
-        self.kept.lock().insert(tile.identity(), bounds);
+        kept.insert(tile.identity(), bounds);
         Ok(bounds)
     }
 

@@ -39,11 +39,12 @@ use crate::lod::outcome::Outcome;
 /// The key decision: reuse geometry, never decisions. A node's bounding
 /// sphere and grid points depend on its tile and its bounds alone, not on
 /// the view, so a selector keeps last frame's tree and a split whose node
-/// was split last frame takes its children's points (and their spheres,
-/// where the source reports the same bounds) from it instead of warping and
-/// projecting them again. Everything the view decides (errors, the heap's
-/// order, balance, culling) is computed afresh, so the cut cannot depend on
-/// what was drawn before. Last frame's tree is also where the next frame
+/// was split last frame takes its children's points (and their spheres and
+/// tangent boxes, where the source reports the same bounds) from it instead
+/// of warping and projecting them again. Everything the view decides
+/// (errors, the heap's order, balance, culling) is computed afresh, so
+/// without a fresh split limit the cut cannot depend on what was drawn
+/// before. Last frame's tree is also where the next frame
 /// builds, so a selector allocates nothing once warm. Patches live in one
 /// store across frames (compacted when mostly garbage).
 #[derive(Default)]
@@ -97,7 +98,7 @@ impl Selector {
     }
 
     /// Selects the cut for `view`: exactly [`select`](crate::lod::select)'s, unless the fresh
-    /// split limit stops it first ([`Cut::deferred`]).
+    /// split limit keeps some of its nodes leaves ([`Cut::deferred`]).
     pub fn select(
         &mut self,
         source: &dyn HeightSource,
