@@ -12,6 +12,7 @@ use planet_cli::args::{self, Orientation};
 use planet_terrain::camera::Instant;
 use planet_terrain::geo::body::Body;
 use planet_terrain::lod::residency::ROOTS;
+use planet_terrain::lod::viewport_budget;
 use std::path::PathBuf;
 
 /// The keys of a window, as `--help` lists them (the README and the
@@ -126,7 +127,7 @@ pub(crate) struct Cli {
     pub(crate) size: (u32, u32),
     /// Most nodes in the cut: at least the six roots; at most what the
     /// device's storage buffers and memory hold (checked at start). Default:
-    /// from the viewport, 5,120 at 1920x1080 scaled by the square root of its
+    /// from the viewport, 5,632 at 1920x1080 scaled by the square root of its
     /// pixels (at least 2,048), or the slots less the six roots when fewer, so the
     /// cut can settle (a cut with more drawn nodes than slots streams
     /// forever, its nodes on ancestors).
@@ -185,20 +186,6 @@ pub(crate) fn start_time(cli: &Cli, body: &Body, lon: f64) -> Instant {
 
 /// Frames the renderer keeps in flight.
 pub(crate) const FRAMES_IN_FLIGHT: u64 = 2;
-/// The node budget a viewport of `size` needs for its target: 5,120 at
-/// 1920x1080, scaled by the viewport's linear size (the square root of its
-/// pixels), in steps of 256, at least 2,048. The cut 2 m above North
-/// Palisade looking 2 degrees down (the demo's end, detail on) meets 2 px
-/// with 1,863 nodes at 640x360, 2,412 at 960x540, 3,042 at 1280x720, 4,665
-/// at 1920x1080 and 6,732 at 2560x1440: near the ground the nodes a cut
-/// needs grow with the pixels per radian, not their square (the nearest
-/// rings of every depth, half of them out of view, take most of them).
-pub(crate) fn viewport_budget((width, height): (u32, u32)) -> u64 {
-    let pixels = f64::from(width) * f64::from(height) / (1920.0 * 1080.0);
-    let scaled = (5120.0 * pixels.sqrt()).ceil() as u64;
-    scaled.div_ceil(256).max(8) * 256
-}
-
 /// The most slots a default asks for (about 1 GB of slot images): a 4K
 /// viewport's budget is held to what they keep resident.
 pub(crate) const DEFAULT_MAX_SLOTS: u64 = 8192;
@@ -234,28 +221,5 @@ impl Cli {
             .filter_map(|(flag, p)| p.as_deref().map(|p| named(flag, p)))
             .collect();
         planet_cli::paths::check_paths(&inputs, &outputs).map_err(anyhow::Error::msg)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::viewport_budget;
-
-    /// The default budgets, with the nodes the cut 2 m above North Palisade
-    /// needed for 2 px at each size (`viewport_budget`): each budget holds them.
-    #[test]
-    fn viewport_budgets_hold_the_cut_the_demo_needs_at_each_size() {
-        for (size, needed, budget) in [
-            ((160, 120), 0, 2048),
-            ((640, 360), 1863, 2048),
-            ((960, 540), 2412, 2560),
-            ((1280, 720), 3042, 3584),
-            ((1920, 1080), 4665, 5120),
-            ((2560, 1440), 6732, 6912),
-            ((3840, 2160), 0, 10240),
-        ] {
-            assert_eq!(viewport_budget(size), budget, "{size:?}");
-            assert!(budget >= needed, "{size:?}: {needed} nodes needed");
-        }
     }
 }

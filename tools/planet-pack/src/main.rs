@@ -88,9 +88,11 @@ enum Command {
         alt: f64,
         #[command(flatten)]
         orientation: Orientation,
-        /// Node budget (at least the six roots).
-        #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(6..=1_000_000))]
-        budget: u32,
+        /// Node budget (at least the six roots). Default: planet-view's for
+        /// the viewport (5,632 at 1920x1080, scaled by the square root of
+        /// its pixels, at least 2,048).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(6..=1_000_000))]
+        budget: Option<u32>,
         /// Screen-space error target, pixels.
         #[arg(long, default_value_t = 1.0, value_parser = args::screen_error)]
         sse: f64,
@@ -207,6 +209,7 @@ fn run(cli: Cli) -> Result<()> {
             let camera =
                 CameraArgs { lat: at.lat, lon: at.lon, alt, heading: orientation.heading, pitch: orientation.pitch };
             let ground = open_stack(&packs)?.with_detail(detail.on);
+            let budget = budget.map_or_else(|| planet_terrain::lod::viewport_budget(size), u64::from);
             cut(&ground, camera, budget as usize, sse, size, json)
         }
     }

@@ -155,7 +155,7 @@ impl DetailSource {
         self
     }
 
-    /// The data's roughness exponent `H` (fitted over windows of 128 down to
+    /// The data's roughness exponent `H` (fitted over windows of 256 down to
     /// 16 data samples in up to 16 high-ground tiles), rounded to a multiple
     /// of 1/64 inside 0.3..=1.0, and its octave gain `2^-H` as a product of
     /// exact literals, so every machine that measures the same `H` uses the

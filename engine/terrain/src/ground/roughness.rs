@@ -163,8 +163,9 @@ pub fn high_ground_seeds(source: &dyn HeightSource, count: usize) -> Vec<TileAdd
     seeds
 }
 
-/// The roughness exponent of the measured data: fitted over windows of 128
-/// down to 16 samples of the data depth, inside high-ground seed tiles.
+/// The roughness exponent of the measured data: fitted over windows of 256
+/// (the seeds' parents) down to 16 samples of the data depth, inside
+/// high-ground seed tiles.
 /// `None` where the source measured nothing or the data is flat.
 pub fn measured_exponent(source: &dyn HeightSource, seeds: usize) -> Result<Option<f64>, SourceError> {
     measured_exponent_within(source, seeds, Coverage::GLOBAL)
@@ -215,16 +216,37 @@ pub fn measured_law_within(
             .take(seeds)
             .collect()
     };
-    // Per scale: the sum of the tiles' mean squares, and how many tiles had a window.
-    let mut sums = [(0.0f64, 0usize); 4];
-    for &t in &tiles {
-        let tile = source.tile(t)?;
+    // Per scale, from windows of 256 data samples (the seeds' parents) down
+    // to 16: the sum of the tiles' mean squares, and how many tiles had a
+    // window. The parents' scale belongs in the fit: fitted over 128..16
+    // samples alone, the 250 m Sierra's detail fell at H 0.55 against its
+    // law's 0.43 over windows of 10 pixels and more, and its synthesized
+    // roughness drifted to half the law 76 m windows down.
+    let mut sums = [(0.0f64, 0usize); 5];
+    let mut add = |tile: &SourceTile, t: TileAddress, windows: std::ops::Range<usize>| {
         let mask: Vec<bool> = if global { Vec::new() } else { sample_directions(t).into_iter().map(inside).collect() };
         let keep = |i: i32, j: i32| global || mask[((j + 1) * (TILE_CELLS as i32 + 3) + i + 1) as usize];
-        for (k, s) in sums.iter_mut().enumerate() {
-            if let Some(r) = window_roughness_where(&tile, TILE_CELLS >> k, &keep) {
-                *s = (s.0 + r.powi(2), s.1 + 1);
+        for k in windows {
+            if let Some(r) = window_roughness_where(tile, TILE_CELLS >> k.saturating_sub(1), &keep) {
+                sums[k] = (sums[k].0 + r.powi(2), sums[k].1 + 1);
             }
+        }
+    };
+    for &t in &tiles {
+        add(&source.tile(t)?, t, 1..5);
+    }
+    let mut parents: Vec<TileAddress> = tiles.iter().filter_map(|t| t.parent()).collect();
+    parents.sort_by_key(|t| t.identity());
+    parents.dedup();
+    for p in parents {
+        // A small regional pack stores no parent over its box; its law is
+        // then fitted on the data depth's windows alone. Any other failure
+        // (a server's) fails the fit as a seed's does, rather than fitting
+        // a different law.
+        match source.tile(p) {
+            Ok(tile) => add(&tile, p, 0..1),
+            Err(SourceError::NoData { .. }) => {}
+            Err(e) => return Err(e),
         }
     }
     let points: Vec<(u8, f64)> =
@@ -238,7 +260,7 @@ pub fn measured_law_within(
     let exponent = fit_exponent(&points);
     let n = points.len() as f64;
     let (mx, my) = points.iter().fold((0.0, 0.0), |(x, y), &(k, s)| (x + f64::from(k) / n, y + s.log2() / n));
-    let roughness_16 = (my - exponent * (3.0 - mx)).exp2();
+    let roughness_16 = (my - exponent * (4.0 - mx)).exp2();
     Ok(Some(MeasuredLaw { exponent, roughness_16, seeds: tiles }))
 }
 
@@ -317,4 +339,144 @@ const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
 pub(crate) fn rounded_gain(h: f64) -> Option<(f64, f64)> {
     let steps = h.is_finite().then(|| (h * 64.0).round().clamp(19.0, 64.0) as u32)?;
     Some((f64::from(steps) / 64.0, (0..steps).fold(1.0, |g, _| g * STEP_GAIN)))
+}
+
+/// The data-depth tiles wholly inside `coverage` (their corners and centre)
+/// whose index relief is at least `min_relief` metres and that lie above
+/// -200 m: the places a law is fitted and judged on, so no window holds a
+/// regional pack's fill outside its box. Found by walking the box on a grid
+/// finer than a tile, not by listing the depth's every tile.
+pub fn relief_seeds(source: &dyn HeightSource, coverage: Coverage, min_relief: f64) -> Vec<TileAddress> {
+    let Some(data) = source.data_depth() else { return Vec::new() };
+    let body = source.body();
+    let ellipsoid = *body.ellipsoid();
+    let inside = |t: TileAddress, i: i32, j: i32| {
+        let g = ellipsoid.direction_to_geodetic(crate::geo::cube::sample_direction(t.sample(i, j)));
+        coverage.contains(g.latitude.to_degrees(), g.longitude.to_degrees())
+    };
+    let step_deg = (body.tile_size_m(data) / 8.0 / 111_000.0).min(1.0);
+    let rows = ((coverage.north - coverage.south) / step_deg).ceil() as usize;
+    let columns = ((coverage.east - coverage.west) / step_deg).ceil() as usize;
+    let mut tiles: Vec<TileAddress> = Vec::new();
+    for r in 0..=rows {
+        let lat = (coverage.south + r as f64 * step_deg).min(coverage.north);
+        let columns = ((columns as f64) * lat.to_radians().cos().max(0.01)).ceil() as usize;
+        let step = (coverage.east - coverage.west) / columns.max(1) as f64;
+        for c in 0..=columns {
+            let at = crate::Geodetic::from_degrees(lat, coverage.west + c as f64 * step, 0.0);
+            tiles.push(crate::ground::locate(body, at, data).0);
+        }
+    }
+    tiles.sort_by_key(|t| t.identity());
+    tiles.dedup();
+    let n = TILE_CELLS as i32;
+    tiles.retain(|&t| {
+        [(0, 0), (n, 0), (0, n), (n, n), (n / 2, n / 2)].iter().all(|&(i, j)| inside(t, i, j))
+            && source
+                .tile_bounds(t)
+                .is_ok_and(|b| b.max_elevation - b.min_elevation >= min_relief && b.min_elevation > -200.0)
+    });
+    tiles
+}
+
+/// The windows judged against the data's law: at least this many metres.
+/// Past [`crate::ground::SMOOTH_BELOW_M`] the geometry's octaves fall as a
+/// smooth surface's (the last kilometre's error contract), and a window's
+/// detrended roughness is set by octaves much coarser than its samples: on
+/// the 250 m Sierra, turning the smooth fall off moved windows of 76 m by
+/// 13%, of 38 m by 29%, of 19 m by 60% (docs/PERFORMANCE.md). Windows of
+/// four times the break and more keep over two thirds of the law's
+/// roughness; finer ones are held only to fall level by level.
+pub const JUDGED_FROM_M: f64 = 4.0 * crate::ground::SMOOTH_BELOW_M;
+
+/// One depth of [`judge_against_law`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LawRow {
+    pub depth: u8,
+    /// The tile's edge, the window the roughness is taken over (metres).
+    pub window_m: f64,
+    /// The data's law continued to this window (metres).
+    pub law_m: f64,
+    /// The source's roughness there, detail included (metres).
+    pub synthesized_m: f64,
+    /// Below the depth above (or the first row).
+    pub falls: bool,
+    /// At least [`JUDGED_FROM_M`]: held to 0.4..=1.5 of the law.
+    pub judged: bool,
+}
+
+impl LawRow {
+    pub fn ratio(&self) -> f64 {
+        self.synthesized_m / self.law_m
+    }
+
+    pub fn holds(&self) -> bool {
+        self.falls && (!self.judged || (0.4..=1.5).contains(&self.ratio()))
+    }
+}
+
+/// Synthesized roughness against the data's own law (issue #27, item 5).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LawJudgement {
+    /// The law's exponent: `roughness = a * window^H` fitted over the
+    /// windows of at least ten DEM pixels, detail off.
+    pub law_exponent: f64,
+    /// The depths past the data depth, down to `data + 14`.
+    pub rows: Vec<LawRow>,
+}
+
+impl LawJudgement {
+    /// Every depth falls below the one above, and every judged window lies
+    /// within 0.4..=1.5 of the law continued.
+    pub fn holds(&self) -> bool {
+        self.rows.iter().all(LawRow::holds)
+    }
+}
+
+/// Fits the law of `measured` (the data with detail off) over the seeds'
+/// tiles from the data depth's parents down, windows of ten `pixel_m` and
+/// more, and measures `synthesized` (the same data with detail on) on the
+/// seeds' descendants past the data depth, `per_side` squared per seed and
+/// depth. `None` where fewer than two windows are ten pixels wide.
+pub fn judge_against_law(
+    measured: &dyn HeightSource,
+    synthesized: &dyn HeightSource,
+    seeds: &[TileAddress],
+    pixel_m: f64,
+    per_side: u32,
+) -> Result<Option<LawJudgement>, SourceError> {
+    let Some(data) = measured.data_depth() else { return Ok(None) };
+    let window = |d: u8| measured.body().tile_size_m(d);
+    let off = roughness_by_depth(measured, seeds, data.saturating_sub(1)..=data + 3, per_side)?;
+    let points: Vec<(f64, f64)> = off
+        .iter()
+        .filter(|&&(d, s)| window(d) >= 10.0 * pixel_m && s > 0.0)
+        .map(|&(d, s)| (window(d).ln(), s.ln()))
+        .collect();
+    if points.len() < 2 {
+        return Ok(None);
+    }
+    let n = points.len() as f64;
+    let (mx, my) = points.iter().fold((0.0, 0.0), |(a, b), &(x, y)| (a + x / n, b + y / n));
+    let sxy: f64 = points.iter().map(|&(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = points.iter().map(|&(x, _)| (x - mx).powi(2)).sum();
+    let law_exponent = sxy / sxx;
+    let on = roughness_by_depth(synthesized, seeds, data + 1..=data + 14, per_side)?;
+    let mut previous = f64::INFINITY;
+    let rows = on
+        .into_iter()
+        .map(|(depth, synthesized_m)| {
+            let row = LawRow {
+                depth,
+                window_m: window(depth),
+                law_m: (my + law_exponent * (window(depth).ln() - mx)).exp(),
+                synthesized_m,
+                falls: synthesized_m < previous,
+                judged: window(depth) >= JUDGED_FROM_M,
+            };
+            previous = synthesized_m;
+            row
+        })
+        .collect();
+    Ok(Some(LawJudgement { law_exponent, rows }))
 }

@@ -277,7 +277,7 @@ impl HeightSource for ProceduralData {
 
 /// Roughness continues the data's power law: the exponent fitted over
 /// synthesized depths agrees with the one measured in the data (windows of
-/// 128 down to 16 data samples) within 0.1, and the synthesized roughness
+/// 256 down to 16 data samples) within 0.1, and the synthesized roughness
 /// stays within a factor 1.6 of the measured line extended.
 #[test]
 fn synthesized_roughness_continues_the_measured_power_law() {

@@ -55,9 +55,11 @@ fn a_server_failing_mid_flight_costs_tiles_for_a_while_never_the_flight() {
     let pack = dir.path().join("earth.planetpack");
     planet_terrain::testing::write_procedural_pack(&pack, 2).expect("write the test pack");
     let server = FaultServer::serve(file_bytes(&pack));
-    // The open and the roots go through; then 40 answers fail: past the
-    // client's own retries, so tiles fail for now and are retried later.
-    server.faults.pass_first.store(3, Ordering::SeqCst);
+    // The open (its index, and the blocks of the tiles the detail's law is
+    // fitted on, the seeds and their parents) and the roots go through;
+    // then 40 answers fail: past the client's own retries, so tiles fail
+    // for now and are retried later.
+    server.faults.pass_first.store(4, Ordering::SeqCst);
     server.faults.fail_next.store(40, Ordering::SeqCst);
     let path = dir.path().join("descent.json");
     std::fs::write(
