@@ -247,10 +247,18 @@ fn the_cut_over_a_real_mountain_meets_two_pixels_at_the_viewers_default_budget_w
         ));
         let error = cut["effective_screen_error_pixels"].as_f64().expect("an error");
         let nodes = cut["nodes_selected"].as_u64().expect("a node count");
-        eprintln!("{above} m up, pitch {pitch}: {error:.2} px with {nodes} nodes");
+        let measured = cut["nodes_drawn_measured"].as_u64().expect("a count");
+        let deepest = cut["deepest_drawn_depth"].as_u64().expect("a depth");
+        eprintln!(
+            "{above} m up, pitch {pitch}: {error:.2} px with {nodes} nodes, {measured} measured, to depth {deepest}"
+        );
         assert!(error <= 2.0 && cut["stopped_by_budget"] == false, "{above} m up, pitch {pitch}: {cut}");
         let budget = planet_terrain::lod::viewport_budget((1920, 1080));
-        assert!(nodes <= budget && cut["nodes_drawn_measured"].as_u64() > Some(0), "{cut}");
+        assert!(nodes <= budget, "{cut}");
+        // The DEM's data depth is 11: from each camera the cut draws finer
+        // than the data (its nodes there are the DEM with detail, counted
+        // invented; measured nodes, the DEM's own tiles, are few or none).
+        assert!(deepest > 11, "{above} m up, pitch {pitch}: {cut}");
     }
 }
 

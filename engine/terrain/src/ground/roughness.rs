@@ -363,7 +363,7 @@ pub fn relief_seeds(source: &dyn HeightSource, coverage: Coverage, min_relief: f
         let columns = ((columns as f64) * lat.to_radians().cos().max(0.01)).ceil() as usize;
         let step = (coverage.east - coverage.west) / columns.max(1) as f64;
         for c in 0..=columns {
-            let at = crate::Geodetic::from_degrees(lat, coverage.west + c as f64 * step, 0.0);
+            let at = crate::geo::body::Geodetic::from_degrees(lat, coverage.west + c as f64 * step, 0.0);
             tiles.push(crate::ground::locate(body, at, data).0);
         }
     }
