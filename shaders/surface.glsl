@@ -10,7 +10,8 @@
 // does not shimmer.
 //
 // Materials (earth palette; linear reflectances from the sRGB below):
-//   water  class 1 (ocean) or 3 (lake), or class 0 below 0 m
+//   water  class 1 (ocean) or 3 (lake), or class 0 below 0 m; shaded as a
+//          reflecting surface by shade_water, inside the coast contour
 //   snow   above the snowline 5000 m * cos(latitude)^2 (5000 m at the
 //          equator, 3900 m at 28 deg, 2500 m at 45 deg, 0 m at the poles),
 //          jittered by noise (+-(10 % of it + 50 m)), on slopes under 40 deg
@@ -176,4 +177,74 @@ vec3 light_ground(vec3 albedo, vec3 normal, vec3 up) {
     float night = (1.0 - smoothstep(-0.08, 0.12, elevation)) * (0.6 + 0.4 * dot(normal, up));
     vec3 night_light = vec3(0.0009, 0.0011, 0.0016) * night;
     return albedo * (vec3(1.0, 0.97, 0.92) * direct * 2.4 + vec3(0.25, 0.3, 0.4) * (fill + 0.6 * sky) + night_light);
+}
+
+// Water (oceans and lakes, the pack's classes 1 and 3, or unclassified
+// ground below 0 m): a surface that reflects, not a tint. The key decision:
+// the coast is the half-way contour of the water flags of the four class
+// samples around the fragment, blended bilinearly and antialiased over a
+// pixel, so a coast follows the class samples as a line instead of their
+// texel staircase.
+bool water_sample(uint surface_class, float height_m) {
+    return surface_class == 1u || surface_class == 3u || (surface_class == 0u && height_m < 0.0);
+}
+
+// The sky a water surface reflects along `dir` over ground whose
+// ellipsoid normal is `up`: a blue dome whitening toward the horizon and
+// brightening around the sun, fading through twilight to the night glow.
+vec3 sky_radiance(vec3 dir, vec3 up) {
+    float elevation = dot(up, pc.sun.xyz);
+    float day = smoothstep(-0.08, 0.12, elevation);
+    float rise = max(dot(dir, up), 0.0);
+    vec3 dome = mix(vec3(0.42, 0.50, 0.62), vec3(0.07, 0.16, 0.42), sqrt(rise));
+    float toward_sun = max(dot(dir, pc.sun.xyz), 0.0);
+    dome += vec3(0.9, 0.75, 0.5) * 0.5 * pow(toward_sun, 8.0);
+    return dome * day + vec3(0.0009, 0.0011, 0.0016);
+}
+
+// How much of the sea's wave slope the geometry of the fragment resolves:
+// 1 near, 0 where the waves are below the pixel or too far to matter.
+float waves_resolved(float footprint, float distance_m) {
+    return (1.0 - smoothstep(0.5, 4.0, footprint)) * (1.0 - smoothstep(2000.0, 20000.0, distance_m));
+}
+
+// Gentle wind waves: slopes of a few percent in cells from 32 m to 25 cm,
+// each octave fading against the footprint, all of them with distance.
+vec3 wave_normal(vec3 up, vec3 x, float footprint, float resolved) {
+    vec3 grad = vec3(0.0);
+    float cell = 32.0;
+    for (int o = 0; o < 8; ++o) {
+        float w = octave_weight(cell, footprint) * resolved;
+        if (w > 0.0) grad += (w * 0.035 * 0.5 * cell) * value_noise(x, cell, 211u + uint(o)).yzw;
+        cell *= 0.5;
+    }
+    grad -= up * dot(up, grad);
+    return normalize(up - grad);
+}
+
+// Water lit and reflecting: its body colour under sun and sky, the sky by
+// Fresnel (Schlick, F0 0.02), and the sun's glint, a lobe that widens
+// where the waves are not resolved (from afar the glint is the spread of
+// many wave slopes, a broad patch, not a mirror's point).
+vec3 shade_water(vec3 body_albedo, vec3 normal, vec3 up, vec3 view_dir, float resolved) {
+    vec3 to_eye = -view_dir;
+    float cos_v = max(dot(normal, to_eye), 0.0);
+    float fresnel = 0.02 + 0.98 * pow(1.0 - cos_v, 5.0);
+    vec3 reflected = reflect(view_dir, normal);
+    // A reflection turned below the horizon by a wave sees the horizon.
+    reflected = normalize(reflected - up * min(dot(reflected, up), 0.0));
+    vec3 sky = sky_radiance(reflected, up);
+    float elevation = dot(up, pc.sun.xyz);
+    vec3 sunlight = mix(vec3(1.0, 0.5, 0.25), vec3(1.0, 0.97, 0.92), smoothstep(0.0, 0.25, elevation)) * 2.4;
+    vec3 half_way = normalize(pc.sun.xyz + to_eye);
+    float shininess = mix(60.0, 900.0, resolved);
+    // A microfacet lobe: the Blinn-Phong distribution (s + 2) / 2 pi
+    // (n.h)^s, the Fresnel of the half-way vector, over 4 n.v (the sun's
+    // cosine cancels): toward a low sun the glint is blinding, as a real
+    // sea's is, not a faint sheen.
+    float facets = (shininess + 2.0) / 6.2832 * pow(max(dot(normal, half_way), 0.0), shininess);
+    float glint = facets * (0.02 + 0.98 * pow(1.0 - max(dot(half_way, to_eye), 0.0), 5.0)) / (4.0 * max(cos_v, 0.05))
+        * step(0.0, dot(normal, pc.sun.xyz)) * smoothstep(-0.02, 0.04, elevation);
+    vec3 body = light_ground(body_albedo, normal, up);
+    return (1.0 - fresnel) * body + fresnel * sky + sunlight * glint;
 }

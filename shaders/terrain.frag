@@ -4,7 +4,9 @@
 // tilted by a procedural micro-relief near the camera; a material by class,
 // slope, latitude and elevation (surface.glsl) that takes over from the
 // pack's colour as the colour texel grows beyond a few pixels; a sun whose
-// light and sky fill go out below the horizon; aerial perspective.
+// light and sky fill go out below the horizon; water that reflects the sky
+// and the sun's glint, inside coasts drawn as the contour of the class
+// samples (surface.glsl); aerial perspective.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "heights.glsl"
@@ -24,6 +26,50 @@ layout(location = 3) flat in uint in_node;
 layout(location = 4) in vec3 in_up;
 
 layout(location = 0) out vec4 out_colour;
+
+// Whether stored sample `at` of the bound slot is water (ground below 0 m
+// where the slot has no classes); indices clamped to the stored square.
+float water_at(NodeRecord r, ivec3 origin, ivec2 at, bool has_classes) {
+    at = clamp(at, ivec2(0), ivec2(TILE_CELLS + 2));
+    uint c = has_classes ? texelFetch(slot_classes, ivec3(origin.xy + at, origin.z), 0).r : 0u;
+    return water_sample(c, decode(r, at.x, at.y)) ? 1.0 : 0.0;
+}
+
+// Cubic B-spline weights of the four samples around a fraction `f`.
+vec4 bspline(float f) {
+    float g = 1.0 - f;
+    return vec4(g * g * g, 3.0 * f * f * f - 6.0 * f * f + 4.0, 3.0 * g * g * g - 6.0 * g * g + 4.0, f * f * f) / 6.0;
+}
+
+// The sea's share around `t`: the water flags of the 4 x 4 class samples
+// around it blended by a cubic B-spline, so the 0.5 contour (the coast)
+// runs as a curve where the samples say so, instead of their texel
+// staircase or a bilinear blend's 45-degree chamfers. A slot deeper than
+// its classes holds nearest copies of them, `2^levels` texels to a sample:
+// the spline takes the samples themselves, at that spacing. Where the four
+// nearest agree the contour cannot pass and their flag is the answer.
+float water_cover(NodeRecord r, vec2 t, bool has_classes) {
+    ivec3 origin = slot_origin(r.slot);
+    int spacing = 1 << int((r.slot_flags >> SLOT_CLASS_LEVELS_SHIFT) & 7u);
+    vec2 q = (t - 1.0) / float(spacing);
+    vec2 cell = floor(q);
+    vec2 f = q - cell;
+    ivec2 i = ivec2(1) + ivec2(cell) * spacing;
+    float a = water_at(r, origin, i, has_classes);
+    float b = water_at(r, origin, i + ivec2(spacing, 0), has_classes);
+    float c = water_at(r, origin, i + ivec2(0, spacing), has_classes);
+    float d = water_at(r, origin, i + ivec2(spacing, spacing), has_classes);
+    if (a == b && a == c && a == d) return a;
+    vec4 wx = bspline(f.x);
+    vec4 wy = bspline(f.y);
+    float cover = 0.0;
+    for (int y = 0; y < 4; ++y) {
+        for (int x = 0; x < 4; ++x) {
+            cover += wx[x] * wy[y] * water_at(r, origin, i + ivec2(x - 1, y - 1) * spacing, has_classes);
+        }
+    }
+    return cover;
+}
 
 void main() {
     NodeRecord r = records[in_node];
@@ -45,7 +91,8 @@ void main() {
     ivec3 origin = slot_origin(r.slot);
     vec3 colour_uvw = vec3((vec2(origin.xy) + t + 0.5) / vec2(textureSize(slot_colour, 0).xy), float(origin.z));
     uint surface_class = 0u;
-    if ((r.slot_flags & SLOT_HAS_CLASSES) != 0u) {
+    bool has_classes = (r.slot_flags & SLOT_HAS_CLASSES) != 0u;
+    if (has_classes) {
         surface_class = texelFetch(slot_classes, ivec3(origin.xy + ivec2(t + 0.5), origin.z), 0).r;
     }
     bool has_imagery = (r.slot_flags & SLOT_HAS_COLOUR) != 0u;
@@ -57,7 +104,10 @@ void main() {
         float lightest = max(imagery.r, max(imagery.g, imagery.b));
         float grey = 1.0 - (lightest - min(imagery.r, min(imagery.g, imagery.b))) / max(lightest, 1e-3);
         float imagery_snow = has_imagery ? smoothstep(0.35, 0.6, lightest) * smoothstep(0.6, 0.85, grey) : -1.0;
-        m = earth_material(height_m, surface_class, slope, up, in_detail, footprint, imagery_snow);
+        // Land's material even where the nearest sample is water: the
+        // coast's contour blends it with the water's below.
+        bool nearest_wet = water_sample(surface_class, height_m);
+        m = earth_material(nearest_wet ? max(height_m, 0.5) : height_m, nearest_wet ? 2u : surface_class, slope, up, in_detail, footprint, imagery_snow);
     } else {
         // Airless palettes: their colour by elevation, varied by noise,
         // darker and rougher on steep slopes.
@@ -79,5 +129,22 @@ void main() {
     vec3 normal = perturb_normal(ground, in_detail, footprint, roughness);
     vec3 view_dir = in_from_camera / distance_m;
     vec3 lit = light_ground(albedo, normal, up);
+    // Water where the class samples' contour says so (earth palette).
+    float cover = which == 0u ? water_cover(r, t, has_classes) : 0.0;
+    // A pixel's width of the contour: the cover changes by at most about
+    // one per class sample (fwidth of the cover itself jumps where a quad
+    // straddles a triangle edge, and drew lines across the sea).
+    float class_texels = exp2(float((r.slot_flags >> SLOT_CLASS_LEVELS_SHIFT) & 7u));
+    float aa = clamp(0.75 * max(texels_per_pixel.x, texels_per_pixel.y) / class_texels, 1e-3, 0.15);
+    float wet = smoothstep(0.5 - aa, 0.5 + aa, cover);
+    if (wet > 0.0) {
+        float deep = clamp(-height_m / 6000.0, 0.0, 1.0);
+        vec3 body = mix(srgb_to_linear(vec3(0.05, 0.18, 0.32)), srgb_to_linear(vec3(0.01, 0.04, 0.14)), deep);
+        if (has_imagery) body = mix(imagery, body, smoothstep(1.5, 8.0, texel_px));
+        // The sea is level whatever the bed beneath it does.
+        float resolved = waves_resolved(footprint, distance_m);
+        vec3 water = shade_water(body, wave_normal(up, in_detail, footprint, resolved), up, view_dir, resolved);
+        lit = mix(lit, water, wet);
+    }
     out_colour = vec4(finish_colour(apply_atmosphere(lit, view_dir, distance_m)), 1.0);
 }

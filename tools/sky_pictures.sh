@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The sky pictures of docs/ground.md: the sun rising over the Himalaya
-# (looking into it, 3 km over the ground), the night side of the demo Earth
-# from orbit, the terminator, and the High Sierra under a low evening sun.
+# The sky and water pictures of docs/ground.md: the sun rising over the
+# Himalaya (looking into it, 3 km over the ground), the night side of the
+# demo Earth from orbit, the terminator, the High Sierra under a low
+# evening sun, the Pacific toward a low sun from 10 km, and the Aegean's
+# coasts from 60 km.
 #
 #   tools/sky_pictures.sh [OUT_DIR]     (default: docs/images)
 #
@@ -22,3 +24,13 @@ view=(target/release/planet-view --size 640x360 --validation)
 # 18:30 local solar time at 118.5 W in midsummer: the sun low in the north-west.
 "${view[@]}" packs/earth.planetpack packs/sierra.planetpack --lat 36.98 --lon -118.5 --agl 1500 \
     --heading 300 --pitch -4 --time 2026-06-22T02:24:00Z --shot "$out/sky-sierra-low-sun.png"
+# 06:52 local solar time at 140 W on the equinox: the sun 13 degrees up in
+# the east, ahead of a camera 10 km over the Pacific looking east.
+"${view[@]}" packs/earth.planetpack --lat 0 --lon -140 --alt 10000 --heading 90 --pitch -8 \
+    --time 2026-03-20T16:12:00Z --shot "$out/water-pacific-glint.png"
+# The same sea with the sun behind the camera: the sky reflected, no glint.
+"${view[@]}" packs/earth.planetpack --lat 0 --lon -140 --alt 10000 --heading 270 --pitch -8 \
+    --time 2026-03-20T16:12:00Z --shot "$out/water-pacific-away.png"
+# Midday over the Peloponnese: coasts drawn from the 5' land mask.
+"${view[@]}" packs/earth.planetpack --lat 36.6 --lon 23.3 --alt 120000 --heading 20 --pitch -40 \
+    --time 2026-06-21T12:30:00Z --shot "$out/water-aegean-coasts.png"

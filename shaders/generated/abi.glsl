@@ -16,6 +16,7 @@ const uint EDGE_FINER = 2u;
 const uint SLOT_HAS_COLOUR = 1u;
 const uint SLOT_HAS_CLASSES = 2u;
 const uint SLOT_COLOUR_LEVELS_SHIFT = 8u;
+const uint SLOT_CLASS_LEVELS_SHIFT = 16u;
 const uint FLAG_ANALYTIC_BODY = 1u;
 const uint FLAG_ATMOSPHERE = 2u;
 const uint PALETTE_SHIFT = 8u;

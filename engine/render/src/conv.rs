@@ -3,7 +3,9 @@
 //! mapping of `vk::Result` onto [`RenderError`].
 
 use ash::vk;
-use planet_terrain::abi::{NodeRecord, SLOT_COLOUR_LEVELS_SHIFT, SLOT_HAS_CLASSES, SLOT_HAS_COLOUR};
+use planet_terrain::abi::{
+    NodeRecord, SLOT_CLASS_LEVELS_SHIFT, SLOT_COLOUR_LEVELS_SHIFT, SLOT_HAS_CLASSES, SLOT_HAS_COLOUR,
+};
 use planet_terrain::geo::address::TILE_STORED_SAMPLES;
 use planet_terrain::ground::SourceTile;
 
@@ -47,10 +49,27 @@ impl SlotContent {
     }
 }
 
+/// The depths a source's colour and classes come from: deeper tiles carry
+/// them resampled (colour bilinear, classes nearest).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataDepths {
+    /// The depth the colour is measured to.
+    pub colour: Option<u8>,
+    /// The deepest tiles the source stores (its height or colour data
+    /// depth, whichever is deeper): classes past it are nearest copies.
+    pub classes: Option<u8>,
+}
+
+impl DataDepths {
+    pub fn of(source: &dyn planet_terrain::ground::HeightSource) -> DataDepths {
+        let colour = source.colour_data_depth();
+        DataDepths { colour, classes: source.data_depth().max(colour) }
+    }
+}
+
 /// Quantises a tile against its own range and lays it out for upload into
 /// `staging` (`TILE_UPLOAD_BYTES` long). Returns how the slot decodes.
-/// `colour_data_depth` is the depth the source's colour is measured to.
-pub fn encode_tile(tile: &SourceTile, colour_data_depth: Option<u8>, staging: &mut [u8]) -> SlotContent {
+pub fn encode_tile(tile: &SourceTile, depths: DataDepths, staging: &mut [u8]) -> SlotContent {
     let (lo, hi) = tile.heights.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| (lo.min(h), hi.max(h)));
     let step = if hi > lo { (hi - lo) / 65535.0 } else { 0.0 };
     let quantised = quantise(&tile.heights, lo, step);
@@ -63,12 +82,14 @@ pub fn encode_tile(tile: &SourceTile, colour_data_depth: Option<u8>, staging: &m
             staging[COLOUR_OFFSET + 4 * k..COLOUR_OFFSET + 4 * k + 4].copy_from_slice(&[c[0], c[1], c[2], 255]);
         }
         flags |= SLOT_HAS_COLOUR;
-        let levels = colour_data_depth.map_or(0, |d| tile.tile.depth().saturating_sub(d)).min(31);
+        let levels = depths.colour.map_or(0, |d| tile.tile.depth().saturating_sub(d)).min(31);
         flags |= u32::from(levels) << SLOT_COLOUR_LEVELS_SHIFT;
     }
     if let Some(classes) = &tile.classes {
         staging[CLASS_OFFSET..CLASS_OFFSET + CLASS_BYTES].copy_from_slice(classes);
         flags |= SLOT_HAS_CLASSES;
+        let levels = depths.classes.map_or(0, |d| tile.tile.depth().saturating_sub(d)).min(7);
+        flags |= u32::from(levels) << SLOT_CLASS_LEVELS_SHIFT;
     }
     SlotContent { height_base: lo, height_step: step, flags }
 }
@@ -85,9 +106,9 @@ pub struct EncodedUpload {
 }
 
 /// [`encode_tile`] into a buffer of its own.
-pub fn encode_upload(tile: &SourceTile, colour_data_depth: Option<u8>) -> EncodedUpload {
+pub fn encode_upload(tile: &SourceTile, depths: DataDepths) -> EncodedUpload {
     let mut bytes = vec![0; TILE_UPLOAD_BYTES];
-    let content = encode_tile(tile, colour_data_depth, &mut bytes);
+    let content = encode_tile(tile, depths, &mut bytes);
     EncodedUpload { bytes, content, colour: tile.colour.is_some(), classes: tile.classes.is_some() }
 }
 

@@ -31,7 +31,9 @@ mod tiles;
 mod vk;
 
 pub use bodies::{BodyDraw, BodyShape};
-pub use conv::{EncodedUpload, SlotContent, TILE_UPLOAD_BYTES, encode_tile, encode_upload, filled_record, quantise};
+pub use conv::{
+    DataDepths, EncodedUpload, SlotContent, TILE_UPLOAD_BYTES, encode_tile, encode_upload, filled_record, quantise,
+};
 /// The UI library the renderer draws, for callers to build [`UiFrame`]s with.
 pub use egui;
 pub use error::{RenderError, Result};

@@ -27,7 +27,7 @@ use std::time::Duration;
 use planet_terrain::geo::address::{TileAddress, TileHasher, TileMap};
 use planet_terrain::ground::{HeightSource, SourceError};
 
-use crate::conv::{EncodedUpload, encode_upload};
+use crate::conv::{DataDepths, EncodedUpload, encode_upload};
 
 /// A tile produced and laid out for upload on a worker thread: the frame
 /// only copies its bytes into staging.
@@ -275,9 +275,9 @@ fn work(shared: &Shared) {
         state.working.extend(batch.iter().map(|t| t.identity()));
         drop(state);
         source.prefetch(&batch);
-        let colour_data_depth = source.colour_data_depth();
+        let depths = DataDepths::of(&*source);
         for (k, &tile) in batch.iter().enumerate() {
-            let produced = source.tile(tile).map(|t| encode_upload(&t, colour_data_depth));
+            let produced = source.tile(tile).map(|t| encode_upload(&t, depths));
             let mut state = shared.lock();
             state.working.remove(&tile.identity());
             if generation != state.generation {
@@ -320,7 +320,7 @@ mod tests {
             wait_until(&mut loader, root);
         }
         let produced = loader.take(roots[2]).expect("ready").expect("produced");
-        let direct = encode_upload(&source.tile(roots[2]).expect("direct"), source.colour_data_depth());
+        let direct = encode_upload(&source.tile(roots[2]).expect("direct"), DataDepths::of(&*source));
         assert_eq!(produced, direct, "the same bytes as encoded on the frame");
         assert!(!loader.is_ready(roots[2]), "taken once");
 
@@ -335,7 +335,7 @@ mod tests {
         loader.request(&roots[..1]);
         wait_until(&mut loader, roots[0]);
         let produced = loader.take(roots[0]).expect("ready").expect("produced");
-        assert_eq!(produced, encode_upload(&other.tile(roots[0]).expect("direct"), other.colour_data_depth()));
+        assert_eq!(produced, encode_upload(&other.tile(roots[0]).expect("direct"), DataDepths::of(&*other)));
         assert!(!loader.busy());
     }
 }

@@ -144,9 +144,9 @@ pub struct FrameInput<'a> {
     /// the caller keeps the rest for a later frame
     /// ([`FrameOutcome::staged_encoded`]). `None`: all of them.
     pub staging_limit: Option<std::time::Duration>,
-    /// The depth the uploads' colour is measured to (deeper tiles carry it
-    /// resampled); `None` where unknown.
-    pub colour_data_depth: Option<u8>,
+    /// The depths the uploads' colour and classes come from (deeper tiles
+    /// carry them resampled).
+    pub data_depths: crate::conv::DataDepths,
     /// Copy the finished image back for [`Renderer::take_image`].
     pub read_back: bool,
     /// Draw the terrain's triangles as lines (when the device can).
@@ -365,7 +365,7 @@ impl Renderer {
         let mut writes = Vec::with_capacity(uploads.len());
         for (k, (slot, tile)) in uploads.iter().enumerate() {
             let block = &mut staging[k * TILE_UPLOAD_BYTES..(k + 1) * TILE_UPLOAD_BYTES];
-            self.slot_contents[*slot as usize] = conv::encode_tile(tile, input.colour_data_depth, block);
+            self.slot_contents[*slot as usize] = conv::encode_tile(tile, input.data_depths, block);
             writes.push(SlotWrite { slot: *slot, colour: tile.colour.is_some(), classes: tile.classes.is_some() });
         }
         let mut staged_encoded = 0;
@@ -437,7 +437,7 @@ impl Renderer {
             uploads,
             encoded: &[],
             staging_limit: None,
-            colour_data_depth: None,
+            data_depths: Default::default(),
             read_back: false,
             wireframe: false,
             ui: None,

@@ -488,7 +488,7 @@ impl TerrainScene {
                 let share = crate::clock::thread_cpu_time() + std::time::Duration::from_secs_f64(MIN_UPLOAD_MS / 1e3);
                 clock.start_plus(FRAME_CPU_TARGET_MS).max(share)
             }),
-            colour_data_depth: source.colour_data_depth(),
+            data_depths: crate::conv::DataDepths::of(&*source),
             read_back: wants_image,
             wireframe: options.wireframe,
             ui: options.ui,
@@ -564,7 +564,7 @@ impl TerrainScene {
             uploads: &[],
             encoded: &[],
             staging_limit: None,
-            colour_data_depth: None,
+            data_depths: Default::default(),
             read_back,
             wireframe: options.wireframe,
             ui: options.ui,

@@ -37,6 +37,11 @@ pub const SLOT_HAS_CLASSES: u32 = 2;
 /// texel of the imagery spans `2^levels` stored texels). The material
 /// handover judges the imagery's own texel, not the slot's grid.
 pub const SLOT_COLOUR_LEVELS_SHIFT: u32 = 8;
+/// [`NodeRecord::slot_flags`] bits 16..21: how many levels the slot's tile
+/// lies deeper than the tiles its classes were taken from (nearest, so one
+/// class sample spans `2^levels` stored texels). The coast is drawn as the
+/// contour of the class samples themselves, not of their copies.
+pub const SLOT_CLASS_LEVELS_SHIFT: u32 = 16;
 
 /// [`PushConstants::flags`]: the sky pass draws the analytic body.
 pub const FLAG_ANALYTIC_BODY: u32 = 1;
@@ -243,6 +248,7 @@ pub fn glsl_header() -> String {
         ("SLOT_HAS_COLOUR", SLOT_HAS_COLOUR),
         ("SLOT_HAS_CLASSES", SLOT_HAS_CLASSES),
         ("SLOT_COLOUR_LEVELS_SHIFT", SLOT_COLOUR_LEVELS_SHIFT),
+        ("SLOT_CLASS_LEVELS_SHIFT", SLOT_CLASS_LEVELS_SHIFT),
         ("FLAG_ANALYTIC_BODY", FLAG_ANALYTIC_BODY),
         ("FLAG_ATMOSPHERE", FLAG_ATMOSPHERE),
         ("PALETTE_SHIFT", PALETTE_SHIFT),
