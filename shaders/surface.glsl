@@ -14,8 +14,9 @@
 //          reflecting surface by shade_water, inside the coast contour
 //   snow   above the snowline 5000 m * cos(latitude)^2 (5000 m at the
 //          equator, 3900 m at 28 deg, 2500 m at 45 deg, 0 m at the poles),
-//          jittered by noise (+-(10 % of it + 50 m)), on slopes under 40 deg
-//          (gone by 50)
+//          lower on poleward slopes (by a quarter of it at full lean), its
+//          edge shaped by noise from 8 km cells to the pixel, on slopes
+//          under 40 deg (gone by 50)
 //   rock   slopes steeper than 30 deg, fully rock from 45 deg
 //   sand   land within about 10 m of sea level
 //   grass  low flat land, turning to bare alpine soil from 45 % to 80 % of
@@ -62,6 +63,38 @@ vec4 value_noise(vec3 x, float cell, uint seed) {
 // none once it spans about one.
 float octave_weight(float cell, float footprint) {
     return 1.0 - smoothstep(0.3 * cell, 0.9 * cell, footprint);
+}
+
+// Value noise in about [-1, 1] over the whole body, not periodic: octaves
+// of cells from `coarse` metres down, halving, at the point `up * 6371 km`
+// (the ellipsoid normal, continuous across nodes; f32 keeps it to under a
+// metre, fine for cells of hundreds of metres and more). The detail
+// noise's period (DETAIL_PERIOD_M) would repeat every 4 km a variation
+// meant for kilometres.
+float regional_noise(vec3 up, float coarse, int octaves, float footprint, uint seed) {
+    vec3 p = up * 6371000.0;
+    float sum = 0.0;
+    float norm = 0.0;
+    float cell = coarse;
+    float amplitude = 1.0;
+    for (int o = 0; o < octaves; ++o) {
+        vec3 q = p / cell;
+        vec3 fl = floor(q);
+        vec3 f = q - fl;
+        vec3 u = f * f * (3.0 - 2.0 * f);
+        ivec3 i = ivec3(fl);
+        uint s = seed + uint(o);
+        float x00 = mix(lattice_value(i, -1, s), lattice_value(i + ivec3(1, 0, 0), -1, s), u.x);
+        float x10 = mix(lattice_value(i + ivec3(0, 1, 0), -1, s), lattice_value(i + ivec3(1, 1, 0), -1, s), u.x);
+        float x01 = mix(lattice_value(i + ivec3(0, 0, 1), -1, s), lattice_value(i + ivec3(1, 0, 1), -1, s), u.x);
+        float x11 = mix(lattice_value(i + ivec3(0, 1, 1), -1, s), lattice_value(i + ivec3(1, 1, 1), -1, s), u.x);
+        float w = octave_weight(cell, footprint) * amplitude;
+        sum += w * mix(mix(x00, x10, u.y), mix(x01, x11, u.y), u.z);
+        norm += amplitude;
+        amplitude *= 0.55;
+        cell *= 0.5;
+    }
+    return sum / norm;
 }
 
 // Fractal value noise in about [-1, 1]: octaves from `coarse` metres down,
@@ -121,14 +154,31 @@ struct Material {
     float roughness;
 };
 
+// How far a slope faces the pole: the lean of the ground normal `ground`
+// toward the pole in the tangent plane at `up` (the sine of its tilt times
+// the cosine of its bearing from the pole; -1..1). Poleward slopes see
+// less sun and keep their snow longer.
+float poleward(vec3 ground, vec3 up) {
+    vec3 lean = ground - up * dot(ground, up);
+    vec3 north = vec3(0.0, 0.0, 1.0) - up * up.z;
+    float n = length(north);
+    return n < 1e-4 ? 0.0 : dot(lean, north / n) * sign(up.z);
+}
+
 // The earth palette's material at a point: `x` the detail position,
-// `slope` 1 - cos of the ground's tilt (from the height normal, not the
+// `ground` the height normal and `slope` 1 - cos of its tilt (not the
 // micro-relief), `footprint` the pixel's size in metres.
 // `imagery_snow` is the snow cover the pack's imagery shows (0..1), or
-// negative without imagery: where the imagery is there, it says where snow
-// lies (a dry range keeps bare rock far above the snowline rule), and the
-// slope still sheds it.
-Material earth_material(float height_m, uint surface_class, float slope, vec3 up, vec3 x, float footprint, float imagery_snow) {
+// negative without imagery. Snow lies by elevation against the snowline,
+// by aspect (poleward slopes hold it, a quarter of the snowline's height
+// at full lean), and is shed by steep slopes; its edge is shaped by noise
+// from 8 km cells down to the pixel's own scale, so it follows the ground
+// at every distance rather than making spots of one size. Where the
+// imagery is there it moves that edge (a dry range keeps bare rock far
+// above the snowline rule; a white 4 km texel is a snowfield whose edge
+// the terrain still draws), not a blob of its own texel.
+Material earth_material(float height_m, uint surface_class, vec3 ground, float slope, vec3 up, vec3 x, float footprint, float imagery_snow) {
+    float regional = regional_noise(up, 8192.0, 3, footprint, 91u);
     float broad = fractal(x, 256.0, 4, footprint, 11u);
     float fine = fractal(x, 4.0, 6, footprint, 23u);
     bool water = surface_class == 1u || surface_class == 3u || (surface_class == 0u && height_m < 0.0);
@@ -138,10 +188,16 @@ Material earth_material(float height_m, uint surface_class, float slope, vec3 up
         vec3 abyss = srgb_to_linear(vec3(0.01, 0.04, 0.14));
         return Material(mix(shallow, abyss, deep) * (1.0 + 0.08 * fine), 0.02);
     }
-    vec3 grass = srgb_to_linear(mix(vec3(0.17, 0.30, 0.10), vec3(0.30, 0.36, 0.15), 0.5 + 0.5 * broad));
-    vec3 soil = srgb_to_linear(mix(vec3(0.36, 0.30, 0.22), vec3(0.45, 0.38, 0.28), 0.5 + 0.5 * fine));
+    // Lush to dry grass and two soils by the regional noise, each varied
+    // at 256 m and at 4 m, so 10 km, 100 m and 2 m each see their own scale.
+    vec3 lush = mix(vec3(0.15, 0.29, 0.09), vec3(0.24, 0.34, 0.12), 0.5 + 0.5 * broad);
+    vec3 dry = mix(vec3(0.33, 0.34, 0.17), vec3(0.42, 0.38, 0.22), 0.5 + 0.5 * broad);
+    vec3 grass = srgb_to_linear(mix(lush, dry, smoothstep(-0.4, 0.6, regional)));
+    vec3 soil = srgb_to_linear(mix(mix(vec3(0.36, 0.30, 0.22), vec3(0.45, 0.38, 0.28), 0.5 + 0.5 * fine),
+        vec3(0.40, 0.33, 0.27), 0.5 + 0.5 * regional));
     vec3 sand = srgb_to_linear(vec3(0.76, 0.68, 0.50));
-    vec3 rock = srgb_to_linear(mix(vec3(0.28, 0.26, 0.25), vec3(0.46, 0.42, 0.38), 0.5 + 0.5 * fractal(x, 16.0, 7, footprint, 37u)));
+    float strata = fractal(x, 16.0, 7, footprint, 37u) + 0.5 * broad;
+    vec3 rock = srgb_to_linear(mix(vec3(0.28, 0.26, 0.25), vec3(0.46, 0.42, 0.38), clamp(0.5 + 0.4 * strata, 0.0, 1.0)));
     vec3 snow = srgb_to_linear(vec3(0.90, 0.92, 0.95));
     float line = snowline_m(up);
     vec3 albedo = mix(grass * (1.0 + 0.35 * fine), soil, smoothstep(0.45 * line, 0.8 * line, height_m + 300.0 * broad));
@@ -150,9 +206,18 @@ Material earth_material(float height_m, uint surface_class, float slope, vec3 up
     float rocky = smoothstep(0.134, 0.293, slope + 0.04 * broad);
     albedo = mix(albedo, rock, rocky);
     roughness = mix(roughness, 0.22, rocky);
-    float cover = imagery_snow >= 0.0
-        ? clamp(imagery_snow + 0.25 * broad, 0.0, 1.0)
-        : smoothstep(line - 150.0, line + 150.0, height_m + (0.1 * line + 50.0) * broad);
+    // The snow edge's noise: 8 km cells down to the pixel (each octave
+    // fading against the footprint), weighted toward the coarse; its finest
+    // part (32 m cells down) only near the edge, where it can matter.
+    float aspect = poleward(ground, up);
+    float coarse_edge = 0.45 * regional + 0.35 * broad;
+    float jitter = imagery_snow >= 0.0 ? 0.5 : (0.1 * line + 50.0) * 1.6;
+    float band = imagery_snow >= 0.0 ? 0.12 : 60.0;
+    float against = imagery_snow >= 0.0
+        ? 2.0 * imagery_snow - 1.0 + 0.6 * aspect + jitter * coarse_edge
+        : height_m - line + 0.25 * line * aspect + jitter * coarse_edge;
+    if (abs(against) < band + 0.2 * jitter) against += 0.2 * jitter * fractal(x, 32.0, 6, footprint, 73u);
+    float cover = smoothstep(-band, band, against);
     float snowy = cover * (1.0 - smoothstep(0.234, 0.357, slope + 0.05 * fine));
     // Wind-packed snow: drifts and sastrugi, not a mirror-smooth sheet.
     albedo = mix(albedo, snow * (1.0 + 0.10 * fine), snowy);

@@ -107,7 +107,7 @@ void main() {
         // Land's material even where the nearest sample is water: the
         // coast's contour blends it with the water's below.
         bool nearest_wet = water_sample(surface_class, height_m);
-        m = earth_material(nearest_wet ? max(height_m, 0.5) : height_m, nearest_wet ? 2u : surface_class, slope, up, in_detail, footprint, imagery_snow);
+        m = earth_material(nearest_wet ? max(height_m, 0.5) : height_m, nearest_wet ? 2u : surface_class, ground, slope, up, in_detail, footprint, imagery_snow);
     } else {
         // Airless palettes: their colour by elevation, varied by noise,
         // darker and rougher on steep slopes.
