@@ -103,49 +103,42 @@ fn the_night_side_is_dark() {
     assert!(brightest < 0.03, "ground lit with the sun 30 degrees below its horizon: luminance {brightest:.4}");
 }
 
-/// A steep-sided mesa on the ellipsoid at 60 degrees north: a plain at
-/// 300 m, a cliff ring up to 60 degrees steep around r = 3 km, a flat top
-/// at 2,700 m (the snowline at 60 degrees is 1,250 m).
-#[derive(Debug)]
-struct MesaSource {
+/// Ground in closed form, for the surface tests: heights (and classes) of
+/// the unit direction, bounded by a stated range and a geometric error of
+/// the node's lattice spacing (metres). One implementation for every
+/// analytic ground here.
+struct AnalyticGround {
     body: Body,
-    centre: DVec3,
+    height: Box<dyn Fn(DVec3) -> f64 + Send + Sync>,
+    class: Option<Box<dyn Fn(DVec3) -> u8 + Send + Sync>>,
+    range: (f64, f64),
+    error: Box<dyn Fn(f64) -> f64 + Send + Sync>,
 }
 
-const MESA: (f64, f64) = (60.0, 10.0);
-
-impl MesaSource {
-    fn new() -> MesaSource {
-        let body = Body::earth();
-        let centre = body.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(MESA.0, MESA.1, 0.0));
-        MesaSource { body, centre }
-    }
-
-    fn elevation(&self, d: DVec3) -> f64 {
-        let r = (d - self.centre).length() * self.body.ellipsoid().radii().x;
-        300.0 + 1200.0 * (1.0 - ((r - 3000.0) / 700.0).tanh())
+impl std::fmt::Debug for AnalyticGround {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnalyticGround").field("body", &self.body.name()).field("range", &self.range).finish()
     }
 }
 
-impl HeightSource for MesaSource {
+impl HeightSource for AnalyticGround {
     fn body(&self) -> &Body {
         &self.body
     }
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let heights = sample_directions(tile).iter().map(|&d| self.elevation(d) as f32).collect();
-        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
+        let directions = sample_directions(tile);
+        let heights = directions.iter().map(|&d| (self.height)(d) as f32).collect();
+        let classes = self.class.as_ref().map(|class| directions.iter().map(|&d| class(d)).collect());
+        Ok(SourceTile { tile, heights, classes, colour: None, provenance: Provenance::Invented })
     }
 
     fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        // The largest second derivative of the tanh ring, 2,400 m * 0.77 /
-        // 700 m^2, times the lattice spacing squared over 8.
         let spacing = 4.0 * self.body.sample_spacing_m(tile.depth());
-        let error = (2400.0 * 0.77 / 700.0f64.powi(2) * spacing * spacing / 8.0).min(2400.0);
         Ok(TileBounds {
-            min_elevation: 300.0,
-            max_elevation: 2700.0,
-            geometric_error: error,
+            min_elevation: self.range.0,
+            max_elevation: self.range.1,
+            geometric_error: (self.error)(spacing).min(self.range.1 - self.range.0),
             provenance: Provenance::Invented,
         })
     }
@@ -159,9 +152,36 @@ impl HeightSource for MesaSource {
     }
 }
 
+/// The unit direction of a place on the Earth's ellipsoid, and the metres
+/// from it to another direction (chord, on the equatorial radius).
+fn around(lat: f64, lon: f64) -> (DVec3, impl Fn(DVec3) -> f64 + Send + Sync + 'static) {
+    let body = Body::earth();
+    let centre = body.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(lat, lon, 0.0));
+    let radius = body.ellipsoid().radii().x;
+    (centre, move |d: DVec3| (d - centre).length() * radius)
+}
+
+/// A steep-sided mesa on the ellipsoid at 60 degrees north: a plain at
+/// 300 m, a cliff ring up to 60 degrees steep around r = 3 km, a flat top
+/// at 2,700 m (the snowline at 60 degrees is 1,250 m). Its error: the tanh
+/// ring's largest second derivative, 2,400 m * 0.77 / 700 m^2, times the
+/// lattice spacing squared over 8.
+const MESA: (f64, f64) = (60.0, 10.0);
+
+fn mesa() -> AnalyticGround {
+    let (_, r) = around(MESA.0, MESA.1);
+    AnalyticGround {
+        body: Body::earth(),
+        height: Box::new(move |d| 300.0 + 1200.0 * (1.0 - ((r(d) - 3000.0) / 700.0).tanh())),
+        class: None,
+        range: (300.0, 2700.0),
+        error: Box::new(|spacing| 2400.0 * 0.77 / 700.0f64.powi(2) * spacing * spacing / 8.0),
+    }
+}
+
 #[test]
 fn snow_rock_and_grass_differ_by_elevation_and_slope() {
-    let source = Arc::new(MesaSource::new());
+    let source = Arc::new(mesa());
     // 7 km south of the mesa's centre, 3,500 m up, looking north and down
     // at its top, its cliffs and the plain.
     let (lat, lon) = (MESA.0 - 7000.0 / 111_400.0, MESA.1);
@@ -302,45 +322,17 @@ fn the_imagery_not_the_snowline_says_where_snow_lies() {
 /// to the cube's grid: sea (class 1) where `lat + 0.6 lon` is under
 /// `coast`, land (class 2) beyond. Flat, so the cut stays coarse and a
 /// class sample spans many pixels.
-#[derive(Debug)]
-struct CoastSource {
-    body: Body,
-    coast: f64,
-}
-
-impl HeightSource for CoastSource {
-    fn body(&self) -> &Body {
-        &self.body
-    }
-
-    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let ellipsoid = *self.body.ellipsoid();
-        let classes = sample_directions(tile)
-            .into_iter()
-            .map(|d| {
-                let g = ellipsoid.direction_to_geodetic(d);
-                if g.latitude.to_degrees() + 0.6 * g.longitude.to_degrees() < self.coast { 1 } else { 2 }
-            })
-            .collect::<Vec<u8>>();
-        let heights = vec![10.0; classes.len()];
-        Ok(SourceTile { tile, heights, classes: Some(classes), colour: None, provenance: Provenance::Invented })
-    }
-
-    fn tile_bounds(&self, _tile: TileAddress) -> Result<TileBounds, SourceError> {
-        Ok(TileBounds {
-            min_elevation: 10.0,
-            max_elevation: 10.0,
-            geometric_error: 0.0,
-            provenance: Provenance::Invented,
-        })
-    }
-
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
+fn coast(coast: f64) -> AnalyticGround {
+    let ellipsoid = *Body::earth().ellipsoid();
+    AnalyticGround {
+        body: Body::earth(),
+        height: Box::new(|_| 10.0),
+        class: Some(Box::new(move |d| {
+            let g = ellipsoid.direction_to_geodetic(d);
+            if g.latitude.to_degrees() + 0.6 * g.longitude.to_degrees() < coast { 1 } else { 2 }
+        })),
+        range: (10.0, 10.0),
+        error: Box::new(|_| 0.0),
     }
 }
 
@@ -355,7 +347,7 @@ impl HeightSource for CoastSource {
 #[test]
 fn a_coast_is_a_line_not_a_staircase_of_class_texels() {
     let (lat, lon) = (10.0, 20.0);
-    let source = Arc::new(CoastSource { body: Body::earth(), coast: lat + 0.6 * lon });
+    let source = Arc::new(coast(lat + 0.6 * lon));
     let view = view_at(&source.body, lat, lon, 300_000.0, 0.0, -90.0, SIZE);
     let image = render("coast", source, &view, None);
     let (w, h) = (image.width as usize, image.height as usize);
@@ -401,7 +393,7 @@ fn the_sea_toward_a_low_sun_shows_its_glint() {
     let brightest_sea = |east: f64, name: &str| {
         let sun = (enu.col(0) * east * elevation.cos() + enu.col(2) * elevation.sin()).normalize();
         // The coast far to the north-east: every sample in view is sea.
-        let source = Arc::new(CoastSource { body: body.clone(), coast: 40.0 });
+        let source = Arc::new(coast(40.0));
         let image = render(name, source, &view, Some(sun));
         let sea = rows(&image, 0.55, 1.0);
         let lumas: Vec<f64> = sea.iter().map(|p| luminance(p)).collect();
@@ -418,57 +410,19 @@ fn the_sea_toward_a_low_sun_shows_its_glint() {
 }
 
 /// A round peak of 3,300 m on the ellipsoid at 45 degrees north (the
-/// snowline's 2,500 m there): a plain at 300 m and a Gaussian of 6 km.
-#[derive(Debug)]
-struct PeakSource {
-    body: Body,
-    centre: DVec3,
-}
-
+/// snowline's 2,500 m there): a plain at 300 m and a Gaussian of 6 km. Its
+/// error: the Gaussian's largest second derivative, 2 x 3,000 m / 6 km^2,
+/// times the lattice spacing squared over 8.
 const PEAK: (f64, f64) = (45.0, 7.0);
 
-impl PeakSource {
-    fn new() -> PeakSource {
-        let body = Body::earth();
-        let centre = body.ellipsoid().geodetic_to_direction(Geodetic::from_degrees(PEAK.0, PEAK.1, 0.0));
-        PeakSource { body, centre }
-    }
-
-    fn elevation(&self, d: DVec3) -> f64 {
-        let r = (d - self.centre).length() * self.body.ellipsoid().radii().x;
-        300.0 + 3000.0 * (-(r / 6000.0).powi(2)).exp()
-    }
-}
-
-impl HeightSource for PeakSource {
-    fn body(&self) -> &Body {
-        &self.body
-    }
-
-    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let heights = sample_directions(tile).iter().map(|&d| self.elevation(d) as f32).collect();
-        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
-    }
-
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        // The Gaussian's largest second derivative, 2 x 3,000 m / 6 km^2,
-        // times the lattice spacing squared over 8.
-        let spacing = 4.0 * self.body.sample_spacing_m(tile.depth());
-        let error = (6000.0 / 6000.0f64.powi(2) * spacing * spacing / 8.0).min(3000.0);
-        Ok(TileBounds {
-            min_elevation: 300.0,
-            max_elevation: 3300.0,
-            geometric_error: error,
-            provenance: Provenance::Invented,
-        })
-    }
-
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
+fn peak() -> AnalyticGround {
+    let (_, r) = around(PEAK.0, PEAK.1);
+    AnalyticGround {
+        body: Body::earth(),
+        height: Box::new(move |d| 300.0 + 3000.0 * (-(r(d) / 6000.0).powi(2)).exp()),
+        class: None,
+        range: (300.0, 3300.0),
+        error: Box::new(|spacing| 6000.0 / 6000.0f64.powi(2) * spacing * spacing / 8.0),
     }
 }
 
@@ -479,9 +433,9 @@ impl HeightSource for PeakSource {
 /// held the same.
 #[test]
 fn poleward_slopes_hold_more_snow() {
-    let source = Arc::new(PeakSource::new());
+    let source = Arc::new(peak());
     let view = view_at(&source.body, PEAK.0, PEAK.1, 3300.0 + 25_000.0, 0.0, -90.0, SIZE);
-    let overhead = source.centre;
+    let (overhead, _) = around(PEAK.0, PEAK.1);
     let image = render("peak-snow", source, &view, Some(overhead));
     let snow = |from: f64, to: f64| {
         rows(&image, from, to).iter().filter(|p| p.iter().all(|&c| c > 170) && p[0].abs_diff(p[2]) < 40).count()
