@@ -124,7 +124,6 @@ fn safety_documented(lines: &[&str], at: usize) -> bool {
 /// Where unsafe code may live (ARCHITECTURE.md, "Architecture invariants").
 fn unsafe_allowed(path: &Path) -> bool {
     path.starts_with("engine/render/src/vk")
-        || path == Path::new("engine/render/src/clock.rs")
         || path.starts_with("engine/render/tests")
         || path == Path::new("engine/terrain/src/pack/reader.rs")
         || path == Path::new("bake/src/vsi.rs")

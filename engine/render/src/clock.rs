@@ -4,18 +4,11 @@
 
 use std::time::Duration;
 
-/// CPU time the calling thread has used so far.
+/// CPU time the calling thread has used so far (rustix's safe
+/// `clock_gettime`: the crate keeps every `unsafe` under `vk/`).
 pub fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `clock_gettime` writes one `timespec` through the pointer,
-    // which points at a live local of that type; CLOCK_THREAD_CPUTIME_ID is
-    // supported on every Linux this renderer runs on, and on failure the
-    // zeroed value is returned unchanged.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if status != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
 }
 
 #[cfg(test)]

@@ -10,8 +10,6 @@
 //! records) so the viewer and the tests share one path.
 
 mod bodies;
-// One `clock_gettime` (a thread's CPU time), the only unsafe outside `vk`.
-#[allow(unsafe_code)]
 pub mod clock;
 mod conv;
 mod error;
