@@ -111,14 +111,19 @@ vec3 finish_colour(vec3 linear) {
     return pow(mapped, vec3(1.0 / 2.2));
 }
 
+// Water: oceans and lakes (classes 1 and 3), or unclassified ground below
+// 0 m.
+bool water_sample(uint surface_class, float height_m) {
+    return surface_class == 1u || surface_class == 3u || (surface_class == 0u && height_m < 0.0);
+}
+
 // A palette by surface class and elevation, for ground with no colour block
 // (sRGB-encoded values; `palette` returns linear).
 vec3 palette_srgb(float height_m, uint surface_class, vec3 normal, vec3 up) {
     uint which = (pc.flags >> PALETTE_SHIFT) & 255u;
     if (which == 1u) return mix(vec3(0.20), vec3(0.42), clamp(0.5 + height_m / 8000.0, 0.0, 1.0));
     if (which == 2u) return mix(vec3(0.35, 0.16, 0.08), vec3(0.62, 0.38, 0.22), clamp(0.5 + height_m / 10000.0, 0.0, 1.0));
-    bool water = surface_class == 1u || surface_class == 3u || (surface_class == 0u && height_m < 0.0);
-    if (water) {
+    if (water_sample(surface_class, height_m)) {
         float deep = clamp(-height_m / 6000.0, 0.0, 1.0);
         return mix(vec3(0.05, 0.18, 0.32), vec3(0.01, 0.04, 0.14), deep);
     }

@@ -181,8 +181,7 @@ Material earth_material(float height_m, uint surface_class, vec3 ground, float s
     float regional = regional_noise(up, 8192.0, 3, footprint, 91u);
     float broad = fractal(x, 256.0, 4, footprint, 11u);
     float fine = fractal(x, 4.0, 6, footprint, 23u);
-    bool water = surface_class == 1u || surface_class == 3u || (surface_class == 0u && height_m < 0.0);
-    if (water) {
+    if (water_sample(surface_class, height_m)) {
         float deep = clamp(-height_m / 6000.0, 0.0, 1.0);
         vec3 shallow = srgb_to_linear(vec3(0.05, 0.18, 0.32));
         vec3 abyss = srgb_to_linear(vec3(0.01, 0.04, 0.14));
@@ -244,15 +243,12 @@ vec3 light_ground(vec3 albedo, vec3 normal, vec3 up) {
     return albedo * (vec3(1.0, 0.97, 0.92) * direct * 2.4 + vec3(0.25, 0.3, 0.4) * (fill + 0.6 * sky) + night_light);
 }
 
-// Water (oceans and lakes, the pack's classes 1 and 3, or unclassified
-// ground below 0 m): a surface that reflects, not a tint. The key decision:
+// Water (oceans and lakes, `water_sample` in common.glsl): a surface that
+// reflects, not a tint. The key decision:
 // the coast is the half-way contour of the water flags of the four class
 // samples around the fragment, blended bilinearly and antialiased over a
 // pixel, so a coast follows the class samples as a line instead of their
 // texel staircase.
-bool water_sample(uint surface_class, float height_m) {
-    return surface_class == 1u || surface_class == 3u || (surface_class == 0u && height_m < 0.0);
-}
 
 // The sky a water surface reflects along `dir` over ground whose
 // ellipsoid normal is `up`: a blue dome whitening toward the horizon and

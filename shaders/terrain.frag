@@ -32,7 +32,8 @@ layout(location = 0) out vec4 out_colour;
 float water_at(NodeRecord r, ivec3 origin, ivec2 at, bool has_classes) {
     at = clamp(at, ivec2(0), ivec2(TILE_CELLS + 2));
     uint c = has_classes ? texelFetch(slot_classes, ivec3(origin.xy + at, origin.z), 0).r : 0u;
-    return water_sample(c, decode(r, at.x, at.y)) ? 1.0 : 0.0;
+    // The height decides only for an unclassified sample: fetched only there.
+    return water_sample(c, c == 0u ? decode(r, at.x, at.y) : 0.0) ? 1.0 : 0.0;
 }
 
 // Cubic B-spline weights of the four samples around a fraction `f`.

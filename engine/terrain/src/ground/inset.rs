@@ -247,8 +247,13 @@ impl InsetSource {
     /// grown by [`InsetSource::margin_degrees`]): false for a tile that
     /// only the transition band reaches.
     pub fn meets_box(&self, tile: TileAddress) -> bool {
-        self.coverage.is_global()
-            || self.extent(tile).is_none_or(|e| !self.beyond(&e, self.margin_degrees(tile.depth())))
+        self.meets_box_within(self.extent(tile).as_ref(), tile.depth())
+    }
+
+    /// [`InsetSource::meets_box`] of a tile of `depth` whose samples lie
+    /// within `extent`.
+    fn meets_box_within(&self, extent: Option<&Extent>, depth: u8) -> bool {
+        self.coverage.is_global() || extent.is_none_or(|e| !self.beyond(e, self.margin_degrees(depth)))
     }
 
     /// The latitudes and longitudes (degrees) a tile's stored samples lie
@@ -284,13 +289,11 @@ impl InsetSource {
         Some(Extent { lat_lo, lat_hi, longitudes, cos_min })
     }
 
-    /// The most weight the band gives the inset's edge anywhere in `tile`
-    /// (1 where it may meet the box): the smoothstep at a distance no
-    /// greater than the tile's from the box. The edge heights carried out
-    /// fade with it, and so does what a lattice misses of them (2 km out,
-    /// a half; 3 km out, a sixth).
-    fn largest_band_weight(&self, tile: TileAddress) -> f64 {
-        let Some(extent) = self.extent(tile).filter(|_| self.has_band()) else { return 1.0 };
+    /// The most weight the band gives the inset's edge in a tile within
+    /// `extent` (1 where it may meet the box): the smoothstep at a distance
+    /// no greater than the tile's from the box (2 km out, a half).
+    fn largest_band_weight(&self, extent: Option<&Extent>) -> f64 {
+        let Some(extent) = extent.filter(|_| self.has_band()) else { return 1.0 };
         let c = &self.coverage;
         let lat = (c.south - extent.lat_hi).max(extent.lat_lo - c.north).max(0.0);
         let lon = extent.longitudes.map_or(0.0, |(lo, hi)| (c.west - hi).max(lo - c.east).max(0.0));
@@ -465,31 +468,29 @@ impl InsetSource {
         // L^2 / 8; twice that, for the edge's own course along the box.
         //
         //
-        // The band carries the inset's edge heights (read at the edge
-        // depth, bilinear between its samples) out across the ground,
-        // fading with the band's weight. A lattice coarser than twice the
-        // edge's samples can miss their whole spread; a finer one misses
-        // their kinks. The change of slope at a kink is estimated from the
-        // edge tiles' lattice error (their cells are four samples wide: a
-        // kink inside one departs from it by about the change times a
-        // sample), and a cell of side L misses a kink by a quarter of the
-        // change times L; `error x L / (2 x spacing)` holds the property
-        // test (`stack::nodes_the_band_alone_reaches_...`) with room.
-        // Band-only tiles once took the step's rule with the base's whole
-        // range for the step: beside a 400 m lidar pack over ETOPO5, 584 m
-        // for nodes 2 km off the box, and the cut 1.5 m up stood at 81 px;
-        // and finer tiles stated the bend alone, 2 mm where their lattice
-        // missed 6 cm.
+        // The band carries the inset's edge heights (bilinear between the
+        // edge depth's samples) out across the ground, fading with its
+        // weight: a lattice coarser than twice their spacing can miss their
+        // spread, a finer one their kinks, estimated from the edge tiles'
+        // lattice error as `error x L / (2 x spacing)` (the property test
+        // `stack::nodes_the_band_alone_reaches_...` holds it with room).
+        // Band-only tiles once took the step's rule: beside a 400 m lidar
+        // pack over ETOPO5, 584 m for nodes 2 km off the box (81 px 1.5 m
+        // up); finer ones stated 2 mm where their lattice missed 6 cm.
         let range = max_elevation - min_elevation;
         let body = self.body();
+        // Where the tile lies, worked out once for both rules below.
+        let extent = self.extent(tile);
         let cell = body.tile_size_m(tile.depth()) / f64::from(crate::geo::lattice::LATTICE_CELLS);
         error = error.max(6.0 * range / (TRANSITION_M * TRANSITION_M) * cell * cell / 8.0 * 2.0);
         if let Some(e) = &edge {
             let spacing = body.sample_spacing_m(self.edge_depth(tile.depth()));
             let kinks = if cell <= 2.0 * spacing { e.error * cell / (2.0 * spacing) } else { f64::INFINITY };
-            error = error.max(self.largest_band_weight(tile) * kinks.min(e.hi - e.lo));
+            error = error.max(self.largest_band_weight(extent.as_ref()) * kinks.min(e.hi - e.lo));
         }
-        if self.inset.data_depth().is_some_and(|d| tile.depth() < d) && self.meets_box(tile) {
+        if self.inset.data_depth().is_some_and(|d| tile.depth() < d)
+            && self.meets_box_within(extent.as_ref(), tile.depth())
+        {
             error = error.max(range);
         }
         if let Some(inset) = &inset {

@@ -42,6 +42,15 @@ pub fn detrended_std(tile: &SourceTile) -> f64 {
     (residual / count).sqrt()
 }
 
+/// Whether a unit direction of `source`'s body lies inside `coverage`.
+fn within(source: &dyn HeightSource, coverage: Coverage) -> impl Fn(glam::DVec3) -> bool {
+    let ellipsoid = *source.body().ellipsoid();
+    move |d| {
+        let g = ellipsoid.direction_to_geodetic(d);
+        coverage.contains(g.latitude.to_degrees(), g.longitude.to_degrees())
+    }
+}
+
 /// The tiles a depth is measured on: the seeds' ancestors at or above the
 /// seeds' depth, and below it `per_side x per_side` descendants of each seed
 /// spread evenly over it (fewer where the seed has fewer).
@@ -88,16 +97,40 @@ pub fn roughness_by_depth(
         .collect()
 }
 
-/// The roughness exponent `H`: minus the least-squares slope of
-/// `log2(roughness)` against depth (each depth halves the window).
+/// A power law of roughness against window, fitted as a least-squares
+/// line of `log2(roughness)` against depth (each depth halves the window,
+/// so the slope is minus the exponent `H`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoughnessLaw {
+    pub exponent: f64,
+    mean_depth: f64,
+    mean_log2: f64,
+}
+
+impl RoughnessLaw {
+    /// The law through `(depth, roughness)` points (depths may be any
+    /// scale that halves the window per unit).
+    pub fn fit(points: &[(f64, f64)]) -> RoughnessLaw {
+        let n = points.len() as f64;
+        let xs: Vec<f64> = points.iter().map(|&(d, _)| d).collect();
+        let ys: Vec<f64> = points.iter().map(|&(_, s)| s.max(f64::MIN_POSITIVE).log2()).collect();
+        let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+        let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+        let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+        RoughnessLaw { exponent: -sxy / sxx, mean_depth: mx, mean_log2: my }
+    }
+
+    /// The law's roughness (metres) at `depth`.
+    pub fn at(&self, depth: f64) -> f64 {
+        (self.mean_log2 - self.exponent * (depth - self.mean_depth)).exp2()
+    }
+}
+
+/// The roughness exponent `H` of `(depth, roughness)` points
+/// ([`RoughnessLaw::fit`]).
 pub fn fit_exponent(points: &[(u8, f64)]) -> f64 {
-    let n = points.len() as f64;
-    let xs: Vec<f64> = points.iter().map(|&(d, _)| f64::from(d)).collect();
-    let ys: Vec<f64> = points.iter().map(|&(_, s)| s.max(f64::MIN_POSITIVE).log2()).collect();
-    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
-    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
-    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
-    -sxy / sxx
+    let points: Vec<(f64, f64)> = points.iter().map(|&(d, s)| (f64::from(d), s)).collect();
+    RoughnessLaw::fit(&points).exponent
 }
 
 /// Root mean square detrended standard deviation of a tile's core heights
@@ -202,11 +235,7 @@ pub fn measured_law_within(
     coverage: Coverage,
 ) -> Result<Option<MeasuredLaw>, SourceError> {
     let global = coverage.is_global();
-    let ellipsoid = *source.body().ellipsoid();
-    let inside = |d: glam::DVec3| {
-        let g = ellipsoid.direction_to_geodetic(d);
-        coverage.contains(g.latitude.to_degrees(), g.longitude.to_degrees())
-    };
+    let inside = within(source, coverage);
     let tiles: Vec<TileAddress> = if global {
         high_ground_seeds(source, seeds)
     } else {
@@ -224,7 +253,7 @@ pub fn measured_law_within(
     // roughness drifted to half the law 76 m windows down.
     let mut sums = [(0.0f64, 0usize); 5];
     let mut add = |tile: &SourceTile, t: TileAddress, windows: std::ops::Range<usize>| {
-        let mask: Vec<bool> = if global { Vec::new() } else { sample_directions(t).into_iter().map(inside).collect() };
+        let mask: Vec<bool> = if global { Vec::new() } else { sample_directions(t).into_iter().map(&inside).collect() };
         let keep = |i: i32, j: i32| global || mask[((j + 1) * (TILE_CELLS as i32 + 3) + i + 1) as usize];
         for k in windows {
             if let Some(r) = window_roughness_where(tile, TILE_CELLS >> k.saturating_sub(1), &keep) {
@@ -249,19 +278,21 @@ pub fn measured_law_within(
             Err(e) => return Err(e),
         }
     }
-    let points: Vec<(u8, f64)> =
-        sums.iter().enumerate().filter(|(_, s)| s.1 > 0).map(|(k, &(s, n))| (k as u8, (s / n as f64).sqrt())).collect();
+    let points: Vec<(f64, f64)> = sums
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.1 > 0)
+        .map(|(k, &(s, n))| (k as f64, (s / n as f64).sqrt()))
+        .collect();
     if points.len() < 2 || points.iter().any(|&(_, s)| s <= 0.0) {
         return Ok(None);
     }
-    // The law's line at windows of 16 samples, not the window's own value:
-    // a DEM smooths its finest few pixels (SRTM's 16-sample windows held 0.64
-    // of its line), and the octaves continue the law, not the smoothing.
-    let exponent = fit_exponent(&points);
-    let n = points.len() as f64;
-    let (mx, my) = points.iter().fold((0.0, 0.0), |(x, y), &(k, s)| (x + f64::from(k) / n, y + s.log2() / n));
-    let roughness_16 = (my - exponent * (4.0 - mx)).exp2();
-    Ok(Some(MeasuredLaw { exponent, roughness_16, seeds: tiles }))
+    // The law's line at windows of 16 samples (index 4), not the window's
+    // own value: a DEM smooths its finest few pixels (SRTM's 16-sample
+    // windows held 0.64 of its line), and the octaves continue the law,
+    // not the smoothing.
+    let law = RoughnessLaw::fit(&points);
+    Ok(Some(MeasuredLaw { exponent: law.exponent, roughness_16: law.at(4.0), seeds: tiles }))
 }
 
 /// The first octave's amplitude per metre of detrended relief (see
@@ -349,11 +380,8 @@ pub(crate) fn rounded_gain(h: f64) -> Option<(f64, f64)> {
 pub fn relief_seeds(source: &dyn HeightSource, coverage: Coverage, min_relief: f64) -> Vec<TileAddress> {
     let Some(data) = source.data_depth() else { return Vec::new() };
     let body = source.body();
-    let ellipsoid = *body.ellipsoid();
-    let inside = |t: TileAddress, i: i32, j: i32| {
-        let g = ellipsoid.direction_to_geodetic(crate::geo::cube::sample_direction(t.sample(i, j)));
-        coverage.contains(g.latitude.to_degrees(), g.longitude.to_degrees())
-    };
+    let within = within(source, coverage);
+    let inside = |t: TileAddress, i: i32, j: i32| within(crate::geo::cube::sample_direction(t.sample(i, j)));
     let step_deg = (body.tile_size_m(data) / 8.0 / 111_000.0).min(1.0);
     let rows = ((coverage.north - coverage.south) / step_deg).ceil() as usize;
     let columns = ((coverage.east - coverage.west) / step_deg).ceil() as usize;
@@ -448,19 +476,12 @@ pub fn judge_against_law(
     let Some(data) = measured.data_depth() else { return Ok(None) };
     let window = |d: u8| measured.body().tile_size_m(d);
     let off = roughness_by_depth(measured, seeds, data.saturating_sub(1)..=data + 3, per_side)?;
-    let points: Vec<(f64, f64)> = off
-        .iter()
-        .filter(|&&(d, s)| window(d) >= 10.0 * pixel_m && s > 0.0)
-        .map(|&(d, s)| (window(d).ln(), s.ln()))
-        .collect();
+    let points: Vec<(f64, f64)> =
+        off.iter().filter(|&&(d, s)| window(d) >= 10.0 * pixel_m && s > 0.0).map(|&(d, s)| (f64::from(d), s)).collect();
     if points.len() < 2 {
         return Ok(None);
     }
-    let n = points.len() as f64;
-    let (mx, my) = points.iter().fold((0.0, 0.0), |(a, b), &(x, y)| (a + x / n, b + y / n));
-    let sxy: f64 = points.iter().map(|&(x, y)| (x - mx) * (y - my)).sum();
-    let sxx: f64 = points.iter().map(|&(x, _)| (x - mx).powi(2)).sum();
-    let law_exponent = sxy / sxx;
+    let law = RoughnessLaw::fit(&points);
     let on = roughness_by_depth(synthesized, seeds, data + 1..=data + 14, per_side)?;
     let mut previous = f64::INFINITY;
     let rows = on
@@ -469,7 +490,7 @@ pub fn judge_against_law(
             let row = LawRow {
                 depth,
                 window_m: window(depth),
-                law_m: (my + law_exponent * (window(depth).ln() - mx)).exp(),
+                law_m: law.at(f64::from(depth)),
                 synthesized_m,
                 falls: synthesized_m < previous,
                 judged: window(depth) >= JUDGED_FROM_M,
@@ -478,5 +499,5 @@ pub fn judge_against_law(
             row
         })
         .collect();
-    Ok(Some(LawJudgement { law_exponent, rows }))
+    Ok(Some(LawJudgement { law_exponent: law.exponent, rows }))
 }

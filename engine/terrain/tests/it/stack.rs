@@ -19,23 +19,43 @@ const ALPS: Coverage = Coverage { south: 44.0, west: 5.0, north: 48.0, east: 12.
 /// tiles the box meets, and their ancestors, as a regional bake stores.
 fn alps(dir: &tempfile::TempDir, codec: Codec, body: Body) -> StackedPack {
     let path = dir.path().join(format!("alps-{}.planetpack", body.name()));
+    write_box_pack(&path, codec, &body, ALPS, 3, |t| OwnedContent::of(t, |_| 1234.0));
+    stacked(&path)
+}
+
+/// Writes a regional pack over `coverage` measured to `depth`: the tiles
+/// a 41 x 41 grid of places in the box meets at every depth to `depth`
+/// (the box's tiles and their ancestors, as a regional bake stores), each
+/// holding `content`.
+fn write_box_pack(
+    path: &std::path::Path,
+    codec: Codec,
+    body: &Body,
+    coverage: Coverage,
+    depth: u8,
+    content: impl Fn(TileAddress) -> OwnedContent,
+) {
     let mut s = spec(codec);
     s.body = body.clone();
-    s.coverage = ALPS;
-    s.height_data_depth = 3;
+    s.coverage = coverage;
+    s.height_data_depth = depth;
+    let (height, width) = (coverage.north - coverage.south, coverage.east - coverage.west);
     let mut tiles: Vec<TileAddress> = (0..=40)
-        .flat_map(|a| (0..=40).map(move |b| (44.0 + 0.1 * f64::from(a), 5.0 + 0.175 * f64::from(b))))
-        .flat_map(|(lat, lon)| (0..=3).map(move |d| (lat, lon, d)))
-        .map(|(lat, lon, d)| locate(&body, Geodetic::from_degrees(lat, lon, 0.0), d).0)
+        .flat_map(|a| {
+            (0..=40).map(move |b| {
+                (coverage.south + height * f64::from(a) / 40.0, coverage.west + width * f64::from(b) / 40.0)
+            })
+        })
+        .flat_map(|(lat, lon)| (0..=depth).map(move |d| (lat, lon, d)))
+        .map(|(lat, lon, d)| locate(body, Geodetic::from_degrees(lat, lon, 0.0), d).0)
         .collect();
     tiles.sort_by_key(|t| t.key());
     tiles.dedup();
-    let writer = PackWriter::create(&path, s, tiles.iter().copied()).unwrap();
+    let writer = PackWriter::create(path, s, tiles.iter().copied()).unwrap();
     for &t in &tiles {
-        writer.put(t, &OwnedContent::of(t, |_| 1234.0).as_content(codec)).unwrap();
+        writer.put(t, &content(t).as_content(codec)).unwrap();
     }
     writer.finish().unwrap();
-    stacked(&path)
 }
 
 fn stacked(path: &std::path::Path) -> StackedPack {
@@ -341,26 +361,15 @@ fn nodes_the_band_alone_reaches_err_by_the_band_not_by_the_step() {
     let body = Body::earth();
     let tiny = Coverage { south: 46.5, west: 8.5, north: 46.505, east: 8.507 };
     let path = dir.path().join("tiny.planetpack");
-    let mut s = spec(Codec::Heights);
-    s.coverage = tiny;
-    s.height_data_depth = 17;
-    let mut tiles: Vec<TileAddress> = (0..=40)
-        .flat_map(|a| (0..=40).map(move |b| (46.5 + 0.005 * f64::from(a) / 40.0, 8.5 + 0.007 * f64::from(b) / 40.0)))
-        .flat_map(|(lat, lon)| (0..=17).map(move |d| (lat, lon, d)))
-        .map(|(lat, lon, d)| locate(&body, Geodetic::from_degrees(lat, lon, 0.0), d).0)
-        .collect();
-    tiles.sort_by_key(|t| t.key());
-    tiles.dedup();
-    let writer = PackWriter::create(&path, s, tiles.iter().copied()).unwrap();
-    // Rolling ground of 380..420 m, with ridges every ~60 m.
+    // Rolling ground of 380..420 m, with ridges every ~60 m; each tile
+    // states the error a bake states, its lattice's departure from its
+    // samples.
     let ground = |d: glam::DVec3| 400.0 + 12.0 * (d.x * 1.0e5).sin() + 8.0 * (d.y * 1.3e5).cos();
-    for &t in &tiles {
-        // The error a bake states: its lattice's departure from its samples.
+    write_box_pack(&path, Codec::Heights, &body, tiny, 17, |t| {
         let mut content = OwnedContent::of(t, ground);
         content.geometric_error = lattice_error(&content.heights);
-        writer.put(t, &content.as_content(Codec::Heights)).unwrap();
-    }
-    writer.finish().unwrap();
+        content
+    });
     let base_pack = global(&dir);
     let base: Arc<dyn HeightSource> = Arc::new(base_pack.source.clone());
     let inset_ground: Arc<dyn HeightSource> = Arc::new(stacked(&path).source);
