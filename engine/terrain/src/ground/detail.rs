@@ -108,6 +108,8 @@ pub struct DetailSource {
     unread: Arc<Mutex<Unread>>,
     /// Tiles whose kept bounds narrowed ([`HeightSource::narrowed_bounds`]).
     narrowed: Arc<Mutex<bounds::Narrowed>>,
+    /// The amplitude fields' block peaks of data tiles read or drawn.
+    peaks: Arc<Mutex<TileMap<TileAddress, bounds::Peaks>>>,
 }
 
 #[derive(Default)]
@@ -198,6 +200,7 @@ impl DetailSource {
             twist_cap: f64::INFINITY,
             unread: Arc::default(),
             narrowed: Arc::default(),
+            peaks: Arc::default(),
         }
     }
 
@@ -253,6 +256,20 @@ impl DetailSource {
             return Ok(a.clone());
         }
         let data = self.inner.tile(tile)?;
+        let cells = self.amplitude_cells(tile, &data);
+        self.keep_peaks(tile, &cells);
+        let cells = Arc::new(DataField { cells, heights: data.heights });
+        let mut cache = self.cache.lock().expect("cache lock");
+        if cache.len() >= CACHE_TILES {
+            cache.clear();
+        }
+        cache.insert(tile, cells.clone());
+        Ok(cells)
+    }
+
+    /// The amplitude of every cell of data-depth tile `tile`'s stored grid,
+    /// from its samples `data`.
+    fn amplitude_cells(&self, tile: TileAddress, data: &SourceTile) -> Vec<f32> {
         let n = TILE_STORED_SAMPLES as usize;
         let mut cells = Vec::with_capacity(CELLS * CELLS);
         for cj in 0..CELLS {
@@ -287,13 +304,7 @@ impl DetailSource {
             let at = |i: usize, j: usize| cells[j * CELLS + i];
             cells[ay * CELLS + ax] = at(bx, ay).max(at(ax, by)).max(at(bx, by));
         }
-        let cells = Arc::new(DataField { cells, heights: data.heights });
-        let mut cache = self.cache.lock().expect("cache lock");
-        if cache.len() >= CACHE_TILES {
-            cache.clear();
-        }
-        cache.insert(tile, cells.clone());
-        Ok(cells)
+        cells
     }
 
     /// Keeps `b`, the exact bounds of `tile` (as computed: a child's loose
@@ -432,7 +443,15 @@ impl HeightSource for DetailSource {
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
         let mut t = self.inner.tile(tile)?;
-        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(t) };
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else {
+            // A data tile drawn is ground a camera may come down onto: its
+            // amplitudes' peaks bound the detail under it before any tile
+            // there is read (`bounds::Peaks`).
+            if self.inner.data_depth() == Some(tile.depth()) && !self.has_peaks(tile) {
+                self.keep_peaks(tile, &self.amplitude_cells(tile, &t));
+            }
+            return Ok(t);
+        };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
         let field = self.amplitudes(ancestor)?;
         let cells = &field.cells;

@@ -44,6 +44,63 @@ impl DetailSource {
     }
 }
 
+/// Cells along a side of one block of [`Peaks`].
+const PEAK_BLOCK: usize = 8;
+/// Blocks along a side of the stored grid's cells.
+const PEAK_BLOCKS: usize = CELLS.div_ceil(PEAK_BLOCK);
+/// How many data tiles' peaks are kept (about 1.2 KB each).
+const PEAK_TILES: usize = 1 << 12;
+
+/// The largest amplitude in each 8 x 8 block of a data tile's cells: a
+/// bound on the detail under any part of it for a few reads, kept for
+/// many more data tiles than their fields (68 KB each).
+pub(super) struct Peaks(Box<[f32; PEAK_BLOCKS * PEAK_BLOCKS]>);
+
+impl DetailSource {
+    pub(super) fn has_peaks(&self, tile: TileAddress) -> bool {
+        self.peaks.lock().expect("peaks lock").contains_key(&tile)
+    }
+
+    /// Keeps the block peaks of data tile `tile`'s amplitude `cells`.
+    pub(super) fn keep_peaks(&self, tile: TileAddress, cells: &[f32]) {
+        let mut blocks = Box::new([0.0f32; PEAK_BLOCKS * PEAK_BLOCKS]);
+        for (j, row) in cells.chunks_exact(CELLS).enumerate() {
+            for (i, &a) in row.iter().enumerate() {
+                let b = &mut blocks[j / PEAK_BLOCK * PEAK_BLOCKS + i / PEAK_BLOCK];
+                *b = b.max(a);
+            }
+        }
+        let mut peaks = self.peaks.lock().expect("peaks lock");
+        if peaks.len() >= PEAK_TILES {
+            peaks.clear();
+        }
+        peaks.insert(tile, Peaks(blocks));
+    }
+
+    /// The largest amplitude under `tile` (deeper than its data ancestor
+    /// `ancestor`) from the ancestor's peaks, if kept: the peaks of every
+    /// block holding a cell the tile's samples blend.
+    fn peak_amplitude(&self, tile: TileAddress, ancestor: TileAddress) -> Option<f64> {
+        let peaks = self.peaks.lock().expect("peaks lock");
+        let Peaks(blocks) = peaks.get(&ancestor)?;
+        let (u0, v0, step) = DetailSource::placement(tile, ancestor);
+        // Samples -1..=129 lie at o - step ..= o + 129 step; a sample at u
+        // blends cells floor(u - 0.5) and the next (cell c at index c + 1),
+        // clamped to the grid as `dual_bilinear` clamps.
+        let span = |o: f64| {
+            let first = ((o - step - 0.5).floor() + 1.0).clamp(0.0, (CELLS - 1) as f64) as usize;
+            let last = ((o + 129.0 * step - 0.5).floor() + 2.0).clamp(0.0, (CELLS - 1) as f64) as usize;
+            (first / PEAK_BLOCK, last / PEAK_BLOCK)
+        };
+        let ((i0, i1), (j0, j1)) = (span(u0), span(v0));
+        let peak = (j0..=j1)
+            .flat_map(|j| (i0..=i1).map(move |i| j * PEAK_BLOCKS + i))
+            .map(|k| blocks[k])
+            .fold(0.0f32, f32::max);
+        Some(f64::from(peak) * (1.0 + 1e-6))
+    }
+}
+
 impl DetailSource {
     /// A range holding the unit octave sum at every stored sample of a tile
     /// past the data depth: the range of the nodes [`WINDOW_LEVELS_UP`]
@@ -73,6 +130,15 @@ impl DetailSource {
         let fine: f64 = (level + 8..sample_log2).map(coefficient).sum();
         (low - fine, high + fine)
     }
+}
+
+/// How a tile's bounds take the unit octave sum over it.
+#[derive(Clone, Copy)]
+enum Octaves {
+    /// Refined a few levels up ([`DetailSource::octave_range`]).
+    Windowed,
+    /// The sum of the coefficients, its worst case: no window to refine.
+    WorstCase,
 }
 
 /// How many levels above a synthesized tile its bounds refine the octave
@@ -114,18 +180,20 @@ impl DetailSource {
     /// error adds the octaves the tile omits and the two its drawn lattice
     /// (every fourth sample) cannot resolve.
     pub fn synthesized_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        self.bounds_over(tile, &|ancestor| self.amplitudes(ancestor))
+        Ok(self.bounds_over(tile, &|ancestor| self.amplitudes(ancestor), Octaves::Windowed)?.0)
     }
 
     /// [`DetailSource::synthesized_bounds`] with the data tile's field from
-    /// `field` (the cache's, read or not).
-    pub(super) fn bounds_over(
+    /// `field` (the cache's, read or not), the octave sum bounded as
+    /// `octaves` says; with the largest amplitude over the tile.
+    fn bounds_over(
         &self,
         tile: TileAddress,
         field: &dyn Fn(TileAddress) -> Result<Arc<DataField>, SourceError>,
-    ) -> Result<TileBounds, SourceError> {
+        octaves: Octaves,
+    ) -> Result<(TileBounds, f64), SourceError> {
         let mut b = self.inner.tile_bounds(tile)?;
-        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(b) };
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok((b, 0.0)) };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
         let (low_amplitude, amplitude) = match field(ancestor) {
             Ok(field) => {
@@ -163,10 +231,16 @@ impl DetailSource {
             Err(e) => return Err(e),
         };
         if amplitude == 0.0 {
-            return Ok(b);
+            return Ok((b, 0.0));
         }
-        let range = self.octave_range(tile, data_depth);
-        Ok(self.widen_by_detail(b, tile, data_depth, (low_amplitude, amplitude), range))
+        let range = match octaves {
+            Octaves::Windowed => self.octave_range(tile, data_depth),
+            Octaves::WorstCase => {
+                let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
+                (-up_to, up_to)
+            }
+        };
+        Ok((self.widen_by_detail(b, tile, data_depth, (low_amplitude, amplitude), range), amplitude))
     }
 
     /// A bound on every cell of the amplitude field of data tile
@@ -192,12 +266,26 @@ impl DetailSource {
         let b = self.inner.tile_bounds(tile)?;
         let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(b) };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
-        let amplitude = self.amplitude_from_index(ancestor)?;
-        if amplitude == 0.0 {
-            return Ok(b);
-        }
-        let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
-        let mut loose = self.widen_by_detail(b, tile, data_depth, (0.0, amplitude), (-up_to, up_to));
+        // A data tile already read (a tile or an exact bound under it was
+        // made) gives its amplitudes over the tile for a few thousand cell
+        // reads at most. The index's range only bounds a cell's twist by
+        // half the tile's range: on a law-less lidar DEM (no cap), 130 m of
+        // amplitude where the cells have centimetres, so a camera 100 m up
+        // stood inside every new node beside it (1,000 px for a frame).
+        let cached = self.cache.lock().expect("cache lock").get(&ancestor).cloned();
+        let (mut loose, amplitude) = match cached {
+            Some(field) => self.bounds_over(tile, &|_| Ok(field.clone()), Octaves::WorstCase)?,
+            None => {
+                // Both bound every cell under the tile: the smaller does.
+                let from_index = self.amplitude_from_index(ancestor)?;
+                let amplitude = self.peak_amplitude(tile, ancestor).map_or(from_index, |peak| peak.min(from_index));
+                if amplitude == 0.0 {
+                    return Ok(b);
+                }
+                let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
+                (self.widen_by_detail(b, tile, data_depth, (0.0, amplitude), (-up_to, up_to)), amplitude)
+            }
+        };
         // An ancestor's exact bounds, where kept, hold the tile too but for
         // the octaves the tile adds: its data surface lies within the
         // ancestor's, its amplitudes among the ancestor's, and its unit
