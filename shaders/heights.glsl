@@ -42,6 +42,16 @@ float bilinear_height(NodeRecord r, vec2 t, float last) {
     return h;
 }
 
+// The ground spacing (metres) of one stored texel along the face's u and v
+// axes, where the ellipsoid normal is `up`.
+vec2 texel_metres(NodeRecord r, vec3 up) {
+    // 2^-(depth + 6) / uv_scale, built from its bits: exp2 may be approximate.
+    float texel_grid = uintBitsToFloat(uint(127 - int(r.depth) - 6) << 23) / r.uv_scale;
+    vec3 tangent_u = r.frame.w_u - up * dot(up, r.frame.w_u);
+    vec3 tangent_v = r.frame.w_v - up * dot(up, r.frame.w_v);
+    return vec2(length(tangent_u), length(tangent_v)) * texel_grid;
+}
+
 // The ground normal at stored-texel coordinate t: central differences one
 // stored texel either side (the apron makes the edges' neighbours local),
 // bilinearly interpolated like the heights, over the texel's ground spacing
@@ -49,12 +59,9 @@ float bilinear_height(NodeRecord r, vec2 t, float last) {
 vec3 height_normal(NodeRecord r, vec2 t, vec3 up) {
     float hu = bilinear_height(r, t + vec2(1.0, 0.0), TILE_CELLS + 1.0) - bilinear_height(r, t - vec2(1.0, 0.0), TILE_CELLS + 1.0);
     float hv = bilinear_height(r, t + vec2(0.0, 1.0), TILE_CELLS + 1.0) - bilinear_height(r, t - vec2(0.0, 1.0), TILE_CELLS + 1.0);
-    // 2^-(depth + 6) / uv_scale, built from its bits: exp2 may be approximate.
-    float texel_grid = uintBitsToFloat(uint(127 - int(r.depth) - 6) << 23) / r.uv_scale;
     vec3 tangent_u = r.frame.w_u - up * dot(up, r.frame.w_u);
     vec3 tangent_v = r.frame.w_v - up * dot(up, r.frame.w_v);
-    float metres_u = length(tangent_u) * texel_grid;
-    float metres_v = length(tangent_v) * texel_grid;
-    vec3 n = up - normalize(tangent_u) * (hu / (2.0 * metres_u)) - normalize(tangent_v) * (hv / (2.0 * metres_v));
+    vec2 metres = texel_metres(r, up);
+    vec3 n = up - normalize(tangent_u) * (hu / (2.0 * metres.x)) - normalize(tangent_v) * (hv / (2.0 * metres.y));
     return normalize(n);
 }

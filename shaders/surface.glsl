@@ -228,14 +228,18 @@ Material earth_material(float height_m, uint surface_class, vec3 ground, float s
 // and a sky fill that both fade as the sun sets, so ground whose sun is a
 // few degrees below its horizon goes black. The fill is the sky the normal
 // sees (a hemisphere: all of it facing up, half of it on a wall).
-vec3 light_ground(vec3 albedo, vec3 normal, vec3 up) {
+vec3 light_ground(vec3 albedo, vec3 normal, vec3 up, vec2 shade) {
     float elevation = dot(up, pc.sun.xyz);
-    float direct = max(dot(normal, pc.sun.xyz), 0.0) * smoothstep(-0.02, 0.04, elevation);
-    float fill = pc.sun.w * smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up));
+    // shade: the sun's share the ground around leaves (cast shadows) and
+    // the sky's openness (ambient occlusion), horizon.glsl.
+    // The sun's light is dimmed a little by openness too: a closed hollow's
+    // floor loses the light its unresolved relief (boulders, runnels) shades.
+    float direct = max(dot(normal, pc.sun.xyz), 0.0) * smoothstep(-0.02, 0.04, elevation) * shade.x * mix(1.0, shade.y, 0.5);
+    float fill = pc.sun.w * smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up)) * shade.y;
     // Skylight: a slope turned from the sun is lit by the whole sky dome,
     // about a tenth of full sun on open ground, not the body's thin fill
     // (which left shadowed slopes black, 1:60 against sunlit ones).
-    float sky = smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up));
+    float sky = smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up)) * shade.y;
     // Night: starlight and airglow, a few thousandths of the day's skylight,
     // so the dark side is dark ground, not a void against the stars.
     float night = (1.0 - smoothstep(-0.08, 0.12, elevation)) * (0.6 + 0.4 * dot(normal, up));
@@ -287,7 +291,7 @@ vec3 wave_normal(vec3 up, vec3 x, float footprint, float resolved) {
 // Fresnel (Schlick, F0 0.02), and the sun's glint, a lobe that widens
 // where the waves are not resolved (from afar the glint is the spread of
 // many wave slopes, a broad patch, not a mirror's point).
-vec3 shade_water(vec3 body_albedo, vec3 normal, vec3 up, vec3 view_dir, float resolved) {
+vec3 shade_water(vec3 body_albedo, vec3 normal, vec3 up, vec3 view_dir, float resolved, vec2 shade) {
     vec3 to_eye = -view_dir;
     float cos_v = max(dot(normal, to_eye), 0.0);
     float fresnel = 0.02 + 0.98 * pow(1.0 - cos_v, 5.0);
@@ -305,7 +309,7 @@ vec3 shade_water(vec3 body_albedo, vec3 normal, vec3 up, vec3 view_dir, float re
     // sea's is, not a faint sheen.
     float facets = (shininess + 2.0) / 6.2832 * pow(max(dot(normal, half_way), 0.0), shininess);
     float glint = facets * (0.02 + 0.98 * pow(1.0 - max(dot(half_way, to_eye), 0.0), 5.0)) / (4.0 * max(cos_v, 0.05))
-        * step(0.0, dot(normal, pc.sun.xyz)) * smoothstep(-0.02, 0.04, elevation);
-    vec3 body = light_ground(body_albedo, normal, up);
+        * step(0.0, dot(normal, pc.sun.xyz)) * smoothstep(-0.02, 0.04, elevation) * shade.x;
+    vec3 body = light_ground(body_albedo, normal, up, shade);
     return (1.0 - fresnel) * body + fresnel * sky + sunlight * glint;
 }

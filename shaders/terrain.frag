@@ -6,11 +6,13 @@
 // pack's colour as the colour texel grows beyond a few pixels; a sun whose
 // light and sky fill go out below the horizon; water that reflects the sky
 // and the sun's glint, inside coasts drawn as the contour of the class
-// samples (surface.glsl); aerial perspective.
+// samples (surface.glsl); cast shadows and ambient occlusion from the
+// horizon map (horizon.glsl); aerial perspective.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "heights.glsl"
 #include "surface.glsl"
+#include "horizon.glsl"
 
 // Depth and stencil tests before shading, said outright: the shaded pass
 // tests against the depth prepass (greater-or-equal, no depth writes) and
@@ -129,7 +131,15 @@ void main() {
     float roughness = m.roughness * (1.0 - smoothstep(150.0, 600.0, distance_m));
     vec3 normal = perturb_normal(ground, in_detail, footprint, roughness);
     vec3 view_dir = in_from_camera / distance_m;
-    vec3 lit = light_ground(albedo, normal, up);
+    // Cast shadow and openness from the horizon map; its debug view paints
+    // the sun's share white and the shadow black (the conformance test's).
+    vec2 shade = horizon_light(in_from_camera, up);
+    if (horizon.east.w > 0.0) shade.y *= fine_openness(r, t, up, height_m);
+    if ((pc.flags & FLAG_SHADOW_MASK) != 0u) {
+        out_colour = vec4(vec3(shade.x), 1.0);
+        return;
+    }
+    vec3 lit = light_ground(albedo, normal, up, shade);
     // Water where the class samples' contour says so (earth palette).
     float cover = which == 0u ? water_cover(r, t, has_classes) : 0.0;
     // A pixel's width of the contour: the cover changes by at most about
@@ -144,7 +154,7 @@ void main() {
         if (has_imagery) body = mix(imagery, body, smoothstep(1.5, 8.0, texel_px));
         // The sea is level whatever the bed beneath it does.
         float resolved = waves_resolved(footprint, distance_m);
-        vec3 water = shade_water(body, wave_normal(up, in_detail, footprint, resolved), up, view_dir, resolved);
+        vec3 water = shade_water(body, wave_normal(up, in_detail, footprint, resolved), up, view_dir, resolved, shade);
         lit = mix(lit, water, wet);
     }
     out_colour = vec4(finish_colour(apply_atmosphere(lit, view_dir, distance_m)), 1.0);

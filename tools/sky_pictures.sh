@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The sky and water pictures of docs/ground.md: the sun rising over the
-# Himalaya (looking into it, 3 km over the ground), the night side of the
-# demo Earth from orbit, the terminator, the High Sierra under a low
-# evening sun, the Pacific toward a low sun from 10 km, and the Aegean's
-# coasts from 60 km.
+# The sky, water and shadow pictures of docs/ground.md: the sun rising
+# over the Himalaya (looking into it, 3 km over the ground), the night side
+# of the demo Earth from orbit, the terminator, the High Sierra under a low
+# evening sun, the Pacific toward a low sun from 10 km, the Aegean's
+# coasts from 120 km, and the cast shadows and ambient occlusion (off, on,
+# mask) over the Sierra at a low sun, and at noon.
 #
 #   tools/sky_pictures.sh [OUT_DIR]     (default: docs/images)
 #
@@ -34,3 +35,17 @@ view=(target/release/planet-view --size 640x360 --validation)
 # Midday over the Peloponnese: coasts drawn from the 5' land mask.
 "${view[@]}" packs/earth.planetpack --lat 36.6 --lon 23.3 --alt 120000 --heading 20 --pitch -40 \
     --time 2026-06-21T12:30:00Z --shot "$out/water-aegean-coasts.png"
+# 17:06 local solar time at 118.25 W on the equinox: the sun 10 degrees up
+# in the west, the Sierra crest's shadow across Owens Valley.
+for shadows in off on mask; do
+    "${view[@]}" packs/earth.planetpack packs/sierra.planetpack --lat 36.95 --lon -118.25 --alt 10000 \
+        --heading 300 --pitch -12 --time 2026-03-21T01:00:00Z --shadows "$shadows" \
+        --shot "$out/shadows-sierra-10km-$shadows.png"
+done
+# Local noon at 118.25 W on the equinox: the sun 53 degrees up; what
+# darkens the canyons and cirques is the sky's openness, not a cast shadow.
+for shadows in off on; do
+    "${view[@]}" packs/earth.planetpack packs/sierra.planetpack --lat 36.95 --lon -118.25 --alt 10000 \
+        --heading 300 --pitch -12 --time 2026-03-20T19:53:00Z --shadows "$shadows" \
+        --shot "$out/shadows-sierra-10km-noon-$shadows.png"
+done

@@ -19,6 +19,7 @@ const uint SLOT_COLOUR_LEVELS_SHIFT = 8u;
 const uint SLOT_CLASS_LEVELS_SHIFT = 16u;
 const uint FLAG_ANALYTIC_BODY = 1u;
 const uint FLAG_ATMOSPHERE = 2u;
+const uint FLAG_SHADOW_MASK = 4u;
 const uint PALETTE_SHIFT = 8u;
 const uint BODY_SPHERE = 0u;
 const uint BODY_BOX = 1u;
@@ -31,6 +32,8 @@ const uint BODY_BOX_VERTICES = 36u;
 #define BINDING_SLOT_CLASSES 3
 #define BINDING_CAPTURED 4
 #define BINDING_COUNTERS 5
+#define BINDING_HORIZON 6
+#define BINDING_HORIZON_FRAME 7
 
 struct NodeFrame {
     vec3 w_u; // offset 0
@@ -68,7 +71,16 @@ struct NodeRecord {
     vec3 detail_origin; // offset 192
 };
 
+struct HorizonFrame {
+    vec4 camera_in_map; // offset 0
+    vec4 east; // offset 16
+    vec4 north; // offset 32
+    vec4 up; // offset 48
+};
+
 layout(scalar, set = 0, binding = BINDING_RECORDS) readonly buffer Records { NodeRecord records[]; };
+
+layout(scalar, set = 0, binding = BINDING_HORIZON_FRAME) readonly buffer Horizon { HorizonFrame horizon; };
 
 #ifdef BODY_PASS
 layout(push_constant, std430) uniform Body {

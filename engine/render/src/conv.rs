@@ -8,6 +8,7 @@ use planet_terrain::abi::{
 };
 use planet_terrain::geo::address::TILE_STORED_SAMPLES;
 use planet_terrain::ground::SourceTile;
+use planet_terrain::ground::horizon::{HORIZON_LEVELS, HORIZON_TEXELS};
 
 use crate::error::RenderError;
 
@@ -17,6 +18,12 @@ pub const HEIGHT_FORMAT: vk::Format = vk::Format::R16_UINT;
 pub const COLOUR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
 /// Surface classes: one byte, integer fetches.
 pub const CLASS_FORMAT: vk::Format = vk::Format::R8_UINT;
+/// The horizon map: horizon angle and openness as half floats, filtered.
+pub const HORIZON_FORMAT: vk::Format = vk::Format::R16G16_SFLOAT;
+/// Staging bytes of a whole horizon map (every level).
+pub const HORIZON_UPLOAD_BYTES: usize = HORIZON_LAYER_BYTES * HORIZON_LEVELS as usize;
+/// Bytes of one level of the horizon map.
+pub const HORIZON_LAYER_BYTES: usize = (HORIZON_TEXELS * HORIZON_TEXELS) as usize * 4;
 pub const TARGET_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 

@@ -22,6 +22,7 @@ mod look;
 mod pacing;
 mod renderer;
 pub mod scene;
+mod shadows;
 mod slot_layout;
 mod tiles;
 // Every Vulkan call: the crate denies unsafe code everywhere else.
@@ -38,7 +39,7 @@ pub use error::{RenderError, Result};
 pub use image::RgbaImage;
 pub use limits::{DeviceLimits, SLOT_BYTES};
 pub use renderer::{
-    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, NODE_VERTICES, PassCounts, PassTimes, Renderer,
+    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HorizonInput, NODE_VERTICES, PassCounts, PassTimes, Renderer,
     RendererSettings, UiFrame, WorkCounts, lattice_indices, lattice_indices_len,
 };
 pub use vk::device::{GpuSettings, WindowHandles};

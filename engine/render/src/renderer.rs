@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use planet_terrain::abi::{LATTICE_SIDE, NodeRecord, PushConstants, RECORD_BYTES};
+use planet_terrain::abi::{HorizonFrame, LATTICE_SIDE, NodeRecord, PushConstants, RECORD_BYTES};
 use planet_terrain::ground::SourceTile;
 
 use crate::conv::{self, SlotContent, TILE_UPLOAD_BYTES};
@@ -155,6 +155,18 @@ pub struct FrameInput<'a> {
     pub ui: Option<&'a UiFrame>,
     /// Present to the window (a windowed renderer only).
     pub present: bool,
+    /// The horizon map to shade with; `None`: no cast shadows and open sky
+    /// everywhere.
+    pub horizon: Option<HorizonInput<'a>>,
+}
+
+/// The horizon map a frame shades with (`planet_terrain::ground::horizon`).
+#[derive(Clone, Copy, Debug)]
+pub struct HorizonInput<'a> {
+    pub frame: HorizonFrame,
+    /// A new map's texels (`HorizonMap::texel_bytes`), written before the
+    /// frame draws; `None` when the image holds the map already.
+    pub texels: Option<&'a [u8]>,
 }
 
 /// What egui produced for one frame: the textures to change first and the
@@ -383,6 +395,16 @@ impl Renderer {
         }
         let staging_ms = (crate::clock::thread_cpu_time() - staging_started).as_secs_f64() * 1e3;
         self.write_records(&frame, input.records);
+        let (horizon_frame, horizon_staging) = self.backend.horizon_mut(&frame);
+        let horizon = input.horizon.map_or(HorizonFrame::default(), |h| h.frame);
+        horizon_frame.copy_from_slice(bytemuck::bytes_of(&horizon));
+        if let Some(texels) = input.horizon.and_then(|h| h.texels) {
+            assert!(
+                texels.len() <= horizon_staging.len() && texels.len().is_multiple_of(conv::HORIZON_LAYER_BYTES),
+                "a horizon map is whole levels"
+            );
+            horizon_staging[..texels.len()].copy_from_slice(texels);
+        }
         let submitted = self.backend.submit(frame, input, &writes)?;
         Ok(FrameOutcome {
             frame: submitted.frame,
@@ -442,6 +464,7 @@ impl Renderer {
             wireframe: false,
             ui: None,
             present: false,
+            horizon: None,
         })?;
         self.finish()?;
         let (frame, _) = self.backend.begin_frame()?;

@@ -23,8 +23,6 @@ use planet_terrain::lod::{
     Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, Selector, build_records,
 };
 
-use planet_terrain::abi::PushConstants;
-
 use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
@@ -33,7 +31,9 @@ use crate::kept_bounds::{Ask, KeptBounds};
 use crate::loader::TileLoader;
 pub use crate::pacing::FramePhases;
 use crate::pacing::{FRAME_CPU_TARGET_MS, MIN_UPLOAD_MS, PhaseClock, UploadPacer};
-use crate::renderer::{FrameInput, Renderer};
+use crate::renderer::{FrameInput, HorizonInput, Renderer};
+pub use crate::shadows::ShadowMode;
+use crate::shadows::Shadows;
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
 pub use crate::look::{Appearance, sky_turn_at, sun_at, sun_for};
@@ -45,6 +45,8 @@ pub struct SceneSettings {
     pub uploads_per_frame: usize,
     pub frames_in_flight: u64,
     pub loading: Loading,
+    /// Cast shadows and ambient occlusion from the horizon map.
+    pub shadows: ShadowMode,
 }
 
 impl Default for SceneSettings {
@@ -54,6 +56,7 @@ impl Default for SceneSettings {
             uploads_per_frame: 32,
             frames_in_flight: 2,
             loading: Loading::OnFrame,
+            shadows: ShadowMode::On,
         }
     }
 }
@@ -116,6 +119,8 @@ pub struct TerrainScene {
     coarsest_drawn: Option<u8>,
     /// [`TerrainScene::set_sky_turn`].
     sky_turn: f64,
+    /// The horizon map: cast shadows and ambient occlusion.
+    shadows: Shadows,
 }
 
 #[derive(Debug)]
@@ -171,6 +176,7 @@ impl TerrainScene {
             last_cut: Default::default(),
             coarsest_drawn: None,
             sky_turn: 0.0,
+            shadows: Shadows::new(settings.shadows),
         }
     }
 
@@ -186,6 +192,17 @@ impl TerrainScene {
 
     pub fn set_appearance(&mut self, appearance: Appearance) {
         self.appearance = appearance;
+    }
+
+    /// Cast shadows and ambient occlusion on, off or painted as a mask.
+    pub fn set_shadows(&mut self, mode: ShadowMode) {
+        self.shadows.set_mode(mode);
+    }
+
+    /// The horizon map the last frame shaded with, and the maps built so
+    /// far with the last one's milliseconds.
+    pub fn horizon_map(&self) -> (Option<&planet_terrain::ground::horizon::HorizonMap>, (usize, f64)) {
+        (self.shadows.map(), self.shadows.builds())
     }
 
     /// The near plane for the next frames (the viewer keeps it a fraction
@@ -287,52 +304,6 @@ impl TerrainScene {
 
     pub fn is_frozen(&self) -> bool {
         self.frozen.is_some() || self.freeze_next
-    }
-
-    /// The push constants of a view: the camera-relative clip rows (from
-    /// the f64 camera, narrowed last), the sun, and the body.
-    pub fn constants(&self, view: &View, sun: DVec3, analytic_body: bool) -> PushConstants {
-        let near = self.settings.selection.near_m;
-        let focal = 1.0 / (0.5 * view.vertical_fov).tan();
-        let x = view.right() * (focal / view.aspect());
-        let y = -view.up() * focal;
-        let w = view.forward();
-        let radii = self.body.ellipsoid().radii();
-        let scaled = view.position / radii;
-        let c_term = scaled.length_squared() - 1.0;
-        // The deepest ground a source can hold, lowered by how far the
-        // coarsest drawn lattice's flat cells sag inside the surface through
-        // their vertices, as a scale of the radii: a ray that meets the body
-        // below it must meet drawn terrain. (Six roots alone sag 9 km: a
-        // pixel at the limb from orbit is their resolution, not a hole; a
-        // ray down through a hole near the camera meets the floor anyway.)
-        let mean = (radii.x + radii.y + radii.z) / 3.0;
-        let sag = self.coarsest_drawn.map_or(0.0, |depth| drawn::lattice_sag_m(&self.body, depth));
-        let floor_scale = 1.0 + (self.deepest_ground_m - sag) / mean;
-        let floor_c_term = (view.position / (radii * floor_scale)).length_squared() - 1.0;
-        let sun = sun.normalize();
-        let mut flags = self.appearance.palette << 8;
-        if analytic_body {
-            flags |= 1;
-        }
-        let (scale_height, density) = self.appearance.atmosphere.unwrap_or((8000.0, 0.0));
-        if self.appearance.atmosphere.is_some() {
-            flags |= 2;
-        }
-        let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
-        PushConstants {
-            x_row: f(x, near),
-            y_row: f(y, floor_scale),
-            w_row: f(w, self.sky_turn),
-            sun: f(sun, 0.12),
-            camera: f(view.position, floor_c_term),
-            radii: f(radii, c_term),
-            inverse_radii: f(DVec3::ONE / radii, (radii.x + radii.y + radii.z) / 3.0),
-            flags,
-            atmosphere_height: scale_height,
-            atmosphere_density: density,
-            exposure: self.appearance.exposure,
-        }
     }
 
     /// Draws one frame of `view`, headless. With `read_back`, the frame's
@@ -477,7 +448,11 @@ impl TerrainScene {
             ReadBack::WhenComplete => complete,
         };
         let constants = self.constants(view, sun, analytic_body);
+        let wait = self.loader.is_none() || read_back == ReadBack::WhenComplete;
+        self.shadows.update(&source, view.position, sun, wait);
+        let shading = self.shadows.frame_input(view.position);
         let outcome = renderer.render(&FrameInput {
+            horizon: shading.as_ref().map(|(frame, texels)| HorizonInput { frame: *frame, texels: texels.as_deref() }),
             constants,
             records: &records,
             uploads: &uploads,
@@ -558,7 +533,9 @@ impl TerrainScene {
     ) -> Result<FrameReport> {
         let analytic_body = statistics.is_none_or(|s| !s.covers_body);
         let constants = self.constants(view, sun, analytic_body);
+        let shading = self.shadows.frame_input(view.position);
         let outcome = renderer.render(&FrameInput {
+            horizon: shading.as_ref().map(|(frame, texels)| HorizonInput { frame: *frame, texels: texels.as_deref() }),
             constants,
             records,
             uploads: &[],
@@ -600,34 +577,6 @@ impl TerrainScene {
             let base = f64::from(held.height_base);
             Some((base, base + 65535.0 * f64::from(held.height_step)))
         })
-    }
-
-    /// Renders `view` until a frame is complete (every node on its own tile,
-    /// nothing pending) or `max_frames` have been drawn; returns the last
-    /// frame's report (with its GPU times) and image.
-    pub fn render_until_resident(
-        &mut self,
-        renderer: &mut Renderer,
-        view: &View,
-        sun: DVec3,
-        max_frames: u32,
-    ) -> Result<(FrameReport, crate::image::RgbaImage, u32)> {
-        let mut frames = 0;
-        loop {
-            frames += 1;
-            let last = frames >= max_frames;
-            let mode = if last { ReadBack::Always } else { ReadBack::WhenComplete };
-            let mut report = self.frame(renderer, view, sun, mode)?;
-            if report.complete || last {
-                report.gpu = renderer.finish()?;
-                let image = renderer.take_image()?.expect("the frame was read back");
-                return Ok((report, image, frames));
-            }
-            // Nothing new to draw until a worker finishes a tile.
-            if let (0, Some(loader)) = (report.statistics.uploads, &self.loader) {
-                loader.wait(std::time::Duration::from_millis(250));
-            }
-        }
     }
 }
 

@@ -1,5 +1,7 @@
 //! What a frame drew, for those who must keep clear of it: the grounds a
-//! frame may draw under a point, and how far its flat lattice cells sag.
+//! frame may draw under a point, and how far its flat lattice cells sag
+//! (which lowers the sky's floor in the push constants); and frames drawn
+//! until what they draw is resident.
 //!
 //! The key decision: the camera keeps clear of the ground it is shown, not
 //! only of the finest ground. A coarse cut (a small budget) or a stand-in
@@ -8,10 +10,64 @@
 //! the finest ground then stood under the ground it was shown and saw sky
 //! through it.
 
+use glam::DVec3;
+use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::Body;
 
+use planet_terrain::abi::{FLAG_ANALYTIC_BODY, FLAG_ATMOSPHERE, PushConstants};
+
+use super::{FrameReport, ReadBack};
+use crate::error::Result;
+use crate::renderer::Renderer;
+
 impl super::TerrainScene {
+    /// The push constants of a view: the camera-relative clip rows (from
+    /// the f64 camera, narrowed last), the sun, and the body.
+    pub fn constants(&self, view: &View, sun: DVec3, analytic_body: bool) -> PushConstants {
+        let near = self.settings.selection.near_m;
+        let focal = 1.0 / (0.5 * view.vertical_fov).tan();
+        let x = view.right() * (focal / view.aspect());
+        let y = -view.up() * focal;
+        let w = view.forward();
+        let radii = self.body.ellipsoid().radii();
+        let scaled = view.position / radii;
+        let c_term = scaled.length_squared() - 1.0;
+        // The deepest ground a source can hold, lowered by how far the
+        // coarsest drawn lattice's flat cells sag inside the surface through
+        // their vertices, as a scale of the radii: a ray that meets the body
+        // below it must meet drawn terrain. (Six roots alone sag 9 km: a
+        // pixel at the limb from orbit is their resolution, not a hole; a
+        // ray down through a hole near the camera meets the floor anyway.)
+        let mean = (radii.x + radii.y + radii.z) / 3.0;
+        let sag = self.coarsest_drawn.map_or(0.0, |depth| lattice_sag_m(&self.body, depth));
+        let floor_scale = 1.0 + (self.deepest_ground_m - sag) / mean;
+        let floor_c_term = (view.position / (radii * floor_scale)).length_squared() - 1.0;
+        let sun = sun.normalize();
+        let mut flags = self.appearance.palette << 8 | self.shadows.flags();
+        if analytic_body {
+            flags |= FLAG_ANALYTIC_BODY;
+        }
+        let (scale_height, density) = self.appearance.atmosphere.unwrap_or((8000.0, 0.0));
+        if self.appearance.atmosphere.is_some() {
+            flags |= FLAG_ATMOSPHERE;
+        }
+        let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
+        PushConstants {
+            x_row: f(x, near),
+            y_row: f(y, floor_scale),
+            w_row: f(w, self.sky_turn),
+            sun: f(sun, 0.12),
+            camera: f(view.position, floor_c_term),
+            radii: f(radii, c_term),
+            inverse_radii: f(DVec3::ONE / radii, (radii.x + radii.y + radii.z) / 3.0),
+            flags,
+            atmosphere_height: scale_height,
+            atmosphere_density: density,
+            exposure: self.appearance.exposure,
+        }
+    }
+
     /// The depths whose ground (bilinear between their samples) a frame
     /// may draw at `at`, within a sample: a node draws its lattice (every
     /// fourth sample, so the samples of two levels up) from its own tile
@@ -29,6 +85,34 @@ impl super::TerrainScene {
         let node = (0..=MAX_DEPTH).filter_map(|d| finest.ancestor_at(d)).find(|t| self.last_cut.contains_key(t));
         let last_cut = node.map(|n| n.depth().saturating_sub(2).min(resident_at(n).map_or(0, |t| t.depth())));
         [last_cut, resident_at(finest).map(|t| t.depth())]
+    }
+
+    /// Renders `view` until a frame is complete (every node on its own tile,
+    /// nothing pending) or `max_frames` have been drawn; returns the last
+    /// frame's report (with its GPU times) and image.
+    pub fn render_until_resident(
+        &mut self,
+        renderer: &mut Renderer,
+        view: &View,
+        sun: DVec3,
+        max_frames: u32,
+    ) -> Result<(FrameReport, crate::image::RgbaImage, u32)> {
+        let mut frames = 0;
+        loop {
+            frames += 1;
+            let last = frames >= max_frames;
+            let mode = if last { ReadBack::Always } else { ReadBack::WhenComplete };
+            let mut report = self.frame(renderer, view, sun, mode)?;
+            if report.complete || last {
+                report.gpu = renderer.finish()?;
+                let image = renderer.take_image()?.expect("the frame was read back");
+                return Ok((report, image, frames));
+            }
+            // Nothing new to draw until a worker finishes a tile.
+            if let (0, Some(loader)) = (report.statistics.uploads, &self.loader) {
+                loader.wait(std::time::Duration::from_millis(250));
+            }
+        }
     }
 }
 

@@ -47,6 +47,10 @@ pub const SLOT_CLASS_LEVELS_SHIFT: u32 = 16;
 pub const FLAG_ANALYTIC_BODY: u32 = 1;
 /// [`PushConstants::flags`]: aerial perspective and the limb are on.
 pub const FLAG_ATMOSPHERE: u32 = 2;
+/// [`PushConstants::flags`]: the terrain's fragments show the sun's share
+/// the horizon map leaves them (white lit, black in shadow), unlit and
+/// without atmosphere: the shadow conformance test reads it.
+pub const FLAG_SHADOW_MASK: u32 = 4;
 /// [`PushConstants::flags`]: the palette selector sits in bits 8..15
 /// (0 earth-like, 1 grey regolith, 2 rust).
 pub const PALETTE_SHIFT: u32 = 8;
@@ -65,14 +69,21 @@ pub mod binding {
     pub const CAPTURED: u32 = 4;
     /// The frame's counters (hole pixels), written by the sky.
     pub const COUNTERS: u32 = 5;
+    /// The horizon map (`ground::horizon`): `R16G16_SFLOAT` array image, one
+    /// layer per level, with a linear sampler.
+    pub const HORIZON: u32 = 6;
+    /// Where the horizon map lies ([`super::HorizonFrame`]), a storage buffer.
+    pub const HORIZON_FRAME: u32 = 7;
     /// Every binding, in order.
-    pub const ALL: [(&str, u32); 6] = [
+    pub const ALL: [(&str, u32); 8] = [
         ("RECORDS", RECORDS),
         ("SLOT_HEIGHTS", SLOT_HEIGHTS),
         ("SLOT_COLOUR", SLOT_COLOUR),
         ("SLOT_CLASSES", SLOT_CLASSES),
         ("CAPTURED", CAPTURED),
         ("COUNTERS", COUNTERS),
+        ("HORIZON", HORIZON),
+        ("HORIZON_FRAME", HORIZON_FRAME),
     ];
 }
 
@@ -195,6 +206,27 @@ pub struct BodyConstants [size = 128] {
 }
 }
 
+crate::gpu_struct! {
+/// Where the frame's horizon map lies (storage buffer, scalar layout): the
+/// fragment's map position is `dot(from_camera, east) + camera_in_map.x`,
+/// `dot(from_camera, north) + camera_in_map.y` (the camera's offset formed
+/// in f64, narrowed last), and level `k` spans `finest * ratio^k` metres.
+pub struct HorizonFrame [size = 64] {
+    /// The camera minus the map's centre along east, north and up (m);
+    /// w = the finest level's side (m).
+    pub camera_in_map: [f32; 4],
+    /// The map's east axis (body-fixed); w = its levels (0: no map, the
+    /// ground is lit and open everywhere).
+    pub east: [f32; 4],
+    /// The map's north axis; w = the ratio of one level's side to the
+    /// next finer one's.
+    pub north: [f32; 4],
+    /// The map's up axis; w = half the width (radians) over which the sun
+    /// goes from hidden to seen as it clears the horizon.
+    pub up: [f32; 4],
+}
+}
+
 /// [`BodyConstants::centre`]`.w`: a sphere of radius `|axis_x|`.
 pub const BODY_SPHERE: u32 = 0;
 /// [`BodyConstants::centre`]`.w`: a box spanning the axes both ways.
@@ -251,6 +283,7 @@ pub fn glsl_header() -> String {
         ("SLOT_CLASS_LEVELS_SHIFT", SLOT_CLASS_LEVELS_SHIFT),
         ("FLAG_ANALYTIC_BODY", FLAG_ANALYTIC_BODY),
         ("FLAG_ATMOSPHERE", FLAG_ATMOSPHERE),
+        ("FLAG_SHADOW_MASK", FLAG_SHADOW_MASK),
         ("PALETTE_SHIFT", PALETTE_SHIFT),
         ("BODY_SPHERE", BODY_SPHERE),
         ("BODY_BOX", BODY_BOX),
@@ -266,9 +299,14 @@ pub fn glsl_header() -> String {
     out.push('\n');
     glsl_struct(&mut out, NodeFrame::NAME, &NodeFrame::fields());
     glsl_struct(&mut out, NodeRecord::NAME, &NodeRecord::fields());
+    glsl_struct(&mut out, HorizonFrame::NAME, &HorizonFrame::fields());
     let _ = writeln!(
         out,
         "layout(scalar, set = 0, binding = BINDING_RECORDS) readonly buffer Records {{ NodeRecord records[]; }};\n"
+    );
+    let _ = writeln!(
+        out,
+        "layout(scalar, set = 0, binding = BINDING_HORIZON_FRAME) readonly buffer Horizon {{ HorizonFrame horizon; }};\n"
     );
     // One push-constant block per pipeline layout: the bodies pass has its own.
     out.push_str("#ifdef BODY_PASS\nlayout(push_constant, std430) uniform Body {\n");
@@ -327,6 +365,7 @@ mod tests {
             .chain(&NodeFrame::fields())
             .chain(&PushConstants::fields())
             .chain(&BodyConstants::fields())
+            .chain(&HorizonFrame::fields())
         {
             assert!(header.contains(&format!(" {}; // offset {}", f.name, f.offset)), "{}", f.name);
         }

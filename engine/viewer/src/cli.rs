@@ -176,6 +176,11 @@ pub(crate) struct Cli {
     /// the sun still.
     #[arg(long, default_value_t = 1.0, value_parser = args::time_rate, allow_hyphen_values = true)]
     pub(crate) time_rate: f64,
+    /// Cast shadows and ambient occlusion from the ground's horizon map:
+    /// `on`, `off` (the ground lit by its slope alone, for comparison) or
+    /// `mask` (white where the sun is seen, black where the ground hides it).
+    #[arg(long, default_value = "on", value_parser = ["on", "off", "mask"])]
+    pub(crate) shadows: String,
 }
 
 /// The instant of the first frame: `--time`, or the demo default (see the flag).

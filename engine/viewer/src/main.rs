@@ -28,7 +28,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use cli::{Cli, FRAMES_IN_FLIGHT, MIN_SLOTS, node_budget, slots, start_time};
 use planet_cli::args;
-use planet_render::scene::{FrameOptions, Loading, SceneSettings, TerrainScene, sun_at};
+use planet_render::scene::{FrameOptions, Loading, SceneSettings, ShadowMode, TerrainScene, sun_at};
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, View};
 use planet_terrain::geo::body::{Body, Geodetic};
@@ -142,6 +142,11 @@ fn scene_settings(cli: &Cli, size: (u32, u32), near_m: f64) -> SceneSettings {
         uploads_per_frame: cli.uploads as usize,
         frames_in_flight: FRAMES_IN_FLIGHT,
         loading: loading(cli),
+        shadows: match cli.shadows.as_str() {
+            "off" => ShadowMode::Off,
+            "mask" => ShadowMode::Mask,
+            _ => ShadowMode::On,
+        },
     }
 }
 
@@ -193,7 +198,8 @@ fn shot_mode(
     // Every frame completed: the newest is the one shot.
     let counts = renderer.take_completed().into_iter().max_by_key(|c| c.frame).and_then(|c| c.counts);
     if let Some(path) = &cli.stats {
-        write_stats(path, &renderer, &report, counts.as_ref(), frames, size)?;
+        let horizon = scene.horizon_map().1;
+        write_stats(path, &renderer, &report, counts.as_ref(), (frames, horizon), size)?;
     }
     planet_cli::report::message(&format!(
         "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}, {}, wrote {}",
@@ -448,7 +454,7 @@ fn write_stats(
     renderer: &Renderer,
     report: &planet_render::scene::FrameReport,
     counts: Option<&planet_render::WorkCounts>,
-    frames: u32,
+    (frames, (horizon_builds, horizon_build_ms)): (u32, (usize, f64)),
     size: (u32, u32),
 ) -> Result<()> {
     let s = &report.statistics;
@@ -490,6 +496,7 @@ fn write_stats(
             "sky": g.sky_ms,
             "total": g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms,
         })),
+        "horizon_map": { "builds": horizon_builds, "last_build_ms": horizon_build_ms },
         "remote": planet_cli::stack::remote_transfers(),
         "gpu_counts_available": renderer.counts_work(),
         "gpu_counts": gpu_counts::json(counts, gpu_counts::instances(report)),

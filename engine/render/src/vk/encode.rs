@@ -17,9 +17,10 @@ use super::barrier::{ImageUse, MemoryUse, memory_barrier};
 use super::counts::{CountQueries, CountedPass};
 use super::frames::SlotWrite;
 use super::resources::Image;
-use crate::conv::{CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, SIDE, TILE_UPLOAD_BYTES};
+use crate::conv::{CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, HORIZON_LAYER_BYTES, SIDE, TILE_UPLOAD_BYTES};
 use crate::error::{Context, Result};
 use crate::renderer::{DrawCalls, FrameInput, lattice_indices_len};
+use planet_terrain::ground::horizon::HORIZON_TEXELS;
 
 /// The handles of one frame's resources that recording uses (copied, so
 /// the images' use tracking can be updated while recording).
@@ -32,6 +33,7 @@ pub(super) struct FrameHandles {
     pub(super) counts: CountQueries,
     pub(super) counters: vk::Buffer,
     pub(super) staging: vk::Buffer,
+    pub(super) horizon_staging: vk::Buffer,
 }
 
 impl Backend {
@@ -45,6 +47,7 @@ impl Backend {
             counts: frame.counts,
             counters: frame.counters.buffer,
             staging: frame.staging.buffer,
+            horizon_staging: frame.horizon_staging.buffer,
         }
     }
 
@@ -77,6 +80,9 @@ impl Backend {
         }
         self.record_count_reset(commands, frame.counts);
         self.record_uploads(commands, frame.staging, writes);
+        if let Some(texels) = input.horizon.and_then(|h| h.texels) {
+            self.record_horizon_upload(commands, frame.horizon_staging, (texels.len() / HORIZON_LAYER_BYTES) as u32);
+        }
         let counters_ready = [memory_barrier(MemoryUse::TransferDst, MemoryUse::FragmentStorage)];
         // SAFETY: recording; the barrier orders the counter's clear before
         // the sky's increments.
@@ -262,6 +268,39 @@ impl Backend {
                 if !regions.is_empty() {
                     device.cmd_copy_buffer_to_image(commands, staging, image, dst, regions);
                 }
+            }
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&after));
+        }
+    }
+
+    /// Copies a whole staged horizon map (`levels` layers) into its image.
+    /// `commands` is recording; `staging` holds the levels in order.
+    fn record_horizon_upload(&mut self, commands: vk::CommandBuffer, staging: vk::Buffer, levels: u32) {
+        let before = self.horizon.discard_to(ImageUse::TransferDst);
+        let regions: Vec<vk::BufferImageCopy> = (0..levels)
+            .map(|level| {
+                vk::BufferImageCopy::default()
+                    .buffer_offset((level as usize * HORIZON_LAYER_BYTES) as u64)
+                    .image_subresource(
+                        vk::ImageSubresourceLayers::default()
+                            .aspect_mask(vk::ImageAspectFlags::COLOR)
+                            .base_array_layer(level)
+                            .layer_count(1),
+                    )
+                    .image_extent(vk::Extent3D { width: HORIZON_TEXELS, height: HORIZON_TEXELS, depth: 1 })
+            })
+            .collect();
+        let layers = self.horizon.layers;
+        let after = self.horizon.transition(0..layers, ImageUse::ShaderRead);
+        let device = &self.gpu.device;
+        // SAFETY: `commands` is recording and `staging` holds `levels`
+        // whole layers; the first barrier waits for every earlier read of
+        // the map on the queue (frames still in flight) before the copy.
+        unsafe {
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&before));
+            if !regions.is_empty() {
+                let dst = ImageUse::TransferDst.layout();
+                device.cmd_copy_buffer_to_image(commands, staging, self.horizon.image, dst, &regions);
             }
             device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&after));
         }

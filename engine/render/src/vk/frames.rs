@@ -10,13 +10,13 @@
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use planet_terrain::abi::{RECORD_BYTES, binding, timestamp};
+use planet_terrain::abi::{HorizonFrame, RECORD_BYTES, binding, timestamp};
 
 use super::Backend;
 use super::barrier::ImageUse;
 use super::counts::CountQueries;
 use super::resources::Buffer;
-use crate::conv::TILE_UPLOAD_BYTES;
+use crate::conv::{HORIZON_UPLOAD_BYTES, TILE_UPLOAD_BYTES};
 use crate::error::{Context, Result};
 use crate::renderer::{CompletedFrame, DrawCalls, FrameInput, PassTimes};
 
@@ -30,6 +30,10 @@ pub(crate) struct FrameResources {
     pub(crate) queries: vk::QueryPool,
     pub(crate) counts: CountQueries,
     pub(crate) counters: Buffer,
+    /// Where the horizon map lies this frame (`abi::HorizonFrame`).
+    pub(crate) horizon_frame: Buffer,
+    /// A whole horizon map, staged when the frame carries a new one.
+    pub(crate) horizon_staging: Buffer,
     pub(crate) acquired: vk::Semaphore,
     pub(crate) submitted: bool,
     pub(crate) read_back: bool,
@@ -55,6 +59,8 @@ impl FrameResources {
         self.records.destroy(gpu);
         self.staging.destroy(gpu);
         self.counters.destroy(gpu);
+        self.horizon_frame.destroy(gpu);
+        self.horizon_staging.destroy(gpu);
     }
 }
 
@@ -95,9 +101,9 @@ impl Backend {
     pub(super) fn build_frames(&mut self) -> Result<()> {
         let count = self.settings.frames_in_flight as u32;
         let sizes = [
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 3 * count },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 4 * count },
             vk::DescriptorPoolSize { ty: vk::DescriptorType::SAMPLED_IMAGE, descriptor_count: 2 * count },
-            vk::DescriptorPoolSize { ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER, descriptor_count: count },
+            vk::DescriptorPoolSize { ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER, descriptor_count: 2 * count },
         ];
         // SAFETY: valid device and create info.
         self.descriptor_pool = unsafe {
@@ -127,6 +133,8 @@ impl Backend {
             queries: vk::QueryPool::null(),
             counts: CountQueries::null(),
             counters: Buffer::null(),
+            horizon_frame: Buffer::null(),
+            horizon_staging: Buffer::null(),
             acquired: vk::Semaphore::null(),
             submitted: false,
             read_back: false,
@@ -168,6 +176,21 @@ impl Backend {
                 MemoryLocation::GpuToCpu,
                 "frame counters",
             )?;
+            frame.horizon_frame = Buffer::new(
+                gpu,
+                std::mem::size_of::<HorizonFrame>() as u64,
+                vk::BufferUsageFlags::STORAGE_BUFFER,
+                MemoryLocation::CpuToGpu,
+                "horizon frame",
+            )?;
+            frame.horizon_frame.bytes_mut().fill(0);
+            frame.horizon_staging = Buffer::new(
+                gpu,
+                HORIZON_UPLOAD_BYTES as u64,
+                vk::BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::CpuToGpu,
+                "horizon staging",
+            )?;
             frame.records = Buffer::new(
                 gpu,
                 (self.settings.max_nodes.max(1) * RECORD_BYTES) as u64,
@@ -207,6 +230,12 @@ impl Backend {
                 .image_view(self.classes.view)
                 .image_layout(ImageUse::ShaderRead.layout())];
             let counters = [vk::DescriptorBufferInfo::default().buffer(frame.counters.buffer).range(vk::WHOLE_SIZE)];
+            let horizon = [vk::DescriptorImageInfo::default()
+                .sampler(self.sampler)
+                .image_view(self.horizon.view)
+                .image_layout(ImageUse::ShaderRead.layout())];
+            let horizon_frame =
+                [vk::DescriptorBufferInfo::default().buffer(frame.horizon_frame.buffer).range(vk::WHOLE_SIZE)];
             let writes = [
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
@@ -233,6 +262,16 @@ impl Backend {
                     .dst_binding(binding::COUNTERS)
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                     .buffer_info(&counters),
+                vk::WriteDescriptorSet::default()
+                    .dst_set(frame.set)
+                    .dst_binding(binding::HORIZON)
+                    .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
+                    .image_info(&horizon),
+                vk::WriteDescriptorSet::default()
+                    .dst_set(frame.set)
+                    .dst_binding(binding::HORIZON_FRAME)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(&horizon_frame),
             ];
             // SAFETY: the set is fresh and unused.
             unsafe { device.update_descriptor_sets(&writes, &[]) };
@@ -262,6 +301,12 @@ impl Backend {
     /// The staging ring of retired frame resources.
     pub(crate) fn staging_mut(&mut self, frame: &Retired) -> &mut [u8] {
         self.frames[frame.index].staging.bytes_mut()
+    }
+
+    /// The horizon frame and horizon staging of retired frame resources.
+    pub(crate) fn horizon_mut(&mut self, frame: &Retired) -> (&mut [u8], &mut [u8]) {
+        let frame = &mut self.frames[frame.index];
+        (frame.horizon_frame.bytes_mut(), frame.horizon_staging.bytes_mut())
     }
 
     /// The node-record buffer of retired frame resources.

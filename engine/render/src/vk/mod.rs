@@ -51,6 +51,8 @@ pub(crate) struct Backend {
     heights: Image,
     colour: Image,
     classes: Image,
+    /// The horizon map's levels (`ground::horizon`), written whole.
+    horizon: Image,
     target: Image,
     depth: Image,
     readback: Buffer,
@@ -93,6 +95,7 @@ impl Backend {
             heights: Image::null(),
             colour: Image::null(),
             classes: Image::null(),
+            horizon: Image::null(),
             target: Image::null(),
             depth: Image::null(),
             readback: Buffer::null(),
@@ -192,7 +195,14 @@ impl Drop for Backend {
             self.pipelines.destroy(&gpu.device);
             gpu.device.destroy_sampler(self.sampler, None);
         }
-        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.target, &mut self.depth] {
+        for image in [
+            &mut self.heights,
+            &mut self.colour,
+            &mut self.classes,
+            &mut self.horizon,
+            &mut self.target,
+            &mut self.depth,
+        ] {
             image.destroy(gpu);
         }
         self.readback.destroy(gpu);

@@ -15,9 +15,10 @@ use std::ops::Range;
 use super::Backend;
 use super::barrier::{ImageUse, LayerUses};
 use super::device::Gpu;
-use crate::conv::{CLASS_FORMAT, COLOUR_FORMAT, DEPTH_FORMAT, HEIGHT_FORMAT, TARGET_FORMAT};
+use crate::conv::{CLASS_FORMAT, COLOUR_FORMAT, DEPTH_FORMAT, HEIGHT_FORMAT, HORIZON_FORMAT, TARGET_FORMAT};
 use crate::error::{Context, RenderError, Result};
 use crate::renderer::lattice_indices;
+use planet_terrain::ground::horizon::{HORIZON_LEVELS, HORIZON_TEXELS};
 
 #[derive(Debug)]
 pub struct Buffer {
@@ -218,6 +219,8 @@ impl Backend {
         self.heights = Image::new(&self.gpu, HEIGHT_FORMAT, (side, side), layers, sampled, "height slots")?;
         self.colour = Image::new(&self.gpu, COLOUR_FORMAT, (side, side), layers, sampled, "colour slots")?;
         self.classes = Image::new(&self.gpu, CLASS_FORMAT, (side, side), layers, sampled, "class slots")?;
+        let texels = (HORIZON_TEXELS, HORIZON_TEXELS);
+        self.horizon = Image::new(&self.gpu, HORIZON_FORMAT, texels, HORIZON_LEVELS, sampled, "horizon map")?;
         let indices = lattice_indices();
         self.indices = Buffer::new(
             &self.gpu,
@@ -266,15 +269,16 @@ impl Backend {
         Ok(())
     }
 
-    /// Clears the slot images once and leaves them shader-readable.
+    /// Clears the slot images and the horizon map once and leaves them
+    /// shader-readable.
     fn initialise_slots(&mut self) -> Result<()> {
         let mut to_clear = Vec::new();
         let mut to_read = Vec::new();
-        for image in [&mut self.heights, &mut self.colour, &mut self.classes] {
+        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.horizon] {
             to_clear.extend(image.discard_to(ImageUse::TransferDst));
         }
-        let images = [&self.heights, &self.colour, &self.classes].map(|i| (i.image, i.full_range()));
-        for image in [&mut self.heights, &mut self.colour, &mut self.classes] {
+        let images = [&self.heights, &self.colour, &self.classes, &self.horizon].map(|i| (i.image, i.full_range()));
+        for image in [&mut self.heights, &mut self.colour, &mut self.classes, &mut self.horizon] {
             to_read.extend(image.transition(0..image.layers, ImageUse::ShaderRead));
         }
         let device = &self.gpu.device;

@@ -224,6 +224,7 @@ fn the_hole_counter_counts_ground_left_undrawn() {
         read_back: false,
         wireframe: false,
         ui: None,
+        horizon: None,
         present: false,
     };
     renderer.render(&input).expect("frame");
@@ -346,6 +347,7 @@ fn a_slot_written_twice_in_one_frame_keeps_the_last_write_without_validation_mes
         read_back: true,
         wireframe: false,
         ui: None,
+        horizon: None,
         present: false,
     };
     // Twice: the second frame writes the same layers again, from SHADER_READ.

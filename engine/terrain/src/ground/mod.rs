@@ -11,6 +11,7 @@
 
 mod detail;
 mod function;
+pub mod horizon;
 mod inset;
 mod pack;
 mod procedural;

@@ -83,6 +83,11 @@ impl<'a> GroundReader<'a> {
         GroundReader { source, depth, tiles: HashMap::new(), evaluations: 0 }
     }
 
+    /// The depth this reader reads.
+    pub fn depth(&self) -> u8 {
+        self.depth
+    }
+
     /// Elevation (metres) at a latitude/longitude.
     pub fn height(&mut self, at: Geodetic) -> Result<f64, SourceError> {
         self.evaluations += 1;
