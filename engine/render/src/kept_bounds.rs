@@ -18,7 +18,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use planet_terrain::geo::address::{TileAddress, TileMap};
 use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightSource, SourceError, SourceTile, TileBounds};
-use planet_terrain::lod::FreshSplitLimit;
 
 /// Bounds kept at most (about 40 bytes each); past it they start again.
 const KEPT_BOUNDS: usize = 1 << 16;
@@ -32,32 +31,8 @@ pub(crate) enum Ask {
     Exact,
 }
 
-impl Ask {
-    /// When a frame's selection stops making fresh splits
-    /// ([`planet_terrain::lod::Selector::set_fresh_split_limit`]). Each
-    /// asks for four bounds the source has not given, 2-4 us each without a
-    /// read (while workers share the source): in the background, past
-    /// [`FRESH_SPLITS_AFTER`] of selection the rest wait for the next frame
-    /// (a count of 32 held the demo's flight to 1.5 ms but left a 1080p
-    /// descent's cut far behind, where the nodes it kept cost the time).
-    /// Loading on the frame has none: it reads exact bounds (30 us each
-    /// cold) by its contract, every frame's cut is `select`'s, and a
-    /// limit that held its selection to 2 ms would leave a fast descent's
-    /// frames at 4-6 px.
-    pub(crate) fn fresh_split_limit(self) -> Option<FreshSplitLimit> {
-        match self {
-            Ask::Unread => Some(FreshSplitLimit::Time { at_least: 8, after: FRESH_SPLITS_AFTER }),
-            Ask::Exact => None,
-        }
-    }
-}
-
-/// Selection's time for fresh splits in a frame loading in the
-/// background: what is left of 2 ms after culling and the cut's edges.
-const FRESH_SPLITS_AFTER: std::time::Duration = std::time::Duration::from_micros(1500);
-
 /// The bounds selection was given, by [`TileAddress::identity`]. Only the
-/// frame thread uses them; the lock is for `HeightSource`'s `Sync`.
+/// thread that selects uses them; the lock is for `HeightSource`'s `Sync`.
 #[derive(Debug, Default)]
 pub(crate) struct KeptBounds {
     kept: Mutex<TileMap<u64, TileBounds>>,

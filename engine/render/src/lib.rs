@@ -22,6 +22,7 @@ mod look;
 mod pacing;
 mod renderer;
 pub mod scene;
+mod selection;
 mod shadows;
 mod slot_layout;
 mod tiles;

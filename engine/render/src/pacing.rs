@@ -40,8 +40,12 @@ pub const MIN_UPLOAD_MS: f64 = 0.5;
 /// phase; they add up to the frame's time inside the scene.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FramePhases {
-    /// Selecting the cut (bounds included).
+    /// Selecting the cut (bounds included) on the frame, or, with the
+    /// selection on its own thread, taking and following its cut.
     pub selection_ms: f64,
+    /// Wall-clock time (not CPU) the frame waited for the selection
+    /// thread's cut of its own view (at most 1.5 ms past the first frame).
+    pub selection_wait_ms: f64,
     /// Residency's plan and the loader's hand-over.
     pub residency_ms: f64,
     /// The nodes' records.
@@ -55,9 +59,10 @@ pub struct FramePhases {
     /// Node bounds selection asked of the source, the rest kept from
     /// earlier frames.
     pub bounds_from_source: usize,
-    /// The fresh split limit kept nodes of this frame's cut leaves
-    /// (`planet_terrain::lod::Cut::deferred`).
-    pub selection_deferred: bool,
+    /// The cut drawn was selected for an earlier view (or other settings)
+    /// and followed to this one (`planet_terrain::lod::Cut::follow`): its
+    /// selection, on its own thread, had not caught up with the camera.
+    pub selection_lagging: bool,
 }
 
 /// The frame thread's CPU clock, read once per phase boundary.

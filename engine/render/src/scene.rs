@@ -19,19 +19,17 @@ use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightFunction, HeightSource, SourceTile};
 use planet_terrain::layers::{LayerError, LayerStack};
-use planet_terrain::lod::{
-    Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, Selector, build_records,
-};
+use planet_terrain::lod::{Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, build_records};
 
 use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
 pub use crate::frame::{FrameOptions, FrameReport, ReadBack, TileFailure};
-use crate::kept_bounds::{Ask, KeptBounds};
 use crate::loader::TileLoader;
 pub use crate::pacing::FramePhases;
 use crate::pacing::{FRAME_CPU_TARGET_MS, MIN_UPLOAD_MS, PhaseClock, UploadPacer};
 use crate::renderer::{FrameInput, HorizonInput, Renderer};
+use crate::selection::CutSelection;
 pub use crate::shadows::ShadowMode;
 use crate::shadows::Shadows;
 use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
@@ -107,10 +105,9 @@ pub struct TerrainScene {
     retries: std::collections::HashMap<planet_terrain::geo::address::TileKey, u32>,
     /// The workers of `Loading::Background`.
     loader: Option<TileLoader>,
-    /// Last frame's refinement tree: `select`'s cut, for less work.
-    selector: Selector,
-    /// The bounds selection was given, across frames.
-    kept_bounds: KeptBounds,
+    /// Where the cut is selected (on the frame, or on its own thread when
+    /// tiles load in the background), with the bounds it was given.
+    selection: CutSelection,
     /// The upload budget of `Loading::Background` frames.
     pacer: UploadPacer,
     /// The last selected cut's tiles ([`TerrainScene::drawn_ground_depths_at`]).
@@ -169,9 +166,8 @@ impl TerrainScene {
             unreadable: HashSet::new(),
             failures: Vec::new(),
             retries: std::collections::HashMap::new(),
+            selection: if loader.is_some() { CutSelection::on_thread() } else { CutSelection::on_frame() },
             loader,
-            selector: Selector::default(),
-            kept_bounds: KeptBounds::default(),
             pacer: UploadPacer::new(uploads),
             last_cut: Default::default(),
             coarsest_drawn: None,
@@ -284,7 +280,7 @@ impl TerrainScene {
         if let Some(loader) = &mut self.loader {
             loader.reset(self.source.clone());
         }
-        self.kept_bounds.clear();
+        self.selection.ground_changed();
         self.edits += 1;
         // A held cut was bound to the old ground; let it go.
         self.frozen = None;
@@ -343,14 +339,15 @@ impl TerrainScene {
         }
         let mut selection = self.settings.selection;
         selection.near_m = selection.near_m.max(1e-3);
-        // With workers, selection reads no tile (`HeightSource::tile_bounds_unread`)
-        // and shares fresh refinement out between frames, except for a shot.
-        let ask = if self.loader.is_some() { Ask::Unread } else { Ask::Exact };
-        self.selector.set_fresh_split_limit(ask.fresh_split_limit().filter(|_| read_back != ReadBack::WhenComplete));
-        let cut = self.selector.select(&self.kept_bounds.view(&*source, ask), view, &selection);
-        let cut = cut.inspect(|_| self.loader.iter().for_each(TileLoader::warm_bounds)).map_err(source_error(None))?;
+        let selected = self.selection.select(&source, view, &selection).map_err(source_error(None))?;
+        if selected.bounds_from_source > 0 {
+            // Have the workers read what these bounds were taken without.
+            self.loader.iter().for_each(TileLoader::warm_bounds);
+        }
+        let cut = selected.cut;
         let mut phases = FramePhases { selection_ms: clock.lap(), ..FramePhases::default() };
-        (phases.bounds_from_source, phases.selection_deferred) = (self.kept_bounds.asked_of_source(), cut.deferred);
+        (phases.bounds_from_source, phases.selection_lagging) = (selected.bounds_from_source, selected.lagging);
+        phases.selection_wait_ms = selected.wait_ms;
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
         let (plan, produced) = match &mut self.loader {
@@ -438,6 +435,7 @@ impl TerrainScene {
             plan.bindings.iter().filter(|b| b.source != b.tile && !self.residency.is_failed(b.tile)).count();
         let complete = uploads.is_empty()
             && !cut.deferred
+            && !selected.lagging
             && encoded.is_empty()
             && plan.pending == 0
             && waiting_on_ancestors == 0
