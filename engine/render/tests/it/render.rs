@@ -122,7 +122,8 @@ fn no_holes_while_streaming_or_settled() {
     let source = ridges();
     // Above the highest ridge: a coarse ancestor standing in can lie above
     // the true ground, and a camera below the drawn surface sees nothing (a
-    // known limit, ARCHITECTURE.md), which is not a hole in the cover.
+    // known limit, docs/design/viewer-and-layers.md), which is not a hole
+    // in the cover.
     let (lat, lon) = (45.0, 7.0);
     let height = 2400.0;
     let body = source.body.clone();

@@ -58,7 +58,7 @@ pub enum AddressError {
 /// face. Valid by construction.
 ///
 /// The text form is `face/depth/x/y`, and the key orders tiles as a pack
-/// stores them (the test vectors of ARCHITECTURE.md):
+/// stores them (the test vectors of docs/design/conventions.md):
 ///
 /// ```
 /// use planet_terrain::TileAddress;

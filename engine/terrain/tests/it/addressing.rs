@@ -100,7 +100,7 @@ fn hilbert_order_never_jumps() {
 #[test]
 fn known_keys() {
     // Test vectors, checked against an independent transcription of the
-    // textbook Hilbert xy2d; also listed in ARCHITECTURE.md.
+    // textbook Hilbert xy2d; also listed in docs/design/conventions.md.
     let cases = [
         ("0/0/0/0", 0x0000_0000_0000_0000u64),
         ("5/0/0/0", 0x0500_0000_0000_0000),

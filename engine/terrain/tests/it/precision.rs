@@ -1,6 +1,6 @@
 //! The f32 vertex path against a double-double reference.
 //!
-//! Stated bound (also in ARCHITECTURE.md and docs/PERFORMANCE.md): the f32
+//! Stated bound (also in docs/design/conventions.md and docs/PERFORMANCE.md): the f32
 //! offset of a lattice sample from its node centre is within
 //! `OFFSET_BOUND_ULPS` f32 ulps of the offset's own length, at every depth
 //! 0..=24, for elevations anywhere from -11 km to +9 km; and for depths
