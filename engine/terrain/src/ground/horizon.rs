@@ -469,9 +469,10 @@ mod tests {
     use crate::ground::query::{RayHit, raycast};
 
     /// Ridges a few kilometres apart and up to 2.3 km high around 27.9 N
-    /// 86.9 E, exact at every depth.
+    /// 86.9 E, exact at every depth; and a tile that cannot be read
+    /// (corrupt, or its server down), if one is named.
     #[derive(Debug)]
-    struct Ridges(Body);
+    struct Ridges(Body, Option<crate::geo::address::TileAddress>);
 
     impl Ridges {
         fn height(&self, g: Geodetic) -> f64 {
@@ -486,6 +487,9 @@ mod tests {
             &self.0
         }
         fn tile(&self, tile: crate::geo::address::TileAddress) -> Result<crate::ground::SourceTile, SourceError> {
+            if self.1 == Some(tile) {
+                return Err(SourceError::NoData { tile });
+            }
             let e = self.0.ellipsoid();
             let heights = crate::ground::sample_directions(tile)
                 .into_iter()
@@ -515,7 +519,7 @@ mod tests {
     /// shadow agrees with a ray cast toward the sun from each ground point.
     #[test]
     fn the_maps_shadows_agree_with_ray_casts_toward_the_sun() {
-        let source = Ridges(Body::earth());
+        let source = Ridges(Body::earth(), None);
         let body = source.body().clone();
         let e = *body.ellipsoid();
         let at = Geodetic::from_degrees(27.9, 86.9, 0.0);
@@ -553,35 +557,6 @@ mod tests {
         assert!(iou >= 0.9, "intersection over union {iou:.2} ({both} of {either})");
     }
 
-    /// The ridges with one tile that cannot be read (corrupt, or its
-    /// server down).
-    #[derive(Debug)]
-    struct OneTileFails(Ridges, crate::geo::address::TileAddress);
-
-    impl HeightSource for OneTileFails {
-        fn body(&self) -> &Body {
-            self.0.body()
-        }
-        fn tile(&self, tile: crate::geo::address::TileAddress) -> Result<crate::ground::SourceTile, SourceError> {
-            if tile == self.1 {
-                return Err(SourceError::NoData { tile });
-            }
-            self.0.tile(tile)
-        }
-        fn tile_bounds(
-            &self,
-            tile: crate::geo::address::TileAddress,
-        ) -> Result<crate::ground::TileBounds, SourceError> {
-            self.0.tile_bounds(tile)
-        }
-        fn data_depth(&self) -> Option<u8> {
-            None
-        }
-        fn colour_data_depth(&self) -> Option<u8> {
-            None
-        }
-    }
-
     /// A tile that cannot be read does not fail the map: its parent stands
     /// in, the failure is counted once, and the ground there is still the
     /// ridges' (within the coarser tile's interpolation).
@@ -592,13 +567,13 @@ mod tests {
         let at = Geodetic::from_degrees(27.9, 86.9, 0.0);
         let camera = e.geodetic_to_point(Geodetic { height: 3000.0, ..at });
         let plan = HorizonPlan::for_camera(&body, camera, 500.0, DVec3::new(0.3, 0.2, 0.9).normalize());
-        let depth = depth_for_spacing(&Ridges(body.clone()), plan.finest_extent_m / f64::from(HORIZON_TEXELS));
+        let depth = depth_for_spacing(&Ridges(body.clone(), None), plan.finest_extent_m / f64::from(HORIZON_TEXELS));
         let (tile, _, _) = crate::ground::locate(&body, at, depth);
-        let source = OneTileFails(Ridges(body.clone()), tile);
+        let source = Ridges(body.clone(), Some(tile));
         let map = HorizonMap::build(&source, plan);
         assert_eq!(map.unreadable_tiles, 1, "one tile, asked for once");
         let ground = map.height_at(camera).expect("the map holds its centre");
-        let truth = source.0.height(at);
+        let truth = source.height(at);
         assert!((ground - truth).abs() < 60.0, "the parent's ground {ground:.0} m against {truth:.0} m");
         assert!(map.levels[0].heights.iter().all(|h| h.is_finite()), "no texel left without ground");
     }
