@@ -366,3 +366,40 @@ fn each_crate_has_at_most_one_integration_test_binary() {
         .collect();
     check("one integration-test binary per crate (make the others modules of it)", offences);
 }
+
+/// The terrain core's test fixtures (`planet_terrain::testing`) are built
+/// only for tests, benches and fuzzers: no crate's normal dependency on the
+/// core turns on its `testing` feature (the fuzz crate's targets are
+/// fuzzers), so no binary links them.
+#[test]
+fn test_fixtures_stay_out_of_production_builds() {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let packages = metadata["packages"].as_array().expect("packages");
+    let mut dev_uses = 0;
+    let mut offences = Vec::new();
+    for package in packages.iter().filter(|p| p["name"] != "planet-fuzz") {
+        for dependency in package["dependencies"].as_array().expect("dependencies") {
+            let testing = dependency["features"].as_array().is_some_and(|f| f.iter().any(|f| f == "testing"));
+            if dependency["name"] != "planet-terrain" || !testing {
+                continue;
+            }
+            if dependency["kind"] == "dev" {
+                dev_uses += 1;
+            } else {
+                offences.push(format!(
+                    "{}: a {} dependency with `testing`",
+                    package["name"],
+                    dependency["kind"].as_str().unwrap_or("normal")
+                ));
+            }
+        }
+    }
+    assert!(dev_uses >= 4, "the crates whose tests use the fixtures ask for them ({dev_uses})");
+    check("test fixtures only in dev-dependencies", offences);
+}

@@ -21,7 +21,8 @@
 //! 7. [`camera`]: views, the frame crossing, scripted paths (beside the
 //!    ground: it knows geometry only);
 //! 8. [`lod`]: cut selection, GPU records, residency;
-//! 9. [`testing`]: helpers for tests and fuzzers that craft packs.
+//! 9. `testing` (feature `testing`, for tests, benches and fuzzers only):
+//!    helpers that craft packs; not in a production build.
 
 pub mod layout;
 
@@ -32,6 +33,7 @@ pub mod ground;
 pub mod layers;
 pub mod lod;
 pub mod pack;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use abi::NodeRecord;
