@@ -52,7 +52,6 @@ fn main() {
         let settings = SceneSettings {
             selection: SelectionSettings { target_error_px: 1.0, node_budget: 2048, near_m: 1.0 },
             uploads_per_frame: 128,
-            frames_in_flight: 2,
             ..SceneSettings::default()
         };
         let mut scene = TerrainScene::new(body.clone(), Some(source.clone()), &renderer, settings);

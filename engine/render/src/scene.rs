@@ -39,9 +39,10 @@ pub use crate::look::{Appearance, sky_turn_at, sun_at, sun_for};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SceneSettings {
     pub selection: SelectionSettings,
-    /// Tile uploads allowed per frame (the residency byte budget).
+    /// Tile uploads allowed per frame (the residency byte budget), at most
+    /// the renderer's `uploads_per_frame`; frames in flight are the
+    /// renderer's alone.
     pub uploads_per_frame: usize,
-    pub frames_in_flight: u64,
     pub loading: Loading,
     /// Cast shadows and ambient occlusion from the horizon map.
     pub shadows: ShadowMode,
@@ -52,7 +53,6 @@ impl Default for SceneSettings {
         SceneSettings {
             selection: SelectionSettings::default(),
             uploads_per_frame: 32,
-            frames_in_flight: 2,
             loading: Loading::OnFrame,
             shadows: ShadowMode::On,
         }
@@ -140,7 +140,7 @@ impl TerrainScene {
         }
         let residency = Residency::new(ResidencySettings {
             slots: renderer.settings().slots as usize,
-            frames_in_flight: settings.frames_in_flight,
+            frames_in_flight: renderer.settings().frames_in_flight as u64,
             upload_budget_bytes: uploads * TILE_UPLOAD_BYTES,
             tile_bytes: TILE_UPLOAD_BYTES,
         });

@@ -140,7 +140,6 @@ fn scene_settings(cli: &Cli, size: (u32, u32), near_m: f64) -> SceneSettings {
     SceneSettings {
         selection: SelectionSettings { target_error_px: cli.sse, node_budget: node_budget(cli, size) as usize, near_m },
         uploads_per_frame: cli.uploads as usize,
-        frames_in_flight: FRAMES_IN_FLIGHT,
         loading: loading(cli),
         shadows: match cli.shadows.as_str() {
             "off" => ShadowMode::Off,

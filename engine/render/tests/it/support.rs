@@ -178,7 +178,6 @@ pub fn settings(budget: usize, sse: f64, near_m: f64) -> SceneSettings {
     SceneSettings {
         selection: SelectionSettings { target_error_px: sse, node_budget: budget, near_m },
         uploads_per_frame: 64,
-        frames_in_flight: 2,
         ..SceneSettings::default()
     }
 }
