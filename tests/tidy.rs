@@ -403,3 +403,29 @@ fn test_fixtures_stay_out_of_production_builds() {
     assert!(dev_uses >= 4, "the crates whose tests use the fixtures ask for them ({dev_uses})");
     check("test fixtures only in dev-dependencies", offences);
 }
+
+/// The shared CLI crate keeps no process-global state: what a binary
+/// configures (remote caching) and counts (transfers) is a value it makes
+/// and passes down (`planet_cli::stack::PackOpener`), so two users in one
+/// process (tests, a future server) cannot see each other's.
+#[test]
+fn the_cli_crate_keeps_no_process_global_state() {
+    let offences = rust_files()
+        .into_iter()
+        .filter(|path| path.starts_with("tools/cli/src"))
+        .flat_map(|path| {
+            let text = read(&path);
+            let hits: Vec<String> = text
+                .lines()
+                .enumerate()
+                .filter(|(_, line)| {
+                    let code = code_of(line).trim_start();
+                    code.starts_with("static ") || code.starts_with("pub static ") || code.contains("thread_local!")
+                })
+                .map(|(n, _)| format!("{}:{}", path.display(), n + 1))
+                .collect();
+            hits
+        })
+        .collect();
+    check("no statics or thread-locals in planet-cli", offences);
+}

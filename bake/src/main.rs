@@ -299,7 +299,7 @@ const REPORT_PICTURE_PX: u32 = 720;
 /// The pack's measured, resampled and invented ground as `planet-pack map
 /// --what provenance` draws it (see `map::overview`).
 fn provenance_picture(pack: &Path, out: &Path) -> Result<()> {
-    let packs = planet_cli::stack::open_packs(&[pack.to_owned()])?;
+    let packs = planet_cli::stack::PackOpener::default().open_packs(&[pack.to_owned()])?;
     let coverage = packs[0].source.pack().header().coverage;
     let spec = map::overview(map::What::Provenance, &coverage, REPORT_PICTURE_PX);
     planet_cli::picture::write_png(out, &map::render(&packs, &spec)?)

@@ -28,6 +28,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use cli::{Cli, FRAMES_IN_FLIGHT, MIN_SLOTS, node_budget, slots, start_time};
 use planet_cli::args;
+use planet_cli::stack::PackOpener;
 use planet_render::scene::{FrameOptions, Loading, SceneSettings, ShadowMode, TerrainScene, sun_at};
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, View};
@@ -57,8 +58,8 @@ fn renderer_error(error: RenderError) -> anyhow::Error {
     }
 }
 
-fn open_source(cli: &Cli) -> Result<(Body, Option<Arc<dyn HeightSource>>)> {
-    let packs = planet_cli::stack::open_packs(&cli.packs)?;
+fn open_source(cli: &Cli, opener: &PackOpener) -> Result<(Body, Option<Arc<dyn HeightSource>>)> {
+    let packs = opener.open_packs(&cli.packs)?;
     let body = match packs.first() {
         Some(pack) => pack.source.body().clone(),
         None => Body::named(&cli.body).with_context(|| format!("--body '{}'", cli.body))?,
@@ -96,9 +97,9 @@ fn camera_height(cli: &Cli, source: Option<&dyn HeightSource>, at: Geodetic) -> 
 fn run(cli: Cli) -> Result<()> {
     debug_assert_eq!(MIN_SLOTS as usize, planet_terrain::lod::min_slots(FRAMES_IN_FLIGHT));
     let size = cli.size;
-    planet_cli::stack::set_remote(&cli.remote);
+    let opener = PackOpener::new(&cli.remote);
     cli.check_paths()?;
-    let (body, source) = open_source(&cli)?;
+    let (body, source) = open_source(&cli, &opener)?;
     let path = match &cli.path {
         Some(file) => {
             let text = std::fs::read_to_string(file).with_context(|| format!("reading path {}", file.display()))?;
@@ -110,14 +111,14 @@ fn run(cli: Cli) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     if let Some(shot) = cli.shot.clone() {
-        return shot_mode(&cli, body, source, size, &shot);
+        return shot_mode(&cli, &opener, body, source, size, &shot);
     }
     let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
     if display && !cli.headless {
-        return window_mode(&cli, body, source, size, path);
+        return window_mode(&cli, &opener, body, source, size, path);
     }
     match path {
-        Some(path) => path_mode(&cli, body, source, size, &path),
+        Some(path) => path_mode(&cli, &opener, body, source, size, &path),
         None => bail!(
             "no display to open a window on (DISPLAY is not set); pass --shot OUT.png for one frame, \
              or --path FILE.json --frames DIR for a headless fly-through"
@@ -172,6 +173,7 @@ fn check_validation(renderer: &Renderer) -> Result<()> {
 
 fn shot_mode(
     cli: &Cli,
+    opener: &PackOpener,
     body: Body,
     source: Option<Arc<dyn HeightSource>>,
     size: (u32, u32),
@@ -198,7 +200,8 @@ fn shot_mode(
     let counts = renderer.take_completed().into_iter().max_by_key(|c| c.frame).and_then(|c| c.counts);
     if let Some(path) = &cli.stats {
         let horizon = scene.horizon_map().1;
-        write_stats(path, &renderer, &report, counts.as_ref(), (frames, horizon), size)?;
+        let remote = opener.remote_transfers();
+        write_stats(path, &renderer, &report, counts.as_ref(), (frames, horizon, remote), size)?;
     }
     planet_cli::report::message(&format!(
         "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}, {}, wrote {}",
@@ -263,6 +266,7 @@ fn new_session(
 /// --frames), at fixed steps of 1/fps seconds of path time.
 fn path_mode(
     cli: &Cli,
+    opener: &PackOpener,
     body: Body,
     source: Option<Arc<dyn HeightSource>>,
     size: (u32, u32),
@@ -330,7 +334,7 @@ fn path_mode(
         }
     }
     session.finish()?;
-    finish_run(cli, &session, &body)
+    finish_run(cli, &session, &body, opener)
 }
 
 /// The panels over a headless frame: no input, the path's figures.
@@ -375,6 +379,7 @@ fn path_frames(duration: f64, fps: f64) -> Result<usize> {
 
 fn window_mode(
     cli: &Cli,
+    opener: &PackOpener,
     body: Body,
     source: Option<Arc<dyn HeightSource>>,
     size: (u32, u32),
@@ -412,7 +417,7 @@ fn window_mode(
         ),
     };
     let session = window::run(run)?;
-    finish_run(cli, &session, &body)
+    finish_run(cli, &session, &body, opener)
 }
 
 fn parse_resize_at(text: &str) -> Result<(usize, (u32, u32))> {
@@ -425,8 +430,9 @@ fn parse_resize_at(text: &str) -> Result<(usize, (u32, u32))> {
 
 /// Writes the per-frame log (--stats), prints a summary line and fails on
 /// validation messages.
-fn finish_run(cli: &Cli, session: &session::Session, body: &Body) -> Result<()> {
-    let log = session.log_json();
+fn finish_run(cli: &Cli, session: &session::Session, body: &Body, opener: &PackOpener) -> Result<()> {
+    let mut log = session.log_json();
+    log["summary"]["remote"] = opener.remote_transfers().into();
     if let Some(path) = &cli.stats {
         planet_cli::fs::write_json(path, &log)?;
     }
@@ -453,7 +459,7 @@ fn write_stats(
     renderer: &Renderer,
     report: &planet_render::scene::FrameReport,
     counts: Option<&planet_render::WorkCounts>,
-    (frames, (horizon_builds, horizon_build_ms)): (u32, (usize, f64)),
+    (frames, (horizon_builds, horizon_build_ms), remote): (u32, (usize, f64), Option<serde_json::Value>),
     size: (u32, u32),
 ) -> Result<()> {
     let s = &report.statistics;
@@ -496,7 +502,7 @@ fn write_stats(
             "total": g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms,
         })),
         "horizon_map": { "builds": horizon_builds, "last_build_ms": horizon_build_ms },
-        "remote": planet_cli::stack::remote_transfers(),
+        "remote": remote,
         "gpu_counts_available": renderer.counts_work(),
         "gpu_counts": gpu_counts::json(counts, gpu_counts::instances(report)),
     });

@@ -463,7 +463,6 @@ impl Session {
                 "min_above_ground_m": self.log.iter().map(|l| l.above_ground_m).fold(f64::INFINITY, f64::min),
                 "failed_tiles": self.log.last().map_or(0, |l| l.report.statistics.failed_tiles),
                 "hole_pixels_total": self.log.iter().filter_map(|l| l.hole_pixels).map(u64::from).sum::<u64>(),
-                "remote": planet_cli::stack::remote_transfers(),
             },
             "frames": frames,
             "bodies": self.bodies.log_json(&self.scene),
@@ -537,7 +536,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("p.planetpack");
         planet_terrain::testing::write_procedural_pack(&path, 2).expect("pack");
-        let packs = planet_cli::stack::open_packs(&[path]).expect("open");
+        let packs = planet_cli::stack::PackOpener::default().open_packs(&[path]).expect("open");
         let stack = GroundStack::of_packs(packs).expect("one body").expect("one pack");
         let body = Body::earth();
         let land = Geodetic::from_degrees(-47.0, 39.0, 0.0);

@@ -17,6 +17,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use planet_cli::args::{self, GeoPoint, Orientation};
 use planet_cli::map;
+use planet_cli::stack::PackOpener;
 use planet_terrain::camera::View;
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, Provenance, locate};
@@ -162,10 +163,12 @@ macro_rules! outln {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    planet_cli::stack::set_remote(&cli.remote);
+    let opener = PackOpener::new(&cli.remote);
+    let open = |path: &Path| opener.open_pack(path);
+    let open_stack = |paths: &[PathBuf]| opener.open_stack(paths)?.context("give at least one pack");
     match cli.command {
         Command::Info { pack, json, tiles } => info(&open(&pack)?, json, tiles),
-        Command::Verify { pack } => verify(&pack),
+        Command::Verify { pack } => verify(&pack, &open(&pack)?),
         Command::Repair { pack } => repair::repair(&pack),
         Command::Upgrade { pack, out } => {
             check_outputs(std::slice::from_ref(&pack), &[("--out", out.as_deref())])?;
@@ -203,7 +206,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             };
             let spec = map::MapSpec { what, region, width, detail: detail.on };
-            draw_map(&packs, &spec, &png)
+            draw_map(&opener, &packs, &spec, &png)
         }
         Command::Cut { packs, at, alt, orientation, budget, sse, size, json, detail } => {
             let camera =
@@ -222,15 +225,6 @@ fn check_outputs(packs: &[PathBuf], outputs: &[(&str, Option<&Path>)]) -> Result
     let inputs: Vec<_> = packs.iter().map(|p| named("PACK", p)).collect();
     let outputs: Vec<_> = outputs.iter().filter_map(|&(flag, p)| p.map(|p| named(flag, p))).collect();
     planet_cli::paths::check_paths(&inputs, &outputs).map_err(anyhow::Error::msg)
-}
-
-/// A pack file or URL.
-fn open(path: &Path) -> Result<Pack> {
-    planet_cli::stack::open_pack(path)
-}
-
-fn open_stack(paths: &[PathBuf]) -> Result<GroundStack> {
-    planet_cli::stack::open_stack(paths)?.context("give at least one pack")
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -415,8 +409,7 @@ fn codec_name(code: u8) -> &'static str {
     }
 }
 
-fn verify(path: &Path) -> Result<()> {
-    let pack = open(path)?;
+fn verify(path: &Path, pack: &Pack) -> Result<()> {
     let progress = planet_cli::progress::JobProgress::new("tiles");
     let summary = pack.verify_with_progress(&mut |done, total| progress.update(done as usize, total as usize))?;
     outln!(
@@ -486,8 +479,8 @@ fn map_width(text: &str) -> Result<u32, String> {
     Ok(args::count_in(text, 1..=u64::from(map::MAX_SIDE), "--width (map pixels)")? as u32)
 }
 
-fn draw_map(paths: &[PathBuf], spec: &map::MapSpec, out: &Path) -> Result<()> {
-    let packs = planet_cli::stack::open_packs(paths)?;
+fn draw_map(opener: &PackOpener, paths: &[PathBuf], spec: &map::MapSpec, out: &Path) -> Result<()> {
+    let packs = opener.open_packs(paths)?;
     let started = std::time::Instant::now();
     let picture = map::render(&packs, spec)?;
     planet_cli::picture::write_png(out, &picture).with_context(|| format!("writing {}", out.display()))?;
