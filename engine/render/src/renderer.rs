@@ -71,6 +71,13 @@ pub struct PassTimes {
     pub sky_ms: f64,
 }
 
+impl PassTimes {
+    /// The frame's GPU time: every pass timed.
+    pub fn total_ms(&self) -> f64 {
+        self.terrain_depth_ms + self.terrain_shaded_ms + self.sky_ms
+    }
+}
+
 /// What one pass's pipeline statistics query counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PassCounts {

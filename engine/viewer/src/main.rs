@@ -499,7 +499,7 @@ fn write_stats(
             "terrain_depth": g.terrain_depth_ms,
             "terrain_shaded": g.terrain_shaded_ms,
             "sky": g.sky_ms,
-            "total": g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms,
+            "total": g.total_ms(),
         })),
         "horizon_map": { "builds": horizon_builds, "last_build_ms": horizon_build_ms },
         "remote": remote,

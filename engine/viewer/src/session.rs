@@ -364,8 +364,7 @@ impl Session {
     pub fn readout(&mut self, flight: &Flight, mode: &str, cursor: Option<&str>) -> crate::panels::Readout {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         let last = self.log.last().copied().unwrap_or_default();
-        let gpu_ms =
-            self.log.iter().rev().find_map(|l| l.gpu).map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms);
+        let gpu_ms = self.log.iter().rev().find_map(|l| l.gpu).map(|g| g.total_ms());
         let s = last.report.statistics;
         crate::panels::Readout {
             lat: flight.lat,
@@ -417,7 +416,7 @@ impl Session {
                     "bounds_from_source": l.report.phases.bounds_from_source,
                     "selection_lagging": l.report.phases.selection_lagging,
                     "selection_wait_ms": l.report.phases.selection_wait_ms,
-                    "gpu_ms": l.gpu.map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms),
+                    "gpu_ms": l.gpu.map(|g| g.total_ms()),
                     "hole_pixels": l.hole_pixels,
                     "gpu_counts": crate::gpu_counts::json(l.counts.as_ref(), crate::gpu_counts::instances(&l.report)),
                     "nodes_selected": s.nodes_selected,
@@ -441,11 +440,7 @@ impl Session {
             .collect();
         let cpu: Vec<f64> = self.log.iter().map(|l| l.cpu_ms).collect();
         let thread_cpu: Vec<f64> = self.log.iter().map(|l| l.thread_cpu_ms).collect();
-        let gpu: Vec<f64> = self
-            .log
-            .iter()
-            .filter_map(|l| l.gpu.map(|g| g.terrain_depth_ms + g.terrain_shaded_ms + g.sky_ms))
-            .collect();
+        let gpu: Vec<f64> = self.log.iter().filter_map(|l| l.gpu.map(|g| g.total_ms())).collect();
         serde_json::json!({
             "device": self.renderer.device_name(),
             "width": self.renderer.settings().size.0,
