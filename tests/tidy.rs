@@ -429,3 +429,30 @@ fn the_cli_crate_keeps_no_process_global_state() {
         .collect();
     check("no statics or thread-locals in planet-cli", offences);
 }
+
+/// A module that grew parts becomes a folder module (`scene/mod.rs`,
+/// `scene/drawn.rs`), not a file stitched in from beside it with
+/// `#[path]`: the tree on disk is the module tree. Only unit tests split
+/// out of a file (`*_tests.rs`) and a bench reusing an integration test's
+/// reference may be named by path.
+#[test]
+fn modules_are_folders_not_path_attributes() {
+    let offences = rust_files()
+        .into_iter()
+        .flat_map(|path| {
+            let text = read(&path);
+            let hits: Vec<String> = text
+                .lines()
+                .enumerate()
+                .filter_map(|(n, line)| {
+                    let code = code_of(line).trim_start();
+                    let target = code.strip_prefix("#[path = \"")?.split('"').next()?;
+                    let allowed = target.ends_with("_tests.rs") || target.contains("tests/");
+                    (!allowed).then(|| format!("{}:{}: #[path = \"{target}\"]", path.display(), n + 1))
+                })
+                .collect();
+            hits
+        })
+        .collect();
+    check("no #[path] modules outside split-out tests", offences);
+}

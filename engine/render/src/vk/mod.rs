@@ -2,7 +2,7 @@
 //! under this module, behind the safe methods of [`Backend`].
 //!
 //! The key decision: the split follows the safe/unsafe line, wgpu-hal style.
-//! `Renderer` (renderer.rs) and the frame driver (scene.rs) are safe code
+//! `Renderer` (renderer.rs) and the frame driver (scene/) are safe code
 //! that deal in domain types (tiles, records, slot contents); `Backend`
 //! owns the device and every object made from it and deals in handles,
 //! one file per concern: `device` (instance, device, validation log),

@@ -592,5 +592,4 @@ fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::ground::So
     }
 }
 
-#[path = "scene_drawn.rs"]
 mod drawn;

@@ -35,7 +35,7 @@
 //! the amplitude per metre of twist that continues the data's roughness law
 //! ([`crate::ground::roughness::continuing_amplitude`], measured per source;
 //! the local relief made needles), down to samples of [`SMOOTH_BELOW_M`];
-//! finer octaves fall as a smooth surface's (`detail_lattice.rs` says why).
+//! finer octaves fall as a smooth surface's (`detail/lattice.rs` says why).
 //! Cell values sit at cell centres, read
 //! bilinearly (the dual grid) by every sample of a deeper tile inside its
 //! data ancestor's stored grid. The data depth and above are untouched.
@@ -574,9 +574,7 @@ impl HeightSource for DetailSource {
     }
 }
 
-#[path = "detail_bounds.rs"]
 mod bounds;
-#[path = "detail_lattice.rs"]
 mod lattice;
 
 pub use lattice::{SMOOTH_BELOW_M, SMOOTH_GAIN};
