@@ -341,13 +341,7 @@ fn the_glsl_abi_header_is_generated_from_the_rust_declaration() {
 /// two would): tests are modules of one binary per crate.
 #[test]
 fn each_crate_has_at_most_one_integration_test_binary() {
-    let output = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
-        .current_dir(workspace())
-        .output()
-        .expect("cargo metadata runs");
-    assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let metadata = workspace_metadata();
     let packages = metadata["packages"].as_array().expect("packages");
     assert!(packages.len() >= 8, "the workspace's packages ({})", packages.len());
     let offences = packages
@@ -373,13 +367,7 @@ fn each_crate_has_at_most_one_integration_test_binary() {
 /// fuzzers), so no binary links them.
 #[test]
 fn test_fixtures_stay_out_of_production_builds() {
-    let output = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
-        .current_dir(workspace())
-        .output()
-        .expect("cargo metadata runs");
-    assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let metadata = workspace_metadata();
     let packages = metadata["packages"].as_array().expect("packages");
     let mut dev_uses = 0;
     let mut offences = Vec::new();
@@ -455,4 +443,16 @@ fn modules_are_folders_not_path_attributes() {
         })
         .collect();
     check("no #[path] modules outside split-out tests", offences);
+}
+
+/// The workspace's packages as `cargo metadata` resolves them (no
+/// dependencies' own packages): what the rules on manifests read.
+fn workspace_metadata() -> serde_json::Value {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON")
 }
