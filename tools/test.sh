@@ -16,7 +16,10 @@ if [[ ${FUZZ_SECONDS:-30} -gt 0 ]]; then
     tools/fuzz.sh "${FUZZ_SECONDS:-30}" "$(mktemp -d)"
 fi
 # The end-to-end tests run the workspace's binaries: build them first.
-cargo build --workspace --bins --locked
+# The binaries the system tests run, with the terrain core's test fixtures
+# on as the test build has them: one compile of the workspace, not two (a
+# production build, `cargo build --release`, leaves them out).
+cargo build --workspace --bins --locked --features planet-terrain/testing
 # nextest runs every other test binary, one process per test (window tests
 # need that), and closes with a summary line of what ran.
 cargo nextest run --workspace --locked --no-fail-fast
