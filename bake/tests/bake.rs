@@ -468,9 +468,14 @@ fn the_report_names_a_provenance_picture_drawn_beside_it() {
     reader.next_frame(&mut rgb).unwrap();
     let (w, h) = (reader.info().width, reader.info().height);
     assert_eq!((w, h), (720, 360 + planet_cli::picture::legend_height(720)));
-    // A global bake measured everywhere: the map is all the measured colour.
+    // A global bake measured everywhere: the map is the measured colour
+    // under its graticule and coast.
     let map = &rgb[..(3 * w * 360) as usize];
-    assert!(map.chunks(3).all(|p| p == planet_cli::map::MEASURED), "a pixel of the map is not measured");
+    use planet_cli::map::{COAST, GRATICULE, MEASURED};
+    assert!(map.chunks(3).all(|p| p == MEASURED || p == GRATICULE || p == COAST), "a pixel of the map is not measured");
+    let measured = map.chunks(3).filter(|p| *p == MEASURED).count();
+    assert!(measured * 10 > 9 * (w * 360) as usize, "mostly measured ({measured} pixels)");
+    assert!(map.chunks(3).any(|p| p == GRATICULE), "the graticule is drawn");
     let legend = &rgb[(3 * w * 360) as usize..];
     assert!(legend.chunks(3).any(|p| p == planet_cli::map::INVENTED), "the legend names invented ground");
 }

@@ -1,6 +1,7 @@
 //! Maps of a stack of packs: an equirectangular picture of the whole body
 //! or of a latitude/longitude box, coloured by elevation, provenance,
-//! stored depth or geometric error, with its legend drawn underneath.
+//! stored depth or geometric error, with the coast (0 m) and a labelled
+//! graticule over it and its legend drawn underneath.
 //!
 //! The key decision: every pixel is answered by the same readers the other
 //! commands use (the stack's ground through a caching `GroundReader`, its
@@ -161,11 +162,14 @@ pub fn render(packs: &[StackedPack], spec: &MapSpec) -> Result<Picture> {
     let stack = GroundStack::of_packs(packs.to_vec())?.context("give at least one pack")?;
     let (width, height) = (spec.width, spec.map_height());
     let mut picture = Picture::new(width, height + legend_height(width), [0, 0, 0]);
+    let (heights, depth) = read_heights(&stack, spec)?;
     let legend = match spec.what {
-        What::Elevation => elevation(&stack, spec, &mut picture)?,
+        What::Elevation => elevation(&heights, depth, spec, &mut picture)?,
         What::Provenance => provenance(&stack, spec, &mut picture)?,
         What::Depth | What::Error => stored(packs, spec, &mut picture)?,
     };
+    draw_coast(&mut picture, &heights, spec.width);
+    draw_graticule(&mut picture, spec);
     draw_legend(&mut picture, height, &legend);
     Ok(picture)
 }
@@ -180,7 +184,9 @@ fn each_pixel(spec: &MapSpec, mut f: impl FnMut(u32, u32, Geodetic) -> Result<()
     Ok(())
 }
 
-fn elevation(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Result<Legend> {
+/// The ground's height (metres) at every pixel's centre, row by row, read
+/// at the depth whose spacing matches a pixel; and that depth.
+fn read_heights(stack: &GroundStack, spec: &MapSpec) -> Result<(Vec<f64>, u8)> {
     let ground = stack.with_detail(spec.detail);
     let body = stack.body().clone();
     let rows = spec.map_height();
@@ -192,14 +198,21 @@ fn elevation(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Resu
     // depth (a 16384-pixel map would otherwise hold gigabytes).
     let band = (body.sample_spacing_m(depth) * 128.0 / pixel_m).ceil().max(1.0) as u32;
     let mut reader = GroundReader::new(&ground, depth);
+    let mut heights = Vec::with_capacity(spec.width as usize * rows as usize);
     each_pixel(spec, |x, y, at| {
         if x == 0 && y % band == 0 {
             reader = GroundReader::new(&ground, depth);
         }
-        let h = reader.height(at).with_context(|| format!("reading the ground at depth {depth}"))?;
-        picture.put(i64::from(x), i64::from(y), elevation_colour(h));
+        heights.push(reader.height(at).with_context(|| format!("reading the ground at depth {depth}"))?);
         Ok(())
     })?;
+    Ok((heights, depth))
+}
+
+fn elevation(heights: &[f64], depth: u8, spec: &MapSpec, picture: &mut Picture) -> Result<Legend> {
+    for (k, &h) in heights.iter().enumerate() {
+        picture.put(k as i64 % i64::from(spec.width), k as i64 / i64::from(spec.width), elevation_colour(h));
+    }
     let (lo, hi) = (-8000.0, 5000.0);
     let ticks = [-8000.0, -3000.0, 0.0, 1500.0, 5000.0]
         .into_iter()
@@ -251,6 +264,70 @@ fn provenance(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Res
         }
     }
     Ok(provenance_legend())
+}
+
+/// The coast: pixels where the ground crosses 0 m toward the next pixel
+/// right or below (the same reads the elevation map colours, so the line
+/// agrees with it and needs no coastline data the packs do not hold).
+pub const COAST: [u8; 3] = [12, 12, 16];
+/// Meridians and parallels, and their labels.
+pub const GRATICULE: [u8; 3] = [235, 235, 235];
+
+fn draw_coast(picture: &mut Picture, heights: &[f64], width: u32) {
+    let width = width as usize;
+    let wet = |k: usize| heights[k] < 0.0;
+    for k in 0..heights.len() {
+        let (x, y) = (k % width, k / width);
+        let right = x + 1 < width && wet(k + 1) != wet(k);
+        let below = k + width < heights.len() && wet(k + width) != wet(k);
+        if right || below {
+            picture.put(x as i64, y as i64, COAST);
+        }
+    }
+}
+
+/// Degrees between graticule lines for a box `span` degrees across: the
+/// round step that draws at most eight lines.
+pub fn graticule_step(span: f64) -> f64 {
+    const STEPS: [f64; 16] =
+        [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 45.0];
+    STEPS.into_iter().find(|step| span / step <= 8.0).unwrap_or(90.0)
+}
+
+/// Dotted meridians and parallels every [`graticule_step`] degrees, each
+/// labelled where it meets the map's left or top edge.
+fn draw_graticule(picture: &mut Picture, spec: &MapSpec) {
+    let (width, rows) = (spec.width, spec.map_height());
+    let step = graticule_step(spec.lon_span().max(spec.region.north - spec.region.south));
+    let label = |value: f64, positive: char, negative: char| {
+        let text = format!("{}", (value.abs() * 1000.0).round() / 1000.0);
+        if value == 0.0 { text } else { format!("{text}{}", if value > 0.0 { positive } else { negative }) }
+    };
+    let mut lat = (spec.region.south / step).ceil() * step;
+    while lat <= spec.region.north {
+        if let Some((_, y)) = spec.pixel_of(lat, spec.point(0, 0).1) {
+            for x in (0..width).step_by(2) {
+                picture.put(i64::from(x), i64::from(y), GRATICULE);
+            }
+            // Not where the meridians' labels run along the top.
+            if y >= 12 {
+                picture.text(2, i64::from(y) + 2, 1, &label(lat, 'N', 'S'), GRATICULE);
+            }
+        }
+        lat += step;
+    }
+    let mut east = ((spec.region.west / step).ceil() * step - spec.region.west).rem_euclid(360.0);
+    while east < spec.lon_span() {
+        let lon = spec.region.west + east;
+        let lon = if lon > 180.0 { lon - 360.0 } else { lon };
+        if let Some((x, _)) = spec.pixel_of(spec.point(0, 0).0, lon) {
+            for y in (0..rows).step_by(2) {
+                picture.put(i64::from(x), i64::from(y), GRATICULE);
+            }
+            picture.text(i64::from(x) + 2, 2, 1, &label(lon, 'E', 'W'), GRATICULE);
+        }
+        east += step;
+    }
 }
 
 pub fn provenance_legend() -> Legend {
@@ -334,6 +411,45 @@ fn stored(packs: &[StackedPack], spec: &MapSpec, picture: &mut Picture) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A map of procedural ground with sea and land: dotted meridians and
+    /// parallels every 45 degrees across the globe, and the coast drawn
+    /// exactly where the ground it read crosses 0 m.
+    #[test]
+    fn a_map_draws_its_coast_and_a_graticule() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("p.planetpack");
+        planet_terrain::testing::write_procedural_pack(&path, 2).expect("a pack");
+        let pack = planet_terrain::pack::Pack::open(&path).expect("open");
+        let source = planet_terrain::ground::PackSource::new(std::sync::Arc::new(pack));
+        let packs = vec![StackedPack { name: "p".into(), source }];
+        let spec = MapSpec { what: What::Elevation, region: Coverage::GLOBAL, width: 360, detail: false };
+        assert_eq!(graticule_step(15.0), 2.0);
+        assert_eq!(graticule_step(360.0), 45.0);
+        let picture = render(&packs, &spec).expect("a map");
+        let stack = GroundStack::of_packs(packs.clone()).expect("a stack").expect("one pack");
+        let (heights, _) = read_heights(&stack, &spec).expect("heights");
+        let (width, rows) = (spec.width, spec.map_height());
+        // A parallel and a meridian, away from their labels.
+        let (_, y) = spec.pixel_of(45.0, 10.0).expect("inside");
+        let (x, _) = spec.pixel_of(10.0, -90.0).expect("inside");
+        assert_eq!(picture.pixel(100, y), GRATICULE, "the 45 N parallel");
+        assert_eq!(picture.pixel(x, 120), GRATICULE, "the 90 W meridian");
+        let wet = |x: u32, y: u32| heights[(y * width + x) as usize] < 0.0;
+        let mut coast = 0;
+        for y in 0..rows {
+            for x in 0..width {
+                let crosses =
+                    (x + 1 < width && wet(x + 1, y) != wet(x, y)) || (y + 1 < rows && wet(x, y + 1) != wet(x, y));
+                let colour = picture.pixel(x, y);
+                if colour != GRATICULE {
+                    assert_eq!(colour == COAST, crosses, "({x}, {y})");
+                }
+                coast += usize::from(crosses);
+            }
+        }
+        assert!(coast > 50, "the ground has a coast here ({coast} pixels)");
+    }
 
     #[test]
     fn pixels_and_points_agree_across_the_antimeridian() {

@@ -557,7 +557,8 @@ fn an_elevation_map_is_blue_below_sea_level_and_carries_its_legend() {
     let legend = planet_cli::picture::legend_height(256);
     assert_eq!((w, h), (256, 128 + legend));
     let spec = MapSpec { what: What::Elevation, region: Coverage::GLOBAL, width: 256, detail: false };
-    for (lat, lon) in [(0.0, 135.0), (0.0, -45.0), (60.0, 0.0), (-60.0, 180.0), (-40.0, 100.0), (30.0, 60.0)] {
+    // Off the graticule (every 45 degrees on a global map).
+    for (lat, lon) in [(2.0, 137.0), (2.0, -43.0), (60.0, 2.0), (-60.0, 178.0), (-40.0, 100.0), (30.0, 60.0)] {
         let d = Body::earth().ellipsoid().geodetic_to_direction(Geodetic::from_degrees(lat, lon, 0.0));
         let height = ground(d);
         assert!(height.abs() > 500.0, "({lat}, {lon}) is too near the coast to judge: {height} m");
@@ -583,7 +584,8 @@ fn a_provenance_map_shows_measured_inside_a_regional_pack_and_invented_outside()
     let spec = MapSpec { what: What::Provenance, region, width: 400, detail: true };
     assert_eq!((w, h), (400, 300 + planet_cli::picture::legend_height(400)));
     assert_eq!(colour_at(&spec, (w, &rgb), 46.0, 8.5), MEASURED);
-    for (lat, lon) in [(35.0, 0.0), (55.0, 25.0), (46.0, -5.0)] {
+    // Off the graticule's lines (every 5 degrees here).
+    for (lat, lon) in [(36.3, 1.2), (55.6, 24.2), (46.3, -4.3)] {
         assert_eq!(colour_at(&spec, (w, &rgb), lat, lon), INVENTED, "({lat}, {lon})");
     }
     // Depth and error maps of the regional pack over a global base: the
