@@ -47,6 +47,9 @@ pub struct MapSpec {
     pub width: u32,
     /// Whether elevation includes detail synthesized past the data depth.
     pub detail: bool,
+    /// The elevation ramp's span (metres, low < high); `None`: the map's
+    /// own heights' range.
+    pub range: Option<(f64, f64)>,
 }
 
 pub const MEASURED: [u8; 3] = [40, 160, 70];
@@ -148,7 +151,7 @@ pub fn overview(what: What, coverage: &Coverage, max_px: u32) -> MapSpec {
     } else {
         ((f64::from(max_px) * lon_span / lat_span).round() as u32).clamp(1, max_px)
     };
-    MapSpec { what, region, width, detail: false }
+    MapSpec { what, region, width, detail: false, range: None }
 }
 
 /// The map of `packs` (bottom first, as `PACK...`), legend included.
@@ -209,18 +212,46 @@ fn read_heights(stack: &GroundStack, spec: &MapSpec) -> Result<(Vec<f64>, u8)> {
     Ok((heights, depth))
 }
 
-fn elevation(heights: &[f64], depth: u8, spec: &MapSpec, picture: &mut Picture) -> Result<Legend> {
-    for (k, &h) in heights.iter().enumerate() {
-        picture.put(k as i64 % i64::from(spec.width), k as i64 / i64::from(spec.width), elevation_colour(h));
+/// The hypsometric palette's metres a height is drawn with when the ramp
+/// spans `lo..hi`: the sea's colours over the depths below 0 m, the land's
+/// over the heights above (all of the land's for ground that never reaches
+/// the sea), so a park 2,300-4,300 m up uses the whole land ramp rather
+/// than a few shades of it, and the coast stays where the colours turn.
+pub fn palette_metres(h: f64, (lo, hi): (f64, f64)) -> f64 {
+    const DEEPEST: f64 = -8000.0;
+    const HIGHEST: f64 = 5000.0;
+    let t = |a: f64, b: f64| if b - a > 1e-6 { ((h - a) / (b - a)).clamp(0.0, 1.0) } else { 0.5 };
+    if lo >= 0.0 {
+        HIGHEST * t(lo, hi)
+    } else if hi <= 0.0 {
+        DEEPEST * (1.0 - t(lo, hi))
+    } else if h < 0.0 {
+        DEEPEST * (h / lo).min(1.0)
+    } else {
+        HIGHEST * (h / hi).min(1.0)
     }
-    let (lo, hi) = (-8000.0, 5000.0);
-    let ticks = [-8000.0, -3000.0, 0.0, 1500.0, 5000.0]
-        .into_iter()
-        .map(|m: f64| ((m - lo) / (hi - lo), metres_label(m)))
-        .collect();
+}
+
+fn elevation(heights: &[f64], depth: u8, spec: &MapSpec, picture: &mut Picture) -> Result<Legend> {
+    let finite = || heights.iter().copied().filter(|h| h.is_finite());
+    let lowest = finite().fold(f64::INFINITY, f64::min);
+    let highest = finite().fold(f64::NEG_INFINITY, f64::max);
+    let range = spec.range.unwrap_or(if lowest <= highest { (lowest, highest) } else { (0.0, 1.0) });
+    for (k, &h) in heights.iter().enumerate() {
+        let colour = elevation_colour(palette_metres(h, range));
+        picture.put(k as i64 % i64::from(spec.width), k as i64 / i64::from(spec.width), colour);
+    }
+    let (lo, hi) = range;
+    let mut marks = vec![lo, hi];
+    if lo < 0.0 && hi > 0.0 {
+        marks.insert(1, 0.0);
+    }
+    let span = (hi - lo).max(1e-6);
+    let ticks = marks.into_iter().map(|m| ((m - lo) / span, metres_label(m))).collect();
+    let how = if spec.range.is_some() { "RAMP AS GIVEN" } else { "RAMP FITTED" };
     Ok(Legend::Bar {
-        title: format!("ELEVATION M (READ AT DEPTH {depth})"),
-        colours: sampled(256, |t| elevation_colour(lo + t * (hi - lo))),
+        title: format!("ELEVATION M (DEPTH {depth}, {how})"),
+        colours: sampled(256, |t| elevation_colour(palette_metres(lo + t * span, range))),
         ticks,
     })
 }
@@ -423,7 +454,7 @@ mod tests {
         let pack = planet_terrain::pack::Pack::open(&path).expect("open");
         let source = planet_terrain::ground::PackSource::new(std::sync::Arc::new(pack));
         let packs = vec![StackedPack { name: "p".into(), source }];
-        let spec = MapSpec { what: What::Elevation, region: Coverage::GLOBAL, width: 360, detail: false };
+        let spec = MapSpec { what: What::Elevation, region: Coverage::GLOBAL, width: 360, detail: false, range: None };
         assert_eq!(graticule_step(15.0), 2.0);
         assert_eq!(graticule_step(360.0), 45.0);
         let picture = render(&packs, &spec).expect("a map");
@@ -458,6 +489,7 @@ mod tests {
             region: Coverage { south: -10.0, west: 170.0, north: 10.0, east: -170.0 },
             width: 200,
             detail: false,
+            range: None,
         };
         assert_eq!(spec.map_height(), 200);
         let (lat, lon) = spec.point(150, 20);

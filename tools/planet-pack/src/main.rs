@@ -124,6 +124,11 @@ enum Command {
         /// Width of the map in pixels (its height follows from the box).
         #[arg(long, default_value_t = 1024, value_parser = map_width)]
         width: u32,
+        /// The elevation ramp's span, MIN,MAX in metres (default: the
+        /// map's own heights, the sea's colours below 0 m and the land's
+        /// above), so maps of different places compare.
+        #[arg(long, value_parser = elevation_range, allow_hyphen_values = true, value_name = "MIN,MAX")]
+        range: Option<(f64, f64)>,
         #[command(flatten)]
         detail: args::Detail,
     },
@@ -196,7 +201,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Map { packs, png, what, region, width, detail } => {
+        Command::Map { packs, png, what, region, width, range, detail } => {
             check_outputs(&packs, &[("--png", Some(&png))])?;
             let region = match region {
                 Some(region) => region,
@@ -205,7 +210,7 @@ fn run(cli: Cli) -> Result<()> {
                     map::overview(what, &map::stack_coverage(&coverages), width).region
                 }
             };
-            let spec = map::MapSpec { what, region, width, detail: detail.on };
+            let spec = map::MapSpec { what, region, width, detail: detail.on, range };
             draw_map(&opener, &packs, &spec, &png)
         }
         Command::Cut { packs, at, alt, orientation, budget, sse, size, json, detail } => {
@@ -473,6 +478,19 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
         outln!("{elevation:.2} m at {lat}, {lon} ({described}; tile {tile})");
     }
     Ok(())
+}
+
+/// `--range MIN,MAX`: two finite heights in metres, the first the lower.
+fn elevation_range(text: &str) -> Result<(f64, f64), String> {
+    let parse = |part: &str| part.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+    match text.split(',').collect::<Vec<_>>()[..] {
+        [lo, hi] => match (parse(lo), parse(hi)) {
+            (Some(lo), Some(hi)) if lo < hi => Ok((lo, hi)),
+            (Some(_), Some(_)) => Err(format!("'{text}': MIN must be below MAX")),
+            _ => Err(format!("'{text}': MIN and MAX must be finite numbers of metres")),
+        },
+        _ => Err(format!("'{text}': give MIN,MAX in metres, e.g. 2000,4500")),
+    }
 }
 
 fn map_width(text: &str) -> Result<u32, String> {

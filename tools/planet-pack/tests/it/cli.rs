@@ -556,7 +556,7 @@ fn an_elevation_map_is_blue_below_sea_level_and_carries_its_legend() {
     let (w, h, rgb) = map_png(&[&pack], &out, &["--width", "256", "--detail", "off"]);
     let legend = planet_cli::picture::legend_height(256);
     assert_eq!((w, h), (256, 128 + legend));
-    let spec = MapSpec { what: What::Elevation, region: Coverage::GLOBAL, width: 256, detail: false };
+    let spec = MapSpec { what: What::Elevation, region: Coverage::GLOBAL, width: 256, detail: false, range: None };
     // Off the graticule (every 45 degrees on a global map).
     for (lat, lon) in [(2.0, 137.0), (2.0, -43.0), (60.0, 2.0), (-60.0, 178.0), (-40.0, 100.0), (30.0, 60.0)] {
         let d = Body::earth().ellipsoid().geodetic_to_direction(Geodetic::from_degrees(lat, lon, 0.0));
@@ -573,6 +573,37 @@ fn an_elevation_map_is_blue_below_sea_level_and_carries_its_legend() {
     assert!(!planet_cli::fs::partial_path(&out).exists());
 }
 
+/// The elevation ramp fits the map's own heights unless `--range` fixes
+/// it: over the Alps pack alone (1,234 m inside, the ellipsoid's 0 m
+/// around), the fitted ramp draws 1,234 m with the land palette's top and
+/// 0 m with its foot; `--range 0,5000` draws 1,234 m as the palette's own
+/// 1,234 m. A range that is not MIN < MAX is refused by name.
+#[test]
+fn an_elevation_ramp_fits_the_maps_heights_unless_a_range_is_given() {
+    use planet_cli::map::{MapSpec, What, palette_metres};
+    use planet_cli::picture::elevation_colour;
+    let dir = tempfile::tempdir().unwrap();
+    let alps = write_regional(dir.path(), "alps.planetpack", Body::earth(), ALPS, 1234.0);
+    let region = Coverage { south: 40.0, west: 0.0, north: 52.0, east: 16.0 };
+    let spec = MapSpec { what: What::Elevation, region, width: 320, detail: false, range: None };
+    let (inside, outside) = ((46.3, 8.3), (41.3, 1.3));
+    let out = dir.path().join("fitted.png");
+    let (w, _, rgb) = map_png(&[&alps], &out, &["--region", "40,0,52,16", "--width", "320", "--detail", "off"]);
+    assert_eq!(colour_at(&spec, (w, &rgb), inside.0, inside.1), elevation_colour(5000.0), "the top of the land ramp");
+    assert_eq!(colour_at(&spec, (w, &rgb), outside.0, outside.1), elevation_colour(0.0), "its foot");
+    let out = dir.path().join("given.png");
+    let args = ["--region", "40,0,52,16", "--width", "320", "--detail", "off", "--range", "0,5000"];
+    let (w, _, rgb) = map_png(&[&alps], &out, &args);
+    assert_eq!(colour_at(&spec, (w, &rgb), inside.0, inside.1), elevation_colour(1234.0));
+    assert_eq!(palette_metres(1234.0, (0.0, 5000.0)), 1234.0);
+    assert_eq!(palette_metres(-50.0, (-100.0, 200.0)), -4000.0, "half the sea's depth");
+    for bad in ["5000,0", "1,2,3", "x,1", "nan,4"] {
+        let o = planet_pack(&["map", alps.to_str().unwrap(), "--png", out.to_str().unwrap(), "--range", bad]);
+        assert!(!o.status.success(), "--range {bad} was accepted");
+        assert!(stderr(&o).contains("--range"), "--range {bad}: {}", stderr(&o));
+    }
+}
+
 #[test]
 fn a_provenance_map_shows_measured_inside_a_regional_pack_and_invented_outside() {
     use planet_cli::map::{INVENTED, MEASURED, MapSpec, What};
@@ -581,7 +612,7 @@ fn a_provenance_map_shows_measured_inside_a_regional_pack_and_invented_outside()
     let out = dir.path().join("provenance.png");
     let region = Coverage { south: 30.0, west: -10.0, north: 60.0, east: 30.0 };
     let (w, h, rgb) = map_png(&[&alps], &out, &["--what", "provenance", "--region", "30,-10,60,30", "--width", "400"]);
-    let spec = MapSpec { what: What::Provenance, region, width: 400, detail: true };
+    let spec = MapSpec { what: What::Provenance, region, width: 400, detail: true, range: None };
     assert_eq!((w, h), (400, 300 + planet_cli::picture::legend_height(400)));
     assert_eq!(colour_at(&spec, (w, &rgb), 46.0, 8.5), MEASURED);
     // Off the graticule's lines (every 5 degrees here).
