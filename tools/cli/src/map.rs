@@ -173,6 +173,10 @@ pub fn render(packs: &[StackedPack], spec: &MapSpec) -> Result<Picture> {
     };
     draw_coast(&mut picture, &heights, spec.width);
     draw_graticule(&mut picture, spec);
+    let mut legend = legend;
+    if spec.what == What::Provenance {
+        draw_last_patches(&mut picture, packs, spec, &mut legend);
+    }
     draw_legend(&mut picture, height, &legend);
     Ok(picture)
 }
@@ -361,6 +365,41 @@ fn draw_graticule(picture: &mut Picture, spec: &MapSpec) {
     }
 }
 
+/// The outline of a patched pack's last patch on a provenance map.
+pub const PATCHED: [u8; 3] = [70, 200, 255];
+
+/// Outlines the box of each pack's last region patch (the header keeps the
+/// last one's box and the count, not every box) and names it in the
+/// legend: a patched pack's provenance map shows where it was patched.
+fn draw_last_patches(picture: &mut Picture, packs: &[StackedPack], spec: &MapSpec, legend: &mut Legend) {
+    let patched: Vec<(Coverage, u32)> = packs
+        .iter()
+        .filter_map(|p| {
+            let history = p.source.pack().header().patches;
+            history.last.map(|last| (last.region, history.count))
+        })
+        .collect();
+    let (width, rows) = (spec.width, spec.map_height());
+    for (region, _) in &patched {
+        let inside = |x: i64, y: i64| {
+            (0..i64::from(width)).contains(&x) && (0..i64::from(rows)).contains(&y) && {
+                let (lat, lon) = spec.point(x as u32, y as u32);
+                region.contains(lat, lon)
+            }
+        };
+        for y in 0..i64::from(rows) {
+            for x in 0..i64::from(width) {
+                if inside(x, y) && !(inside(x - 1, y) && inside(x + 1, y) && inside(x, y - 1) && inside(x, y + 1)) {
+                    picture.put(x, y, PATCHED);
+                }
+            }
+        }
+    }
+    if let (Legend::Swatches { items, .. }, Some(count)) = (legend, patched.iter().map(|p| p.1).max()) {
+        items.push((PATCHED, format!("LAST PATCH ({count} IN ALL)")));
+    }
+}
+
 pub fn provenance_legend() -> Legend {
     Legend::Swatches {
         title: "PROVENANCE".into(),
@@ -442,6 +481,39 @@ fn stored(packs: &[StackedPack], spec: &MapSpec, picture: &mut Picture) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pack patched three times, the last over 10..30 N, 20..50 E: its
+    /// provenance map outlines that box and names it in the legend.
+    #[test]
+    fn a_patched_packs_provenance_map_outlines_its_last_patch() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("p.planetpack");
+        planet_terrain::testing::write_procedural_pack(&path, 1).expect("a pack");
+        // The header a patch leaves: its count, the last box (f32) and inputs.
+        let mut bytes = std::fs::read(&path).expect("read");
+        bytes[212..216].copy_from_slice(&3u32.to_le_bytes());
+        for (k, v) in [10.0f32, 20.0, 30.0, 50.0].into_iter().enumerate() {
+            bytes[216 + 4 * k..220 + 4 * k].copy_from_slice(&v.to_le_bytes());
+        }
+        bytes[232..248].fill(0xab);
+        planet_terrain::testing::refresh_checksums(&mut bytes);
+        std::fs::write(&path, &bytes).expect("write");
+        let pack = planet_terrain::pack::Pack::open(&path).expect("a valid patched header");
+        let source = planet_terrain::ground::PackSource::new(std::sync::Arc::new(pack));
+        let packs = vec![StackedPack { name: "p".into(), source }];
+        let spec = MapSpec { what: What::Provenance, region: Coverage::GLOBAL, width: 360, detail: false, range: None };
+        let picture = render(&packs, &spec).expect("a map");
+        let at = |lat: f64, lon: f64| {
+            let (x, y) = spec.pixel_of(lat, lon).expect("on the map");
+            picture.pixel(x, y)
+        };
+        assert_eq!(at(10.2, 37.3), PATCHED, "the box's south edge");
+        assert_eq!(at(21.3, 49.8), PATCHED, "its east edge");
+        assert_ne!(at(21.3, 37.3), PATCHED, "not its inside");
+        assert_ne!(at(21.3, 60.3), PATCHED, "nor outside it");
+        let legend = (spec.map_height()..picture.height).flat_map(|y| (0..360).map(move |x| (x, y)));
+        assert!(legend.clone().any(|(x, y)| picture.pixel(x, y) == PATCHED), "the legend names the patch");
+    }
 
     /// A map of procedural ground with sea and land: dotted meridians and
     /// parallels every 45 degrees across the globe, and the coast drawn
