@@ -398,23 +398,14 @@ fn test_fixtures_stay_out_of_production_builds() {
 /// process (tests, a future server) cannot see each other's.
 #[test]
 fn the_cli_crate_keeps_no_process_global_state() {
-    let offences = rust_files()
-        .into_iter()
-        .filter(|path| path.starts_with("tools/cli/src"))
-        .flat_map(|path| {
-            let text = read(&path);
-            let hits: Vec<String> = text
-                .lines()
-                .enumerate()
-                .filter(|(_, line)| {
-                    let code = code_of(line).trim_start();
-                    code.starts_with("static ") || code.starts_with("pub static ") || code.contains("thread_local!")
-                })
-                .map(|(n, _)| format!("{}:{}", path.display(), n + 1))
-                .collect();
-            hits
-        })
-        .collect();
+    let offences = offending_lines(
+        |path| path.starts_with("tools/cli/src"),
+        |code| {
+            let global =
+                code.starts_with("static ") || code.starts_with("pub static ") || code.contains("thread_local!");
+            global.then(String::new)
+        },
+    );
     check("no statics or thread-locals in planet-cli", offences);
 }
 
@@ -425,24 +416,36 @@ fn the_cli_crate_keeps_no_process_global_state() {
 /// reference may be named by path.
 #[test]
 fn modules_are_folders_not_path_attributes() {
-    let offences = rust_files()
+    let offences = offending_lines(
+        |_| true,
+        |code| {
+            let target = code.strip_prefix("#[path = \"")?.split('"').next()?;
+            let allowed = target.ends_with("_tests.rs") || target.contains("tests/");
+            (!allowed).then(|| format!(": #[path = \"{target}\"]"))
+        },
+    );
+    check("no #[path] modules outside split-out tests", offences);
+}
+
+/// `path:line` (and what `offence` says of it) for every line of code, in
+/// the Rust files `files` selects, that `offence` finds fault with (it is
+/// given the line's code, comments and leading space removed).
+fn offending_lines(files: impl Fn(&Path) -> bool, offence: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    rust_files()
         .into_iter()
+        .filter(|path| files(path))
         .flat_map(|path| {
             let text = read(&path);
             let hits: Vec<String> = text
                 .lines()
                 .enumerate()
                 .filter_map(|(n, line)| {
-                    let code = code_of(line).trim_start();
-                    let target = code.strip_prefix("#[path = \"")?.split('"').next()?;
-                    let allowed = target.ends_with("_tests.rs") || target.contains("tests/");
-                    (!allowed).then(|| format!("{}:{}: #[path = \"{target}\"]", path.display(), n + 1))
+                    offence(code_of(line).trim_start()).map(|what| format!("{}:{}{what}", path.display(), n + 1))
                 })
                 .collect();
             hits
         })
-        .collect();
-    check("no #[path] modules outside split-out tests", offences);
+        .collect()
 }
 
 /// The workspace's packages as `cargo metadata` resolves them (no
