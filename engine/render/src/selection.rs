@@ -130,12 +130,31 @@ struct Shared {
     changed: Condvar,
 }
 
+impl Shared {
+    /// The state, whoever panicked holding it (its fields stay whole).
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Waits on `changed` (at most `timeout`), as [`Shared::lock`] does.
+    fn wait<'a>(&self, state: MutexGuard<'a, State>, timeout: Duration) -> MutexGuard<'a, State> {
+        self.changed.wait_timeout(state, timeout).unwrap_or_else(|poisoned| poisoned.into_inner()).0
+    }
+}
+
+/// The newest cut a frame took, what it was selected for, and its request.
+struct Newest {
+    cut: Cut,
+    view: View,
+    settings: SelectionSettings,
+    number: u64,
+}
+
 /// The thread, and the newest cut a frame took from it.
 pub(crate) struct SelectionThread {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
-    /// The newest cut taken, what it was selected for, and its request.
-    newest: Option<(Cut, View, SelectionSettings, u64)>,
+    newest: Option<Newest>,
     /// Requests sent so far.
     sent: u64,
 }
@@ -158,7 +177,7 @@ impl SelectionThread {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.shared.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.shared.lock()
     }
 
     fn select(
@@ -192,30 +211,31 @@ impl SelectionThread {
         let mut state = self.lock();
         loop {
             let own = state.finished.as_ref().is_some_and(|f| f.number == number)
-                || self.newest.as_ref().is_some_and(|n| n.3 == number);
+                || self.newest.as_ref().is_some_and(|n| n.number == number);
             let has_any = self.newest.is_some() || state.finished.is_some();
             let now = Instant::now();
             if own || (has_any && now >= deadline) {
                 break;
             }
             let wait = if has_any { deadline - now } else { Duration::from_secs(1) };
-            state = self.shared.changed.wait_timeout(state, wait).unwrap_or_else(|poisoned| poisoned.into_inner()).0;
+            state = self.shared.wait(state, wait);
         }
         let finished = state.finished.take();
         drop(state);
         let Some(finished) = finished else { return Ok(0) };
         let fresh = finished.bounds_from_source;
-        self.newest = Some((finished.cut?, finished.view, finished.settings, finished.number));
+        let Finished { number, cut, view, settings, .. } = finished;
+        self.newest = Some(Newest { cut: cut?, view, settings, number });
         Ok(fresh)
     }
 
     /// The newest cut, followed to `view` if it was selected for another.
     fn followed(&self, view: &View, settings: &SelectionSettings, source: &Arc<dyn HeightSource>) -> Selected {
-        let (cut, selected_for, selected_with, _) = self.newest.as_ref().expect("waited for one");
-        let mut cut = cut.clone();
-        let lagging = selected_for != view || selected_with != settings;
+        let newest = self.newest.as_ref().expect("waited for one");
+        let mut cut = newest.cut.clone();
+        let lagging = newest.view != *view || newest.settings != *settings;
         if lagging {
-            cut.follow(selected_for, view, source.body().ellipsoid(), settings.near_m);
+            cut.follow(&newest.view, view, source.body().ellipsoid(), settings.near_m);
         }
         Selected { cut, bounds_from_source: 0, lagging, wait_ms: 0.0 }
     }
@@ -238,9 +258,9 @@ fn select_requests(shared: &Shared) {
     let mut selector = Selector::default();
     let kept = KeptBounds::default();
     loop {
-        let mut state = shared.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = shared.lock();
         while state.request.is_none() && !state.stop {
-            state = shared.changed.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+            state = shared.wait(state, Duration::from_secs(1));
         }
         if state.stop {
             return;
@@ -258,7 +278,7 @@ fn select_requests(shared: &Shared) {
             settings: request.settings,
             bounds_from_source: kept.asked_of_source(),
         };
-        let mut state = shared.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = shared.lock();
         state.finished = Some(finished);
         shared.changed.notify_all();
     }
