@@ -2,8 +2,9 @@
 //!
 //! The key decision: each convention ARCHITECTURE.md states is a test here
 //! that names the file and line that breaks it, so a review never has to
-//! remember them. Checks read the sources as text (and one what `cargo
-//! metadata` resolves); they need no build of the code they check.
+//! remember them. Checks read the sources as text, and the crates and
+//! their dependencies as `cargo metadata` resolves them; they need no build
+//! of the code they check.
 //!
 //! - every Rust file opens with a `//!` comment saying its key decision;
 //! - every `unsafe` block, fn or impl carries a `// SAFETY:` comment, and
@@ -11,7 +12,9 @@
 //! - the terrain core's modules form the stated layers (no cycle, no
 //!   reaching up), and its dependencies stay GPU-, GDAL- and window-free;
 //! - crates depend one way (viewer -> render -> terrain, viewer -> physics
-//!   -> terrain, bake -> terrain), and only planet-physics links Rapier;
+//!   -> terrain, bake -> terrain), and only planet-physics links Rapier:
+//!   what each crate links, transitively, with the features a build of it
+//!   alone turns on ([`graph`]), so the bake links no HTTP client;
 //! - no source file grows past the size where it starts mixing concerns;
 //! - each crate has at most one integration-test binary (from `cargo
 //!   metadata`, the targets cargo resolves, not the files' names);
@@ -21,6 +24,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use planet_system_tests::workspace;
+
+mod graph;
 
 /// Every Rust source of the workspace (not build output), relative paths.
 fn rust_files() -> Vec<PathBuf> {
@@ -214,92 +219,76 @@ fn the_terrain_core_is_layered_without_cycles() {
     check("terrain core layers (geo -> abi, pack -> layers -> ground -> lod; camera beside)", offences);
 }
 
-/// The `[dependencies]` names of a crate's manifest.
-fn dependencies(manifest: &str) -> BTreeSet<String> {
-    let text = read(Path::new(manifest));
-    let mut names = BTreeSet::new();
-    let mut inside = false;
-    for line in text.lines() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            inside = t == "[dependencies]";
-            continue;
-        }
-        if inside && let Some((name, _)) = t.split_once('=') {
-            let name = name.trim().trim_end_matches(".workspace").to_owned();
-            if !name.is_empty() && !name.starts_with('#') {
-                names.insert(name);
-            }
-        }
-    }
-    names
+/// What no crate may link, whatever links it: the GPU and window stacks,
+/// the immediate-mode UI, GDAL, an HTTP client, the physics engine.
+const GPU: [&str; 3] = ["ash", "gpu-allocator", "winit"];
+const UI: [&str; 3] = ["egui", "egui-winit", "egui-ash-renderer"];
+const HTTP: [&str; 3] = ["ureq", "rustls", "planet-remote"];
+const PHYSICS: [&str; 2] = ["rapier*", "parry*"];
+
+/// `groups` as one list.
+fn all(groups: &[&[&'static str]]) -> Vec<&'static str> {
+    groups.concat()
+}
+
+/// Whether package `name` is `pattern` (a trailing `*`: starts with it).
+fn is(name: &str, pattern: &str) -> bool {
+    pattern.strip_suffix('*').map_or(name == pattern, |prefix| name.starts_with(prefix))
 }
 
 #[test]
 fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_window_or_physics_engine() {
-    let core = dependencies("engine/terrain/Cargo.toml");
+    let graph = graph::Graph::of_workspace();
+    let core = graph.direct_dependencies("planet-terrain");
     let allowed: BTreeSet<String> =
         ["glam", "bytemuck", "thiserror", "zstd", "memmap2", "crc32fast", "serde_json"].map(String::from).into();
     let mut offences: Vec<String> =
         core.difference(&allowed).map(|d| format!("planet-terrain depends on `{d}`, outside its stated set")).collect();
-    // The physics engine stays in planet-physics: no other crate links it.
-    for manifest in [
-        "engine/terrain/Cargo.toml",
-        "engine/render/Cargo.toml",
-        "engine/viewer/Cargo.toml",
-        "bake/Cargo.toml",
-        "tools/planet-pack/Cargo.toml",
-        "tools/cli/Cargo.toml",
-    ] {
-        if dependencies(manifest).iter().any(|d| d.starts_with("rapier") || d.starts_with("parry")) {
-            offences.push(format!("{manifest} links a physics engine (only planet-physics may)"));
-        }
-    }
-    for (manifest, forbidden) in [
+    // Each crate built alone (`cargo build -p NAME`, the features it asks
+    // for), everything it links transitively.
+    for (package, forbidden) in [
+        ("planet-terrain", all(&[&GPU, &UI, &HTTP, &PHYSICS, &["gdal"]])),
         // egui's paint pass (egui-ash-renderer) lives in the renderer, its
         // winit glue (egui-winit) in the viewer: the renderer stays window-free.
-        ("engine/render/Cargo.toml", &["gdal", "winit", "egui-winit", "planet-bake", "planet-view"][..]),
-        (
-            "bake/Cargo.toml",
-            &["ash", "gpu-allocator", "winit", "planet-render", "egui", "egui-winit", "egui-ash-renderer"][..],
-        ),
-        (
-            "tools/planet-pack/Cargo.toml",
-            &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "egui", "egui-winit", "egui-ash-renderer"][..],
-        ),
-        (
-            "tools/cli/Cargo.toml",
-            &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "egui", "egui-winit", "egui-ash-renderer"][..],
-        ),
-        ("engine/viewer/Cargo.toml", &["gdal", "planet-bake"][..]),
-        // HTTP lives in its own crate: the renderer and the bake never link a client.
-        ("tools/remote/Cargo.toml", &["ash", "gpu-allocator", "winit", "gdal", "planet-render", "planet-cli"][..]),
-        ("engine/render/Cargo.toml", &["ureq", "planet-remote"][..]),
-        ("bake/Cargo.toml", &["ureq", "planet-remote"][..]),
+        ("planet-render", all(&[&["winit", "egui-winit", "gdal", "planet-bake", "planet-view"], &HTTP, &PHYSICS])),
+        // The bake reads and writes files: no GPU, window or HTTP client.
+        ("planet-bake", all(&[&GPU, &UI, &HTTP, &PHYSICS, &["planet-render"]])),
+        ("planet-pack", all(&[&GPU, &UI, &PHYSICS, &["gdal", "planet-render"]])),
+        ("planet-cli", all(&[&GPU, &UI, &HTTP, &PHYSICS, &["gdal", "planet-render"]])),
+        ("planet-remote", all(&[&GPU, &UI, &PHYSICS, &["gdal", "planet-render", "planet-cli"]])),
+        ("planet-view", vec!["gdal", "planet-bake"]),
         // Physics runs without a GPU or a window (a server can simulate).
-        (
-            "engine/physics/Cargo.toml",
-            &[
-                "ash",
-                "gpu-allocator",
-                "winit",
-                "gdal",
-                "planet-render",
-                "planet-view",
-                "egui",
-                "egui-winit",
-                "egui-ash-renderer",
-            ][..],
-        ),
+        ("planet-physics", all(&[&GPU, &UI, &HTTP, &["gdal", "planet-render", "planet-view"]])),
     ] {
-        let deps = dependencies(manifest);
-        for f in forbidden {
-            if deps.contains(*f) {
-                offences.push(format!("{manifest} depends on `{f}`"));
-            }
+        let linked = graph.linked_by(package);
+        assert!(linked.contains("planet-terrain") || package == "planet-terrain", "{package} links the core");
+        for name in linked.iter().filter(|name| forbidden.iter().any(|f| is(name, f))) {
+            offences.push(format!("{package} links `{name}`"));
         }
     }
-    check("dependency direction (ARCHITECTURE.md invariants)", offences);
+    // The physics engine stays behind planet-physics: no other crate names it.
+    for package in ["planet-terrain", "planet-render", "planet-view", "planet-bake", "planet-pack", "planet-cli"] {
+        if graph.direct_dependencies(package).iter().any(|d| PHYSICS.iter().any(|f| is(d, f))) {
+            offences.push(format!("{package} depends on a physics engine (only planet-physics may)"));
+        }
+    }
+    check("dependency direction (ARCHITECTURE.md invariants), on the resolved graph", offences);
+}
+
+/// The graph check can fail: what the binaries that read over HTTP link
+/// holds the client, and the feature that brings it is planet-cli's.
+#[test]
+fn the_resolved_graph_sees_a_client_through_a_feature() {
+    let graph = graph::Graph::of_workspace();
+    for package in ["planet-view", "planet-pack"] {
+        let linked = graph.linked_by(package);
+        assert!(linked.contains("ureq") && linked.contains("planet-remote"), "{package} reads packs over HTTP");
+    }
+    assert!(!graph.linked_by("planet-cli").contains("ureq"), "planet-cli without `remote` links no client");
+    assert!(
+        graph.linked_by("planet-view").iter().any(|name| is(name, "rapier*")),
+        "the viewer links physics through planet-physics"
+    );
 }
 
 /// Source files past this many lines have, in this codebase, always been

@@ -4,10 +4,14 @@
 //! `planet-pack sample`, `planet-pack cut` and `planet-view` cannot disagree
 //! about what a list of packs means. A pack given as an `http://` or
 //! `https://` URL is read over HTTP range requests (`planet-remote`), with
-//! the cache the binary was told of ([`PackOpener::new`]).
+//! the cache the binary was told of ([`PackOpener::new`]), in the binaries
+//! built with the `remote` feature; the others (the bake) name the URL and
+//! say they read files only, and link no HTTP client.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+#[cfg(feature = "remote")]
+use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 use planet_terrain::ground::{GroundStack, PackSource, StackedPack};
@@ -19,17 +23,23 @@ use planet_terrain::pack::Pack;
 /// counters.
 #[derive(Default)]
 pub struct PackOpener {
+    #[cfg(feature = "remote")]
     remote: planet_remote::RemoteOptions,
     /// The transfer counters of every remote pack this opener opened.
+    #[cfg(feature = "remote")]
     transfers: Mutex<Vec<Arc<planet_remote::TransferStats>>>,
 }
 
 impl std::fmt::Debug for PackOpener {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PackOpener").field("cache_dir", &self.remote.cache_dir).finish_non_exhaustive()
+        let mut out = f.debug_struct("PackOpener");
+        #[cfg(feature = "remote")]
+        out.field("cache_dir", &self.remote.cache_dir);
+        out.finish_non_exhaustive()
     }
 }
 
+#[cfg(feature = "remote")]
 impl PackOpener {
     /// Remote packs cached as `--cache` and `--cache-bytes` say (in memory
     /// only without them).
@@ -56,14 +66,26 @@ impl PackOpener {
         })
     }
 
+    fn open_remote(&self, url: &str) -> Result<Pack> {
+        let (pack, stats) =
+            planet_remote::open_pack(url, &self.remote).with_context(|| format!("opening pack {url}"))?;
+        self.transfers.lock().unwrap_or_else(|p| p.into_inner()).push(stats);
+        Ok(pack)
+    }
+}
+
+#[cfg(not(feature = "remote"))]
+impl PackOpener {
+    fn open_remote(&self, url: &str) -> Result<Pack> {
+        anyhow::bail!("opening pack {url}: this tool reads pack files only (it is built without HTTP)")
+    }
+}
+
+impl PackOpener {
     /// Opens one pack, a file or a URL (the header and root directory only).
     pub fn open_pack(&self, path: &Path) -> Result<Pack> {
-        let name = path.to_string_lossy();
         if is_remote(path) {
-            let (pack, stats) =
-                planet_remote::open_pack(&name, &self.remote).with_context(|| format!("opening pack {name}"))?;
-            self.transfers.lock().unwrap_or_else(|p| p.into_inner()).push(stats);
-            return Ok(pack);
+            return self.open_remote(&path.to_string_lossy());
         }
         Pack::open(path).with_context(|| format!("opening pack {}", path.display()))
     }
@@ -86,7 +108,9 @@ impl PackOpener {
     }
 }
 
-/// Whether `path` names a remote pack (`http://`, `https://`).
+/// Whether `path` names a remote pack (`http://`, `https://`), whether or
+/// not this build can read one.
 pub fn is_remote(path: &Path) -> bool {
-    planet_remote::is_url(&path.to_string_lossy())
+    let name = path.to_string_lossy();
+    name.starts_with("http://") || name.starts_with("https://")
 }
