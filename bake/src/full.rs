@@ -101,7 +101,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
                 options.out.display()
             ));
             remove_leftovers(options, &spec.fingerprint, progress);
-            return Ok(BakeReport::new(&Report::UpToDate(UpToDateReport {
+            return Ok(BakeReport::new(Report::UpToDate(UpToDateReport {
                 out: options.out.display().to_string(),
                 tiles: pack.tile_count() as usize,
                 landmarks: LandmarkReport::from(&landmarks),
@@ -189,7 +189,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         jobs: rayon::current_num_threads(),
         memory: MemoryReport::new(&run.memory, Some(tile_state)),
     };
-    Ok(BakeReport::new(&Report::Bake(Box::new(report))))
+    Ok(BakeReport::new(Report::Bake(Box::new(report))))
 }
 
 /// The writer of `tiles` at `--out`, continuing its journal with

@@ -218,12 +218,12 @@ fn run(cli: Cli) -> Result<()> {
     let mut report = bake(&options, &reporter)?;
     if options.shard.is_some() {
         if let Some(path) = &cli.report {
-            planet_cli::fs::write_json(path, &report.json).context("writing the report")?;
+            planet_cli::fs::write_json(path, &report).context("writing the report")?;
         }
         reporter.stage(&format!(
             "done: shard {} ({} tiles); accuracy audit passed; merge the shards with planet-bake --merge",
             options.out.display(),
-            report.json["tiles"].as_u64().unwrap_or(0)
+            report.tiles()
         ));
         return Ok(());
     }
@@ -232,21 +232,19 @@ fn run(cli: Cli) -> Result<()> {
         let picture = path.with_extension("provenance.png");
         provenance_picture(&options.out, &picture)
             .with_context(|| format!("drawing the report's provenance picture {}", picture.display()))?;
-        report.json["provenance_png"] = picture.display().to_string().into();
-        planet_cli::fs::write_json(path, &report.json).context("writing the report")?;
+        report.set_provenance_png(&picture);
+        planet_cli::fs::write_json(path, &report).context("writing the report")?;
     }
-    let json = &report.json;
-    let rate =
-        json["output_samples_per_second"].as_f64().map(|r| format!(", {:.2} M samples/s", r / 1e6)).unwrap_or_default();
-    let audit = match json["mode"].as_str() {
-        Some("up to date") => "up to date; its accuracy audit passed before it was put in place",
-        Some("patch already applied") => "this patch was applied already; nothing changed",
+    let rate = report.output_samples_per_second().map(|r| format!(", {:.2} M samples/s", r / 1e6)).unwrap_or_default();
+    let audit = match report.mode() {
+        "up to date" => "up to date; its accuracy audit passed before it was put in place",
+        "patch already applied" => "this patch was applied already; nothing changed",
         _ => "accuracy audit passed",
     };
     reporter.stage(&format!(
         "done: {} ({} tiles{rate}); {audit}{}",
         options.out.display(),
-        json["tiles"].as_u64().or(json["tiles_patched"].as_u64()).unwrap_or(0),
+        report.tiles(),
         cli.report.as_ref().map(|p| format!("; report in {}", p.display())).unwrap_or_default()
     ));
     Ok(())
@@ -281,13 +279,13 @@ fn run_merge(cli: &Cli, reporter: &Reporter) -> Result<()> {
     };
     let report = merge(&options, reporter)?;
     if let Some(path) = &cli.report {
-        planet_cli::fs::write_json(path, &report.json).context("writing the report")?;
+        planet_cli::fs::write_json(path, &report).context("writing the report")?;
     }
     reporter.stage(&format!(
         "done: {} ({} tiles, {} filtered here); verified",
         options.out.display(),
-        report.json["tiles"].as_u64().unwrap_or(0),
-        report.json["tiles_filtered"].as_u64().unwrap_or(0)
+        report.tiles(),
+        report.tiles_filtered().unwrap_or(0)
     ));
     Ok(())
 }

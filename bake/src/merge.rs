@@ -200,7 +200,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
         assemble_seconds,
         verify_seconds,
     };
-    Ok(BakeReport::new(&Report::Merge(Box::new(report))))
+    Ok(BakeReport::new(Report::Merge(Box::new(report))))
 }
 
 /// Opens every shard file and checks they are the parts of one bake, each

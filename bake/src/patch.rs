@@ -428,7 +428,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
         },
         memory: MemoryReport::new(&run.memory, None),
     };
-    Ok(BakeReport::new(&Report::Patch(report)))
+    Ok(BakeReport::new(Report::Patch(report)))
 }
 
 /// The written pack must hold exactly the audited tiles; if it does not,

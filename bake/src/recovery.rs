@@ -94,7 +94,7 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
     ));
     let (_, landmarks, _) = crate::patch::open_sources(run)?;
     let summary = journal.summary();
-    Ok(Some(BakeReport::new(&Report::PatchCompleted(CompletedPatchReport {
+    Ok(Some(BakeReport::new(Report::PatchCompleted(CompletedPatchReport {
         out: options.out.display().to_string(),
         region: RegionReport::from(region),
         body: options.body.name().to_owned(),
@@ -132,7 +132,7 @@ pub(crate) fn patch_already_applied(
         "this patch (the same inputs and --region) is the pack's last one: it is applied already; nothing was changed",
     );
     let (_, landmarks, _) = crate::patch::open_sources(run)?;
-    Ok(Some(BakeReport::new(&Report::PatchAlreadyApplied(AlreadyAppliedReport {
+    Ok(Some(BakeReport::new(Report::PatchAlreadyApplied(AlreadyAppliedReport {
         out: options.out.display().to_string(),
         region: RegionReport::from(region),
         body: options.body.name().to_owned(),

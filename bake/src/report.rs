@@ -3,23 +3,81 @@
 //! enum tagged by `mode`. The structs are the schema: their field names (or
 //! `rename`s) are the JSON keys `--report` writes and scripts read, so a key
 //! cannot be misspelt in one mode and not another, and a unit test pins the
-//! whole key set. Callers get the serialised `serde_json::Value`, as before.
+//! whole key set. Callers keep the typed report ([`BakeReport`]) and read
+//! what they print through its methods; only a writer serialises it.
 
 use serde::Serialize;
 
 use crate::audit::DepthAudit;
 use crate::landmarks::{LandmarkAudit, Verdict};
 
-/// What a bake did, for the report.
-#[derive(Clone, Debug)]
+/// What a bake did: the report of its mode, and the provenance picture the
+/// binary draws beside `--report`. Serialises to the report's JSON.
+#[derive(Debug, Serialize)]
 pub struct BakeReport {
-    pub json: serde_json::Value,
+    #[serde(flatten)]
+    report: Report,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provenance_png: Option<String>,
 }
 
 impl BakeReport {
-    pub(crate) fn new(report: &Report) -> BakeReport {
+    pub(crate) fn new(report: Report) -> BakeReport {
+        BakeReport { report, provenance_png: None }
+    }
+
+    /// The report's `mode` key.
+    pub fn mode(&self) -> &'static str {
+        match self.report {
+            Report::Bake(_) => "bake",
+            Report::UpToDate(_) => "up to date",
+            Report::Patch(_) => "region patch",
+            Report::PatchCompleted(_) => "interrupted patch completed",
+            Report::PatchAlreadyApplied(_) => "patch already applied",
+            Report::Shard(_) => "shard",
+            Report::Merge(_) => "merge",
+        }
+    }
+
+    /// Tiles the run wrote, kept or patched (a patch: the tiles its box
+    /// touched).
+    pub fn tiles(&self) -> u64 {
+        match &self.report {
+            Report::Bake(r) => r.tiles as u64,
+            Report::UpToDate(r) => r.tiles as u64,
+            Report::Patch(r) => r.tiles.tiles_patched,
+            Report::PatchCompleted(r) => r.tiles.tiles_patched,
+            Report::PatchAlreadyApplied(r) => r.tiles_patched as u64,
+            Report::Shard(r) => r.tiles as u64,
+            Report::Merge(r) => r.tiles,
+        }
+    }
+
+    /// Tiles a merge filtered from the shards' coarse surfaces.
+    pub fn tiles_filtered(&self) -> Option<u64> {
+        match &self.report {
+            Report::Merge(r) => Some(r.tiles_filtered as u64),
+            _ => None,
+        }
+    }
+
+    /// A full bake's output rate, samples a second.
+    pub fn output_samples_per_second(&self) -> Option<f64> {
+        match &self.report {
+            Report::Bake(r) => Some(r.output_samples_per_second),
+            _ => None,
+        }
+    }
+
+    /// Names the provenance picture drawn for this report.
+    pub fn set_provenance_png(&mut self, path: &std::path::Path) {
+        self.provenance_png = Some(path.display().to_string());
+    }
+
+    /// The report as the JSON `--report` writes.
+    pub fn to_json(&self) -> serde_json::Value {
         // Plain structs with string keys: serialising to a Value cannot fail.
-        BakeReport { json: serde_json::to_value(report).expect("the report serialises") }
+        serde_json::to_value(self).expect("the report serialises")
     }
 }
 
@@ -306,11 +364,15 @@ mod tests {
         }
     }
 
-    fn key_set(report: &Report) -> Vec<String> {
+    /// The report's keys, sorted, and its JSON; its `mode()` is the key's.
+    fn key_set(report: Report) -> (Vec<String>, serde_json::Value) {
+        let report = BakeReport::new(report);
+        let json = report.to_json();
+        assert_eq!(json["mode"], report.mode());
         let mut out = Vec::new();
-        keys(&BakeReport::new(report).json, "", &mut out);
+        keys(&json, "", &mut out);
         out.sort();
-        out
+        (out, json)
     }
 
     fn landmarks() -> LandmarkReport {
@@ -462,16 +524,17 @@ mod tests {
             "timings_s.bake",
             "timings_s.total",
         ];
-        assert_eq!(key_set(&full), expected(&full_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS, &MEMORY_KEYS]));
-        let json = BakeReport::new(&full).json;
+        let (keys, json) = key_set(full);
+        assert_eq!(keys, expected(&full_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS, &MEMORY_KEYS]));
         assert_eq!(json["mode"], "bake");
         assert_eq!(json["inputs"]["imagery"], serde_json::Value::Null, "an absent input is null, not missing");
         assert_eq!(json["inputs"]["dem_size"], serde_json::json!([1440, 720]));
 
         let up_to_date =
             Report::UpToDate(UpToDateReport { out: "out.planetpack".into(), tiles: 126, landmarks: landmarks() });
-        assert_eq!(key_set(&up_to_date), expected(&["mode", "out", "tiles"], &[&LANDMARK_KEYS]));
-        assert_eq!(BakeReport::new(&up_to_date).json["mode"], "up to date");
+        let (keys, json) = key_set(up_to_date);
+        assert_eq!(keys, expected(&["mode", "out", "tiles"], &[&LANDMARK_KEYS]));
+        assert_eq!(json["mode"], "up to date");
 
         let patch = Report::Patch(PatchReport {
             out: "out.planetpack".into(),
@@ -511,8 +574,9 @@ mod tests {
             "timings_s.bake",
             "timings_s.total",
         ];
-        assert_eq!(key_set(&patch), expected(&patch_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS, &MEMORY_KEYS]));
-        assert_eq!(BakeReport::new(&patch).json["mode"], "region patch");
+        let (keys, json) = key_set(patch);
+        assert_eq!(keys, expected(&patch_keys, &[&LANDMARK_KEYS, &ACCURACY_KEYS, &MEMORY_KEYS]));
+        assert_eq!(json["mode"], "region patch");
 
         let completed = Report::PatchCompleted(CompletedPatchReport {
             out: "out.planetpack".into(),
@@ -542,7 +606,8 @@ mod tests {
             "rewritten_in_place",
             "tiles_patched",
         ];
-        assert_eq!(key_set(&completed), expected(&completed_keys, &[&LANDMARK_KEYS]));
-        assert_eq!(BakeReport::new(&completed).json["mode"], "interrupted patch completed");
+        let (keys, json) = key_set(completed);
+        assert_eq!(keys, expected(&completed_keys, &[&LANDMARK_KEYS]));
+        assert_eq!(json["mode"], "interrupted patch completed");
     }
 }

@@ -145,5 +145,5 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         seconds: run.started.elapsed().as_secs_f64(),
         memory: MemoryReport::new(&run.memory, Some(tile_state)),
     };
-    Ok(BakeReport::new(&Report::Shard(Box::new(report))))
+    Ok(BakeReport::new(Report::Shard(Box::new(report))))
 }

@@ -141,7 +141,7 @@ fn a_global_bake_reproduces_the_analytic_field_and_reports() {
     let dir = tempfile::tempdir().unwrap();
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
     let out = dir.path().join("earth.planetpack");
-    let report = bake(&options(&dem, &out), &Quiet).unwrap().json;
+    let report = bake(&options(&dem, &out), &Quiet).unwrap().to_json();
     check_pack(&out, |lat, lon| Some(field(lat, lon, nodes())));
     assert_eq!(report["tiles"], 126);
     assert_eq!(
@@ -153,14 +153,14 @@ fn a_global_bake_reproduces_the_analytic_field_and_reports() {
     assert_eq!(report["accuracy_audit"]["passed"], true);
     assert_eq!(report["accuracy_audit"]["per_depth"].as_array().unwrap().len(), 3);
     assert_eq!(report["coverage"]["global"], true);
-    let again = bake(&BakeOptions { if_unchanged: true, ..options(&dem, &out) }, &Quiet).unwrap().json;
+    let again = bake(&BakeOptions { if_unchanged: true, ..options(&dem, &out) }, &Quiet).unwrap().to_json();
     assert_eq!(again["mode"], "up to date", "an unchanged bake is reused");
     let deeper = bake(
         &BakeOptions { if_unchanged: true, depth: Some(1), ..options(&dem, &dir.path().join("d1.planetpack")) },
         &Quiet,
     )
     .unwrap()
-    .json;
+    .to_json();
     assert_eq!(deeper["mode"], "bake");
     let pack = Pack::open(&out).unwrap();
     // Depth 2 is within what the data measured: measured throughout.
@@ -246,7 +246,7 @@ fn nodata_is_filled_reported_and_never_measured() {
     let path = dir.path().join("void.tif");
     write_tiff(&path, (WIDTH, HEIGHT), GEO, Some(4326), &[values], Some(-32768.0));
     let out = dir.path().join("void.planetpack");
-    let report = bake(&options(&path, &out), &Quiet).unwrap().json;
+    let report = bake(&options(&path, &out), &Quiet).unwrap().to_json();
     assert!(report["samples_filled"].as_u64().unwrap() > 0);
     assert!(report["nodata_policy"].as_str().unwrap().contains("fill"));
     let pack = Pack::open(&out).unwrap();
@@ -305,7 +305,7 @@ fn a_projected_regional_raster_bakes_its_coverage() {
     o.depth = None;
     // The raster's centre (E 420 km, N 5130 km) is near 46.32 N, 7.96 E.
     o.landmarks = vec![planet_bake::landmarks::Landmark::parse("46.32,7.96,1000,2500").unwrap()];
-    let report = bake(&o, &Quiet).unwrap().json;
+    let report = bake(&o, &Quiet).unwrap().to_json();
     assert_eq!(report["coverage"]["global"], false);
     assert_eq!(report["inputs"]["dem_projected"], true);
     assert_eq!(report["landmarks"]["verdict"], "accepted");
@@ -403,7 +403,7 @@ fn a_one_pixel_raster_bakes_the_tile_it_falls_in() {
     let out = dir.path().join("one.planetpack");
     let mut o = options(&path, &out);
     o.depth = None;
-    let report = bake(&o, &Quiet).unwrap().json;
+    let report = bake(&o, &Quiet).unwrap().to_json();
     // The tile it falls in, and that tile's ancestors up to its root (so
     // selection, which starts at the roots, finds it).
     assert_eq!(report["tiles_per_depth"], serde_json::json!([1, 1, 1, 1, 1]), "{report}");
@@ -426,7 +426,7 @@ fn imagery_and_classes_make_a_codec_2_pack_that_audits() {
     o.depth = Some(1);
     o.imagery = Some(imagery);
     o.classes = Some(classes);
-    let report = bake(&o, &Quiet).unwrap().json;
+    let report = bake(&o, &Quiet).unwrap().to_json();
     assert_eq!(report["codec"], 2);
     assert_eq!(
         report["colour_data_depth"], 1,
@@ -561,7 +561,8 @@ fn a_region_patch_rewrites_exactly_the_tiles_over_the_region() {
     let original_entries = original.all_entries().unwrap();
     drop(original);
 
-    let report = bake(&BakeOptions { region: Some(region), ..options(&dem_after, &patched) }, &Quiet).unwrap().json;
+    let report =
+        bake(&BakeOptions { region: Some(region), ..options(&dem_after, &patched) }, &Quiet).unwrap().to_json();
     let patched_count = report["tiles_patched"].as_u64().unwrap();
     assert!((3..126).contains(&patched_count), "{patched_count}");
     assert_eq!(report["accuracy_audit"]["passed"], true);
@@ -811,7 +812,7 @@ fn a_scene_bakes_its_layers_into_the_ground() {
     }
     let out = dir.path().join("scene.planetpack");
     let report =
-        bake(&BakeOptions { scene: Some((stack, text.to_owned())), ..options(&dem, &out) }, &Quiet).unwrap().json;
+        bake(&BakeOptions { scene: Some((stack, text.to_owned())), ..options(&dem, &out) }, &Quiet).unwrap().to_json();
     assert_eq!(report["accuracy_audit"]["passed"], true, "the audit compares against source plus layers");
     let pack = std::sync::Arc::new(Pack::open(&out).unwrap());
     let source = planet_terrain::ground::PackSource::new(pack);
@@ -841,7 +842,7 @@ fn a_land_only_dem_bakes_with_an_explicit_void_value() {
     // Without a policy for voids larger than a tile, the bake refuses and says what to do.
     let err = bake(&options(&path, &out), &Quiet).unwrap_err();
     assert!(matches!(err, BakeError::NoData { .. }) && err.to_string().contains("--void-value"), "{err}");
-    let report = bake(&BakeOptions { void_value: Some(0.0), ..options(&path, &out) }, &Quiet).unwrap().json;
+    let report = bake(&BakeOptions { void_value: Some(0.0), ..options(&path, &out) }, &Quiet).unwrap().to_json();
     assert!(report["samples_filled"].as_u64().unwrap() > 100_000);
     assert!(report["nodata_policy"].as_str().unwrap().contains("voids take 0 m"));
     let pack = std::sync::Arc::new(Pack::open(&out).unwrap());

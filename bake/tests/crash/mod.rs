@@ -165,7 +165,7 @@ fn inputs_are_identified_by_content_not_path_or_time() {
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
     let out = dir.path().join("earth.planetpack");
     let opts = |dem: &Path| BakeOptions { depth: Some(1), if_unchanged: true, ..options(dem, &out) };
-    let mode = |dem: &Path| bake(&opts(dem), &Quiet).unwrap().json["mode"].as_str().unwrap().to_owned();
+    let mode = |dem: &Path| bake(&opts(dem), &Quiet).unwrap().to_json()["mode"].as_str().unwrap().to_owned();
     assert_eq!(mode(&dem), "bake");
     // A new modification time, same bytes: up to date.
     let file = std::fs::File::options().write(true).open(&dem).unwrap();

@@ -77,7 +77,8 @@ fn coarse_tiles_hold_the_area_mean_of_their_footprints_where_point_sampling_alia
     write_tiff(&dem, (COLUMNS, ROWS), geo, Some(4326), std::slice::from_ref(&nodes), None);
     let body = Body::custom("ripple", [6_371_000.0; 3]).unwrap();
     let out = dir.path().join("ripple.planetpack");
-    let report = bake(&BakeOptions { depth: Some(2), body: body.clone(), ..options(&dem, &out) }, &Quiet).unwrap().json;
+    let report =
+        bake(&BakeOptions { depth: Some(2), body: body.clone(), ..options(&dem, &out) }, &Quiet).unwrap().to_json();
     assert_eq!((report["data_depth"].as_u64(), report["height_data_depth"].as_u64()), (Some(3), Some(2)));
     assert_eq!(report["accuracy_audit"]["passed"], true);
     let pack = Pack::open(&out).unwrap();

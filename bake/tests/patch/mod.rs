@@ -207,7 +207,7 @@ fn a_patch_keeps_the_pack_outside_its_box_and_takes_the_dem_inside() {
         let step = Pack::open(&pack).unwrap().read_tile(tile).unwrap().quantisation_step();
         eprintln!("{p:?}: {a:.4} m -> {b:.4} m (patch DEM {:.1} m, {tile} step {step:.4} m)", plane(p.0, p.1));
     }
-    let report = report.unwrap().json;
+    let report = report.unwrap().to_json();
     assert_eq!(report["accuracy_audit"]["passed"], true);
     // Outside the box: unchanged, bit for bit where the tile kept its range,
     // else within the tile's new quantisation step.
@@ -274,7 +274,7 @@ fn a_dem_smaller_than_the_tiles_it_touches_is_accepted() {
     let before = tiles(&pack);
     let dem = patch_dem(dir.path(), "small.tif", (11.0, 11.0, 14.0, 14.0), None);
     let region = Region { south: 11.5, west: 11.5, north: 13.5, east: 13.5 };
-    let report = bake(&patch_options(&dem, &pack, region), &Quiet).unwrap().json;
+    let report = bake(&patch_options(&dem, &pack, region), &Quiet).unwrap().to_json();
     assert_eq!(report["accuracy_audit"]["passed"], true);
     let from_dem = check_composite(&before, &pack, &region, |_| Expect::Dem);
     assert!(from_dem[2] > 0, "{from_dem:?}");
@@ -301,7 +301,7 @@ fn nodata_inside_the_box_keeps_the_pack() {
     let hole = Region { south: 12.0, west: 12.0, north: 14.0, east: 16.0 };
     let dem = patch_dem(dir.path(), "holed.tif", (5.0, 5.0, 25.0, 25.0), Some(hole));
     let was = height_at(&pack, 13.0, 14.0, 2);
-    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().json;
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().to_json();
     assert_eq!(report["accuracy_audit"]["passed"], true);
     // Every tap of a sample more than a pixel inside the hole is nodata;
     // within a pixel of it the filter reads the valid taps only.
@@ -339,7 +339,7 @@ fn a_codec_2_pack_is_patched_in_heights_colour_or_classes_alone() {
     let (pack, _, _) = colour_pack(dir.path());
     let before = tiles(&pack);
     let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
-    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().json;
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().to_json();
     assert_eq!(report["accuracy_audit"]["passed"], true);
     // Classes and colour bit for bit (checked inside), heights composited.
     check_composite(&before, &pack, &BOX, |_| Expect::Dem);
@@ -358,7 +358,7 @@ fn a_codec_2_pack_is_patched_in_heights_colour_or_classes_alone() {
     let heights = tiles(&pack);
     let colour_only =
         BakeOptions { dem: PathBuf::new(), imagery: Some(white), ..patch_options(Path::new(""), &pack, BOX) };
-    let report = bake(&colour_only, &Quiet).unwrap().json;
+    let report = bake(&colour_only, &Quiet).unwrap().to_json();
     assert_eq!(report["accuracy_audit"]["passed"], true);
     let mut whitened = 0;
     for ((tile, old), (_, new)) in heights.iter().zip(tiles(&pack)) {
@@ -383,7 +383,7 @@ fn a_codec_2_pack_is_patched_in_heights_colour_or_classes_alone() {
     let before = tiles(&pack);
     let classes_only =
         BakeOptions { dem: PathBuf::new(), classes: Some(sevens), ..patch_options(Path::new(""), &pack, BOX) };
-    assert_eq!(bake(&classes_only, &Quiet).unwrap().json["accuracy_audit"]["passed"], true);
+    assert_eq!(bake(&classes_only, &Quiet).unwrap().to_json()["accuracy_audit"]["passed"], true);
     let mut sevened = 0;
     for ((tile, old), (_, new)) in before.iter().zip(tiles(&pack)) {
         assert_eq!((&new.quantised, &new.colour), (&old.quantised, &old.colour), "{tile}: classes alone");
@@ -426,7 +426,7 @@ fn a_coarse_dem_leaves_the_tiles_deeper_than_its_data_not_measured() {
     let old = Pack::open(&pack).unwrap().all_entries().unwrap();
     // 2-degree pixels support depth 0 only.
     let dem = patch_dem_of(dir.path(), "coarse.tif", (4.0, 4.0, 26.0, 26.0), None, 2.0);
-    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().json;
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().to_json();
     assert!((report["blend_border_deg"].as_f64().unwrap() - 4.0).abs() < 1e-9, "{report:#}");
     let patched: Vec<String> =
         report["patched"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
@@ -465,7 +465,7 @@ fn a_patch_records_itself_in_the_header() {
     // patch killed after its journal went) was applied a second time: count
     // 2, a new fingerprint, the border re-blended, exit 0.
     let bytes = std::fs::read(&pack).unwrap();
-    let report = bake(&patch_options(&dem, &pack, first), &Quiet).unwrap().json;
+    let report = bake(&patch_options(&dem, &pack, first), &Quiet).unwrap().to_json();
     assert_eq!(report["mode"], "patch already applied", "{report:#}");
     assert_eq!(std::fs::read(&pack).unwrap(), bytes, "nothing changed");
     let copy = dir.path().join("renamed.tif");
@@ -491,7 +491,7 @@ fn a_patch_from_the_bakes_own_raster_gives_the_tiles_the_full_bake_gave() {
     let (dem, pack) = base_pack(dir.path(), 2);
     let before = tiles(&pack);
     let entries = Pack::open(&pack).unwrap().all_entries().unwrap();
-    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().json;
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().to_json();
     let patched = report["patched"].as_array().unwrap();
     assert!(patched.iter().any(|t| t.as_str().unwrap().split('/').nth(1) == Some("0")), "{patched:?}");
     let after = tiles(&pack);

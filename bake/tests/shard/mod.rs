@@ -18,7 +18,7 @@ fn bake_shards(base: &BakeOptions, dir: &Path, count: u32) -> Vec<PathBuf> {
         .map(|index| {
             let out = dir.join(format!("part-{index}-of-{count}.planetshard"));
             let o = BakeOptions { out: out.clone(), shard: Some(Shard { index, count }), ..base.clone() };
-            let report = bake(&o, &Quiet).unwrap().json;
+            let report = bake(&o, &Quiet).unwrap().to_json();
             assert_eq!(report["mode"], "shard");
             assert_eq!(report["accuracy_audit"]["passed"], true);
             out
@@ -34,7 +34,7 @@ fn merge_into(shards: &[PathBuf], out: &Path) -> Result<serde_json::Value, plane
         memory: Some(512 << 20),
         resume: false,
     };
-    merge(&o, &Quiet).map(|r| r.json)
+    merge(&o, &Quiet).map(|r| r.to_json())
 }
 
 fn single(base: &BakeOptions, dir: &Path) -> Vec<u8> {

@@ -64,7 +64,7 @@ pub fn unwritable_destination(flag: &str, path: &Path) -> Option<String> {
 }
 
 /// Writes a JSON value, pretty-printed with a final newline, atomically.
-pub fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(value).context("formatting JSON")? + "\n";
     write_atomic(path, text.as_bytes())
 }
