@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 pub use crate::error::BakeError;
-pub use crate::options::{BakeOptions, Progress, Region};
+pub use crate::options::{BakeOptions, Progress, Region, parse_region};
 pub use crate::report::BakeReport;
 pub use crate::sampling::{MAX_SPACING_IN_PIXELS, supported_depth};
 

@@ -16,7 +16,7 @@ use std::time::Instant;
 use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
 use planet_terrain::pack::crash::abort_point;
 use planet_terrain::pack::writer::scratch_dir;
-use planet_terrain::pack::{Coverage, Pack, PackSpec, PackWriter, partial_path, tmp_path};
+use planet_terrain::pack::{Pack, PackSpec, PackWriter, partial_path, tmp_path};
 use planet_terrain::{MAX_DEPTH, TileAddress};
 
 use crate::audit::accuracy_audit;
@@ -159,7 +159,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         radii_m: options.body.ellipsoid().radii().to_array(),
         tier: options.tier.clone(),
         codec: codec.code(),
-        coverage: coverage_report(&coverage),
+        coverage: CoverageReport::from(coverage),
         depth,
         data_depth,
         data_depth_spacing_m: options.body.sample_spacing_m(data_depth),
@@ -227,16 +227,6 @@ fn remove_leftovers(options: &crate::options::BakeOptions, fingerprint: &[u8; 32
             Ok(()) => progress.stage(&format!("removed {}, left by an interrupted run of this bake", path.display())),
             Err(e) => progress.stage(&format!("could not remove the leftover {}: {e}", path.display())),
         }
-    }
-}
-
-pub(crate) fn coverage_report(coverage: &Coverage) -> CoverageReport {
-    CoverageReport {
-        south: coverage.south,
-        west: coverage.west,
-        north: coverage.north,
-        east: coverage.east,
-        global: coverage.is_global(),
     }
 }
 

@@ -79,9 +79,9 @@ pub(crate) fn tile_touches(body: &Body, tile: TileAddress, coverage: &Coverage, 
 /// The pack's coverage: global when the raster wraps in longitude and
 /// reaches within a degree of both poles, its own box otherwise.
 pub(crate) fn coverage_of(extent: &Extent) -> Coverage {
-    if extent.global_longitude && extent.south <= -89.0 && extent.north >= 89.0 {
+    if extent.global_longitude && extent.bounds.south <= -89.0 && extent.bounds.north >= 89.0 {
         Coverage::GLOBAL
     } else {
-        Coverage { south: extent.south, west: extent.west, north: extent.north, east: extent.east }
+        extent.bounds
     }
 }

@@ -40,6 +40,8 @@ mod shard_file;
 mod tile_set;
 mod vsi;
 
-pub use bake::{BakeError, BakeOptions, BakeReport, MAX_SPACING_IN_PIXELS, Progress, Region, bake, supported_depth};
+pub use bake::{
+    BakeError, BakeOptions, BakeReport, MAX_SPACING_IN_PIXELS, Progress, Region, bake, parse_region, supported_depth,
+};
 pub use fingerprint::write_inputs_manifest;
 pub use merge::{MergeOptions, merge};

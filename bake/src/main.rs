@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_bake::landmarks::Landmark;
-use planet_bake::{BakeOptions, MergeOptions, Progress, Region, bake, merge};
+use planet_bake::{BakeOptions, MergeOptions, Progress, bake, merge};
 use planet_cli::map;
 use planet_cli::progress::JobProgress;
 use planet_cli::shard::{ShardArg, shard_from_scheduler};
@@ -136,7 +136,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     };
     let landmarks =
         cli.landmarks.iter().map(|l| Landmark::parse(l).map_err(anyhow::Error::msg)).collect::<Result<_>>()?;
-    let region = cli.region.as_deref().map(Region::parse).transpose().map_err(anyhow::Error::msg)?;
+    let region = cli.region.as_deref().map(planet_bake::parse_region).transpose().map_err(anyhow::Error::msg)?;
     if cli.dem.is_none() && region.is_none() {
         bail!("--dem is required unless --region patches --imagery or --classes alone");
     }

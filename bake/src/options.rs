@@ -12,26 +12,13 @@ use planet_terrain::pack::{Codec, Coverage};
 
 use crate::landmarks::Landmark;
 
-/// A geographic box, degrees.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Region {
-    pub south: f64,
-    pub west: f64,
-    pub north: f64,
-    pub east: f64,
-}
+/// The box a region patch re-bakes: a coverage box, degrees.
+pub type Region = Coverage;
 
-impl Region {
-    /// Parses `S,W,N,E` in degrees, by the one rule every command's
-    /// `--region` follows ([`planet_cli::args::region`]).
-    pub fn parse(text: &str) -> Result<Region, String> {
-        let c = planet_cli::args::region(text).map_err(|e| format!("--region {e}"))?;
-        Ok(Region { south: c.south, west: c.west, north: c.north, east: c.east })
-    }
-
-    pub(crate) fn coverage(&self) -> Coverage {
-        Coverage { south: self.south, west: self.west, north: self.north, east: self.east }
-    }
+/// Parses `--region S,W,N,E` in degrees, by the one rule every command's
+/// `--region` follows ([`planet_cli::args::region`]).
+pub fn parse_region(text: &str) -> Result<Region, String> {
+    planet_cli::args::region(text).map_err(|e| format!("--region {e}"))
 }
 
 /// Everything a bake is told.

@@ -42,7 +42,7 @@ use crate::options::{BakeOptions, Region};
 use crate::raster::{Extent, Raster};
 use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
 use crate::report::{
-    AccuracyReport, BakeReport, LandmarkReport, MemoryReport, PatchReport, PatchedTiles, RegionReport, Report, Timings,
+    AccuracyReport, BakeReport, LandmarkReport, MemoryReport, PatchReport, PatchedTiles, Report, Timings,
 };
 
 /// Refuses a patch whose inputs would not fit the pack it patches.
@@ -129,8 +129,8 @@ fn check_covers(region: &Region, what: &str, raster: &Raster) -> Result<(), Bake
         degrees(r.east),
         missing.join(" and "),
         if missing.len() == 1 { "is" } else { "are" },
-        lat_range(e.south, e.north),
-        if e.global_longitude { "all longitudes".into() } else { lon_range(e.west, e.east) },
+        lat_range(e.bounds.south, e.bounds.north),
+        if e.global_longitude { "all longitudes".into() } else { lon_range(e.bounds.west, e.bounds.east) },
     )))
 }
 
@@ -138,18 +138,18 @@ fn check_covers(region: &Region, what: &str, raster: &Raster) -> Result<(), Bake
 fn uncovered(region: &Region, e: &Extent) -> Vec<String> {
     let eps = 1e-9;
     let mut missing = Vec::new();
-    if e.south > region.south + eps {
-        missing.push(lat_range(region.south, e.south.min(region.north)));
+    if e.bounds.south > region.south + eps {
+        missing.push(lat_range(region.south, e.bounds.south.min(region.north)));
     }
-    if e.north < region.north - eps {
-        missing.push(lat_range(e.north.max(region.south), region.north));
+    if e.bounds.north < region.north - eps {
+        missing.push(lat_range(e.bounds.north.max(region.south), region.north));
     }
     if !e.global_longitude {
         // Longitudes measured eastward from the box's west edge.
         let (w, span) = (region.west, (region.east - region.west).rem_euclid(360.0));
         let east = w + if span == 0.0 { 360.0 } else { span };
-        let start = w - (w - e.west).rem_euclid(360.0);
-        let end = start + (e.east - e.west).rem_euclid(360.0);
+        let start = w - (w - e.bounds.west).rem_euclid(360.0);
+        let end = start + (e.bounds.east - e.bounds.west).rem_euclid(360.0);
         if w > end + eps {
             missing.push(lon_range(w, east.min(start + 360.0)));
             if east > end + 360.0 + eps {
@@ -357,7 +357,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     }
     let blend = Blend { region, border: BORDER_PIXELS * pixel };
     let data_depth = dem_depth.min(header.height_data_depth);
-    let coverage = region.coverage();
+    let coverage = region;
     // Samples outside the box keep their values, so only tiles whose box
     // (padded past their apron) meets the region are re-baked.
     let mut tiles: Vec<TileAddress> = Vec::new();
@@ -403,7 +403,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     // and stays until what was written reads back as what was audited.
     let stamp = PatchStamp {
         fingerprint: patch_fingerprint(&header.fingerprint, &inputs, &region),
-        region: region.coverage(),
+        region,
         inputs: inputs[..16].try_into().expect("16 of 32 bytes"),
     };
     let summary = begin_patch(&options.out, &fresh, stamp)?;
@@ -413,7 +413,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let audit_seconds = audit_start.elapsed().as_secs_f64();
     let report = PatchReport {
         out: options.out.display().to_string(),
-        region: RegionReport::from(region),
+        region,
         body: options.body.name().to_owned(),
         tiles: PatchedTiles::new(&summary, &fresh.iter().map(|t| t.tile).collect::<Vec<_>>()),
         blend_border_deg: blend.border,
@@ -453,7 +453,8 @@ mod tests {
     #[test]
     fn the_uncovered_part_of_a_box_is_named() {
         let region = Region { south: 10.0, west: 10.0, north: 20.0, east: 20.0 };
-        let extent = |south, west, north, east| Extent { south, west, north, east, global_longitude: false };
+        let extent =
+            |south, west, north, east| Extent { bounds: Region { south, west, north, east }, global_longitude: false };
         assert!(uncovered(&region, &extent(5.0, 5.0, 25.0, 25.0)).is_empty());
         assert_eq!(uncovered(&region, &extent(5.0, 5.0, 15.0, 25.0)), ["15..20 N"]);
         assert_eq!(uncovered(&region, &extent(-5.0, 12.0, 25.0, 18.0)), ["10..12 E", "18..20 E"]);

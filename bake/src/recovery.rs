@@ -25,9 +25,7 @@ use crate::bake::Run;
 use crate::error::BakeError;
 use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::options::Region;
-use crate::report::{
-    AlreadyAppliedReport, BakeReport, CompletedPatchReport, LandmarkReport, PatchedTiles, RegionReport, Report,
-};
+use crate::report::{AlreadyAppliedReport, BakeReport, CompletedPatchReport, LandmarkReport, PatchedTiles, Report};
 
 /// After a pack that failed its read-back was moved aside, its journal
 /// patches a pack no longer there: remove it.
@@ -96,7 +94,7 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
     let summary = journal.summary();
     Ok(Some(BakeReport::new(Report::PatchCompleted(CompletedPatchReport {
         out: options.out.display().to_string(),
-        region: RegionReport::from(region),
+        region,
         body: options.body.name().to_owned(),
         tiles: PatchedTiles::new(&summary, &tiles),
         read_back_as_journaled: true,
@@ -118,7 +116,7 @@ pub(crate) fn patch_already_applied(
 ) -> Result<Option<BakeReport>, BakeError> {
     let options = run.options;
     let Some(last) = Pack::open(&options.out)?.header().patches.last else { return Ok(None) };
-    let asked = region.coverage();
+    let asked = region;
     // The box is stored as f32 (about a metre).
     let stored = |a: f64, b: f64| a as f32 == b as f32;
     let same_box = stored(last.region.south, asked.south)
@@ -134,7 +132,7 @@ pub(crate) fn patch_already_applied(
     let (_, landmarks, _) = crate::patch::open_sources(run)?;
     Ok(Some(BakeReport::new(Report::PatchAlreadyApplied(AlreadyAppliedReport {
         out: options.out.display().to_string(),
-        region: RegionReport::from(region),
+        region,
         body: options.body.name().to_owned(),
         tiles_patched: 0,
         landmarks: LandmarkReport::from(&landmarks),

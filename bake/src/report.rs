@@ -177,7 +177,7 @@ pub(crate) struct UpToDateReport {
 #[derive(Debug, Serialize)]
 pub(crate) struct PatchReport {
     pub(crate) out: String,
-    pub(crate) region: RegionReport,
+    pub(crate) region: crate::options::Region,
     pub(crate) body: String,
     #[serde(flatten)]
     pub(crate) tiles: PatchedTiles,
@@ -221,7 +221,7 @@ impl PatchedTiles {
 #[derive(Debug, Serialize)]
 pub(crate) struct CompletedPatchReport {
     pub(crate) out: String,
-    pub(crate) region: RegionReport,
+    pub(crate) region: crate::options::Region,
     pub(crate) body: String,
     #[serde(flatten)]
     pub(crate) tiles: PatchedTiles,
@@ -234,7 +234,7 @@ pub(crate) struct CompletedPatchReport {
 #[derive(Debug, Serialize)]
 pub(crate) struct AlreadyAppliedReport {
     pub(crate) out: String,
-    pub(crate) region: RegionReport,
+    pub(crate) region: crate::options::Region,
     pub(crate) body: String,
     pub(crate) tiles_patched: usize,
     pub(crate) landmarks: LandmarkReport,
@@ -252,26 +252,17 @@ pub(crate) struct InputsReport {
     pub(crate) dem_pixel_spacing_m: [f64; 2],
 }
 
+/// A pack's coverage box, and whether it is the whole body.
 #[derive(Debug, Serialize)]
 pub(crate) struct CoverageReport {
-    pub(crate) south: f64,
-    pub(crate) west: f64,
-    pub(crate) north: f64,
-    pub(crate) east: f64,
+    #[serde(flatten)]
+    pub(crate) bounds: planet_terrain::pack::Coverage,
     pub(crate) global: bool,
 }
 
-#[derive(Debug, Serialize)]
-pub(crate) struct RegionReport {
-    pub(crate) south: f64,
-    pub(crate) west: f64,
-    pub(crate) north: f64,
-    pub(crate) east: f64,
-}
-
-impl From<crate::options::Region> for RegionReport {
-    fn from(r: crate::options::Region) -> Self {
-        RegionReport { south: r.south, west: r.west, north: r.north, east: r.east }
+impl From<planet_terrain::pack::Coverage> for CoverageReport {
+    fn from(bounds: planet_terrain::pack::Coverage) -> Self {
+        CoverageReport { bounds, global: bounds.is_global() }
     }
 }
 
@@ -463,7 +454,7 @@ mod tests {
             radii_m: [6378137.0, 6378137.0, 6356752.3],
             tier: "standard".into(),
             codec: 0,
-            coverage: CoverageReport { south: -90.0, west: -180.0, north: 90.0, east: 180.0, global: true },
+            coverage: CoverageReport::from(planet_terrain::pack::Coverage::GLOBAL),
             depth: 2,
             data_depth: 1,
             data_depth_spacing_m: 39_135.6,
@@ -538,7 +529,7 @@ mod tests {
 
         let patch = Report::Patch(PatchReport {
             out: "out.planetpack".into(),
-            region: RegionReport { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
+            region: crate::options::Region { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
             body: "earth".into(),
             tiles: PatchedTiles {
                 tiles_patched: 1,
@@ -580,7 +571,7 @@ mod tests {
 
         let completed = Report::PatchCompleted(CompletedPatchReport {
             out: "out.planetpack".into(),
-            region: RegionReport { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
+            region: crate::options::Region { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
             body: "earth".into(),
             tiles: PatchedTiles {
                 tiles_patched: 1,

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::audit::accuracy_audit;
 use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
-use crate::full::{coverage_report, open_writer, settle_spec};
+use crate::full::{open_writer, settle_spec};
 use crate::pipeline::TileBake;
 use crate::report::{AccuracyReport, BakeReport, CoverageReport, LandmarkReport, MemoryReport, Report};
 use crate::shard::{ShardPlan, WorkModel};
@@ -133,7 +133,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         shards: shard.count,
         root_depth: plan.root_depth,
         depth,
-        coverage: coverage_report(&spec.coverage),
+        coverage: CoverageReport::from(spec.coverage),
         bake_tiles: plan.total_tiles,
         tiles: mine,
         tiles_resumed: resumed,

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use gdal::Dataset;
 use gdal::spatial_ref::{AxisMappingStrategy, CoordTransform, SpatialRef};
+use planet_terrain::pack::Coverage;
 
 /// Why a raster could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -212,13 +213,11 @@ impl<'r> HeldChunks<'r> {
     }
 }
 
-/// The box a raster covers, in degrees (west > east crosses the antimeridian).
+/// The box a raster covers, in degrees (west > east crosses the antimeridian),
+/// and whether its columns wrap all the way round.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Extent {
-    pub south: f64,
-    pub west: f64,
-    pub north: f64,
-    pub east: f64,
+    pub bounds: Coverage,
     pub global_longitude: bool,
 }
 
@@ -402,7 +401,8 @@ impl Raster {
                 let wrap = |v: f64| (v + 180.0).rem_euclid(360.0) - 180.0;
                 let global_longitude = period.is_some();
                 let (west, east) = if global_longitude { (-180.0, 180.0) } else { (wrap(w), wrap(e)) };
-                Ok(Extent { south: south.max(-90.0), west, north: north.min(90.0), east, global_longitude })
+                let bounds = Coverage { south: south.max(-90.0), west, north: north.min(90.0), east };
+                Ok(Extent { bounds, global_longitude })
             }
             Grid::Projected { .. } => {
                 // Sample the border densely: projected edges are curves in lat/lon.
@@ -435,13 +435,9 @@ impl Raster {
                 } else {
                     longitude_span(lonlat.iter().map(|p| p.0).collect())
                 };
-                Ok(Extent {
-                    south: if south_pole { -90.0 } else { s },
-                    west,
-                    north: if north_pole { 90.0 } else { n },
-                    east,
-                    global_longitude: false,
-                })
+                let south = if south_pole { -90.0 } else { s };
+                let north = if north_pole { 90.0 } else { n };
+                Ok(Extent { bounds: Coverage { south, west, north, east }, global_longitude: false })
             }
         }
     }

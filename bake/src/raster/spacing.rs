@@ -45,10 +45,10 @@ impl Raster {
         Ok(match &self.grid {
             Grid::Geographic { .. } => {
                 let extent = self.extent()?;
-                let nearest_equator = if extent.south <= 0.0 && extent.north >= 0.0 {
+                let nearest_equator = if extent.bounds.south <= 0.0 && extent.bounds.north >= 0.0 {
                     0.0
                 } else {
-                    extent.south.abs().min(extent.north.abs())
+                    extent.bounds.south.abs().min(extent.bounds.north.abs())
                 };
                 let cos = nearest_equator.to_radians().cos();
                 let metres = |(lon, lat): (f64, f64)| (lon * cos).hypot(lat).to_radians() * radius;

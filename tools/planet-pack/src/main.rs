@@ -6,6 +6,7 @@
 //! exit non-zero.
 
 mod image;
+mod output;
 mod repair;
 
 use std::io::Write;
@@ -23,9 +24,8 @@ use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, Provenance, locate};
 use planet_terrain::layers::LayerStack;
 use planet_terrain::lod::{SelectionSettings, select};
-use planet_terrain::pack::{Coverage, IndexEntry, Pack};
+use planet_terrain::pack::{Coverage, Pack};
 use planet_terrain::{Geodetic, TileAddress};
-use serde_json::json;
 
 #[derive(Parser, Debug)]
 #[command(name = "planet-pack", version, about = "Inspect, verify, sample and look at .planetpack files")]
@@ -261,20 +261,6 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-fn entry_json(e: &IndexEntry) -> serde_json::Value {
-    json!({
-        "tile": e.tile().to_string(),
-        "key": format!("{:#018x}", e.key.raw()),
-        "payload_offset": e.payload_offset,
-        "payload_length": e.payload_length,
-        "payload_crc32": format!("{:#010x}", e.payload_checksum),
-        "min_elevation_m": e.min_elevation,
-        "max_elevation_m": e.max_elevation,
-        "geometric_error_m": e.geometric_error,
-        "measured": e.measured,
-    })
-}
-
 fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
     let h = pack.header();
     let mut per_depth = vec![0u64; usize::from(h.max_depth) + 1];
@@ -292,38 +278,45 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
     let radii = h.body.ellipsoid().radii();
     let c = h.coverage;
     if as_json {
-        let mut value = json!({
-            "path": pack.path().map(|p| p.display().to_string()),
-            "version": planet_terrain::pack::format::VERSION,
-            "body": h.body.name(),
-            "radii_m": [radii.x, radii.y, radii.z],
-            "tier": h.tier,
-            "codec": h.codec.code(),
-            "compression": "zstd",
-            "compression_level": h.compression_level,
-            "height_data_depth": h.height_data_depth,
-            "colour_data_depth": h.colour_data_depth,
-            "max_depth": h.max_depth,
-            "tile_count": h.tile_count,
-            "tiles_per_depth": per_depth,
-            "coverage": {"south": c.south, "west": c.west, "north": c.north, "east": c.east},
-            "fingerprint": hex(&h.fingerprint),
-            "patches": h.patches.count,
-            "last_patch": h.patches.last.map(|l| json!({
-                "region": {"south": l.region.south, "west": l.region.west, "north": l.region.north, "east": l.region.east},
-                "inputs_sha256_prefix": hex(&l.inputs),
-            })),
-            "file_bytes": pack.file_length(),
-            "index_bytes": h.payload_offset - h.index_offset,
-            "index_pages": {"root_bytes": layout.root_length(), "directory_pages": layout.directories, "leaf_pages": layout.leaves},
-            "payload_bytes": payload_bytes,
-            "decoded_bytes": decoded_bytes,
-            "compression_ratio": ratio,
-        });
-        if list_tiles {
-            value["tiles"] = pack.entries().map(|e| e.map(|e| entry_json(&e))).collect::<Result<_, _>>()?;
-        }
-        outln!("{}", serde_json::to_string_pretty(&value)?);
+        let tiles = if list_tiles {
+            Some(pack.entries().map(|e| e.map(|e| output::TileEntry::from(&e))).collect::<Result<_, _>>()?)
+        } else {
+            None
+        };
+        let info = output::PackInfo {
+            path: pack.path().map(|p| p.display().to_string()),
+            version: planet_terrain::pack::format::VERSION,
+            body: h.body.name().to_owned(),
+            radii_m: [radii.x, radii.y, radii.z],
+            tier: h.tier.clone(),
+            codec: h.codec.code(),
+            compression: "zstd",
+            compression_level: h.compression_level,
+            height_data_depth: h.height_data_depth,
+            colour_data_depth: h.colour_data_depth,
+            max_depth: h.max_depth,
+            tile_count: h.tile_count,
+            tiles_per_depth: per_depth,
+            coverage: h.coverage,
+            fingerprint: hex(&h.fingerprint),
+            patches: h.patches.count,
+            last_patch: h
+                .patches
+                .last
+                .map(|l| output::LastPatchInfo { region: l.region, inputs_sha256_prefix: hex(&l.inputs) }),
+            file_bytes: pack.file_length(),
+            index_bytes: h.payload_offset - h.index_offset,
+            index_pages: output::IndexPages {
+                root_bytes: layout.root_length(),
+                directory_pages: layout.directories,
+                leaf_pages: layout.leaves,
+            },
+            payload_bytes,
+            decoded_bytes,
+            compression_ratio: ratio,
+            tiles,
+        };
+        outln!("{}", serde_json::to_string_pretty(&info)?);
         return Ok(());
     }
     if let Some(path) = pack.path() {
@@ -457,22 +450,22 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
         described = format!("{described}, with detail synthesized past height data depth {}", tile.depth());
     }
     if as_json {
-        let value = json!({
-            "lat": lat,
-            "lon": lon,
-            "elevation_m": elevation,
-            "depth": tile.depth(),
-            "tile": tile.to_string(),
-            "pack": origin.pack,
-            "measured": provenance.is_measured(),
-            "provenance": described,
-            "height_data_depth": stack.data_depth(),
-            "read_depth": read_depth,
-            "packs": stack.packs().iter().map(|(name, _)| name.clone()).collect::<Vec<_>>(),
-            "layers_applied": layers_applied,
-            "detail": detail,
-            "detail_synthesized": synthesized,
-        });
+        let value = output::Sample {
+            lat,
+            lon,
+            elevation_m: elevation,
+            depth: tile.depth(),
+            tile: tile.to_string(),
+            pack: origin.pack,
+            measured: provenance.is_measured(),
+            provenance: described,
+            height_data_depth: stack.data_depth(),
+            read_depth,
+            packs: stack.packs().iter().map(|(name, _)| name.clone()).collect(),
+            layers_applied,
+            detail,
+            detail_synthesized: synthesized,
+        };
         outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         outln!("{elevation:.2} m at {lat}, {lon} ({described}; tile {tile})");
@@ -586,29 +579,19 @@ fn cut(
     let view = View::looking_from(source.body(), at, camera.heading, camera.pitch, 60f64.to_radians(), (w, h));
     let settings = SelectionSettings { target_error_px: sse, node_budget: budget, near_m: 0.1 };
     let cut = select(source, &view, &settings)?;
-    let s = cut.statistics;
-    let deepest = cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| n.tile.depth()).max().unwrap_or(0);
-    let measured = cut.nodes.iter().filter(|n| n.culled.is_none() && n.bounds.provenance.is_measured()).count();
+    let s = output::CutSummary::from(&cut);
     if as_json {
-        let value = json!({
-            "nodes_selected": s.nodes_selected,
-            "nodes_culled": s.nodes_culled,
-            "nodes_drawn": s.nodes_drawn,
-            "nodes_drawn_measured": measured,
-            "deepest_drawn_depth": deepest,
-            "effective_screen_error_pixels": s.effective_screen_error_pixels,
-            "stopped_by_budget": cut.stopped_by_budget,
-            "selection_cpu_ms": s.selection_cpu_ms,
-        });
-        outln!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&s)?);
     } else {
         outln!(
-            "{} nodes selected, {} drawn ({} culled; {measured} of measured ground), deepest drawn depth {deepest}, effective error {:.2} px{}, selected in {:.2} ms",
+            "{} nodes selected, {} drawn ({} culled; {} of measured ground), deepest drawn depth {}, effective error {:.2} px{}, selected in {:.2} ms",
             s.nodes_selected,
             s.nodes_drawn,
             s.nodes_culled,
+            s.nodes_drawn_measured,
+            s.deepest_drawn_depth,
             s.effective_screen_error_pixels,
-            if cut.stopped_by_budget { " (budget reached)" } else { "" },
+            if s.stopped_by_budget { " (budget reached)" } else { "" },
             s.selection_cpu_ms
         );
     }

@@ -80,8 +80,10 @@ impl Codec {
 }
 
 /// The geographic box a pack's data covers, in degrees. `west > east` means
-/// the box crosses the antimeridian.
-#[derive(Clone, Copy, PartialEq, Debug)]
+/// the box crosses the antimeridian. The one latitude/longitude box type:
+/// a pack's coverage, a patch's region, a raster's extent and every report
+/// of them (it serialises as `{south, west, north, east}`).
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
 pub struct Coverage {
     pub south: f64,
     pub west: f64,
