@@ -125,11 +125,11 @@ impl Bodies {
 
     /// Each body as the log keeps it: where it is and how far above the
     /// ground under it its centre stands.
-    pub fn log_json(&self, scene: &TerrainScene) -> serde_json::Value {
-        let (Some(world), Some(ground)) = (self.world.as_ref(), scene.source()) else { return serde_json::json!([]) };
+    pub fn log(&self, scene: &TerrainScene) -> Vec<BodyLog> {
+        let (Some(world), Some(ground)) = (self.world.as_ref(), scene.source()) else { return Vec::new() };
         let e = scene.body().ellipsoid();
         let mut reader = GroundReader::new(ground.as_ref(), world.ground_depth());
-        let bodies: Vec<serde_json::Value> = world
+        world
             .states()
             .iter()
             .map(|s| {
@@ -139,17 +139,28 @@ impl Bodies {
                     Shape::Sphere { radius_m } => ("ball", radius_m),
                     Shape::Box { half_extents_m } => ("crate", half_extents_m.min_element()),
                 };
-                serde_json::json!({
-                    "kind": kind,
-                    "smallest_half_size_m": size,
-                    "lat": g.latitude.to_degrees(),
-                    "lon": g.longitude.to_degrees(),
-                    "height_m": g.height,
-                    "above_ground_m": ground_m.map(|h| g.height - h),
-                    "sleeping": s.sleeping,
-                })
+                BodyLog {
+                    kind,
+                    smallest_half_size_m: size,
+                    lat: g.latitude.to_degrees(),
+                    lon: g.longitude.to_degrees(),
+                    height_m: g.height,
+                    above_ground_m: ground_m.map(|h| g.height - h),
+                    sleeping: s.sleeping,
+                }
             })
-            .collect();
-        serde_json::Value::Array(bodies)
+            .collect()
     }
+}
+
+/// Where one dropped body came to rest, for the run's log.
+#[derive(Debug, serde::Serialize)]
+pub struct BodyLog {
+    pub kind: &'static str,
+    pub smallest_half_size_m: f64,
+    pub lat: f64,
+    pub lon: f64,
+    pub height_m: f64,
+    pub above_ground_m: Option<f64>,
+    pub sleeping: bool,
 }

@@ -18,6 +18,7 @@ mod ground_ahead;
 mod hud;
 mod panels;
 mod session;
+mod stats;
 mod window;
 
 use std::path::Path;
@@ -199,9 +200,15 @@ fn shot_mode(
     // Every frame completed: the newest is the one shot.
     let counts = renderer.take_completed().into_iter().max_by_key(|c| c.frame).and_then(|c| c.counts);
     if let Some(path) = &cli.stats {
-        let horizon = scene.horizon_map().1;
-        let remote = opener.remote_transfers();
-        write_stats(path, &renderer, &report, counts.as_ref(), (frames, horizon, remote), size)?;
+        let (builds, last_build_ms) = scene.horizon_map().1;
+        let context = stats::ShotContext {
+            renderer: &renderer,
+            size,
+            frames,
+            horizon_map: stats::HorizonMapStats { builds, last_build_ms },
+            remote: opener.remote_transfers(),
+        };
+        planet_cli::fs::write_json(path, &stats::ShotStats::new(context, &report, counts.as_ref()))?;
     }
     planet_cli::report::message(&format!(
         "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}, {}, wrote {}",
@@ -431,81 +438,25 @@ fn parse_resize_at(text: &str) -> Result<(usize, (u32, u32))> {
 /// Writes the per-frame log (--stats), prints a summary line and fails on
 /// validation messages.
 fn finish_run(cli: &Cli, session: &session::Session, body: &Body, opener: &PackOpener) -> Result<()> {
-    let mut log = session.log_json();
-    log["summary"]["remote"] = opener.remote_transfers().into();
+    let log = session.flight_log(opener.remote_transfers());
     if let Some(path) = &cli.stats {
         planet_cli::fs::write_json(path, &log)?;
     }
-    let summary = &log["summary"];
+    let summary = &log.summary;
+    let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
     planet_cli::report::message(&format!(
-        "planet-view: {} on {}: {} frames, CPU median {:.2} ms p99 {:.2} ms, GPU median {} ms p99 {} ms, \
+        "planet-view: {} on {}: {} frames, CPU median {} ms p99 {} ms, GPU median {} ms p99 {} ms, \
          peak {} uploads, lowest {:.2} m above the ground{}",
         body.name(),
         session.renderer.device_name(),
-        summary["frames"],
-        summary["cpu_ms_median"].as_f64().unwrap_or(f64::NAN),
-        summary["cpu_ms_p99"].as_f64().unwrap_or(f64::NAN),
-        summary["gpu_ms_median"].as_f64().map_or("-".into(), |v| format!("{v:.2}")),
-        summary["gpu_ms_p99"].as_f64().map_or("-".into(), |v| format!("{v:.2}")),
-        summary["peak_uploads"],
-        summary["min_above_ground_m"].as_f64().unwrap_or(f64::NAN),
+        summary.frames,
+        ms(summary.cpu_ms_median),
+        ms(summary.cpu_ms_p99),
+        ms(summary.gpu_ms_median),
+        ms(summary.gpu_ms_p99),
+        summary.peak_uploads,
+        summary.min_above_ground_m,
         cli.frames.as_ref().map_or(String::new(), |d| format!(", frames in {}", d.display())),
     ));
     check_validation(&session.renderer)
-}
-
-fn write_stats(
-    path: &Path,
-    renderer: &Renderer,
-    report: &planet_render::scene::FrameReport,
-    counts: Option<&planet_render::WorkCounts>,
-    (frames, (horizon_builds, horizon_build_ms), remote): (u32, (usize, f64), Option<serde_json::Value>),
-    size: (u32, u32),
-) -> Result<()> {
-    let s = &report.statistics;
-    let gpu = report.gpu;
-    let json = serde_json::json!({
-        "device": renderer.device_name(),
-        "width": size.0,
-        "height": size.1,
-        "frames_rendered": frames,
-        "complete": report.complete,
-        "nodes_selected": s.nodes_selected,
-        "nodes_culled": s.nodes_culled,
-        "nodes_drawn": s.nodes_drawn,
-        "nodes_dropped": s.nodes_dropped,
-        "nodes_on_ancestors": report.nodes_on_ancestors,
-        "effective_screen_error_pixels": s.effective_screen_error_pixels,
-        "selection_cpu_ms": s.selection_cpu_ms,
-        "frame_cpu_ms": report.host_ms,
-        "resident_slots": s.resident_slots,
-        "uploads": s.uploads,
-        "upload_bytes": s.upload_bytes,
-        "pending_requests": s.pending_requests,
-        "covers_body": s.covers_body,
-        "failed_tiles": s.failed_tiles,
-        "tiles_in_flight": s.tiles_in_flight,
-        "retrying_tiles": s.retrying_tiles,
-        "analytic_body_drawn": report.analytic_body,
-        "triangles": report.triangles,
-        "draw_calls": {
-            "terrain_depth": report.draw_calls.terrain_depth,
-            "terrain_shaded": report.draw_calls.terrain_shaded,
-            "analytic_body": report.draw_calls.body,
-            "sky": report.draw_calls.sky,
-            "ui": report.draw_calls.ui,
-        },
-        "gpu_ms": gpu.map(|g| serde_json::json!({
-            "terrain_depth": g.terrain_depth_ms,
-            "terrain_shaded": g.terrain_shaded_ms,
-            "sky": g.sky_ms,
-            "total": g.total_ms(),
-        })),
-        "horizon_map": { "builds": horizon_builds, "last_build_ms": horizon_build_ms },
-        "remote": remote,
-        "gpu_counts_available": renderer.counts_work(),
-        "gpu_counts": gpu_counts::json(counts, gpu_counts::instances(report)),
-    });
-    planet_cli::fs::write_json(path, &json)?;
-    Ok(())
 }

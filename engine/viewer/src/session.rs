@@ -387,81 +387,18 @@ impl Session {
         }
     }
 
-    /// Per-frame figures and their summary, as JSON.
-    pub fn log_json(&self) -> serde_json::Value {
-        let frames: Vec<serde_json::Value> = self
-            .log
-            .iter()
-            .map(|l| {
-                let s = &l.report.statistics;
-                serde_json::json!({
-                    "frame": l.frame,
-                    "t": l.t,
-                    "lat": l.lat,
-                    "lon": l.lon,
-                    "alt": l.alt,
-                    "above_ground_m": l.above_ground_m,
-                    "wall_s": l.wall_s,
-                    "cpu_ms": l.cpu_ms,
-                    "thread_cpu_ms": l.thread_cpu_ms,
-                    "thread_cpu_phases_ms": {
-                        "ground": l.ground_ms,
-                        "selection": l.report.phases.selection_ms,
-                        "residency": l.report.phases.residency_ms,
-                        "records": l.report.phases.records_ms,
-                        "render": l.report.phases.render_ms,
-                        "staging": l.report.phases.staging_ms,
-                    },
-                    "upload_budget": l.report.phases.upload_budget,
-                    "bounds_from_source": l.report.phases.bounds_from_source,
-                    "selection_lagging": l.report.phases.selection_lagging,
-                    "selection_wait_ms": l.report.phases.selection_wait_ms,
-                    "gpu_ms": l.gpu.map(|g| g.total_ms()),
-                    "hole_pixels": l.hole_pixels,
-                    "gpu_counts": crate::gpu_counts::json(l.counts.as_ref(), crate::gpu_counts::instances(&l.report)),
-                    "nodes_selected": s.nodes_selected,
-                    "nodes_drawn": s.nodes_drawn,
-                    "effective_screen_error_pixels": s.effective_screen_error_pixels,
-                    "uploads": s.uploads,
-                    "pending_requests": s.pending_requests,
-                    "covers_body": s.covers_body,
-                    "failed_tiles": s.failed_tiles,
-                    "tiles_in_flight": s.tiles_in_flight,
-                    "retrying_tiles": s.retrying_tiles,
-                    "analytic_body_drawn": l.report.analytic_body,
-                    "presented": l.report.presented,
-                    "draw_calls": {
-                        "terrain_depth": l.report.draw_calls.terrain_depth,
-                        "terrain_shaded": l.report.draw_calls.terrain_shaded,
-                        "bodies": l.report.draw_calls.bodies,
-                    },
-                })
-            })
-            .collect();
-        let cpu: Vec<f64> = self.log.iter().map(|l| l.cpu_ms).collect();
-        let thread_cpu: Vec<f64> = self.log.iter().map(|l| l.thread_cpu_ms).collect();
-        let gpu: Vec<f64> = self.log.iter().filter_map(|l| l.gpu.map(|g| g.total_ms())).collect();
-        serde_json::json!({
-            "device": self.renderer.device_name(),
-            "width": self.renderer.settings().size.0,
-            "height": self.renderer.settings().size.1,
-            "gpu_counts_available": self.renderer.counts_work(),
-            "summary": {
-                "frames": self.log.len(),
-                "cpu_ms_median": percentile(&cpu, 0.5),
-                "cpu_ms_p99": percentile(&cpu, 0.99),
-                "thread_cpu_ms_median": percentile(&thread_cpu, 0.5),
-                "thread_cpu_ms_p99": percentile(&thread_cpu, 0.99),
-                "gpu_ms_median": percentile(&gpu, 0.5),
-                "gpu_ms_p99": percentile(&gpu, 0.99),
-                "peak_uploads": self.log.iter().map(|l| l.report.statistics.uploads).max().unwrap_or(0),
-                "min_above_ground_m": self.log.iter().map(|l| l.above_ground_m).fold(f64::INFINITY, f64::min),
-                "failed_tiles": self.log.last().map_or(0, |l| l.report.statistics.failed_tiles),
-                "hole_pixels_total": self.log.iter().filter_map(|l| l.hole_pixels).map(u64::from).sum::<u64>(),
-            },
-            "frames": frames,
-            "bodies": self.bodies.log_json(&self.scene),
-        })
+    /// Per-frame figures and their summary, as `--stats` writes them
+    /// (`remote`: what reading remote packs cost).
+    pub fn flight_log(&self, remote: Option<planet_cli::stack::RemoteTransfers>) -> crate::stats::FlightLog {
+        crate::stats::FlightLog {
+            device: self.renderer.device_name().to_owned(),
+            width: self.renderer.settings().size.0,
+            height: self.renderer.settings().size.1,
+            gpu_counts_available: self.renderer.counts_work(),
+            summary: crate::stats::FlightSummary::of(&self.log, remote),
+            frames: self.log.iter().map(crate::stats::FrameStats::from).collect(),
+            bodies: self.bodies.log(&self.scene),
+        }
     }
 }
 

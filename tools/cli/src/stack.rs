@@ -52,17 +52,15 @@ impl PackOpener {
         PackOpener { remote, transfers: Mutex::default() }
     }
 
-    /// What every remote pack opened so far cost: requests, bytes, retries;
-    /// `None` when no pack was remote.
-    pub fn remote_transfers(&self) -> Option<serde_json::Value> {
+    /// What every remote pack opened so far cost; `None` when no pack was
+    /// remote.
+    pub fn remote_transfers(&self) -> Option<RemoteTransfers> {
         let all = self.transfers.lock().unwrap_or_else(|p| p.into_inner());
-        (!all.is_empty()).then(|| {
-            serde_json::json!({
-                "packs": all.len(),
-                "requests": all.iter().map(|t| t.requests()).sum::<u64>(),
-                "bytes": all.iter().map(|t| t.bytes()).sum::<u64>(),
-                "retries": all.iter().map(|t| t.retries()).sum::<u64>(),
-            })
+        (!all.is_empty()).then(|| RemoteTransfers {
+            packs: all.len(),
+            requests: all.iter().map(|t| t.requests()).sum(),
+            bytes: all.iter().map(|t| t.bytes()).sum(),
+            retries: all.iter().map(|t| t.retries()).sum(),
         })
     }
 
@@ -106,6 +104,15 @@ impl PackOpener {
     pub fn open_stack(&self, paths: &[PathBuf]) -> Result<Option<GroundStack>> {
         Ok(GroundStack::of_packs(self.open_packs(paths)?)?)
     }
+}
+
+/// What reading remote packs cost, summed over the packs an opener opened.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct RemoteTransfers {
+    pub packs: usize,
+    pub requests: u64,
+    pub bytes: u64,
+    pub retries: u64,
 }
 
 /// Whether `path` names a remote pack (`http://`, `https://`), whether or

@@ -1,0 +1,296 @@
+//! What `--stats` writes: a shot's statistics ([`ShotStats`]) and a run's
+//! per-frame log with its summary ([`FlightLog`]), as typed structs.
+//!
+//! The key decision: the structs are the schema. The field names are the
+//! keys the flight tests, the benches' scripts and PERFORMANCE.md's commands
+//! read, built in one place from the renderer's typed reports, so a figure
+//! cannot be spelt one way in the shot and another in the log; and the
+//! summary line the run prints reads the same fields, not keys of a map.
+
+use planet_cli::stack::RemoteTransfers;
+use planet_render::scene::FrameReport;
+use planet_render::{PassTimes, Renderer, WorkCounts};
+use serde::Serialize;
+
+use crate::bodies::BodyLog;
+use crate::gpu_counts::GpuCounts;
+use crate::session::{FrameLog, percentile};
+
+/// `--stats` of a `--shot`: the last frame's figures.
+#[derive(Debug, Serialize)]
+pub struct ShotStats {
+    pub device: String,
+    pub width: u32,
+    pub height: u32,
+    pub frames_rendered: u32,
+    pub complete: bool,
+    pub nodes_selected: usize,
+    pub nodes_culled: usize,
+    pub nodes_drawn: usize,
+    pub nodes_dropped: usize,
+    pub nodes_on_ancestors: usize,
+    pub effective_screen_error_pixels: f64,
+    pub selection_cpu_ms: f64,
+    pub frame_cpu_ms: f64,
+    pub resident_slots: usize,
+    pub uploads: usize,
+    pub upload_bytes: usize,
+    pub pending_requests: usize,
+    pub covers_body: bool,
+    pub failed_tiles: usize,
+    pub tiles_in_flight: usize,
+    pub retrying_tiles: usize,
+    pub analytic_body_drawn: bool,
+    pub triangles: u64,
+    pub draw_calls: ShotDrawCalls,
+    pub gpu_ms: Option<GpuMs>,
+    pub horizon_map: HorizonMapStats,
+    pub remote: Option<RemoteTransfers>,
+    pub gpu_counts_available: bool,
+    pub gpu_counts: Option<GpuCounts>,
+}
+
+/// What the shot's frame drew, per pass.
+#[derive(Debug, Serialize)]
+pub struct ShotDrawCalls {
+    pub terrain_depth: u32,
+    pub terrain_shaded: u32,
+    pub analytic_body: u32,
+    pub sky: u32,
+    pub ui: u32,
+}
+
+/// GPU time per pass and in all.
+#[derive(Debug, Serialize)]
+pub struct GpuMs {
+    pub terrain_depth: f64,
+    pub terrain_shaded: f64,
+    pub sky: f64,
+    pub total: f64,
+}
+
+impl From<PassTimes> for GpuMs {
+    fn from(g: PassTimes) -> GpuMs {
+        GpuMs {
+            terrain_depth: g.terrain_depth_ms,
+            terrain_shaded: g.terrain_shaded_ms,
+            sky: g.sky_ms,
+            total: g.total_ms(),
+        }
+    }
+}
+
+/// How often the shadow and openness map was built, and the last build's time.
+#[derive(Debug, Serialize)]
+pub struct HorizonMapStats {
+    pub builds: usize,
+    pub last_build_ms: f64,
+}
+
+/// What a shot's statistics are made from besides its last frame.
+pub struct ShotContext<'a> {
+    pub renderer: &'a Renderer,
+    pub size: (u32, u32),
+    pub frames: u32,
+    pub horizon_map: HorizonMapStats,
+    pub remote: Option<RemoteTransfers>,
+}
+
+impl ShotStats {
+    pub fn new(context: ShotContext<'_>, report: &FrameReport, counts: Option<&WorkCounts>) -> ShotStats {
+        let s = &report.statistics;
+        let d = &report.draw_calls;
+        ShotStats {
+            device: context.renderer.device_name().to_owned(),
+            width: context.size.0,
+            height: context.size.1,
+            frames_rendered: context.frames,
+            complete: report.complete,
+            nodes_selected: s.nodes_selected,
+            nodes_culled: s.nodes_culled,
+            nodes_drawn: s.nodes_drawn,
+            nodes_dropped: s.nodes_dropped,
+            nodes_on_ancestors: report.nodes_on_ancestors,
+            effective_screen_error_pixels: s.effective_screen_error_pixels,
+            selection_cpu_ms: s.selection_cpu_ms,
+            frame_cpu_ms: report.host_ms,
+            resident_slots: s.resident_slots,
+            uploads: s.uploads,
+            upload_bytes: s.upload_bytes,
+            pending_requests: s.pending_requests,
+            covers_body: s.covers_body,
+            failed_tiles: s.failed_tiles,
+            tiles_in_flight: s.tiles_in_flight,
+            retrying_tiles: s.retrying_tiles,
+            analytic_body_drawn: report.analytic_body,
+            triangles: report.triangles,
+            draw_calls: ShotDrawCalls {
+                terrain_depth: d.terrain_depth,
+                terrain_shaded: d.terrain_shaded,
+                analytic_body: d.body,
+                sky: d.sky,
+                ui: d.ui,
+            },
+            gpu_ms: report.gpu.map(GpuMs::from),
+            horizon_map: context.horizon_map,
+            remote: context.remote,
+            gpu_counts_available: context.renderer.counts_work(),
+            gpu_counts: GpuCounts::of(counts, crate::gpu_counts::instances(report)),
+        }
+    }
+}
+
+/// `--stats` of a run (a path, a window): every frame and a summary.
+#[derive(Debug, Serialize)]
+pub struct FlightLog {
+    pub device: String,
+    pub width: u32,
+    pub height: u32,
+    pub gpu_counts_available: bool,
+    pub summary: FlightSummary,
+    pub frames: Vec<FrameStats>,
+    pub bodies: Vec<BodyLog>,
+}
+
+/// The run in a few figures.
+#[derive(Debug, Serialize)]
+pub struct FlightSummary {
+    pub frames: usize,
+    pub cpu_ms_median: Option<f64>,
+    pub cpu_ms_p99: Option<f64>,
+    pub thread_cpu_ms_median: Option<f64>,
+    pub thread_cpu_ms_p99: Option<f64>,
+    pub gpu_ms_median: Option<f64>,
+    pub gpu_ms_p99: Option<f64>,
+    pub peak_uploads: usize,
+    pub min_above_ground_m: f64,
+    pub failed_tiles: usize,
+    pub hole_pixels_total: u64,
+    /// What reading remote packs cost (`null` when none was remote).
+    pub remote: Option<RemoteTransfers>,
+}
+
+impl FlightSummary {
+    pub fn of(log: &[FrameLog], remote: Option<RemoteTransfers>) -> FlightSummary {
+        let cpu: Vec<f64> = log.iter().map(|l| l.cpu_ms).collect();
+        let thread_cpu: Vec<f64> = log.iter().map(|l| l.thread_cpu_ms).collect();
+        let gpu: Vec<f64> = log.iter().filter_map(|l| l.gpu.map(|g| g.total_ms())).collect();
+        FlightSummary {
+            frames: log.len(),
+            cpu_ms_median: percentile(&cpu, 0.5),
+            cpu_ms_p99: percentile(&cpu, 0.99),
+            thread_cpu_ms_median: percentile(&thread_cpu, 0.5),
+            thread_cpu_ms_p99: percentile(&thread_cpu, 0.99),
+            gpu_ms_median: percentile(&gpu, 0.5),
+            gpu_ms_p99: percentile(&gpu, 0.99),
+            peak_uploads: log.iter().map(|l| l.report.statistics.uploads).max().unwrap_or(0),
+            min_above_ground_m: log.iter().map(|l| l.above_ground_m).fold(f64::INFINITY, f64::min),
+            failed_tiles: log.last().map_or(0, |l| l.report.statistics.failed_tiles),
+            hole_pixels_total: log.iter().filter_map(|l| l.hole_pixels).map(u64::from).sum(),
+            remote,
+        }
+    }
+}
+
+/// One frame of a run's log.
+#[derive(Debug, Serialize)]
+pub struct FrameStats {
+    pub frame: u64,
+    pub t: f64,
+    pub lat: f64,
+    pub lon: f64,
+    pub alt: f64,
+    pub above_ground_m: f64,
+    pub wall_s: f64,
+    pub cpu_ms: f64,
+    pub thread_cpu_ms: f64,
+    pub thread_cpu_phases_ms: PhasesMs,
+    pub upload_budget: usize,
+    pub bounds_from_source: usize,
+    pub selection_lagging: bool,
+    pub selection_wait_ms: f64,
+    pub gpu_ms: Option<f64>,
+    pub hole_pixels: Option<u32>,
+    pub gpu_counts: Option<GpuCounts>,
+    pub nodes_selected: usize,
+    pub nodes_drawn: usize,
+    pub effective_screen_error_pixels: f64,
+    pub uploads: usize,
+    pub pending_requests: usize,
+    pub covers_body: bool,
+    pub failed_tiles: usize,
+    pub tiles_in_flight: usize,
+    pub retrying_tiles: usize,
+    pub analytic_body_drawn: bool,
+    pub presented: bool,
+    pub draw_calls: FrameDrawCalls,
+}
+
+/// The frame thread's CPU time by phase.
+#[derive(Debug, Serialize)]
+pub struct PhasesMs {
+    pub ground: f64,
+    pub selection: f64,
+    pub residency: f64,
+    pub records: f64,
+    pub render: f64,
+    pub staging: f64,
+}
+
+/// What a logged frame drew of the terrain and the dropped bodies.
+#[derive(Debug, Serialize)]
+pub struct FrameDrawCalls {
+    pub terrain_depth: u32,
+    pub terrain_shaded: u32,
+    pub bodies: u32,
+}
+
+impl From<&FrameLog> for FrameStats {
+    fn from(l: &FrameLog) -> FrameStats {
+        let s = &l.report.statistics;
+        let p = &l.report.phases;
+        let d = &l.report.draw_calls;
+        FrameStats {
+            frame: l.frame,
+            t: l.t,
+            lat: l.lat,
+            lon: l.lon,
+            alt: l.alt,
+            above_ground_m: l.above_ground_m,
+            wall_s: l.wall_s,
+            cpu_ms: l.cpu_ms,
+            thread_cpu_ms: l.thread_cpu_ms,
+            thread_cpu_phases_ms: PhasesMs {
+                ground: l.ground_ms,
+                selection: p.selection_ms,
+                residency: p.residency_ms,
+                records: p.records_ms,
+                render: p.render_ms,
+                staging: p.staging_ms,
+            },
+            upload_budget: p.upload_budget,
+            bounds_from_source: p.bounds_from_source,
+            selection_lagging: p.selection_lagging,
+            selection_wait_ms: p.selection_wait_ms,
+            gpu_ms: l.gpu.map(|g| g.total_ms()),
+            hole_pixels: l.hole_pixels,
+            gpu_counts: GpuCounts::of(l.counts.as_ref(), crate::gpu_counts::instances(&l.report)),
+            nodes_selected: s.nodes_selected,
+            nodes_drawn: s.nodes_drawn,
+            effective_screen_error_pixels: s.effective_screen_error_pixels,
+            uploads: s.uploads,
+            pending_requests: s.pending_requests,
+            covers_body: s.covers_body,
+            failed_tiles: s.failed_tiles,
+            tiles_in_flight: s.tiles_in_flight,
+            retrying_tiles: s.retrying_tiles,
+            analytic_body_drawn: l.report.analytic_body,
+            presented: l.report.presented,
+            draw_calls: FrameDrawCalls {
+                terrain_depth: d.terrain_depth,
+                terrain_shaded: d.terrain_shaded,
+                bodies: d.bodies,
+            },
+        }
+    }
+}
