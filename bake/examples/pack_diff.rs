@@ -1,5 +1,5 @@
 //! How far two packs of the same tile set differ, tile by tile: the figure a
-//! change to the sampling maths states (PERFORMANCE.md, "Bake throughput").
+//! change to the sampling maths states (docs/performance-history.md, "Bake throughput", round 1).
 //! Compares decoded samples, not bytes, since one changed sample moves every
 //! later tile's bytes: tiles and samples that differ, the largest difference
 //! in quantisation steps and in metres, and in geometric error.

@@ -61,7 +61,7 @@ impl Default for SceneSettings {
 
 /// Tiles a frame copies into staging at most when the loader produces them
 /// (then the frame's whole share of a tile): 32 (3.9 MB, about 1 ms on the
-/// 2-core VM, docs/PERFORMANCE.md) pass 1,900 tiles a second at 60 fps.
+/// 2-core VM, docs/performance-history.md) pass 1,900 tiles a second at 60 fps.
 pub const BACKGROUND_UPLOADS_PER_FRAME: usize = 32;
 
 /// Where tiles are produced (read, decoded, synthesized, edited).
