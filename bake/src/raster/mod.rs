@@ -30,14 +30,14 @@ use planet_terrain::pack::Coverage;
 /// Why a raster could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum RasterError {
-    #[error("{path}: cannot open as a raster: {source}")]
-    Open { path: PathBuf, source: Box<gdal::errors::GdalError> },
+    #[error("{path}: cannot open as a raster: {cause}")]
+    Open { path: PathBuf, cause: Box<gdal::errors::GdalError> },
     #[error("{path}: {reason}")]
     Unusable { path: PathBuf, reason: String },
-    #[error("{path}: reading pixels {x}..{}, {y}..{} of band {band}: {source}", x + w, y + h)]
-    Read { path: PathBuf, band: usize, x: usize, y: usize, w: usize, h: usize, source: Box<gdal::errors::GdalError> },
-    #[error("{path}: transforming coordinates into the raster's CRS: {source}")]
-    Transform { path: PathBuf, source: Box<gdal::errors::GdalError> },
+    #[error("{path}: reading pixels {x}..{}, {y}..{} of band {band}: {cause}", x + w, y + h)]
+    Read { path: PathBuf, band: usize, x: usize, y: usize, w: usize, h: usize, cause: Box<gdal::errors::GdalError> },
+    #[error("{path}: transforming coordinates into the raster's CRS: {cause}")]
+    Transform { path: PathBuf, cause: Box<gdal::errors::GdalError> },
 }
 
 const CHUNK: usize = 256;
@@ -300,7 +300,7 @@ impl Raster {
             return Err(unusable("no such file".into()));
         }
         let dataset = Dataset::open(path)
-            .map_err(|source| RasterError::Open { path: path.to_owned(), source: Box::new(source) })?;
+            .map_err(|source| RasterError::Open { path: path.to_owned(), cause: Box::new(source) })?;
         let (width, height) = dataset.raster_size();
         let bands = dataset.raster_count();
         if width == 0 || height == 0 || bands == 0 {
@@ -449,7 +449,7 @@ impl Raster {
 
     fn crs_to_lonlat(&self, points: &[(f64, f64)]) -> Result<Vec<(f64, f64)>, RasterError> {
         let Grid::Projected { wkt } = &self.grid else { return Ok(points.to_vec()) };
-        let transform_error = |source| RasterError::Transform { path: self.path.clone(), source: Box::new(source) };
+        let transform_error = |source| RasterError::Transform { path: self.path.clone(), cause: Box::new(source) };
         let mut source = SpatialRef::from_wkt(wkt).map_err(transform_error)?;
         source.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
         let t = CoordTransform::new(&source, &wgs84().map_err(transform_error)?).map_err(transform_error)?;
@@ -481,7 +481,7 @@ impl Raster {
             Grid::Geographic { .. } => points.iter().map(|&(lat, lon)| (lon, lat)).collect(),
             Grid::Projected { wkt } => {
                 let transform_error =
-                    |source| RasterError::Transform { path: self.path.clone(), source: Box::new(source) };
+                    |source| RasterError::Transform { path: self.path.clone(), cause: Box::new(source) };
                 let mut target = SpatialRef::from_wkt(wkt).map_err(transform_error)?;
                 target.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
                 let t = CoordTransform::new(&wgs84().map_err(transform_error)?, &target).map_err(transform_error)?;
@@ -541,7 +541,7 @@ impl Raster {
         let dataset = match dataset {
             Some(d) => d,
             None => Dataset::open(&self.path)
-                .map_err(|source| RasterError::Open { path: self.path.clone(), source: Box::new(source) })?,
+                .map_err(|source| RasterError::Open { path: self.path.clone(), cause: Box::new(source) })?,
         };
         let read =
             dataset.rasterband(band).and_then(|b| b.read_as::<f64>((x as isize, y as isize), (w, h), (w, h), None));
@@ -553,7 +553,7 @@ impl Raster {
             y,
             w,
             h,
-            source: Box::new(source),
+            cause: Box::new(source),
         })?;
         let (scale, offset) = self.scale_offset[band - 1];
         let nodata = self.nodata[band - 1];
@@ -591,7 +591,7 @@ impl Raster {
     /// before the bake starts; an all-nodata one still costs the whole read.
     pub fn has_any_data(&self, band: usize) -> Result<bool, RasterError> {
         let dataset = Dataset::open(&self.path)
-            .map_err(|source| RasterError::Open { path: self.path.clone(), source: Box::new(source) })?;
+            .map_err(|source| RasterError::Open { path: self.path.clone(), cause: Box::new(source) })?;
         let (w, h) = (self.width.min(512), self.height.min(512));
         const STRIPS: usize = 16;
         let nodata = self.nodata[band - 1];
@@ -610,7 +610,7 @@ impl Raster {
                     y,
                     w: self.width,
                     h: rows,
-                    source: Box::new(source),
+                    cause: Box::new(source),
                 })?;
             if buffer.data().iter().any(|&v| v.is_finite() && nodata.is_none_or(|n| v != n)) {
                 return Ok(true);

@@ -2,9 +2,9 @@
 //! when the reader of its output went away.
 //!
 //! The key decision: an error chain is printed as the user reads it, one
-//! line per cause, and a cause whose words the line above already carries
-//! (an error that formats its source into its own message and also returns
-//! it from `source()`) is not printed again. A closed pipe (`planet-pack
+//! line per cause, every cause as it is. The workspace's errors never carry
+//! a cause twice (an error that formats its cause into its message does not
+//! also return it from `source()`), so nothing here filters repeats. A closed pipe (`planet-pack
 //! info PACK | head`) is not a failure of the tool: it ends with status 0
 //! and says nothing.
 
@@ -12,17 +12,10 @@ use std::io::ErrorKind;
 use std::process::ExitCode;
 
 /// The lines an error prints: `error: ...` then `  caused by: ...` for each
-/// cause not already spelled out by the line before it.
+/// cause.
 pub fn chain_lines(error: &anyhow::Error) -> Vec<String> {
     let mut lines = vec![format!("error: {error}")];
-    let mut previous = error.to_string();
-    for cause in error.chain().skip(1) {
-        let text = cause.to_string();
-        if !previous.contains(&text) {
-            lines.push(format!("  caused by: {text}"));
-        }
-        previous = text;
-    }
+    lines.extend(error.chain().skip(1).map(|cause| format!("  caused by: {cause}")));
     lines
 }
 
@@ -72,27 +65,22 @@ mod tests {
     }
     impl std::error::Error for Inner {}
 
-    /// An error that, like many, formats its source into its own message
-    /// and also returns it from `source()`.
-    #[derive(Debug)]
-    struct Outer(Inner);
-    impl std::fmt::Display for Outer {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "a.planetpack: {}", self.0)
-        }
-    }
-    impl std::error::Error for Outer {
-        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-            Some(&self.0)
-        }
-    }
-
+    /// Regression: `PackError::File` printed its cause in its message and
+    /// returned it from `source()`, so the chain said it twice (hidden then
+    /// by a substring filter here).
     #[test]
-    fn each_cause_prints_once() {
-        let error = anyhow::Error::new(Outer(Inner)).context("opening the base pack");
+    fn a_pack_error_in_a_file_prints_its_cause_once() {
+        use planet_terrain::pack::PackError;
+        let io = std::io::Error::new(ErrorKind::UnexpectedEof, "early end of file");
+        let pack =
+            PackError::Io { doing: "reading the index", cause: io }.in_file(std::path::Path::new("a.planetpack"));
+        let error = anyhow::Error::new(pack).context("opening the base pack");
         assert_eq!(
             chain_lines(&error),
-            ["error: opening the base pack", "  caused by: a.planetpack: checksum mismatch at byte 212"]
+            [
+                "error: opening the base pack",
+                "  caused by: a.planetpack: I/O error while reading the index: early end of file"
+            ]
         );
     }
 

@@ -57,7 +57,7 @@ impl BlockCache {
             None => None,
             Some((root, budget)) => {
                 let dir = root.join(format!("{:016x}-{:016x}", fnv(url), fnv(validator)));
-                let cache_error = |source| RemoteError::Cache { path: dir.clone(), source };
+                let cache_error = |cause| RemoteError::Cache { path: dir.clone(), cause };
                 std::fs::create_dir_all(&dir).map_err(cache_error)?;
                 let used = files_under(root).iter().map(|f| f.1).sum();
                 Some(Disk { root: root.to_owned(), dir, budget, used: Mutex::new(used) })

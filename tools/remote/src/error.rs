@@ -5,12 +5,8 @@ use planet_terrain::pack::PackError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
-    #[error("{url}: {source}")]
-    Pack {
-        url: String,
-        #[source]
-        source: PackError,
-    },
+    #[error("{url}: {cause}")]
+    Pack { url: String, cause: PackError },
     #[error("{url}: bytes {start}..{end}: {reason} (after {attempts} attempts)")]
     Request { url: String, start: u64, end: u64, attempts: u32, reason: String },
     #[error("{url}: the server does not serve byte ranges ({reason}); a pack is read a range at a time")]
@@ -23,10 +19,6 @@ pub enum RemoteError {
         "{url}: the pack changed while it was being read (its {header} was {was}, now {now}); tiles of two versions are never mixed: open it again"
     )]
     Changed { url: String, header: &'static str, was: String, now: String },
-    #[error("cache {path}: {source}")]
-    Cache {
-        path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cache {path}: {cause}")]
+    Cache { path: std::path::PathBuf, cause: std::io::Error },
 }

@@ -160,7 +160,7 @@ impl HttpBytes {
 }
 
 fn to_pack_error(e: RemoteError) -> PackError {
-    PackError::Io { doing: "reading the pack over HTTP", source: std::io::Error::other(e) }
+    PackError::Io { doing: "reading the pack over HTTP", cause: std::io::Error::other(e) }
 }
 
 impl PackBytes for HttpBytes {

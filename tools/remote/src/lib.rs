@@ -79,6 +79,6 @@ pub fn is_url(path: &str) -> bool {
 pub fn open_pack(url: &str, options: &RemoteOptions) -> Result<(Pack, Arc<TransferStats>), RemoteError> {
     let bytes = HttpBytes::open(url, options)?;
     let stats = bytes.stats();
-    let pack = Pack::adopt(Box::new(bytes)).map_err(|source| RemoteError::Pack { url: url.to_owned(), source })?;
+    let pack = Pack::adopt(Box::new(bytes)).map_err(|cause| RemoteError::Pack { url: url.to_owned(), cause })?;
     Ok((pack, stats))
 }

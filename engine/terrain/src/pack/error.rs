@@ -11,18 +11,10 @@ use crate::geo::address::TileAddress;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
-    #[error("{path}: {source}")]
-    File {
-        path: PathBuf,
-        #[source]
-        source: Box<PackError>,
-    },
-    #[error("I/O error while {doing}: {source}")]
-    Io {
-        doing: &'static str,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("{path}: {cause}")]
+    File { path: PathBuf, cause: Box<PackError> },
+    #[error("I/O error while {doing}: {cause}")]
+    Io { doing: &'static str, cause: std::io::Error },
     #[error("truncated: the {section} needs bytes {start}..{end} but the file has {file_length} bytes")]
     Truncated { section: &'static str, start: u64, end: u64, file_length: u64 },
     #[error("bad magic at byte 0: expected \"PLNTPACK\", found {found:02x?}")]
@@ -111,32 +103,28 @@ pub enum PackError {
     )]
     PatchPending { journal: PathBuf },
     #[error(
-        "{source}; an interrupted patch left its redo journal {journal}: run `planet-pack repair` on the pack, or re-run the same patch, to complete it"
+        "{cause}; an interrupted patch left its redo journal {journal}: run `planet-pack repair` on the pack, or re-run the same patch, to complete it"
     )]
-    Interrupted {
-        journal: PathBuf,
-        #[source]
-        source: Box<PackError>,
-    },
+    Interrupted { journal: PathBuf, cause: Box<PackError> },
 }
 
 impl PackError {
     pub(crate) fn io(doing: &'static str) -> impl FnOnce(std::io::Error) -> PackError {
-        move |source| PackError::Io { doing, source }
+        move |cause| PackError::Io { doing, cause }
     }
 
     /// This error, naming the file it is about (unless it already names one).
     pub fn in_file(self, path: &std::path::Path) -> PackError {
         match self {
             PackError::File { .. } => self,
-            other => PackError::File { path: path.to_owned(), source: Box::new(other) },
+            other => PackError::File { path: path.to_owned(), cause: Box::new(other) },
         }
     }
 
     /// The innermost error, past any file wrapper.
     pub fn rule(&self) -> &PackError {
         match self {
-            PackError::File { source, .. } | PackError::Interrupted { source, .. } => source.rule(),
+            PackError::File { cause, .. } | PackError::Interrupted { cause, .. } => cause.rule(),
             other => other,
         }
     }

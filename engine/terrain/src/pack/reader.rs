@@ -199,7 +199,7 @@ impl Pack {
             .map_err(|e| {
                 let journal = journal_path(path);
                 match journal.exists() {
-                    true => PackError::Interrupted { journal, source: Box::new(e) },
+                    true => PackError::Interrupted { journal, cause: Box::new(e) },
                     false => e,
                 }
             })
