@@ -139,7 +139,7 @@ pub(crate) struct FileBytes {
 impl FileBytes {
     pub(crate) fn open(path: &Path) -> Result<FileBytes, PackError> {
         let opened = File::open(path).and_then(|file| Ok(FileBytes { length: file.metadata()?.len(), file }));
-        opened.map_err(|source| in_file(path, PackError::Io { doing: "opening the pack", source }))
+        opened.map_err(|cause| in_file(path, PackError::Io { doing: "opening the pack", cause }))
     }
 }
 
@@ -152,7 +152,7 @@ impl PackBytes for FileBytes {
         let mut bytes = vec![0; length];
         self.file
             .read_exact_at(&mut bytes, offset)
-            .map_err(|source| PackError::Io { doing: "reading the pack", source })?;
+            .map_err(|cause| PackError::Io { doing: "reading the pack", cause })?;
         Ok(Cow::Owned(bytes))
     }
 }
@@ -162,7 +162,7 @@ const AUDIT_BATCH: usize = 4096;
 
 /// `error`, naming the pack's file.
 fn in_file(path: &Path, error: PackError) -> PackError {
-    PackError::File { path: path.to_owned(), source: Box::new(error) }
+    PackError::File { path: path.to_owned(), cause: Box::new(error) }
 }
 
 /// The pack's own tiles with depths in `depths`, in key order, a batch of
@@ -409,9 +409,7 @@ pub(crate) fn reject(out: &Path, message: String) -> BakeError {
     let rejected = out.with_extension("rejected");
     match std::fs::rename(out, &rejected) {
         Ok(()) => BakeError::Audit { message, rejected },
-        Err(e) => {
-            BakeError::Options(format!("{message}; and moving the failed pack {} aside failed: {e}", out.display()))
-        }
+        Err(cause) => BakeError::RejectFailed { message, pack: out.to_owned(), cause },
     }
 }
 

@@ -82,7 +82,7 @@ pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.unwrap_or(0))
         .build()
-        .map_err(|e| BakeError::Options(format!("cannot start {} worker threads: {e}", options.jobs.unwrap_or(0))))?;
+        .map_err(|cause| BakeError::Threads { jobs: options.jobs.unwrap_or(0), cause })?;
     pool.install(|| {
         let (dem, imagery, classes) = options.raster_weights();
         let rasters = [dem, imagery, classes].iter().filter(|&&w| w > 0).count();

@@ -51,7 +51,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn read_error(path: &Path, e: impl std::fmt::Display) -> BakeError {
-    BakeError::Options(format!("{}: reading it to fingerprint the inputs: {e}", path.display()))
+    BakeError::Io { path: path.to_owned(), doing: "reading it to fingerprint the inputs", cause: e.to_string() }
 }
 
 /// The SHA-256 of bytes `from..from + len` of `read_at`.
@@ -153,18 +153,18 @@ pub(crate) fn file_digest_until(path: &Path, stop: &AtomicBool) -> Result<FileDi
 /// The error of a digest given up: never reported, since what stopped it
 /// failed first and is what the bake reports.
 pub(crate) fn abandoned(path: &Path) -> BakeError {
-    BakeError::Options(format!("{}: digest abandoned", path.display()))
+    BakeError::DigestAbandoned { path: path.to_owned() }
 }
 
 /// Checks `path` against a manifest's `digest` by its length and a few
 /// chunks chosen by `salt` (the shard index), and returns the digest.
 pub(crate) fn checked_digest(path: &Path, digest: &FileDigest, salt: u32) -> Result<FileDigest, BakeError> {
     let (source, length) = Source::open(path)?;
-    let mismatch = |what: String| {
-        BakeError::Options(format!(
-            "{}: does not match the --inputs-digest manifest ({what}); the file changed since the manifest was made, or the manifest is of another file: make it again with --digest-inputs",
-            path.display()
-        ))
+    let mismatch = |what: String| BakeError::Manifest {
+        path: path.to_owned(),
+        reason: format!(
+            "does not match the --inputs-digest manifest ({what}); the file changed since the manifest was made, or the manifest is of another file: make it again with --digest-inputs"
+        ),
     };
     if length != digest.length || digest.chunks.len() as u64 != chunk_count(length) {
         return Err(mismatch(format!("{length} bytes, the manifest says {}", digest.length)));
@@ -214,18 +214,23 @@ pub(crate) const MANIFEST_FORMAT: &str = "planet-inputs-digest 1";
 
 impl Manifest {
     pub(crate) fn read(path: &Path) -> Result<Manifest, BakeError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            BakeError::Options(format!("{}: reading the --inputs-digest manifest: {e}", path.display()))
+        let text = std::fs::read_to_string(path).map_err(|e| BakeError::Io {
+            path: path.to_owned(),
+            doing: "reading the --inputs-digest manifest",
+            cause: e.to_string(),
         })?;
-        let manifest: Manifest = serde_json::from_str(&text)
-            .map_err(|e| BakeError::Options(format!("{}: not an inputs digest manifest: {e}", path.display())))?;
+        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| BakeError::Manifest {
+            path: path.to_owned(),
+            reason: format!("not an inputs digest manifest: {e}"),
+        })?;
         if manifest.format != MANIFEST_FORMAT || manifest.chunk_bytes != CHUNK_BYTES {
-            return Err(BakeError::Options(format!(
-                "{}: a manifest of format '{}' with {}-byte chunks; this build reads '{MANIFEST_FORMAT}' with {CHUNK_BYTES}",
-                path.display(),
-                manifest.format,
-                manifest.chunk_bytes
-            )));
+            return Err(BakeError::Manifest {
+                path: path.to_owned(),
+                reason: format!(
+                    "a manifest of format '{}' with {}-byte chunks; this build reads '{MANIFEST_FORMAT}' with {CHUNK_BYTES}",
+                    manifest.format, manifest.chunk_bytes
+                ),
+            });
         }
         Ok(manifest)
     }

@@ -16,8 +16,36 @@ pub enum BakeError {
     Raster(#[from] RasterError),
     #[error(transparent)]
     Pack(#[from] PackError),
+    /// A flag, or a combination of flags, that cannot be run as given.
     #[error("{0}")]
     Options(String),
+    /// A file the bake reads or writes besides the rasters and the pack
+    /// failed at the operating system (`cause`: its words).
+    #[error("{path}: {doing}: {cause}")]
+    Io { path: PathBuf, doing: &'static str, cause: String },
+    /// The tile set's scratch files, beside the output, failed.
+    #[error("the tile set's scratch file beside the output: {0}")]
+    Scratch(std::io::Error),
+    /// An `--inputs-digest` manifest that cannot be used, or an input that
+    /// does not match it.
+    #[error("{path}: {reason}")]
+    Manifest { path: PathBuf, reason: String },
+    /// A digest given up because something else failed first (never the
+    /// error a bake reports).
+    #[error("{path}: digest abandoned")]
+    DigestAbandoned { path: PathBuf },
+    /// The shard files given to a merge do not make one bake.
+    #[error("{0}")]
+    ShardSet(String),
+    /// A region patch that this pack cannot take.
+    #[error("{pack}: cannot patch: {reason}")]
+    Patch { pack: PathBuf, reason: String },
+    /// The worker pool could not be started.
+    #[error("cannot start {jobs} worker threads: {cause}")]
+    Threads { jobs: usize, cause: rayon::ThreadPoolBuildError },
+    /// This executable could not be read to identify its build.
+    #[error("identifying this build of planet-bake: {0}")]
+    BuildId(String),
     #[error("{path}: landmark audit refused the raster: {message}")]
     Landmarks { path: PathBuf, message: String },
     #[error(
@@ -28,6 +56,8 @@ pub enum BakeError {
     Shard { path: PathBuf, message: String },
     #[error("accuracy audit failed: {message}; the pack was moved to {rejected}")]
     Audit { message: String, rejected: PathBuf },
+    #[error("accuracy audit failed: {message}; and moving the failed pack {pack} aside failed: {cause}")]
+    RejectFailed { message: String, pack: PathBuf, cause: std::io::Error },
     #[error("accuracy audit of the patch failed before anything was written: {message}; {pack} is unchanged")]
     PatchAudit { message: String, pack: PathBuf },
 }

@@ -97,13 +97,13 @@ pub(crate) fn input_digests(options: &BakeOptions, stop: &AtomicBool) -> Result<
             .iter()
             .find(|f| roles.contains(&f.role.as_str()) && !files.iter().any(|g| g.0 == f.role && g.1 == f.tag));
         if let Some(gone) = gone {
-            return Err(BakeError::Options(format!(
-                "{}: the manifest lists {} ({} {}), which this bake's inputs do not have",
-                path.display(),
-                gone.name,
-                gone.role,
-                gone.tag
-            )));
+            return Err(BakeError::Manifest {
+                path: path.to_owned(),
+                reason: format!(
+                    "the manifest lists {} ({} {}), which this bake's inputs do not have",
+                    gone.name, gone.role, gone.tag
+                ),
+            });
         }
     }
     let salt = options.shard.map_or(0, |s| s.index);
@@ -114,12 +114,12 @@ pub(crate) fn input_digests(options: &BakeOptions, stop: &AtomicBool) -> Result<
         }
         let digest = match (&manifest, &options.inputs_digest) {
             (Some(m), Some(manifest_path)) => {
-                let d = m.find(role, &tag).ok_or_else(|| {
-                    BakeError::Options(format!(
-                        "{}: the --inputs-digest manifest {} has no {role} {tag}; make it again with --digest-inputs",
-                        path.display(),
+                let d = m.find(role, &tag).ok_or_else(|| BakeError::Manifest {
+                    path: path.clone(),
+                    reason: format!(
+                        "the --inputs-digest manifest {} has no {role} {tag}; make it again with --digest-inputs",
                         manifest_path.display()
-                    ))
+                    ),
                 })?;
                 checked_digest(&path, d, salt)?
             }
@@ -183,8 +183,11 @@ pub fn write_inputs_manifest(options: &BakeOptions, out: &Path) -> Result<usize,
     }
     let manifest = Manifest { format: MANIFEST_FORMAT.to_owned(), chunk_bytes: CHUNK_BYTES, files };
     let json = serde_json::to_value(&manifest).expect("plain data serialises");
-    planet_cli::fs::write_json(out, &json)
-        .map_err(|e| BakeError::Options(format!("{}: writing the manifest: {e:#}", out.display())))?;
+    planet_cli::fs::write_json(out, &json).map_err(|e| BakeError::Io {
+        path: out.to_owned(),
+        doing: "writing the manifest",
+        cause: format!("{e:#}"),
+    })?;
     Ok(manifest.files.len())
 }
 

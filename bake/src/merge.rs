@@ -99,7 +99,7 @@ pub fn merge(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeRepo
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs.unwrap_or(0))
         .build()
-        .map_err(|e| BakeError::Options(format!("cannot start worker threads: {e}")))?;
+        .map_err(|cause| BakeError::Threads { jobs: options.jobs.unwrap_or(0), cause })?;
     pool.install(|| merge_in_pool(options, progress))
 }
 
@@ -261,7 +261,7 @@ fn open_shards(paths: &[PathBuf]) -> Result<Vec<OpenShard>, BakeError> {
     let count = first.section.meta.shards;
     for pair in shards.windows(2) {
         if pair[0].section.meta.shard == pair[1].section.meta.shard {
-            return Err(BakeError::Options(format!(
+            return Err(BakeError::ShardSet(format!(
                 "shard {}/{count} is given twice: {} and {}",
                 pair[0].section.meta.shard,
                 pair[0].section.path.display(),
@@ -274,7 +274,7 @@ fn open_shards(paths: &[PathBuf]) -> Result<Vec<OpenShard>, BakeError> {
         .map(|i| format!("{i}/{count}"))
         .collect();
     if !missing.is_empty() {
-        return Err(BakeError::Options(format!(
+        return Err(BakeError::ShardSet(format!(
             "shards {} of this bake are missing (given: {}); bake them with --shard I/{count} and merge again",
             missing.join(", "),
             shards.iter().map(|s| s.section.path.display().to_string()).collect::<Vec<_>>().join(", ")
@@ -317,7 +317,7 @@ fn check_parts(shards: &[OpenShard], plan: &ShardPlan) -> Result<(), BakeError> 
     let digest: [u8; 32] = h.finalize().into();
     let meta = &shards[0].section.meta;
     if count != meta.total_tiles || hex(&digest) != meta.tile_set_digest {
-        return Err(BakeError::Options(format!(
+        return Err(BakeError::ShardSet(format!(
             "the shards hold {count} tiles where the bake has {} (or a different set of the same size): a shard file is from an earlier or a different run; re-bake the shards",
             meta.total_tiles
         )));
@@ -334,7 +334,7 @@ struct MergeSource<'a> {
 
 impl TileSource for MergeSource<'_> {
     fn sample(&self, _: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
-        Err(BakeError::Options(format!("tile {tile}: the merge reads no raster; a shard holds this tile")))
+        Err(BakeError::ShardSet(format!("tile {tile}: the merge reads no raster; a shard holds this tile")))
     }
 
     fn settle_voids(&self, tile: TileAddress, values: Vec<Option<f64>>) -> Result<(Vec<f64>, Vec<bool>), BakeError> {

@@ -39,7 +39,7 @@ use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::geometry::tile_touches;
 use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::options::{BakeOptions, Region};
-use crate::raster::{Extent, Raster};
+use crate::raster::{Extent, Raster, RasterError};
 use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
 use crate::report::{
     AccuracyReport, BakeReport, LandmarkReport, MemoryReport, PatchReport, PatchedTiles, Report, Timings,
@@ -47,7 +47,7 @@ use crate::report::{
 
 /// Refuses a patch whose inputs would not fit the pack it patches.
 fn check_compatible(options: &BakeOptions, header: &PackHeader) -> Result<(), BakeError> {
-    let refuse = |what: String| BakeError::Options(format!("{}: cannot patch: {what}", options.out.display()));
+    let refuse = |reason: String| BakeError::Patch { pack: options.out.clone(), reason };
     if header.body.ellipsoid().radii() != options.body.ellipsoid().radii() || header.body.name() != options.body.name()
     {
         return Err(refuse(format!("the pack is of {} and this bake is of {}", header.body, options.body)));
@@ -176,11 +176,11 @@ pub(crate) fn open_sources(run: &Run) -> Result<(Sources, LandmarkAudit, u8), Ba
     let imagery =
         options.imagery.as_deref().map(|p| Raster::open(p, memory.raster_cache(imagery_weight, total))).transpose()?;
     if let Some(i) = imagery.as_ref().filter(|i| i.bands() < 3) {
-        return Err(BakeError::Options(format!(
-            "{}: imagery needs 3 bands (R, G, B), it has {}",
-            i.path().display(),
-            i.bands()
-        )));
+        return Err(RasterError::Unusable {
+            path: i.path().to_owned(),
+            reason: format!("imagery needs 3 bands (R, G, B), it has {}", i.bands()),
+        }
+        .into());
     }
     let classes =
         options.classes.as_deref().map(|p| Raster::open(p, memory.raster_cache(classes_weight, total))).transpose()?;
@@ -387,10 +387,11 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     }
     let bake_seconds = bake_start.elapsed().as_secs_f64();
     if let Some(d) = sources.dem.as_ref().filter(|_| tally.from_dem == 0) {
-        return Err(BakeError::Options(format!(
-            "{}: no sample inside --region has data in it (all nodata there); nothing was written",
-            d.dem.path().display()
-        )));
+        return Err(RasterError::Unusable {
+            path: d.dem.path().to_owned(),
+            reason: "no sample inside --region has data in it (all nodata there); nothing was written".into(),
+        }
+        .into());
     }
 
     progress.stage("accuracy audit of the patched tiles against the composite, before writing");

@@ -40,8 +40,9 @@ pub(crate) fn drop_journal_of_rejected(out: &Path) {
 fn read_back(out: &Path, journal: &PatchJournal) -> Result<(), BakeError> {
     let pack = Pack::open(out)?;
     for written in &journal.payloads {
-        let entry = pack.entry(written.tile)?.ok_or_else(|| {
-            BakeError::Options(format!("{}: patched tile {} is not in the pack", out.display(), written.tile))
+        let entry = pack.entry(written.tile)?.ok_or_else(|| BakeError::Patch {
+            pack: out.to_owned(),
+            reason: format!("patched tile {} is not in the pack", written.tile),
         })?;
         let payload = pack.payload(&entry)?;
         if entry.payload_offset != written.offset || payload.as_ref() != &written.bytes[..] {

@@ -27,6 +27,7 @@ use crate::error::BakeError;
 use crate::limits::MemoryPlan;
 use crate::options::BakeOptions;
 use crate::raster::Raster;
+use crate::raster::RasterError;
 
 /// The open rasters and the layers applied on top of them.
 pub(crate) struct Inputs {
@@ -251,10 +252,11 @@ impl Inputs {
         let total = dem_weight + imagery_weight + classes_weight;
         let dem = Raster::open(&options.dem, memory.raster_cache(dem_weight, total))?;
         if !dem.has_any_data(1)? {
-            return Err(BakeError::Options(format!(
-                "{}: the raster holds no valid elevation (all nodata or NaN)",
-                options.dem.display()
-            )));
+            return Err(RasterError::Unusable {
+                path: options.dem.clone(),
+                reason: "the raster holds no valid elevation (all nodata or NaN)".into(),
+            }
+            .into());
         }
         let imagery = options
             .imagery
@@ -264,11 +266,11 @@ impl Inputs {
         if let Some(i) = &imagery
             && i.bands() < 3
         {
-            return Err(BakeError::Options(format!(
-                "{}: imagery needs 3 bands (R, G, B), it has {}",
-                i.path().display(),
-                i.bands()
-            )));
+            return Err(RasterError::Unusable {
+                path: i.path().to_owned(),
+                reason: format!("imagery needs 3 bands (R, G, B), it has {}", i.bands()),
+            }
+            .into());
         }
         let classes = options
             .classes

@@ -78,7 +78,7 @@ pub(crate) fn build_id() -> Result<String, BakeError> {
         Ok(hex(&h.finalize()[..16]))
     })
     .clone()
-    .map_err(|e| BakeError::Options(format!("identifying this build of planet-bake: {e}")))
+    .map_err(BakeError::BuildId)
 }
 
 impl ShardMeta {

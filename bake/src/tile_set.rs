@@ -27,6 +27,7 @@ use rayon::prelude::*;
 
 use crate::error::BakeError;
 use crate::geometry::tile_touches;
+use crate::raster::RasterError;
 use crate::sampling::{Inputs, lat_lon_of};
 
 /// Tiles examined at once while a regional set is found: 64 Ki.
@@ -124,7 +125,7 @@ pub(crate) fn until_error<'a>(
 }
 
 fn scratch_error(e: std::io::Error) -> BakeError {
-    BakeError::Options(format!("the tile set's scratch file beside the output: {e}"))
+    BakeError::Scratch(e)
 }
 
 /// Reads `len` keys from ordinal `start` of a keys file, a chunk at a time.
@@ -235,10 +236,11 @@ pub(crate) fn tile_set(
         }
     }
     if levels.iter().all(|&(_, n)| n == 0) {
-        return Err(BakeError::Options(format!(
-            "{}: no tile down to depth {depth} meets valid data",
-            inputs.dem.path().display()
-        )));
+        return Err(RasterError::Unusable {
+            path: inputs.dem.path().to_owned(),
+            reason: format!("no tile down to depth {depth} meets valid data"),
+        }
+        .into());
     }
     // Every ancestor of a kept tile is kept too, up to the roots: a raster
     // smaller than a coarse tile's lattice spacing left its pack without
