@@ -233,6 +233,11 @@ impl Level {
         self.tiles.get(&tile.identity())
     }
 
+    /// The tiles the level holds, in no particular order.
+    pub(crate) fn tiles(&self) -> impl Iterator<Item = &DecodedTile> {
+        self.tiles.values()
+    }
+
     /// How many tiles the level holds.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
