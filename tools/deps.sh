@@ -29,7 +29,9 @@ want_basemap=0
 
 # The fidelity tests read the real DEMs through GDAL's own Python warper.
 FIDELITY=(python3-gdal python3-numpy)
-PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}" "${CLUSTER[@]}" "${FIDELITY[@]}")
+# The memory tests read a run's peak resident memory from GNU time.
+MEASURE=(time)
+PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}" "${CLUSTER[@]}" "${FIDELITY[@]}" "${MEASURE[@]}")
 for arg in "$@"; do
     case "$arg" in
         --bench) PACKAGES+=("${BENCH[@]}") ;;

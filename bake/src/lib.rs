@@ -29,6 +29,7 @@ mod limits;
 mod merge;
 mod options;
 mod patch;
+mod patch_tiles;
 mod pipeline;
 pub mod raster;
 mod recovery;

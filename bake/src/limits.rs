@@ -12,7 +12,11 @@
 //! with the pack is one key in 512 of the writer's staged set (the rest of
 //! it, the tile set and the pending tiles are on disk or walked a batch at
 //! a time); the level held while the level above is filtered from it is a
-//! bounded window (`held_level_tiles`). The tile count of the coverage at the asked depth is
+//! bounded window (`held_level_tiles`); a region patch holds that window
+//! too (the pack's level and its patched copy share it), reads the pack it
+//! patches with positioned reads rather than a map, and keeps its re-baked
+//! payloads in an unnamed scratch file beside the pack (`patch_tiles`),
+//! journaled a payload at a time. The tile count of the coverage at the asked depth is
 //! estimated in closed form (exact for a global pack, area plus border for a
 //! box), multiplied by those per-tile costs and compared with what the
 //! budget leaves for them. The default budget is half the machine's memory

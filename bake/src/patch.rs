@@ -17,14 +17,13 @@
 //! a failed audit leaves the pack as it was; after writing, the pack is
 //! re-read and must hold exactly the audited tiles.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
 use planet_terrain::TileAddress;
 use planet_terrain::geo::address::TILE_CELLS;
 use planet_terrain::geo::lattice::lattice_error;
-use planet_terrain::pack::codec::{decode_tile, encode_tile_keeping_range};
+use planet_terrain::pack::codec::encode_tile_keeping_range;
 use planet_terrain::pack::{
     DecodedTile, EncodedTile, Pack, PackHeader, PatchStamp, TileContent, begin_patch, finish_patch,
 };
@@ -39,6 +38,7 @@ use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::geometry::tile_touches;
 use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::options::{BakeOptions, Region};
+use crate::patch_tiles::SpilledTiles;
 use crate::raster::{Extent, Raster, RasterError};
 use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
 use crate::report::{
@@ -229,7 +229,7 @@ impl Rebake<'_> {
     fn each_window(
         &self,
         parents: &[TileAddress],
-        fresh: &BTreeMap<TileAddress, EncodedTile>,
+        fresh: &SpilledTiles,
         held: usize,
         mut each: impl FnMut(&[TileAddress], &Levels) -> Result<(), BakeError>,
     ) -> Result<(), BakeError> {
@@ -243,13 +243,14 @@ impl Rebake<'_> {
         for_each_window(parents, (held / 2).max(1), load, |window, before| {
             let patched: Vec<DecodedTile> = before
                 .tiles()
-                .filter_map(|old| fresh.get(&old.tile))
+                .map(|old| old.tile)
+                .filter(|&t| fresh.contains(t))
                 .collect::<Vec<_>>()
                 .par_iter()
-                .map(|e| decode_tile(&e.entry_at(0), self.header.codec, &e.payload, 0))
+                .map(|&t| fresh.decode(t, self.header.codec))
                 .collect::<Result<_, _>>()?;
             let mut after = Level::new(depth);
-            before.tiles().filter(|old| !fresh.contains_key(&old.tile)).for_each(|old| after.insert(old.clone()));
+            before.tiles().filter(|old| !fresh.contains(old.tile)).for_each(|old| after.insert(old.clone()));
             patched.into_iter().for_each(|t| after.insert(t));
             each(window, &Levels { before, after })
         })
@@ -262,7 +263,7 @@ impl Rebake<'_> {
     fn tile(
         &self,
         tile: TileAddress,
-        fresh: &BTreeMap<TileAddress, EncodedTile>,
+        fresh: &SpilledTiles,
         levels: Option<&Levels>,
     ) -> Result<(EncodedTile, usize, usize), BakeError> {
         let old = self.existing.read_tile(tile)?;
@@ -274,8 +275,8 @@ impl Rebake<'_> {
         // Never below the children's error (patched or kept).
         let mut error = lattice_error(&c.heights);
         for child in tile.children().into_iter().flatten() {
-            let child_error = match fresh.get(&child) {
-                Some(e) => Some(e.geometric_error),
+            let child_error = match fresh.geometric_error(child) {
+                Some(e) => Some(e),
                 None => self.existing.entry(child)?.map(|e| e.geometric_error),
             };
             error = child_error.map_or(error, |e| error.max(f64::from(e)));
@@ -302,15 +303,16 @@ impl Rebake<'_> {
     /// Audits every tile of `fresh`, each decoded from its payload by the
     /// worker that audits it and dropped after: holding them all decoded
     /// took a 1,830-tile patch past 900 MB under `--memory 256M`.
-    fn audit(&self, fresh: &BTreeMap<TileAddress, EncodedTile>, held: usize) -> Result<AccuracyAudit, BakeError> {
+    fn audit(&self, fresh: &SpilledTiles, held: usize) -> Result<AccuracyAudit, BakeError> {
         let mut results = Vec::with_capacity(fresh.len());
-        let deepest = fresh.keys().map(|t| t.depth()).max().unwrap_or(0);
+        let all = fresh.tiles();
+        let deepest = all.iter().map(|t| t.depth()).max().unwrap_or(0);
         for depth in 0..=deepest {
-            let mut parents: Vec<TileAddress> = fresh.keys().copied().filter(|t| t.depth() == depth).collect();
+            let mut parents: Vec<TileAddress> = all.iter().copied().filter(|t| t.depth() == depth).collect();
             parents.sort_by_key(|t| t.key());
             let mut audit = |window: &[TileAddress], levels: Option<&Levels>| -> Result<(), BakeError> {
                 let audited: Vec<_> =
-                    window.par_iter().map(|t| self.audit_tile(&fresh[t], levels)).collect::<Result<_, _>>()?;
+                    window.par_iter().map(|&t| self.audit_tile(fresh, t, levels)).collect::<Result<_, _>>()?;
                 results.extend(audited);
                 Ok(())
             };
@@ -327,10 +329,11 @@ impl Rebake<'_> {
     /// level below.
     fn audit_tile(
         &self,
-        encoded: &EncodedTile,
+        fresh: &SpilledTiles,
+        tile: TileAddress,
         levels: Option<&Levels>,
     ) -> Result<(u8, DepthAudit, Option<String>), BakeError> {
-        let new = &decode_tile(&encoded.entry_at(0), self.header.codec, &encoded.payload, 0)?;
+        let new = &fresh.decode(tile, self.header.codec)?;
         let old = self.existing.read_tile(new.tile)?;
         let refiltered = levels.map(|l| {
             let evaluate = |level: &Level| -> Vec<_> {
@@ -360,7 +363,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     if let Some(applied) = crate::recovery::patch_already_applied(run, region, &inputs)? {
         return Ok(applied);
     }
-    let existing = Pack::open(&options.out)?;
+    let existing = Pack::open_unmapped(&options.out)?;
     let header = existing.header().clone();
     check_compatible(options, &header)?;
     let (sources, landmarks, dem_depth) = open_sources(run)?;
@@ -385,7 +388,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     }
     progress.stage(&format!("re-baking {} tiles the region touches", tiles.len()));
     let bake_start = Instant::now();
-    let mut fresh: BTreeMap<TileAddress, EncodedTile> = BTreeMap::new();
+    let fresh = SpilledTiles::beside(&options.out)?;
     let mut tally = Tally::default();
     let deepest = tiles.iter().map(|t| t.depth()).max().unwrap_or(0);
     let rebake = Rebake { existing: &existing, header: &header, sources: &sources, blend, data_depth };
@@ -393,23 +396,23 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     for depth in (0..=deepest).rev() {
         let mut here: Vec<TileAddress> = tiles.iter().copied().filter(|t| t.depth() == depth).collect();
         here.sort_by_key(|t| t.key());
-        let mut baked: Vec<(EncodedTile, usize, usize)> = Vec::with_capacity(here.len());
+        // Tiles of this depth go to the scratch file a window at a time;
+        // only the depth below is read meanwhile.
         let mut bake = |window: &[TileAddress], levels: Option<&Levels>| -> Result<(), BakeError> {
-            let tiles: Vec<_> =
+            let baked: Vec<_> =
                 window.par_iter().map(|&tile| rebake.tile(tile, &fresh, levels)).collect::<Result<_, _>>()?;
-            baked.extend(tiles);
+            for (_, from_dem, kept) in &baked {
+                tally.from_dem += from_dem;
+                tally.kept += kept;
+            }
+            fresh.insert(baked.into_iter().map(|(e, _, _)| e))?;
+            progress.tiles(fresh.len(), tiles.len());
             Ok(())
         };
         match rebake.filtered(depth) && !here.is_empty() {
             true => rebake.each_window(&here, &fresh, held, |window, levels| bake(window, Some(levels)))?,
-            false => bake(&here, None)?,
+            false => here.chunks(held).try_for_each(|window| bake(window, None))?,
         }
-        for (e, from_dem, kept) in baked {
-            tally.from_dem += from_dem;
-            tally.kept += kept;
-            fresh.insert(e.tile, e);
-        }
-        progress.tiles(fresh.len(), tiles.len());
     }
     let bake_seconds = bake_start.elapsed().as_secs_f64();
     if let Some(d) = sources.dem.as_ref().filter(|_| tally.from_dem == 0) {
@@ -425,7 +428,6 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     let per_depth = rebake.audit(&fresh, held)?.passed_before_writing(&options.out)?;
     drop(existing);
 
-    let fresh: Vec<EncodedTile> = fresh.into_values().collect();
     // The redo journal is written and synced before the pack is touched,
     // and stays until what was written reads back as what was audited.
     let stamp = PatchStamp {
@@ -435,14 +437,14 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     };
     let summary = begin_patch(&options.out, &fresh, stamp)?;
     progress.stage("re-reading the patched tiles");
-    reread(&options.out, &fresh, header.codec).inspect_err(|_| drop_journal_of_rejected(&options.out))?;
+    reread(&options.out, &fresh).inspect_err(|_| drop_journal_of_rejected(&options.out))?;
     finish_patch(&options.out)?;
     let audit_seconds = audit_start.elapsed().as_secs_f64();
     let report = PatchReport {
         out: options.out.display().to_string(),
         region,
         body: options.body.name().to_owned(),
-        tiles: PatchedTiles::new(&summary, &fresh.iter().map(|t| t.tile).collect::<Vec<_>>()),
+        tiles: PatchedTiles::new(&summary, &fresh.tiles()),
         blend_border_deg: blend.border,
         samples_from_dem: tally.from_dem,
         samples_kept: tally.kept,
@@ -458,16 +460,19 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     Ok(BakeReport::new(Report::Patch(report)))
 }
 
-/// The written pack must hold exactly the audited tiles; if it does not,
-/// it is moved aside like any pack that fails its audit.
-fn reread(out: &Path, audited: &[EncodedTile], codec: planet_terrain::pack::Codec) -> Result<(), BakeError> {
-    let pack = Pack::open(out)?;
-    for encoded in audited {
-        let want = decode_tile(&encoded.entry_at(0), codec, &encoded.payload, 0)?;
-        let got = pack.read_tile(want.tile)?;
-        if got != want {
+/// The written pack must hold exactly the audited tiles, byte for byte;
+/// if it does not, it is moved aside like any pack that fails its audit.
+fn reread(out: &Path, audited: &SpilledTiles) -> Result<(), BakeError> {
+    let pack = Pack::open_unmapped(out)?;
+    for tile in audited.tiles() {
+        let want = audited.payload_of(tile)?;
+        let got = match pack.entry(tile)? {
+            Some(entry) => Some(pack.payload(&entry)?),
+            None => None,
+        };
+        if got.as_deref() != Some(&want[..]) {
             drop(pack);
-            return Err(reject(out, format!("tile {} reads back other than it was audited", want.tile)));
+            return Err(reject(out, format!("tile {tile} reads back other than it was audited")));
         }
     }
     Ok(())

@@ -38,14 +38,21 @@ pub(crate) fn drop_journal_of_rejected(out: &Path) {
 /// Every payload the journal wrote must be in the pack, byte for byte, at
 /// the place the pack's index says; otherwise the pack is moved aside.
 fn read_back(out: &Path, journal: &PatchJournal) -> Result<(), BakeError> {
-    let pack = Pack::open(out)?;
+    let pack = Pack::open_unmapped(out)?;
+    let path = journal_path(out);
+    let io = |doing: &'static str| {
+        let path = path.clone();
+        move |e: std::io::Error| BakeError::Io { path, doing, cause: e.to_string() }
+    };
+    let file = std::fs::File::open(&path).map_err(io("opening the patch journal to read the patch back"))?;
     for written in &journal.payloads {
+        let bytes = written.read_from(&file).map_err(io("reading a payload back from the patch journal"))?;
         let entry = pack.entry(written.tile)?.ok_or_else(|| BakeError::Patch {
             pack: out.to_owned(),
             reason: format!("patched tile {} is not in the pack", written.tile),
         })?;
         let payload = pack.payload(&entry)?;
-        if entry.payload_offset != written.offset || payload.as_ref() != &written.bytes[..] {
+        if entry.payload_offset != written.offset || payload.as_ref() != &bytes[..] {
             drop(pack);
             let error = reject(out, format!("tile {} reads back other than its patch journal holds", written.tile));
             drop_journal_of_rejected(out);

@@ -27,7 +27,7 @@ pub use format::{Codec, Coverage, IndexEntry, LastPatch, PackHeader, PatchHistor
 pub use index::IndexLayout;
 pub use journal::{IndexWrite, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
 pub use parts::{TileParts, merged_keys};
-pub use patch::{PatchStamp, PatchSummary, begin_patch, patch_tiles};
-pub use reader::{Pack, PackBytes, VerifySummary};
+pub use patch::{PatchStamp, PatchSummary, PatchTiles, begin_patch, patch_tiles};
+pub use reader::{Pack, PackBytes, ReadFile, VerifySummary};
 pub use upgrade::{UpgradeSummary, upgrade};
 pub use writer::{Assembled, PackSpec, PackWriter, WriteSummary, partial_path, tmp_path};

@@ -41,13 +41,44 @@ pub struct PatchStamp {
     pub inputs: [u8; 16],
 }
 
+/// The re-encoded tiles a patch writes: each tile's index figures, and its
+/// payload, asked for only when the journal is written, so a caller may
+/// keep the payloads on disk and a patch of any size hold one at a time.
+pub trait PatchTiles {
+    /// How many tiles the patch writes.
+    fn count(&self) -> usize;
+    /// Tile `i`'s index entry (its `payload_offset` is the patch's to choose).
+    fn entry(&self, i: usize) -> IndexEntry;
+    /// Tile `i`'s payload, `entry(i).payload_length` bytes.
+    fn payload(&self, i: usize) -> std::io::Result<Vec<u8>>;
+}
+
+/// Encoded tiles held in memory: a slice, an array or a vector.
+impl<T: AsRef<[EncodedTile]> + ?Sized> PatchTiles for T {
+    fn count(&self) -> usize {
+        self.as_ref().len()
+    }
+
+    fn entry(&self, i: usize) -> IndexEntry {
+        self.as_ref()[i].entry_at(0)
+    }
+
+    fn payload(&self, i: usize) -> std::io::Result<Vec<u8>> {
+        Ok(self.as_ref()[i].payload.clone())
+    }
+}
+
 /// Rewrites `tiles` (already encoded with the pack's codec and level) in the
 /// pack at `path`, through a redo journal that is removed once the pack is
 /// synced. Every tile must already be in the pack. The stamp's fingerprint
 /// replaces the header's, and the header counts the patch and records its
 /// box and inputs: a patched pack no longer holds what its old fingerprint
 /// names, so nothing may mistake it for the unpatched bake.
-pub fn patch_tiles(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchSummary, PackError> {
+pub fn patch_tiles(
+    path: &Path,
+    tiles: &(impl PatchTiles + ?Sized),
+    stamp: PatchStamp,
+) -> Result<PatchSummary, PackError> {
     let summary = begin_patch(path, tiles, stamp)?;
     finish_patch(path)?;
     Ok(summary)
@@ -58,15 +89,19 @@ pub fn patch_tiles(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Res
 /// [`finish_patch`]; a crash before then replays the patch
 /// ([`replay_pending`](crate::pack::journal::replay_pending)). Refuses
 /// while another patch's journal is pending.
-pub fn begin_patch(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchSummary, PackError> {
+pub fn begin_patch(
+    path: &Path,
+    tiles: &(impl PatchTiles + ?Sized),
+    stamp: PatchStamp,
+) -> Result<PatchSummary, PackError> {
     (|| {
         let journal = journal_path(path);
         if journal.exists() {
             return Err(PackError::PatchPending { journal });
         }
-        let journal = plan(path, tiles, stamp)?;
+        let (journal, sources) = plan(path, tiles, stamp)?;
         abort_point("patch-compute");
-        journal.write(path)?;
+        journal.write(path, |i| tiles.payload(sources[i]))?;
         journal.apply(path)?;
         Ok(journal.summary())
     })()
@@ -76,7 +111,11 @@ pub fn begin_patch(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Res
 /// Where each payload goes, and the index pages and header that describe
 /// them: only the leaf pages holding patched tiles, the directory pages
 /// referring to those, and the root change.
-fn plan(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchJournal, PackError> {
+fn plan(
+    path: &Path,
+    tiles: &(impl PatchTiles + ?Sized),
+    stamp: PatchStamp,
+) -> Result<(PatchJournal, Vec<usize>), PackError> {
     let pack = Pack::open(path)?;
     let mut header = pack.header().clone();
     let old_header = encode_header(&header);
@@ -84,27 +123,27 @@ fn plan(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchJo
 
     // Key order, so appended payloads land where they would whatever order
     // the tiles were baked in.
-    let mut ordered: Vec<&EncodedTile> = tiles.iter().collect();
-    ordered.sort_by_key(|t| t.tile.key());
+    let mut ordered: Vec<(usize, IndexEntry)> = (0..tiles.count()).map(|i| (i, tiles.entry(i))).collect();
+    ordered.sort_by_key(|(_, e)| e.key);
     let mut leaves: BTreeMap<u64, Vec<IndexEntry>> = BTreeMap::new();
-    let mut payloads = Vec::with_capacity(tiles.len());
+    let mut payloads = Vec::with_capacity(ordered.len());
+    let mut sources = Vec::with_capacity(ordered.len());
     let mut end = header.file_length;
     let mut seen = std::collections::HashSet::new();
-    for tile in ordered {
-        let key = tile.tile.key();
-        let m = pack.leaf_for(key)?.ok_or(PackError::TileNotFound { tile: tile.tile })?;
+    for (source, entry) in ordered {
+        let (key, tile) = (entry.key, entry.key.address());
+        let m = pack.leaf_for(key)?.ok_or(PackError::TileNotFound { tile })?;
         let entries = match leaves.entry(m) {
             std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::btree_map::Entry::Vacant(v) => v.insert(pack.leaf(m)?.to_vec()),
         };
-        let i =
-            entries.binary_search_by_key(&key, |e| e.key).map_err(|_| PackError::TileNotFound { tile: tile.tile })?;
+        let i = entries.binary_search_by_key(&key, |e| e.key).map_err(|_| PackError::TileNotFound { tile })?;
         if !seen.insert(key) {
-            return Err(PackError::BadContent { tile: tile.tile, reason: "patched twice in one patch".into() });
+            return Err(PackError::BadContent { tile, reason: "patched twice in one patch".into() });
         }
         // A payload goes back into its own slot when it fits there;
         // otherwise it is appended after the last payload.
-        let length = tile.payload.len() as u64;
+        let length = u64::from(entry.payload_length);
         let at = if length <= u64::from(entries[i].payload_length) {
             entries[i].payload_offset
         } else {
@@ -112,8 +151,9 @@ fn plan(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchJo
             end += length;
             at
         };
-        payloads.push(JournalPayload { tile: tile.tile, offset: at, bytes: tile.payload.clone() });
-        entries[i] = tile.entry_at(at);
+        payloads.push(JournalPayload { tile, offset: at, length: entry.payload_length, at: 0 });
+        sources.push(source);
+        entries[i] = IndexEntry { payload_offset: at, ..entry };
     }
 
     // The changed leaves, then the directory pages that refer to them, then
@@ -154,5 +194,7 @@ fn plan(path: &Path, tiles: &[EncodedTile], stamp: PatchStamp) -> Result<PatchJo
             inputs: stamp.inputs,
         }),
     };
-    Ok(PatchJournal { old_header, new_header: encode_header(&header), index_writes, payloads })
+    let mut journal = PatchJournal { old_header, new_header: encode_header(&header), index_writes, payloads };
+    journal.place_payloads();
+    Ok((journal, sources))
 }

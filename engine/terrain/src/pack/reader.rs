@@ -75,31 +75,33 @@ pub fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
     }
 }
 
+/// Opens a pack file for reading, refusing what is not a regular file and
+/// an empty file.
+fn open_pack_file(path: &Path) -> Result<std::fs::File, PackError> {
+    // Told by type before opening: a FIFO blocks the open until a
+    // writer comes (forever, for `info` on one), a device reads without
+    // end, and a directory opens like a file on Unix and then fails to
+    // map with "No such device".
+    if let Some(kind) = std::fs::metadata(path).ok().and_then(|m| not_a_file(&m.file_type())) {
+        let kind_of_error =
+            if kind == "a directory" { std::io::ErrorKind::IsADirectory } else { std::io::ErrorKind::InvalidInput };
+        return Err(PackError::io("opening the pack")(std::io::Error::new(
+            kind_of_error,
+            format!("it is {kind}, not a pack file"),
+        )));
+    }
+    let file = std::fs::File::open(path).map_err(PackError::io("opening the pack"))?;
+    let metadata = file.metadata().map_err(PackError::io("reading the pack's metadata"))?;
+    // An empty file holds no header (and cannot be mapped).
+    if metadata.len() == 0 {
+        return Err(PackError::Truncated { section: "header", start: 0, end: HEADER_LENGTH as u64, file_length: 0 });
+    }
+    Ok(file)
+}
+
 impl MappedFile {
     pub fn open(path: &Path) -> Result<MappedFile, PackError> {
-        // Told by type before opening: a FIFO blocks the open until a
-        // writer comes (forever, for `info` on one), a device reads without
-        // end, and a directory opens like a file on Unix and then fails to
-        // map with "No such device".
-        if let Some(kind) = std::fs::metadata(path).ok().and_then(|m| not_a_file(&m.file_type())) {
-            let kind_of_error =
-                if kind == "a directory" { std::io::ErrorKind::IsADirectory } else { std::io::ErrorKind::InvalidInput };
-            return Err(PackError::io("opening the pack")(std::io::Error::new(
-                kind_of_error,
-                format!("it is {kind}, not a pack file"),
-            )));
-        }
-        let file = std::fs::File::open(path).map_err(PackError::io("opening the pack"))?;
-        let metadata = file.metadata().map_err(PackError::io("reading the pack's metadata"))?;
-        // An empty file cannot be mapped; it is simply too short.
-        if metadata.len() == 0 {
-            return Err(PackError::Truncated {
-                section: "header",
-                start: 0,
-                end: HEADER_LENGTH as u64,
-                file_length: 0,
-            });
-        }
+        let file = open_pack_file(path)?;
         // SAFETY: the map is read-only and private to this process. Planet's
         // own writers never truncate or rewrite a finished pack except by
         // region patches, which only change bytes in place or append, and a
@@ -119,6 +121,36 @@ impl PackBytes for MappedFile {
     }
     fn read(&self, offset: u64, length: usize) -> Result<Cow<'_, [u8]>, PackError> {
         Ok(Cow::Borrowed(&self.map[offset as usize..offset as usize + length]))
+    }
+}
+
+/// A pack file read with positioned reads, a range at a time: what it has
+/// read is the caller's to drop, so a pass over a whole pack holds no more
+/// than the ranges in use (a map's touched pages count towards the
+/// process's resident memory, which a memory-bounded patch must not).
+#[derive(Debug)]
+pub struct ReadFile {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl ReadFile {
+    pub fn open(path: &Path) -> Result<ReadFile, PackError> {
+        let file = open_pack_file(path)?;
+        let len = file.metadata().map_err(PackError::io("reading the pack's metadata"))?.len();
+        Ok(ReadFile { file, len })
+    }
+}
+
+impl PackBytes for ReadFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read(&self, offset: u64, length: usize) -> Result<Cow<'_, [u8]>, PackError> {
+        use std::os::unix::fs::FileExt;
+        let mut bytes = vec![0u8; length];
+        self.file.read_exact_at(&mut bytes, offset).map_err(PackError::io("reading the pack"))?;
+        Ok(Cow::Owned(bytes))
     }
 }
 
@@ -190,8 +222,23 @@ impl Pack {
     /// complete that patch.
     pub fn open(path: impl AsRef<Path>) -> Result<Pack, PackError> {
         let path = path.as_ref();
+        Pack::open_with(path, || Ok(Box::new(MappedFile::open(path)?)))
+    }
+
+    /// Opens the pack at `path` like [`Pack::open`], read with positioned
+    /// reads instead of a map ([`ReadFile`]): for a pass over much of a
+    /// large pack under a memory budget.
+    pub fn open_unmapped(path: impl AsRef<Path>) -> Result<Pack, PackError> {
+        let path = path.as_ref();
+        Pack::open_with(path, || Ok(Box::new(ReadFile::open(path)?)))
+    }
+
+    fn open_with(
+        path: &Path,
+        bytes: impl FnOnce() -> Result<Box<dyn PackBytes>, PackError>,
+    ) -> Result<Pack, PackError> {
         let adopt = || -> Result<Pack, PackError> {
-            let mut pack = Pack::adopt(Box::new(MappedFile::open(path)?))?;
+            let mut pack = Pack::adopt(bytes()?)?;
             pack.path = Some(path.to_owned());
             Ok(pack)
         };

@@ -42,11 +42,11 @@ fn every_torn_state_of_a_journaled_patch_is_completed_by_replay() {
     // the header; everything (journal not yet removed).
     let first_payload = |f: &std::fs::File| {
         let p = &journal.payloads[0];
-        f.write_all_at(&p.bytes, p.offset).unwrap();
+        f.write_all_at(p.bytes_in(&journal_bytes), p.offset).unwrap();
     };
     let all_payloads_and_index = |f: &std::fs::File| {
         for p in &journal.payloads {
-            f.write_all_at(&p.bytes, p.offset).unwrap();
+            f.write_all_at(p.bytes_in(&journal_bytes), p.offset).unwrap();
         }
         for w in &journal.index_writes {
             f.write_all_at(&w.bytes, w.offset).unwrap();
@@ -104,4 +104,51 @@ fn a_torn_or_stale_journal_is_discarded_and_a_pending_one_blocks_a_new_patch() {
     assert!(matches!(replay_pending(&path).unwrap(), Pending::Stale { .. }));
     assert_eq!(std::fs::read(&path).unwrap(), replaced);
     assert!(matches!(replay_pending(&path).unwrap(), Pending::None));
+}
+
+/// The journal is parsed a field at a time from the file now (its payloads
+/// skipped, not read): a journal whose checksum holds but whose counts or
+/// lengths lie, or that is cut anywhere, is refused with a reason, never a
+/// panic or a read past its end; and the file reader agrees with the
+/// in-memory one on the good journal.
+#[test]
+fn a_journal_that_lies_about_its_layout_is_refused_never_believed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, journal, _, _) = patched(dir.path());
+    let good = std::fs::read(journal_path(&path)).unwrap();
+    let with_crc = |mut b: Vec<u8>| {
+        let n = b.len();
+        let crc = crc32fast::hash(&b[..n - 4]);
+        b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        b
+    };
+    // The index write count, the first write's length, the payload count and
+    // the first payload's length, each set to a lie.
+    let writes_at = 24 + 2 * 256;
+    let first_write_length = writes_at + 8 + 8;
+    let payloads_count = (journal.payloads[0].at - 20 - 8) as usize;
+    let first_payload_length = (journal.payloads[0].at - 4) as usize;
+    for (at, width) in [(writes_at, 8), (first_write_length, 8), (payloads_count, 8), (first_payload_length, 4)] {
+        for lie in [0u64, 1, 7, u64::MAX / 2, u64::MAX] {
+            let mut b = good.clone();
+            b[at..at + width].copy_from_slice(&lie.to_le_bytes()[..width]);
+            let b = with_crc(b);
+            if b == good {
+                continue;
+            }
+            let reason = PatchJournal::decode(&b).expect_err("a lying layout is refused");
+            assert!(!reason.is_empty());
+        }
+    }
+    for cut in (0..good.len()).step_by(97) {
+        assert!(PatchJournal::decode(&good[..cut]).is_err(), "cut at {cut}");
+    }
+    // Replay reads the file; a lying layout there is discarded, the pack untouched.
+    let before = std::fs::read(&path).unwrap();
+    let mut lie = good.clone();
+    lie[payloads_count..payloads_count + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    std::fs::write(journal_path(&path), with_crc(lie)).unwrap();
+    assert!(matches!(replay_pending(&path).unwrap(), Pending::Discarded { .. }));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(PatchJournal::decode(&good).unwrap(), journal);
 }

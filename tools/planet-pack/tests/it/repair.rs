@@ -66,13 +66,14 @@ fn repair_completes_a_patch_killed_before_its_header_and_clears_leftovers() {
     )
     .unwrap();
     let after = std::fs::read(&path).unwrap();
-    let journal = PatchJournal::decode(&std::fs::read(journal_path(&path)).unwrap()).unwrap();
+    let journal_bytes = std::fs::read(journal_path(&path)).unwrap();
+    let journal = PatchJournal::decode(&journal_bytes).unwrap();
 
     // Killed after the index, before the header: the pack refuses to open.
     std::fs::write(&path, &before).unwrap();
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     for p in &journal.payloads {
-        file.write_all_at(&p.bytes, p.offset).unwrap();
+        file.write_all_at(p.bytes_in(&journal_bytes), p.offset).unwrap();
     }
     for w in &journal.index_writes {
         file.write_all_at(&w.bytes, w.offset).unwrap();
