@@ -13,7 +13,7 @@
 
 use anyhow::{Context, Result};
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
-use planet_terrain::ground::{GroundStack, OriginMemo, Provenance, StackedPack, locate};
+use planet_terrain::ground::{GroundStack, OriginMemo, Provenance, StackedPack, WATER_CLASSES, locate};
 use planet_terrain::pack::Coverage;
 use planet_terrain::{Geodetic, HeightSource};
 
@@ -165,13 +165,13 @@ pub fn render(packs: &[StackedPack], spec: &MapSpec) -> Result<Picture> {
     let stack = GroundStack::of_packs(packs.to_vec())?.context("give at least one pack")?;
     let (width, height) = (spec.width, spec.map_height());
     let mut picture = Picture::new(width, height + legend_height(width), [0, 0, 0]);
-    let (heights, depth) = read_heights(&stack, spec)?;
+    let (heights, wet, depth) = read_heights(&stack, spec)?;
     let legend = match spec.what {
         What::Elevation => elevation(&heights, depth, spec, &mut picture)?,
         What::Provenance => provenance(&stack, spec, &mut picture)?,
         What::Depth | What::Error => stored(packs, spec, &mut picture)?,
     };
-    draw_coast(&mut picture, &heights, spec.width);
+    draw_coast(&mut picture, &wet, spec.width);
     draw_graticule(&mut picture, spec);
     let mut legend = legend;
     if spec.what == What::Provenance {
@@ -192,8 +192,10 @@ fn each_pixel(spec: &MapSpec, mut f: impl FnMut(u32, u32, Geodetic) -> Result<()
 }
 
 /// The ground's height (metres) at every pixel's centre, row by row, read
-/// at the depth whose spacing matches a pixel; and that depth.
-fn read_heights(stack: &GroundStack, spec: &MapSpec) -> Result<(Vec<f64>, u8)> {
+/// at the depth whose spacing matches a pixel; whether each pixel is water
+/// (by the packs' surface classes where they hold them, else below 0 m);
+/// and that depth.
+fn read_heights(stack: &GroundStack, spec: &MapSpec) -> Result<(Vec<f64>, Vec<bool>, u8)> {
     let ground = stack.with_detail(spec.detail);
     let body = stack.body().clone();
     let rows = spec.map_height();
@@ -206,14 +208,17 @@ fn read_heights(stack: &GroundStack, spec: &MapSpec) -> Result<(Vec<f64>, u8)> {
     let band = (body.sample_spacing_m(depth) * 128.0 / pixel_m).ceil().max(1.0) as u32;
     let mut reader = GroundReader::new(&ground, depth);
     let mut heights = Vec::with_capacity(spec.width as usize * rows as usize);
+    let mut wet = Vec::with_capacity(heights.capacity());
     each_pixel(spec, |x, y, at| {
         if x == 0 && y % band == 0 {
             reader = GroundReader::new(&ground, depth);
         }
-        heights.push(reader.height(at).with_context(|| format!("reading the ground at depth {depth}"))?);
+        let (h, class) = reader.height_and_class(at).with_context(|| format!("reading the ground at depth {depth}"))?;
+        heights.push(h);
+        wet.push(class.map_or(h < 0.0, |c| WATER_CLASSES.contains(&c)));
         Ok(())
     })?;
-    Ok((heights, depth))
+    Ok((heights, wet, depth))
 }
 
 /// The hypsometric palette's metres a height is drawn with when the ramp
@@ -301,20 +306,21 @@ fn provenance(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Res
     Ok(provenance_legend())
 }
 
-/// The coast: pixels where the ground crosses 0 m toward the next pixel
-/// right or below (the same reads the elevation map colours, so the line
-/// agrees with it and needs no coastline data the packs do not hold).
+/// The coast: pixels where water meets land toward the next pixel right or
+/// below. Water is what the packs' surface classes say it is where they
+/// hold classes (so a lake above sea level is outlined and a depression
+/// below it is not), else ground below 0 m (the same reads the elevation
+/// map colours, so the line agrees with it).
 pub const COAST: [u8; 3] = [12, 12, 16];
 /// Meridians and parallels, and their labels.
 pub const GRATICULE: [u8; 3] = [235, 235, 235];
 
-fn draw_coast(picture: &mut Picture, heights: &[f64], width: u32) {
+fn draw_coast(picture: &mut Picture, wet: &[bool], width: u32) {
     let width = width as usize;
-    let wet = |k: usize| heights[k] < 0.0;
-    for k in 0..heights.len() {
+    for k in 0..wet.len() {
         let (x, y) = (k % width, k / width);
-        let right = x + 1 < width && wet(k + 1) != wet(k);
-        let below = k + width < heights.len() && wet(k + width) != wet(k);
+        let right = x + 1 < width && wet[k + 1] != wet[k];
+        let below = k + width < wet.len() && wet[k + width] != wet[k];
         if right || below {
             picture.put(x as i64, y as i64, COAST);
         }
@@ -517,7 +523,7 @@ mod tests {
 
     /// A map of procedural ground with sea and land: dotted meridians and
     /// parallels every 45 degrees across the globe, and the coast drawn
-    /// exactly where the ground it read crosses 0 m.
+    /// exactly where the water the pack's classes name meets land.
     #[test]
     fn a_map_draws_its_coast_and_a_graticule() {
         let dir = tempfile::tempdir().expect("a temp dir");
@@ -531,14 +537,22 @@ mod tests {
         assert_eq!(graticule_step(360.0), 45.0);
         let picture = render(&packs, &spec).expect("a map");
         let stack = GroundStack::of_packs(packs.clone()).expect("a stack").expect("one pack");
-        let (heights, _) = read_heights(&stack, &spec).expect("heights");
+        let (heights, wet_by_class, _) = read_heights(&stack, &spec).expect("heights");
         let (width, rows) = (spec.width, spec.map_height());
         // A parallel and a meridian, away from their labels.
         let (_, y) = spec.pixel_of(45.0, 10.0).expect("inside");
         let (x, _) = spec.pixel_of(10.0, -90.0).expect("inside");
         assert_eq!(picture.pixel(100, y), GRATICULE, "the 45 N parallel");
         assert_eq!(picture.pixel(x, 120), GRATICULE, "the 90 W meridian");
-        let wet = |x: u32, y: u32| heights[(y * width + x) as usize] < 0.0;
+        // The pack's classes say ocean where its stored samples are below
+        // 0 m; read at the nearest sample rather than interpolated, they
+        // cover the same share of the map as the heights' sign (a lone low
+        // sample can be water where the interpolated height is not).
+        let share = |wet: &mut dyn Iterator<Item = bool>| wet.filter(|&w| w).count() as f64 / heights.len() as f64;
+        let (by_class, by_height) =
+            (share(&mut wet_by_class.iter().copied()), share(&mut heights.iter().map(|&h| h < 0.0)));
+        assert!((by_class - by_height).abs() < 0.01, "water: {by_class} of the map by class, {by_height} by height");
+        let wet = |x: u32, y: u32| wet_by_class[(y * width + x) as usize];
         let mut coast = 0;
         for y in 0..rows {
             for x in 0..width {
@@ -552,6 +566,61 @@ mod tests {
             }
         }
         assert!(coast > 50, "the ground has a coast here ({coast} pixels)");
+    }
+
+    /// Regression (#32, item 3): the coast was the 0 m contour even where a
+    /// pack's classes say otherwise. Here the cube face centred on 0 N 0 E
+    /// is all water 100 m above sea level (a lake), every other face land
+    /// at the same height: the coast runs along that face's edges only.
+    #[test]
+    fn the_coast_follows_the_packs_water_classes_where_it_holds_them() {
+        use planet_terrain::pack::{Codec, PackSpec, PackWriter, TileContent};
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("lake.planetpack");
+        let spec = PackSpec {
+            body: planet_terrain::Body::earth(),
+            tier: "test".into(),
+            codec: Codec::HeightsClasses,
+            height_data_depth: 0,
+            colour_data_depth: 0,
+            coverage: Coverage::GLOBAL,
+            fingerprint: [1; 32],
+            compression_level: 1,
+        };
+        let tiles: Vec<_> = (0..6u8).map(|f| planet_terrain::TileAddress::new(f, 0, 0, 0).expect("a root")).collect();
+        let writer = PackWriter::create(&path, spec, tiles.iter().copied()).expect("a writer");
+        let n = planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
+        let lake = locate(&planet_terrain::Body::earth(), Geodetic::from_degrees(0.0, 0.0, 0.0), 0).0.face();
+        for &tile in &tiles {
+            let class = if tile.face() == lake { WATER_CLASSES[0] } else { 2 };
+            let content = TileContent {
+                heights: &vec![100.0; n],
+                classes: Some(&vec![class; n]),
+                colour: None,
+                geometric_error: 0.0,
+                measured: true,
+            };
+            writer.put(tile, &content).expect("put");
+        }
+        writer.finish().expect("finish");
+        let pack = planet_terrain::pack::Pack::open(&path).expect("open");
+        let source = planet_terrain::ground::PackSource::new(std::sync::Arc::new(pack));
+        let packs = vec![StackedPack { name: "lake".into(), source }];
+        let spec = MapSpec { what: What::Elevation, region: Coverage::GLOBAL, width: 360, detail: false, range: None };
+        let picture = render(&packs, &spec).expect("a map");
+        let coast: Vec<(u32, u32)> = (0..spec.map_height())
+            .flat_map(|y| (0..spec.width).map(move |x| (x, y)))
+            .filter(|&(x, y)| picture.pixel(x, y) == COAST)
+            .collect();
+        assert!(coast.len() > 100, "the lake's shore is drawn ({} pixels)", coast.len());
+        // The face spans 45 degrees each way at the equator: its shore
+        // crosses the equator near 45 W and 45 E.
+        let near = |lon: f64| {
+            let (x, y) = spec.pixel_of(0.5, lon).expect("inside");
+            coast.iter().any(|&(cx, cy)| cx.abs_diff(x) <= 1 && cy.abs_diff(y) <= 1)
+        };
+        assert!(near(-45.0) && near(45.0), "the shore runs along the face's edges");
+        assert!(!near(135.0) && !near(-135.0), "land meets land elsewhere: no coast");
     }
 
     #[test]

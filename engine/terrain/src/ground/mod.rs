@@ -71,6 +71,13 @@ impl SourceTile {
     pub fn bilinear(&self, u: f64, v: f64) -> f64 {
         bilinear(&self.heights, u, v)
     }
+
+    /// The surface class of the stored sample nearest fractional stored
+    /// coordinates `u, v`; `None` when the tile holds no classes.
+    pub fn nearest_class(&self, u: f64, v: f64) -> Option<u8> {
+        let at = |w: f64| w.round().clamp(-1.0, TILE_CELLS as f64 + 1.0) as i32;
+        self.classes.as_ref().map(|c| c[stored_index(at(u), at(v))])
+    }
 }
 
 /// What selection needs about a tile before (or instead of) reading it.

@@ -90,13 +90,20 @@ impl<'a> GroundReader<'a> {
 
     /// Elevation (metres) at a latitude/longitude.
     pub fn height(&mut self, at: Geodetic) -> Result<f64, SourceError> {
+        Ok(self.height_and_class(at)?.0)
+    }
+
+    /// Elevation (metres) at a latitude/longitude, and the surface class of
+    /// the nearest stored sample (`None` where the ground holds no classes).
+    pub fn height_and_class(&mut self, at: Geodetic) -> Result<(f64, Option<u8>), SourceError> {
         self.evaluations += 1;
         let (tile, u, v) = locate(self.source.body(), at, self.depth);
         if !self.tiles.contains_key(&tile) {
             let t = self.source.tile(tile)?;
             self.tiles.insert(tile, t);
         }
-        Ok(self.tiles[&tile].bilinear(u, v))
+        let t = &self.tiles[&tile];
+        Ok((t.bilinear(u, v), t.nearest_class(u, v)))
     }
 
     /// A reader that starts with the tiles an earlier reader of the same
