@@ -354,12 +354,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "one level-by-level walk of the coverage through scratch files, whose handles pass from one level to the next",
     ),
     (
-        "engine/render/src/scene/mod.rs",
-        "frame_with",
-        198,
-        "debt (issue #30, item 1): a frame's phases (ground, selection, residency, records, render, staging) become named functions each returning a small struct",
-    ),
-    (
         "engine/render/src/vk/device.rs",
         "new",
         160,

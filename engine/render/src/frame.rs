@@ -67,3 +67,14 @@ pub enum ReadBack {
     WhenComplete,
     Always,
 }
+
+impl ReadBack {
+    /// Whether a frame that is (or is not) `complete` comes back.
+    pub fn wants(self, complete: bool) -> bool {
+        match self {
+            ReadBack::Never => false,
+            ReadBack::Always => true,
+            ReadBack::WhenComplete => complete,
+        }
+    }
+}

@@ -17,22 +17,20 @@ use glam::DVec3;
 use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::Body;
-use planet_terrain::ground::{HeightFunction, HeightSource, SourceTile};
+use planet_terrain::ground::{HeightFunction, HeightSource};
 use planet_terrain::layers::{LayerError, LayerStack};
 use planet_terrain::lod::{Binding, FrameStatistics, Residency, ResidencySettings, SelectionSettings, build_records};
 
-use crate::conv::EncodedUpload;
 use crate::conv::TILE_UPLOAD_BYTES;
 use crate::error::{RenderError, Result};
 pub use crate::frame::{FrameOptions, FrameReport, ReadBack, TileFailure};
 use crate::loader::TileLoader;
 pub use crate::pacing::FramePhases;
-use crate::pacing::{FRAME_CPU_TARGET_MS, MIN_UPLOAD_MS, PhaseClock, UploadPacer};
+use crate::pacing::{PhaseClock, UploadPacer};
 use crate::renderer::{FrameInput, HorizonInput, Renderer};
 use crate::selection::CutSelection;
 pub use crate::shadows::ShadowMode;
 use crate::shadows::Shadows;
-use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
 
 pub use crate::look::{Appearance, sky_turn_at, sun_at, sun_for};
 
@@ -337,115 +335,20 @@ impl TerrainScene {
             let read_back = read_back == ReadBack::Always;
             return self.draw_held(renderer, view, sun, &options, &records, Some(statistics), read_back, started);
         }
-        let mut selection = self.settings.selection;
-        selection.near_m = selection.near_m.max(1e-3);
-        let selected = self.selection.select(&source, view, &selection).map_err(source_error(None))?;
-        if selected.bounds_from_source > 0 {
-            // Have the workers read what these bounds were taken without.
-            self.loader.iter().for_each(TileLoader::warm_bounds);
-        }
+        let mut phases = FramePhases::default();
+        let selected = self.select_cut(&source, view, &mut phases)?;
+        phases.selection_ms = clock.lap();
         let cut = selected.cut;
-        let mut phases = FramePhases { selection_ms: clock.lap(), ..FramePhases::default() };
-        (phases.bounds_from_source, phases.selection_lagging) = (selected.bounds_from_source, selected.lagging);
-        phases.selection_wait_ms = selected.wait_ms;
         let drawn: Vec<(TileAddress, f64)> =
             cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
-        let (plan, produced) = match &mut self.loader {
-            None => {
-                let plan = self.residency.plan(self.frame, &drawn);
-                let produced = produce_tiles(source.as_ref(), plan.uploads.iter().map(|u| u.tile).collect());
-                (plan, produced.into_iter().map(|r| r.map(Ready::Source)).collect::<Vec<_>>())
-            }
-            Some(loader) => {
-                loader.collect();
-                phases.upload_budget = self.pacer.budget(phases.selection_ms);
-                self.residency.set_upload_budget_bytes(phases.upload_budget * TILE_UPLOAD_BYTES);
-                let plan = self.residency.plan_streaming(self.frame, &drawn, &|tile| loader.is_ready(tile));
-                // Re-staged tiles (edits) are produced here, so an edit is
-                // drawn in the next frame; streamed ones come from the loader.
-                let restaged: Vec<TileAddress> = plan.uploads.iter().filter(|u| u.restage).map(|u| u.tile).collect();
-                let mut restaged = produce_tiles(source.as_ref(), restaged).into_iter();
-                let produced = plan
-                    .uploads
-                    .iter()
-                    .map(|u| {
-                        if u.restage {
-                            restaged.next().expect("one per re-staged upload").map(Ready::Source)
-                        } else {
-                            loader.take(u.tile).expect("planned only once ready").map(Ready::Encoded)
-                        }
-                    })
-                    .collect();
-                // After taking this frame's tiles: what is not wanted any more is dropped.
-                loader.request(&plan.requests);
-                (plan, produced)
-            }
-        };
-        if self.loader.is_none() {
-            phases.upload_budget = self.residency.settings().upload_budget_bytes / TILE_UPLOAD_BYTES;
-        }
-        let mut uploads: Vec<(u32, &SourceTile)> = Vec::with_capacity(produced.len());
-        let mut encoded: Vec<(u32, &EncodedUpload)> = Vec::with_capacity(produced.len());
-        for (upload, result) in plan.uploads.iter().zip(&produced) {
-            match result {
-                Ok(Ready::Source(tile)) => uploads.push((upload.slot as u32, tile)),
-                Ok(Ready::Encoded(tile)) => encoded.push((upload.slot as u32, tile)),
-                Err(error) if is_transient(error) => {
-                    // A network or disk error: the ancestor stands in, and
-                    // the tile is asked for again after a backoff that
-                    // doubles with each failure (8 frames to 512).
-                    let attempts = self.retries.entry(upload.tile.key()).or_insert(0);
-                    *attempts += 1;
-                    let wait = 8u64 << (*attempts - 1).min(6);
-                    self.residency.mark_unavailable(upload.tile, self.frame + wait);
-                }
-                Err(error) => {
-                    let Some(stored) = unreadable_tile(error) else {
-                        return Err(RenderError::Source { tile: upload.tile.to_string(), message: error.to_string() });
-                    };
-                    // Its slot is not written; its nodes keep their ancestor.
-                    self.residency.mark_failed(upload.tile);
-                    if self.unreadable.insert(stored) {
-                        self.failures.push(TileFailure { tile: upload.tile, stored, message: error.to_string() });
-                    }
-                }
-            }
-        }
-        // The plan binds the drawn nodes in the order given, skipping only
-        // those with nothing to bind: one walk pairs them with the cut.
-        let mut planned = plan.bindings.iter().peekable();
-        let bindings: Vec<Option<Binding>> = cut
-            .nodes
-            .iter()
-            .map(|n| match n.culled {
-                Some(_) => None,
-                None => planned.next_if(|b| b.tile == n.tile).copied(),
-            })
-            .collect();
+        let streamed = self.stream(source.as_ref(), &drawn, &mut phases);
+        let uploads = self.sort_uploads(&streamed)?;
+        let bindings = phases::bind(&cut, &streamed.plan);
         phases.residency_ms = clock.lap();
-        self.last_cut.clear();
-        self.last_cut.extend(cut.nodes.iter().map(|n| (n.tile, ())));
-        self.coarsest_drawn = cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| n.tile.depth()).min();
-        let records = self.records(renderer, view, &cut, &bindings);
+        let records = self.record_cut(renderer, view, &cut, &bindings);
         phases.records_ms = clock.lap();
-        let analytic_body = !plan.covers_body;
-        let nodes_on_ancestors = plan.bindings.iter().filter(|b| b.source != b.tile).count();
-        // A node whose own tile failed has its ancestor for good: it waits for nothing.
-        let waiting_on_ancestors =
-            plan.bindings.iter().filter(|b| b.source != b.tile && !self.residency.is_failed(b.tile)).count();
-        let complete = uploads.is_empty()
-            && !cut.deferred
-            && !selected.lagging
-            && encoded.is_empty()
-            && plan.pending == 0
-            && waiting_on_ancestors == 0
-            && plan.covers_body;
-        let wants_image = match read_back {
-            ReadBack::Never => false,
-            ReadBack::Always => true,
-            ReadBack::WhenComplete => complete,
-        };
-        let constants = self.constants(view, sun, analytic_body);
+        let judged = self.completeness(&cut, selected.lagging, &streamed.plan, &uploads);
+        let constants = self.constants(view, sun, judged.analytic_body);
         let wait = self.loader.is_none() || read_back == ReadBack::WhenComplete;
         self.shadows.update(&source, view.position, sun, wait);
         let shading = self.shadows.frame_input(view.position);
@@ -453,50 +356,24 @@ impl TerrainScene {
             horizon: shading.as_ref().map(|(frame, texels)| HorizonInput { frame: *frame, texels: texels.as_deref() }),
             constants,
             records: &records,
-            uploads: &uploads,
-            encoded: &encoded,
-            // Past the frame's target (or the uploads' own share, when the
-            // selection spent it) the loader's tiles wait for the next.
-            staging_limit: self.loader.as_ref().map(|_| {
-                let share = crate::clock::thread_cpu_time() + std::time::Duration::from_secs_f64(MIN_UPLOAD_MS / 1e3);
-                clock.start_plus(FRAME_CPU_TARGET_MS).max(share)
-            }),
+            uploads: &uploads.source,
+            encoded: &uploads.encoded,
+            staging_limit: self.staging_limit(&clock),
             data_depths: crate::conv::DataDepths::of(&*source),
-            read_back: wants_image,
+            read_back: read_back.wants(judged.complete),
             wireframe: options.wireframe,
             ui: options.ui,
             present: options.present,
         })?;
-        let staged_on_frame = uploads.len();
-        drop((uploads, encoded));
-        let uploaded = staged_on_frame + outcome.staged_encoded;
-        if let Some(loader) = &mut self.loader {
-            // The loader's tiles in the order staged: the first ones were
-            // copied (freed off the frame); the rest were not, so they
-            // leave their slots and wait in the loader for a later frame.
-            let mut staged = Vec::with_capacity(outcome.staged_encoded);
-            for (upload, result) in plan.uploads.iter().zip(produced) {
-                if let Ok(Ready::Encoded(tile)) = result {
-                    if staged.len() < outcome.staged_encoded {
-                        staged.push(Ok(tile));
-                    } else {
-                        self.residency.withdraw_upload(upload.tile);
-                        loader.put_back(upload.tile, Ok(tile));
-                    }
-                }
-            }
-            loader.free(staged);
-        }
+        let uploaded = uploads.source.len() + outcome.staged_encoded;
+        drop(uploads);
+        let plan = self.return_unstaged(streamed, outcome.staged_encoded);
         phases.render_ms = clock.lap();
         phases.staging_ms = outcome.staging_ms;
         let rest_ms = phases.residency_ms + phases.records_ms + phases.render_ms - phases.staging_ms;
         self.pacer.observe(outcome.staged_encoded, phases.staging_ms, rest_ms);
         self.frame += 1;
-        let mut statistics = FrameStatistics::new(&cut.statistics, &plan);
-        statistics.uploads = uploaded;
-        statistics.failed_tiles = self.unreadable.len();
-        statistics.retrying_tiles = self.residency.retrying();
-        statistics.tiles_in_flight = self.loader.as_ref().map_or(0, TileLoader::in_flight);
+        let statistics = self.statistics(&cut, &plan, uploaded);
         if std::mem::take(&mut self.freeze_next) {
             self.frozen = Some(Frozen { cut, bindings, statistics });
         }
@@ -505,9 +382,9 @@ impl TerrainScene {
             statistics,
             draw_calls: outcome.draw_calls,
             triangles: outcome.triangles,
-            nodes_on_ancestors,
-            analytic_body,
-            complete,
+            nodes_on_ancestors: judged.nodes_on_ancestors,
+            analytic_body: judged.analytic_body,
+            complete: judged.complete,
             gpu: outcome.previous_gpu_times,
             host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
             waited_ms: outcome.waited_ms,
@@ -593,3 +470,4 @@ fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::ground::So
 }
 
 mod drawn;
+mod phases;
