@@ -25,7 +25,7 @@ use planet_terrain::geo::address::TILE_CELLS;
 use planet_terrain::geo::lattice::lattice_error;
 use planet_terrain::pack::codec::encode_tile_keeping_range;
 use planet_terrain::pack::{
-    DecodedTile, EncodedTile, Pack, PackHeader, PatchStamp, TileContent, begin_patch, finish_patch,
+    DecodedTile, EncodedTile, IndexEntry, Pack, PackHeader, PatchStamp, TileContent, begin_patch, finish_patch,
 };
 use rayon::prelude::*;
 
@@ -460,17 +460,23 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     Ok(BakeReport::new(Report::Patch(report)))
 }
 
-/// The written pack must hold exactly the audited tiles, byte for byte;
-/// if it does not, it is moved aside like any pack that fails its audit.
+/// The written pack must hold exactly the audited tiles: each tile's index
+/// entry the audited one (but for its offset), its payload the audited
+/// bytes, and those bytes its entry's checksum; if not, the pack is moved
+/// aside like any pack that fails its audit.
 fn reread(out: &Path, audited: &SpilledTiles) -> Result<(), BakeError> {
     let pack = Pack::open_unmapped(out)?;
     for tile in audited.tiles() {
-        let want = audited.payload_of(tile)?;
-        let got = match pack.entry(tile)? {
-            Some(entry) => Some(pack.payload(&entry)?),
-            None => None,
+        let (want_entry, want) = (audited.entry_of(tile), audited.payload_of(tile)?);
+        let holds = match pack.entry(tile)? {
+            Some(entry) => {
+                let got = pack.payload(&entry).map_err(|e| e.in_file(out))?;
+                let same_entry = IndexEntry { payload_offset: want_entry.payload_offset, ..entry } == want_entry;
+                same_entry && got.as_ref() == &want[..] && crc32fast::hash(&got) == entry.payload_checksum
+            }
+            None => false,
         };
-        if got.as_deref() != Some(&want[..]) {
+        if !holds {
             drop(pack);
             return Err(reject(out, format!("tile {tile} reads back other than it was audited")));
         }

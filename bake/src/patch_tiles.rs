@@ -56,16 +56,19 @@ impl SpilledTiles {
     /// Adds re-baked tiles, their payloads written to the scratch file.
     pub(crate) fn insert(&self, tiles: impl IntoIterator<Item = EncodedTile>) -> Result<(), BakeError> {
         for tile in tiles {
+            // Room first, then the bytes, then the entry: a tile is visible
+            // only once its payload is in the file.
             let at = {
                 let mut f = self.figures();
                 let at = f.end;
                 f.end += tile.payload.len() as u64;
-                let i = f.entries.len();
-                assert!(f.by_tile.insert(tile.tile, i).is_none(), "tile {} re-baked twice in one patch", tile.tile);
-                f.entries.push(tile.entry_at(at));
                 at
             };
             self.file.write_all_at(&tile.payload, at).map_err(scratch_error(&self.beside))?;
+            let mut f = self.figures();
+            let i = f.entries.len();
+            assert!(f.by_tile.insert(tile.tile, i).is_none(), "tile {} re-baked twice in one patch", tile.tile);
+            f.entries.push(tile.entry_at(at));
         }
         Ok(())
     }
@@ -102,7 +105,8 @@ impl SpilledTiles {
         Ok(decode_tile(&IndexEntry { payload_offset: 0, ..entry }, codec, &bytes, 0)?)
     }
 
-    fn entry_of(&self, tile: TileAddress) -> IndexEntry {
+    /// `tile`'s index entry, its `payload_offset` its place in the scratch file.
+    pub(crate) fn entry_of(&self, tile: TileAddress) -> IndexEntry {
         let f = self.figures();
         f.entries[f.by_tile[&tile]]
     }

@@ -196,7 +196,14 @@ impl PatchJournal {
                     p.length
                 )));
             }
-            debug_assert_eq!(w.written + 20, p.at);
+            if w.written + 20 != p.at {
+                return Err(std::io::Error::other(format!(
+                    "tile {}'s payload would lie at byte {} of the journal, its plan says {}",
+                    p.tile,
+                    w.written + 20,
+                    p.at
+                )));
+            }
             w.write_all(&p.tile.key().raw().to_le_bytes())?;
             w.write_all(&p.offset.to_le_bytes())?;
             w.write_all(&p.length.to_le_bytes())?;
@@ -233,8 +240,13 @@ impl PatchJournal {
     fn read(path: &Path) -> std::io::Result<Result<PatchJournal, String>> {
         let mut file = File::open(path)?;
         let length = file.metadata()?.len();
+        // Read whole (a short read is not a tear: only the file's length
+        // says whether it holds a journal's envelope).
         let mut head = [0u8; 24];
-        let got = file.read(&mut head)?;
+        let got = match length >= 24 {
+            true => file.read_exact_at(&mut head, 0).map(|()| 24)?,
+            false => 0,
+        };
         if let Err(reason) = check_envelope(&head[..got], length) {
             return Ok(Err(reason));
         }
@@ -275,13 +287,20 @@ impl PatchJournal {
     ) -> Result<(), PackError> {
         let path = journal_path(pack);
         let written = (|| -> std::io::Result<()> {
-            let file = File::create(&path)?;
+            // Never over another process's journal: one patch at a time.
+            let file = OpenOptions::new().write(true).create_new(true).open(&path)?;
             let mut halfway = |out: &mut dyn Write| {
                 out.flush()?;
                 abort_point("patch-journal");
                 Ok(())
             };
-            self.encode_into(BufWriter::with_capacity(1 << 20, &file), &mut payload, &mut halfway)?;
+            let encoded = self.encode_into(BufWriter::with_capacity(1 << 20, &file), &mut payload, &mut halfway);
+            if encoded.is_err() {
+                // A journal that could not be finished is no journal: the
+                // pack was not touched, and nothing is left beside it.
+                let _ = std::fs::remove_file(&path);
+            }
+            encoded?;
             file.sync_all()?;
             sync_dir(pack)
         })();

@@ -101,7 +101,18 @@ pub fn begin_patch(
         }
         let (journal, sources) = plan(path, tiles, stamp)?;
         abort_point("patch-compute");
-        journal.write(path, |i| tiles.payload(sources[i]))?;
+        // A payload whose bytes are not the ones its entry was made for
+        // (a scratch store that went bad) never reaches the journal.
+        journal.write(path, |i| {
+            let (entry, bytes) = (tiles.entry(sources[i]), tiles.payload(sources[i])?);
+            match crc32fast::hash(&bytes) == entry.payload_checksum {
+                true => Ok(bytes),
+                false => Err(std::io::Error::other(format!(
+                    "tile {}'s payload from the patch's store fails its checksum",
+                    entry.key.address()
+                ))),
+            }
+        })?;
         journal.apply(path)?;
         Ok(journal.summary())
     })()

@@ -152,3 +152,46 @@ fn a_journal_that_lies_about_its_layout_is_refused_never_believed() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert_eq!(PatchJournal::decode(&good).unwrap(), journal);
 }
+
+/// A patch's tiles whose store hands back other bytes than it was given
+/// for one tile (a scratch file gone bad between the audit and the
+/// journal).
+struct Corrupted(Vec<planet_terrain::pack::EncodedTile>);
+
+impl planet_terrain::pack::PatchTiles for Corrupted {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn entry(&self, i: usize) -> planet_terrain::pack::IndexEntry {
+        self.0[i].entry_at(0)
+    }
+
+    fn payload(&self, i: usize) -> std::io::Result<Vec<u8>> {
+        let mut bytes = self.0[i].payload.clone();
+        if i == 1 {
+            bytes[7] ^= 0x10;
+        }
+        Ok(bytes)
+    }
+}
+
+/// Regression (review of the streamed journal): a payload that fails its
+/// entry's checksum never reaches the journal or the pack, and the journal
+/// begun for it is removed: the pack is as it was and nothing is pending.
+#[test]
+fn a_payload_that_fails_its_checksum_stops_the_patch_before_the_pack_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.planetpack");
+    write_pack(&path, CODEC, &tiles_to_depth(2));
+    let before = std::fs::read(&path).unwrap();
+    let patch: Vec<_> = [TileAddress::new(0, 2, 1, 1).unwrap(), TileAddress::new(4, 2, 3, 0).unwrap()]
+        .into_iter()
+        .map(|t| spec(CODEC).encode(t, &OwnedContent::of(t, |d| analytic_height(d) + 9.0).as_content(CODEC)).unwrap())
+        .collect();
+    let e = begin_patch(&path, &Corrupted(patch), stamp(4)).unwrap_err();
+    assert!(e.to_string().contains("fails its checksum"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert!(!journal_path(&path).exists(), "no journal is left pending");
+    assert!(matches!(replay_pending(&path).unwrap(), Pending::None));
+}
