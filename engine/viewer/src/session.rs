@@ -66,18 +66,8 @@ fn evict_far(cache: &mut GroundCache, body: &Body, at: Geodetic, depth: u8) -> V
 /// One frame, as the log keeps it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FrameLog {
-    pub frame: u64,
-    pub t: f64,
-    pub lat: f64,
-    pub lon: f64,
-    pub alt: f64,
-    pub above_ground_m: f64,
-    /// Wall-clock seconds from the session's start to the frame's end: what
-    /// background loading had to work in (time to target after a jump).
-    pub wall_s: f64,
-    pub cpu_ms: f64,
-    pub thread_cpu_ms: f64,
-    /// Of `thread_cpu_ms`, reading the ground under the camera.
+    pub at: crate::stats::FrameTiming,
+    /// Of `at.thread_cpu_ms`, reading the ground under the camera.
     pub ground_ms: f64,
     pub report: FrameReport,
     pub gpu: Option<PassTimes>,
@@ -110,7 +100,7 @@ pub struct Session {
     last_ground_at: Option<(f64, f64)>,
     pub log: Vec<FrameLog>,
     logged: HashMap<u64, usize>,
-    /// When the session began ([`FrameLog::wall_s`]).
+    /// When the session began ([`crate::stats::FrameTiming::wall_s`]).
     began: std::time::Instant,
     /// Balls and crates dropped on the ground (B and V in a window).
     pub bodies: crate::bodies::Bodies,
@@ -265,7 +255,7 @@ impl Session {
         self.renderer.set_bodies(&self.bodies.draws(view.position));
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
         report_failures(&mut self.scene);
-        let entry = FrameLog {
+        let at = crate::stats::FrameTiming {
             frame: self.log.len() as u64,
             t,
             lat: flight.lat,
@@ -278,12 +268,8 @@ impl Session {
             // The frame thread's own CPU time: the host work, without the
             // time the OS gave other threads (lavapipe's, the loader's).
             thread_cpu_ms: (planet_render::clock::thread_cpu_time() - cpu_started).as_secs_f64() * 1e3,
-            ground_ms,
-            report,
-            gpu: None,
-            hole_pixels: None,
-            counts: None,
         };
+        let entry = FrameLog { at, ground_ms, report, gpu: None, hole_pixels: None, counts: None };
         self.logged.insert(self.renderer_frame_of_last(), self.log.len());
         self.log.push(entry);
         self.collect();
@@ -374,7 +360,7 @@ impl Session {
             speed: 0.0,
             mode: mode.to_string(),
             clock: crate::hud::clock_line(self.body(), self.clock, flight.lon),
-            cpu_ms: last.cpu_ms,
+            cpu_ms: last.at.cpu_ms,
             gpu_ms,
             nodes_selected: s.nodes_selected,
             nodes_drawn: s.nodes_drawn,

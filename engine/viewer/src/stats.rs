@@ -172,8 +172,8 @@ pub struct FlightSummary {
 
 impl FlightSummary {
     pub fn of(log: &[FrameLog], remote: Option<RemoteTransfers>) -> FlightSummary {
-        let cpu: Vec<f64> = log.iter().map(|l| l.cpu_ms).collect();
-        let thread_cpu: Vec<f64> = log.iter().map(|l| l.thread_cpu_ms).collect();
+        let cpu: Vec<f64> = log.iter().map(|l| l.at.cpu_ms).collect();
+        let thread_cpu: Vec<f64> = log.iter().map(|l| l.at.thread_cpu_ms).collect();
         let gpu: Vec<f64> = log.iter().filter_map(|l| l.gpu.map(|g| g.total_ms())).collect();
         FlightSummary {
             frames: log.len(),
@@ -184,7 +184,7 @@ impl FlightSummary {
             gpu_ms_median: percentile(&gpu, 0.5),
             gpu_ms_p99: percentile(&gpu, 0.99),
             peak_uploads: log.iter().map(|l| l.report.statistics.uploads).max().unwrap_or(0),
-            min_above_ground_m: log.iter().map(|l| l.above_ground_m).fold(f64::INFINITY, f64::min),
+            min_above_ground_m: log.iter().map(|l| l.at.above_ground_m).fold(f64::INFINITY, f64::min),
             failed_tiles: log.last().map_or(0, |l| l.report.statistics.failed_tiles),
             hole_pixels_total: log.iter().filter_map(|l| l.hole_pixels).map(u64::from).sum(),
             remote,
@@ -192,18 +192,28 @@ impl FlightSummary {
     }
 }
 
-/// One frame of a run's log.
-#[derive(Debug, Serialize)]
-pub struct FrameStats {
+/// Where and when a logged frame was, and what it cost the host: kept in
+/// the session's log and written flat into each frame's `--stats` entry.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct FrameTiming {
     pub frame: u64,
     pub t: f64,
     pub lat: f64,
     pub lon: f64,
     pub alt: f64,
     pub above_ground_m: f64,
+    /// Wall-clock seconds from the session's start to the frame's end: what
+    /// background loading had to work in (time to target after a jump).
     pub wall_s: f64,
     pub cpu_ms: f64,
     pub thread_cpu_ms: f64,
+}
+
+/// One frame of a run's log.
+#[derive(Debug, Serialize)]
+pub struct FrameStats {
+    #[serde(flatten)]
+    pub at: FrameTiming,
     pub thread_cpu_phases_ms: PhasesMs,
     pub upload_budget: usize,
     pub bounds_from_source: usize,
@@ -251,15 +261,7 @@ impl From<&FrameLog> for FrameStats {
         let p = &l.report.phases;
         let d = &l.report.draw_calls;
         FrameStats {
-            frame: l.frame,
-            t: l.t,
-            lat: l.lat,
-            lon: l.lon,
-            alt: l.alt,
-            above_ground_m: l.above_ground_m,
-            wall_s: l.wall_s,
-            cpu_ms: l.cpu_ms,
-            thread_cpu_ms: l.thread_cpu_ms,
+            at: l.at,
             thread_cpu_phases_ms: PhasesMs {
                 ground: l.ground_ms,
                 selection: p.selection_ms,
@@ -291,6 +293,60 @@ impl From<&FrameLog> for FrameStats {
                 terrain_shaded: d.terrain_shaded,
                 bodies: d.bodies,
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keys a frame of `--stats` has: the flight tests, the benches'
+    /// scripts and PERFORMANCE.md's commands read them by name, so a
+    /// renamed field must fail here first. The frame's place and timing
+    /// sit flat beside its figures.
+    #[test]
+    fn a_logged_frame_writes_the_keys_its_readers_read() {
+        let frame = serde_json::to_value(FrameStats::from(&FrameLog::default())).expect("serialises");
+        let mut keys: Vec<&str> = frame.as_object().expect("an object").keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "above_ground_m",
+                "alt",
+                "analytic_body_drawn",
+                "bounds_from_source",
+                "covers_body",
+                "cpu_ms",
+                "draw_calls",
+                "effective_screen_error_pixels",
+                "failed_tiles",
+                "frame",
+                "gpu_counts",
+                "gpu_ms",
+                "hole_pixels",
+                "lat",
+                "lon",
+                "nodes_drawn",
+                "nodes_selected",
+                "pending_requests",
+                "presented",
+                "retrying_tiles",
+                "selection_lagging",
+                "selection_wait_ms",
+                "t",
+                "thread_cpu_ms",
+                "thread_cpu_phases_ms",
+                "tiles_in_flight",
+                "upload_budget",
+                "uploads",
+                "wall_s",
+            ]
+        );
+        let phases = frame["thread_cpu_phases_ms"].as_object().expect("phases");
+        for phase in ["ground", "selection", "residency", "records", "render", "staging"] {
+            assert!(phases.contains_key(phase), "{phase}");
         }
     }
 }
