@@ -306,3 +306,14 @@ fn provenance_picture(pack: &Path, out: &Path) -> Result<()> {
 fn main() -> ExitCode {
     planet_cli::exit_code(run(Cli::parse()))
 }
+
+#[cfg(test)]
+mod help_tests {
+    /// Every flag and argument `--help` lists says what it does.
+    #[test]
+    fn every_argument_says_what_it_does() {
+        use clap::CommandFactory;
+        let undescribed = planet_cli::args::undescribed_arguments(&super::Cli::command());
+        assert!(undescribed.is_empty(), "arguments without help text: {undescribed:?}");
+    }
+}

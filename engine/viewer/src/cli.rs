@@ -228,3 +228,14 @@ impl Cli {
         planet_cli::paths::check_paths(&inputs, &outputs).map_err(anyhow::Error::msg)
     }
 }
+
+#[cfg(test)]
+mod help_tests {
+    /// Every flag and argument `--help` lists says what it does.
+    #[test]
+    fn every_argument_says_what_it_does() {
+        use clap::CommandFactory;
+        let undescribed = planet_cli::args::undescribed_arguments(&super::Cli::command());
+        assert!(undescribed.is_empty(), "arguments without help text: {undescribed:?}");
+    }
+}

@@ -210,6 +210,26 @@ pub struct Orientation {
     pub pitch: f64,
 }
 
+/// Every argument of `command` and its subcommands that `--help` would
+/// list without a word of explanation, as `subcommand --flag` (clap's own
+/// `--help` and `--version` aside): what a binary's test holds empty, so
+/// no flag reaches a user undescribed.
+pub fn undescribed_arguments(command: &clap::Command) -> Vec<String> {
+    let mut out = Vec::new();
+    let name = command.get_name();
+    for arg in command.get_arguments() {
+        let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+        if !builtin && !arg.is_hide_set() && arg.get_help().is_none() && arg.get_long_help().is_none() {
+            let spelled = arg.get_long().map_or_else(|| arg.get_id().to_string().to_uppercase(), |l| format!("--{l}"));
+            out.push(format!("{name} {spelled}"));
+        }
+    }
+    for sub in command.get_subcommands() {
+        out.extend(undescribed_arguments(sub));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;

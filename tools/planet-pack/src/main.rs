@@ -40,6 +40,7 @@ struct Cli {
 enum Command {
     /// Header fields, depths, tile counts per depth, sizes and compression.
     Info {
+        /// The pack (a path, or an http(s) URL).
         pack: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -49,12 +50,19 @@ enum Command {
         tiles: bool,
     },
     /// Check every rule of the format and every payload checksum.
-    Verify { pack: PathBuf },
+    Verify {
+        /// The pack (a path, or an http(s) URL).
+        pack: PathBuf,
+    },
     /// Complete an interrupted patch from its journal and remove stale bake files.
-    Repair { pack: PathBuf },
+    Repair {
+        /// The pack file whose interrupted patch or bake to complete or clear.
+        pack: PathBuf,
+    },
     /// Convert a version 1 pack (flat index) to version 2 (paged index), in
     /// place or to --out; the new file replaces nothing until it verified.
     Upgrade {
+        /// The version 1 pack file.
         pack: PathBuf,
         /// Write the version 2 pack here instead of replacing PACK.
         #[arg(long)]
@@ -64,10 +72,13 @@ enum Command {
     /// on a stack of packs (later packs over earlier ones inside their coverage;
     /// the body's ellipsoid at 0 m, marked invented, where none covers the point).
     Sample {
+        /// Packs, bottom first: each later one over the earlier ones inside
+        /// its coverage (paths, or http(s) URLs).
         #[arg(required = true, value_name = "PACK")]
         packs: Vec<PathBuf>,
         #[command(flatten)]
         at: GeoPoint,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
         /// Apply this scene's layers (craters, pads, ...) first.
@@ -80,6 +91,8 @@ enum Command {
     /// effective screen error, depths, and the selection's CPU time, over a
     /// stack of packs as `sample` reads it.
     Cut {
+        /// Packs, bottom first: each later one over the earlier ones inside
+        /// its coverage (paths, or http(s) URLs).
         #[arg(required = true, value_name = "PACK")]
         packs: Vec<PathBuf>,
         #[command(flatten)]
@@ -100,6 +113,7 @@ enum Command {
         /// Viewport, WIDTHxHEIGHT.
         #[arg(long, default_value = "1920x1080", value_parser = args::size)]
         size: (u32, u32),
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -109,6 +123,8 @@ enum Command {
     /// reads it), of the whole body or of a --region box, coloured by
     /// elevation, provenance, stored depth or geometric error, with a legend.
     Map {
+        /// Packs, bottom first: each later one over the earlier ones inside
+        /// its coverage (paths, or http(s) URLs).
         #[arg(required = true, value_name = "PACK")]
         packs: Vec<PathBuf>,
         /// Output PNG path.
@@ -136,6 +152,7 @@ enum Command {
     /// of any tile, past the stored depth too (--heights).
     #[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["png", "heights"])))]
     Tile {
+        /// The pack (a path, or an http(s) URL).
         pack: PathBuf,
         /// Tile address as face/depth/x/y, e.g. 3/7/45/102.
         key: String,
@@ -596,4 +613,15 @@ fn cut(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod help_tests {
+    /// Every flag and argument `--help` lists says what it does.
+    #[test]
+    fn every_argument_says_what_it_does() {
+        use clap::CommandFactory;
+        let undescribed = planet_cli::args::undescribed_arguments(&super::Cli::command());
+        assert!(undescribed.is_empty(), "arguments without help text: {undescribed:?}");
+    }
 }
