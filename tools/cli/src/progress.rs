@@ -54,7 +54,9 @@ impl JobProgress {
     /// As [`JobProgress::new`], saying whether to draw a bar.
     pub fn with_terminal(unit: &'static str, terminal: bool) -> JobProgress {
         let bar = terminal.then(|| {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            // Hidden until the first count: a stage that counts nothing
+            // (opening a file) shows no empty "0/0" bar.
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
             // Plain counts, as the stage lines print them.
             let template = format!("{{bar:30}} {{pos}}/{{len}} {unit}, {{rate}} {unit}/s{{eta_known}}");
             let style = ProgressStyle::with_template(&template)
@@ -79,18 +81,34 @@ impl JobProgress {
         format!("[{:>7.1}s]", self.start.elapsed().as_secs_f64())
     }
 
-    /// A stage line: above the bar on a terminal, a log line otherwise.
+    /// A stage line: above the bar while one is drawn, a line otherwise.
     pub fn stage(&self, message: &str) {
         let line = format!("{} {message}", self.stamp());
         match &self.bar {
-            Some(bar) => bar.println(line),
-            None => crate::report::message(&line),
+            Some(bar) if !bar.is_hidden() && !bar.is_finished() => bar.println(line),
+            _ => crate::report::message(&line),
         }
     }
 
-    /// `done` of `total` units are finished.
+    /// `done` of `total` units are finished. A count that does not follow
+    /// the last (another total, or fewer done) starts a new phase: its own
+    /// rate and ETA, and on a terminal a fresh bar (the audit after the
+    /// bake, the merge's steps; a finished bar drew nothing more).
     pub fn update(&self, done: usize, total: usize) {
+        let (phase, new) = {
+            let mut phase = self.phase.lock().expect("progress lock");
+            let (current, new) = match *phase {
+                Some(p) if p.total == total && done >= p.last_done => (Phase { last_done: done, ..p }, false),
+                _ => (Phase { total, first_done: done, last_done: done, at: Instant::now() }, true),
+            };
+            *phase = Some(current);
+            (current, new)
+        };
         if let Some(bar) = &self.bar {
+            if new {
+                bar.reset();
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
             bar.set_length(total as u64);
             bar.set_position(done as u64);
             if done == total {
@@ -98,15 +116,6 @@ impl JobProgress {
             }
             return;
         }
-        let phase = {
-            let mut phase = self.phase.lock().expect("progress lock");
-            let current = match *phase {
-                Some(p) if p.total == total && done >= p.last_done => Phase { last_done: done, ..p },
-                _ => Phase { total, first_done: done, last_done: done, at: Instant::now() },
-            };
-            *phase = Some(current);
-            current
-        };
         let mut last = self.last_line.lock().expect("progress lock");
         let due = last.is_none_or(|t| t.elapsed() >= LOG_INTERVAL);
         if !due && done != total {
@@ -128,6 +137,24 @@ impl JobProgress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (#32): on a terminal the bar finished with the bake's
+    /// tiles and never drew the audit's; and an empty bar stood while a
+    /// file opened. Each phase now starts a fresh bar, shown from its first
+    /// count.
+    #[test]
+    fn on_a_terminal_each_phase_gets_a_fresh_bar_from_its_first_count() {
+        let progress = JobProgress::with_terminal("tiles", true);
+        let bar = progress.bar.clone().expect("a bar on a terminal");
+        assert!(bar.is_hidden(), "no bar before a count");
+        for done in [10, 100] {
+            progress.update(done, 100);
+        }
+        assert!(bar.is_finished(), "the bake's phase ended");
+        progress.update(5, 40);
+        assert!(!bar.is_finished(), "the audit's phase has a bar of its own");
+        assert_eq!((bar.position(), bar.length()), (5, Some(40)));
+    }
 
     #[test]
     fn off_a_terminal_counts_print_at_most_every_interval_and_always_at_the_end() {
