@@ -79,9 +79,9 @@ pub struct Authoring {
     pub selected: Option<u32>,
     undo: Vec<Action>,
     redo: Vec<Action>,
-    /// Where Ctrl+S writes, and what it names as the pack.
+    /// Where Ctrl+S writes, and the packs it names (bottom first).
     pub scene_file: Option<PathBuf>,
-    pub pack: Option<String>,
+    pub packs: Vec<String>,
 }
 
 fn centre(kind: &LayerKind) -> Option<(f64, f64, f64)> {
@@ -94,9 +94,10 @@ fn centre(kind: &LayerKind) -> Option<(f64, f64, f64)> {
 }
 
 impl Authoring {
-    /// Authoring that saves to `scene_file`, naming `pack` in the scene.
-    pub fn for_file(scene_file: Option<PathBuf>, pack: Option<String>) -> Authoring {
-        Authoring { scene_file, pack, ..Authoring::default() }
+    /// Authoring that saves to `scene_file`, naming the stack `packs` in
+    /// the scene.
+    pub fn for_file(scene_file: Option<PathBuf>, packs: Vec<String>) -> Authoring {
+        Authoring { scene_file, packs, ..Authoring::default() }
     }
 
     fn next_order(editor: &dyn Editor) -> u32 {
@@ -203,8 +204,8 @@ impl Authoring {
         self.perform(editor, Action::Many(steps)).with_context(|| format!("scene {}", path.display()))?;
         self.selected = None;
         self.scene_file = Some(path.to_path_buf());
-        if scene.pack.is_some() {
-            self.pack = scene.pack;
+        if !scene.packs.is_empty() {
+            self.packs = scene.packs;
         }
         Ok(scene.layers.len())
     }
@@ -317,8 +318,8 @@ impl Authoring {
                 Ok(())
             })
             .with_context(|| format!("scene {}", path.display()))?;
-        if self.pack.is_none() {
-            self.pack = scene.pack;
+        if self.packs.is_empty() {
+            self.packs = scene.packs;
         }
         Ok(())
     }
@@ -340,7 +341,7 @@ impl Authoring {
             anyhow::bail!(problem);
         }
         let mut scene = Scene::new(body);
-        scene.pack = self.pack.clone();
+        scene.packs = self.packs.clone();
         scene.layers = editor.layers().layers().cloned().collect();
         planet_cli::fs::write_atomic(path, scene.to_json().as_bytes())?;
         Ok(())
@@ -508,13 +509,13 @@ mod tests {
         assert_eq!(a.select_near(&s, 30.0, 10.0), None, "nothing within reach");
         let dir = tempfile::tempdir().unwrap();
         a.scene_file = Some(dir.path().join("scene.json"));
-        a.pack = Some("packs/earth.planetpack".into());
+        a.packs = vec!["packs/earth.planetpack".into(), "packs/sierra.planetpack".into()];
         let saved = a.save(&s, "earth").unwrap();
         let mut t = stack();
         let mut b = Authoring::default();
         b.load(&mut t, &saved, "earth").unwrap();
         assert_eq!(snapshot(&t), snapshot(&s));
-        assert_eq!(b.pack.as_deref(), Some("packs/earth.planetpack"));
+        assert_eq!(b.packs, ["packs/earth.planetpack", "packs/sierra.planetpack"], "the whole stack");
         let wrong = Authoring::default().load(&mut stack(), &saved, "mars").unwrap_err();
         assert!(format!("{wrong:#}").contains("not 'mars'"), "{wrong:#}");
     }

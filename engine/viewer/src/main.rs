@@ -419,8 +419,8 @@ fn window_mode(
         }),
         authoring: authoring::Authoring::for_file(
             cli.scene.clone(),
-            // A scene names the base pack it was authored over.
-            cli.packs.first().map(|p| p.display().to_string()),
+            // A scene names the stack it was authored over.
+            cli.packs.iter().map(|p| p.display().to_string()).collect(),
         ),
     };
     let session = window::run(run)?;

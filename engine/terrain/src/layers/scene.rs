@@ -1,12 +1,14 @@
-//! Scene files: a body, the pack a scene was authored against, and its
-//! layers, as versioned JSON.
+//! Scene files: a body, the stack of packs a scene was authored against,
+//! and its layers, as versioned JSON.
 //!
 //! The minimal interop shape is
 //! `{"version": 1, "body": "earth", "layers": [{"kind": "crater", "order":
 //! 1, "lat": .., "lon": .., "radius_m": .., "depth_m": .., "rim_m": ..}, ..]}`
 //! with kinds `crater`, `flatten` (`elevation_m`, or `"target": "mean"`;
 //! `blend_m`), `raise` (`amount_m`) and `polygon_flatten` (`vertices` as
-//! `[[lat, lon], ..]`, `elevation_m`, `blend_m`); `pack` is optional. Reading
+//! `[[lat, lon], ..]`, `elevation_m`, `blend_m`). Optionally `pack` (one
+//! pack) or `packs` (a stack, bottom first; written when there are several,
+//! so a one-pack scene reads as it always did). Reading
 //! refuses, with the layer's position, anything it cannot represent exactly:
 //! another body, an unknown kind or field, a duplicate order. Numbers are
 //! written with Rust's shortest round-trip formatting, so a round trip is
@@ -21,8 +23,9 @@ pub const SCENE_VERSION: u64 = 1;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scene {
     pub body: String,
-    /// The pack the scene was authored against, if any.
-    pub pack: Option<String>,
+    /// The packs the scene was authored against, bottom first (empty: not
+    /// recorded).
+    pub packs: Vec<String>,
     pub layers: Vec<Layer>,
 }
 
@@ -56,7 +59,7 @@ fn number(object: &Map<String, Value>, place: &str, name: &str) -> Result<f64, S
 
 impl Scene {
     pub fn new(body: &str) -> Scene {
-        Scene { body: body.to_owned(), pack: None, layers: Vec::new() }
+        Scene { body: body.to_owned(), packs: Vec::new(), layers: Vec::new() }
     }
 
     /// Parses a scene for `expected_body` (case-insensitive).
@@ -72,13 +75,18 @@ impl Scene {
         if !body.eq_ignore_ascii_case(expected_body) {
             return Err(SceneError::WrongBody { scene: body.to_owned(), expected: expected_body.to_owned() });
         }
-        let pack = match root.get("pack") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(p)) => Some(p.clone()),
-            Some(_) => return Err(field_error("scene", "'pack' must be a string")),
+        let packs = match (root.get("pack"), root.get("packs")) {
+            (Some(_), Some(_)) => return Err(field_error("scene", "give 'pack' or 'packs', not both")),
+            (None | Some(Value::Null), None) => Vec::new(),
+            (Some(Value::String(p)), None) => vec![p.clone()],
+            (Some(_), None) => return Err(field_error("scene", "'pack' must be a string")),
+            (None, Some(list)) => list
+                .as_array()
+                .and_then(|l| l.iter().map(|p| p.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>())
+                .ok_or_else(|| field_error("scene", "'packs' must be an array of strings"))?,
         };
         for key in root.keys() {
-            if !["version", "body", "pack", "layers"].contains(&key.as_str()) {
+            if !["version", "body", "pack", "packs", "layers"].contains(&key.as_str()) {
                 return Err(field_error("scene", format!("unknown field '{key}'")));
             }
         }
@@ -175,7 +183,7 @@ impl Scene {
             layer.validate().map_err(|e| field_error(&place, e.to_string()))?;
             layers.push(layer);
         }
-        Ok(Scene { body: body.to_owned(), pack, layers })
+        Ok(Scene { body: body.to_owned(), packs, layers })
     }
 
     pub fn to_json(&self) -> String {
@@ -205,8 +213,10 @@ impl Scene {
             })
             .collect();
         let mut root = json!({"version": SCENE_VERSION, "body": self.body, "layers": layers});
-        if let Some(p) = &self.pack {
-            root["pack"] = json!(p);
+        match self.packs.as_slice() {
+            [] => {}
+            [one] => root["pack"] = json!(one),
+            several => root["packs"] = json!(several),
         }
         serde_json::to_string_pretty(&root).expect("a JSON value serialises")
     }

@@ -263,7 +263,7 @@ fn the_journal_re_stages_exactly_the_resident_tiles_a_footprint_touches() {
 #[test]
 fn scenes_round_trip_and_refuse_what_they_cannot_hold() {
     let mut scene = Scene::new("earth");
-    scene.pack = Some("packs/earth.planetpack".into());
+    scene.packs = vec!["packs/earth.planetpack".into()];
     scene.layers = vec![
         crater(1, 27.988_1, 86.925_3, 0.1 + 0.2, 12.5, 3.25),
         Layer {
@@ -292,6 +292,15 @@ fn scenes_round_trip_and_refuse_what_they_cannot_hold() {
     ];
     let text = scene.to_json();
     assert_eq!(Scene::from_json(&text, "earth").unwrap(), scene, "lossless, 0.1 + 0.2 included");
+    assert!(text.contains("\"pack\": \"packs/earth.planetpack\""), "one pack is written as it always was");
+    // A stack is recorded whole, bottom first (#32: only its first pack was).
+    let stacked = Scene { packs: vec!["earth.planetpack".into(), "sierra.planetpack".into()], ..scene.clone() };
+    let text = stacked.to_json();
+    assert_eq!(Scene::from_json(&text, "earth").unwrap(), stacked);
+    let both = text.replacen("\"packs\"", "\"pack\": \"x\", \"packs\"", 1);
+    assert!(Scene::from_json(&both, "earth").is_err(), "'pack' and 'packs' together are refused");
+    let not_strings = text.replacen("\"earth.planetpack\"", "7", 1);
+    assert!(Scene::from_json(&not_strings, "earth").is_err(), "'packs' must hold strings");
     let minimal = r#"{"version": 1, "body": "earth", "layers": [
         {"kind": "crater", "order": 1, "lat": 10, "lon": 20, "radius_m": 100, "depth_m": 10, "rim_m": 2},
         {"kind": "flatten", "order": 2, "lat": 10, "lon": 20, "radius_m": 50, "elevation_m": 5, "blend_m": 10}]}"#;
