@@ -368,6 +368,7 @@ impl Session {
             uploads: s.uploads,
             pending: s.pending_requests,
             error_px: s.effective_screen_error_pixels,
+            aim: None,
             cursor: cursor.map(str::to_string),
             status: None,
         }

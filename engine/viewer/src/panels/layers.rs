@@ -77,7 +77,7 @@ impl LayersState {
         &mut self,
         ui: &mut egui::Ui,
         edit: &mut LayerEdit<'_>,
-        camera: (f64, f64),
+        aim: (f64, f64),
         rects: &mut HashMap<&'static str, egui::Rect>,
     ) {
         if self.path.is_empty()
@@ -94,7 +94,7 @@ impl LayersState {
             let add = ui.button("Add here");
             rects.insert("layers.add", add.rect);
             if add.clicked() {
-                let result = edit.authoring.add(edit.editor, self.new_kind.at(camera.0, camera.1));
+                let result = edit.authoring.add(edit.editor, self.new_kind.at(aim.0, aim.1));
                 self.say(result.map(|o| format!("added layer {o}")));
             }
         });

@@ -46,6 +46,10 @@ pub struct Readout {
     pub uploads: usize,
     pub pending: usize,
     pub error_px: f64,
+    /// Where the ray through the view's centre meets the ground (latitude,
+    /// longitude), when known: where "Add here" puts a new layer (under the
+    /// camera it would be out of view).
+    pub aim: Option<(f64, f64)>,
     /// What the ground under the cursor is made of (measured, resampled,
     /// invented), when known.
     pub cursor: Option<String>,
@@ -196,7 +200,7 @@ impl Panels {
             egui::Panel::right("layers").resizable(false).default_size(300.0).show(ui, |ui| {
                 egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
                     ui.heading("Layers");
-                    layers.show(ui, &mut edit, (readout.lat, readout.lon), &mut rects);
+                    layers.show(ui, &mut edit, readout.aim.unwrap_or((readout.lat, readout.lon)), &mut rects);
                 });
             });
             egui::Panel::left("panels").resizable(false).default_size(300.0).show(ui, |ui| {

@@ -120,6 +120,15 @@ fn layers_are_added_edited_reordered_deleted_undone_saved_and_loaded() {
         rig.click("layers.add");
     }
     assert_eq!(rig.kinds(), vec!["crater", "pad", "raise", "polygon pad"]);
+    // Where the view's centre meets the ground, when known, not under the
+    // camera (#32: the crater landed out of view).
+    rig.readout.aim = Some((45.5, 8.25));
+    rig.panels.layers.new_kind = layers::NewKind::Raise;
+    rig.click("layers.add");
+    let raised = snapshot(&rig.stack).last().cloned().expect("added");
+    assert!(matches!(raised.kind, LayerKind::Raise { lat, lon, .. } if lat == 45.5 && lon == 8.25), "{raised:?}");
+    rig.click("layers.undo");
+    rig.readout.aim = None;
     // Select the crater and widen it.
     rig.click("layers.row0");
     assert_eq!(rig.authoring.selected, Some(1));

@@ -76,6 +76,9 @@ struct App {
     looking: bool,
     cursor: (f64, f64),
     cursor_ground: Option<String>,
+    /// Where the view's centre meets the ground ("Add here"), refreshed
+    /// with `cursor_ground`.
+    aim: Option<(f64, f64)>,
     wireframe: bool,
     last: Option<Instant>,
     frame: usize,
@@ -159,6 +162,7 @@ pub fn run(run: WindowRun) -> Result<Session> {
         looking: false,
         cursor: (0.0, 0.0),
         cursor_ground: None,
+        aim: None,
         wireframe: false,
         last: None,
         frame: 0,
@@ -370,6 +374,10 @@ impl App {
         if self.frame.is_multiple_of(15) || self.dragging {
             let view = session.view(&self.run.flight);
             self.cursor_ground = session.ground_under(&view, self.cursor.0, self.cursor.1);
+            let centre = (f64::from(view.viewport.0) / 2.0, f64::from(view.viewport.1) / 2.0);
+            self.aim = session
+                .cursor_hit(&view, centre.0, centre.1, 100.0, 2000)
+                .map(|g| (g.latitude.to_degrees(), g.longitude.to_degrees()));
         }
         let ui = self.panel_frame(dt);
         let Some(live) = &mut self.live else { return Ok(()) };

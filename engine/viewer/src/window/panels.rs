@@ -31,6 +31,7 @@ impl App {
         let session = &mut live.session;
         let mut readout = session.readout(&self.run.flight, mode, self.cursor_ground.as_deref());
         readout.clock = format!("{}  {}", readout.clock, self.clock.label());
+        readout.aim = self.aim;
         let position = session.body().ellipsoid().geodetic_to_point(planet_terrain::geo::body::Geodetic::from_degrees(
             self.run.flight.lat,
             self.run.flight.lon,
