@@ -194,7 +194,20 @@ fn shot_mode(
     let start = start_time(cli, &body, cli.lon);
     scene.set_sky_turn(planet_render::scene::sky_turn_at(&body, start));
     let sun = sun_at(&body, start);
-    let (report, image, frames) = scene.render_until_resident(&mut renderer, &view, sun, cli.max_frames as u32)?;
+    // A shot waiting on many tiles says how it is coming along, every 2 s.
+    let mut said = std::time::Instant::now();
+    let mut tell = |frame: u32, report: &planet_render::scene::FrameReport| {
+        if said.elapsed() >= std::time::Duration::from_secs(2) {
+            said = std::time::Instant::now();
+            let s = &report.statistics;
+            planet_cli::report::message(&format!(
+                "planet-view: shot: frame {frame}, {} tiles pending, {} uploaded, {:.2} px error so far",
+                s.pending_requests, s.uploads, s.effective_screen_error_pixels
+            ));
+        }
+    };
+    let (report, image, frames) =
+        scene.render_until_resident_with(&mut renderer, &view, sun, cli.max_frames as u32, &mut tell)?;
     session::report_failures(&mut scene);
     image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
     // Every frame completed: the newest is the one shot.

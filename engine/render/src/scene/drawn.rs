@@ -97,12 +97,29 @@ impl super::TerrainScene {
         sun: DVec3,
         max_frames: u32,
     ) -> Result<(FrameReport, crate::image::RgbaImage, u32)> {
+        self.render_until_resident_with(renderer, view, sun, max_frames, &mut |_, _| {})
+    }
+
+    /// [`TerrainScene::render_until_resident`], telling `each_frame` of
+    /// every frame drawn (its number from 1 and its report) before the last,
+    /// so a caller can say how a slow shot is coming along.
+    pub fn render_until_resident_with(
+        &mut self,
+        renderer: &mut Renderer,
+        view: &View,
+        sun: DVec3,
+        max_frames: u32,
+        each_frame: &mut dyn FnMut(u32, &FrameReport),
+    ) -> Result<(FrameReport, crate::image::RgbaImage, u32)> {
         let mut frames = 0;
         loop {
             frames += 1;
             let last = frames >= max_frames;
             let mode = if last { ReadBack::Always } else { ReadBack::WhenComplete };
             let mut report = self.frame(renderer, view, sun, mode)?;
+            if !(report.complete || last) {
+                each_frame(frames, &report);
+            }
             if report.complete || last {
                 report.gpu = renderer.finish()?;
                 let image = renderer.take_image()?.expect("the frame was read back");
