@@ -90,6 +90,11 @@ pub struct LayerEdit<'a> {
     pub body: &'a str,
 }
 
+/// Each side panel's width, in points: both together leave the view three
+/// fifths of a 1280-pixel window (two 300-point panels that grew with their
+/// text took 55%).
+pub const PANEL_WIDTH: f32 = 240.0;
+
 /// CPU and GPU milliseconds of the frames the graph shows.
 const HISTORY: usize = 120;
 
@@ -196,14 +201,17 @@ impl Panels {
                 );
                 return;
             }
-            // The layers on the right, the rest on the left, the frame between.
-            egui::Panel::right("layers").resizable(false).default_size(300.0).show(ui, |ui| {
+            // The layers on the right, the rest on the left, the frame between:
+            // each of a fixed width (a longer clock line wraps, the view does
+            // not jump), together under two fifths of a 1280-pixel window.
+            let right = egui::Panel::right("layers").resizable(false).exact_size(PANEL_WIDTH).show(ui, |ui| {
                 egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
                     ui.heading("Layers");
                     layers.show(ui, &mut edit, readout.aim.unwrap_or((readout.lat, readout.lon)), &mut rects);
                 });
             });
-            egui::Panel::left("panels").resizable(false).default_size(300.0).show(ui, |ui| {
+            rects.insert("panel.right", right.response.rect);
+            let left = egui::Panel::left("panels").resizable(false).exact_size(PANEL_WIDTH).show(ui, |ui| {
                 egui::ScrollArea::vertical().id_salt("panels").show(ui, |ui| {
                     egui::CollapsingHeader::new("Camera")
                         .default_open(true)
@@ -223,6 +231,7 @@ impl Panels {
                     }
                 });
             });
+            rects.insert("panel.left", left.response.rect);
         };
         let mut output = self.ctx.run_ui(input, &mut build);
         if !std::mem::replace(&mut self.laid_out, true) {

@@ -32,7 +32,8 @@ pub(super) fn camera(ui: &mut egui::Ui, r: &Readout) {
         ];
         for (name, value) in rows {
             ui.label(name);
-            ui.label(value);
+            // Long values (the clock line) wrap inside the panel's fixed width.
+            ui.add(egui::Label::new(value).wrap());
             ui.end_row();
         }
     });
@@ -52,7 +53,8 @@ pub(super) fn frame(ui: &mut egui::Ui, r: &Readout, history: &VecDeque<(f64, Opt
         ];
         for (name, value) in rows {
             ui.label(name);
-            ui.label(value);
+            // Long values (the clock line) wrap inside the panel's fixed width.
+            ui.add(egui::Label::new(value).wrap());
             ui.end_row();
         }
     });
@@ -86,6 +88,8 @@ fn graph(ui: &mut egui::Ui, history: &VecDeque<(f64, Option<f64>)>) {
 }
 
 pub(super) fn view(ui: &mut egui::Ui, v: &mut ViewControls, rects: &mut HashMap<&'static str, egui::Rect>) {
+    // Sliders, their value boxes and names within the panel's width.
+    ui.spacing_mut().slider_width = 70.0;
     let error = ui.add(egui::Slider::new(&mut v.error_px, 0.25..=16.0).logarithmic(true).text("error target, px"));
     rects.insert("view.error", error.rect);
     let max = v.max_budget.max(6);
@@ -104,6 +108,6 @@ pub(super) fn view(ui: &mut egui::Ui, v: &mut ViewControls, rects: &mut HashMap<
                     ui.selectable_value(&mut v.time_rate, k, label);
                 }
             });
-        ui.checkbox(&mut v.time_paused, "paused [/]");
     });
+    ui.checkbox(&mut v.time_paused, "time paused [/]");
 }

@@ -187,3 +187,19 @@ fn recorded_frames_show_the_readouts_and_no_controls() {
     rig.frame(vec![]);
     assert!(rig.panels.rect_of("layers.add").is_some());
 }
+
+/// Regression (#32): the panels took 696 of 1,280 pixels and the left one
+/// widened with its clock line, moving the view. Each is now of one fixed
+/// width, whatever its text.
+#[test]
+fn the_panels_keep_their_width_and_leave_the_view_most_of_the_window() {
+    let mut rig = Rig::new();
+    rig.frame(vec![]);
+    let width = |rig: &Rig, name: &str| rig.panels.rect_of(name).unwrap_or_else(|| panic!("{name}")).width();
+    let (left, right) = (width(&rig, "panel.left"), width(&rig, "panel.right"));
+    assert!(left + right <= 0.4 * 1280.0, "panels {left} + {right} points");
+    rig.readout.clock = "2026-03-20 10:00 UTC, 10:00 local solar, TIME X21600 (a long clock line)".into();
+    rig.frame(vec![]);
+    rig.frame(vec![]);
+    assert_eq!(width(&rig, "panel.left"), left, "the clock line does not widen its panel");
+}

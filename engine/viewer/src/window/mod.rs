@@ -466,6 +466,13 @@ impl App {
     }
 }
 
+/// Whether egui sees a window event whose key (if any) is `key`. Tab is the
+/// flight-mode switch: egui sees it only while a text field has the focus
+/// (to leave the field), never to walk its focus into the panels' fields.
+fn egui_takes_key(key: Option<PhysicalKey>, text_field_focused: bool) -> bool {
+    key != Some(PhysicalKey::Code(KeyCode::Tab)) || text_field_focused
+}
+
 impl ApplicationHandler for App {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
         if self.live.is_none()
@@ -477,7 +484,13 @@ impl ApplicationHandler for App {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
-        if let (Some(state), Some(live)) = (&mut self.egui, &self.live) {
+        let key = match &event {
+            WindowEvent::KeyboardInput { event, .. } => Some(event.physical_key),
+            _ => None,
+        };
+        if let (Some(state), Some(live)) = (&mut self.egui, &self.live)
+            && egui_takes_key(key, self.panels.wants_keyboard())
+        {
             let _ = state.on_window_event(&live.window, &event);
         }
         // Keys go to a focused text field, not to the shortcuts; the
@@ -570,5 +583,21 @@ impl ApplicationHandler for App {
         if let Some(live) = &self.live {
             live.window.request_redraw();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (#32): Tab both switched the flight mode and walked
+    /// egui's focus into the Layers panel's text fields.
+    #[test]
+    fn tab_reaches_egui_only_from_a_focused_text_field() {
+        let tab = Some(PhysicalKey::Code(KeyCode::Tab));
+        assert!(!egui_takes_key(tab, false), "Tab switches the flight mode, not the focus");
+        assert!(egui_takes_key(tab, true), "Tab leaves a focused text field");
+        assert!(egui_takes_key(Some(PhysicalKey::Code(KeyCode::KeyW)), false));
+        assert!(egui_takes_key(None, false), "pointer and window events always reach egui");
     }
 }
