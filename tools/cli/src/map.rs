@@ -393,9 +393,23 @@ fn draw_last_patches(picture: &mut Picture, packs: &[StackedPack], spec: &MapSpe
                 region.contains(lat, lon)
             }
         };
+        let mut drawn = 0usize;
         for y in 0..i64::from(rows) {
             for x in 0..i64::from(width) {
                 if inside(x, y) && !(inside(x - 1, y) && inside(x + 1, y) && inside(x, y - 1) && inside(x, y + 1)) {
+                    picture.put(x, y, PATCHED);
+                    drawn += 1;
+                }
+            }
+        }
+        // A box a few pixels across or less (a city's patch on a world map)
+        // is marked by a square seven pixels across around its centre, so
+        // the patch the legend names can be found.
+        let centre = spec.pixel_of(0.5 * (region.south + region.north), region.west + 0.5 * lon_span(region));
+        if let Some((cx, cy)) = centre.filter(|_| drawn < 16) {
+            let (cx, cy) = (i64::from(cx), i64::from(cy));
+            for d in -3..=3 {
+                for (x, y) in [(cx + d, cy - 3), (cx + d, cy + 3), (cx - 3, cy + d), (cx + 3, cy + d)] {
                     picture.put(x, y, PATCHED);
                 }
             }
@@ -519,6 +533,23 @@ mod tests {
         assert_ne!(at(21.3, 60.3), PATCHED, "nor outside it");
         let legend = (spec.map_height()..picture.height).flat_map(|y| (0..360).map(move |x| (x, y)));
         assert!(legend.clone().any(|(x, y)| picture.pixel(x, y) == PATCHED), "the legend names the patch");
+
+        // Regression (#32): a patch under a pixel wide vanished at world
+        // scale. Now a square marks it.
+        for (k, v) in [45.01f32, 7.01, 45.02, 7.02].into_iter().enumerate() {
+            bytes[216 + 4 * k..220 + 4 * k].copy_from_slice(&v.to_le_bytes());
+        }
+        planet_terrain::testing::refresh_checksums(&mut bytes);
+        std::fs::write(&path, &bytes).expect("write");
+        let pack = planet_terrain::pack::Pack::open(&path).expect("a valid patched header");
+        let source = planet_terrain::ground::PackSource::new(std::sync::Arc::new(pack));
+        let picture = render(&[StackedPack { name: "p".into(), source }], &spec).expect("a map");
+        let (x, y) = spec.pixel_of(45.015, 7.015).expect("on the map");
+        let marked = (-4..=4i64)
+            .flat_map(|dy| (-4..=4i64).map(move |dx| (dx, dy)))
+            .filter(|&(dx, dy)| picture.pixel((i64::from(x) + dx) as u32, (i64::from(y) + dy) as u32) == PATCHED)
+            .count();
+        assert!(marked >= 20, "a small patch is marked where it lies ({marked} pixels)");
     }
 
     /// A map of procedural ground with sea and land: dotted meridians and

@@ -184,11 +184,19 @@ pub fn draw_legend(picture: &mut Picture, top: u32, legend: &Legend) {
         }
         Legend::Swatches { title, items } => {
             picture.text(pad, title_y, s, title, LEGEND_TEXT);
-            let mut x = pad;
+            // Swatches run along the bar's row, then wrap to the tick
+            // labels' row (a narrow map cut "LAST PATCH (1 IN ALL)" short).
+            let rows = [(bar_y, bar_h), (label_y, GLYPH_H as i64 * s)];
+            let (mut x, mut row) = (pad, 0);
             for (colour, name) in items {
-                picture.fill(x, bar_y, bar_h, bar_h, *colour);
-                x += bar_h + 2 * s;
-                picture.text(x, bar_y + (bar_h - GLYPH_H as i64 * s) / 2, s, name, LEGEND_TEXT);
+                let needs = GLYPH_H as i64 * s + 2 * s + text_width(name, s);
+                if x > pad && x + needs > w - pad && row + 1 < rows.len() {
+                    (x, row) = (pad, row + 1);
+                }
+                let (y, h) = rows[row];
+                picture.fill(x, y, h, h, *colour);
+                x += h + 2 * s;
+                picture.text(x, y + (h - GLYPH_H as i64 * s) / 2, s, name, LEGEND_TEXT);
                 x += text_width(name, s) + 6 * s;
             }
         }
@@ -215,6 +223,27 @@ pub fn metres_label(m: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (#32): the provenance legend's fourth swatch and its words
+    /// ran off a 720-pixel map. Swatches that do not fit wrap to a second row.
+    #[test]
+    fn swatches_that_do_not_fit_wrap_to_a_second_row() {
+        // At this width the four do not fit along one row.
+        let width = 240;
+        let mut picture = Picture::new(width, legend_height(width), [0, 0, 0]);
+        let colours = [[200, 10, 10], [10, 200, 10], [10, 10, 200], [200, 200, 10]];
+        let items = colours.iter().zip(["MEASURED", "RESAMPLED", "INVENTED", "LAST PATCH (1 IN ALL)"]);
+        let legend =
+            Legend::Swatches { title: "PROVENANCE".into(), items: items.map(|(c, n)| (*c, n.to_string())).collect() };
+        draw_legend(&mut picture, 0, &legend);
+        let rows_with = |colour: [u8; 3]| -> Vec<u32> {
+            (0..picture.height).filter(|&y| (0..width).any(|x| picture.pixel(x, y) == colour)).collect()
+        };
+        let first = rows_with(colours[0]);
+        let last = rows_with(colours[3]);
+        assert!(!first.is_empty() && !last.is_empty(), "every swatch is drawn");
+        assert!(last[0] > *first.last().expect("rows"), "the last one on a row of its own, below the first");
+    }
 
     #[test]
     fn sea_is_blue_and_land_is_not() {
