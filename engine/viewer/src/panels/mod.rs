@@ -106,6 +106,8 @@ pub struct Panels {
     /// readouts only, in a corner box (nothing there could be clicked).
     pub interactive: bool,
     pub filter: String,
+    /// The list of keys (F1), over the view.
+    pub help_shown: bool,
     history: VecDeque<(f64, Option<f64>)>,
     layers: layers::LayersState,
     rects: HashMap<&'static str, egui::Rect>,
@@ -134,6 +136,7 @@ impl Panels {
             shown,
             interactive: true,
             filter: String::new(),
+            help_shown: false,
             history: VecDeque::new(),
             layers: layers::LayersState::default(),
             rects: HashMap::new(),
@@ -179,10 +182,25 @@ impl Panels {
         let mut requests = Vec::new();
         let mut rects = HashMap::new();
         let (shown, interactive) = (self.shown, self.interactive);
+        let help_shown = &mut self.help_shown;
         let (filter, history, layers) = (&mut self.filter, &self.history, &mut self.layers);
         let mut edit = edit;
         let screen = input.screen_rect;
         let mut build = |ui: &mut egui::Ui| {
+            if *help_shown && interactive {
+                // The keys, the same list `--help` prints, over the view.
+                let mut open = true;
+                let window = egui::Window::new("Keys (F1)")
+                    .open(&mut open)
+                    .collapsible(false)
+                    .resizable(false)
+                    .anchor(egui::Align2::CENTER_CENTER, egui::vec2(0.0, 0.0))
+                    .show(ui.ctx(), |ui| ui.label(egui::RichText::new(crate::cli::KEYS).monospace()));
+                if let Some(window) = window {
+                    rects.insert("help", window.response.rect);
+                }
+                *help_shown = open;
+            }
             if !shown {
                 return;
             }

@@ -203,3 +203,20 @@ fn the_panels_keep_their_width_and_leave_the_view_most_of_the_window() {
     rig.frame(vec![]);
     assert_eq!(width(&rig, "panel.left"), left, "the clock line does not widen its panel");
 }
+
+/// F1's list of keys is the one `--help` prints, shown over the view and
+/// closed by its own button as well as by F1.
+#[test]
+fn the_help_panel_lists_the_keys_help_prints() {
+    let mut rig = Rig::new();
+    rig.frame(vec![]);
+    assert!(rig.panels.rect_of("help").is_none(), "hidden until F1");
+    rig.panels.help_shown = true;
+    rig.frame(vec![]);
+    rig.frame(vec![]);
+    let help = rig.panels.rect_of("help").expect("the keys are shown");
+    let (left, right) =
+        (rig.panels.rect_of("panel.left").expect("left"), rig.panels.rect_of("panel.right").expect("right"));
+    assert!(help.center().x > left.right() && help.center().x < right.left(), "over the view, between the panels");
+    assert!(crate::cli::KEYS.contains("F1"), "the list names its own key");
+}

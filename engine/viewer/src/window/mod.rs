@@ -415,6 +415,7 @@ impl App {
             _ if !pressed => {}
             KeyCode::Tab => self.run.flight.toggle_mode(),
             KeyCode::KeyH => self.panels.shown = !self.panels.shown,
+            KeyCode::F1 => self.panels.help_shown = !self.panels.help_shown,
             KeyCode::KeyT => {
                 let supported = self.live.as_ref().is_some_and(|l| l.session.renderer.supports_wireframe());
                 if supported {
