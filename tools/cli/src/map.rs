@@ -167,7 +167,11 @@ pub fn render(packs: &[StackedPack], spec: &MapSpec) -> Result<Picture> {
     let mut picture = Picture::new(width, height + legend_height(width), [0, 0, 0]);
     let (heights, wet, depth) = read_heights(&stack, spec)?;
     let legend = match spec.what {
-        What::Elevation => elevation(&heights, depth, spec, &mut picture)?,
+        What::Elevation => {
+            let boxes: Vec<Coverage> = packs.iter().map(|p| p.source.pack().header().coverage).collect();
+            let covered = |lat: f64, lon: f64| boxes.iter().any(|b| b.contains(lat, lon));
+            elevation(&heights, &covered, depth, spec, &mut picture)?
+        }
         What::Provenance => provenance(&stack, spec, &mut picture)?,
         What::Depth | What::Error => stored(packs, spec, &mut picture)?,
     };
@@ -241,11 +245,37 @@ pub fn palette_metres(h: f64, (lo, hi): (f64, f64)) -> f64 {
     }
 }
 
-fn elevation(heights: &[f64], depth: u8, spec: &MapSpec, picture: &mut Picture) -> Result<Legend> {
-    let finite = || heights.iter().copied().filter(|h| h.is_finite());
+/// The lowest and highest finite height of the pixels inside the packs'
+/// coverage (of all pixels when none is inside; 0..1 m when none is finite).
+fn fitted_range(heights: &[f64], covered: &dyn Fn(f64, f64) -> bool, spec: &MapSpec) -> (f64, f64) {
+    let width = spec.width as usize;
+    let inside: Vec<f64> = heights
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| {
+            let (lat, lon) = spec.point((k % width) as u32, (k / width) as u32);
+            covered(lat, lon)
+        })
+        .map(|(_, &h)| h)
+        .collect();
+    let fitted = if inside.is_empty() { heights } else { &inside[..] };
+    let finite = || fitted.iter().copied().filter(|h| h.is_finite());
     let lowest = finite().fold(f64::INFINITY, f64::min);
     let highest = finite().fold(f64::NEG_INFINITY, f64::max);
-    let range = spec.range.unwrap_or(if lowest <= highest { (lowest, highest) } else { (0.0, 1.0) });
+    if lowest <= highest { (lowest, highest) } else { (0.0, 1.0) }
+}
+
+/// The elevation map. The ramp is fitted to the heights inside the packs'
+/// coverage (`covered`): the ellipsoid's 0 m that stands in around a
+/// regional pack is not ground it holds (the Sierra's ramp started at 0 m).
+fn elevation(
+    heights: &[f64],
+    covered: &dyn Fn(f64, f64) -> bool,
+    depth: u8,
+    spec: &MapSpec,
+    picture: &mut Picture,
+) -> Result<Legend> {
+    let range = spec.range.unwrap_or_else(|| fitted_range(heights, covered, spec));
     for (k, &h) in heights.iter().enumerate() {
         let colour = elevation_colour(palette_metres(h, range));
         picture.put(k as i64 % i64::from(spec.width), k as i64 / i64::from(spec.width), colour);
@@ -652,6 +682,27 @@ mod tests {
         };
         assert!(near(-45.0) && near(45.0), "the shore runs along the face's edges");
         assert!(!near(135.0) && !near(-135.0), "land meets land elsewhere: no coast");
+    }
+
+    /// Regression (#32): a regional pack's ramp was fitted over the map's
+    /// margin too, where the ellipsoid's 0 m stands in, so a park 2,300 to
+    /// 4,300 m up started its ramp at 0 m.
+    #[test]
+    fn the_ramp_fits_the_heights_inside_the_packs_coverage() {
+        let region = Coverage { south: 0.0, west: 0.0, north: 10.0, east: 10.0 };
+        let spec = MapSpec { what: What::Elevation, region, width: 10, detail: false, range: None };
+        let park = Coverage { south: 2.0, west: 2.0, north: 8.0, east: 8.0 };
+        let heights: Vec<f64> = (0..spec.map_height())
+            .flat_map(|y| (0..10).map(move |x| (x, y)))
+            .map(|(x, y)| {
+                let (lat, lon) = spec.point(x, y);
+                if park.contains(lat, lon) { 2300.0 + 200.0 * lon.floor() } else { 0.0 }
+            })
+            .collect();
+        let covered = |lat: f64, lon: f64| park.contains(lat, lon);
+        let (lo, hi) = fitted_range(&heights, &covered, &spec);
+        assert!(lo >= 2300.0 && hi > lo, "fitted to the park, not its margin: {lo}..{hi}");
+        assert_eq!(fitted_range(&heights, &|_, _| true, &spec).0, 0.0, "a global pack's ramp takes every pixel");
     }
 
     #[test]
