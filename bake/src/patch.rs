@@ -37,7 +37,7 @@ use crate::filter::{Level, for_each_window};
 use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::geometry::tile_touches;
 use crate::landmarks::{LandmarkAudit, Verdict};
-use crate::options::{BakeOptions, Region};
+use crate::options::{BakeOptions, Progress, Region};
 use crate::patch_tiles::SpilledTiles;
 use crate::raster::{Extent, Raster, RasterError};
 use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
@@ -303,7 +303,7 @@ impl Rebake<'_> {
     /// Audits every tile of `fresh`, each decoded from its payload by the
     /// worker that audits it and dropped after: holding them all decoded
     /// took a 1,830-tile patch past 900 MB under `--memory 256M`.
-    fn audit(&self, fresh: &SpilledTiles, held: usize) -> Result<AccuracyAudit, BakeError> {
+    fn audit(&self, fresh: &SpilledTiles, held: usize, progress: &dyn Progress) -> Result<AccuracyAudit, BakeError> {
         let mut results = Vec::with_capacity(fresh.len());
         let all = fresh.tiles();
         let deepest = all.iter().map(|t| t.depth()).max().unwrap_or(0);
@@ -314,6 +314,7 @@ impl Rebake<'_> {
                 let audited: Vec<_> =
                     window.par_iter().map(|&t| self.audit_tile(fresh, t, levels)).collect::<Result<_, _>>()?;
                 results.extend(audited);
+                progress.tiles(results.len(), fresh.len());
                 Ok(())
             };
             match self.filtered(depth) && !parents.is_empty() {
@@ -425,7 +426,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
 
     progress.stage("accuracy audit of the patched tiles against the composite, before writing");
     let audit_start = Instant::now();
-    let per_depth = rebake.audit(&fresh, held)?.passed_before_writing(&options.out)?;
+    let per_depth = rebake.audit(&fresh, held, progress)?.passed_before_writing(&options.out)?;
     drop(existing);
 
     // The redo journal is written and synced before the pack is touched,
