@@ -230,11 +230,25 @@ pub fn undescribed_arguments(command: &clap::Command) -> Vec<String> {
     out
 }
 
+/// Fails (a binary's test) naming every argument [`undescribed_arguments`] finds.
+pub fn assert_every_argument_described(command: &clap::Command) {
+    let undescribed = undescribed_arguments(command);
+    assert!(undescribed.is_empty(), "{}: arguments without help text: {undescribed:?}", command.get_name());
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
 
     use super::*;
+
+    #[test]
+    fn an_argument_without_help_text_is_named_with_its_subcommand() {
+        let command = clap::Command::new("tool")
+            .arg(clap::Arg::new("said").long("said").help("Says what it does"))
+            .subcommand(clap::Command::new("map").arg(clap::Arg::new("png").long("png")).arg(clap::Arg::new("pack")));
+        assert_eq!(undescribed_arguments(&command), ["map --png", "map PACK"]);
+    }
 
     #[derive(Parser, Debug)]
     struct Probe {
