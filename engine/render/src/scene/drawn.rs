@@ -100,7 +100,7 @@ impl super::TerrainScene {
         self.render_until_resident_with(renderer, view, sun, max_frames, &mut |_, _| {})
     }
 
-    /// [`TerrainScene::render_until_resident`], telling `each_frame` of
+    /// [`Self::render_until_resident`], telling `each_frame` of
     /// every frame drawn (its number from 1 and its report) before the last,
     /// so a caller can say how a slow shot is coming along.
     pub fn render_until_resident_with(
