@@ -443,10 +443,12 @@ fn no_function_grows_past_the_length_where_reading_gets_hard() {
     for path in sources {
         let file = path.to_string_lossy().into_owned();
         for f in functions::functions(&read(&path)).into_iter().filter(|f| f.lines > MAX_FUNCTION_LINES) {
-            match LONG_FUNCTIONS.iter().find(|(p, name, ..)| *p == file && *name == f.name) {
-                Some((_, _, most, _)) if f.lines <= *most => {
-                    listed_and_long.insert((file.clone(), f.name.clone()));
-                }
+            let listed = LONG_FUNCTIONS.iter().find(|(p, name, ..)| *p == file && *name == f.name);
+            if listed.is_some() {
+                listed_and_long.insert((file.clone(), f.name.clone()));
+            }
+            match listed {
+                Some((_, _, most, _)) if f.lines <= *most => {}
                 Some((_, _, most, _)) => offences.push(format!(
                     "{file}:{} fn {}: {} lines, past the {most} its LONG_FUNCTIONS entry allows",
                     f.line, f.name, f.lines

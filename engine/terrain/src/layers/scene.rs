@@ -29,6 +29,20 @@ pub struct Scene {
     pub layers: Vec<Layer>,
 }
 
+/// The stack a scene names: `pack` (one) or `packs` (bottom first), or none.
+fn packs_of(root: &Map<String, Value>) -> Result<Vec<String>, SceneError> {
+    Ok(match (root.get("pack"), root.get("packs")) {
+        (Some(_), Some(_)) => return Err(field_error("scene", "give 'pack' or 'packs', not both")),
+        (None | Some(Value::Null), None) => Vec::new(),
+        (Some(Value::String(p)), None) => vec![p.clone()],
+        (Some(_), None) => return Err(field_error("scene", "'pack' must be a string")),
+        (None, Some(list)) => list
+            .as_array()
+            .and_then(|l| l.iter().map(|p| p.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>())
+            .ok_or_else(|| field_error("scene", "'packs' must be an array of strings"))?,
+    })
+}
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SceneError {
     #[error("not JSON: {0}")]
@@ -75,16 +89,7 @@ impl Scene {
         if !body.eq_ignore_ascii_case(expected_body) {
             return Err(SceneError::WrongBody { scene: body.to_owned(), expected: expected_body.to_owned() });
         }
-        let packs = match (root.get("pack"), root.get("packs")) {
-            (Some(_), Some(_)) => return Err(field_error("scene", "give 'pack' or 'packs', not both")),
-            (None | Some(Value::Null), None) => Vec::new(),
-            (Some(Value::String(p)), None) => vec![p.clone()],
-            (Some(_), None) => return Err(field_error("scene", "'pack' must be a string")),
-            (None, Some(list)) => list
-                .as_array()
-                .and_then(|l| l.iter().map(|p| p.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>())
-                .ok_or_else(|| field_error("scene", "'packs' must be an array of strings"))?,
-        };
+        let packs = packs_of(root)?;
         for key in root.keys() {
             if !["version", "body", "pack", "packs", "layers"].contains(&key.as_str()) {
                 return Err(field_error("scene", format!("unknown field '{key}'")));

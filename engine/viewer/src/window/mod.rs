@@ -306,6 +306,19 @@ impl App {
         }
     }
 
+    /// Hands a window event to egui (Tab only from a focused text field).
+    fn hand_to_egui(&mut self, event: &WindowEvent) {
+        let key = match event {
+            WindowEvent::KeyboardInput { event, .. } => Some(event.physical_key),
+            _ => None,
+        };
+        if let (Some(state), Some(live)) = (&mut self.egui, &self.live)
+            && egui_takes_key(key, self.panels.wants_keyboard())
+        {
+            let _ = state.on_window_event(&live.window, event);
+        }
+    }
+
     fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
         let Some(live) = &mut self.live else { return Ok(()) };
         let size = live.window.inner_size();
@@ -372,12 +385,7 @@ impl App {
         let ground = session.ground_height(self.run.flight.lat, self.run.flight.lon);
         self.run.flight.keep_above(ground);
         if self.frame.is_multiple_of(15) || self.dragging {
-            let view = session.view(&self.run.flight);
-            self.cursor_ground = session.ground_under(&view, self.cursor.0, self.cursor.1);
-            let centre = (f64::from(view.viewport.0) / 2.0, f64::from(view.viewport.1) / 2.0);
-            self.aim = session
-                .cursor_hit(&view, centre.0, centre.1, 100.0, 2000)
-                .map(|g| (g.latitude.to_degrees(), g.longitude.to_degrees()));
+            (self.cursor_ground, self.aim) = grounds(session, &self.run.flight, self.cursor);
         }
         let ui = self.panel_frame(dt);
         let Some(live) = &mut self.live else { return Ok(()) };
@@ -467,6 +475,23 @@ impl App {
     }
 }
 
+/// What lies under the cursor, and where the view's centre meets the
+/// ground ("Add here"): coarse ray casts, made every 15 frames or while
+/// dragging.
+fn grounds(
+    session: &crate::session::Session,
+    flight: &crate::flight::Flight,
+    cursor: (f64, f64),
+) -> (Option<String>, Option<(f64, f64)>) {
+    let view = session.view(flight);
+    let under_cursor = session.ground_under(&view, cursor.0, cursor.1);
+    let centre = (f64::from(view.viewport.0) / 2.0, f64::from(view.viewport.1) / 2.0);
+    let aim = session
+        .cursor_hit(&view, centre.0, centre.1, 100.0, 2000)
+        .map(|g| (g.latitude.to_degrees(), g.longitude.to_degrees()));
+    (under_cursor, aim)
+}
+
 /// Whether egui sees a window event whose key (if any) is `key`. Tab is the
 /// flight-mode switch: egui sees it only while a text field has the focus
 /// (to leave the field), never to walk its focus into the panels' fields.
@@ -485,15 +510,7 @@ impl ApplicationHandler for App {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
-        let key = match &event {
-            WindowEvent::KeyboardInput { event, .. } => Some(event.physical_key),
-            _ => None,
-        };
-        if let (Some(state), Some(live)) = (&mut self.egui, &self.live)
-            && egui_takes_key(key, self.panels.wants_keyboard())
-        {
-            let _ = state.on_window_event(&live.window, &event);
-        }
+        self.hand_to_egui(&event);
         // Keys go to a focused text field, not to the shortcuts; the
         // pointer over the panels is theirs (a release always ends a drag).
         let keys_taken = self.panels.wants_keyboard();
