@@ -468,15 +468,9 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
 fn reread(out: &Path, audited: &SpilledTiles) -> Result<(), BakeError> {
     let pack = Pack::open_unmapped(out)?;
     for tile in audited.tiles() {
-        let (want_entry, want) = (audited.entry_of(tile), audited.payload_of(tile)?);
-        let holds = match pack.entry(tile)? {
-            Some(entry) => {
-                let got = pack.payload(&entry).map_err(|e| e.in_file(out))?;
-                let same_entry = IndexEntry { payload_offset: want_entry.payload_offset, ..entry } == want_entry;
-                same_entry && got.as_ref() == &want[..] && crc32fast::hash(&got) == entry.payload_checksum
-            }
-            None => false,
-        };
+        let want = audited.entry_of(tile);
+        let holds = crate::recovery::reads_back(&pack, out, tile, &audited.payload_of(tile)?)?
+            .is_some_and(|entry| IndexEntry { payload_offset: want.payload_offset, ..entry } == want);
         if !holds {
             drop(pack);
             return Err(reject(out, format!("tile {tile} reads back other than it was audited")));

@@ -18,7 +18,8 @@
 
 use std::path::Path;
 
-use planet_terrain::pack::{Pack, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
+use planet_terrain::TileAddress;
+use planet_terrain::pack::{IndexEntry, Pack, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
 
 use crate::audit::reject;
 use crate::bake::Run;
@@ -35,8 +36,23 @@ pub(crate) fn drop_journal_of_rejected(out: &Path) {
     }
 }
 
-/// Every payload the journal wrote must be in the pack, byte for byte, at
-/// the place the pack's index says; otherwise the pack is moved aside.
+/// The pack's index entry of `tile` when the pack holds `bytes` as its
+/// payload and they pass the entry's checksum; `None` when it does not:
+/// the read-back both a patch and its recovery make of what they wrote.
+pub(crate) fn reads_back(
+    pack: &Pack,
+    out: &Path,
+    tile: TileAddress,
+    bytes: &[u8],
+) -> Result<Option<IndexEntry>, BakeError> {
+    let Some(entry) = pack.entry(tile)? else { return Ok(None) };
+    let got = pack.payload(&entry).map_err(|e| e.in_file(out))?;
+    Ok((got.as_ref() == bytes && crc32fast::hash(&got) == entry.payload_checksum).then_some(entry))
+}
+
+/// Every payload the journal wrote must be in the pack, byte for byte and
+/// passing its checksum, at the place the pack's index says; otherwise the
+/// pack is moved aside.
 fn read_back(out: &Path, journal: &PatchJournal) -> Result<(), BakeError> {
     let pack = Pack::open_unmapped(out)?;
     let path = journal_path(out);
@@ -47,12 +63,8 @@ fn read_back(out: &Path, journal: &PatchJournal) -> Result<(), BakeError> {
     let file = std::fs::File::open(&path).map_err(io("opening the patch journal to read the patch back"))?;
     for written in &journal.payloads {
         let bytes = written.read_from(&file).map_err(io("reading a payload back from the patch journal"))?;
-        let entry = pack.entry(written.tile)?.ok_or_else(|| BakeError::Patch {
-            pack: out.to_owned(),
-            reason: format!("patched tile {} is not in the pack", written.tile),
-        })?;
-        let payload = pack.payload(&entry)?;
-        if entry.payload_offset != written.offset || payload.as_ref() != &bytes[..] {
+        let holds = reads_back(&pack, out, written.tile, &bytes)?.is_some_and(|e| e.payload_offset == written.offset);
+        if !holds {
             drop(pack);
             let error = reject(out, format!("tile {} reads back other than its patch journal holds", written.tile));
             drop_journal_of_rejected(out);

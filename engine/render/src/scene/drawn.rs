@@ -117,14 +117,12 @@ impl super::TerrainScene {
             let last = frames >= max_frames;
             let mode = if last { ReadBack::Always } else { ReadBack::WhenComplete };
             let mut report = self.frame(renderer, view, sun, mode)?;
-            if !(report.complete || last) {
-                each_frame(frames, &report);
-            }
             if report.complete || last {
                 report.gpu = renderer.finish()?;
                 let image = renderer.take_image()?.expect("the frame was read back");
                 return Ok((report, image, frames));
             }
+            each_frame(frames, &report);
             // Nothing new to draw until a worker finishes a tile.
             if let (0, Some(loader)) = (report.statistics.uploads, &self.loader) {
                 loader.wait(std::time::Duration::from_millis(250));
