@@ -402,12 +402,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "one validation per header field in layout order, line for line with docs/planetpack.md's header table",
     ),
     (
-        "engine/terrain/src/pack/patch.rs",
-        "plan",
-        87,
-        "a patch's journal planned in key order: payload places, leaf pages, directory pages, root and header, each from the last",
-    ),
-    (
         "engine/terrain/src/pack/writer.rs",
         "assemble_inner",
         91,

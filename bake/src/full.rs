@@ -32,6 +32,7 @@ use crate::report::{
 };
 use crate::sampling::{MAX_SPACING_IN_PIXELS, supported_depth};
 use crate::tile_set::{TileSet, tile_set, until_error};
+use planet_terrain::ground::LawSummary;
 
 /// The pack a bake of `prepared` makes: its header settled before any tile
 /// is chosen, the depth, and the estimated state its tiles hold.
@@ -93,20 +94,8 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     let (spec, depth, tile_state) = settle_spec(run, &prepared, &digests)?;
     let Prepared { inputs, data_depth, landmarks, pixel_spacing, .. } = prepared;
     let (codec, coverage) = (spec.codec, spec.coverage);
-    if options.if_unchanged && !options.resume {
-        let current = Pack::open(&options.out).ok().filter(|p| p.header().fingerprint == spec.fingerprint);
-        if let Some(pack) = current {
-            progress.stage(&format!(
-                "{} is up to date (same inputs and parameters, audited before it was put there); not baking again",
-                options.out.display()
-            ));
-            remove_leftovers(options, &spec.fingerprint, progress);
-            return Ok(BakeReport::new(Report::UpToDate(UpToDateReport {
-                out: options.out.display().to_string(),
-                tiles: pack.tile_count() as usize,
-                landmarks: LandmarkReport::from(&landmarks),
-            })));
-        }
+    if let Some(kept) = up_to_date(run, &spec, &landmarks) {
+        return Ok(kept);
     }
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
     let tiles = tile_set(&inputs, &options.body, &coverage, depth, scratch_dir(&options.out))?;
@@ -131,6 +120,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     }
     .run(&writer, &writer)?;
     let assembled = writer.assemble()?;
+    let detail_law = record_detail_law(&assembled, progress)?;
     let bake_seconds = bake_start.elapsed().as_secs_f64();
 
     abort_point("bake-audit");
@@ -169,13 +159,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         tiles_per_depth: tiles_per_depth(&tiles, depth),
         tiles_resumed: resumed,
         samples,
-        nodata_policy: match options.void_value {
-            Some(v) => format!("voids take {v} m (--void-value); tiles with void samples are not marked measured"),
-            None => {
-                "fill voids from surrounding samples of the tile; tiles with filled samples are not marked measured"
-                    .to_owned()
-            }
-        },
+        nodata_policy: nodata_policy(options.void_value),
         samples_filled: filled,
         bytes: BytesReport { file: summary.file_length, payload: summary.payload_bytes },
         landmarks: LandmarkReport::from(&landmarks),
@@ -188,8 +172,60 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         output_samples_per_second: (samples - resumed * TILE_STORED_SAMPLE_COUNT) as f64 / bake_seconds.max(1e-9),
         jobs: rayon::current_num_threads(),
         memory: MemoryReport::new(&run.memory, Some(tile_state)),
+        detail_law: LawSummary::of(&detail_law),
     };
     Ok(BakeReport::new(Report::Bake(Box::new(report))))
+}
+
+/// With `--if-unchanged`, the report of a pack at `--out` that the same
+/// inputs and parameters made (it passed its audit before it was put
+/// there), which is then kept as it is.
+fn up_to_date(run: &Run, spec: &PackSpec, landmarks: &crate::landmarks::LandmarkAudit) -> Option<BakeReport> {
+    let (options, progress) = (run.options, run.progress);
+    if !options.if_unchanged || options.resume {
+        return None;
+    }
+    let pack = Pack::open(&options.out).ok().filter(|p| p.header().fingerprint == spec.fingerprint)?;
+    progress.stage(&format!(
+        "{} is up to date (same inputs and parameters, audited before it was put there); not baking again",
+        options.out.display()
+    ));
+    remove_leftovers(options, &spec.fingerprint, progress);
+    Some(BakeReport::new(Report::UpToDate(UpToDateReport {
+        out: options.out.display().to_string(),
+        tiles: pack.tile_count() as usize,
+        landmarks: LandmarkReport::from(landmarks),
+    })))
+}
+
+/// What the report says of voids.
+fn nodata_policy(void_value: Option<f64>) -> String {
+    match void_value {
+        Some(v) => format!("voids take {v} m (--void-value); tiles with void samples are not marked measured"),
+        None => {
+            "fill voids from surrounding samples of the tile; tiles with filled samples are not marked measured".into()
+        }
+    }
+}
+
+/// Measures the law the assembled pack's own data continues past its
+/// height data depth and records it in the header (docs/planetpack.md,
+/// "Detail law"): fixed at the bake, so a region patch, which keeps it,
+/// changes no synthesized ground beyond the tiles it rewrites. A function
+/// of the pack's tiles alone, so a resumed or sharded bake records the
+/// same bits.
+pub(crate) fn record_detail_law(
+    assembled: &planet_terrain::pack::Assembled,
+    progress: &dyn crate::Progress,
+) -> Result<planet_terrain::pack::DetailLaw, BakeError> {
+    let path = assembled.path();
+    progress.stage(&format!("measuring the detail law of {}", path.display()));
+    let pack = Pack::open(path)?;
+    let law = planet_terrain::ground::PackSource::new(std::sync::Arc::new(pack))
+        .measure_detail_law()
+        .map_err(|e| BakeError::DetailLaw { path: path.to_owned(), cause: e.to_string() })?;
+    assembled.record_detail_law(law)?;
+    Ok(law)
 }
 
 /// The writer of `tiles` at `--out`, continuing its journal with

@@ -38,6 +38,7 @@ use crate::report::{AccuracyReport, BakeReport, Report};
 use crate::sampling::{Sampled, SurfaceSamples, settle_voids};
 use crate::shard::ShardPlan;
 use crate::shard_file::{ShardMeta, ShardSection, build_id, hex};
+use planet_terrain::ground::LawSummary;
 
 /// What a merge is told.
 #[derive(Clone, Debug)]
@@ -64,6 +65,7 @@ pub(crate) struct MergeReport {
     pub(crate) filter_seconds: f64,
     pub(crate) assemble_seconds: f64,
     pub(crate) verify_seconds: f64,
+    pub(crate) detail_law: planet_terrain::ground::LawSummary,
 }
 
 /// One shard, opened and checked.
@@ -103,20 +105,25 @@ pub fn merge(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeRepo
     pool.install(|| merge_in_pool(options, progress))
 }
 
-fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
-    let started = Instant::now();
-    // The pack must not be written over one of its own shards.
+/// The pack must not be written over one of its own shards.
+fn refuse_writing_over_a_shard(options: &MergeOptions) -> Result<(), BakeError> {
     let same_file = |a: &Path, b: &Path| {
         use std::os::unix::fs::MetadataExt;
         matches!((std::fs::metadata(a), std::fs::metadata(b)), (Ok(x), Ok(y)) if (x.dev(), x.ino()) == (y.dev(), y.ino()))
     };
-    if let Some(shard) = options.shards.iter().find(|s| same_file(s, &options.out)) {
-        return Err(BakeError::Options(format!(
+    match options.shards.iter().find(|s| same_file(s, &options.out)) {
+        Some(shard) => Err(BakeError::Options(format!(
             "--out {} is the shard {}: the merge would write over its own input",
             options.out.display(),
             shard.display()
-        )));
+        ))),
+        None => Ok(()),
     }
+}
+
+fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    let started = Instant::now();
+    refuse_writing_over_a_shard(options)?;
     let memory = MemoryPlan::new(options.memory, rayon::current_num_threads(), 0)?;
     progress.stage(&format!("checking {} shard files", options.shards.len()));
     let shards = open_shards(&options.shards)?;
@@ -174,6 +181,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     let assemble_started = Instant::now();
     let parts: Vec<&dyn TileParts> = shards.iter().map(|s| &s.pack as &dyn TileParts).collect();
     let assembled = writer.assemble_with(&parts)?;
+    let detail_law = crate::full::record_detail_law(&assembled, progress)?;
     let assemble_seconds = assemble_started.elapsed().as_secs_f64();
     progress.stage(&format!("verifying {}: every rule, every checksum", assembled.path().display()));
     let verify_started = Instant::now();
@@ -199,6 +207,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
         filter_seconds,
         assemble_seconds,
         verify_seconds,
+        detail_law: LawSummary::of(&detail_law),
     };
     Ok(BakeReport::new(Report::Merge(Box::new(report))))
 }

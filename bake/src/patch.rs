@@ -377,13 +377,12 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     }
     let blend = Blend { region, border: BORDER_PIXELS * pixel };
     let data_depth = dem_depth.min(header.height_data_depth);
-    let coverage = region;
     // Samples outside the box keep their values, so only tiles whose box
     // (padded past their apron) meets the region are re-baked.
     let mut tiles: Vec<TileAddress> = Vec::new();
     for entry in existing.entries() {
         let tile = entry?.tile();
-        if tile_touches(body, tile, &coverage, 0.0) {
+        if tile_touches(body, tile, &region, 0.0) {
             tiles.push(tile);
         }
     }
@@ -435,6 +434,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
         fingerprint: patch_fingerprint(&header.fingerprint, &inputs, &region),
         region,
         inputs: inputs[..16].try_into().expect("16 of 32 bytes"),
+        detail: law_to_keep(&options.out, &header, progress)?,
     };
     let summary = begin_patch(&options.out, &fresh, stamp)?;
     progress.stage("re-reading the patched tiles");
@@ -459,6 +459,25 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
         memory: MemoryReport::new(&run.memory, None),
     };
     Ok(BakeReport::new(Report::Patch(report)))
+}
+
+/// The detail law the patched pack records: its own, kept; a version 2
+/// pack records none, so the law its data measures before the patch (the
+/// one it was read with) is recorded with the patch.
+fn law_to_keep(
+    out: &Path,
+    header: &PackHeader,
+    progress: &dyn crate::Progress,
+) -> Result<Option<planet_terrain::pack::DetailLaw>, BakeError> {
+    if header.detail.is_some() {
+        return Ok(header.detail);
+    }
+    progress.stage(&format!("measuring the detail law of {} (version 2 records none) before the patch", out.display()));
+    let pack = std::sync::Arc::new(Pack::open_unmapped(out)?);
+    let law = planet_terrain::ground::PackSource::new(pack)
+        .measure_detail_law()
+        .map_err(|e| BakeError::DetailLaw { path: out.to_owned(), cause: e.to_string() })?;
+    Ok(Some(law))
 }
 
 /// The written pack must hold exactly the audited tiles: each tile's index

@@ -130,6 +130,9 @@ pub(crate) struct FullReport {
     pub(crate) output_samples_per_second: f64,
     pub(crate) jobs: usize,
     pub(crate) memory: MemoryReport,
+    /// The detail law measured from the finished pack and recorded in its
+    /// header (docs/planetpack.md, "Detail law").
+    pub(crate) detail_law: planet_terrain::ground::LawSummary,
 }
 
 /// The memory budget and how it was shared out, bytes (`limits`).
@@ -473,6 +476,12 @@ mod tests {
             output_samples_per_second: 1.0,
             jobs: 2,
             memory: memory(),
+            detail_law: planet_terrain::ground::LawSummary {
+                exponent: Some(0.75),
+                octave_gain: 0.59,
+                first_octave: 30.0,
+                twist_cap_m: Some(12.0),
+            },
         }));
         let full_keys = [
             "body",
@@ -490,6 +499,11 @@ mod tests {
             "data_depth",
             "data_depth_spacing_m",
             "depth",
+            "detail_law",
+            "detail_law.exponent",
+            "detail_law.first_octave",
+            "detail_law.octave_gain",
+            "detail_law.twist_cap_m",
             "height_data_depth",
             "inputs",
             "inputs.classes",

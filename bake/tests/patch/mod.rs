@@ -242,6 +242,74 @@ fn a_patch_keeps_the_pack_outside_its_box_and_takes_the_dem_inside() {
     }
 }
 
+/// Regression (#31): with detail on, a small patch moved the ground 16.7 m
+/// a quarter degree outside its box and over 1 m 110 km away, because the
+/// detail's law was measured again from the patched data when the pack was
+/// read. The law is now recorded at the bake and kept by the patch, so
+/// outside the box the ground, detail on or off, is unchanged beyond the
+/// rewritten tiles, and in them moves by the re-quantisation of their
+/// samples alone (docs/planetpack.md, "What a patch changes").
+#[test]
+fn outside_its_box_a_patch_moves_ground_with_detail_only_by_requantisation() {
+    use planet_terrain::ground::query::GroundReader;
+    use planet_terrain::ground::{HeightSource, PackSource};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 3);
+    let read = || PackSource::new(Arc::new(Pack::open(&pack).unwrap()));
+    let law = read().pack().header().detail.expect("a bake records its detail law");
+    assert_eq!(law, read().measure_detail_law().unwrap(), "the law recorded is the law measured");
+    // Around the box: a tenth, a quarter and two degrees out, and far away.
+    let mut places = Vec::new();
+    for out in [0.1, 0.25, 2.0] {
+        for (lat, lon) in [(15.0, BOX.west - out), (15.0, BOX.east + out), (BOX.south - out, 15.0)] {
+            places.push((lat, lon));
+        }
+        places.extend([(BOX.north + out, 15.0), (BOX.north + out, BOX.east + out), (BOX.south - out, BOX.west - out)]);
+    }
+    places.extend([(45.0, 60.0), (-30.0, -100.0), (16.0, 40.0)]);
+    const DEPTH: u8 = 9;
+    let heights = |source: &dyn HeightSource| -> Vec<f64> {
+        let mut reader = GroundReader::new(source, DEPTH);
+        places.iter().map(|&(lat, lon)| reader.height(Geodetic::from_degrees(lat, lon, 0.0)).unwrap()).collect()
+    };
+    let (off_before, on_before) = (heights(&read()), heights(&read().with_detail()));
+
+    let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
+    let report = bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap().to_json();
+    let after = read();
+    assert_eq!(after.pack().header().detail, Some(law), "the patch keeps the law");
+    let remeasured = after.measure_detail_law().unwrap();
+    eprintln!("law recorded {law:?}; measured again after the patch {remeasured:?}");
+    assert_ne!(remeasured, law, "this patch changes what the data measures, so the test can tell");
+    let (off_after, on_after) = (heights(&after), heights(&after.with_detail()));
+
+    let patched: Vec<String> =
+        report["patched"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
+    let data_depth = after.pack().header().height_data_depth;
+    let amplification = 1.0 + f64::from(law.first_octave) * after.with_detail().octave_sum_bound(data_depth);
+    let (mut exact, mut bounded) = (0, 0);
+    for (k, &(lat, lon)) in places.iter().enumerate() {
+        let tile = locate(&Body::earth(), Geodetic::from_degrees(lat, lon, 0.0), data_depth).0;
+        let (d_off, d_on) = (off_after[k] - off_before[k], on_after[k] - on_before[k]);
+        eprintln!("{lat} N {lon} E ({tile}): detail off moved {d_off:+.4} m, on {d_on:+.4} m");
+        if patched.contains(&tile.to_string()) {
+            // The tile was rewritten: its samples outside the box moved by
+            // half its new step at most, and detail's amplitude with them.
+            let half_step = after.pack().read_tile(tile).unwrap().quantisation_step() / 2.0;
+            assert!(d_off.abs() <= half_step + 1e-3, "{lat} N {lon} E, detail off: {d_off} m > {half_step} m");
+            let bound = half_step * amplification + 1e-3;
+            eprintln!("  rewritten: half step {half_step:.4} m, bound with detail {bound:.3} m (x{amplification:.1})");
+            assert!(d_on.abs() <= bound, "{lat} N {lon} E, detail on: {d_on} m > {bound} m");
+            bounded += 1;
+        } else {
+            assert_eq!((d_off, d_on), (0.0, 0.0), "{lat} N {lon} E lies beyond the rewritten tiles");
+            exact += 1;
+        }
+    }
+    assert!(exact >= 3 && bounded >= 6, "points of both kinds were checked: {exact} exact, {bounded} bounded");
+}
+
 #[test]
 fn ancestors_are_rebuilt_from_the_same_composite_at_their_own_depth() {
     let dir = tempfile::tempdir().unwrap();

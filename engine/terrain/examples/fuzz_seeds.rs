@@ -1,4 +1,5 @@
-//! Writes the fuzzer's seed corpus: one tiny pack per codec (0, 1 and 2).
+//! Writes the fuzzer's seed corpus: one tiny pack per codec (0, 1 and 2),
+//! the first version 2, the others version 3 (a recorded detail law).
 //!
 //! The key decision: seeds are made by the real writer, so they start the
 //! fuzzer on packs every rule accepts, one per payload layout, and they
@@ -8,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use planet_terrain::pack::{Codec, Coverage, PackSpec, PackWriter, TileContent};
+use planet_terrain::pack::{Codec, Coverage, DetailLaw, PackSpec, PackWriter, TileContent};
 use planet_terrain::{Body, TILE_STORED_SAMPLE_COUNT, TileAddress};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -42,7 +43,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 measured: true,
             },
         )?;
-        writer.finish()?;
+        if codec == Codec::Heights {
+            writer.finish()?;
+        } else {
+            let assembled = writer.assemble()?;
+            assembled.record_detail_law(DetailLaw::rounded(Some(45), 23.5, 4.0))?;
+            assembled.commit()?;
+        }
         println!("{} ({} bytes)", path.display(), std::fs::metadata(&path)?.len());
     }
     Ok(())

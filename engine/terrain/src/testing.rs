@@ -131,7 +131,7 @@ pub fn write_procedural_pack(path: &std::path::Path, depth: u8) -> Result<(), cr
     Ok(())
 }
 
-/// Writes a synthetic version 2 pack of the first `n` tiles in key order
+/// Writes a synthetic version 3 pack of the first `n` tiles in key order
 /// (every tile of depth 0, then depth 1, ...) to `path`, each with a
 /// distinct 9-byte payload that is not a tile (never decode one): the large
 /// end of the index benches and tests, where what matters is the index, not
@@ -193,6 +193,7 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
         coverage: Coverage::GLOBAL,
         index_checksum: root_checksum,
         patches: PatchHistory::default(),
+        detail: Some(crate::pack::format::DetailLaw::rounded(None, 17.32, f64::INFINITY)),
     };
     file.write_all_at(&encode_header(&header), 0).map_err(io())?;
     Ok(offset)

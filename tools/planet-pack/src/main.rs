@@ -21,7 +21,7 @@ use planet_cli::map;
 use planet_cli::stack::PackOpener;
 use planet_terrain::camera::View;
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
-use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, Provenance, locate};
+use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, LawSummary, PackSource, Provenance, locate};
 use planet_terrain::layers::LayerStack;
 use planet_terrain::lod::{SelectionSettings, select};
 use planet_terrain::pack::{Coverage, Pack};
@@ -254,41 +254,86 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
+    use planet_terrain::pack::format::VERSION;
     if planet_cli::stack::is_remote(pack) {
         bail!("{}: upgrade rewrites a local file; download the pack first", pack.display());
     }
     let out = out.unwrap_or(pack);
-    if Pack::open(pack).is_ok() {
-        if out != pack {
-            bail!("{} is already version {}; copy it instead", pack.display(), planet_terrain::pack::format::VERSION);
+    let from = match Pack::open(pack) {
+        Ok(p) if p.header().detail.is_some() => {
+            if out != pack {
+                bail!("{} is already version {VERSION}; copy it instead", pack.display());
+            }
+            outln!("{}: already version {VERSION}, nothing to do", pack.display());
+            return Ok(());
         }
-        outln!("{}: already version {}, nothing to do", pack.display(), planet_terrain::pack::format::VERSION);
-        return Ok(());
-    }
-    let summary = planet_terrain::pack::upgrade(pack, out)?;
+        Ok(p) => {
+            // Version 2: the same bytes with the law in the header. A copy
+            // is made beside `out` and renamed over it once it holds the law.
+            if out != pack {
+                let tmp = planet_terrain::pack::tmp_path(out);
+                std::fs::copy(pack, &tmp)
+                    .with_context(|| format!("copying {} to {}", pack.display(), tmp.display()))?;
+                drop(p);
+                let recorded = record_measured_law(&tmp)
+                    .and_then(|()| std::fs::rename(&tmp, out).context("renaming the upgraded copy into place"));
+                if recorded.is_err() {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+                recorded?;
+            } else {
+                drop(p);
+                record_measured_law(out)?;
+            }
+            2
+        }
+        Err(_) => {
+            planet_terrain::pack::upgrade(pack, out)?;
+            record_measured_law(out)?;
+            1
+        }
+    };
+    let upgraded = Pack::open(out)?;
+    let law = upgraded.header().detail.as_ref().map(LawSummary::of).context("the upgraded pack records no law")?;
     outln!(
-        "{}: version 1 -> {} at {}: {} tiles, {} -> {} bytes, verified",
+        "{}: version {from} -> {VERSION} at {}: {} tiles, {} bytes, verified; detail law {law}",
         pack.display(),
-        planet_terrain::pack::format::VERSION,
         out.display(),
-        summary.tiles,
-        summary.old_length,
-        summary.new_length
+        upgraded.header().tile_count,
+        upgraded.file_length(),
     );
     Ok(())
 }
 
-fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
-    let h = pack.header();
-    let mut per_depth = vec![0u64; usize::from(h.max_depth) + 1];
-    // One streaming pass over the index pages: a planet's index is not
-    // held in memory for a summary.
+/// Measures the law the pack at `path` continues past its data depth (as a
+/// bake does) and records it in its header, then verifies the whole pack.
+fn record_measured_law(path: &Path) -> Result<()> {
+    let pack = Arc::new(Pack::open(path)?);
+    let law = PackSource::new(pack.clone())
+        .measure_detail_law()
+        .with_context(|| format!("{}: measuring the detail law", path.display()))?;
+    drop(pack);
+    planet_terrain::pack::record_detail_law(path, law)?;
+    Pack::open(path)?.verify()?;
+    Ok(())
+}
+
+/// Tiles per depth and payload bytes, in one streaming pass over the
+/// index pages: a planet's index is not held in memory for a summary.
+fn tally_entries(pack: &Pack) -> Result<(Vec<u64>, u64)> {
+    let mut per_depth = vec![0u64; usize::from(pack.header().max_depth) + 1];
     let mut payload_bytes = 0u64;
     for e in pack.entries() {
         let e = e?;
         per_depth[usize::from(e.tile().depth())] += 1;
         payload_bytes += u64::from(e.payload_length);
     }
+    Ok((per_depth, payload_bytes))
+}
+
+fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
+    let h = pack.header();
+    let (per_depth, payload_bytes) = tally_entries(pack)?;
     let layout = pack.layout();
     let decoded_bytes = h.tile_count * h.codec.decoded_length() as u64;
     let ratio = decoded_bytes as f64 / payload_bytes.max(1) as f64;
@@ -302,7 +347,7 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
         };
         let info = output::PackInfo {
             path: pack.path().map(|p| p.display().to_string()),
-            version: planet_terrain::pack::format::VERSION,
+            version: h.version(),
             body: h.body.name().to_owned(),
             radii_m: [radii.x, radii.y, radii.z],
             tier: h.tier.clone(),
@@ -321,6 +366,7 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
                 .patches
                 .last
                 .map(|l| output::LastPatchInfo { region: l.region, inputs_sha256_prefix: hex(&l.inputs) }),
+            detail_law: h.detail.as_ref().map(LawSummary::of),
             file_bytes: pack.file_length(),
             index_bytes: h.payload_offset - h.index_offset,
             index_pages: output::IndexPages {
@@ -370,13 +416,17 @@ fn info(pack: &Pack, as_json: bool, list_tiles: bool) -> Result<()> {
             hex(&l.inputs)
         ),
     }
+    match &h.detail {
+        Some(law) => outln!("detail law    {}", LawSummary::of(law)),
+        None => outln!("detail law    none recorded (version 2): measured when read; `planet-pack upgrade` records it"),
+    }
     outln!("tiles         {}", h.tile_count);
     for (depth, count) in per_depth.iter().enumerate().filter(|(_, n)| **n > 0) {
         outln!("  depth {depth:>2}    {count}");
     }
     outln!(
         "index         version {}: a {} B root, {} directory and {} leaf pages",
-        planet_terrain::pack::format::VERSION,
+        h.version(),
         layout.root_length(),
         layout.directories,
         layout.leaves

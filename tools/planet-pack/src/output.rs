@@ -30,6 +30,8 @@ pub struct PackInfo {
     pub fingerprint: String,
     pub patches: u32,
     pub last_patch: Option<LastPatchInfo>,
+    /// The detail law the header records; null in a version 2 pack.
+    pub detail_law: Option<planet_terrain::ground::LawSummary>,
     pub file_bytes: u64,
     pub index_bytes: u64,
     pub index_pages: IndexPages,

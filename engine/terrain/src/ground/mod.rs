@@ -19,7 +19,9 @@ pub mod query;
 pub mod roughness;
 mod stack;
 
-pub use detail::{DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DetailSource, SMOOTH_BELOW_M, SMOOTH_GAIN, WATER_CLASSES};
+pub use detail::{
+    DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DetailSource, LawSummary, SMOOTH_BELOW_M, SMOOTH_GAIN, WATER_CLASSES,
+};
 pub use function::HeightFunction;
 pub use inset::{INVENTED_COLOUR, InsetSource, Reach, TRANSITION_M};
 pub use pack::PackSource;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
 use crate::geo::body::Body;
 use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
-use crate::pack::{DecodedTile, Pack};
+use crate::pack::{DecodedTile, DetailLaw, Pack};
 
 #[derive(Debug, Clone)]
 pub struct PackSource {
@@ -34,6 +34,27 @@ impl PackSource {
 
     pub fn pack(&self) -> &Pack {
         &self.pack
+    }
+
+    /// The law this pack's own data continues past its height data depth,
+    /// measured inside its coverage and rounded as its header records it:
+    /// what a bake records, and what a version 2 pack, which records none,
+    /// is read with.
+    pub fn measure_detail_law(&self) -> Result<DetailLaw, SourceError> {
+        let coverage = self.pack.header().coverage;
+        crate::ground::DetailSource::measure_law(&(Arc::new(self.clone()) as Arc<dyn HeightSource>), coverage)
+    }
+
+    /// The pack's ground with its detail: the law its header records, or,
+    /// for a version 2 pack, the law its data measures.
+    pub fn with_detail(&self) -> crate::ground::DetailSource {
+        let source: Arc<dyn HeightSource> = Arc::new(self.clone());
+        let header = self.pack.header();
+        match header.detail {
+            Some(law) => crate::ground::DetailSource::with_law(source, law),
+            None => crate::ground::DetailSource::within(source, header.coverage),
+        }
+        .resampling_its_data(header.max_depth <= header.height_data_depth)
     }
 }
 

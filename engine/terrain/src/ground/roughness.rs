@@ -368,8 +368,13 @@ const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
 /// `H` rounded to a multiple of 1/64 inside 0.3..=1.0 and its gain `2^-H`
 /// as a product of exact literals; `None` for a non-finite `H`.
 pub(crate) fn rounded_gain(h: f64) -> Option<(f64, f64)> {
-    let steps = h.is_finite().then(|| (h * 64.0).round().clamp(19.0, 64.0) as u32)?;
-    Some((f64::from(steps) / 64.0, (0..steps).fold(1.0, |g, _| g * STEP_GAIN)))
+    let steps = h.is_finite().then(|| (h * 64.0).round().clamp(19.0, 64.0) as u8)?;
+    Some((f64::from(steps) / 64.0, gain_of_64ths(steps)))
+}
+
+/// The octave gain `2^-H` of `H = steps / 64`, as [`rounded_gain`] gives it.
+pub(crate) fn gain_of_64ths(steps: u8) -> f64 {
+    (0..steps).fold(1.0, |g, _| g * STEP_GAIN)
 }
 
 /// The data-depth tiles wholly inside `coverage` (their corners and centre)

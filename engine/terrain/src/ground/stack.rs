@@ -13,9 +13,7 @@ use std::sync::Arc;
 
 use crate::geo::address::{TILE_STORED_SAMPLE_COUNT, TileAddress};
 use crate::geo::body::{Body, Geodetic};
-use crate::ground::{
-    DetailSource, HeightSource, InsetSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, locate,
-};
+use crate::ground::{HeightSource, InsetSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, locate};
 use crate::pack::Coverage;
 
 /// The body's reference ellipsoid as ground: 0 m everywhere, invented.
@@ -129,17 +127,13 @@ impl GroundStack {
     /// data depth (`on`), or without (`off`, the packs' samples alone). Per
     /// pack, not over the whole stack: an inset's deeper data must not move
     /// the ground outside its box, and each pack's detail continues its own
-    /// data's roughness.
+    /// data's roughness, by the law it recorded when it was baked.
     pub fn with_detail(&self, on: bool) -> GroundStack {
         let mut top = self.base.clone();
         for pack in &self.layers {
             let header = pack.source.pack().header();
-            let ground: Arc<dyn HeightSource> = if on {
-                let detail = DetailSource::within(Arc::new(pack.source.clone()), header.coverage);
-                Arc::new(detail.resampling_its_data(header.max_depth <= header.height_data_depth))
-            } else {
-                Arc::new(pack.source.clone())
-            };
+            let ground: Arc<dyn HeightSource> =
+                if on { Arc::new(pack.source.with_detail()) } else { Arc::new(pack.source.clone()) };
             top = Arc::new(InsetSource::over(top, ground, header.coverage));
         }
         GroundStack { top, base: self.base.clone(), layers: self.layers.clone(), detail: on }

@@ -12,7 +12,12 @@ use crate::geo::body::{Body, Ellipsoid};
 use crate::pack::error::PackError;
 
 pub const MAGIC: [u8; 8] = *b"PLNTPACK";
-pub const VERSION: u16 = 2;
+/// The version a pack is written as: version 2 plus the detail law.
+pub const VERSION: u16 = 3;
+/// The paged index without a recorded detail law: still read (its law is
+/// measured when it is opened), and made version 3 by `planet-pack upgrade`
+/// or by its first region patch.
+pub const VERSION_WITHOUT_DETAIL_LAW: u16 = 2;
 /// The flat-index version `planet-pack upgrade` converts from.
 pub const VERSION_FLAT_INDEX: u16 = 1;
 pub const HEADER_LENGTH: usize = 256;
@@ -27,6 +32,13 @@ pub const MIN_COMPRESSION_LEVEL: i8 = -7;
 pub const MAX_COMPRESSION_LEVEL: i8 = 22;
 /// Smallest legal zstd frame: magic (4) + frame header (2) + block header (3).
 pub const MIN_PAYLOAD_LENGTH: u32 = 9;
+
+/// Header code of `detail_exponent` for "the data gave no exponent": the
+/// default octave gain `2^-0.8`.
+pub const DETAIL_EXPONENT_DEFAULT: u8 = 255;
+/// The largest first-octave amplitude a law may record (metres of octave
+/// amplitude per metre of twist).
+pub const MAX_FIRST_OCTAVE: f32 = 120.0;
 
 /// Entry flag bit 0: every sample of this tile was measured at this tile's
 /// depth (clear: resampled from an ancestor, or invented).
@@ -155,6 +167,81 @@ pub struct PackHeader {
     pub index_checksum: u32,
     /// Region patches applied since the bake, and the last one.
     pub patches: PatchHistory,
+    /// The law the pack's synthesized detail follows, recorded at the bake
+    /// (version 3); `None` in a version 2 pack, whose law its reader
+    /// measures.
+    pub detail: Option<DetailLaw>,
+}
+
+/// The law of a pack's synthesized detail past its height data depth,
+/// measured from its own data when it was baked and recorded in its header
+/// at the precision the header holds. What is recorded is the law: a bake
+/// rounds what it measured before it uses it, so the bake's audit, the
+/// viewer and a region patch all synthesize the same ground, and a patch,
+/// which keeps the law, changes no detail beyond the tiles it rewrites.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct DetailLaw {
+    /// The data's roughness exponent `H` in 64ths (19..=64), or `None` where
+    /// the data gave none (the default gain).
+    pub exponent_64ths: Option<u8>,
+    /// The first octave's amplitude per metre of a data cell's twist,
+    /// `0 < a <= 120`, as the header's f32 holds it.
+    pub first_octave: f32,
+    /// The largest twist (metres) a cell's amplitude follows, positive, as
+    /// the header's bfloat16 holds it; `+inf` for no cap.
+    pub twist_cap: f32,
+}
+
+impl DetailLaw {
+    /// A law rounded to what the header records: the first octave to the
+    /// nearest f32, the twist cap to the nearest bfloat16.
+    pub fn rounded(exponent_64ths: Option<u8>, first_octave: f64, twist_cap: f64) -> DetailLaw {
+        DetailLaw {
+            exponent_64ths,
+            first_octave: first_octave as f32,
+            twist_cap: bf16_value(bf16_bits(twist_cap as f32)),
+        }
+    }
+
+    /// The rules a recorded law obeys; the reason when it breaks one.
+    pub fn check(&self) -> Result<(), (&'static str, usize, String)> {
+        if let Some(k) = self.exponent_64ths
+            && !(19..=64).contains(&k)
+        {
+            return Err(("detail_exponent", at::DETAIL_EXPONENT, format!("{k}/64 is outside 19/64..=64/64")));
+        }
+        if self.first_octave.is_nan() || self.first_octave <= 0.0 || self.first_octave > MAX_FIRST_OCTAVE {
+            let reason = format!("{} must lie in 0 < a <= {MAX_FIRST_OCTAVE}", self.first_octave);
+            return Err(("detail_first_octave", at::DETAIL_FIRST_OCTAVE, reason));
+        }
+        if self.twist_cap.is_nan() || self.twist_cap <= 0.0 {
+            return Err(("detail_twist_cap", at::DETAIL_TWIST_CAP, format!("{} must be positive", self.twist_cap)));
+        }
+        Ok(())
+    }
+}
+
+/// The bfloat16 nearest `v` (ties to even): the upper half of an f32.
+fn bf16_bits(v: f32) -> u16 {
+    let bits = v.to_bits();
+    if v.is_nan() {
+        return 0x7fc0;
+    }
+    // A finite value past bfloat16's largest rounds to +inf, no cap: a cap
+    // that large caps nothing anyway.
+    (bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+fn bf16_value(bits: u16) -> f32 {
+    f32::from_bits(u32::from(bits) << 16)
+}
+
+impl PackHeader {
+    /// The version this header is written as: 3 with a detail law, 2
+    /// without.
+    pub fn version(&self) -> u16 {
+        if self.detail.is_some() { VERSION } else { VERSION_WITHOUT_DETAIL_LAW }
+    }
 }
 
 /// What a pack says of the region patches it has had: how many, and where
@@ -269,7 +356,10 @@ mod at {
     pub const COLOUR_DEPTH: usize = 18;
     pub const MAX_DEPTH: usize = 19;
     pub const COMPRESSION_LEVEL: usize = 20;
+    /// Version 2: bytes 21..24 reserved (zero).
     pub const RESERVED_A: usize = 21;
+    pub const DETAIL_EXPONENT: usize = 21;
+    pub const DETAIL_TWIST_CAP: usize = 22;
     pub const RADII: usize = 24;
     pub const BODY: usize = 48;
     pub const TIER: usize = 80;
@@ -283,14 +373,16 @@ mod at {
     pub const PATCH_COUNT: usize = 212;
     pub const LAST_PATCH_REGION: usize = 216;
     pub const LAST_PATCH_INPUTS: usize = 232;
+    /// Version 2: bytes 248..252 reserved (zero).
     pub const RESERVED: usize = 248;
+    pub const DETAIL_FIRST_OCTAVE: usize = 248;
 }
 
 /// Encodes a header, computing its checksum.
 pub fn encode_header(h: &PackHeader) -> [u8; HEADER_LENGTH] {
     let mut b = [0u8; HEADER_LENGTH];
     b[..8].copy_from_slice(&MAGIC);
-    put_u16(&mut b, at::VERSION, VERSION);
+    put_u16(&mut b, at::VERSION, h.version());
     put_u16(&mut b, at::HEADER_LENGTH, HEADER_LENGTH as u16);
     put_u16(&mut b, at::CORE_SAMPLES, TILE_CORE_SAMPLES as u16);
     b[at::APRON] = TILE_APRON as u8;
@@ -325,20 +417,28 @@ pub fn encode_header(h: &PackHeader) -> [u8; HEADER_LENGTH] {
         }
         b[at::LAST_PATCH_INPUTS..at::LAST_PATCH_INPUTS + 16].copy_from_slice(&last.inputs);
     }
+    if let Some(law) = h.detail {
+        b[at::DETAIL_EXPONENT] = law.exponent_64ths.unwrap_or(DETAIL_EXPONENT_DEFAULT);
+        put_u16(&mut b, at::DETAIL_TWIST_CAP, bf16_bits(law.twist_cap));
+        b[at::DETAIL_FIRST_OCTAVE..at::DETAIL_FIRST_OCTAVE + 4].copy_from_slice(&law.first_octave.to_le_bytes());
+    }
     let checksum = crc32fast::hash(&b[..HEADER_CHECKSUM_OFFSET]);
     put_u32(&mut b, HEADER_CHECKSUM_OFFSET, checksum);
     b
 }
 
-/// Decodes and validates a header against the length of the file it came
-/// from. Checks run in the order docs/planetpack.md lists them.
+/// Decodes and validates a header (version 3, or version 2 without a
+/// detail law) against the length of the file it came from. Checks run in
+/// the order docs/planetpack.md lists them.
 pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackError> {
-    decode_header_as(bytes, file_length, VERSION)
+    let found = bytes.get(at::VERSION..at::VERSION + 2).map(|v| get_u16(v, 0));
+    let version = if found == Some(VERSION_WITHOUT_DETAIL_LAW) { VERSION_WITHOUT_DETAIL_LAW } else { VERSION };
+    decode_header_as(bytes, file_length, version)
 }
 
-/// Decodes a header of `version` (the current one, or the flat-index
-/// version 1 that `planet-pack upgrade` reads); the index's length is the
-/// one rule that differs between them.
+/// Decodes a header of `version` (3, 2, or the flat-index version 1 that
+/// `planet-pack upgrade` reads); the index's length and the detail law are
+/// the rules that differ between them.
 pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<PackHeader, PackError> {
     if bytes.len() < HEADER_LENGTH {
         return Err(PackError::Truncated { section: "header", start: 0, end: HEADER_LENGTH as u64, file_length });
@@ -412,9 +512,7 @@ pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<
             format!("{compression_level} is outside zstd's {MIN_COMPRESSION_LEVEL}..={MAX_COMPRESSION_LEVEL}"),
         ));
     }
-    if b[at::RESERVED_A..at::RADII].iter().any(|&c| c != 0) {
-        return Err(field("reserved", at::RESERVED_A, "reserved bytes must be zero".into()));
-    }
+    let detail = decode_detail_law(b, version)?;
     let radii = [get_f64(b, at::RADII), get_f64(b, at::RADII + 8), get_f64(b, at::RADII + 16)];
     let ellipsoid_ok =
         Ellipsoid::new(radii[0], radii[1], radii[2]).map_err(|e| field("radii", at::RADII, e.to_string()));
@@ -480,9 +578,6 @@ pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<
     };
     coverage.validate().map_err(|reason| field("coverage", at::COVERAGE, reason))?;
     let patches = decode_patch_history(b)?;
-    if b[at::RESERVED..HEADER_CHECKSUM_OFFSET].iter().any(|&c| c != 0) {
-        return Err(field("reserved", at::RESERVED, "reserved bytes must be zero".into()));
-    }
     Ok(PackHeader {
         codec,
         height_data_depth,
@@ -499,7 +594,32 @@ pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<
         coverage,
         index_checksum: get_u32(b, at::INDEX_CHECKSUM),
         patches,
+        detail,
     })
+}
+
+/// Version 3's detail law; versions 1 and 2 hold zero bytes in its place.
+fn decode_detail_law(b: &[u8], version: u16) -> Result<Option<DetailLaw>, PackError> {
+    let field = |field: &'static str, offset: usize, reason: String| PackError::HeaderField {
+        field,
+        offset: offset as u64,
+        reason,
+    };
+    if version < VERSION {
+        if b[at::RESERVED_A..at::RADII].iter().any(|&c| c != 0) {
+            return Err(field("reserved", at::RESERVED_A, "reserved bytes must be zero".into()));
+        }
+        if b[at::RESERVED..HEADER_CHECKSUM_OFFSET].iter().any(|&c| c != 0) {
+            return Err(field("reserved", at::RESERVED, "reserved bytes must be zero".into()));
+        }
+        return Ok(None);
+    }
+    let code = b[at::DETAIL_EXPONENT];
+    let first_octave = get_f32(b, at::DETAIL_FIRST_OCTAVE);
+    let twist_cap = bf16_value(get_u16(b, at::DETAIL_TWIST_CAP));
+    let law = DetailLaw { exponent_64ths: (code != DETAIL_EXPONENT_DEFAULT).then_some(code), first_octave, twist_cap };
+    law.check().map_err(|(name, offset, reason)| field(name, offset, reason))?;
+    Ok(Some(law))
 }
 
 /// The patch count and the last patch: all zero for a pack as baked; a

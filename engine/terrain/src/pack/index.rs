@@ -1,4 +1,4 @@
-//! The paged index of a version 2 pack: a root directory, directory pages
+//! The paged index (versions 2 and 3): a root directory, directory pages
 //! and leaf pages, all placed by the tile count alone.
 //!
 //! The key decision: pages are fixed-size runs of the key-ordered entry

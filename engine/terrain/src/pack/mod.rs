@@ -23,11 +23,11 @@ pub mod writer;
 
 pub use codec::{DecodedTile, EncodedTile, TileContent, stored_index};
 pub use error::PackError;
-pub use format::{Codec, Coverage, IndexEntry, LastPatch, PackHeader, PatchHistory};
+pub use format::{Codec, Coverage, DetailLaw, IndexEntry, LastPatch, PackHeader, PatchHistory};
 pub use index::IndexLayout;
 pub use journal::{IndexWrite, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
 pub use parts::{TileParts, merged_keys};
 pub use patch::{PatchStamp, PatchSummary, PatchTiles, begin_patch, patch_tiles};
 pub use reader::{Pack, PackBytes, ReadFile, VerifySummary};
-pub use upgrade::{UpgradeSummary, upgrade};
+pub use upgrade::{UpgradeSummary, record_detail_law, upgrade};
 pub use writer::{Assembled, PackSpec, PackWriter, WriteSummary, partial_path, tmp_path};

@@ -16,7 +16,7 @@ use std::path::Path;
 use crate::pack::codec::EncodedTile;
 use crate::pack::crash::abort_point;
 use crate::pack::error::PackError;
-use crate::pack::format::{Coverage, IndexEntry, LastPatch, PatchHistory, encode_entry, encode_header};
+use crate::pack::format::{Coverage, IndexEntry, LastPatch, PackHeader, PatchHistory, encode_entry, encode_header};
 use crate::pack::index::{DIRECTORY_REFS, PageRef, encode_refs};
 use crate::pack::journal::{IndexWrite, JournalPayload, PatchJournal, finish_patch, journal_path};
 use crate::pack::reader::Pack;
@@ -39,6 +39,30 @@ pub struct PatchStamp {
     pub region: Coverage,
     /// The first 16 bytes of the digest of the patch's inputs.
     pub inputs: [u8; 16],
+    /// The detail law a version 2 pack (which records none) is to record:
+    /// the one measured from it before the patch, so its detail is what it
+    /// was. A version 3 pack keeps its own; this is then unused.
+    pub detail: Option<crate::pack::DetailLaw>,
+}
+
+impl PatchStamp {
+    /// The patched pack's header: the new fingerprint, one more patch and
+    /// this one as the last, and the law a version 2 pack is to record.
+    fn apply_to(&self, header: &mut PackHeader) {
+        header.fingerprint = self.fingerprint;
+        header.detail = header.detail.or(self.detail);
+        // The box as the header stores it (f32), so the header read back is
+        // the header written.
+        let r = |v: f64| f64::from(v as f32);
+        let b = self.region;
+        header.patches = PatchHistory {
+            count: header.patches.count.saturating_add(1),
+            last: Some(LastPatch {
+                region: Coverage { south: r(b.south), west: r(b.west), north: r(b.north), east: r(b.east) },
+                inputs: self.inputs,
+            }),
+        };
+    }
 }
 
 /// The re-encoded tiles a patch writes: each tile's index figures, and its
@@ -193,18 +217,7 @@ fn plan(
     drop(pack);
 
     header.file_length = end;
-    header.fingerprint = stamp.fingerprint;
-    // The box as the header stores it (f32), so the header read back is
-    // the header written.
-    let r = |v: f64| f64::from(v as f32);
-    let b = stamp.region;
-    header.patches = PatchHistory {
-        count: header.patches.count.saturating_add(1),
-        last: Some(LastPatch {
-            region: Coverage { south: r(b.south), west: r(b.west), north: r(b.north), east: r(b.east) },
-            inputs: stamp.inputs,
-        }),
-    };
+    stamp.apply_to(&mut header);
     let mut journal = PatchJournal { old_header, new_header: encode_header(&header), index_writes, payloads };
     journal.place_payloads();
     Ok((journal, sources))

@@ -1,5 +1,6 @@
-//! Converting a version 1 pack (one flat index, read whole) to version 2
-//! (the paged index).
+//! Converting a version 1 pack (one flat index, read whole) to the paged
+//! index, and recording a detail law in a version 2 pack's header (which
+//! makes it version 3).
 //!
 //! The key decision: the reader reads version 2 only, and version 1 is
 //! converted once by `planet-pack upgrade`, so there is one index code path
@@ -18,7 +19,8 @@ use std::path::Path;
 
 use crate::pack::error::PackError;
 use crate::pack::format::{
-    ENTRY_LENGTH, HEADER_LENGTH, IndexEntry, VERSION_FLAT_INDEX, decode_entry, decode_header_as, encode_header,
+    DetailLaw, ENTRY_LENGTH, HEADER_LENGTH, IndexEntry, VERSION_FLAT_INDEX, decode_entry, decode_header,
+    decode_header_as, encode_header,
 };
 use crate::pack::index::{IndexBuilder, IndexLayout};
 use crate::pack::reader::{MappedFile, PackBytes};
@@ -109,4 +111,29 @@ fn upgrade_inner(src: &Path, dst: &Path) -> Result<UpgradeSummary, PackError> {
     }
     std::fs::rename(&tmp, dst).map_err(PackError::io("renaming the upgraded pack into place"))?;
     Ok(UpgradeSummary { tiles: header.tile_count, old_length: file_length, new_length: header.file_length })
+}
+
+/// Records `law` in the header of the pack at `path` (a version 2 pack, or
+/// one just assembled), which makes it version 3. Only the header changes:
+/// one write of its 256 bytes (one disk sector, so a crash leaves the old
+/// header or the new one), then a sync. The header must read as valid
+/// before and after.
+pub fn record_detail_law(path: &Path, law: DetailLaw) -> Result<(), PackError> {
+    record_detail_law_inner(path, law).map_err(|e| e.in_file(path))
+}
+
+fn record_detail_law_inner(path: &Path, law: DetailLaw) -> Result<(), PackError> {
+    law.check().map_err(|(field, _, reason)| PackError::BadSpec(format!("detail law: {field} {reason}")))?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(PackError::io("opening the pack to record its detail law"))?;
+    let file_length = file.metadata().map_err(PackError::io("reading the pack's length"))?.len();
+    let mut head = vec![0u8; (HEADER_LENGTH as u64).min(file_length) as usize];
+    file.read_exact_at(&mut head, 0).map_err(PackError::io("reading the header"))?;
+    let mut header = decode_header(&head, file_length)?;
+    header.detail = Some(law);
+    file.write_all_at(&encode_header(&header), 0).map_err(PackError::io("writing the header"))?;
+    file.sync_all().map_err(PackError::io("syncing the header"))
 }

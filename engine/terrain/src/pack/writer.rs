@@ -94,6 +94,9 @@ impl PackSpec {
             coverage: self.coverage,
             index_checksum: 0,
             patches: PatchHistory::default(),
+            // Measured from the assembled tiles, then recorded
+            // (`Assembled::record_detail_law`).
+            detail: None,
         })
     }
 }
@@ -598,6 +601,13 @@ impl Assembled {
 
     pub fn summary(&self) -> WriteSummary {
         self.summary
+    }
+
+    /// Records the detail law the caller measured from the assembled tiles
+    /// (the law changes no tile) in the header, before the pack is
+    /// committed: a committed bake is always version 3.
+    pub fn record_detail_law(&self, law: crate::pack::DetailLaw) -> Result<(), PackError> {
+        crate::pack::upgrade::record_detail_law(&self.tmp, law)
     }
 
     /// Renames the assembled file over `OUT`, then removes the partial

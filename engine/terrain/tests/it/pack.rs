@@ -9,7 +9,7 @@ use crate::support::{OwnedContent, spec, stamp, tiles_to_depth, write_pack};
 use planet_terrain::TileAddress;
 use planet_terrain::pack::format::{ENTRY_LENGTH, HEADER_LENGTH};
 use planet_terrain::pack::index::IndexLayout;
-use planet_terrain::pack::{Codec, Pack, PackError, PackWriter, partial_path, patch_tiles};
+use planet_terrain::pack::{Codec, DetailLaw, Pack, PackError, PackWriter, partial_path, patch_tiles};
 use planet_terrain::testing::refresh_checksums;
 use proptest::prelude::*;
 use rayon::prelude::*;
@@ -253,15 +253,59 @@ fn rule_magic() {
 #[test]
 fn rule_version() {
     let e = refusal(|b| {
-        b[8] = 3;
+        b[8] = 4;
         refresh_checksums(b);
     });
-    assert!(matches!(e, PackError::UnsupportedVersion { found: 3, supported: 2 }), "{e}");
+    assert!(matches!(e, PackError::UnsupportedVersion { found: 4, supported: 3 }), "{e}");
     let e = refusal(|b| {
         b[8] = 1;
         refresh_checksums(b);
     });
     assert!(e.to_string().contains("`planet-pack upgrade` converts a version 1 pack"), "{e}");
+}
+
+/// Makes the (version 2) valid pack version 3 with a law: H 48/64, first
+/// octave 17.5, twist cap 2.5 m (bfloat16 0x4020).
+fn with_law(b: &mut [u8]) {
+    b[8] = 3;
+    b[21] = 48;
+    b[22..24].copy_from_slice(&0x4020u16.to_le_bytes());
+    b[248..252].copy_from_slice(&17.5f32.to_le_bytes());
+}
+
+#[test]
+fn rule_detail_law() {
+    let mut bytes = valid().to_vec();
+    with_law(&mut bytes);
+    refresh_checksums(&mut bytes);
+    let law = Pack::from_bytes(bytes).unwrap().header().detail.unwrap();
+    assert_eq!((law.exponent_64ths, law.first_octave, law.twist_cap), (Some(48), 17.5, 2.5));
+    let field_of = |e: PackError| match e {
+        PackError::HeaderField { field, offset, .. } => (field, offset),
+        other => panic!("{other}"),
+    };
+    type Case = (&'static str, fn(&mut Vec<u8>), (&'static str, u64));
+    let cases: [Case; 7] = [
+        ("H of 5/64", |b| b[21] = 5, ("detail_exponent", 21)),
+        ("no law in a version 3 pack", |b| b[21] = 0, ("detail_exponent", 21)),
+        ("a NaN first octave", |b| b[248..252].copy_from_slice(&f32::NAN.to_le_bytes()), ("detail_first_octave", 248)),
+        (
+            "a first octave past 120",
+            |b| b[248..252].copy_from_slice(&121f32.to_le_bytes()),
+            ("detail_first_octave", 248),
+        ),
+        ("a zero twist cap", |b| b[22..24].copy_from_slice(&[0, 0]), ("detail_twist_cap", 22)),
+        ("a negative twist cap", |b| b[22..24].copy_from_slice(&0xc020u16.to_le_bytes()), ("detail_twist_cap", 22)),
+        ("law bytes in a version 2 pack", |b| b[8] = 2, ("reserved", 21)),
+    ];
+    for (what, edit, expected) in cases {
+        let e = refusal(|b| {
+            with_law(b);
+            edit(b);
+            refresh_checksums(b);
+        });
+        assert_eq!(field_of(e), expected, "{what}");
+    }
 }
 
 #[test]
@@ -666,7 +710,9 @@ fn spec_test_vector() -> Vec<u8> {
         measured: true,
     };
     writer.put(tile, &content).unwrap();
-    writer.finish().unwrap();
+    let assembled = writer.assemble().unwrap();
+    assembled.record_detail_law(DetailLaw::rounded(Some(48), 17.32, 2.5)).unwrap();
+    assembled.commit().unwrap();
     std::fs::read(&path).unwrap()
 }
 

@@ -120,5 +120,6 @@ pub fn stamp(byte: u8) -> PatchStamp {
         fingerprint: [byte; 32],
         region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
         inputs: [5; 16],
+        detail: None,
     }
 }

@@ -676,7 +676,7 @@ fn upgrade_converts_a_version_1_pack_keeping_every_payload() {
 
     let o = planet_pack(&["upgrade", pack.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(stdout(&o).contains("version 1 -> 2"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("version 1 -> 3"), "{}", stdout(&o));
     let upgraded = planet_terrain::pack::Pack::open(&pack).unwrap();
     upgraded.verify().unwrap();
     // The v1 index, read by hand: 40-byte entries from byte 256.
@@ -691,7 +691,44 @@ fn upgrade_converts_a_version_1_pack_keeping_every_payload() {
     }
     assert!(!dir.path().join("tethys.planetpack.tmp").exists(), "nothing left beside it");
     let again = planet_pack(&["upgrade", pack.to_str().unwrap()]);
-    assert!(again.status.success() && stdout(&again).contains("already version 2"), "{}", stdout(&again));
+    assert!(again.status.success() && stdout(&again).contains("already version 3"), "{}", stdout(&again));
+}
+
+/// A version 2 pack (the committed sample, baked before packs recorded
+/// their detail law) is read with the law its data measures; `upgrade
+/// --out` records exactly that law and changes no other byte but the
+/// header's, so its ground with detail is the ground it was read with.
+#[test]
+fn upgrade_records_the_law_a_version_2_pack_was_read_with() {
+    use planet_terrain::ground::{HeightSource, PackSource};
+    let v2 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../packs/samples/tethys.planetpack");
+    let old = std::fs::read(&v2).unwrap();
+    assert_eq!(u16::from_le_bytes([old[8], old[9]]), 2, "the committed sample is version 2");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tethys-v3.planetpack");
+    let o = planet_pack(&["upgrade", v2.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("version 2 -> 3") && stdout(&o).contains("detail law H "), "{}", stdout(&o));
+    assert_eq!(std::fs::read(&v2).unwrap(), old, "the input is untouched");
+    let new = std::fs::read(&out).unwrap();
+    assert_eq!(new.len(), old.len());
+    assert_eq!(new[256..], old[256..], "only the header changes");
+    assert!(!planet_terrain::pack::tmp_path(&out).exists(), "nothing left beside it");
+
+    let read_as = |path: &Path| PackSource::new(std::sync::Arc::new(planet_terrain::pack::Pack::open(path).unwrap()));
+    let (before, after) = (read_as(&v2), read_as(&out));
+    let recorded = after.pack().header().detail.expect("version 3 records a law");
+    assert_eq!(before.pack().header().detail, None);
+    assert_eq!(recorded, before.measure_detail_law().unwrap());
+    // Past the sample's data depth (0), on a crater rim and off it.
+    for tile in [TileAddress::new(4, 3, 2, 5).unwrap(), TileAddress::new(1, 4, 9, 11).unwrap()] {
+        let (a, b) = (before.with_detail().tile(tile).unwrap(), after.with_detail().tile(tile).unwrap());
+        assert_eq!(a.heights, b.heights, "{tile}");
+    }
+    let info: serde_json::Value =
+        serde_json::from_slice(&planet_pack(&["info", out.to_str().unwrap(), "--json"]).stdout).unwrap();
+    assert_eq!(info["version"], 3);
+    assert_eq!(info["detail_law"]["first_octave"].as_f64(), Some(f64::from(recorded.first_octave)), "{info:#}");
 }
 
 /// A URL wherever a path goes: info, verify and sample read a pack served

@@ -62,6 +62,7 @@ fn repair_completes_a_patch_killed_before_its_header_and_clears_leftovers() {
             fingerprint: [3; 32],
             region: Coverage { south: 1.0, west: 2.0, north: 3.0, east: 4.0 },
             inputs: [5; 16],
+            detail: None,
         },
     )
     .unwrap();

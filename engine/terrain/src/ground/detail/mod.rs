@@ -46,6 +46,7 @@ use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddre
 use crate::geo::body::Body;
 use crate::geo::face::Face;
 use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
+use crate::pack::DetailLaw;
 
 /// Per-octave amplitude ratio where the data gives no exponent: `2^-H` for
 /// `H = 0.8`, written as a literal so no machine computes it differently.
@@ -69,6 +70,44 @@ const CELLS: usize = TILE_STORED_SAMPLES as usize - 1;
 
 /// How many data tiles' amplitude fields are kept (about 68 KB each).
 const CACHE_TILES: usize = 256;
+
+/// A detail law as a person (and a report) reads it.
+#[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
+pub struct LawSummary {
+    /// The roughness exponent `H` recorded; null where the data gave none
+    /// (the default octave gain).
+    pub exponent: Option<f64>,
+    pub octave_gain: f64,
+    /// Metres of the first octave per metre of a cell's twist.
+    pub first_octave: f64,
+    /// Metres; null for no cap.
+    pub twist_cap_m: Option<f64>,
+}
+
+impl LawSummary {
+    pub fn of(law: &DetailLaw) -> LawSummary {
+        LawSummary {
+            exponent: law.exponent_64ths.map(|k| f64::from(k) / 64.0),
+            octave_gain: DetailSource::gain_of_law(law),
+            first_octave: f64::from(law.first_octave),
+            twist_cap_m: law.twist_cap.is_finite().then_some(f64::from(law.twist_cap)),
+        }
+    }
+}
+
+impl std::fmt::Display for LawSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.exponent {
+            Some(h) => write!(f, "H {h}")?,
+            None => write!(f, "H none measured")?,
+        }
+        write!(f, " (octave gain {:.4}), first octave {:.3} m per m of twist", self.octave_gain, self.first_octave)?;
+        match self.twist_cap_m {
+            Some(cap) => write!(f, ", twist capped at {cap} m"),
+            None => write!(f, ", twist uncapped"),
+        }
+    }
+}
 
 /// What detail keeps of one data-depth tile: its amplitude field (one value
 /// per cell of the stored grid) and its heights (for bounds).
@@ -137,18 +176,53 @@ impl DetailSource {
     }
 
     /// [`DetailSource::new`] for a source that measured only `coverage` (a
-    /// regional pack): its law is fitted inside the box alone (over its whole
-    /// tiles, a regional pack's fill outside the box set its `H`). The first
-    /// octave's amplitude continues that law
-    /// ([`crate::ground::roughness::continuing_amplitude`]).
+    /// regional pack): its law is fitted inside the box alone
+    /// ([`DetailSource::measure_law`]; the default law where that fails).
     pub fn within(inner: Arc<dyn HeightSource>, coverage: crate::pack::Coverage) -> DetailSource {
+        let law = DetailSource::measure_law(&inner, coverage).unwrap_or_else(|_| DetailSource::default_law());
+        DetailSource::with_law(inner, law)
+    }
+
+    /// Detail of the law a pack recorded when it was baked (or any law
+    /// [`DetailSource::measure_law`] gave).
+    pub fn with_law(inner: Arc<dyn HeightSource>, law: DetailLaw) -> DetailSource {
+        DetailSource::with_parameters(inner, DETAIL_SEED, DetailSource::gain_of_law(&law), f64::from(law.first_octave))
+            .with_twist_cap(f64::from(law.twist_cap))
+    }
+
+    /// The octave gain `2^-H` of a law: exact literal products for its
+    /// recorded `H`, or [`DEFAULT_OCTAVE_GAIN`].
+    pub fn gain_of_law(law: &DetailLaw) -> f64 {
+        law.exponent_64ths.map_or(DEFAULT_OCTAVE_GAIN, crate::ground::roughness::gain_of_64ths)
+    }
+
+    /// The law that continues the roughness of `inner`'s own data inside
+    /// `coverage` (over its whole tiles: a regional pack's fill outside the
+    /// box set its `H`), rounded to what a pack header records, each part
+    /// measured with the parts before it as rounded: the exponent
+    /// ([`DetailSource::exponent_within`]), the twist cap
+    /// ([`crate::ground::roughness::twist_cap`]) and the first octave's
+    /// amplitude ([`crate::ground::roughness::continuing_amplitude`]). A
+    /// source that measures no law (flat, or too small) gets the default
+    /// parts; a source that fails to read is an error, so a bake never
+    /// records a law it did not measure.
+    pub fn measure_law(
+        inner: &Arc<dyn HeightSource>,
+        coverage: crate::pack::Coverage,
+    ) -> Result<DetailLaw, SourceError> {
         use crate::ground::roughness::{continuing_amplitude, measured_law_within, rounded_gain, twist_cap};
-        let law = measured_law_within(&*inner, 16, coverage).ok().flatten();
-        let gain = law.as_ref().and_then(|l| rounded_gain(l.exponent)).map_or(DEFAULT_OCTAVE_GAIN, |(_, g)| g);
-        let cap = law.as_ref().and_then(|l| twist_cap(&*inner, &l.seeds).ok());
-        let first = law.and_then(|l| continuing_amplitude(&inner, &l, gain, cap, DETAIL_SEED).ok().flatten());
-        let detail = DetailSource::with_parameters(inner, DETAIL_SEED, gain, first.unwrap_or(DEFAULT_FIRST_OCTAVE));
-        detail.with_twist_cap(cap.unwrap_or(f64::INFINITY))
+        let Some(law) = measured_law_within(&**inner, 16, coverage)? else { return Ok(DetailSource::default_law()) };
+        let exponent = rounded_gain(law.exponent).map(|(h, _)| (h * 64.0).round() as u8);
+        let rounded_cap = DetailLaw::rounded(exponent, 1.0, twist_cap(&**inner, &law.seeds)?);
+        let (gain, cap) = (DetailSource::gain_of_law(&rounded_cap), f64::from(rounded_cap.twist_cap));
+        let first = continuing_amplitude(inner, &law, gain, Some(cap), DETAIL_SEED)?;
+        Ok(DetailLaw::rounded(exponent, first.unwrap_or(DEFAULT_FIRST_OCTAVE), cap))
+    }
+
+    /// The law of data that gives none: the default gain and first octave,
+    /// no twist cap.
+    pub fn default_law() -> DetailLaw {
+        DetailLaw::rounded(None, DEFAULT_FIRST_OCTAVE, f64::INFINITY)
     }
 
     /// The same detail with each cell's twist taken at most `cap` metres.
@@ -225,6 +299,14 @@ impl DetailSource {
     /// products.
     pub fn octave_coefficient(&self, data_depth: u8, depth: u8) -> f64 {
         lattice::octave_coefficient(self.gain, self.smooth_from, data_depth, depth)
+    }
+
+    /// The most the unit octave sum can be at any depth past `data_depth`
+    /// (every octave at its full coefficient): what a change of one metre
+    /// of amplitude moves synthesized ground by, at most.
+    pub fn octave_sum_bound(&self, data_depth: u8) -> f64 {
+        let (up_to, beyond) = self.coefficient_sums(data_depth, data_depth);
+        up_to + beyond
     }
 
     /// The first depth whose octave falls at [`SMOOTH_GAIN`].
