@@ -119,7 +119,8 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         held_level_tiles: run.memory.held_level_tiles(),
     }
     .run(&writer, &writer)?;
-    let assembled = writer.assemble()?;
+    progress.stage(&format!("laying out {} in key order", options.out.display()));
+    let assembled = writer.assemble_reporting(&[], &mut |done, total| progress.tiles(done as usize, total as usize))?;
     let detail_law = record_detail_law(&assembled, progress)?;
     let bake_seconds = bake_start.elapsed().as_secs_f64();
 

@@ -180,7 +180,8 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     progress.stage(&format!("laying out {} with the shards' tiles", options.out.display()));
     let assemble_started = Instant::now();
     let parts: Vec<&dyn TileParts> = shards.iter().map(|s| &s.pack as &dyn TileParts).collect();
-    let assembled = writer.assemble_with(&parts)?;
+    let assembled =
+        writer.assemble_reporting(&parts, &mut |done, total| progress.tiles(done as usize, total as usize))?;
     let detail_law = crate::full::record_detail_law(&assembled, progress)?;
     let assemble_seconds = assemble_started.elapsed().as_secs_f64();
     progress.stage(&format!("verifying {}: every rule, every checksum", assembled.path().display()));
@@ -188,9 +189,12 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     // Every rule and every payload, the payloads decoded on every worker.
     let merged = Pack::adopt(Box::new(FileBytes::open(assembled.path())?))
         .and_then(|p| {
-            p.verify_batched(&mut |_, _| {}, &|pack, batch| batch.par_iter().try_for_each(|e| pack.decode(e).map(drop)))
+            p.verify_batched(&mut |done, total| progress.tiles(done as usize, total as usize), &|pack, batch| {
+                batch.par_iter().try_for_each(|e| pack.decode(e).map(drop))
+            })
         })
         .map_err(|e| blame_shard(&shards, &e).unwrap_or_else(|| e.in_file(assembled.path()).into()))?;
+    progress.stage(&format!("accuracy audit of the {} tiles the merge filtered", coarse.len()));
     let audit = accuracy_audit(&source, assembled.path(), 0..plan.root_depth, memory.held_level_tiles(), progress)?;
     let per_depth = audit.passed(assembled.path())?;
     let verify_seconds = verify_started.elapsed().as_secs_f64();

@@ -201,3 +201,45 @@ fn shards_owning_coarse_tiles_of_several_depths_merge() {
     merge_into(&shards, &out).unwrap();
     assert_same_bytes(&single, &out, "2 shards of a depth-2 bake");
 }
+
+/// What a run said: its stages, and after each the counts it gave.
+#[derive(Default)]
+struct Recorded(std::sync::Mutex<Vec<(String, Vec<(usize, usize)>)>>);
+
+impl planet_bake::Progress for Recorded {
+    fn stage(&self, message: &str) {
+        self.0.lock().unwrap().push((message.to_owned(), Vec::new()));
+    }
+    fn tiles(&self, done: usize, total: usize) {
+        if let Some((_, counts)) = self.0.lock().unwrap().last_mut() {
+            counts.push((done, total));
+        }
+    }
+}
+
+/// Regression (#32): the merge's layout and its verification, its longest
+/// phases after the filter, said one stage line each and then nothing. Each
+/// now counts its tiles to the end, as the bake's phases do.
+#[test]
+fn the_merge_counts_its_layout_and_its_verification() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let base = BakeOptions { depth: Some(3), ..options(&dem, &dir.path().join("unused")) };
+    let shards = bake_shards(&base, dir.path(), 2);
+    let o = MergeOptions {
+        shards,
+        out: dir.path().join("merged.planetpack"),
+        jobs: Some(2),
+        memory: Some(512 << 20),
+        resume: false,
+    };
+    let said = Recorded::default();
+    merge(&o, &said).unwrap();
+    let said = said.0.into_inner().unwrap();
+    for phase in ["laying out", "verifying"] {
+        let (stage, counts) = said.iter().find(|(s, _)| s.starts_with(phase)).unwrap_or_else(|| panic!("{said:?}"));
+        let &(done, total) = counts.last().unwrap_or_else(|| panic!("'{stage}' counted nothing"));
+        assert!(total > 0 && done == total, "'{stage}' ended at {done} of {total}");
+        assert!(counts.windows(2).all(|w| w[0].0 <= w[1].0), "'{stage}' counts only go up: {counts:?}");
+    }
+}

@@ -28,6 +28,7 @@ Keys in a window:
   G                   fly to the next listed place
   F                   frame the whole body
   H                   show or hide the panels
+  L                   show or hide the layers panel (the view centres in the strip left free)
   F1                  show or hide this list of keys
   T                   wireframe
   C                   freeze the cut (look around it)

@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use glam::DVec3;
 use planet_render::scene::{FrameOptions, FrameReport, ReadBack, TerrainScene, sun_at};
 use planet_render::{PassTimes, Renderer, WorkCounts};
 use planet_terrain::camera::{Instant, View};
@@ -79,6 +78,9 @@ pub struct FrameLog {
 pub struct Session {
     pub scene: TerrainScene,
     pub vertical_fov: f64,
+    /// Where the view axis crosses the window, in pixels right of its
+    /// centre: the middle of the strip the panels leave free.
+    pub axis_offset_px: f64,
     /// The instant the next frame is drawn at: where the sun stands.
     pub clock: Instant,
     /// Tiles the ground reads keep between frames (dropped on every edit:
@@ -114,6 +116,7 @@ impl Session {
         Session {
             scene,
             vertical_fov: 50f64.to_radians(),
+            axis_offset_px: 0.0,
             clock: Instant::J2000,
             ground_cache: GroundCache::default(),
             drawn_ground_cache: GroundCache::default(),
@@ -215,11 +218,7 @@ impl Session {
     /// the budget: never a guess).
     pub fn cursor_hit(&self, view: &View, x: f64, y: f64, spacing_m: f64, budget: usize) -> Option<Geodetic> {
         let source = self.scene.source()?;
-        let (w, h) = view.viewport;
-        let ndc = (2.0 * (x + 0.5) / f64::from(w) - 1.0, 1.0 - 2.0 * (y + 0.5) / f64::from(h));
-        let tan = (0.5 * view.vertical_fov).tan();
-        let direction: DVec3 =
-            view.forward() + view.right() * (ndc.0 * tan * view.aspect()) + view.up() * (ndc.1 * tan);
+        let direction = view.pixel_ray(x, y);
         let depth = depth_for_spacing(source.as_ref(), spacing_m);
         let reach = 3.0 * self.body().ellipsoid().radii().x;
         match raycast(source.as_ref(), view.position, direction, reach, depth, budget).ok()? {
@@ -240,7 +239,7 @@ impl Session {
     }
 
     pub fn view(&self, flight: &Flight) -> View {
-        flight.view(self.body(), self.vertical_fov, self.renderer.settings().size)
+        flight.view(self.body(), self.vertical_fov, self.renderer.settings().size).with_axis_offset(self.axis_offset_px)
     }
 
     /// Draws the camera's view and logs it (`t`: the path time, if any).

@@ -27,7 +27,9 @@ impl super::TerrainScene {
     pub fn constants(&self, view: &View, sun: DVec3, analytic_body: bool) -> PushConstants {
         let near = self.settings.selection.near_m;
         let focal = 1.0 / (0.5 * view.vertical_fov).tan();
-        let x = view.right() * (focal / view.aspect());
+        // The lens shift adds to clip x a multiple of clip w (the forward
+        // distance): NDC x moves by the shift everywhere.
+        let x = view.right() * (focal / view.aspect()) + view.forward() * view.axis_shift_ndc();
         let y = -view.up() * focal;
         let w = view.forward();
         let radii = self.body.ellipsoid().radii();

@@ -18,6 +18,12 @@ use crate::geo::body::{Body, Geodetic, east_north_up};
 /// A camera: position and orientation in body-fixed axes (f64), vertical
 /// field of view, viewport in pixels. The camera looks along its local -Z
 /// with +Y up (the usual graphics convention).
+///
+/// The view axis (what the camera looks at) crosses the viewport
+/// `axis_offset_px` pixels right of its centre: a lens shift, not a turn,
+/// so a window with panels on its sides centres the view in the strip
+/// between them. Projection, frustum, pixel rays and the GPU's clip rows
+/// all take it from here.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct View {
     pub position: DVec3,
@@ -25,6 +31,9 @@ pub struct View {
     pub orientation: DQuat,
     pub vertical_fov: f64,
     pub viewport: (u32, u32),
+    /// Pixels from the viewport's centre to where the view axis meets it,
+    /// positive to the right (0: a centred view).
+    pub axis_offset_px: f64,
 }
 
 impl View {
@@ -48,7 +57,37 @@ impl View {
         let up = -horizontal * pitch.sin() + enu.col(2) * pitch.cos();
         let right = forward.cross(up);
         let orientation = DQuat::from_mat3(&DMat3::from_cols(right, up, -forward)).normalize();
-        View { position: body.ellipsoid().geodetic_to_point(at), orientation, vertical_fov, viewport }
+        View {
+            position: body.ellipsoid().geodetic_to_point(at),
+            orientation,
+            vertical_fov,
+            viewport,
+            axis_offset_px: 0.0,
+        }
+    }
+
+    /// The same view with its axis `offset_px` right of the viewport centre.
+    pub fn with_axis_offset(self, offset_px: f64) -> View {
+        View { axis_offset_px: offset_px, ..self }
+    }
+
+    /// The lens shift in normalised device coordinates (x from -1 to 1).
+    pub fn axis_shift_ndc(&self) -> f64 {
+        2.0 * self.axis_offset_px / f64::from(self.viewport.0.max(1))
+    }
+
+    /// The pixel the view axis passes through (from the top left).
+    pub fn axis_pixel(&self) -> (f64, f64) {
+        (0.5 * f64::from(self.viewport.0) + self.axis_offset_px, 0.5 * f64::from(self.viewport.1))
+    }
+
+    /// The direction (body-fixed, not normalised, forward component 1) of
+    /// the ray through the centre of pixel `(x, y)` from the top left.
+    pub fn pixel_ray(&self, x: f64, y: f64) -> DVec3 {
+        let (w, h) = (f64::from(self.viewport.0), f64::from(self.viewport.1));
+        let ndc = (2.0 * (x + 0.5) / w - 1.0 - self.axis_shift_ndc(), 1.0 - 2.0 * (y + 0.5) / h);
+        let tan = (0.5 * self.vertical_fov).tan();
+        self.forward() + self.right() * (ndc.0 * tan * self.aspect()) + self.up() * (ndc.1 * tan)
     }
 
     pub fn forward(&self) -> DVec3 {
@@ -80,7 +119,7 @@ impl View {
             return None;
         }
         let f = 1.0 / (0.5 * self.vertical_fov).tan();
-        let (x, y) = (f * local.x / -local.z / self.aspect(), f * local.y / -local.z);
+        let (x, y) = (f * local.x / -local.z / self.aspect() + self.axis_shift_ndc(), f * local.y / -local.z);
         let (w, h) = (f64::from(self.viewport.0), f64::from(self.viewport.1));
         Some(((x + 1.0) * 0.5 * w, (1.0 - y) * 0.5 * h))
     }
@@ -91,12 +130,15 @@ impl View {
         let (f, r, u) = (self.forward(), self.right(), self.up());
         let ty = (0.5 * self.vertical_fov).tan();
         let tx = ty * self.aspect();
+        // The viewport's edges lie at NDC x = +-1, so at 1 - shift and
+        // -1 - shift of the axis.
+        let shift = self.axis_shift_ndc();
         let side = |edge: DVec3, along: DVec3| Plane::through(self.position, along.cross(edge).normalize());
         [
-            side(f + r * tx, u),  // right
-            side(f - r * tx, -u), // left
-            side(f + u * ty, -r), // top
-            side(f - u * ty, r),  // bottom
+            side(f + r * (tx * (1.0 - shift)), u),  // right
+            side(f - r * (tx * (1.0 + shift)), -u), // left
+            side(f + u * ty, -r),                   // top
+            side(f - u * ty, r),                    // bottom
             Plane::through(self.position + f * near, f),
         ]
     }
@@ -154,6 +196,45 @@ impl BodyRotation {
             orientation: (to_body * inertial_orientation).normalize(),
             vertical_fov,
             viewport,
+            axis_offset_px: 0.0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(offset: f64) -> View {
+        let at = Geodetic::from_degrees(27.99, 86.93, 12_000.0);
+        View::looking_from(&Body::earth(), at, 40.0, -25.0, 50f64.to_radians(), (1280, 720)).with_axis_offset(offset)
+    }
+
+    /// A lens shift moves everything sideways by the offset and turns
+    /// nothing: the axis lands on the shifted pixel, a pixel's ray comes
+    /// back to that pixel, and the frustum's sides pass through the
+    /// viewport's own edges (so culling keeps what is drawn).
+    #[test]
+    fn a_shifted_axis_moves_the_picture_not_the_camera() {
+        let (centred, shifted) = (view(0.0), view(-120.0));
+        let ahead = shifted.position + shifted.forward() * 5_000.0;
+        let (x0, y0) = centred.project(ahead).unwrap();
+        let (x1, y1) = shifted.project(ahead).unwrap();
+        assert!((x0 - 640.0).abs() < 1e-6 && (x1 - 520.0).abs() < 1e-6 && (y1 - y0).abs() < 1e-9, "{x0} {x1}");
+        assert_eq!(shifted.axis_pixel(), (520.0, 360.0));
+        for (x, y) in [(0.0, 0.0), (519.5, 359.5), (1279.0, 719.0), (17.0, 600.0)] {
+            let seen = shifted.project(shifted.position + shifted.pixel_ray(x, y) * 900.0).unwrap();
+            assert!((seen.0 - (x + 0.5)).abs() < 1e-6 && (seen.1 - (y + 0.5)).abs() < 1e-6, "{x},{y}: {seen:?}");
+        }
+        let planes = shifted.frustum(1.0);
+        for (x, y) in [(0.0, 360.0), (1280.0, 360.0)] {
+            // The ray through a vertical edge of the viewport lies in that
+            // side's plane.
+            let point = shifted.position + shifted.pixel_ray(x - 0.5, y - 0.5) * 1_000.0;
+            let on_a_side = planes[..2].iter().any(|p| p.signed_distance(point).abs() < 1e-6);
+            assert!(on_a_side, "the edge at x = {x} is a side of the frustum");
+        }
+        let inside = shifted.position + shifted.pixel_ray(5.0, 5.0) * 1_000.0;
+        assert!(planes.iter().all(|p| p.signed_distance(inside) > 0.0), "a pixel near the left edge is inside");
     }
 }

@@ -496,11 +496,26 @@ impl PackWriter {
     /// one key order: the bytes a single writer of all of them would write.
     /// A tile in two places, or a payload whose CRC fails, is an error.
     pub fn assemble_with(self, others: &[&dyn TileParts]) -> Result<Assembled, PackError> {
-        let out = self.out.clone();
-        self.assemble_inner(others).map_err(|e| e.in_file(&out))
+        self.assemble_reporting(others, &mut |_, _| {})
     }
 
-    fn assemble_inner(self, others: &[&dyn TileParts]) -> Result<Assembled, PackError> {
+    /// [`PackWriter::assemble_with`], telling `progress` (done, total) as
+    /// it goes: the index pass, then the payload pass, one count per tile
+    /// of each, reported every 4,096 tiles and at the end.
+    pub fn assemble_reporting(
+        self,
+        others: &[&dyn TileParts],
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Assembled, PackError> {
+        let out = self.out.clone();
+        self.assemble_inner(others, progress).map_err(|e| e.in_file(&out))
+    }
+
+    fn assemble_inner(
+        self,
+        others: &[&dyn TileParts],
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Assembled, PackError> {
         let state = self.state.into_inner().expect("writer lock");
         let missing = state.tiles.pending_count();
         if missing > 0 {
@@ -545,6 +560,9 @@ impl PackWriter {
                 index.push(&IndexEntry { payload_offset: offset, ..e }, &file).map_err(write_error)?;
                 offset += u64::from(e.payload_length);
                 walked += 1;
+                if walked % 4096 == 0 {
+                    progress(walked, 2 * tile_count);
+                }
             }
             if walked != tile_count {
                 return Err(PackError::BadSpec(format!(
@@ -566,6 +584,9 @@ impl PackWriter {
                     others[part - 1].part_payload(&e, &mut buffer)?;
                 }
                 w.write_all(&buffer).map_err(write_error)?;
+                if (n + 1) % 4096 == 0 {
+                    progress(tile_count + n as u64 + 1, 2 * tile_count);
+                }
                 if n as u64 == tile_count / 2 {
                     w.flush().map_err(write_error)?;
                     abort_point("bake-assemble");
@@ -573,7 +594,9 @@ impl PackWriter {
             }
             w.flush().map_err(write_error)?;
             drop(w);
-            file.sync_all().map_err(write_error)
+            file.sync_all().map_err(write_error)?;
+            progress(2 * tile_count, 2 * tile_count);
+            Ok(())
         })();
         if let Err(e) = result {
             let _ = std::fs::remove_file(&tmp);

@@ -108,9 +108,14 @@ pub struct Panels {
     pub filter: String,
     /// The list of keys (F1), over the view.
     pub help_shown: bool,
+    /// The layers panel on the right (L hides it alone, so the view gains
+    /// its strip and centres in what is left).
+    pub layers_shown: bool,
     history: VecDeque<(f64, Option<f64>)>,
     layers: layers::LayersState,
     rects: HashMap<&'static str, egui::Rect>,
+    /// Pixels per egui point in the last run.
+    pixels_per_point: f32,
     /// Whether egui has laid the panels out once: a box (an `Area`) is
     /// measured invisibly on its first pass.
     laid_out: bool,
@@ -137,11 +142,27 @@ impl Panels {
             interactive: true,
             filter: String::new(),
             help_shown: false,
+            layers_shown: true,
             history: VecDeque::new(),
             layers: layers::LayersState::default(),
             rects: HashMap::new(),
+            pixels_per_point: 1.0,
             laid_out: false,
         }
+    }
+
+    /// Pixels from the centre of a window `window_width_px` wide to the
+    /// middle of the strip its side panels leave free, as the last run laid
+    /// them out (0 with the panels hidden): where the 3D view's axis, and so
+    /// a "Go to" target, belongs.
+    pub fn free_strip_offset_px(&self, window_width_px: f64) -> f64 {
+        let ppp = f64::from(self.pixels_per_point);
+        let left = self.rects.get("panel.left").map_or(0.0, |r| f64::from(r.max.x) * ppp);
+        let right = self.rects.get("panel.right").map_or(window_width_px, |r| f64::from(r.min.x) * ppp);
+        if right <= left {
+            return 0.0;
+        }
+        0.5 * (left + right) - 0.5 * window_width_px
     }
 
     pub fn context(&self) -> &egui::Context {
@@ -181,8 +202,9 @@ impl Panels {
         }
         let mut requests = Vec::new();
         let mut rects = HashMap::new();
-        let (shown, interactive) = (self.shown, self.interactive);
+        let (shown, interactive, layers_shown) = (self.shown, self.interactive, self.layers_shown);
         let help_shown = &mut self.help_shown;
+        let mut hide_layers = false;
         let (filter, history, layers) = (&mut self.filter, &self.history, &mut self.layers);
         let mut edit = edit;
         let screen = input.screen_rect;
@@ -222,13 +244,20 @@ impl Panels {
             // The layers on the right, the rest on the left, the frame between:
             // each of a fixed width (a longer clock line wraps, the view does
             // not jump), together under two fifths of a 1280-pixel window.
-            let right = egui::Panel::right("layers").resizable(false).exact_size(PANEL_WIDTH).show(ui, |ui| {
-                egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
-                    ui.heading("Layers");
-                    layers.show(ui, &mut edit, readout.aim.unwrap_or((readout.lat, readout.lon)), &mut rects);
+            if layers_shown {
+                let right = egui::Panel::right("layers").resizable(false).exact_size(PANEL_WIDTH).show(ui, |ui| {
+                    egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
+                        ui.horizontal(|ui| {
+                            ui.heading("Layers");
+                            let hide = ui.small_button("hide (L)").on_hover_text("Hide the layers panel; L shows it");
+                            rects.insert("layers.hide", hide.rect);
+                            hide_layers |= hide.clicked();
+                        });
+                        layers.show(ui, &mut edit, readout.aim.unwrap_or((readout.lat, readout.lon)), &mut rects);
+                    });
                 });
-            });
-            rects.insert("panel.right", right.response.rect);
+                rects.insert("panel.right", right.response.rect);
+            }
             let left = egui::Panel::left("panels").resizable(false).exact_size(PANEL_WIDTH).show(ui, |ui| {
                 egui::ScrollArea::vertical().id_salt("panels").show(ui, |ui| {
                     egui::CollapsingHeader::new("Camera")
@@ -262,7 +291,9 @@ impl Panels {
             output.pixels_per_point = second.pixels_per_point;
         }
         self.rects = rects;
+        self.layers_shown &= !hide_layers;
         let pixels_per_point = output.pixels_per_point;
+        self.pixels_per_point = pixels_per_point;
         let primitives = self.ctx.tessellate(output.shapes, pixels_per_point);
         PanelOutput {
             ui: UiFrame { textures: output.textures_delta, primitives, pixels_per_point },

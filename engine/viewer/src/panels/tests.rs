@@ -220,3 +220,29 @@ fn the_help_panel_lists_the_keys_help_prints() {
     assert!(help.center().x > left.right() && help.center().x < right.left(), "over the view, between the panels");
     assert!(crate::cli::KEYS.contains("F1"), "the list names its own key");
 }
+
+/// Regression (#32): the globe was centred on the whole window, not on the
+/// strip the panels leave. With both panels (of one width) the strip is
+/// centred; with the layers panel hidden (its button, or L) the view's axis
+/// moves to the middle of what is left.
+#[test]
+fn the_view_centres_in_the_strip_the_panels_leave_free() {
+    let mut rig = Rig::new();
+    rig.frame(vec![]);
+    let width = 1024.0;
+    assert!(
+        rig.panels.free_strip_offset_px(width).abs() < 1.0,
+        "both panels: {}",
+        rig.panels.free_strip_offset_px(width)
+    );
+    rig.click("layers.hide");
+    assert!(!rig.panels.layers_shown);
+    rig.frame(vec![]);
+    assert!(rig.panels.rect_of("panel.right").is_none(), "the layers panel is gone");
+    let left = rig.panels.rect_of("panel.left").unwrap().max.x as f64;
+    let expected = 0.5 * (left + width) - 0.5 * width;
+    assert!((rig.panels.free_strip_offset_px(width) - expected).abs() < 1e-6 && expected > 100.0, "{expected}");
+    rig.panels.shown = false;
+    rig.frame(vec![]);
+    assert_eq!(rig.panels.free_strip_offset_px(width), 0.0, "no panels, a centred view");
+}

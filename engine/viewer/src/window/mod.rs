@@ -423,6 +423,7 @@ impl App {
             _ if !pressed => {}
             KeyCode::Tab => self.run.flight.toggle_mode(),
             KeyCode::KeyH => self.panels.shown = !self.panels.shown,
+            KeyCode::KeyL => self.panels.layers_shown = !self.panels.layers_shown,
             KeyCode::F1 => self.panels.help_shown = !self.panels.help_shown,
             KeyCode::KeyT => {
                 let supported = self.live.as_ref().is_some_and(|l| l.session.renderer.supports_wireframe());
@@ -485,7 +486,7 @@ fn grounds(
 ) -> (Option<String>, Option<(f64, f64)>) {
     let view = session.view(flight);
     let under_cursor = session.ground_under(&view, cursor.0, cursor.1);
-    let centre = (f64::from(view.viewport.0) / 2.0, f64::from(view.viewport.1) / 2.0);
+    let centre = view.axis_pixel();
     let aim = session
         .cursor_hit(&view, centre.0, centre.1, 100.0, 2000)
         .map(|g| (g.latitude.to_degrees(), g.longitude.to_degrees()));

@@ -61,6 +61,7 @@ impl App {
         let body = session.body().name().to_string();
         let edit = LayerEdit { authoring: &mut self.run.authoring, editor: &mut session.scene, body: &body };
         let output = self.panels.run(input, &readout, &mut view, edit);
+        session.axis_offset_px = self.panels.free_strip_offset_px(f64::from(session.renderer.settings().size.0));
         if let Some(state) = &mut self.egui {
             state.handle_platform_output(&live.window, output.platform);
         }
