@@ -43,6 +43,8 @@ struct Phase {
     first_done: usize,
     last_done: usize,
     at: Instant,
+    /// Whether its bar is drawn (from its first count short of the end).
+    shown: bool,
 }
 
 impl JobProgress {
@@ -95,24 +97,32 @@ impl JobProgress {
     /// rate and ETA, and on a terminal a fresh bar (the audit after the
     /// bake, the merge's steps; a finished bar drew nothing more).
     pub fn update(&self, done: usize, total: usize) {
-        let (phase, new) = {
+        let (phase, new, show) = {
             let mut phase = self.phase.lock().expect("progress lock");
-            let (current, new) = match *phase {
+            let (mut current, new) = match *phase {
                 Some(p) if p.total == total && done >= p.last_done => (Phase { last_done: done, ..p }, false),
-                _ => (Phase { total, first_done: done, last_done: done, at: Instant::now() }, true),
+                _ => (Phase { total, first_done: done, last_done: done, at: Instant::now(), shown: false }, true),
             };
+            let show = !current.shown && done != total;
+            current.shown |= show;
             *phase = Some(current);
-            (current, new)
+            (current, new, show)
         };
         if let Some(bar) = &self.bar {
+            // A new phase's bar is set while hidden and shown only once it
+            // holds this count, and not at all for a phase whose first count
+            // ends it: shown first, it drew "0/" the last phase's length,
+            // and that line stayed on the terminal under the next stages.
             if new {
+                bar.set_draw_target(ProgressDrawTarget::hidden());
                 bar.reset();
-                bar.set_draw_target(ProgressDrawTarget::stderr());
             }
             bar.set_length(total as u64);
             bar.set_position(done as u64);
             if done == total {
                 bar.finish_and_clear();
+            } else if show {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
             }
             return;
         }
@@ -154,6 +164,19 @@ mod tests {
         progress.update(5, 40);
         assert!(!bar.is_finished(), "the audit's phase has a bar of its own");
         assert_eq!((bar.position(), bar.length()), (5, Some(40)));
+        let shown = |p: &JobProgress| p.phase.lock().unwrap().is_some_and(|p| p.shown);
+        assert!(shown(&progress));
+        progress.update(40, 40);
+        // Regression (#32): a phase whose one count ends it (a layout of
+        // fewer tiles than its reporting step) left "0/2046 tiles" on the
+        // terminal; it now never shows a bar.
+        progress.update(7, 7);
+        assert!(
+            !shown(&progress) && bar.is_hidden() && bar.is_finished(),
+            "a phase done at its first count draws none"
+        );
+        progress.update(1, 9);
+        assert!(shown(&progress) && (bar.position(), bar.length()) == (1, Some(9)), "the next phase draws one");
     }
 
     #[test]
