@@ -202,9 +202,12 @@ fn shards_owning_coarse_tiles_of_several_depths_merge() {
     assert_same_bytes(&single, &out, "2 shards of a depth-2 bake");
 }
 
+/// A stage line and the counts (done, total) that followed it.
+type Stage = (String, Vec<(usize, usize)>);
+
 /// What a run said: its stages, and after each the counts it gave.
 #[derive(Default)]
-struct Recorded(std::sync::Mutex<Vec<(String, Vec<(usize, usize)>)>>);
+struct Recorded(std::sync::Mutex<Vec<Stage>>);
 
 impl planet_bake::Progress for Recorded {
     fn stage(&self, message: &str) {

@@ -560,7 +560,7 @@ impl PackWriter {
                 index.push(&IndexEntry { payload_offset: offset, ..e }, &file).map_err(write_error)?;
                 offset += u64::from(e.payload_length);
                 walked += 1;
-                if walked % 4096 == 0 {
+                if walked.is_multiple_of(4096) {
                     progress(walked, 2 * tile_count);
                 }
             }
@@ -584,7 +584,7 @@ impl PackWriter {
                     others[part - 1].part_payload(&e, &mut buffer)?;
                 }
                 w.write_all(&buffer).map_err(write_error)?;
-                if (n + 1) % 4096 == 0 {
+                if (n + 1).is_multiple_of(4096) {
                     progress(tile_count + n as u64 + 1, 2 * tile_count);
                 }
                 if n as u64 == tile_count / 2 {
