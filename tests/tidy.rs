@@ -402,12 +402,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "one validation per header field in layout order, line for line with docs/planetpack.md's header table",
     ),
     (
-        "engine/terrain/src/pack/writer.rs",
-        "assemble_inner",
-        91,
-        "this writer's tiles and the shards' merged in one key order, index and payloads written in one pass",
-    ),
-    (
         "engine/viewer/src/window/mod.rs",
         "redraw",
         85,

@@ -21,11 +21,12 @@ dem=/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gdal_calc.py --quiet -A "$dem" --outfile="$work/plateau.tif" --calc="A*0+3500" --NoDataValue=-32768 >/dev/null
-"$bin/planet-bake" --dem "$dem" --body earth --tier test --out "$work/p.planetpack" --jobs 2 >/dev/null 2>&1
+bake() { "$bin/planet-bake" "$@" >"$work/bake.log" 2>&1 || { cat "$work/bake.log" >&2; exit 1; }; }
+bake --dem "$dem" --body earth --tier test --out "$work/p.planetpack" --jobs 2
 cp "$work/p.planetpack" "$work/before.planetpack"
 box=(37.0 -118.75 37.2 -118.55) # south west north east
-"$bin/planet-bake" --dem "$work/plateau.tif" --body earth --tier test --out "$work/p.planetpack" --jobs 2 \
-    --region "${box[0]},${box[1]},${box[2]},${box[3]}" >/dev/null 2>&1
+bake --dem "$work/plateau.tif" --body earth --tier test --out "$work/p.planetpack" --jobs 2 \
+    --region "${box[0]},${box[1]},${box[2]},${box[3]}"
 # The patched pack as the reader before version 3 read it: no law recorded.
 cp "$work/p.planetpack" "$work/remeasured.planetpack"
 /usr/bin/python3 - "$work/remeasured.planetpack" <<'EOF'

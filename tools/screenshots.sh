@@ -15,7 +15,7 @@ cargo build --release --locked -q -p planet-bake -p planet-pack
 bin=$PWD/target/release
 out=docs/images/screens
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'tmux kill-session -t planet-screens 2>/dev/null; rm -rf "$work"' EXIT
 mkdir -p "$out"
 etopo5=/usr/share/ferret-vis/data/etopo5.cdf
 sierra_dem=/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif
@@ -52,9 +52,10 @@ PLANET_BLESS=1 cargo nextest run --locked -p planet-view -E 'test(/the_panels_sh
 
 # A bake in a terminal of 100 x 14: captured while it bakes, and at the end.
 tmux kill-session -t planet-screens 2>/dev/null || true
+rm -f "$out/terminal-bake-running.txt" "$out/terminal-bake-done.txt"
 tmux new-session -d -s planet-screens -x 100 -y 14 \
     "$bin/planet-bake --dem $etopo5 --classes $work/lsmask.tif --body earth --tier demo --depth 4 --jobs 2 \
-     --out $work/terminal.planetpack; echo; echo \"exit status \$?\"; sleep 600"
+     --out $work/terminal.planetpack; s=\$?; echo; echo \"exit status \$s\"; sleep 600"
 captured=""
 for _ in $(seq 1 1500); do
     sleep 0.2
@@ -69,6 +70,10 @@ for _ in $(seq 1 1500); do
 done
 tmux capture-pane -p -t planet-screens >"$out/terminal-bake-done.txt"
 tmux kill-session -t planet-screens
+if [[ -z $captured ]] || ! grep -q "exit status 0" "$out/terminal-bake-done.txt"; then
+    echo "screenshots: the terminal bake was not captured mid-bake, or did not end with status 0" >&2
+    exit 1
+fi
 
 {
     echo "# Screenshots"
@@ -116,5 +121,6 @@ tmux kill-session -t planet-screens
     echo '```'
     sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$out/terminal-bake-done.txt"
     echo '```'
-} >docs/screenshots.md
+} >"$work/screenshots.md"
+mv "$work/screenshots.md" docs/screenshots.md
 echo "wrote docs/screenshots.md and $(find "$out" -type f | wc -l) files in $out"

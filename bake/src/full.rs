@@ -186,7 +186,10 @@ fn up_to_date(run: &Run, spec: &PackSpec, landmarks: &crate::landmarks::Landmark
     if !options.if_unchanged || options.resume {
         return None;
     }
-    let pack = Pack::open(&options.out).ok().filter(|p| p.header().fingerprint == spec.fingerprint)?;
+    // A version 2 pack (no detail law) is baked again, into version 3.
+    let pack = Pack::open(&options.out)
+        .ok()
+        .filter(|p| p.header().fingerprint == spec.fingerprint && p.header().detail.is_some())?;
     progress.stage(&format!(
         "{} is up to date (same inputs and parameters, audited before it was put there); not baking again",
         options.out.display()

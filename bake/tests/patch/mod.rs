@@ -310,6 +310,39 @@ fn outside_its_box_a_patch_moves_ground_with_detail_only_by_requantisation() {
     assert!(exact >= 3 && bounded >= 6, "points of both kinds were checked: {exact} exact, {bounded} bounded");
 }
 
+/// Makes the pack at `path` a version 2 pack (no detail law), as packs
+/// baked before version 3 are: the law bytes cleared, the header CRC made
+/// again.
+fn as_version_2(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[8..10].copy_from_slice(&2u16.to_le_bytes());
+    bytes[21..24].fill(0);
+    bytes[248..252].fill(0);
+    let crc = crc32fast::hash(&bytes[..252]);
+    bytes[252..256].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A version 2 pack records no law; its first patch records the one it was
+/// read with (measured from it before the patch), so its detail outside
+/// the patch is what it was, and the pack is version 3 from then on.
+#[test]
+fn the_first_patch_of_a_version_2_pack_records_the_law_it_was_read_with() {
+    use planet_terrain::ground::PackSource;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pack) = base_pack(dir.path(), 3);
+    as_version_2(&pack);
+    let read = || PackSource::new(Arc::new(Pack::open(&pack).unwrap()));
+    assert_eq!(read().pack().header().detail, None);
+    let law = read().measure_detail_law().unwrap();
+    let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
+    bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap();
+    let after = read().pack().header().clone();
+    assert_eq!((after.version(), after.detail), (3, Some(law)), "the law measured before the patch");
+    assert_ne!(read().measure_detail_law().unwrap(), law, "not the law the patched data measures");
+}
+
 #[test]
 fn ancestors_are_rebuilt_from_the_same_composite_at_their_own_depth() {
     let dir = tempfile::tempdir().unwrap();

@@ -83,37 +83,60 @@ impl JobProgress {
         format!("[{:>7.1}s]", self.start.elapsed().as_secs_f64())
     }
 
-    /// A stage line: above the bar while one is drawn, a line otherwise.
+    /// A stage line, which also ends the phase counted before it: the
+    /// next count starts a fresh one.
     pub fn stage(&self, message: &str) {
         let line = format!("{} {message}", self.stamp());
+        let ended = self.phase.lock().expect("progress lock").take();
+        if let (Some(bar), Some(p)) = (&self.bar, ended)
+            && p.shown
+            && p.last_done < p.total
+        {
+            bar.finish_and_clear();
+        }
         match &self.bar {
             Some(bar) if !bar.is_hidden() && !bar.is_finished() => bar.println(line),
             _ => crate::report::message(&line),
         }
     }
 
-    /// `done` of `total` units are finished. A count that does not follow
-    /// the last (another total, or fewer done) starts a new phase: its own
-    /// rate and ETA, and on a terminal a fresh bar (the audit after the
-    /// bake, the merge's steps; a finished bar drew nothing more).
+    /// `done` of `total` units are finished. A stage line or another total
+    /// starts a new phase: its own rate and ETA, and on a terminal a fresh
+    /// bar (the audit after the bake, the merge's steps). Within a phase
+    /// counts only go up: a count no higher than the last is a straggler
+    /// from another worker and changes nothing, nor does any after the end.
     pub fn update(&self, done: usize, total: usize) {
-        let (phase, new, show) = {
-            let mut phase = self.phase.lock().expect("progress lock");
-            let (mut current, new) = match *phase {
-                Some(p) if p.total == total && done >= p.last_done => (Phase { last_done: done, ..p }, false),
-                _ => (Phase { total, first_done: done, last_done: done, at: Instant::now(), shown: false }, true),
-            };
-            let show = !current.shown && done != total;
-            current.shown |= show;
-            *phase = Some(current);
-            (current, new, show)
+        // Workers report out of order: within an unfinished phase a count
+        // below the last is a straggler, not a new phase. The bar is set
+        // under the same lock, so a straggler's calls cannot land after
+        // the phase's end.
+        let mut guard = self.phase.lock().expect("progress lock");
+        let before = *guard;
+        let new = match before {
+            Some(p) if p.total == total => {
+                if done <= p.last_done {
+                    return;
+                }
+                false
+            }
+            _ => true,
         };
+        let mut phase = match before {
+            Some(p) if !new => Phase { last_done: done, ..p },
+            _ => Phase { total, first_done: done, last_done: done, at: Instant::now(), shown: false },
+        };
+        let show = !phase.shown && done != total;
+        phase.shown |= show;
+        *guard = Some(phase);
         if let Some(bar) = &self.bar {
             // A new phase's bar is set while hidden and shown only once it
             // holds this count, and not at all for a phase whose first count
             // ends it: shown first, it drew "0/" the last phase's length,
             // and that line stayed on the terminal under the next stages.
             if new {
+                if before.is_some_and(|p| p.shown && p.last_done < p.total) {
+                    bar.finish_and_clear();
+                }
                 bar.set_draw_target(ProgressDrawTarget::hidden());
                 bar.reset();
             }
@@ -177,6 +200,18 @@ mod tests {
         );
         progress.update(1, 9);
         assert!(shown(&progress) && (bar.position(), bar.length()) == (1, Some(9)), "the next phase draws one");
+        // Workers report out of order: a straggler's lower count is not a
+        // new phase, and nothing lands after the end.
+        progress.update(6, 9);
+        progress.update(4, 9);
+        assert_eq!(bar.position(), 6, "a straggler moves nothing back");
+        progress.update(9, 9);
+        progress.update(8, 9);
+        assert!(bar.is_finished(), "a straggler after the end draws nothing");
+        // The next phase of the same total begins at a stage line.
+        progress.stage("the next phase");
+        progress.update(2, 9);
+        assert!(shown(&progress) && !bar.is_finished() && bar.position() == 2, "a fresh bar after the stage");
     }
 
     #[test]

@@ -254,47 +254,57 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
-    use planet_terrain::pack::format::VERSION;
+    use planet_terrain::pack::format::{VERSION, VERSION_FLAT_INDEX, VERSION_WITHOUT_DETAIL_LAW};
     if planet_cli::stack::is_remote(pack) {
         bail!("{}: upgrade rewrites a local file; download the pack first", pack.display());
     }
     let out = out.unwrap_or(pack);
-    let from = match Pack::open(pack) {
-        Ok(p) if p.header().detail.is_some() => {
+    // The version bytes decide, so a pack that fails to open for another
+    // reason says that reason, not "version 1".
+    let mut head = [0u8; 10];
+    std::fs::File::open(pack)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .with_context(|| format!("{}: reading the header", pack.display()))?;
+    let from = u16::from_le_bytes([head[8], head[9]]);
+    match from {
+        VERSION_FLAT_INDEX => {
+            planet_terrain::pack::upgrade(pack, out, &mut |tmp| measured_law(tmp))?;
+        }
+        VERSION_WITHOUT_DETAIL_LAW if out == pack => {
+            let law = measured_law(pack)?;
+            Pack::open(pack)?.verify()?;
+            planet_terrain::pack::record_detail_law(pack, law)?;
+        }
+        VERSION_WITHOUT_DETAIL_LAW => {
+            // A copy beside `out`, the law recorded in it, checked, then
+            // renamed over `out`.
+            let tmp = planet_terrain::pack::tmp_path(out);
+            let copied = std::fs::copy(pack, &tmp)
+                .with_context(|| format!("copying {} to {}", pack.display(), tmp.display()))
+                .and_then(|_| {
+                    let law = measured_law(&tmp)?;
+                    planet_terrain::pack::record_detail_law_in_new_file(&tmp, law)?;
+                    Pack::open(&tmp)?.verify()?;
+                    std::fs::rename(&tmp, out)
+                        .with_context(|| format!("renaming {} over {}", tmp.display(), out.display()))
+                });
+            if copied.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            copied?;
+        }
+        _ => {
+            Pack::open(pack)?;
             if out != pack {
                 bail!("{} is already version {VERSION}; copy it instead", pack.display());
             }
             outln!("{}: already version {VERSION}, nothing to do", pack.display());
             return Ok(());
         }
-        Ok(p) => {
-            // Version 2: the same bytes with the law in the header. A copy
-            // is made beside `out` and renamed over it once it holds the law.
-            if out != pack {
-                let tmp = planet_terrain::pack::tmp_path(out);
-                std::fs::copy(pack, &tmp)
-                    .with_context(|| format!("copying {} to {}", pack.display(), tmp.display()))?;
-                drop(p);
-                let recorded = record_measured_law(&tmp)
-                    .and_then(|()| std::fs::rename(&tmp, out).context("renaming the upgraded copy into place"));
-                if recorded.is_err() {
-                    let _ = std::fs::remove_file(&tmp);
-                }
-                recorded?;
-            } else {
-                drop(p);
-                record_measured_law(out)?;
-            }
-            2
-        }
-        Err(_) => {
-            planet_terrain::pack::upgrade(pack, out)?;
-            record_measured_law(out)?;
-            1
-        }
-    };
+    }
     let upgraded = Pack::open(out)?;
-    let law = upgraded.header().detail.as_ref().map(LawSummary::of).context("the upgraded pack records no law")?;
+    let law = upgraded.header().detail.as_ref().map(LawSummary::of);
+    let law = law.with_context(|| format!("{}: the upgraded pack records no detail law", out.display()))?;
     outln!(
         "{}: version {from} -> {VERSION} at {}: {} tiles, {} bytes, verified; detail law {law}",
         pack.display(),
@@ -305,17 +315,16 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// Measures the law the pack at `path` continues past its data depth (as a
-/// bake does) and records it in its header, then verifies the whole pack.
-fn record_measured_law(path: &Path) -> Result<()> {
+/// The law the pack at `path` continues past its data depth, measured as a
+/// bake measures it.
+fn measured_law(path: &Path) -> Result<planet_terrain::pack::DetailLaw, planet_terrain::pack::PackError> {
+    use planet_terrain::ground::SourceError;
     let pack = Arc::new(Pack::open(path)?);
-    let law = PackSource::new(pack.clone())
-        .measure_detail_law()
-        .with_context(|| format!("{}: measuring the detail law", path.display()))?;
-    drop(pack);
-    planet_terrain::pack::record_detail_law(path, law)?;
-    Pack::open(path)?.verify()?;
-    Ok(())
+    let measured = PackSource::new(pack).measure_detail_law().map_err(|e| match e {
+        SourceError::Pack(e) => e,
+        other => planet_terrain::pack::PackError::BadSpec(format!("measuring the detail law: {other}")),
+    });
+    measured.map_err(|e| e.in_file(path))
 }
 
 /// Tiles per depth and payload bytes, in one streaming pass over the

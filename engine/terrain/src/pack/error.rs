@@ -20,7 +20,7 @@ pub enum PackError {
     #[error("bad magic at byte 0: expected \"PLNTPACK\", found {found:02x?}")]
     BadMagic { found: [u8; 8] },
     #[error(
-        "unsupported version {found} at byte 8 (this reader reads version {supported}; `planet-pack upgrade` converts a version 1 pack)"
+        "unsupported version {found} at byte 8 (this reader reads version {supported} and the version before it; `planet-pack upgrade` converts a version 1 pack)"
     )]
     UnsupportedVersion { found: u16, supported: u16 },
     #[error("header checksum mismatch at byte {offset}: stored {stored:#010x}, computed {computed:#010x}")]

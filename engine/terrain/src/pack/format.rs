@@ -512,7 +512,6 @@ pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<
             format!("{compression_level} is outside zstd's {MIN_COMPRESSION_LEVEL}..={MAX_COMPRESSION_LEVEL}"),
         ));
     }
-    let detail = decode_detail_law(b, version)?;
     let radii = [get_f64(b, at::RADII), get_f64(b, at::RADII + 8), get_f64(b, at::RADII + 16)];
     let ellipsoid_ok =
         Ellipsoid::new(radii[0], radii[1], radii[2]).map_err(|e| field("radii", at::RADII, e.to_string()));
@@ -578,6 +577,7 @@ pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<
     };
     coverage.validate().map_err(|reason| field("coverage", at::COVERAGE, reason))?;
     let patches = decode_patch_history(b)?;
+    let detail = decode_detail_law(b, version)?;
     Ok(PackHeader {
         codec,
         height_data_depth,

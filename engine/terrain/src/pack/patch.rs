@@ -123,6 +123,9 @@ pub fn begin_patch(
         if journal.exists() {
             return Err(PackError::PatchPending { journal });
         }
+        if let Some(Err((field, _, reason))) = stamp.detail.map(|law| law.check()) {
+            return Err(PackError::BadSpec(format!("the detail law to record: {field} {reason}")));
+        }
         let (journal, sources) = plan(path, tiles, stamp)?;
         abort_point("patch-compute");
         // A payload whose bytes are not the ones its entry was made for

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use crate::pack::error::PackError;
 use crate::pack::format::{
-    DetailLaw, ENTRY_LENGTH, HEADER_LENGTH, IndexEntry, VERSION_FLAT_INDEX, decode_entry, decode_header,
+    DetailLaw, ENTRY_LENGTH, HEADER_LENGTH, IndexEntry, PackHeader, VERSION_FLAT_INDEX, decode_entry, decode_header,
     decode_header_as, encode_header,
 };
 use crate::pack::index::{IndexBuilder, IndexLayout};
@@ -34,13 +34,19 @@ pub struct UpgradeSummary {
     pub new_length: u64,
 }
 
-/// Reads the version 1 pack at `src` and writes it as version 2 at `dst`
-/// (which may be `src`: the new file replaces it only once complete).
-pub fn upgrade(src: &Path, dst: &Path) -> Result<UpgradeSummary, PackError> {
-    upgrade_inner(src, dst).map_err(|e| e.in_file(src))
+/// The law a caller measures from a pack's tiles (the ground module's
+/// measurement; this module cannot read ground).
+pub type LawOf<'a> = &'a mut dyn FnMut(&Path) -> Result<DetailLaw, PackError>;
+
+/// Reads the version 1 pack at `src` and writes it as version 3 at `dst`
+/// (which may be `src`: the new file replaces it only once complete), the
+/// detail law `law_of` measures from the new file's tiles recorded before
+/// it is verified and renamed into place.
+pub fn upgrade(src: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<UpgradeSummary, PackError> {
+    upgrade_inner(src, dst, law_of).map_err(|e| e.in_file(src))
 }
 
-fn upgrade_inner(src: &Path, dst: &Path) -> Result<UpgradeSummary, PackError> {
+fn upgrade_inner(src: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<UpgradeSummary, PackError> {
     let bytes = MappedFile::open(src)?;
     let file_length = bytes.len();
     let head = bytes.read(0, (HEADER_LENGTH as u64).min(file_length) as usize)?;
@@ -103,8 +109,12 @@ fn upgrade_inner(src: &Path, dst: &Path) -> Result<UpgradeSummary, PackError> {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }
-    // The new file is checked as any reader would before it replaces anything.
-    let check = crate::pack::reader::Pack::open(&tmp).and_then(|p| p.verify());
+    // The law, then the new file checked as any reader would, before it
+    // replaces anything.
+    let check = law_of(&tmp)
+        .and_then(|law| record_detail_law_in_new_file(&tmp, law))
+        .and_then(|()| crate::pack::reader::Pack::open(&tmp))
+        .and_then(|p| p.verify());
     if let Err(e) = check {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
@@ -113,16 +123,53 @@ fn upgrade_inner(src: &Path, dst: &Path) -> Result<UpgradeSummary, PackError> {
     Ok(UpgradeSummary { tiles: header.tile_count, old_length: file_length, new_length: header.file_length })
 }
 
-/// Records `law` in the header of the pack at `path` (a version 2 pack, or
-/// one just assembled), which makes it version 3. Only the header changes:
-/// one write of its 256 bytes (one disk sector, so a crash leaves the old
-/// header or the new one), then a sync. The header must read as valid
-/// before and after.
+/// Records `law` in the header of the version 2 pack at `path`, which
+/// makes it version 3; nothing else changes. Readers may hold the pack, so
+/// the header goes through a redo journal, as a patch's does: a crash
+/// leaves the old header or a journal that `planet-pack repair` (or the
+/// next patch) completes. Refused while a patch journal is pending (the
+/// header it expects would be replaced) and for a pack that already
+/// records a law (a recorded law is never replaced).
 pub fn record_detail_law(path: &Path, law: DetailLaw) -> Result<(), PackError> {
-    record_detail_law_inner(path, law).map_err(|e| e.in_file(path))
+    record_journaled(path, law).map_err(|e| e.in_file(path))
 }
 
-fn record_detail_law_inner(path: &Path, law: DetailLaw) -> Result<(), PackError> {
+/// [`record_detail_law`] for a file no reader has yet (an assembled pack
+/// or a fresh copy, renamed into place afterwards): one plain write of the
+/// header, then a sync; a crash leaves a temporary file that is made again.
+pub fn record_detail_law_in_new_file(path: &Path, law: DetailLaw) -> Result<(), PackError> {
+    (|| {
+        let (file, _, mut header) = read_header_for_law(path, law)?;
+        header.detail = Some(law);
+        file.write_all_at(&encode_header(&header), 0).map_err(PackError::io("writing the header"))?;
+        file.sync_all().map_err(PackError::io("syncing the header"))
+    })()
+    .map_err(|e| e.in_file(path))
+}
+
+fn record_journaled(path: &Path, law: DetailLaw) -> Result<(), PackError> {
+    let journal = crate::pack::journal::journal_path(path);
+    if journal.exists() {
+        return Err(PackError::PatchPending { journal });
+    }
+    let (file, old_header, mut header) = read_header_for_law(path, law)?;
+    drop(file);
+    header.detail = Some(law);
+    let journal = crate::pack::journal::PatchJournal {
+        old_header,
+        new_header: encode_header(&header),
+        index_writes: Vec::new(),
+        payloads: Vec::new(),
+    };
+    journal.write(path, |_| unreachable!("a header-only journal holds no payload"))?;
+    journal.apply(path)?;
+    crate::pack::journal::finish_patch(path)
+}
+
+/// The pack's file (open for writing), its header bytes and its decoded
+/// header, once `law` and the pack are fit to record it: a valid law, a
+/// header that reads, and no law recorded yet.
+fn read_header_for_law(path: &Path, law: DetailLaw) -> Result<(File, [u8; HEADER_LENGTH], PackHeader), PackError> {
     law.check().map_err(|(field, _, reason)| PackError::BadSpec(format!("detail law: {field} {reason}")))?;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -130,10 +177,16 @@ fn record_detail_law_inner(path: &Path, law: DetailLaw) -> Result<(), PackError>
         .open(path)
         .map_err(PackError::io("opening the pack to record its detail law"))?;
     let file_length = file.metadata().map_err(PackError::io("reading the pack's length"))?.len();
-    let mut head = vec![0u8; (HEADER_LENGTH as u64).min(file_length) as usize];
+    let mut head = [0u8; HEADER_LENGTH];
+    if file_length < HEADER_LENGTH as u64 {
+        return Err(PackError::Truncated { section: "header", start: 0, end: HEADER_LENGTH as u64, file_length });
+    }
     file.read_exact_at(&mut head, 0).map_err(PackError::io("reading the header"))?;
-    let mut header = decode_header(&head, file_length)?;
-    header.detail = Some(law);
-    file.write_all_at(&encode_header(&header), 0).map_err(PackError::io("writing the header"))?;
-    file.sync_all().map_err(PackError::io("syncing the header"))
+    let header = decode_header(&head, file_length)?;
+    if header.detail.is_some() {
+        return Err(PackError::BadSpec(
+            "the pack already records a detail law; a recorded law is never replaced".into(),
+        ));
+    }
+    Ok((file, head, header))
 }

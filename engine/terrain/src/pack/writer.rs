@@ -499,9 +499,9 @@ impl PackWriter {
         self.assemble_reporting(others, &mut |_, _| {})
     }
 
-    /// [`PackWriter::assemble_with`], telling `progress` (done, total) as
-    /// it goes: the index pass, then the payload pass, one count per tile
-    /// of each, reported every 4,096 tiles and at the end.
+    /// [`PackWriter::assemble_with`], telling `progress` (done, total tiles)
+    /// how the payload pass, the bulk of the work, goes: every 4,096 tiles
+    /// and at the end.
     pub fn assemble_reporting(
         self,
         others: &[&dyn TileParts],
@@ -560,9 +560,6 @@ impl PackWriter {
                 index.push(&IndexEntry { payload_offset: offset, ..e }, &file).map_err(write_error)?;
                 offset += u64::from(e.payload_length);
                 walked += 1;
-                if walked.is_multiple_of(4096) {
-                    progress(walked, 2 * tile_count);
-                }
             }
             if walked != tile_count {
                 return Err(PackError::BadSpec(format!(
@@ -572,31 +569,8 @@ impl PackWriter {
             header.file_length = offset;
             header.index_checksum = index.finish(&file).map_err(write_error)?;
             file.write_all_at(&encode_header(&header), 0).map_err(write_error)?;
-            let mut w = BufWriter::with_capacity(1 << 20, &file);
-            w.seek(SeekFrom::Start(header.payload_offset)).map_err(write_error)?;
-            let mut buffer = Vec::new();
-            for (n, item) in walk().enumerate() {
-                let (part, e) = item?;
-                if part == 0 {
-                    buffer.resize(e.payload_length as usize, 0);
-                    state.partial.read_exact_at(&mut buffer, e.payload_offset).map_err(write_error)?;
-                } else {
-                    others[part - 1].part_payload(&e, &mut buffer)?;
-                }
-                w.write_all(&buffer).map_err(write_error)?;
-                if (n + 1).is_multiple_of(4096) {
-                    progress(tile_count + n as u64 + 1, 2 * tile_count);
-                }
-                if n as u64 == tile_count / 2 {
-                    w.flush().map_err(write_error)?;
-                    abort_point("bake-assemble");
-                }
-            }
-            w.flush().map_err(write_error)?;
-            drop(w);
-            file.sync_all().map_err(write_error)?;
-            progress(2 * tile_count, 2 * tile_count);
-            Ok(())
+            let sources = PayloadSources { partial: &state.partial, others };
+            sources.copy(&file, header.payload_offset, walk(), tile_count, progress)
         })();
         if let Err(e) = result {
             let _ = std::fs::remove_file(&tmp);
@@ -616,6 +590,54 @@ impl PackWriter {
     }
 }
 
+/// Where an assembly's payloads lie: this writer's partial file (part 0)
+/// and the other parts.
+struct PayloadSources<'a> {
+    partial: &'a File,
+    others: &'a [&'a dyn TileParts],
+}
+
+impl PayloadSources<'_> {
+    /// The payload pass: every tile's payload in key order, written from
+    /// `payload_offset` on; `progress` counts tiles (a phase of its own
+    /// after the index pass's).
+    fn copy(
+        &self,
+        file: &File,
+        payload_offset: u64,
+        tiles: impl Iterator<Item = Result<(usize, IndexEntry), PackError>>,
+        tile_count: u64,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), PackError> {
+        let write_error = |e: std::io::Error| PackError::io("writing the pack")(e);
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        w.seek(SeekFrom::Start(payload_offset)).map_err(write_error)?;
+        let mut buffer = Vec::new();
+        for (n, item) in tiles.enumerate() {
+            let (part, e) = item?;
+            if part == 0 {
+                buffer.resize(e.payload_length as usize, 0);
+                self.partial.read_exact_at(&mut buffer, e.payload_offset).map_err(write_error)?;
+            } else {
+                self.others[part - 1].part_payload(&e, &mut buffer)?;
+            }
+            w.write_all(&buffer).map_err(write_error)?;
+            if (n + 1).is_multiple_of(4096) {
+                progress(n as u64 + 1, tile_count);
+            }
+            if n as u64 == tile_count / 2 {
+                w.flush().map_err(write_error)?;
+                abort_point("bake-assemble");
+            }
+        }
+        w.flush().map_err(write_error)?;
+        drop(w);
+        file.sync_all().map_err(write_error)?;
+        progress(tile_count, tile_count);
+        Ok(())
+    }
+}
+
 impl Assembled {
     /// The assembled file, complete and synced, not yet at `OUT`.
     pub fn path(&self) -> &Path {
@@ -628,9 +650,11 @@ impl Assembled {
 
     /// Records the detail law the caller measured from the assembled tiles
     /// (the law changes no tile) in the header, before the pack is
-    /// committed: a committed bake is always version 3.
+    /// committed: a bake always records one ([`PackWriter::finish`], which
+    /// records none, writes version 2 for tests and tools that write packs
+    /// without a bake).
     pub fn record_detail_law(&self, law: crate::pack::DetailLaw) -> Result<(), PackError> {
-        crate::pack::upgrade::record_detail_law(&self.tmp, law)
+        crate::pack::upgrade::record_detail_law_in_new_file(&self.tmp, law)
     }
 
     /// Renames the assembled file over `OUT`, then removes the partial

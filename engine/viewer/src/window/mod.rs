@@ -486,9 +486,10 @@ fn grounds(
 ) -> (Option<String>, Option<(f64, f64)>) {
     let view = session.view(flight);
     let under_cursor = session.ground_under(&view, cursor.0, cursor.1);
+    // cursor_hit takes a pixel's index and aims through its centre.
     let centre = view.axis_pixel();
     let aim = session
-        .cursor_hit(&view, centre.0, centre.1, 100.0, 2000)
+        .cursor_hit(&view, centre.0 - 0.5, centre.1 - 0.5, 100.0, 2000)
         .map(|g| (g.latitude.to_degrees(), g.longitude.to_degrees()));
     (under_cursor, aim)
 }

@@ -755,3 +755,32 @@ fn info_verify_and_sample_read_a_pack_over_http() {
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(err.contains("missing.planetpack") && err.contains("HTTP 404"), "{err}");
 }
+
+/// In place, a version 2 pack gains its law through a redo journal (its
+/// readers may hold it): refused while a patch journal is pending (the
+/// header that journal expects would be replaced), done once, and a
+/// recorded law is never replaced.
+#[test]
+fn upgrade_in_place_records_the_law_once_and_never_over_a_pending_patch() {
+    let v2 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../packs/samples/tethys.planetpack");
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("tethys.planetpack");
+    std::fs::copy(&v2, &pack).unwrap();
+    let journal = planet_terrain::pack::journal_path(&pack);
+    std::fs::write(&journal, b"a patch's journal").unwrap();
+    let refused = planet_pack(&["upgrade", pack.to_str().unwrap()]);
+    assert!(!refused.status.success() && stderr(&refused).contains("patch-journal"), "{}", stderr(&refused));
+    assert_eq!(std::fs::read(&pack).unwrap(), std::fs::read(&v2).unwrap(), "the pack is untouched");
+    std::fs::remove_file(&journal).unwrap();
+
+    let o = planet_pack(&["upgrade", pack.to_str().unwrap()]);
+    assert!(o.status.success() && stdout(&o).contains("version 2 -> 3"), "{}{}", stdout(&o), stderr(&o));
+    assert!(!journal.exists(), "the header's journal is removed once the header is in place");
+    let law = planet_terrain::pack::Pack::open(&pack).unwrap().header().detail.expect("a law");
+    let again = planet_pack(&["upgrade", pack.to_str().unwrap()]);
+    assert!(again.status.success() && stdout(&again).contains("already version 3"), "{}", stdout(&again));
+    let other = planet_terrain::pack::DetailLaw::rounded(Some(40), 5.0, 1.0);
+    let replaced = planet_terrain::pack::record_detail_law(&pack, other).unwrap_err();
+    assert!(replaced.to_string().contains("never replaced"), "{replaced}");
+    assert_eq!(planet_terrain::pack::Pack::open(&pack).unwrap().header().detail, Some(law));
+}

@@ -214,9 +214,15 @@ impl DetailSource {
         let Some(law) = measured_law_within(&**inner, 16, coverage)? else { return Ok(DetailSource::default_law()) };
         let exponent = rounded_gain(law.exponent).map(|(h, _)| (h * 64.0).round() as u8);
         let rounded_cap = DetailLaw::rounded(exponent, 1.0, twist_cap(&**inner, &law.seeds)?);
-        let (gain, cap) = (DetailSource::gain_of_law(&rounded_cap), f64::from(rounded_cap.twist_cap));
+        let gain = DetailSource::gain_of_law(&rounded_cap);
+        // A cap of zero (every seed cell a plane) caps everything to
+        // nothing, and one past bfloat16's range caps nothing: no cap.
+        let cap = Some(f64::from(rounded_cap.twist_cap)).filter(|c| *c > 0.0 && c.is_finite()).unwrap_or(f64::INFINITY);
         let first = continuing_amplitude(inner, &law, gain, Some(cap), DETAIL_SEED)?;
-        Ok(DetailLaw::rounded(exponent, first.unwrap_or(DEFAULT_FIRST_OCTAVE), cap))
+        let first = first.filter(|&a| a.is_finite() && (a as f32) > 0.0).unwrap_or(DEFAULT_FIRST_OCTAVE);
+        let law = DetailLaw::rounded(exponent, first, cap);
+        debug_assert!(law.check().is_ok(), "{law:?}");
+        Ok(law)
     }
 
     /// The law of data that gives none: the default gain and first octave,
