@@ -262,9 +262,13 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
     // The version bytes decide, so a pack that fails to open for another
     // reason says that reason, not "version 1".
     let mut head = [0u8; 10];
-    std::fs::File::open(pack)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .with_context(|| format!("{}: reading the header", pack.display()))?;
+    let read = std::fs::File::open(pack).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+    match read {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            bail!("{}: shorter than a pack's header (256 bytes): not a pack", pack.display())
+        }
+        other => other.with_context(|| format!("{}: reading the header", pack.display()))?,
+    }
     let from = u16::from_le_bytes([head[8], head[9]]);
     match from {
         VERSION_FLAT_INDEX => {

@@ -783,4 +783,8 @@ fn upgrade_in_place_records_the_law_once_and_never_over_a_pending_patch() {
     let replaced = planet_terrain::pack::record_detail_law(&pack, other).unwrap_err();
     assert!(replaced.to_string().contains("never replaced"), "{replaced}");
     assert_eq!(planet_terrain::pack::Pack::open(&pack).unwrap().header().detail, Some(law));
+    let short = dir.path().join("short.planetpack");
+    std::fs::write(&short, b"PLNT").unwrap();
+    let o = planet_pack(&["upgrade", short.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("shorter than a pack's header"), "{}", stderr(&o));
 }
