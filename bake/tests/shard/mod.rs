@@ -26,15 +26,12 @@ fn bake_shards(base: &BakeOptions, dir: &Path, count: u32) -> Vec<PathBuf> {
         .collect()
 }
 
+fn merge_options(shards: &[PathBuf], out: &Path) -> MergeOptions {
+    MergeOptions { shards: shards.to_vec(), out: out.to_owned(), jobs: Some(2), memory: Some(512 << 20), resume: false }
+}
+
 fn merge_into(shards: &[PathBuf], out: &Path) -> Result<serde_json::Value, planet_bake::BakeError> {
-    let o = MergeOptions {
-        shards: shards.to_vec(),
-        out: out.to_owned(),
-        jobs: Some(2),
-        memory: Some(512 << 20),
-        resume: false,
-    };
-    merge(&o, &Quiet).map(|r| r.to_json())
+    merge(&merge_options(shards, out), &Quiet).map(|r| r.to_json())
 }
 
 fn single(base: &BakeOptions, dir: &Path) -> Vec<u8> {
@@ -229,15 +226,8 @@ fn the_merge_counts_its_layout_and_its_verification() {
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
     let base = BakeOptions { depth: Some(3), ..options(&dem, &dir.path().join("unused")) };
     let shards = bake_shards(&base, dir.path(), 2);
-    let o = MergeOptions {
-        shards,
-        out: dir.path().join("merged.planetpack"),
-        jobs: Some(2),
-        memory: Some(512 << 20),
-        resume: false,
-    };
     let said = Recorded::default();
-    merge(&o, &said).unwrap();
+    merge(&merge_options(&shards, &dir.path().join("merged.planetpack")), &said).unwrap();
     let said = said.0.into_inner().unwrap();
     for phase in ["laying out", "verifying"] {
         let (stage, counts) = said.iter().find(|(s, _)| s.starts_with(phase)).unwrap_or_else(|| panic!("{said:?}"));
