@@ -566,6 +566,21 @@ fn modules_are_folders_not_path_attributes() {
     check("no #[path] modules outside split-out tests", offences);
 }
 
+/// `HeightSource::tile_bounds` and `tile_bounds_unread` are `bounds` at
+/// one cost each: a source that overrode one could answer differently at
+/// the two, which is the forwarding the one `bounds(tile, reads)` removed.
+#[test]
+fn height_sources_bound_through_one_method() {
+    let offences = offending_lines(
+        |path| !path.ends_with("engine/terrain/src/ground/mod.rs"),
+        |code| {
+            let overrides = code.starts_with("fn tile_bounds(&self") || code.starts_with("fn tile_bounds_unread(&self");
+            overrides.then(|| format!(": {code}"))
+        },
+    );
+    check("every HeightSource bounds through bounds(tile, reads) alone", offences);
+}
+
 /// `path:line` (and what `offence` says of it) for every line of code, in
 /// the Rust files `files` selects, that `offence` finds fault with (it is
 /// given the line's code, comments and leading space removed).

@@ -7,7 +7,7 @@
 //! flight, frames loading on the frame thread spent a median 4.3 ms in
 //! selection asking again for bounds they had been given. So the scene
 //! keeps what selection was given, by tile, until the source says they
-//! narrowed ([`HeightSource::narrowed_bounds`]) or the ground changes (an
+//! narrowed ([`planet_terrain::ground::narrowed_bounds`]) or the ground changes (an
 //! edit, [`KeptBounds::clear`]). With workers selection takes bounds
 //! without a read ([`HeightSource::tile_bounds_unread`], the workers read
 //! what they wanted); loading on the frame it takes exact ones.
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use planet_terrain::geo::address::{TileAddress, TileMap};
 use planet_terrain::geo::body::Body;
-use planet_terrain::ground::{HeightSource, SourceError, SourceTile, TileBounds};
+use planet_terrain::ground::{HeightSource, Reads, SourceError, SourceTile, TileBounds, narrowed_bounds};
 
 /// Bounds kept at most (about 40 bytes each); past it they start again.
 const KEPT_BOUNDS: usize = 1 << 16;
@@ -55,7 +55,7 @@ impl KeptBounds {
     /// since.
     pub(crate) fn view<'a>(&'a self, source: &'a dyn HeightSource, ask: Ask) -> KeptView<'a> {
         let mut narrowed = Vec::new();
-        let noted_all = source.narrowed_bounds(&mut narrowed);
+        let noted_all = narrowed_bounds(source, &mut narrowed);
         let mut kept = self.lock();
         if !noted_all || kept.len() >= KEPT_BOUNDS {
             kept.clear();
@@ -92,7 +92,9 @@ impl HeightSource for KeptView<'_> {
         self.source.tile(tile)
     }
 
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    /// The view reads as the frame that made it asked (`Ask`), whatever
+    /// `reads` says: selection asks it for plain bounds.
+    fn bounds(&self, tile: TileAddress, _reads: Reads) -> Result<TileBounds, SourceError> {
         let mut kept = self.kept.lock();
         if let Some(&bounds) = kept.get(&tile.identity()) {
             return Ok(bounds);
@@ -113,6 +115,10 @@ impl HeightSource for KeptView<'_> {
 
     fn colour_data_depth(&self) -> Option<u8> {
         self.source.colour_data_depth()
+    }
+
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        vec![self.source]
     }
 }
 
@@ -141,7 +147,7 @@ mod tests {
         let loose = seen();
         assert_eq!(seen(), loose, "kept while nothing narrowed");
         assert_eq!(kept.asked_of_source(), 0, "the second frame asked nothing of the source");
-        source.warm_bounds();
+        planet_terrain::ground::warm_bounds(&*source);
         let exact = source.tile_bounds(tile).expect("exact bounds");
         assert!(exact.max_elevation - exact.min_elevation < loose.max_elevation - loose.min_elevation);
         assert_eq!(seen(), exact, "the exact bounds, once computed");

@@ -7,7 +7,7 @@
 //! Workers read, decode, apply layers and encode a tile into its upload
 //! bytes, so the frame only copies them into staging; they also compute
 //! the exact bounds selection took loose ones for rather than read a tile
-//! (`HeightSource::warm_bounds`), and free the tiles a frame dropped. A
+//! (`planet_terrain::ground::warm_bounds`), and free the tiles a frame dropped. A
 //! tile is uploaded only once produced (`Residency::plan_streaming`); until
 //! then its node draws its nearest resident ancestor, as it does while an
 //! upload budget is spent. Every result carries the generation of the
@@ -50,7 +50,7 @@ struct State {
     working: TileSet,
     finished: Vec<(u64, TileAddress, Produced)>,
     /// Selection gave bounds without reading: a worker reads what they
-    /// wanted ([`HeightSource::warm_bounds`]) before its next tiles.
+    /// wanted ([`planet_terrain::ground::warm_bounds`]) before its next tiles.
     warm_bounds: bool,
     /// Produced tiles no longer wanted, for a worker to free: a hundred
     /// 120 KB buffers handed back to the allocator cost a frame a
@@ -257,7 +257,7 @@ fn work(shared: &Shared) {
             && let Some(source) = state.source.clone()
         {
             drop(state);
-            source.warm_bounds();
+            planet_terrain::ground::warm_bounds(&*source);
             state = shared.lock();
             continue;
         }
@@ -274,7 +274,7 @@ fn work(shared: &Shared) {
         let generation = state.generation;
         state.working.extend(batch.iter().map(|t| t.identity()));
         drop(state);
-        source.prefetch(&batch);
+        planet_terrain::ground::prefetch(&*source, &batch);
         let depths = DataDepths::of(&*source);
         for (k, &tile) in batch.iter().enumerate() {
             let produced = source.tile(tile).map(|t| encode_upload(&t, depths));

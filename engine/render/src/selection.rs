@@ -339,13 +339,16 @@ mod tests {
     struct NoBounds(Body);
 
     impl HeightSource for NoBounds {
+        fn parts(&self) -> Vec<&dyn HeightSource> {
+            Vec::new()
+        }
         fn body(&self) -> &Body {
             &self.0
         }
         fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
             Err(SourceError::NoData { tile })
         }
-        fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
             Err(SourceError::NoData { tile })
         }
         fn data_depth(&self) -> Option<u8> {

@@ -207,13 +207,16 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
 pub struct UnevenGround(pub Body);
 
 impl HeightSource for UnevenGround {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.0
     }
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
         unreachable!("selection reads bounds only, not {tile}")
     }
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
         let hash = tile.identity().wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let unit = |shift: u32| f64::from((hash >> shift) as u16) / 65535.0;
         let error =

@@ -38,6 +38,9 @@ impl UniformSlope {
 }
 
 impl HeightSource for UniformSlope {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.body
     }
@@ -51,7 +54,7 @@ impl HeightSource for UniformSlope {
         Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
     }
 
-    fn tile_bounds(&self, _tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, _tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         Ok(TileBounds {
             min_elevation: -self.limit_m,
             max_elevation: self.limit_m,

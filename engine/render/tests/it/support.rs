@@ -117,6 +117,9 @@ impl RidgeSource {
 }
 
 impl HeightSource for RidgeSource {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.body
     }
@@ -126,7 +129,7 @@ impl HeightSource for RidgeSource {
         Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
     }
 
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         let lattice_spacing = 4.0 * self.body.sample_spacing_m(tile.depth());
         let curvature =
             2.0 * RIDGE_AMPLITUDE * (std::f64::consts::PI * lattice_spacing / RIDGE_WAVELENGTH).powi(2) / 2.0;

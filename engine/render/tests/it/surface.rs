@@ -122,6 +122,9 @@ impl std::fmt::Debug for AnalyticGround {
 }
 
 impl HeightSource for AnalyticGround {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.body
     }
@@ -133,7 +136,7 @@ impl HeightSource for AnalyticGround {
         Ok(SourceTile { tile, heights, classes, colour: None, provenance: Provenance::Invented })
     }
 
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         let spacing = 4.0 * self.body.sample_spacing_m(tile.depth());
         Ok(TileBounds {
             min_elevation: self.range.0,
@@ -215,6 +218,9 @@ struct ImageryPlain {
 const IMAGERY_DEPTH: u8 = 5;
 
 impl HeightSource for ImageryPlain {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.body
     }
@@ -235,7 +241,7 @@ impl HeightSource for ImageryPlain {
         })
     }
 
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         // The error of rugged ground (a sample spacing), so the cut refines
         // as it would there and the drawn tiles' texels stay near a pixel.
         Ok(TileBounds {

@@ -116,23 +116,15 @@ impl HeightSource for HeightFunction {
         Ok(t)
     }
 
-    /// The source's bounds, widened by the layers (`HeightFunction::widen`).
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        Ok(self.widen(tile, self.source.tile_bounds(tile)?))
+    /// The source's bounds, widened by the layers (`HeightFunction::widen`):
+    /// they change only with an edit, which makes a new function, so the
+    /// source's narrowing is this function's too.
+    fn bounds(&self, tile: TileAddress, reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
+        Ok(self.widen(tile, self.source.bounds(tile, reads)?))
     }
 
-    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        Ok(self.widen(tile, self.source.tile_bounds_unread(tile)?))
-    }
-
-    fn warm_bounds(&self) -> usize {
-        self.source.warm_bounds()
-    }
-
-    /// The layers widen the same tile's bounds: they change only with an
-    /// edit, which makes a new function.
-    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
-        self.source.narrowed_bounds(into)
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        vec![&*self.source]
     }
 
     fn data_depth(&self) -> Option<u8> {
@@ -141,9 +133,5 @@ impl HeightSource for HeightFunction {
 
     fn colour_data_depth(&self) -> Option<u8> {
         self.source.colour_data_depth()
-    }
-
-    fn prefetch(&self, tiles: &[TileAddress]) {
-        self.source.prefetch(tiles);
     }
 }

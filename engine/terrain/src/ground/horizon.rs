@@ -483,6 +483,9 @@ mod tests {
     }
 
     impl HeightSource for Ridges {
+        fn parts(&self) -> Vec<&dyn HeightSource> {
+            Vec::new()
+        }
         fn body(&self) -> &Body {
             &self.0
         }
@@ -498,7 +501,11 @@ mod tests {
             let provenance = crate::ground::Provenance::Invented;
             Ok(crate::ground::SourceTile { tile, heights, classes: None, colour: None, provenance })
         }
-        fn tile_bounds(&self, _: crate::geo::address::TileAddress) -> Result<crate::ground::TileBounds, SourceError> {
+        fn bounds(
+            &self,
+            _: crate::geo::address::TileAddress,
+            _reads: crate::ground::Reads,
+        ) -> Result<crate::ground::TileBounds, SourceError> {
             let provenance = crate::ground::Provenance::Invented;
             Ok(crate::ground::TileBounds {
                 min_elevation: -2300.0,

@@ -588,22 +588,14 @@ impl HeightSource for InsetSource {
         Ok(base)
     }
 
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        self.bounds_with(tile, |source, tile| source.tile_bounds(tile))
+    /// Made of both sides' bounds of the same tile, so a tile narrows here
+    /// when it narrows on either side.
+    fn bounds(&self, tile: TileAddress, reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
+        self.bounds_with(tile, |source, tile| source.bounds(tile, reads))
     }
 
-    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        self.bounds_with(tile, |source, tile| source.tile_bounds_unread(tile))
-    }
-
-    fn warm_bounds(&self) -> usize {
-        self.base.warm_bounds() + self.inset.warm_bounds()
-    }
-
-    /// A tile's bounds here are made of both sides' bounds of the same tile.
-    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
-        let base = self.base.narrowed_bounds(into);
-        self.inset.narrowed_bounds(into) && base
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        vec![&*self.base, &*self.inset]
     }
 
     fn data_depth(&self) -> Option<u8> {
@@ -612,11 +604,6 @@ impl HeightSource for InsetSource {
 
     fn colour_data_depth(&self) -> Option<u8> {
         self.base.colour_data_depth().max(self.inset.colour_data_depth())
-    }
-
-    fn prefetch(&self, tiles: &[TileAddress]) {
-        self.inset.prefetch(tiles);
-        self.base.prefetch(tiles);
     }
 }
 

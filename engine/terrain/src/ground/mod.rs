@@ -101,50 +101,110 @@ pub enum SourceError {
     NoData { tile: TileAddress },
 }
 
+/// Whether a source may read tile samples to bound a tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// Exact bounds, reading what they need.
+    Allowed,
+    /// For a frame that must never wait on a read: where exact bounds need
+    /// a read (detail's amplitude field of a data tile, and its octave
+    /// windows), a bound that holds the exact one, the tile noted for
+    /// [`warm_bounds`]. A looser bound costs finer or more nodes, never a
+    /// hole.
+    Never,
+}
+
 /// One implementation per kind of ground; see the module documentation.
+///
+/// The trait says what the ground is. What a streaming reader does with
+/// it (warming bounds a frame took loose, hearing which bounds narrowed,
+/// fetching tiles ahead) is not forwarded by anyone: a source that keeps
+/// such state offers it through [`HeightSource::streaming`], and
+/// [`warm_bounds`], [`narrowed_bounds`] and [`prefetch`] reach every such
+/// source through [`HeightSource::parts`], which every source states (no
+/// default), so a decorator cannot cut its inner sources off by leaving a
+/// method out.
 pub trait HeightSource: Send + Sync + std::fmt::Debug {
     fn body(&self) -> &Body;
     /// All 131x131 samples of a tile.
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError>;
-    /// Elevation range and geometric error, without producing the tile.
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError>;
-    /// [`HeightSource::tile_bounds`] without reading any tile's samples:
-    /// where exact bounds need a read (detail's amplitude field of a data
-    /// tile, and its octave windows), a bound that holds the exact one (the
-    /// tile is noted for [`HeightSource::warm_bounds`]). For a frame that
-    /// must never wait on a read: a looser bound costs finer or more nodes,
-    /// never a hole.
-    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        self.tile_bounds(tile)
-    }
-    /// Computes the exact bounds [`HeightSource::tile_bounds_unread`] gave
-    /// loose ones for (a worker thread's job), so later bounds are exact;
-    /// returns how many tiles it bounded.
-    fn warm_bounds(&self) -> usize {
-        0
-    }
-    /// Appends the tiles whose bounds narrowed since the last call (exact
-    /// bounds computed where [`HeightSource::tile_bounds_unread`] gave
-    /// loose ones, or a produced tile's exact range), for the one caller
-    /// that keeps bounds across frames; false when more narrowed than were
-    /// noted (forget every kept bound). Bounds only ever narrow, so a kept
-    /// bound not yet forgotten is looser than the source's, never wrong.
-    /// A source whose bounds never change notes nothing.
-    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
-        let _ = into;
-        true
-    }
+    /// Elevation range and geometric error, without producing the tile,
+    /// reading tile samples only where `reads` allows.
+    fn bounds(&self, tile: TileAddress, reads: Reads) -> Result<TileBounds, SourceError>;
     /// Deepest level whose heights were measured; `None` when nothing was.
     fn data_depth(&self) -> Option<u8>;
     /// Deepest level whose colour was measured; `None` when there is none.
     fn colour_data_depth(&self) -> Option<u8>;
-    /// A hint that these tiles will be produced soon: a source reading a
-    /// remote pack fetches their bytes together (adjacent payloads in one
-    /// request). Errors are not reported here; producing the tile reports
-    /// them.
+    /// The sources this one is made of (none for a leaf).
+    fn parts(&self) -> Vec<&dyn HeightSource>;
+    /// What this source itself keeps for a streaming reader, if anything.
+    fn streaming(&self) -> Option<&dyn Streaming> {
+        None
+    }
+    /// Exact bounds: [`HeightSource::bounds`] with reads allowed.
+    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.bounds(tile, Reads::Allowed)
+    }
+    /// Bounds without a read: [`HeightSource::bounds`] with [`Reads::Never`].
+    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+        self.bounds(tile, Reads::Never)
+    }
+}
+
+/// The state a source keeps for streaming readers (its own, not its
+/// parts': [`warm_bounds`] and the others walk the parts).
+pub trait Streaming {
+    /// Computes the exact bounds [`Reads::Never`] gave loose ones for (a
+    /// worker thread's job); returns how many tiles it bounded.
+    fn warm_bounds(&self) -> usize {
+        0
+    }
+    /// Appends the tiles whose bounds narrowed since the last call; false
+    /// when more narrowed than were noted (forget every kept bound).
+    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
+        let _ = into;
+        true
+    }
+    /// A hint that these tiles will be produced soon (a remote pack fetches
+    /// their bytes together). Errors are reported when a tile is produced.
     fn prefetch(&self, tiles: &[TileAddress]) {
         let _ = tiles;
     }
+}
+
+/// Calls `each` with the streaming state of `source` and of every source
+/// it is made of.
+fn each_streaming(source: &dyn HeightSource, each: &mut dyn FnMut(&dyn Streaming)) {
+    if let Some(s) = source.streaming() {
+        each(s);
+    }
+    for part in source.parts() {
+        each_streaming(part, each);
+    }
+}
+
+/// Computes the exact bounds of every tile a frame took loose bounds for,
+/// anywhere in `source`; returns how many tiles were bounded.
+pub fn warm_bounds(source: &dyn HeightSource) -> usize {
+    let mut warmed = 0;
+    each_streaming(source, &mut |s| warmed += s.warm_bounds());
+    warmed
+}
+
+/// Appends the tiles whose bounds narrowed anywhere in `source` since the
+/// last call, for the one caller that keeps bounds across frames; false
+/// when more narrowed than were noted (forget every kept bound). Bounds
+/// only ever narrow, so a kept bound not yet forgotten is looser than the
+/// source's, never wrong.
+pub fn narrowed_bounds(source: &dyn HeightSource, into: &mut Vec<TileAddress>) -> bool {
+    let mut noted_all = true;
+    each_streaming(source, &mut |s| noted_all &= s.narrowed_bounds(into));
+    noted_all
+}
+
+/// Tells every source in `source` that these tiles will be produced soon.
+pub fn prefetch(source: &dyn HeightSource, tiles: &[TileAddress]) {
+    each_streaming(source, &mut |s| s.prefetch(tiles));
 }
 
 /// Bilinear interpolation over a 131x131 stored grid.

@@ -101,14 +101,23 @@ impl Axis {
     }
 }
 
+impl crate::ground::Streaming for PackSource {
+    fn prefetch(&self, tiles: &[TileAddress]) {
+        // A hint: a failure here shows when the tile itself is read.
+        let _ = self.pack.prefetch(tiles);
+    }
+}
+
 impl HeightSource for PackSource {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.pack.header().body
     }
 
-    fn prefetch(&self, tiles: &[TileAddress]) {
-        // A hint: a failure here shows when the tile itself is read.
-        let _ = self.pack.prefetch(tiles);
+    fn streaming(&self) -> Option<&dyn crate::ground::Streaming> {
+        Some(self)
     }
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
@@ -167,7 +176,7 @@ impl HeightSource for PackSource {
         })
     }
 
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
         let entry = self.stored_ancestor(tile)?;
         let data_depth = self.pack.header().height_data_depth;
         let stored_depth = entry.tile().depth();

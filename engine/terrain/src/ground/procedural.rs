@@ -215,6 +215,9 @@ fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
 }
 
 impl HeightSource for ProceduralSource {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.body
     }
@@ -224,7 +227,7 @@ impl HeightSource for ProceduralSource {
         Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
     }
 
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
         Ok(self.bounds[usize::from(tile.depth())])
     }
 

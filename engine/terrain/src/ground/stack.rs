@@ -29,6 +29,9 @@ impl EllipsoidSource {
 }
 
 impl HeightSource for EllipsoidSource {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.body
     }
@@ -43,7 +46,7 @@ impl HeightSource for EllipsoidSource {
         })
     }
 
-    fn tile_bounds(&self, _tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, _tile: TileAddress, _reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
         Ok(TileBounds {
             min_elevation: 0.0,
             max_elevation: 0.0,
@@ -249,20 +252,13 @@ impl HeightSource for GroundStack {
         self.top.tile(tile)
     }
 
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        self.top.tile_bounds(tile)
+    fn bounds(&self, tile: TileAddress, reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
+        self.top.bounds(tile, reads)
     }
 
-    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        self.top.tile_bounds_unread(tile)
-    }
-
-    fn warm_bounds(&self) -> usize {
-        self.top.warm_bounds()
-    }
-
-    fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
-        self.top.narrowed_bounds(into)
+    /// The top holds every layer (and the base) through its insets.
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        vec![&*self.top]
     }
 
     fn data_depth(&self) -> Option<u8> {
@@ -271,11 +267,5 @@ impl HeightSource for GroundStack {
 
     fn colour_data_depth(&self) -> Option<u8> {
         self.top.colour_data_depth()
-    }
-
-    fn prefetch(&self, tiles: &[TileAddress]) {
-        for layer in &self.layers {
-            layer.source.prefetch(tiles);
-        }
     }
 }

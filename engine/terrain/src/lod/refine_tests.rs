@@ -11,13 +11,16 @@ use crate::ground::{Provenance, SourceTile, TileBounds};
 struct Spike(Body, TileAddress);
 
 impl HeightSource for Spike {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.0
     }
     fn tile(&self, _tile: TileAddress) -> Result<SourceTile, SourceError> {
         unreachable!("selection reads bounds only")
     }
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
         let error = if tile.contains(self.1) { 1000.0 } else { 0.0 };
         Ok(TileBounds {
             min_elevation: -500.0,

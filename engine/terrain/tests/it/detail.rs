@@ -71,6 +71,9 @@ struct Added {
 }
 
 impl HeightSource for Added {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        vec![&self.detail]
+    }
     fn body(&self) -> &planet_terrain::Body {
         self.detail.body()
     }
@@ -81,7 +84,7 @@ impl HeightSource for Added {
         }
         Ok(with)
     }
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         self.detail.tile_bounds(tile)
     }
     fn data_depth(&self) -> Option<u8> {
@@ -227,6 +230,9 @@ impl ProceduralData {
 }
 
 impl HeightSource for ProceduralData {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        vec![&self.procedural]
+    }
     fn body(&self) -> &planet_terrain::Body {
         self.procedural.body()
     }
@@ -264,7 +270,7 @@ impl HeightSource for ProceduralData {
             provenance: Provenance::Resampled { from_depth: self.depth },
         })
     }
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         self.procedural.tile_bounds(tile)
     }
     fn data_depth(&self) -> Option<u8> {
@@ -450,6 +456,9 @@ struct Regional {
 }
 
 impl HeightSource for Regional {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        vec![&self.data]
+    }
     fn body(&self) -> &planet_terrain::Body {
         self.data.body()
     }
@@ -464,7 +473,7 @@ impl HeightSource for Regional {
         }
         Ok(t)
     }
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         self.data.tile_bounds(tile)
     }
     fn data_depth(&self) -> Option<u8> {
@@ -522,11 +531,15 @@ fn unread_bounds_hold_the_exact_ones_until_a_worker_warms_them() {
         );
     }
     let distinct: std::collections::HashSet<TileAddress> = tiles.iter().copied().collect();
-    assert_eq!(detail.warm_bounds(), distinct.len(), "every tile past the data depth was noted");
+    assert_eq!(
+        planet_terrain::ground::warm_bounds(&detail),
+        distinct.len(),
+        "every tile past the data depth was noted"
+    );
     for &tile in &tiles {
         assert_eq!(detail.tile_bounds_unread(tile).unwrap(), reference.tile_bounds(tile).unwrap(), "{tile}");
     }
-    assert_eq!(detail.warm_bounds(), 0, "nothing left to warm");
+    assert_eq!(planet_terrain::ground::warm_bounds(&detail), 0, "nothing left to warm");
 }
 
 /// Regression (a lone 1 m lidar DEM, flown 100 m up): a data tile once

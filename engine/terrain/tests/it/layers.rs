@@ -29,6 +29,9 @@ impl Plane {
 }
 
 impl HeightSource for Plane {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.body
     }
@@ -36,7 +39,7 @@ impl HeightSource for Plane {
         let heights = sample_directions(tile).into_iter().map(|d| self.height(d) as f32).collect();
         Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
     }
-    fn tile_bounds(&self, _: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, _: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         let r = self.slope.abs() * self.body.ellipsoid().max_radius();
         Ok(TileBounds { min_elevation: -r, max_elevation: r, geometric_error: 0.0, provenance: Provenance::Invented })
     }

@@ -445,6 +445,9 @@ fn analytic_height(d: DVec3) -> f32 {
 }
 
 impl HeightSource for Analytic {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.0
     }
@@ -452,7 +455,7 @@ impl HeightSource for Analytic {
         let heights = planet_terrain::ground::sample_directions(tile).into_iter().map(analytic_height).collect();
         Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
     }
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         let error = 4000.0 / 4f64.powi(i32::from(tile.depth()));
         Ok(TileBounds {
             min_elevation: -3900.0,
@@ -567,13 +570,16 @@ struct Patchy {
 }
 
 impl HeightSource for Patchy {
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        Vec::new()
+    }
     fn body(&self) -> &Body {
         &self.body
     }
     fn tile(&self, _tile: TileAddress) -> Result<SourceTile, SourceError> {
         unreachable!("selection reads bounds only")
     }
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         let mut rng = Rng(tile.identity());
         let (a, b) = (rng.uniform(-4000.0, 500.0), rng.uniform(0.0, 5000.0));
         let depth = i32::from(tile.depth());

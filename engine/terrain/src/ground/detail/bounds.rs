@@ -10,13 +10,13 @@
 //! data tile's amplitude field and refine octave windows: a frame that
 //! must not wait for that takes bounds from the index alone until a worker
 //! has computed them ([`HeightSource::tile_bounds_unread`],
-//! [`HeightSource::warm_bounds`]).
+//! [`crate::ground::warm_bounds`]).
 
 use super::*;
 use crate::pack::codec::stored_index;
 
 /// Tiles whose bounds narrowed since the journal was last taken
-/// ([`HeightSource::narrowed_bounds`]); bounded, for a source nobody asks.
+/// ([`crate::ground::narrowed_bounds`]); bounded, for a source nobody asks.
 #[derive(Default)]
 pub(super) struct Narrowed {
     tiles: Vec<TileAddress>,

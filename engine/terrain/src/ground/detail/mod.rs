@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex};
 use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress, TileMap};
 use crate::geo::body::Body;
 use crate::geo::face::Face;
-use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
+use crate::ground::{HeightSource, Provenance, Reads, SourceError, SourceTile, Streaming, TileBounds};
 use crate::pack::DetailLaw;
 
 /// Per-octave amplitude ratio where the data gives no exponent: `2^-H` for
@@ -143,9 +143,9 @@ pub struct DetailSource {
     /// Tiles whose bounds a frame took from the index alone
     /// ([`HeightSource::tile_bounds_unread`]), with those bounds (kept, as
     /// the same nodes are asked for every frame until a worker has computed
-    /// their exact bounds, [`HeightSource::warm_bounds`]).
+    /// their exact bounds, [`crate::ground::warm_bounds`]).
     unread: Arc<Mutex<Unread>>,
-    /// Tiles whose kept bounds narrowed ([`HeightSource::narrowed_bounds`]).
+    /// Tiles whose kept bounds narrowed ([`crate::ground::narrowed_bounds`]).
     narrowed: Arc<Mutex<bounds::Narrowed>>,
     /// The amplitude fields' block peaks of data tiles read or drawn.
     peaks: Arc<Mutex<TileMap<TileAddress, bounds::Peaks>>>,
@@ -569,38 +569,57 @@ impl HeightSource for DetailSource {
         Ok(t)
     }
 
-    /// [`DetailSource::synthesized_bounds`], kept per tile past the data
-    /// depth. At or above it the inner source's, untouched and unnoted: a
-    /// note per call told the viewer's kept bounds that 10,000 tiles
-    /// narrowed every frame, so it asked for them all again.
-    fn tile_bounds(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
+    /// Exact: [`DetailSource::synthesized_bounds`], kept per tile past
+    /// the data depth. At or above it the inner source's, untouched and
+    /// unnoted: a note per call told the viewer's kept bounds that 10,000
+    /// tiles narrowed every frame, so it asked for them all again.
+    ///
+    /// Unread: the kept bounds, or else bounds from the index alone (the
+    /// tile is noted for [`crate::ground::warm_bounds`]). Exact bounds are
+    /// the workers' to compute, never the frame's: up to 128 a frame from
+    /// data fields already cached (a window refinement each) once kept a
+    /// camera coming down fast outside the new nodes, while index bounds
+    /// took a cell's twist as half its tile's range; capped by the RMS
+    /// twist they do that alone, and the frames' selection took 5.5 ms at
+    /// the median of a 1080p descent onto the Sierra where it takes 2.2
+    /// now, every frame at 2 px either way (docs/PERFORMANCE.md).
+    fn bounds(&self, tile: TileAddress, reads: Reads) -> Result<TileBounds, SourceError> {
         if self.inner.data_depth().is_none_or(|d| tile.depth() <= d) {
-            return self.inner.tile_bounds(tile);
-        }
-        if let Some(&b) = self.bounds.lock().expect("bounds lock").get(&tile) {
-            return Ok(self.narrowed(tile, b));
-        }
-        let b = self.synthesized_bounds(tile)?;
-        Ok(self.keep_bounds(tile, b))
-    }
-
-    /// The kept bounds, or else bounds from the index alone (the tile is
-    /// noted for [`HeightSource::warm_bounds`]). Exact bounds are the
-    /// workers' to compute, never the frame's: up to 128 a frame from data
-    /// fields already cached (a window refinement each) once kept a camera
-    /// coming down fast outside the new nodes, while index bounds took a
-    /// cell's twist as half its tile's range; capped by the RMS twist they
-    /// do that alone, and the frames' selection took 5.5 ms at the median
-    /// of a 1080p descent onto the Sierra where it takes 2.2 now, every
-    /// frame at 2 px either way (docs/PERFORMANCE.md).
-    fn tile_bounds_unread(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        if self.inner.data_depth().is_none_or(|d| tile.depth() <= d) {
-            return self.inner.tile_bounds_unread(tile);
+            return self.inner.bounds(tile, reads);
         }
         let kept = self.bounds.lock().expect("bounds lock").get(&tile).copied();
         if let Some(b) = kept {
             return Ok(self.narrowed(tile, b));
         }
+        match reads {
+            Reads::Allowed => {
+                let b = self.synthesized_bounds(tile)?;
+                Ok(self.keep_bounds(tile, b))
+            }
+            Reads::Never => self.loose_noted(tile),
+        }
+    }
+
+    fn data_depth(&self) -> Option<u8> {
+        self.inner.data_depth()
+    }
+
+    fn colour_data_depth(&self) -> Option<u8> {
+        self.inner.colour_data_depth()
+    }
+
+    fn parts(&self) -> Vec<&dyn HeightSource> {
+        vec![&*self.inner]
+    }
+
+    fn streaming(&self) -> Option<&dyn Streaming> {
+        Some(self)
+    }
+}
+
+impl DetailSource {
+    /// Loose bounds from the index alone, kept and noted for warming.
+    fn loose_noted(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
         if let Some(&b) = self.unread.lock().expect("unread lock").loose.get(&tile) {
             return Ok(b);
         }
@@ -615,11 +634,12 @@ impl HeightSource for DetailSource {
         unread.wanted.insert(tile);
         Ok(b)
     }
+}
 
-    /// Computes (and keeps) the exact bounds of the tiles
-    /// `tile_bounds_unread` gave loose ones: shallowest first (they decide
-    /// which deeper ones a frame asks for), the data tiles they read
-    /// fetched in one go.
+impl Streaming for DetailSource {
+    /// Computes (and keeps) the exact bounds of the tiles unread bounds
+    /// were loose for: shallowest first (they decide which deeper ones a
+    /// frame asks for), the data tiles they read fetched in one go.
     fn warm_bounds(&self) -> usize {
         let mut wanted: Vec<TileAddress> = {
             let mut unread = self.unread.lock().expect("unread lock");
@@ -632,7 +652,7 @@ impl HeightSource for DetailSource {
         fields.sort();
         fields.dedup();
         fields.retain(|t| !self.cache.lock().expect("cache lock").contains_key(t));
-        self.inner.prefetch(&fields);
+        crate::ground::prefetch(&*self.inner, &fields);
         for &tile in &wanted {
             // An error here is the frame's to report, when it asks again.
             let _ = self.tile_bounds(tile);
@@ -641,24 +661,11 @@ impl HeightSource for DetailSource {
         for tile in &wanted {
             unread.loose.remove(tile);
         }
-        wanted.len() + self.inner.warm_bounds()
+        wanted.len()
     }
 
     fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
-        let own = self.take_narrowed(into);
-        self.inner.narrowed_bounds(into) && own
-    }
-
-    fn data_depth(&self) -> Option<u8> {
-        self.inner.data_depth()
-    }
-
-    fn colour_data_depth(&self) -> Option<u8> {
-        self.inner.colour_data_depth()
-    }
-
-    fn prefetch(&self, tiles: &[TileAddress]) {
-        self.inner.prefetch(tiles);
+        self.take_narrowed(into)
     }
 }
 
