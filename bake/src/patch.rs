@@ -42,7 +42,7 @@ use crate::patch_tiles::SpilledTiles;
 use crate::raster::{Extent, Raster, RasterError};
 use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
 use crate::report::{
-    AccuracyReport, BakeReport, LandmarkReport, MemoryReport, PatchReport, PatchedTiles, Report, Timings,
+    AccuracyReport, BakeReport, LandmarkReport, MemoryReport, PatchReport, PatchTarget, PatchedTiles, Report, Timings,
 };
 
 /// Refuses a patch whose inputs would not fit the pack it patches.
@@ -442,9 +442,7 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     finish_patch(&options.out)?;
     let audit_seconds = audit_start.elapsed().as_secs_f64();
     let report = PatchReport {
-        out: options.out.display().to_string(),
-        region,
-        body: options.body.name().to_owned(),
+        target: PatchTarget::of(options, region),
         tiles: PatchedTiles::new(&summary, &fresh.tiles()),
         blend_border_deg: blend.border,
         samples_from_dem: tally.from_dem,

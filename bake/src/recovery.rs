@@ -26,7 +26,9 @@ use crate::bake::Run;
 use crate::error::BakeError;
 use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::options::Region;
-use crate::report::{AlreadyAppliedReport, BakeReport, CompletedPatchReport, LandmarkReport, PatchedTiles, Report};
+use crate::report::{
+    AlreadyAppliedReport, BakeReport, CompletedPatchReport, LandmarkReport, PatchTarget, PatchedTiles, Report,
+};
 
 /// After a pack that failed its read-back was moved aside, its journal
 /// patches a pack no longer there: remove it.
@@ -113,9 +115,7 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
     let (_, landmarks, _) = crate::patch::open_sources(run)?;
     let summary = journal.summary();
     Ok(Some(BakeReport::new(Report::PatchCompleted(CompletedPatchReport {
-        out: options.out.display().to_string(),
-        region,
-        body: options.body.name().to_owned(),
+        target: PatchTarget::of(options, region),
         tiles: PatchedTiles::new(&summary, &tiles),
         read_back_as_journaled: true,
         landmarks: LandmarkReport::from(&landmarks),
@@ -151,9 +151,7 @@ pub(crate) fn patch_already_applied(
     );
     let (_, landmarks, _) = crate::patch::open_sources(run)?;
     Ok(Some(BakeReport::new(Report::PatchAlreadyApplied(AlreadyAppliedReport {
-        out: options.out.display().to_string(),
-        region,
-        body: options.body.name().to_owned(),
+        target: PatchTarget::of(options, region),
         tiles_patched: 0,
         landmarks: LandmarkReport::from(&landmarks),
     }))))

@@ -176,12 +176,26 @@ pub(crate) struct UpToDateReport {
     pub(crate) landmarks: LandmarkReport,
 }
 
-/// A region patch of an existing pack.
+/// The pack a patch is of, its box and its body: what every patch report
+/// names first.
 #[derive(Debug, Serialize)]
-pub(crate) struct PatchReport {
+pub(crate) struct PatchTarget {
     pub(crate) out: String,
     pub(crate) region: crate::options::Region,
     pub(crate) body: String,
+}
+
+impl PatchTarget {
+    pub(crate) fn of(options: &crate::options::BakeOptions, region: crate::options::Region) -> PatchTarget {
+        PatchTarget { out: options.out.display().to_string(), region, body: options.body.name().to_owned() }
+    }
+}
+
+/// A region patch of an existing pack.
+#[derive(Debug, Serialize)]
+pub(crate) struct PatchReport {
+    #[serde(flatten)]
+    pub(crate) target: PatchTarget,
     #[serde(flatten)]
     pub(crate) tiles: PatchedTiles,
     /// Degrees inside the box across which the patch blends into the pack.
@@ -223,9 +237,8 @@ impl PatchedTiles {
 /// byte for byte.
 #[derive(Debug, Serialize)]
 pub(crate) struct CompletedPatchReport {
-    pub(crate) out: String,
-    pub(crate) region: crate::options::Region,
-    pub(crate) body: String,
+    #[serde(flatten)]
+    pub(crate) target: PatchTarget,
     #[serde(flatten)]
     pub(crate) tiles: PatchedTiles,
     /// Every patched tile read back equal to the journal's bytes.
@@ -236,9 +249,8 @@ pub(crate) struct CompletedPatchReport {
 /// A patch that is the pack's last one already: nothing was done.
 #[derive(Debug, Serialize)]
 pub(crate) struct AlreadyAppliedReport {
-    pub(crate) out: String,
-    pub(crate) region: crate::options::Region,
-    pub(crate) body: String,
+    #[serde(flatten)]
+    pub(crate) target: PatchTarget,
     pub(crate) tiles_patched: usize,
     pub(crate) landmarks: LandmarkReport,
 }
@@ -380,6 +392,11 @@ mod tests {
             ok: true,
         };
         LandmarkReport { verdict: "accepted", checks: vec![check] }
+    }
+
+    fn target() -> PatchTarget {
+        let region = crate::options::Region { south: 10.0, west: 20.0, north: 15.0, east: 30.0 };
+        PatchTarget { out: "out.planetpack".into(), region, body: "earth".into() }
     }
 
     fn accuracy() -> AccuracyReport {
@@ -542,9 +559,7 @@ mod tests {
         assert_eq!(json["mode"], "up to date");
 
         let patch = Report::Patch(PatchReport {
-            out: "out.planetpack".into(),
-            region: crate::options::Region { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
-            body: "earth".into(),
+            target: target(),
             tiles: PatchedTiles {
                 tiles_patched: 1,
                 patched: vec!["0/0/0/0".into()],
@@ -584,9 +599,7 @@ mod tests {
         assert_eq!(json["mode"], "region patch");
 
         let completed = Report::PatchCompleted(CompletedPatchReport {
-            out: "out.planetpack".into(),
-            region: crate::options::Region { south: 10.0, west: 20.0, north: 15.0, east: 30.0 },
-            body: "earth".into(),
+            target: target(),
             tiles: PatchedTiles {
                 tiles_patched: 1,
                 patched: vec!["0/0/0/0".into()],
