@@ -30,9 +30,6 @@ pub enum BakeError {
     /// does not match it.
     #[error("{path}: {reason}")]
     Manifest { path: PathBuf, reason: String },
-    /// Reading the finished pack to measure its detail law failed.
-    #[error("{path}: measuring the detail law: {cause}")]
-    DetailLaw { path: PathBuf, cause: String },
     /// A digest given up because something else failed first (never the
     /// error a bake reports).
     #[error("{path}: digest abandoned")]

@@ -224,10 +224,7 @@ pub(crate) fn record_detail_law(
 ) -> Result<planet_terrain::pack::DetailLaw, BakeError> {
     let path = assembled.path();
     progress.stage(&format!("measuring the detail law of {}", path.display()));
-    let pack = Pack::open(path)?;
-    let law = planet_terrain::ground::PackSource::new(std::sync::Arc::new(pack))
-        .measure_detail_law()
-        .map_err(|e| BakeError::DetailLaw { path: path.to_owned(), cause: e.to_string() })?;
+    let law = planet_terrain::ground::PackSource::measure_detail_law_at(path)?;
     assembled.record_detail_law(law)?;
     Ok(law)
 }

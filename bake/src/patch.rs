@@ -471,11 +471,7 @@ fn law_to_keep(
         return Ok(header.detail);
     }
     progress.stage(&format!("measuring the detail law of {} (version 2 records none) before the patch", out.display()));
-    let pack = std::sync::Arc::new(Pack::open_unmapped(out)?);
-    let law = planet_terrain::ground::PackSource::new(pack)
-        .measure_detail_law()
-        .map_err(|e| BakeError::DetailLaw { path: out.to_owned(), cause: e.to_string() })?;
-    Ok(Some(law))
+    Ok(Some(planet_terrain::ground::PackSource::measure_detail_law_at(out)?))
 }
 
 /// The written pack must hold exactly the audited tiles: each tile's index

@@ -272,30 +272,14 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
     let from = u16::from_le_bytes([head[8], head[9]]);
     match from {
         VERSION_FLAT_INDEX => {
-            planet_terrain::pack::upgrade(pack, out, &mut |tmp| measured_law(tmp))?;
+            planet_terrain::pack::upgrade(pack, out, &mut |tmp| PackSource::measure_detail_law_at(tmp))?;
         }
         VERSION_WITHOUT_DETAIL_LAW if out == pack => {
-            let law = measured_law(pack)?;
             Pack::open(pack)?.verify()?;
-            planet_terrain::pack::record_detail_law(pack, law)?;
+            planet_terrain::pack::record_detail_law(pack, PackSource::measure_detail_law_at(pack)?)?;
         }
         VERSION_WITHOUT_DETAIL_LAW => {
-            // A copy beside `out`, the law recorded in it, checked, then
-            // renamed over `out`.
-            let tmp = planet_terrain::pack::tmp_path(out);
-            let copied = std::fs::copy(pack, &tmp)
-                .with_context(|| format!("copying {} to {}", pack.display(), tmp.display()))
-                .and_then(|_| {
-                    let law = measured_law(&tmp)?;
-                    planet_terrain::pack::record_detail_law_in_new_file(&tmp, law)?;
-                    Pack::open(&tmp)?.verify()?;
-                    std::fs::rename(&tmp, out)
-                        .with_context(|| format!("renaming {} over {}", tmp.display(), out.display()))
-                });
-            if copied.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            copied?;
+            planet_terrain::pack::upgrade_copy(pack, out, &mut |tmp| PackSource::measure_detail_law_at(tmp))?;
         }
         _ => {
             Pack::open(pack)?;
@@ -317,18 +301,6 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
         upgraded.file_length(),
     );
     Ok(())
-}
-
-/// The law the pack at `path` continues past its data depth, measured as a
-/// bake measures it.
-fn measured_law(path: &Path) -> Result<planet_terrain::pack::DetailLaw, planet_terrain::pack::PackError> {
-    use planet_terrain::ground::SourceError;
-    let pack = Arc::new(Pack::open(path)?);
-    let measured = PackSource::new(pack).measure_detail_law().map_err(|e| match e {
-        SourceError::Pack(e) => e,
-        other => planet_terrain::pack::PackError::BadSpec(format!("measuring the detail law: {other}")),
-    });
-    measured.map_err(|e| e.in_file(path))
 }
 
 /// Tiles per depth and payload bytes, in one streaming pass over the

@@ -45,6 +45,20 @@ impl PackSource {
         crate::ground::DetailSource::measure_law(&(Arc::new(self.clone()) as Arc<dyn HeightSource>), coverage)
     }
 
+    /// [`PackSource::measure_detail_law`] of the pack file at `path`, read
+    /// with positioned reads (a bake's or a patch's memory counts no mapped
+    /// pages for it), every failure naming the file.
+    pub fn measure_detail_law_at(path: &std::path::Path) -> Result<DetailLaw, crate::pack::PackError> {
+        use crate::pack::PackError;
+        let measured = Pack::open_unmapped(path).and_then(|pack| {
+            PackSource::new(Arc::new(pack)).measure_detail_law().map_err(|e| match e {
+                SourceError::Pack(e) => e,
+                other => PackError::BadSpec(format!("measuring the detail law: {other}")),
+            })
+        });
+        measured.map_err(|e| e.in_file(path))
+    }
+
     /// The pack's ground with its detail: the law its header records, or,
     /// for a version 2 pack, the law its data measures.
     pub fn with_detail(&self) -> crate::ground::DetailSource {

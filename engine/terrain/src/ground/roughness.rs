@@ -368,8 +368,14 @@ const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
 /// `H` rounded to a multiple of 1/64 inside 0.3..=1.0 and its gain `2^-H`
 /// as a product of exact literals; `None` for a non-finite `H`.
 pub(crate) fn rounded_gain(h: f64) -> Option<(f64, f64)> {
-    let steps = h.is_finite().then(|| (h * 64.0).round().clamp(19.0, 64.0) as u8)?;
+    let steps = exponent_64ths(h)?;
     Some((f64::from(steps) / 64.0, gain_of_64ths(steps)))
+}
+
+/// `H` rounded to 64ths inside 19/64..=1, as [`rounded_gain`] rounds it
+/// (and a pack header records it); `None` for a non-finite `H`.
+pub(crate) fn exponent_64ths(h: f64) -> Option<u8> {
+    h.is_finite().then(|| (h * 64.0).round().clamp(19.0, 64.0) as u8)
 }
 
 /// The octave gain `2^-H` of `H = steps / 64`, as [`rounded_gain`] gives it.

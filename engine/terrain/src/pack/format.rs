@@ -194,13 +194,24 @@ pub struct DetailLaw {
 
 impl DetailLaw {
     /// A law rounded to what the header records: the first octave to the
-    /// nearest f32, the twist cap to the nearest bfloat16.
+    /// nearest f32, the twist cap by [`DetailLaw::recorded_cap`].
     pub fn rounded(exponent_64ths: Option<u8>, first_octave: f64, twist_cap: f64) -> DetailLaw {
-        DetailLaw {
-            exponent_64ths,
-            first_octave: first_octave as f32,
-            twist_cap: bf16_value(bf16_bits(twist_cap as f32)),
-        }
+        DetailLaw { exponent_64ths, first_octave: first_octave as f32, twist_cap: DetailLaw::recorded_cap(twist_cap) }
+    }
+
+    /// A twist cap as the header records it: the nearest bfloat16, and no
+    /// cap (`+inf`) for one that is not positive (every cell a plane: a cap
+    /// of zero would cap all detail to nothing) or past bfloat16's range.
+    pub fn recorded_cap(cap: f64) -> f32 {
+        let rounded = bf16_value(bf16_bits(cap as f32));
+        if rounded > 0.0 { rounded } else { f32::INFINITY }
+    }
+
+    /// [`DetailLaw::check`] before a law is written: a law that breaks a
+    /// rule is never recorded.
+    pub(crate) fn check_to_record(&self) -> Result<(), PackError> {
+        self.check()
+            .map_err(|(field, _, reason)| PackError::BadSpec(format!("the detail law to record: {field} {reason}")))
     }
 
     /// The rules a recorded law obeys; the reason when it breaks one.

@@ -29,5 +29,5 @@ pub use journal::{IndexWrite, PatchJournal, Pending, finish_patch, journal_path,
 pub use parts::{TileParts, merged_keys};
 pub use patch::{PatchStamp, PatchSummary, PatchTiles, begin_patch, patch_tiles};
 pub use reader::{Pack, PackBytes, ReadFile, VerifySummary};
-pub use upgrade::{UpgradeSummary, record_detail_law, record_detail_law_in_new_file, upgrade};
+pub use upgrade::{UpgradeSummary, record_detail_law, upgrade, upgrade_copy};
 pub use writer::{Assembled, PackSpec, PackWriter, WriteSummary, partial_path, tmp_path};

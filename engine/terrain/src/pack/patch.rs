@@ -123,8 +123,8 @@ pub fn begin_patch(
         if journal.exists() {
             return Err(PackError::PatchPending { journal });
         }
-        if let Some(Err((field, _, reason))) = stamp.detail.map(|law| law.check()) {
-            return Err(PackError::BadSpec(format!("the detail law to record: {field} {reason}")));
+        if let Some(law) = stamp.detail {
+            law.check_to_record()?;
         }
         let (journal, sources) = plan(path, tiles, stamp)?;
         abort_point("patch-compute");

@@ -109,18 +109,35 @@ fn upgrade_inner(src: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<UpgradeSum
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }
-    // The law, then the new file checked as any reader would, before it
-    // replaces anything.
-    let check = law_of(&tmp)
-        .and_then(|law| record_detail_law_in_new_file(&tmp, law))
-        .and_then(|()| crate::pack::reader::Pack::open(&tmp))
-        .and_then(|p| p.verify());
-    if let Err(e) = check {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    std::fs::rename(&tmp, dst).map_err(PackError::io("renaming the upgraded pack into place"))?;
+    finish_upgrade(&tmp, dst, law_of)?;
     Ok(UpgradeSummary { tiles: header.tile_count, old_length: file_length, new_length: header.file_length })
+}
+
+/// Copies the version 2 pack at `src` beside `dst` and makes the copy
+/// version 3 there, as [`upgrade`] makes a version 1 pack; `src` is only
+/// read.
+pub fn upgrade_copy(src: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<(), PackError> {
+    let tmp = tmp_path(dst);
+    if let Err(e) = std::fs::copy(src, &tmp) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(PackError::io("copying the pack beside its destination")(e).in_file(src));
+    }
+    finish_upgrade(&tmp, dst, law_of).map_err(|e| e.in_file(src))
+}
+
+/// The last steps of an upgrade into `tmp`: the law measured from its tiles
+/// recorded, the file checked as any reader would, then renamed over
+/// `dst`; nothing is left at `tmp` on failure.
+fn finish_upgrade(tmp: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<(), PackError> {
+    let check = law_of(tmp)
+        .and_then(|law| record_detail_law_in_new_file(tmp, law))
+        .and_then(|()| crate::pack::reader::Pack::open(tmp))
+        .and_then(|p| p.verify())
+        .and_then(|_| std::fs::rename(tmp, dst).map_err(PackError::io("renaming the upgraded pack into place")));
+    if check.is_err() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    check
 }
 
 /// Records `law` in the header of the version 2 pack at `path`, which
@@ -137,7 +154,7 @@ pub fn record_detail_law(path: &Path, law: DetailLaw) -> Result<(), PackError> {
 /// [`record_detail_law`] for a file no reader has yet (an assembled pack
 /// or a fresh copy, renamed into place afterwards): one plain write of the
 /// header, then a sync; a crash leaves a temporary file that is made again.
-pub fn record_detail_law_in_new_file(path: &Path, law: DetailLaw) -> Result<(), PackError> {
+pub(crate) fn record_detail_law_in_new_file(path: &Path, law: DetailLaw) -> Result<(), PackError> {
     (|| {
         let (file, _, mut header) = read_header_for_law(path, law)?;
         header.detail = Some(law);
@@ -170,7 +187,7 @@ fn record_journaled(path: &Path, law: DetailLaw) -> Result<(), PackError> {
 /// header, once `law` and the pack are fit to record it: a valid law, a
 /// header that reads, and no law recorded yet.
 fn read_header_for_law(path: &Path, law: DetailLaw) -> Result<(File, [u8; HEADER_LENGTH], PackHeader), PackError> {
-    law.check().map_err(|(field, _, reason)| PackError::BadSpec(format!("detail law: {field} {reason}")))?;
+    law.check_to_record()?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)

@@ -210,14 +210,13 @@ impl DetailSource {
         inner: &Arc<dyn HeightSource>,
         coverage: crate::pack::Coverage,
     ) -> Result<DetailLaw, SourceError> {
-        use crate::ground::roughness::{continuing_amplitude, measured_law_within, rounded_gain, twist_cap};
+        use crate::ground::roughness::{
+            continuing_amplitude, exponent_64ths, gain_of_64ths, measured_law_within, twist_cap,
+        };
         let Some(law) = measured_law_within(&**inner, 16, coverage)? else { return Ok(DetailSource::default_law()) };
-        let exponent = rounded_gain(law.exponent).map(|(h, _)| (h * 64.0).round() as u8);
-        let rounded_cap = DetailLaw::rounded(exponent, 1.0, twist_cap(&**inner, &law.seeds)?);
-        let gain = DetailSource::gain_of_law(&rounded_cap);
-        // A cap of zero (every seed cell a plane) caps everything to
-        // nothing, and one past bfloat16's range caps nothing: no cap.
-        let cap = Some(f64::from(rounded_cap.twist_cap)).filter(|c| *c > 0.0 && c.is_finite()).unwrap_or(f64::INFINITY);
+        let exponent = exponent_64ths(law.exponent);
+        let gain = exponent.map_or(DEFAULT_OCTAVE_GAIN, gain_of_64ths);
+        let cap = f64::from(DetailLaw::recorded_cap(twist_cap(&**inner, &law.seeds)?));
         let first = continuing_amplitude(inner, &law, gain, Some(cap), DETAIL_SEED)?;
         let first = first.filter(|&a| a.is_finite() && (a as f32) > 0.0).unwrap_or(DEFAULT_FIRST_OCTAVE);
         let law = DetailLaw::rounded(exponent, first, cap);
