@@ -335,18 +335,12 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "the full bake's stages in order (tile set, pipeline, assembly, audit, report), each one call; debt: shares stage functions with bake_shard and merge_in_pool",
     ),
     (
-        "bake/src/merge.rs",
-        "merge_in_pool",
-        99,
-        "the merge's stages in order (shards read and checked, tile set, assembly, audit, report); debt: as bake_full",
-    ),
-    (
         "bake/src/patch.rs",
         "patch_region",
         107,
         "a patch's steps in crash-window order (replay, already applied, sources, re-bake by depth, audit, journal, read-back): the order is the safety argument",
     ),
-    ("bake/src/shard_bake.rs", "bake_shard", 94, "a shard's stages in order, mirroring bake_full; debt: as bake_full"),
+    ("bake/src/shard_bake.rs", "bake_shard", 90, "a shard's stages in order, mirroring bake_full; debt: as bake_full"),
     (
         "bake/src/tile_set.rs",
         "tile_set",

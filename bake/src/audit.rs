@@ -205,6 +205,24 @@ pub(crate) fn accuracy_audit(
     held_level_tiles: usize,
     progress: &dyn crate::Progress,
 ) -> Result<AccuracyAudit, BakeError> {
+    accuracy_audit_over(inputs, path, depths, held_level_tiles, progress, &|_| Ok(None))
+}
+
+/// The level below a coarse tile a pack does not hold itself (a wave file
+/// holds one level; the level below it lies in the shards or an earlier
+/// wave's files): `Ok(None)` where it lies in the pack, or nowhere.
+pub(crate) type LevelBelow<'a> = dyn Fn(TileAddress) -> Result<Option<DecodedTile>, BakeError> + Sync + 'a;
+
+/// [`accuracy_audit`] of a pack whose coarse tiles' level below may lie
+/// elsewhere: a child tile the pack does not hold is asked of `elsewhere`.
+pub(crate) fn accuracy_audit_over(
+    inputs: &dyn TileSource,
+    path: &Path,
+    depths: std::ops::Range<u8>,
+    held_level_tiles: usize,
+    progress: &dyn crate::Progress,
+    elsewhere: &LevelBelow<'_>,
+) -> Result<AccuracyAudit, BakeError> {
     // A handful of index pages: the walk is in key order, and lookups
     // around a window stay within a few leaves of it.
     let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| in_file(path, e))?.with_cached_pages(16);
@@ -247,10 +265,7 @@ pub(crate) fn accuracy_audit(
     // Coarse tiles window by window (`filter::for_each_window`), the level
     // below read back from the pack: never a whole level in memory.
     let load = |t: TileAddress| -> Result<_, BakeError> {
-        Ok(match pack.entry(t)? {
-            Some(_) => Some(pack.read_tile(t)?),
-            None => None,
-        })
+        if pack.entry(t)?.is_some() { Ok(Some(pack.read_tile(t)?)) } else { elsewhere(t) }
     };
     for depth in (0..filter_from).rev().filter(|d| depths.contains(d)) {
         for_each_batch(&pack, COARSE_BATCH, depth..depth + 1, |here| {

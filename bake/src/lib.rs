@@ -12,8 +12,10 @@
 //! `patch` (region patches), `composite` (what a patch stores: the pack as
 //! base, the patch where it measured), `recovery` (finishing a patch, and an
 //! interrupted one), `report` (the typed report); for sharded bakes `shard`
-//! (the plan), `shard_bake` (one part), `shard_file` (what a part hands on)
-//! and `merge` (the parts into the pack).
+//! (the plan), `shard_bake` (one part), `shard_file` (what a part hands on),
+//! `wave` (the levels above the shards, by the cluster), `parts` (the shard
+//! and wave files opened and checked as one set) and `merge` (the parts laid
+//! out as the pack).
 
 mod audit;
 pub mod bake;
@@ -28,6 +30,7 @@ pub mod landmarks;
 mod limits;
 mod merge;
 mod options;
+mod parts;
 mod patch;
 mod patch_tiles;
 mod pipeline;
@@ -40,9 +43,11 @@ mod shard_bake;
 mod shard_file;
 mod tile_set;
 mod vsi;
+mod wave;
 
 pub use bake::{
     BakeError, BakeOptions, BakeReport, MAX_SPACING_IN_PIXELS, Progress, Region, bake, parse_region, supported_depth,
 };
 pub use fingerprint::write_inputs_manifest;
 pub use merge::{MergeOptions, merge};
+pub use wave::{WaveOptions, bake_wave, wave_tasks};

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_bake::landmarks::Landmark;
-use planet_bake::{BakeOptions, MergeOptions, Progress, bake, merge};
+use planet_bake::{BakeOptions, MergeOptions, Progress, WaveOptions, bake, bake_wave, merge};
 use planet_cli::map;
 use planet_cli::progress::JobProgress;
 use planet_cli::shard::{ShardArg, shard_from_scheduler};
@@ -29,7 +29,7 @@ use planet_terrain::Body;
 struct Cli {
     /// The elevation raster (anything GDAL opens: GeoTIFF, netCDF, VRT, COG, ...).
     /// A --region patch may leave it out to patch --imagery or --classes alone.
-    #[arg(long, required_unless_present_any = ["imagery", "classes", "merge"])]
+    #[arg(long, required_unless_present_any = ["imagery", "classes", "merge", "wave_plan"])]
     dem: Option<PathBuf>,
     /// An RGB raster to colour the ground with (makes a codec 2 pack).
     #[arg(long)]
@@ -46,9 +46,9 @@ struct Cli {
     /// Name for a body given by --radii.
     #[arg(long, default_value = "body")]
     name: String,
-    /// Output pack.
-    #[arg(long)]
-    out: PathBuf,
+    /// Output pack (or shard file, wave file, digest manifest).
+    #[arg(long, required_unless_present = "wave_plan")]
+    out: Option<PathBuf>,
     /// Deepest depth to bake (default: the depth the data supports).
     #[arg(long)]
     depth: Option<u8>,
@@ -94,10 +94,25 @@ struct Cli {
     /// or set PLANET_SHARD_COUNT. Under Slurm the array gives it.
     #[arg(long, value_name = "N", requires = "shard")]
     shard_count: Option<u32>,
-    /// Merge these shard files of one sharded bake into the pack at --out, the bytes a
-    /// single-process bake writes. Reads no raster: give only --out (and --jobs, --memory, --resume).
-    #[arg(long, value_name = "SHARD", num_args = 1.., conflicts_with_all = ["dem", "imagery", "classes", "shard", "shard_count", "region", "scene", "body", "radii", "name", "depth", "tier", "level", "void_value", "landmarks", "if_unchanged", "inputs_digest", "digest_inputs"])]
+    /// Merge these parts of one sharded bake (its shard files, and its wave files when the
+    /// waves were baked: then the merge only lays out) into the pack at --out, the bytes a
+    /// single-process bake writes. Reads no raster: give only --out (and --jobs, --memory,
+    /// --resume). With --wave, the parts a wave task reads.
+    #[arg(long, value_name = "PART", num_args = 1.., conflicts_with_all = ["dem", "imagery", "classes", "shard", "shard_count", "region", "scene", "body", "radii", "name", "depth", "tier", "level", "void_value", "landmarks", "if_unchanged", "inputs_digest", "digest_inputs"])]
     merge: Vec<PathBuf>,
+    /// With --merge: bake wave W of the levels above the shards (task --task J of it) into a
+    /// wave file at --out instead of merging, from the shard files and every earlier wave's
+    /// files given to --merge. The merge then lays out shards and waves without filtering.
+    #[arg(long, value_name = "W", requires_all = ["merge", "task"])]
+    wave: Option<u32>,
+    /// The task of --wave to bake, counted from 0 (a Slurm array index, a Kubernetes
+    /// completion index). `{j}` in --out becomes it.
+    #[arg(long, value_name = "J", requires = "wave")]
+    task: Option<u32>,
+    /// Print the tasks of each wave of a bake cut into N shards, first wave first, space
+    /// separated (what a scheduler submits), and exit.
+    #[arg(long, value_name = "N", exclusive = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(planet_cli::shard::MAX_SHARDS)))]
+    wave_plan: Option<u32>,
     /// Read the inputs whole once and write their digest manifest to --out instead of baking:
     /// the first step of a cluster bake, whose shards take it with --inputs-digest.
     #[arg(long, conflicts_with_all = ["shard", "merge", "region", "resume", "inputs_digest"])]
@@ -127,6 +142,11 @@ impl Progress for Reporter {
     }
 }
 
+/// `--out`, which clap requires of every run but `--wave-plan`'s.
+fn out(cli: &Cli) -> &Path {
+    cli.out.as_deref().expect("clap requires --out unless --wave-plan")
+}
+
 fn options(cli: &Cli) -> Result<BakeOptions> {
     let body = match (&cli.body, &cli.radii) {
         (Some(name), None) => Body::named(name)?,
@@ -140,8 +160,8 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     if cli.dem.is_none() && region.is_none() {
         bail!("--dem is required unless --region patches --imagery or --classes alone");
     }
-    if region.is_some() && !cli.out.exists() {
-        bail!("--region patches an existing pack, and {} does not exist", cli.out.display());
+    if region.is_some() && !out(cli).exists() {
+        bail!("--region patches an existing pack, and {} does not exist", out(cli).display());
     }
     if region.is_some() && cli.resume {
         bail!("--region and --resume do not combine: a patch is re-run, not resumed");
@@ -158,13 +178,13 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
     };
     let out = match shard {
         Some(s) => PathBuf::from(
-            cli.out
+            out(cli)
                 .to_string_lossy()
                 .replace("{i}", &s.index.to_string())
                 .replace("{count}", &s.count.to_string())
                 .replace("{n}", &s.count.to_string()),
         ),
-        None => cli.out.clone(),
+        None => out(cli).to_owned(),
     };
     let scene = match &cli.scene {
         Some(path) => Some(planet_cli::scene::load_layer_stack(path, &body)?),
@@ -200,8 +220,18 @@ fn run(cli: Cli) -> Result<()> {
     if let Some(problem) = cli.report.as_deref().and_then(|p| planet_cli::fs::unwritable_destination("--report", p)) {
         anyhow::bail!(problem);
     }
+    if let Some(shards) = cli.wave_plan {
+        let tasks: Vec<String> = planet_bake::wave_tasks(shards).iter().map(u32::to_string).collect();
+        println!("{}", tasks.join(" "));
+        return Ok(());
+    }
+    if let (Some(wave), Some(task)) = (cli.wave, cli.task) {
+        let out = PathBuf::from(out(&cli).to_string_lossy().replace("{j}", &task.to_string()));
+        check_paths(&cli, &out)?;
+        return run_wave(&cli, WaveOptions { wave, task, out, ..merge_options(&cli).into() }, &reporter);
+    }
     if !cli.merge.is_empty() {
-        check_paths(&cli, &cli.out)?;
+        check_paths(&cli, out(&cli))?;
         return run_merge(&cli, &reporter);
     }
     let options = options(&cli)?;
@@ -268,15 +298,35 @@ fn check_paths(cli: &Cli, out: &Path) -> Result<()> {
     planet_cli::paths::check_paths(&inputs, &outputs).map_err(anyhow::Error::msg)
 }
 
-/// `--merge SHARD... --out PACK`.
-fn run_merge(cli: &Cli, reporter: &Reporter) -> Result<()> {
-    let options = MergeOptions {
+fn merge_options(cli: &Cli) -> MergeOptions {
+    MergeOptions {
         shards: cli.merge.clone(),
-        out: cli.out.clone(),
+        out: out(cli).to_owned(),
         jobs: cli.jobs,
         memory: cli.memory,
         resume: cli.resume,
-    };
+    }
+}
+
+/// `--wave W --task J --merge PART... --out WAVE_FILE`.
+fn run_wave(cli: &Cli, options: WaveOptions, reporter: &Reporter) -> Result<()> {
+    let report = bake_wave(&options, reporter)?;
+    if let Some(path) = &cli.report {
+        planet_cli::fs::write_json(path, &report).context("writing the report")?;
+    }
+    reporter.stage(&format!(
+        "done: wave {} task {}: {} ({} tiles); accuracy audit passed",
+        options.wave,
+        options.task,
+        options.out.display(),
+        report.tiles()
+    ));
+    Ok(())
+}
+
+/// `--merge PART... --out PACK`.
+fn run_merge(cli: &Cli, reporter: &Reporter) -> Result<()> {
+    let options = merge_options(cli);
     let report = merge(&options, reporter)?;
     if let Some(path) = &cli.report {
         planet_cli::fs::write_json(path, &report).context("writing the report")?;

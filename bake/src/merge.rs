@@ -1,44 +1,35 @@
-//! The merge of a sharded bake (`planet-bake --merge SHARD... --out PACK`):
+//! The merge of a sharded bake (`planet-bake --merge PART... --out PACK`):
 //! the bytes a single-process bake of the same inputs writes.
 //!
-//! The key decision: the merge opens no raster. The shards hold every tile
-//! sampled from the source and the surfaces of the coarse tiles; the merge
-//! builds only the levels above the shards' subtrees, by the same filter
-//! and the same code (`pipeline::TileBake`) as a single-process bake,
-//! staging them in its own journal (so a killed merge resumes), and then
-//! lays its staged levels and the shards' tiles out in one key-ordered walk
-//! (`PackWriter::assemble_with`): the shards' payloads are copied once,
-//! straight into the pack, their CRCs checked on the way; nothing holds a
-//! shard's index or payloads whole. Before any of that, it checks that the
-//! shards are of one bake (fingerprint, plan, tile-set digest, void policy,
-//! header), that each holds only its own part, and that together they hold
-//! the tile set exactly once; it names any missing, repeated or foreign
-//! shard. The result is verified whole (every rule, every checksum) and its
-//! filtered levels audited against an independent evaluation of the filter
-//! before it is renamed into place.
+//! The key decision: the merge lays out. Given the shard files and every
+//! wave's files (`wave`), every tile is baked and audited already; the
+//! merge checks the parts are one bake holding the tile set exactly once
+//! (`parts`), walks their indexes once in key order to write the index,
+//! copies each payload once into its place (`PackWriter::assemble_with`,
+//! checksums checked on the way), and verifies the result: every rule and
+//! every checksum read back. Given the shards alone it also bakes the
+//! levels above them itself, as one task of every wave would (the same
+//! filter and code, staged in its own journal so a killed merge resumes),
+//! and then decodes every payload and audits the levels it filtered. It
+//! opens no raster either way, and renames the pack into place only once
+//! it is verified.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use planet_terrain::geo::address::TileKey;
-use planet_terrain::pack::{
-    DecodedTile, EncodedTile, IndexEntry, Pack, PackError, PackSpec, PackWriter, TileParts, merged_keys,
-};
-use planet_terrain::{Body, TileAddress};
+use planet_terrain::TileAddress;
+use planet_terrain::ground::LawSummary;
+use planet_terrain::pack::{DecodedTile, EncodedTile, IndexEntry, Pack, PackError, PackSpec, PackWriter, TileParts};
 use rayon::prelude::*;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::audit::{FileBytes, accuracy_audit};
 use crate::error::BakeError;
 use crate::limits::MemoryPlan;
 use crate::options::Progress;
-use crate::pipeline::{TileBake, TileSink, TileSource};
+use crate::parts::{Parts, PartsSource};
+use crate::pipeline::{TileBake, TileSink};
 use crate::report::{AccuracyReport, BakeReport, Report};
-use crate::sampling::{Sampled, SurfaceSamples, settle_voids};
-use crate::shard::ShardPlan;
-use crate::shard_file::{ShardMeta, ShardSection, build_id, hex};
-use planet_terrain::ground::LawSummary;
 
 /// What a merge is told.
 #[derive(Clone, Debug)]
@@ -59,6 +50,8 @@ pub(crate) struct MergeReport {
     pub(crate) tiles: u64,
     pub(crate) tiles_from_shards: u64,
     pub(crate) tiles_filtered: usize,
+    /// Wave files laid out (their tiles baked and audited by the waves).
+    pub(crate) wave_files: usize,
     pub(crate) file_bytes: u64,
     pub(crate) accuracy_audit: AccuracyReport,
     pub(crate) seconds: f64,
@@ -66,33 +59,6 @@ pub(crate) struct MergeReport {
     pub(crate) assemble_seconds: f64,
     pub(crate) verify_seconds: f64,
     pub(crate) detail_law: planet_terrain::ground::LawSummary,
-}
-
-/// One shard, opened and checked.
-struct OpenShard {
-    path: PathBuf,
-    pack: Pack,
-    section: ShardSection,
-}
-
-/// A payload the merged file holds damaged was copied from a shard: when
-/// that shard's own copy fails too, the shard is to blame, not `--out`
-/// (a bit flip in a shard's payload was reported against the merged pack,
-/// and against an intact file already at `--out`).
-fn blame_shard(shards: &[OpenShard], error: &PackError) -> Option<BakeError> {
-    let tile = match error.rule() {
-        PackError::PayloadChecksum { tile, .. } | PackError::PayloadDecode { tile, .. } => *tile,
-        _ => return None,
-    };
-    shards.iter().find_map(|s| {
-        let entry = s.pack.entry(tile).ok().flatten()?;
-        let damaged = s.pack.decode(&entry).err()?;
-        Some(shard_error(&s.path, format!("{}: the shard is damaged; bake its part again", damaged.rule())))
-    })
-}
-
-fn shard_error(path: &Path, message: impl Into<String>) -> BakeError {
-    BakeError::Shard { path: path.to_owned(), message: message.into() }
 }
 
 /// Merges `options.shards` into `options.out`.
@@ -125,86 +91,54 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     let started = Instant::now();
     refuse_writing_over_a_shard(options)?;
     let memory = MemoryPlan::new(options.memory, rayon::current_num_threads(), 0)?;
-    progress.stage(&format!("checking {} shard files", options.shards.len()));
-    let shards = open_shards(&options.shards)?;
-    let meta = shards[0].section.meta.clone();
-    let header = shards[0].pack.header().clone();
-    let plan = ShardPlan {
-        root_depth: meta.root_depth,
-        count: meta.shards,
-        starts: meta.starts.clone(),
-        work: meta.work.clone(),
-        total_tiles: meta.total_tiles,
-        tile_set_digest: [0; 32],
-    };
-    check_parts(&shards, &plan)?;
-    let mut coarse: Vec<TileAddress> =
-        shards.iter().flat_map(|s| s.section.table.iter().map(|r| r.0.address())).collect();
-    coarse.sort_by_key(|t| t.key());
-    let spec = PackSpec {
-        body: header.body.clone(),
-        tier: header.tier.clone(),
-        codec: header.codec,
-        height_data_depth: header.height_data_depth,
-        colour_data_depth: header.colour_data_depth,
-        coverage: header.coverage,
-        fingerprint: header.fingerprint,
-        compression_level: header.compression_level,
-    };
+    progress.stage(&format!("checking {} part files", options.shards.len()));
+    let parts = Parts::open(&options.shards)?;
+    // With the waves' files given, every tile is baked and audited already:
+    // the merge lays out. Without them it filters the levels above the
+    // shards itself, as a one-node bake of every wave.
+    let layout_only = parts.waves_given();
+    if layout_only {
+        parts.require_waves_before(parts.waves_plan.count())?;
+    }
+    let coarse = if layout_only { Vec::new() } else { parts.coarse_tiles() };
+    parts.check_tile_set(&coarse)?;
+    let spec = parts.spec();
     let writer = if options.resume {
         PackWriter::resume_levels_above(&options.out, spec.clone(), coarse.iter().copied())?
     } else {
         PackWriter::create_levels_above(&options.out, spec.clone(), coarse.iter().copied())?
     };
-    let pending = writer.pending_count() as usize;
-    progress.stage(&format!(
-        "filtering {} tiles above depth {} from the shards' tiles ({} resumed)",
-        pending,
-        plan.root_depth,
-        coarse.len() - pending
-    ));
     let filter_started = Instant::now();
-    let source = MergeSource { shards: &shards, plan: &plan, void_value: meta.void_value };
-    let sink = MergeSink { writer: &writer, shards: &shards, plan: &plan };
-    TileBake {
-        source: &source,
-        spec: &spec,
-        data_depth: plan.root_depth,
-        progress,
-        already_done: coarse.len() - pending,
-        total: coarse.len(),
-        held_level_tiles: memory.held_level_tiles(),
+    if !coarse.is_empty() {
+        filter_levels_above(&parts, &writer, &spec, memory.held_level_tiles(), progress)?;
     }
-    .run(&writer, &sink)?;
     let filter_seconds = filter_started.elapsed().as_secs_f64();
-    progress.stage(&format!("laying out {} with the shards' tiles", options.out.display()));
+    progress.stage(&format!("laying out {} with the parts' tiles", options.out.display()));
     let assemble_started = Instant::now();
-    let parts: Vec<&dyn TileParts> = shards.iter().map(|s| &s.pack as &dyn TileParts).collect();
+    let sources: Vec<&dyn TileParts> = parts.all().map(|s| &s.pack as &dyn TileParts).collect();
     let assembled =
-        writer.assemble_reporting(&parts, &mut |done, total| progress.tiles(done as usize, total as usize))?;
+        writer.assemble_reporting(&sources, &mut |done, total| progress.tiles(done as usize, total as usize))?;
     let detail_law = crate::full::record_detail_law(&assembled, progress)?;
     let assemble_seconds = assemble_started.elapsed().as_secs_f64();
-    progress.stage(&format!("verifying {}: every rule, every checksum", assembled.path().display()));
     let verify_started = Instant::now();
-    // Every rule and every payload, the payloads decoded on every worker.
-    let merged = Pack::adopt(Box::new(FileBytes::open(assembled.path())?))
-        .and_then(|p| {
-            p.verify_batched(&mut |done, total| progress.tiles(done as usize, total as usize), &|pack, batch| {
-                batch.par_iter().try_for_each(|e| pack.decode(e).map(drop))
-            })
-        })
-        .map_err(|e| blame_shard(&shards, &e).unwrap_or_else(|| e.in_file(assembled.path()).into()))?;
-    progress.stage(&format!("accuracy audit of the {} tiles the merge filtered", coarse.len()));
-    let audit = accuracy_audit(&source, assembled.path(), 0..plan.root_depth, memory.held_level_tiles(), progress)?;
-    let per_depth = audit.passed(assembled.path())?;
+    let merged = verify(&parts, assembled.path(), layout_only, progress)?;
+    let per_depth = if coarse.is_empty() {
+        Vec::new()
+    } else {
+        progress.stage(&format!("accuracy audit of the {} tiles the merge filtered", coarse.len()));
+        let source = PartsSource(&parts);
+        let held = memory.held_level_tiles();
+        accuracy_audit(&source, assembled.path(), 0..parts.plan.root_depth, held, progress)?.passed(assembled.path())?
+    };
     let verify_seconds = verify_started.elapsed().as_secs_f64();
     let summary = assembled.commit()?;
     let report = MergeReport {
         out: options.out.display().to_string(),
         shards: options.shards.iter().map(|p| p.display().to_string()).collect(),
         tiles: merged.tiles,
-        tiles_from_shards: merged.tiles - coarse.len() as u64,
+        tiles_from_shards: parts.shards.iter().map(|s| s.pack.tile_count()).sum(),
         tiles_filtered: coarse.len(),
+        wave_files: parts.waves.iter().flatten().flatten().count(),
         file_bytes: summary.file_length,
         accuracy_audit: AccuracyReport { passed: true, per_depth },
         seconds: started.elapsed().as_secs_f64(),
@@ -216,182 +150,77 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     Ok(BakeReport::new(Report::Merge(Box::new(report))))
 }
 
-/// Opens every shard file and checks they are the parts of one bake, each
-/// exactly once; sorted by part.
-fn open_shards(paths: &[PathBuf]) -> Result<Vec<OpenShard>, BakeError> {
-    if paths.is_empty() {
-        return Err(BakeError::Options("--merge needs the shard files of a sharded bake".into()));
+/// The levels above the shards, filtered here from the shards' tiles (a
+/// merge given no wave files): the same filter and code as every bake.
+fn filter_levels_above(
+    parts: &Parts,
+    writer: &PackWriter,
+    spec: &PackSpec,
+    held_level_tiles: usize,
+    progress: &dyn Progress,
+) -> Result<(), BakeError> {
+    let total = writer.tile_count() as usize;
+    let pending = writer.pending_count() as usize;
+    progress.stage(&format!(
+        "filtering {pending} tiles above depth {} from the shards' tiles ({} resumed)",
+        parts.plan.root_depth,
+        total - pending
+    ));
+    TileBake {
+        source: &PartsSource(parts),
+        spec,
+        data_depth: parts.plan.root_depth,
+        progress,
+        already_done: total - pending,
+        total,
+        held_level_tiles,
     }
-    let mut shards = Vec::with_capacity(paths.len());
-    let build = build_id()?;
-    for path in paths {
-        let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| e.in_file(path))?.named(path);
-        let section = ShardSection::read(path, pack.header().file_length)?;
-        if hex(&pack.header().fingerprint) != section.meta.fingerprint {
-            return Err(shard_error(path, "its pack's fingerprint differs from its shard section's"));
-        }
-        if section.meta.root_depth != pack.header().height_data_depth {
-            return Err(shard_error(path, "its plan's root depth is not its pack's height data depth"));
-        }
-        if section.meta.build != build {
-            return Err(shard_error(
-                path,
-                format!(
-                    "baked by another build of planet-bake ({}, this one is {build}): shards and merge must be one build, whose bytes they share",
-                    section.meta.build
-                ),
-            ));
-        }
-        shards.push(OpenShard { path: path.clone(), pack, section });
-    }
-    shards.sort_by_key(|s| s.section.meta.shard);
-    let first = &shards[0];
-    let same_bake = |m: &ShardMeta| {
-        let f = &first.section.meta;
-        (&m.fingerprint, m.shards, m.root_depth, &m.starts, &m.work, m.total_tiles, &m.tile_set_digest)
-            == (&f.fingerprint, f.shards, f.root_depth, &f.starts, &f.work, f.total_tiles, &f.tile_set_digest)
-            && m.void_value.map(f64::to_bits) == f.void_value.map(f64::to_bits)
-    };
-    for s in &shards[1..] {
-        let h = (s.pack.header(), first.pack.header());
-        let same_header = (&h.0.body, &h.0.tier, h.0.codec, h.0.height_data_depth, h.0.colour_data_depth)
-            == (&h.1.body, &h.1.tier, h.1.codec, h.1.height_data_depth, h.1.colour_data_depth)
-            && (h.0.coverage, h.0.compression_level) == (h.1.coverage, h.1.compression_level);
-        if !same_bake(&s.section.meta) || !same_header {
-            return Err(shard_error(
-                &s.section.path,
-                format!(
-                    "a shard of a different bake than {} (fingerprint {} of {} shards, against {} of {}): all shards must come from the same inputs, flags and --shard count",
-                    first.section.path.display(),
-                    &s.section.meta.fingerprint[..16],
-                    s.section.meta.shards,
-                    &first.section.meta.fingerprint[..16],
-                    first.section.meta.shards
-                ),
-            ));
-        }
-    }
-    let count = first.section.meta.shards;
-    for pair in shards.windows(2) {
-        if pair[0].section.meta.shard == pair[1].section.meta.shard {
-            return Err(BakeError::ShardSet(format!(
-                "shard {}/{count} is given twice: {} and {}",
-                pair[0].section.meta.shard,
-                pair[0].section.path.display(),
-                pair[1].section.path.display()
-            )));
-        }
-    }
-    let missing: Vec<String> = (0..count)
-        .filter(|i| !shards.iter().any(|s| s.section.meta.shard == *i))
-        .map(|i| format!("{i}/{count}"))
-        .collect();
-    if !missing.is_empty() {
-        return Err(BakeError::ShardSet(format!(
-            "shards {} of this bake are missing (given: {}); bake them with --shard I/{count} and merge again",
-            missing.join(", "),
-            shards.iter().map(|s| s.section.path.display().to_string()).collect::<Vec<_>>().join(", ")
-        )));
-    }
-    Ok(shards)
-}
-
-/// Checks that each shard holds only its own part, and that all together
-/// hold the bake's tile set exactly once (count and digest of the keys).
-/// One walk over every shard's index does both.
-fn check_parts(shards: &[OpenShard], plan: &ShardPlan) -> Result<(), BakeError> {
-    for (index, s) in shards.iter().enumerate() {
-        let path = &s.section.path;
-        if let Some(row) = s.section.table.iter().find(|r| plan.part_of(r.0.address()) != index as u32) {
-            return Err(shard_error(path, format!("coarse tile {} is not in this shard's part", row.0.address())));
-        }
-    }
-    let mut h = Sha256::new();
-    let mut count = 0u64;
-    let packs: Vec<&dyn TileParts> = shards.iter().map(|s| &s.pack as &dyn TileParts).collect();
-    // Each shard's table is in key order, their concatenation is not: keys
-    // are depth-major, and every shard holds coarse tiles of several depths.
-    let mut coarse: Vec<u64> = shards.iter().flat_map(|s| s.section.table.iter().map(|r| r.0.raw())).collect();
-    coarse.sort_unstable();
-    for item in merged_keys(&packs, coarse) {
-        let (part, key) = item?;
-        if let Some(s) = shards.get(part) {
-            let tile = TileKey::from_raw(key).expect("the reader validated the key").address();
-            if tile.depth() < plan.root_depth || plan.part_of(tile) != part as u32 {
-                return Err(shard_error(
-                    &s.section.path,
-                    format!("tile {tile} is not in this shard's part of the plan"),
-                ));
-            }
-        }
-        h.update(key.to_le_bytes());
-        count += 1;
-    }
-    let digest: [u8; 32] = h.finalize().into();
-    let meta = &shards[0].section.meta;
-    if count != meta.total_tiles || hex(&digest) != meta.tile_set_digest {
-        return Err(BakeError::ShardSet(format!(
-            "the shards hold {count} tiles where the bake has {} (or a different set of the same size): a shard file is from an earlier or a different run; re-bake the shards",
-            meta.total_tiles
-        )));
-    }
+    .run(writer, &MergeSink { writer, parts })?;
     Ok(())
 }
 
-/// The merge's source: the void policy and the shards' coarse surfaces.
-struct MergeSource<'a> {
-    shards: &'a [OpenShard],
-    plan: &'a ShardPlan,
-    void_value: Option<f64>,
-}
-
-impl TileSource for MergeSource<'_> {
-    fn sample(&self, _: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
-        Err(BakeError::ShardSet(format!("tile {tile}: the merge reads no raster; a shard holds this tile")))
-    }
-
-    fn settle_voids(&self, tile: TileAddress, values: Vec<Option<f64>>) -> Result<(Vec<f64>, Vec<bool>), BakeError> {
-        settle_voids(self.void_value, values).ok_or_else(|| BakeError::NoData {
-            path: self.shards[self.plan.part_of(tile) as usize].section.path.clone(),
-            tile,
+/// Verifies the assembled pack at `path`: every rule of the format, and
+/// every payload read back against its checksum; decoded too, on every
+/// worker, unless every payload came from a part that decoded and audited
+/// it before (`copied_only`: the copy checked each one's checksum on the
+/// way, so the bytes are the ones audited).
+fn verify(
+    parts: &Parts,
+    path: &Path,
+    copied_only: bool,
+    progress: &dyn Progress,
+) -> Result<planet_terrain::pack::VerifySummary, BakeError> {
+    let what =
+        if copied_only { "every rule, every checksum" } else { "every rule, every checksum, every payload decoded" };
+    progress.stage(&format!("verifying {}: {what}", path.display()));
+    Pack::adopt(Box::new(FileBytes::open(path)?))
+        .and_then(|p| {
+            let count = &mut |done, total| progress.tiles(done as usize, total as usize);
+            if copied_only {
+                p.verify_batched(count, &|pack, batch| {
+                    batch.par_iter().try_for_each_init(Vec::new, |buffer, e| pack.part_payload(e, buffer))
+                })
+            } else {
+                p.verify_batched(count, &|pack, batch| batch.par_iter().try_for_each(|e| pack.decode(e).map(drop)))
+            }
         })
-    }
-
-    fn surface(&self, _: &Body, tile: TileAddress) -> Result<SurfaceSamples, BakeError> {
-        self.shards[self.plan.part_of(tile) as usize].section.surface(tile)
-    }
+        .map_err(|e| parts.blame(&e).unwrap_or_else(|| e.in_file(path).into()))
 }
 
 /// The merge's sink: the levels it filters go to its writer; the level
 /// below the first of them is read from the shards.
 struct MergeSink<'a> {
     writer: &'a PackWriter,
-    shards: &'a [OpenShard],
-    plan: &'a ShardPlan,
-}
-
-impl MergeSink<'_> {
-    fn shard_of(&self, tile: TileAddress) -> &Pack {
-        &self.shards[self.plan.part_of(tile) as usize].pack
-    }
+    parts: &'a Parts,
 }
 
 impl TileSink for MergeSink<'_> {
     fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
-        if tile.depth() >= self.plan.root_depth {
-            self.shard_of(tile).entry(tile)
-        } else {
-            self.writer.staged_entry(tile)
-        }
+        if tile.depth() >= self.parts.plan.root_depth { self.parts.entry(tile) } else { self.writer.staged_entry(tile) }
     }
 
     fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
-        if tile.depth() >= self.plan.root_depth {
-            let pack = self.shard_of(tile);
-            pack.entry(tile)?.map(|e| pack.decode(&e)).transpose()
-        } else {
-            self.writer.staged_tile(tile)
-        }
+        if tile.depth() >= self.parts.plan.root_depth { self.parts.stored(tile) } else { self.writer.staged_tile(tile) }
     }
 
     fn put(&self, tile: EncodedTile) -> Result<(), PackError> {

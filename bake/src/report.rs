@@ -36,6 +36,7 @@ impl BakeReport {
             Report::PatchAlreadyApplied(_) => "patch already applied",
             Report::Shard(_) => "shard",
             Report::Merge(_) => "merge",
+            Report::Wave(_) => "wave",
         }
     }
 
@@ -50,6 +51,7 @@ impl BakeReport {
             Report::PatchAlreadyApplied(r) => r.tiles_patched as u64,
             Report::Shard(r) => r.tiles as u64,
             Report::Merge(r) => r.tiles,
+            Report::Wave(r) => r.tiles as u64,
         }
     }
 
@@ -99,6 +101,8 @@ pub(crate) enum Report {
     Shard(Box<crate::shard_bake::ShardReport>),
     #[serde(rename = "merge")]
     Merge(Box<crate::merge::MergeReport>),
+    #[serde(rename = "wave")]
+    Wave(Box<crate::wave::WaveReport>),
 }
 
 /// A full bake (or a resumed one).

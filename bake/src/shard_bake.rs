@@ -51,6 +51,17 @@ pub(crate) struct ShardReport {
     pub(crate) memory: MemoryReport,
 }
 
+/// What a tile costs to bake from these rasters, for the plan.
+fn work_model(inputs: &crate::sampling::Inputs, body: &planet_terrain::Body) -> Result<WorkModel, BakeError> {
+    let radius = body.ellipsoid().max_radius();
+    let mut model = WorkModel { rasters: [(0.0, false); 2], raster_count: 0 };
+    for raster in std::iter::once(&inputs.dem).chain(inputs.imagery.as_ref()) {
+        model.rasters[model.raster_count] = (raster.pixel_spacing_m(radius)?.finest_m(), !raster.is_projected());
+        model.raster_count += 1;
+    }
+    Ok(model)
+}
+
 /// Bakes part `shard` of the pack `run.options` describe into the shard
 /// file at `--out`.
 pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeError> {
@@ -60,12 +71,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
     let Prepared { inputs, data_depth, landmarks, .. } = prepared;
     progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
     let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth, scratch_dir(&options.out))?;
-    let radius = options.body.ellipsoid().max_radius();
-    let mut model = WorkModel { rasters: [(0.0, false); 2], raster_count: 0 };
-    for raster in std::iter::once(&inputs.dem).chain(inputs.imagery.as_ref()) {
-        model.rasters[model.raster_count] = (raster.pixel_spacing_m(radius)?.finest_m(), !raster.is_projected());
-        model.raster_count += 1;
-    }
+    let model = work_model(&inputs, &options.body)?;
     let plan = ShardPlan::new(&options.body, &tiles, spec.height_data_depth, shard.count, &model)?;
     // The coarse levels are a third of the roots' count, and this part's
     // share of them is listed: its surfaces go into the shard file.
@@ -124,6 +130,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         void_value: options.void_value,
         dem: options.dem.display().to_string(),
         build: crate::shard_file::build_id()?,
+        wave: None,
     };
     append_section(assembled.path(), assembled.summary().file_length, &meta, &surfaces)?;
     assembled.commit()?;

@@ -64,6 +64,19 @@ pub(crate) struct ShardMeta {
     /// The planet-bake build that baked it (`build_id`): shards of two
     /// builds may differ in bytes, so the merge takes only one build's.
     pub(crate) build: String,
+    /// Set in a wave file (a task of a wave above the shards, `wave`), whose
+    /// `shard` is then the first part of its task's group; absent (and not
+    /// written) in a shard file, so a shard's section is what it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) wave: Option<WaveMeta>,
+}
+
+/// Which task of which wave a wave file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct WaveMeta {
+    pub(crate) wave: u32,
+    pub(crate) task: u32,
+    pub(crate) tasks: u32,
 }
 
 /// The SHA-256 (first 16 bytes, hex) of the running executable: one build
@@ -93,6 +106,11 @@ impl ShardMeta {
         rule(self.starts.first() == Some(&0), "the plan's first part must start at key 0")?;
         rule(self.starts.windows(2).all(|w| w[0] < w[1]), "the plan's starts must ascend")?;
         rule((1..=planet_terrain::MAX_DEPTH).contains(&self.root_depth), "the root depth is out of range")?;
+        if let Some(w) = self.wave {
+            let tasks = crate::wave::WavePlan::new(self.shards).tasks_of(w.wave);
+            rule(tasks == Some(w.tasks), "a wave's task count must be the wave plan's for this shard count")?;
+            rule(w.task < w.tasks, "a wave's task index must be below its task count")?;
+        }
         rule(self.fingerprint.len() == 64 && self.tile_set_digest.len() == 64, "digests are 32 bytes of hex")
     }
 }
@@ -288,6 +306,7 @@ mod tests {
             void_value: Some(0.0),
             dem: "dem.tif".into(),
             build: "0123".into(),
+            wave: None,
         }
     }
 

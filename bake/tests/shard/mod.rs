@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use planet_bake::{BakeOptions, MergeOptions, bake, merge};
+use planet_bake::{BakeOptions, MergeOptions, WaveOptions, bake, bake_wave, merge, wave_tasks};
 use planet_cli::shard::Shard;
 use planet_terrain::pack::Pack;
 
@@ -32,6 +32,30 @@ fn merge_options(shards: &[PathBuf], out: &Path) -> MergeOptions {
 
 fn merge_into(shards: &[PathBuf], out: &Path) -> Result<serde_json::Value, planet_bake::BakeError> {
     merge(&merge_options(shards, out), &Quiet).map(|r| r.to_json())
+}
+
+/// Bakes every task of every wave above `shards` into `dir`, each wave from
+/// the shards and the waves before it, as a scheduler's chain would; returns
+/// the shards and every wave file.
+fn bake_waves(shards: &[PathBuf], dir: &Path) -> Vec<PathBuf> {
+    let count = shards.len() as u32;
+    let mut parts = shards.to_vec();
+    for (wave, &tasks) in (0u32..).zip(&wave_tasks(count)) {
+        let before = parts.clone();
+        for task in 0..tasks {
+            let out = dir.join(format!("wave-{wave}-{task}-of-{count}.planetwave"));
+            let options = WaveOptions { wave, task, ..merge_options(&before, &out).into() };
+            let report = bake_wave(&options, &Quiet).unwrap().to_json();
+            assert_eq!((report["mode"].as_str(), report["wave"].as_u64()), (Some("wave"), Some(u64::from(wave))));
+            assert_eq!(report["accuracy_audit"]["passed"], true);
+            // A task with no tiles writes no file.
+            assert_eq!(out.exists(), report["tiles"] != 0, "{report}");
+            if out.exists() {
+                parts.push(out);
+            }
+        }
+    }
+    parts
 }
 
 fn single(base: &BakeOptions, dir: &Path) -> Vec<u8> {
@@ -76,6 +100,70 @@ fn shards_merge_to_the_single_process_bytes_with_colour_and_classes() {
 }
 
 #[test]
+fn waves_bake_the_levels_above_the_shards_and_the_merge_only_lays_out_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let (imagery, classes) = colour_and_class_tiffs(dir.path());
+    let base = BakeOptions {
+        depth: Some(3),
+        imagery: Some(imagery),
+        classes: Some(classes),
+        ..options(&dem, &dir.path().join("unused"))
+    };
+    let single = single(&base, dir.path());
+    let coarse: u64 = {
+        let pack = Pack::from_bytes(single.clone()).unwrap();
+        let root = pack.header().height_data_depth;
+        pack.all_entries().unwrap().iter().filter(|e| e.tile().depth() < root).count() as u64
+    };
+    // 8 shards: two waves of several tasks and a last one (8, 2, 1).
+    for count in [1, 3, 8] {
+        let sub = dir.path().join(format!("n{count}"));
+        std::fs::create_dir(&sub).unwrap();
+        let shards = bake_shards(&base, &sub, count);
+        let parts = bake_waves(&shards, &sub);
+        let wave_files = parts.len() - shards.len();
+        assert!(wave_files >= wave_tasks(count).len().min(3), "{count} shards: {wave_files} wave files");
+        let out = sub.join("merged.planetpack");
+        let report = merge_into(&parts, &out).unwrap();
+        assert_eq!(report["tiles_filtered"], 0, "{count} shards: the merge only laid out");
+        assert_eq!(report["wave_files"], wave_files);
+        assert_same_bytes(&single, &out, &format!("{count} shards and their waves"));
+        // The waves' tiles are the coarse levels, each once.
+        let held: u64 = parts[shards.len()..].iter().map(|p| Pack::open(p).unwrap().tile_count()).sum();
+        assert_eq!(held, coarse, "{count} shards");
+    }
+}
+
+#[test]
+fn a_wave_or_merge_missing_a_wave_task_names_it_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let base = BakeOptions { depth: Some(3), ..options(&dem, &dir.path().join("unused")) };
+    let shards = bake_shards(&base, dir.path(), 8);
+    let parts = bake_waves(&shards, dir.path());
+    let out = dir.path().join("merged.planetpack");
+    // Wave 0 has tasks 0..8: leave out task 5's file.
+    let without: Vec<PathBuf> = parts.iter().filter(|p| !path_str(p).contains("wave-0-5-")).cloned().collect();
+    let e = format!("{:#}", merge_into(&without, &out).unwrap_err());
+    assert!(e.contains("wave:task 0:5 are missing"), "{e}");
+    assert!(!out.exists());
+    let wave1 = dir.path().join("again.planetwave");
+    let options = WaveOptions { wave: 1, task: 0, ..merge_options(&without, &wave1).into() };
+    let e = format!("{:#}", bake_wave(&options, &Quiet).unwrap_err());
+    assert!(e.contains("0:5 are missing"), "{e}");
+    let twice: Vec<PathBuf> = parts.iter().chain(&parts[8..9]).cloned().collect();
+    let e = format!("{:#}", merge_into(&twice, &out).unwrap_err());
+    assert!(e.contains("task 0 of wave 0 is given twice"), "{e}");
+    for (wave, task, says) in [(3, 0, "has waves 0 to 2"), (1, 2, "has tasks 0 to 1")] {
+        let options = WaveOptions { wave, task, ..merge_options(&parts, &wave1).into() };
+        let e = format!("{:#}", bake_wave(&options, &Quiet).unwrap_err());
+        assert!(e.contains(says), "{says}: {e}");
+    }
+    assert!(!out.exists() && !wave1.exists());
+}
+
+#[test]
 fn a_regional_bake_with_voids_merges_to_the_single_process_bytes() {
     let dir = tempfile::tempdir().unwrap();
     // 20 x 30 degrees of the fixture, with its sea as voids given 0 m.
@@ -111,7 +199,7 @@ fn the_merge_names_missing_repeated_and_foreign_shards_and_writes_nothing() {
     let cases: [(Vec<PathBuf>, &str); 4] = [
         (vec![shards[0].clone(), shards[2].clone()], "shards 1/3 of this bake are missing"),
         (vec![shards[0].clone(), shards[1].clone(), shards[1].clone(), shards[2].clone()], "given twice"),
-        (vec![shards[0].clone(), foreign[1].clone(), shards[2].clone()], "a shard of a different bake"),
+        (vec![shards[0].clone(), foreign[1].clone(), shards[2].clone()], "a part of a different bake"),
         (vec![shards[0].clone(), shards[1].clone(), dem.clone()], "earth.tif"),
     ];
     for (given, says) in cases {

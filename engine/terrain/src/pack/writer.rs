@@ -72,10 +72,6 @@ impl PackSpec {
         encode_tile(tile, self.codec, content, i32::from(self.compression_level))
     }
 
-    fn header(&self, tile_set: &StagedSet) -> Result<PackHeader, PackError> {
-        self.header_of(tile_set.len(), tile_set.max_depth())
-    }
-
     fn header_of(&self, tile_count: u64, max_depth: u8) -> Result<PackHeader, PackError> {
         let layout = IndexLayout::for_tiles(tile_count).map_err(PackError::BadSpec)?;
         Ok(PackHeader {
@@ -349,7 +345,8 @@ impl PackWriter {
         let tiles = StagedSet::declare(dir, &stem, tile_set.into_iter().map(TileAddress::key))
             .map_err(PackError::io("declaring the tile set in the staged set's scratch files"))
             .map_err(|e| e.in_file(dir))?;
-        if tiles.len() == 0 {
+        // A merge that only lays out other parts stages none of its own.
+        if tiles.len() == 0 && whole {
             return Err(PackError::BadSpec("the tile set is empty".into()));
         }
         let max_depth = tiles.max_depth();
@@ -363,7 +360,9 @@ impl PackWriter {
         // tile count) and a digest of the exact tile set.
         let mut preamble = Vec::with_capacity(8 + HEADER_LENGTH + 4);
         preamble.extend_from_slice(&PARTIAL_MAGIC);
-        preamble.extend_from_slice(&encode_header(&spec.header(&tiles)?));
+        // (An empty set, a merge's that only lays out, is recorded as one
+        // tile's: a template's count only has to be the same on resume.)
+        preamble.extend_from_slice(&encode_header(&spec.header_of(tiles.len().max(1), tiles.max_depth())?));
         preamble.extend_from_slice(&tiles.keys_crc().to_le_bytes());
         Ok((tiles, preamble))
     }
@@ -525,7 +524,7 @@ impl PackWriter {
         }
         state.partial.sync_all().map_err(PackError::io("syncing the partial file"))?;
         let tile_count = state.tiles.len() + others.iter().map(|p| p.part_tile_count()).sum::<u64>();
-        let max_depth = others.iter().map(|p| p.part_max_depth()).fold(state.tiles.max_depth(), std::cmp::Ord::max);
+        let max_depth = assembled_max_depth(&self.spec, state.tiles.max_depth(), others);
         let mut header = self.spec.header_of(tile_count, max_depth)?;
         let layout = IndexLayout::for_tiles(header.tile_count).map_err(PackError::BadSpec)?;
         // Every source is walked in key order where it lies, never copied:
@@ -588,6 +587,15 @@ impl PackWriter {
             },
         })
     }
+}
+
+/// The assembled pack's max_depth: its deepest tile's. A part of a
+/// sharded bake that holds only levels above the data depths (a wave
+/// file) still declares them, since a header's data depths never pass
+/// its max_depth; a pack that holds its data depths has them already.
+fn assembled_max_depth(spec: &PackSpec, own: u8, others: &[&dyn TileParts]) -> u8 {
+    let declared = spec.height_data_depth.max(spec.colour_data_depth);
+    others.iter().map(|p| p.part_max_depth()).fold(own.max(declared), std::cmp::Ord::max)
 }
 
 /// Where an assembly's payloads lie: this writer's partial file (part 0)

@@ -1,0 +1,358 @@
+//! The files a sharded bake hands on between its stages, opened and checked
+//! as one set: the shard files (`--shard`) and the wave files (`--wave`).
+//!
+//! The key decision: a part is trusted for what it holds only after the
+//! whole set has been checked against itself. Every part names its bake
+//! (fingerprint, plan, tile-set digest, void policy, build) and its place
+//! in it (a shard's index; a wave's wave and task); the set must be one
+//! bake, each place given at most once, and each part must hold only the
+//! tiles its place owns. Whoever reads a tile then knows, from the plan
+//! alone, which part holds it ([`Parts::holder`]): a tile at or below the
+//! root depth lies in its shard, a coarse tile in the task of its wave.
+
+use std::path::{Path, PathBuf};
+
+use planet_terrain::geo::address::TileKey;
+use planet_terrain::pack::{DecodedTile, IndexEntry, Pack, PackError, PackSpec, TileParts, merged_keys};
+use planet_terrain::{Body, TileAddress};
+use sha2::{Digest, Sha256};
+
+use crate::audit::FileBytes;
+use crate::error::BakeError;
+use crate::pipeline::TileSource;
+use crate::sampling::{Sampled, SurfaceSamples, settle_voids};
+use crate::shard::ShardPlan;
+use crate::shard_file::{ShardMeta, ShardSection, build_id, hex};
+use crate::wave::WavePlan;
+
+/// One shard or wave file, opened and checked on its own.
+pub(crate) struct OpenPart {
+    pub(crate) path: PathBuf,
+    pub(crate) pack: Pack,
+    pub(crate) section: ShardSection,
+}
+
+/// Every part given, checked to be of one bake: the shards complete and in
+/// order, the wave files by wave and task.
+pub(crate) struct Parts {
+    pub(crate) shards: Vec<OpenPart>,
+    /// Per wave of the plan, per task: the file, where one was given.
+    pub(crate) waves: Vec<Vec<Option<OpenPart>>>,
+    pub(crate) plan: ShardPlan,
+    pub(crate) waves_plan: WavePlan,
+}
+
+pub(crate) fn part_error(path: &Path, message: impl Into<String>) -> BakeError {
+    BakeError::Shard { path: path.to_owned(), message: message.into() }
+}
+
+impl Parts {
+    /// Opens `paths` (shard files and wave files, in any order) and checks
+    /// they are parts of one bake, every shard exactly once and each wave
+    /// task at most once.
+    pub(crate) fn open(paths: &[PathBuf]) -> Result<Parts, BakeError> {
+        if paths.is_empty() {
+            return Err(BakeError::Options("--merge needs the shard files of a sharded bake".into()));
+        }
+        let build = build_id()?;
+        let mut all = Vec::with_capacity(paths.len());
+        for path in paths {
+            all.push(open_part(path, &build)?);
+        }
+        let first = &all[0];
+        for p in &all[1..] {
+            check_same_bake(first, p)?;
+        }
+        let meta = first.section.meta.clone();
+        let waves_plan = WavePlan::new(meta.shards);
+        let mut waves: Vec<Vec<Option<OpenPart>>> =
+            waves_plan.tasks().iter().map(|&n| (0..n).map(|_| None).collect()).collect();
+        let mut shards = Vec::new();
+        for part in all {
+            match part.section.meta.wave {
+                None => shards.push(part),
+                Some(w) => {
+                    let slot = &mut waves[w.wave as usize][w.task as usize];
+                    if let Some(given) = slot {
+                        return Err(BakeError::ShardSet(format!(
+                            "task {} of wave {} is given twice: {} and {}",
+                            w.task,
+                            w.wave,
+                            given.path.display(),
+                            part.path.display()
+                        )));
+                    }
+                    *slot = Some(part);
+                }
+            }
+        }
+        check_shards_complete(&mut shards, meta.shards)?;
+        let plan = ShardPlan {
+            root_depth: meta.root_depth,
+            count: meta.shards,
+            starts: meta.starts.clone(),
+            work: meta.work.clone(),
+            total_tiles: meta.total_tiles,
+            tile_set_digest: [0; 32],
+        };
+        Ok(Parts { shards, waves, plan, waves_plan })
+    }
+
+    pub(crate) fn meta(&self) -> &ShardMeta {
+        &self.shards[0].section.meta
+    }
+
+    /// The spec every part was written with.
+    pub(crate) fn spec(&self) -> PackSpec {
+        let header = self.shards[0].pack.header();
+        PackSpec {
+            body: header.body.clone(),
+            tier: header.tier.clone(),
+            codec: header.codec,
+            height_data_depth: header.height_data_depth,
+            colour_data_depth: header.colour_data_depth,
+            coverage: header.coverage,
+            fingerprint: header.fingerprint,
+            compression_level: header.compression_level,
+        }
+    }
+
+    /// The tiles above the shards' subtrees, ascending: the shards list
+    /// them (each its own, with their surfaces).
+    pub(crate) fn coarse_tiles(&self) -> Vec<TileAddress> {
+        let mut coarse: Vec<TileAddress> =
+            self.shards.iter().flat_map(|s| s.section.table.iter().map(|r| r.0.address())).collect();
+        coarse.sort_by_key(|t| t.key());
+        coarse
+    }
+
+    /// Whether every task of every wave was given.
+    pub(crate) fn waves_given(&self) -> bool {
+        self.waves.iter().flatten().any(Option::is_some)
+    }
+
+    /// The wave and task that bake coarse `tile`.
+    pub(crate) fn wave_task_of(&self, tile: TileAddress) -> (u32, u32) {
+        let wave = self.waves_plan.wave_of(tile.depth(), self.plan.root_depth);
+        (wave, self.waves_plan.task_of(wave, self.plan.part_of(tile)))
+    }
+
+    /// Refuses unless every task of the waves before `wave` (where `wave`
+    /// is the plan's count: every wave) that has tiles to bake was given. A
+    /// task with none writes no file (a regional bake's, or one of a wave
+    /// past the root).
+    pub(crate) fn require_waves_before(&self, wave: u32) -> Result<(), BakeError> {
+        let mut missing: Vec<(u32, u32)> = self
+            .coarse_tiles()
+            .into_iter()
+            .map(|t| self.wave_task_of(t))
+            .filter(|&(w, j)| w < wave && self.waves[w as usize][j as usize].is_none())
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        let missing: Vec<String> = missing.iter().map(|(w, j)| format!("{w}:{j}")).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(BakeError::ShardSet(format!(
+            "the wave files of wave:task {} are missing; bake them with --wave W --task J and give them too",
+            missing.join(", ")
+        )))
+    }
+
+    /// The part that holds `tile` when the bake is done: its shard at or
+    /// below the root depth, else the task of its wave (`None` where that
+    /// task's file was not given).
+    pub(crate) fn holder(&self, tile: TileAddress) -> Option<&OpenPart> {
+        let part = self.plan.part_of(tile);
+        if tile.depth() >= self.plan.root_depth {
+            return self.shards.get(part as usize);
+        }
+        let (wave, task) = self.wave_task_of(tile);
+        self.waves[wave as usize][task as usize].as_ref()
+    }
+
+    /// `tile`'s index entry where the bake is done (`None`: not in the set,
+    /// or in a part not given).
+    pub(crate) fn entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
+        self.holder(tile).map_or(Ok(None), |p| p.pack.entry(tile))
+    }
+
+    /// `tile` decoded from the part that holds it.
+    pub(crate) fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
+        match self.holder(tile) {
+            Some(p) => p.pack.entry(tile)?.map(|e| p.pack.decode(&e)).transpose(),
+            None => Ok(None),
+        }
+    }
+
+    /// Every part given, shards first, as the layout's sources.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &OpenPart> {
+        self.shards.iter().chain(self.waves.iter().flatten().flatten())
+    }
+
+    /// Whether `part` may hold `tile`: a shard, the tiles of its subtrees;
+    /// a wave file, the tiles of its wave's depths its task owns.
+    fn owns(&self, part: &OpenPart, tile: TileAddress) -> bool {
+        let (plan, waves) = (&self.plan, &self.waves_plan);
+        match part.section.meta.wave {
+            None => tile.depth() >= plan.root_depth && plan.part_of(tile) == part.section.meta.shard,
+            Some(w) => {
+                waves.depths(w.wave, plan.root_depth).contains(&tile.depth())
+                    && waves.task_of(w.wave, plan.part_of(tile)) == w.task
+            }
+        }
+    }
+
+    /// Checks that each part holds only its own tiles, and that all parts
+    /// together, with `extra` (the coarse tiles a merge filters itself,
+    /// ascending), hold the bake's tile set exactly once (count and digest
+    /// of the keys). One walk over every part's index does both.
+    pub(crate) fn check_tile_set(&self, extra: &[TileAddress]) -> Result<(), BakeError> {
+        let plan = &self.plan;
+        for s in &self.shards {
+            let path = &s.section.path;
+            if let Some(row) = s.section.table.iter().find(|r| plan.part_of(r.0.address()) != s.section.meta.shard) {
+                return Err(part_error(path, format!("coarse tile {} is not in this shard's part", row.0.address())));
+            }
+        }
+        let parts: Vec<&OpenPart> = self.all().collect();
+        let packs: Vec<&dyn TileParts> = parts.iter().map(|s| &s.pack as &dyn TileParts).collect();
+        let mut h = Sha256::new();
+        let mut count = 0u64;
+        for item in merged_keys(&packs, extra.iter().map(|t| t.key().raw()).collect()) {
+            let (index, key) = item?;
+            if let Some(part) = parts.get(index) {
+                let tile = TileKey::from_raw(key).expect("the reader validated the key").address();
+                if !self.owns(part, tile) {
+                    return Err(part_error(&part.path, format!("tile {tile} is not in this file's part of the plan")));
+                }
+            }
+            h.update(key.to_le_bytes());
+            count += 1;
+        }
+        let digest: [u8; 32] = h.finalize().into();
+        let meta = self.meta();
+        if count != meta.total_tiles || hex(&digest) != meta.tile_set_digest {
+            return Err(BakeError::ShardSet(format!(
+                "the parts hold {count} tiles where the bake has {} (or a different set of the same size): a shard or wave file is from an earlier or a different run; bake it again",
+                meta.total_tiles
+            )));
+        }
+        Ok(())
+    }
+
+    /// A payload the merged file holds damaged was copied from a part: when
+    /// that part's own copy fails too, the part is to blame, not `--out`
+    /// (a bit flip in a shard's payload was reported against the merged
+    /// pack, and against an intact file already at `--out`).
+    pub(crate) fn blame(&self, error: &PackError) -> Option<BakeError> {
+        let tile = match error.rule() {
+            PackError::PayloadChecksum { tile, .. } | PackError::PayloadDecode { tile, .. } => *tile,
+            _ => return None,
+        };
+        self.all().find_map(|s| {
+            let entry = s.pack.entry(tile).ok().flatten()?;
+            let damaged = s.pack.decode(&entry).err()?;
+            Some(part_error(&s.path, format!("{}: the file is damaged; bake its part again", damaged.rule())))
+        })
+    }
+}
+
+fn open_part(path: &Path, build: &str) -> Result<OpenPart, BakeError> {
+    let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| e.in_file(path))?.named(path);
+    let section = ShardSection::read(path, pack.header().file_length)?;
+    if hex(&pack.header().fingerprint) != section.meta.fingerprint {
+        return Err(part_error(path, "its pack's fingerprint differs from its shard section's"));
+    }
+    if section.meta.root_depth != pack.header().height_data_depth {
+        return Err(part_error(path, "its plan's root depth is not its pack's height data depth"));
+    }
+    if section.meta.build != build {
+        return Err(part_error(
+            path,
+            format!(
+                "baked by another build of planet-bake ({}, this one is {build}): shards, waves and merge must be one build, whose bytes they share",
+                section.meta.build
+            ),
+        ));
+    }
+    Ok(OpenPart { path: path.to_owned(), pack, section })
+}
+
+fn check_same_bake(first: &OpenPart, s: &OpenPart) -> Result<(), BakeError> {
+    let (m, f) = (&s.section.meta, &first.section.meta);
+    let same_bake = (&m.fingerprint, m.shards, m.root_depth, &m.starts, &m.work, m.total_tiles, &m.tile_set_digest)
+        == (&f.fingerprint, f.shards, f.root_depth, &f.starts, &f.work, f.total_tiles, &f.tile_set_digest)
+        && m.void_value.map(f64::to_bits) == f.void_value.map(f64::to_bits);
+    let h = (s.pack.header(), first.pack.header());
+    let same_header = (&h.0.body, &h.0.tier, h.0.codec, h.0.height_data_depth, h.0.colour_data_depth)
+        == (&h.1.body, &h.1.tier, h.1.codec, h.1.height_data_depth, h.1.colour_data_depth)
+        && (h.0.coverage, h.0.compression_level) == (h.1.coverage, h.1.compression_level);
+    if same_bake && same_header {
+        return Ok(());
+    }
+    Err(part_error(
+        &s.section.path,
+        format!(
+            "a part of a different bake than {} (fingerprint {} of {} shards, against {} of {}): all shards must come from the same inputs, flags and --shard count",
+            first.section.path.display(),
+            &m.fingerprint[..16],
+            m.shards,
+            &f.fingerprint[..16],
+            f.shards
+        ),
+    ))
+}
+
+/// Sorts `shards` by index and refuses a repeated or missing one.
+fn check_shards_complete(shards: &mut [OpenPart], count: u32) -> Result<(), BakeError> {
+    shards.sort_by_key(|s| s.section.meta.shard);
+    for pair in shards.windows(2) {
+        if pair[0].section.meta.shard == pair[1].section.meta.shard {
+            return Err(BakeError::ShardSet(format!(
+                "shard {}/{count} is given twice: {} and {}",
+                pair[0].section.meta.shard,
+                pair[0].section.path.display(),
+                pair[1].section.path.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|i| !shards.iter().any(|s| s.section.meta.shard == *i))
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(BakeError::ShardSet(format!(
+        "shards {} of this bake are missing (given: {}); bake them with --shard I/{count} and merge again",
+        missing.join(", "),
+        shards.iter().map(|s| s.section.path.display().to_string()).collect::<Vec<_>>().join(", ")
+    )))
+}
+
+/// The source of the levels above the shards: the void policy and the
+/// shards' coarse surfaces; no raster.
+pub(crate) struct PartsSource<'a>(pub(crate) &'a Parts);
+
+impl TileSource for PartsSource<'_> {
+    fn sample(&self, _: &Body, tile: TileAddress) -> Result<Sampled, BakeError> {
+        Err(BakeError::ShardSet(format!(
+            "tile {tile}: the levels above the shards read no raster; a shard holds this tile"
+        )))
+    }
+
+    fn settle_voids(&self, tile: TileAddress, values: Vec<Option<f64>>) -> Result<(Vec<f64>, Vec<bool>), BakeError> {
+        let parts = self.0;
+        settle_voids(parts.meta().void_value, values).ok_or_else(|| BakeError::NoData {
+            path: parts.shards[parts.plan.part_of(tile) as usize].section.path.clone(),
+            tile,
+        })
+    }
+
+    fn surface(&self, _: &Body, tile: TileAddress) -> Result<SurfaceSamples, BakeError> {
+        let parts = self.0;
+        parts.shards[parts.plan.part_of(tile) as usize].section.surface(tile)
+    }
+}

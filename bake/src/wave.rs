@@ -1,0 +1,327 @@
+//! The levels above the shards, baked by the cluster in waves
+//! (`planet-bake --wave W --task J --merge PART... --out WAVE_FILE`), so the
+//! merge only lays out.
+//!
+//! The key decision: the waves are a pure function of the shard count `N`
+//! alone, so a scheduler submits the whole chain before any shard has run
+//! (the root depth is not known until then). Wave `w` has `max(1, N/4^w)`
+//! tasks (`N`, `N/4`, ... down to 1); while it has more than one task it
+//! bakes the one level `k-1-w` (`k` the shards' root depth), and its last
+//! wave, with one task, bakes every level left, down to depth 0. A level
+//! has a quarter of the tiles of the level below, so every task of every
+//! wave bakes about what one shard's share of the first coarse level is.
+//! A coarse tile belongs to the task `part * tasks / N` of its wave, where
+//! `part` is the plan's part for it (its first corner descendant's
+//! subtree), so a task's tiles are a compact patch of ground, the patch of
+//! `N / tasks` consecutive shards.
+//!
+//! A task filters its level from the level below as the shards or the
+//! previous wave wrote it (the children and two rings of neighbours the
+//! filter reads, `filter::needed_children`), through the same code as a
+//! single-process bake, so its tiles are the same bytes. It writes them,
+//! journaled (`--resume`), into a wave file (a pack of its own tiles plus a
+//! shard section naming its wave and task, `shard_file`), audits every
+//! tile against an independent evaluation of the filter of the level
+//! below, and only then renames the file into place. A killed task resumes
+//! alone.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use planet_terrain::TileAddress;
+use planet_terrain::pack::{DecodedTile, EncodedTile, IndexEntry, PackError, PackWriter};
+use serde::Serialize;
+
+use crate::audit::accuracy_audit_over;
+use crate::error::BakeError;
+use crate::limits::MemoryPlan;
+use crate::options::Progress;
+use crate::parts::{Parts, PartsSource};
+use crate::pipeline::{TileBake, TileSink};
+use crate::report::{AccuracyReport, BakeReport, MemoryReport, Report};
+use crate::shard_file::{WaveMeta, append_section};
+
+/// The waves of a sharded bake of some number of shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WavePlan {
+    shards: u32,
+}
+
+impl WavePlan {
+    pub(crate) fn new(shards: u32) -> WavePlan {
+        WavePlan { shards: shards.max(1) }
+    }
+
+    /// Tasks of each wave, first to last: `N`, `N/4`, ... down to 1.
+    pub(crate) fn tasks(&self) -> Vec<u32> {
+        let mut tasks = vec![self.shards];
+        while let Some(&last) = tasks.last().filter(|&&n| n > 1) {
+            tasks.push((last / 4).max(1));
+        }
+        tasks
+    }
+
+    /// How many waves there are.
+    pub(crate) fn count(&self) -> u32 {
+        self.tasks().len() as u32
+    }
+
+    /// Tasks of wave `wave`; `None` past the last wave.
+    pub(crate) fn tasks_of(&self, wave: u32) -> Option<u32> {
+        self.tasks().get(wave as usize).copied()
+    }
+
+    /// The depths wave `wave` bakes, above shards rooted at `root_depth`:
+    /// one level, or for the last wave every level left (empty where the
+    /// levels ran out before it).
+    pub(crate) fn depths(&self, wave: u32, root_depth: u8) -> Range<u8> {
+        let top = i64::from(root_depth) - 1 - i64::from(wave);
+        if top < 0 {
+            return 0..0;
+        }
+        let top = top as u8;
+        if wave + 1 == self.count() { 0..top + 1 } else { top..top + 1 }
+    }
+
+    /// The wave that bakes coarse `depth` (below `root_depth`).
+    pub(crate) fn wave_of(&self, depth: u8, root_depth: u8) -> u32 {
+        u32::from(root_depth - 1 - depth).min(self.count() - 1)
+    }
+
+    /// The task of wave `wave` that bakes the coarse tiles of plan part
+    /// `part`.
+    pub(crate) fn task_of(&self, wave: u32, part: u32) -> u32 {
+        let tasks = self.tasks_of(wave).expect("a wave of the plan");
+        (u64::from(part) * u64::from(tasks) / u64::from(self.shards)) as u32
+    }
+
+    /// The first plan part whose coarse tiles task `task` of `wave` bakes.
+    fn first_part(&self, wave: u32, task: u32) -> u32 {
+        let tasks = u64::from(self.tasks_of(wave).expect("a wave of the plan"));
+        (u64::from(task) * u64::from(self.shards)).div_ceil(tasks) as u32
+    }
+}
+
+/// What a wave task is told.
+#[derive(Clone, Debug)]
+pub struct WaveOptions {
+    /// Every shard file, and the files of every wave before this one.
+    pub parts: Vec<PathBuf>,
+    pub out: PathBuf,
+    pub wave: u32,
+    pub task: u32,
+    pub jobs: Option<usize>,
+    pub memory: Option<u64>,
+    /// Continue a killed task's journal.
+    pub resume: bool,
+}
+
+/// What a wave task did, for the report.
+#[derive(Debug, Serialize)]
+pub(crate) struct WaveReport {
+    pub(crate) out: String,
+    pub(crate) wave: u32,
+    pub(crate) task: u32,
+    pub(crate) tasks: u32,
+    /// The depths this wave bakes, shallowest first (empty where the
+    /// levels ran out before this wave).
+    pub(crate) depths: Vec<u8>,
+    pub(crate) tiles: usize,
+    pub(crate) tiles_resumed: usize,
+    pub(crate) accuracy_audit: AccuracyReport,
+    pub(crate) seconds: f64,
+    pub(crate) memory: MemoryReport,
+}
+
+/// The number of tasks of each wave of a bake cut into `shards` shards,
+/// first to last: what a scheduler submits (`planet-bake --wave-plan N`).
+pub fn wave_tasks(shards: u32) -> Vec<u32> {
+    WavePlan::new(shards).tasks()
+}
+
+impl From<crate::merge::MergeOptions> for WaveOptions {
+    /// A wave task of the parts, output, workers, memory and resumption a
+    /// merge was told (wave and task 0 until set).
+    fn from(m: crate::merge::MergeOptions) -> WaveOptions {
+        WaveOptions { parts: m.shards, out: m.out, wave: 0, task: 0, jobs: m.jobs, memory: m.memory, resume: m.resume }
+    }
+}
+
+/// Bakes task `options.task` of wave `options.wave` into a wave file.
+pub fn bake_wave(options: &WaveOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    crate::limits::check_jobs(options.jobs)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs.unwrap_or(0))
+        .build()
+        .map_err(|cause| BakeError::Threads { jobs: options.jobs.unwrap_or(0), cause })?;
+    pool.install(|| wave_in_pool(options, progress))
+}
+
+fn wave_in_pool(options: &WaveOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    let started = Instant::now();
+    let memory = MemoryPlan::new(options.memory, rayon::current_num_threads(), 0)?;
+    progress.stage(&format!("checking {} part files", options.parts.len()));
+    let parts = Parts::open(&options.parts)?;
+    let (wave, task) = (options.wave, options.task);
+    let tasks = check_task(&parts, wave, task)?;
+    let depths = parts.waves_plan.depths(wave, parts.plan.root_depth);
+    let mine: Vec<TileAddress> =
+        parts.coarse_tiles().into_iter().filter(|&t| parts.wave_task_of(t) == (wave, task)).collect();
+    let mut report = WaveReport {
+        out: options.out.display().to_string(),
+        wave,
+        task,
+        tasks,
+        depths: depths.clone().collect(),
+        tiles: mine.len(),
+        tiles_resumed: 0,
+        accuracy_audit: AccuracyReport { passed: true, per_depth: Vec::new() },
+        seconds: 0.0,
+        memory: MemoryReport::new(&memory, None),
+    };
+    if mine.is_empty() {
+        // Nothing to bake (the levels ran out before this wave, or a
+        // regional bake has no tile here): no file, which the next waves
+        // and the merge expect of a task with no tiles.
+        progress.stage(&format!("wave {wave}, task {task} of {tasks}: no tiles to bake; nothing written"));
+        return Ok(BakeReport::new(Report::Wave(Box::new(report))));
+    }
+    let spec = parts.spec();
+    let writer = if options.resume {
+        PackWriter::resume_levels_above(&options.out, spec.clone(), mine.iter().copied())?
+    } else {
+        PackWriter::create_levels_above(&options.out, spec.clone(), mine.iter().copied())?
+    };
+    report.tiles_resumed = (writer.tile_count() - writer.pending_count()) as usize;
+    progress.stage(&format!(
+        "wave {wave}, task {task} of {tasks}: filtering {} tiles at depths {depths:?} ({} resumed)",
+        mine.len(),
+        report.tiles_resumed
+    ));
+    let held = memory.held_level_tiles();
+    TileBake {
+        source: &PartsSource(&parts),
+        spec: &spec,
+        data_depth: parts.plan.root_depth,
+        progress,
+        already_done: report.tiles_resumed,
+        total: mine.len(),
+        held_level_tiles: held,
+    }
+    .run(&writer, &WaveSink { writer: &writer, parts: &parts, own: depths.clone() })?;
+    let assembled = writer.assemble()?;
+    progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
+    let below = |t: TileAddress| -> Result<Option<DecodedTile>, BakeError> {
+        if depths.contains(&t.depth()) { Ok(None) } else { Ok(parts.stored(t)?) }
+    };
+    let root = parts.plan.root_depth;
+    let audit = accuracy_audit_over(&PartsSource(&parts), assembled.path(), 0..root, held, progress, &below)?;
+    report.accuracy_audit.per_depth = audit.passed(assembled.path())?;
+    let mut meta = parts.meta().clone();
+    meta.shard = parts.waves_plan.first_part(wave, task).min(meta.shards - 1);
+    meta.wave = Some(WaveMeta { wave, task, tasks });
+    append_section(assembled.path(), assembled.summary().file_length, &meta, &[])?;
+    assembled.commit()?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(BakeReport::new(Report::Wave(Box::new(report))))
+}
+
+/// Refuses a wave or task the plan does not have, and a wave whose inputs
+/// (the earlier waves' files) are not all given; returns the wave's task
+/// count.
+fn check_task(parts: &Parts, wave: u32, task: u32) -> Result<u32, BakeError> {
+    let (waves, shards) = (parts.waves_plan, parts.plan.count);
+    let tasks = waves.tasks_of(wave).ok_or_else(|| {
+        BakeError::Options(format!(
+            "--wave {wave}: a bake of {shards} shards has waves 0 to {} (planet-bake --wave-plan {shards} lists them)",
+            waves.count() - 1,
+        ))
+    })?;
+    if task >= tasks {
+        return Err(BakeError::Options(format!(
+            "--task {task}: wave {wave} of a bake of {shards} shards has tasks 0 to {}",
+            tasks - 1
+        )));
+    }
+    parts.require_waves_before(wave)?;
+    Ok(tasks)
+}
+
+/// A wave task's sink: the tiles of its own depths go to (and are read back
+/// from) its writer; the level below its first comes from the part that
+/// holds it.
+struct WaveSink<'a> {
+    writer: &'a PackWriter,
+    parts: &'a Parts,
+    own: Range<u8>,
+}
+
+impl TileSink for WaveSink<'_> {
+    fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
+        if self.own.contains(&tile.depth()) { self.writer.staged_entry(tile) } else { self.parts.entry(tile) }
+    }
+
+    fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
+        if self.own.contains(&tile.depth()) { self.writer.staged_tile(tile) } else { self.parts.stored(tile) }
+    }
+
+    fn put(&self, tile: EncodedTile) -> Result<(), PackError> {
+        self.writer.put_encoded(&tile)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_waves_quarter_their_tasks_down_to_one() {
+        let cases: [(u32, &[u32]); 6] = [
+            (1, &[1]),
+            (2, &[2, 1]),
+            (4, &[4, 1]),
+            (8, &[8, 2, 1]),
+            (64, &[64, 16, 4, 1]),
+            (1000, &[1000, 250, 62, 15, 3, 1]),
+        ];
+        for (shards, tasks) in cases {
+            assert_eq!(WavePlan::new(shards).tasks(), tasks, "{shards} shards");
+        }
+    }
+
+    #[test]
+    fn every_coarse_depth_belongs_to_exactly_one_wave_and_the_last_takes_the_rest() {
+        for shards in [1, 2, 4, 8, 64, 1000] {
+            let plan = WavePlan::new(shards);
+            for root in 1..=12u8 {
+                let mut seen = vec![0; usize::from(root)];
+                for wave in 0..plan.count() {
+                    for depth in plan.depths(wave, root) {
+                        seen[usize::from(depth)] += 1;
+                        assert_eq!(plan.wave_of(depth, root), wave, "{shards} shards, root {root}, depth {depth}");
+                    }
+                }
+                assert!(seen.iter().all(|&n| n == 1), "{shards} shards, root {root}: {seen:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_wave_task_bakes_the_coarse_tiles_of_consecutive_parts() {
+        for shards in [3u32, 8, 1000] {
+            let plan = WavePlan::new(shards);
+            for wave in 0..plan.count() {
+                let tasks = plan.tasks_of(wave).unwrap();
+                let owners: Vec<u32> = (0..shards).map(|p| plan.task_of(wave, p)).collect();
+                assert!(owners.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1), "{owners:?}");
+                assert_eq!((owners[0], *owners.last().unwrap()), (0, tasks - 1));
+                for task in 0..tasks {
+                    let first = plan.first_part(wave, task);
+                    assert_eq!(plan.task_of(wave, first), task);
+                    assert!(first == 0 || plan.task_of(wave, first - 1) == task - 1);
+                }
+            }
+        }
+    }
+}
