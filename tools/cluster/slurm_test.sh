@@ -2,12 +2,17 @@
 # A sharded bake on a real Slurm cluster: starts a single-node cluster on
 # loopback (munged, slurmctld, slurmd with their own config in a temporary
 # directory, no systemd), submits the project's own scripts (slurm/submit.sh:
-# a job digesting the inputs, an array of 4 shard tasks and a dependent merge job), and `cmp`s the pack
+# a job digesting the inputs, an array of 4 shard tasks, one dependent array per wave of the
+# levels above them and a merge job that lays out), and `cmp`s the pack
 # with a single-process bake of the same inputs. Then it cancels one shard
 # task mid-run (scancel), checks that nothing that looks like a shard was
 # left, re-submits that one task, and checks the shard and the re-merged
 # pack are the same bytes. It stops exactly the daemons it started, by PID,
 # then anything still holding files in its directory, by PID.
+#
+# Then the same for one task of the first wave above the shards: cancelled
+# mid-run, re-submitted alone, its wave file and the re-merged pack the same
+# bytes.
 #
 # usage: slurm_test.sh PLANET_BAKE DEM WORKDIR [BAKE FLAGS...]
 # Needs root and Debian's slurm-wlm and munge (tools/deps.sh installs them).
@@ -152,10 +157,14 @@ export PLANET_BAKE=$bake
 # The inputs are read whole once, by a first job; the shards sample them.
 export PLANET_INPUTS_DIGEST=$work/inputs.digest.json
 rm -f "$PLANET_INPUTS_DIGEST"
-read -r array merge < <("$here/slurm/submit.sh" 4 "$shards" "$work/merged.planetpack" "$dem" "${flags[@]}")
-echo "slurm_test: array job $array (4 shards), merge job $merge"
-wait_job "$array"
-wait_job "$merge"
+read -r -a jobs < <("$here/slurm/submit.sh" 4 "$shards" "$work/merged.planetpack" "$dem" "${flags[@]}")
+array=${jobs[0]} merge=${jobs[-1]} waves=("${jobs[@]:1:${#jobs[@]}-2}")
+echo "slurm_test: array job $array (4 shards), wave jobs ${waves[*]}, merge job $merge"
+((${#waves[@]} == $("$bake" --wave-plan 4 | wc -w))) || { echo "slurm_test: not one array per wave" >&2; exit 1; }
+for job in "${jobs[@]}"; do wait_job "$job"; done
+# The waves baked every level above the shards: the merge filtered none.
+grep -q ", 0 filtered here); verified" "$cluster/jobs/planet-merge-$merge.log" ||
+    { echo "slurm_test: the merge filtered tiles itself:" >&2; cat "$cluster/jobs/planet-merge-$merge.log" >&2; exit 1; }
 [[ -s $PLANET_INPUTS_DIGEST ]] || { echo "slurm_test: the digest job wrote no manifest" >&2; exit 1; }
 cmp "$work/single.planetpack" "$work/merged.planetpack"
 echo "slurm_test: the merged pack is byte-identical to the single-process bake"
@@ -189,3 +198,35 @@ merge=$(sbatch --parsable --export=ALL --chdir="$cluster/jobs" "$here/slurm/merg
 wait_job "$merge"
 cmp "$work/single.planetpack" "$work/merged.planetpack"
 echo "slurm_test: the re-submitted shard and the re-merged pack are byte-identical"
+
+# --- 3. cancel task 1 of wave 0 mid-run, re-submit it alone -----------------
+wave_file=$shards/wave-0-1-of-4.planetwave
+[[ -s $wave_file ]] || { echo "slurm_test: wave 0 task 1 wrote no file" >&2; exit 1; }
+mv "$wave_file" "$work/wave-0-1.first"
+rm -f "$work/merged.planetpack"
+slow=$(PLANET_WAVE=0 PLANET_DELAY_PER_TILE_MS=1000 sbatch --parsable --export=ALL --array=1 \
+    --chdir="$cluster/jobs" "$here/slurm/bake-wave.sbatch")
+partial=$wave_file.partial
+for _ in $(seq 600); do
+    # Cancel once the task has staged a tile: surely mid-run.
+    [[ -f $partial ]] && (($(stat -c %s "$partial") > 2000)) && break
+    sleep 0.1
+done
+scancel "$slow"
+for _ in $(seq 200); do
+    scontrol -o show job "$slow" | grep -qE 'JobState=(CANCELLED|FAILED|COMPLETED)' && break
+    sleep 0.1
+done
+scontrol -o show job "$slow" | grep -q 'JobState=CANCELLED' ||
+    { echo "slurm_test: the wave task was not cancelled mid-run" >&2; exit 1; }
+[[ ! -e $wave_file ]] || { echo "slurm_test: a cancelled wave task left a wave file" >&2; exit 1; }
+[[ -s $partial ]] || { echo "slurm_test: the cancelled wave task left no journal to resume" >&2; exit 1; }
+echo "slurm_test: wave 0 task 1 cancelled mid-run ($(stat -c %s "$partial") bytes staged); re-submitting it"
+again=$(PLANET_WAVE=0 sbatch --parsable --export=ALL --array=1 --chdir="$cluster/jobs" "$here/slurm/bake-wave.sbatch")
+wait_job "$again"
+grep -h "resuming\|resumed" "$cluster"/jobs/planet-wave-"${again%%;*}"_1.log | head -1
+cmp "$work/wave-0-1.first" "$wave_file"
+merge=$(sbatch --parsable --export=ALL --chdir="$cluster/jobs" "$here/slurm/merge.sbatch")
+wait_job "$merge"
+cmp "$work/single.planetpack" "$work/merged.planetpack"
+echo "slurm_test: the re-submitted wave task and the re-merged pack are byte-identical"

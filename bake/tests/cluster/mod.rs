@@ -15,7 +15,7 @@ fn cluster_dir() -> PathBuf {
 }
 
 #[test]
-fn a_slurm_array_of_four_shards_and_a_merge_job_give_the_single_process_bytes() {
+fn a_slurm_chain_of_shards_waves_and_a_layout_merge_gives_the_single_process_bytes_and_cancelled_tasks_resume_alone() {
     // The cluster script does the work and every check (tools/cluster/
     // slurm_test.sh): a real slurmctld, slurmd and munged on loopback.
     let dir = tempfile::tempdir().unwrap();
@@ -32,7 +32,44 @@ fn a_slurm_array_of_four_shards_and_a_merge_job_give_the_single_process_bytes() 
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "slurm_test.sh failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("byte-identical to the single-process bake"), "{stdout}");
-    assert!(stdout.contains("re-merged pack are byte-identical"), "{stdout}");
+    assert!(stdout.contains("re-submitted shard and the re-merged pack are byte-identical"), "{stdout}");
+    assert!(stdout.contains("wave 0 task 1 cancelled mid-run"), "{stdout}");
+    assert!(stdout.contains("re-submitted wave task and the re-merged pack are byte-identical"), "{stdout}");
+}
+
+#[test]
+fn local_waves_runs_every_stage_after_the_shards_to_the_single_process_bytes_and_counts_its_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let bake = env!("CARGO_BIN_EXE_planet-bake");
+    let flags = ["--body", "earth", "--depth", "3", "--tier", "test", "--level", "3", "--jobs", "1"];
+    let run = |extra: &[&str]| {
+        let out = Command::new(bake).args(["--dem", path_str(&dem)]).args(flags).args(extra).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let single = dir.path().join("single.planetpack");
+    run(&["--out", path_str(&single)]);
+    let shards = dir.path().join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    // 8 shards: three waves (8, 2 and 1 tasks).
+    for i in 0..8 {
+        let out = shards.join(format!("shard-{i}-of-8.planetshard"));
+        run(&["--shard", &format!("{i}/8"), "--out", path_str(&out)]);
+    }
+    let out = Command::new("bash")
+        .arg(cluster_dir().join("local-waves.sh"))
+        .args([bake, path_str(&shards), "8"])
+        .env("PLANET_PARALLEL", "2")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "local-waves.sh failed:\n{stdout}\n{stderr}");
+    assert_eq!(std::fs::read(&single).unwrap(), std::fs::read(shards.join("merged.planetpack")).unwrap());
+    assert!(stderr.contains("0 filtered here"), "the merge only laid out: {stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].contains("wave 0 (8 tasks)") && lines[0].contains("wave 2 (1 tasks)"), "{stdout}");
+    let total: f64 = lines.last().unwrap().parse().unwrap_or_else(|_| panic!("a number last: {stdout}"));
+    assert!(total > 0.0, "{stdout}");
 }
 
 /// The variables a script refuses to run without (`: "${NAME:?...}"`).
@@ -77,14 +114,15 @@ fn var<'a>(env: &'a [(String, String)], name: &str) -> &'a str {
 }
 
 #[test]
-fn the_kubernetes_manifest_is_an_indexed_job_and_a_merge_over_one_shared_volume_running_the_slurm_scripts() {
+fn the_kubernetes_manifest_is_indexed_jobs_for_shards_and_each_wave_and_a_merge_over_one_shared_volume_running_the_slurm_scripts()
+ {
     let text = std::fs::read_to_string(cluster_dir().join("k8s/bake.yaml")).unwrap();
     let docs = YamlLoader::load_from_str(&text).expect("the manifest parses as YAML");
-    assert_eq!(docs.len(), 2, "the shard Job and the merge Job");
     for d in &docs {
         assert_eq!((d["apiVersion"].as_str(), d["kind"].as_str()), (Some("batch/v1"), Some("Job")));
     }
-    let (shards, merge) = (&docs[0], &docs[1]);
+    let (shards, merge) = (&docs[0], docs.last().unwrap());
+    let waves = &docs[1..docs.len() - 1];
     let spec = &shards["spec"];
     assert_eq!(spec["completionMode"].as_str(), Some("Indexed"));
     let completions = spec["completions"].as_i64().unwrap();
@@ -107,6 +145,26 @@ fn the_kubernetes_manifest_is_an_indexed_job_and_a_merge_over_one_shared_volume_
     }
     assert_eq!(var(&shard_env, "PLANET_SHARDS").parse::<i64>().unwrap(), completions, "N in the Job and the bake");
     assert_eq!(var(&merge_env, "PLANET_SHARDS"), var(&shard_env, "PLANET_SHARDS"));
+    // One Indexed Job per wave, each of the task count the wave plan gives.
+    let plan = Command::new(env!("CARGO_BIN_EXE_planet-bake"))
+        .args(["--wave-plan", var(&shard_env, "PLANET_SHARDS")])
+        .output()
+        .unwrap();
+    let plan: Vec<i64> = String::from_utf8_lossy(&plan.stdout).split_whitespace().map(|t| t.parse().unwrap()).collect();
+    assert_eq!(waves.len(), plan.len(), "one Job per wave of {plan:?}");
+    for (w, (job, tasks)) in waves.iter().zip(&plan).enumerate() {
+        assert_eq!(job["spec"]["completionMode"].as_str(), Some("Indexed"));
+        assert_eq!(job["spec"]["completions"].as_i64(), Some(*tasks), "wave {w}");
+        let wave = container(job);
+        assert!(wave.command[0].ends_with("/cluster/slurm/bake-wave.sbatch"), "{:?}", wave.command);
+        for name in required_variables(&cluster_dir().join("slurm/bake-wave.sbatch")) {
+            var(&wave.env, &name);
+        }
+        assert_eq!(var(&wave.env, "PLANET_WAVE"), w.to_string());
+        assert_eq!(var(&wave.env, "PLANET_SHARDS"), var(&shard_env, "PLANET_SHARDS"));
+        assert_eq!(var(&wave.env, "PLANET_SHARD_DIR"), var(&shard_env, "PLANET_SHARD_DIR"));
+        assert_eq!(wave.claims, shard_claims);
+    }
     assert_eq!(var(&merge_env, "PLANET_SHARD_DIR"), var(&shard_env, "PLANET_SHARD_DIR"));
     // Shards, inputs and pack on the one shared volume.
     assert_eq!(shard_claims, merge_claims);
@@ -121,7 +179,7 @@ fn the_kubernetes_manifest_is_an_indexed_job_and_a_merge_over_one_shared_volume_
 }
 
 #[test]
-fn the_pods_command_lines_bake_and_merge_the_single_process_bytes() {
+fn the_pods_command_lines_bake_shards_and_waves_and_lay_them_out_to_the_single_process_bytes() {
     // What each pod of the Indexed Job runs, with the variables Kubernetes
     // and the manifest give it, then what the merge pod runs.
     let dir = tempfile::tempdir().unwrap();
@@ -137,7 +195,7 @@ fn the_pods_command_lines_bake_and_merge_the_single_process_bytes() {
     assert!(status.status.success());
     let shards = dir.path().join("shards");
     let pack = dir.path().join("merged.planetpack");
-    let pod = |script: &str, index: Option<u32>| {
+    let pod_command = |script: &str, index: Option<u32>| {
         let mut c = Command::new(cluster_dir().join("slurm").join(script));
         c.env("PLANET_BAKE", bake)
             .env("PLANET_DEM", &dem)
@@ -150,12 +208,23 @@ fn the_pods_command_lines_bake_and_merge_the_single_process_bytes() {
         if let Some(i) = index {
             c.env("JOB_COMPLETION_INDEX", i.to_string());
         }
-        let out = c.output().unwrap();
-        assert!(out.status.success(), "{script} {index:?}: {}", String::from_utf8_lossy(&out.stderr));
+        c
     };
+    let run = |c: &mut Command| {
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{c:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let pod = |script: &str, index: Option<u32>| run(&mut pod_command(script, index));
+    let pod_in_wave = |c: &mut Command, wave: u32| run(c.env("PLANET_WAVE", wave.to_string()));
     std::fs::create_dir(&shards).unwrap();
     for i in [2, 0, 1] {
         pod("bake-shard.sbatch", Some(i));
+    }
+    // The waves (3 shards: 3 tasks, then 1), each pod with its index.
+    for (wave, tasks) in [(0, 3), (1, 1)] {
+        for j in (0..tasks).rev() {
+            pod_in_wave(&mut pod_command("bake-wave.sbatch", Some(j)), wave);
+        }
     }
     pod("merge.sbatch", None);
     assert_eq!(std::fs::read(&single).unwrap(), std::fs::read(&pack).unwrap(), "merged pack, byte for byte");

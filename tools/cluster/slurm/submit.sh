@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Submits a sharded bake to Slurm: an array of N shard tasks, then a merge
-# job that waits for all of them (afterok). Prints "ARRAY_JOB_ID MERGE_JOB_ID".
+# Submits a sharded bake to Slurm: an array of N shard tasks, then one array
+# per wave of the levels above the shards (planet-bake --wave-plan N gives
+# their task counts), each waiting for the one before (afterok), then a merge
+# job that waits for the last wave and only lays out.
+# Prints "ARRAY_JOB_ID WAVE_JOB_ID... MERGE_JOB_ID".
 #
 # usage: submit.sh N SHARD_DIR OUT DEM [BAKE FLAGS...]
 #   e.g. submit.sh 64 /shared/shards /shared/earth.planetpack /shared/srtm.vrt --body earth --depth 11
@@ -44,6 +47,18 @@ array=$(sbatch --parsable --export=ALL --array="0-$((PLANET_SHARDS - 1))" ${afte
     ${sbatch_args[@]+"${sbatch_args[@]}"} "$here/bake-shard.sbatch")
 array=${array%%;*}
 submitted+=("$array")
-merge=$(sbatch --parsable --export=ALL --dependency="afterok:$array" --kill-on-invalid-dep=yes \
+plan=$("${PLANET_BAKE:-planet-bake}" --wave-plan "$PLANET_SHARDS")
+read -r -a wave_tasks <<< "$plan"
+previous=$array
+waves=()
+for w in "${!wave_tasks[@]}"; do
+    wave=$(PLANET_WAVE=$w sbatch --parsable --export=ALL --array="0-$((wave_tasks[w] - 1))" \
+        --dependency="afterok:$previous" --kill-on-invalid-dep=yes ${sbatch_args[@]+"${sbatch_args[@]}"} \
+        "$here/bake-wave.sbatch")
+    previous=${wave%%;*}
+    submitted+=("$previous")
+    waves+=("$previous")
+done
+merge=$(sbatch --parsable --export=ALL --dependency="afterok:$previous" --kill-on-invalid-dep=yes \
     ${merge_args[@]+"${merge_args[@]}"} "$here/merge.sbatch")
-echo "${array} ${merge%%;*}"
+echo "${array} ${waves[*]} ${merge%%;*}"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Every stage of a sharded bake between the shards and the pack, run on this
+# machine: for the tests, and for users without a scheduler. Given the N
+# shard files already baked in DIR (shard-I-of-N.planetshard, as
+# slurm/bake-shard.sbatch names them), it runs every task of every wave of
+# the levels above the shards (planet-bake --wave-plan N; a wave's tasks in
+# parallel, PLANET_PARALLEL at a time, default one per core), then the merge
+# that lays out. Each stage runs the very scripts a Slurm job or a
+# Kubernetes pod runs (slurm/bake-wave.sbatch, slurm/merge.sbatch), one
+# process per task. Prints the CPU seconds (user + system) of each wave and
+# of the merge, then on its last line the total alone.
+#
+# usage: local-waves.sh PLANET_BAKE DIR N [OUT]   (OUT defaults to DIR/merged.planetpack)
+# Environment: PLANET_JOBS worker threads per task (default 1), PLANET_PARALLEL.
+set -euo pipefail
+if (($# < 3)); then
+    sed -n '2,14p' "$0" >&2
+    exit 2
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+bake=$(realpath "$1")
+export PLANET_BAKE=$bake PLANET_SHARDS=$3 PLANET_SHARD_DIR=$(realpath "$2")
+export PLANET_OUT=$(realpath -m "${4:-$2/merged.planetpack}") PLANET_JOBS=${PLANET_JOBS:-1}
+command -v /usr/bin/time >/dev/null || { echo "local-waves: GNU time is missing; run tools/deps.sh" >&2; exit 1; }
+plan=$("$bake" --wave-plan "$PLANET_SHARDS")
+read -r -a tasks <<< "$plan"
+times=$(mktemp -d)
+trap 'rm -rf "$times"' EXIT
+# sum FILE...: user + system seconds of GNU time's '%U %S' lines.
+sum() { cat "$@" | awk '{s += $1 + $2} END {printf "%.2f", s}'; }
+report=()
+for w in "${!tasks[@]}"; do
+    seq 0 $((tasks[w] - 1)) | PLANET_WAVE=$w xargs -P "${PLANET_PARALLEL:-$(nproc)}" -I{} \
+        env JOB_COMPLETION_INDEX={} /usr/bin/time -f '%U %S' -o "$times/wave-$w-{}.time" "$here/slurm/bake-wave.sbatch"
+    report+=("wave $w (${tasks[w]} tasks) $(sum "$times"/wave-"$w"-*.time) s")
+done
+/usr/bin/time -f '%U %S' -o "$times/merge.time" "$here/slurm/merge.sbatch"
+report+=("merge $(sum "$times/merge.time") s")
+echo "local-waves: CPU: $(IFS=,; echo "${report[*]}" | sed 's/,/, /g')"
+sum "$times"/*.time
+echo
