@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # A sharded bake against the single-process bake of the same raster, on
-# this machine: 1, 2 and 4 shards, the shards run two at a time (one per
-# core, --jobs 1 each) as a scheduler would place them, then the merge
-# (--jobs 2). Prints wall and CPU (user + sys) time of the shards and the
-# merge, the merge's share of the CPU time, and whether the merged pack is
-# byte-identical to the single-process one (cmp). The raster is ETOPO5
-# resampled with GDAL to WIDTH x WIDTH/2 (8640: data depth 4, 2,046 tiles;
-# 17280: depth 5, 8,190 tiles).
+# this machine, every stage a separate process as a scheduler runs it: the
+# inputs' digest manifest (one process), the N shards, the waves above them
+# and the merge that lays out (tools/cluster/local-waves.sh), every process
+# with --jobs 1 like the single-process bake it is compared with. They run
+# PARALLEL at a time (default 1): this VM's two vCPUs share one core, and
+# two processes at once inflate each other's CPU time by up to 30%
+# (measured), which would be the machine's figure, not the bake's.
+# Prints each stage's CPU (user + sys, from GNU time) and wall time,
+# sharding's CPU over the single process's, the merge's share of all CPU,
+# and whether the merged pack is byte-identical to the single-process one
+# (cmp). The raster is ETOPO5 resampled with GDAL to WIDTH x WIDTH/2 (8640:
+# data depth 4, 2,046 tiles; 17280: depth 5, 8,190 tiles).
 #
-# usage: tools/bench/shard_scaling.sh [OUT_DIR] [WIDTH]   defaults: target/shard-scaling 8640
+# usage: tools/bench/shard_scaling.sh [OUT_DIR] [WIDTH] [N...]   defaults: target/shard-scaling 8640 4 8
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/shard-scaling}
 width=${2:-8640}
+counts=("${@:3}")
+((${#counts[@]})) || counts=(4 8)
 height=$((width / 2))
 mkdir -p "$out"
 tools/deps.sh --bench --demo
@@ -32,31 +39,41 @@ common=(--dem "$raster" --body earth --tier bench --memory 1G)
 cpu() { awk '{printf "%.1f", $2 + $3}' "$1"; }
 wall() { awk '{printf "%.1f", $1}' "$1"; }
 
+parallel=${PARALLEL:-1}
 rm -f "$out/single.planetpack"
-/usr/bin/time -f '%e %U %S %M' -o "$out/single.time" "$bake" "${common[@]}" --jobs 2 \
+/usr/bin/time -f '%e %U %S %M' -o "$out/single.time" "$bake" "${common[@]}" --jobs 1 \
     --out "$out/single.planetpack" 2>"$out/single.log"
-printf '%-7s %12s %12s %12s %12s %12s %10s %10s %s\n' shards "shards wall" "shards CPU" "merge wall" "merge CPU" \
-    "total wall" "merge CPU" "merge RSS" identical
-printf '%-7s %12s %12s %12s %12s %12s %10s %10s %s\n' single "-" "-" "-" "-" "$(wall "$out/single.time") s" "-" \
-    "-" "(CPU $(cpu "$out/single.time") s, peak RSS $(awk '{print int($4 / 1024)}' "$out/single.time") MiB)"
-for n in 1 2 4; do
+single_cpu=$(cpu "$out/single.time")
+echo "single process (--jobs 1): wall $(wall "$out/single.time") s, CPU $single_cpu s, peak RSS $(awk '{print int($4 / 1024)}' "$out/single.time") MiB"
+printf '%-4s %9s %16s %16s %9s %9s %12s %10s %11s %s\n' N "digest" "shards wall/CPU" "waves wall/CPU" "merge" "merge" \
+    "total CPU" "sharding" "merge share" identical
+printf '%-4s %9s %16s %16s %9s %9s %12s %10s %11s %s\n' "" CPU "" "" wall CPU "" "over one" "of all CPU" ""
+for n in "${counts[@]}"; do
     dir=$out/n$n
     rm -rf "$dir"
     mkdir -p "$dir"
+    /usr/bin/time -f '%e %U %S %M' -o "$dir/digest.time" "$bake" "${common[@]}" --digest-inputs \
+        --out "$dir/inputs.digest.json" 2>"$dir/digest.log"
     start=$(date +%s.%N)
-    seq 0 $((n - 1)) | xargs -P 2 -I{} /usr/bin/time -f '%e %U %S %M' -o "$dir/shard-{}.time" \
-        "$bake" "${common[@]}" --jobs 1 --shard "{}/$n" --out "$dir/shard-{}.planetshard" 2>>"$dir/shards.log"
+    seq 0 $((n - 1)) | xargs -P "$parallel" -I{} /usr/bin/time -f '%e %U %S %M' -o "$dir/shard-{}.time" \
+        "$bake" "${common[@]}" --jobs 1 --shard "{}/$n" --inputs-digest "$dir/inputs.digest.json" \
+        --out "$dir/shard-{}-of-$n.planetshard" 2>>"$dir/shards.log"
     shards_wall=$(echo "$(date +%s.%N) - $start" | bc)
     shards_cpu=$(cat "$dir"/shard-*.time | awk '{s += $2 + $3} END {printf "%.1f", s}')
-    shards=()
-    for ((i = 0; i < n; i++)); do shards+=("$dir/shard-$i.planetshard"); done
-    /usr/bin/time -f '%e %U %S %M' -o "$dir/merge.time" "$bake" --merge "${shards[@]}" --jobs 2 \
-        --out "$dir/merged.planetpack" 2>"$dir/merge.log"
+    start=$(date +%s.%N)
+    PLANET_PARALLEL=$parallel PLANET_JOBS=1 tools/cluster/local-waves.sh "$bake" "$dir" "$n" >"$dir/waves.out" 2>"$dir/waves.log"
+    after_wall=$(echo "$(date +%s.%N) - $start" | bc)
+    after_cpu=$(tail -1 "$dir/waves.out")
+    merge_cpu=$(grep -o 'merge [0-9.]*' "$dir/waves.out" | awk '{print $2}')
+    merge_wall=$(grep -o 'merge wall [0-9.]*' "$dir/waves.out" | awk '{print $3}')
+    waves_cpu=$(echo "$after_cpu - $merge_cpu" | bc)
+    waves_wall=$(echo "$after_wall - $merge_wall" | bc)
+    digest_cpu=$(cpu "$dir/digest.time")
+    total=$(echo "$digest_cpu + $shards_cpu + $after_cpu" | bc)
+    over=$(echo "scale=1; 100 * ($total - $single_cpu) / $single_cpu" | bc)
+    share=$(echo "scale=1; 100 * $merge_cpu / $total" | bc)
     same=$(cmp -s "$out/single.planetpack" "$dir/merged.planetpack" && echo yes || echo NO)
-    merge_cpu=$(cpu "$dir/merge.time")
-    total_wall=$(echo "$shards_wall + $(wall "$dir/merge.time")" | bc)
-    share=$(echo "scale=1; 100 * $merge_cpu / ($merge_cpu + $shards_cpu)" | bc)
-    rss=$(awk '{print int($4 / 1024)}' "$dir/merge.time")
-    printf '%-7s %10.1f s %10.1f s %10.1f s %10.1f s %10.1f s %9s%% %6s MiB %s\n' "$n" "$shards_wall" "$shards_cpu" \
-        "$(wall "$dir/merge.time")" "$merge_cpu" "$total_wall" "$share" "$rss" "$same"
+    printf '%-4s %7.1f s %7.1f/%5.1f s %7.1f/%5.1f s %7.2f s %7.2f s %10.1f s %9s%% %10s%% %s\n' "$n" "$digest_cpu" \
+        "$shards_wall" "$shards_cpu" "$waves_wall" "$waves_cpu" "$merge_wall" "$merge_cpu" "$total" "$over" "$share" "$same"
+    sed -n 1p "$dir/waves.out"
 done

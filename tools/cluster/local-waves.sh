@@ -8,7 +8,8 @@
 # that lays out. Each stage runs the very scripts a Slurm job or a
 # Kubernetes pod runs (slurm/bake-wave.sbatch, slurm/merge.sbatch), one
 # process per task. Prints the CPU seconds (user + system) of each wave and
-# of the merge, then on its last line the total alone.
+# of the merge (and the merge's wall time), then on its last line the total
+# CPU seconds alone.
 #
 # usage: local-waves.sh PLANET_BAKE DIR N [OUT]   (OUT defaults to DIR/merged.planetpack)
 # Environment: PLANET_JOBS worker threads per task (default 1), PLANET_PARALLEL.
@@ -34,8 +35,8 @@ for w in "${!tasks[@]}"; do
         env JOB_COMPLETION_INDEX={} /usr/bin/time -f '%U %S' -o "$times/wave-$w-{}.time" "$here/slurm/bake-wave.sbatch"
     report+=("wave $w (${tasks[w]} tasks) $(sum "$times"/wave-"$w"-*.time) s")
 done
-/usr/bin/time -f '%U %S' -o "$times/merge.time" "$here/slurm/merge.sbatch"
-report+=("merge $(sum "$times/merge.time") s")
+/usr/bin/time -f '%U %S %e' -o "$times/merge.time" "$here/slurm/merge.sbatch"
+report+=("merge $(sum "$times/merge.time") s (merge wall $(awk '{print $3}' "$times/merge.time") s)")
 echo "local-waves: CPU: $(IFS=,; echo "${report[*]}" | sed 's/,/, /g')"
 sum "$times"/*.time
 echo

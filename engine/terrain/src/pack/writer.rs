@@ -17,7 +17,7 @@
 //! checksum holds, drops a torn tail, and refuses a different bake.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -605,10 +605,32 @@ struct PayloadSources<'a> {
     others: &'a [&'a dyn TileParts],
 }
 
+/// Tiles whose payloads are gathered before they are copied, at most; and
+/// bytes (the payload pass holds one such chunk).
+const COPY_CHUNK_TILES: usize = 4096;
+const COPY_CHUNK_BYTES: u64 = 64 << 20;
+
+/// Consecutive tiles one worker reads into one buffer and writes with one
+/// positioned write.
+const COPY_RUN_TILES: usize = 64;
+
+/// Where the payload pass stands: the chunk gathered (entries and bytes),
+/// where it goes in the file, and the tiles copied before it.
+struct CopyPass {
+    chunk: Vec<(usize, IndexEntry)>,
+    at: u64,
+    bytes: u64,
+    done: u64,
+}
+
 impl PayloadSources<'_> {
     /// The payload pass: every tile's payload in key order, written from
     /// `payload_offset` on; `progress` counts tiles (a phase of its own
-    /// after the index pass's).
+    /// after the index pass's). The walk gathers a chunk of entries at a
+    /// time; the chunk's payloads are read and written by every worker at
+    /// once, each a run of consecutive tiles into its own byte range of the
+    /// file (`pwrite`), since every tile's place follows from the sizes
+    /// before it.
     fn copy(
         &self,
         file: &File,
@@ -617,32 +639,72 @@ impl PayloadSources<'_> {
         tile_count: u64,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), PackError> {
-        let write_error = |e: std::io::Error| PackError::io("writing the pack")(e);
-        let mut w = BufWriter::with_capacity(1 << 20, file);
-        w.seek(SeekFrom::Start(payload_offset)).map_err(write_error)?;
-        let mut buffer = Vec::new();
-        for (n, item) in tiles.enumerate() {
+        // A kill halfway through the pass leaves a torn file (the crash
+        // window `bake-assemble`): a chunk ends there.
+        let halfway = tile_count / 2 + 1;
+        let mut pass = CopyPass { chunk: Vec::with_capacity(COPY_CHUNK_TILES), at: payload_offset, bytes: 0, done: 0 };
+        for item in tiles {
             let (part, e) = item?;
-            if part == 0 {
-                buffer.resize(e.payload_length as usize, 0);
-                self.partial.read_exact_at(&mut buffer, e.payload_offset).map_err(write_error)?;
-            } else {
-                self.others[part - 1].part_payload(&e, &mut buffer)?;
-            }
-            w.write_all(&buffer).map_err(write_error)?;
-            if (n + 1).is_multiple_of(4096) {
-                progress(n as u64 + 1, tile_count);
-            }
-            if n as u64 == tile_count / 2 {
-                w.flush().map_err(write_error)?;
-                abort_point("bake-assemble");
+            pass.bytes += u64::from(e.payload_length);
+            pass.chunk.push((part, e));
+            let full = pass.chunk.len() == COPY_CHUNK_TILES || pass.bytes >= COPY_CHUNK_BYTES;
+            if full || pass.done + pass.chunk.len() as u64 == halfway {
+                self.flush(file, &mut pass, tile_count, progress)?;
+                if pass.done == halfway {
+                    abort_point("bake-assemble");
+                }
             }
         }
-        w.flush().map_err(write_error)?;
-        drop(w);
-        file.sync_all().map_err(write_error)?;
+        self.flush(file, &mut pass, tile_count, progress)?;
+        file.sync_all().map_err(PackError::io("writing the pack"))?;
         progress(tile_count, tile_count);
         Ok(())
+    }
+
+    /// Copies the pass's gathered chunk and moves it on past it.
+    fn flush(
+        &self,
+        file: &File,
+        pass: &mut CopyPass,
+        tile_count: u64,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), PackError> {
+        if pass.chunk.is_empty() {
+            return Ok(());
+        }
+        self.copy_chunk(file, pass.at, &pass.chunk)?;
+        pass.at += pass.bytes;
+        pass.done += pass.chunk.len() as u64;
+        pass.bytes = 0;
+        pass.chunk.clear();
+        progress(pass.done, tile_count);
+        Ok(())
+    }
+
+    /// Copies `chunk`'s payloads, which lie from `at` on in the file, in
+    /// runs on every worker.
+    fn copy_chunk(&self, file: &File, at: u64, chunk: &[(usize, IndexEntry)]) -> Result<(), PackError> {
+        use rayon::prelude::*;
+        let mut starts = Vec::with_capacity(chunk.len().div_ceil(COPY_RUN_TILES));
+        let mut offset = at;
+        for run in chunk.chunks(COPY_RUN_TILES) {
+            starts.push(offset);
+            offset += run.iter().map(|(_, e)| u64::from(e.payload_length)).sum::<u64>();
+        }
+        let write_error = |e: std::io::Error| PackError::io("writing the pack")(e);
+        chunk.par_chunks(COPY_RUN_TILES).zip(starts).try_for_each(|(run, start)| {
+            let (mut bytes, mut one) = (Vec::new(), Vec::new());
+            for (part, e) in run {
+                if *part == 0 {
+                    one.resize(e.payload_length as usize, 0);
+                    self.partial.read_exact_at(&mut one, e.payload_offset).map_err(write_error)?;
+                } else {
+                    self.others[part - 1].part_payload(e, &mut one)?;
+                }
+                bytes.extend_from_slice(&one);
+            }
+            file.write_all_at(&bytes, start).map_err(write_error)
+        })
     }
 }
 
