@@ -11,9 +11,11 @@
 # sharding's CPU over the single process's, the merge's share of all CPU,
 # and whether the merged pack is byte-identical to the single-process one
 # (cmp). The raster is ETOPO5 resampled with GDAL to WIDTH x WIDTH/2 (8640:
-# data depth 4, 2,046 tiles; 17280: depth 5, 8,190 tiles).
+# data depth 5, 8,190 tiles; 17280: depth 6, 32,766 tiles), or any DEM
+# given as RASTER=PATH (WIDTH is then ignored).
 #
 # usage: tools/bench/shard_scaling.sh [OUT_DIR] [WIDTH] [N...]   defaults: target/shard-scaling 8640 4 8
+#        RASTER=/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif tools/bench/shard_scaling.sh target/sierra 0 2 4
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/shard-scaling}
@@ -28,7 +30,7 @@ bake=$(realpath "${CARGO_TARGET_DIR:-target}/release/planet-bake")
 if [[ ! -f $out/etopo5-180.tif ]]; then
     /usr/bin/python3 tools/bench/etopo5_180.py /usr/share/ferret-vis/data/etopo5.cdf "$out/etopo5-180.tif"
 fi
-raster=$out/earth-$width.tif
+raster=${RASTER:-$out/earth-$width.tif}
 if [[ ! -f $raster ]]; then
     gdalwarp -q -overwrite -r bilinear -ts "$width" "$height" -te -180 -90 180 90 -t_srs EPSG:4326 \
         -co TILED=YES -ot Float32 "$out/etopo5-180.tif" "$raster"
@@ -70,10 +72,19 @@ for n in "${counts[@]}"; do
     waves_wall=$(echo "$after_wall - $merge_wall" | bc)
     digest_cpu=$(cpu "$dir/digest.time")
     total=$(echo "$digest_cpu + $shards_cpu + $after_cpu" | bc)
-    over=$(echo "scale=1; 100 * ($total - $single_cpu) / $single_cpu" | bc)
-    share=$(echo "scale=1; 100 * $merge_cpu / $total" | bc)
+    over=$(printf '%.1f' "$(echo "100 * ($total - $single_cpu) / $single_cpu" | bc -l)")
+    share=$(printf '%.1f' "$(echo "100 * $merge_cpu / $total" | bc -l)")
     same=$(cmp -s "$out/single.planetpack" "$dir/merged.planetpack" && echo yes || echo NO)
     printf '%-4s %7.1f s %7.1f/%5.1f s %7.1f/%5.1f s %7.2f s %7.2f s %10.1f s %9s%% %10s%% %s\n' "$n" "$digest_cpu" \
         "$shards_wall" "$shards_cpu" "$waves_wall" "$waves_cpu" "$merge_wall" "$merge_cpu" "$total" "$over" "$share" "$same"
     sed -n 1p "$dir/waves.out"
+    # Before the waves: the same shards merged alone, the merge filtering
+    # and auditing every level above them itself.
+    /usr/bin/time -f '%e %U %S %M' -o "$dir/merge-alone.time" "$bake" --merge "$dir"/shard-*-of-"$n".planetshard \
+        --jobs 1 --out "$dir/merged-alone.planetpack" 2>"$dir/merge-alone.log"
+    alone_cpu=$(cpu "$dir/merge-alone.time")
+    alone_total=$(echo "$digest_cpu + $shards_cpu + $alone_cpu" | bc)
+    echo "     without waves: the merge alone $(wall "$dir/merge-alone.time") s wall, $alone_cpu s CPU," \
+        "$(printf '%.1f' "$(echo "100 * $alone_cpu / $alone_total" | bc -l)")% of all CPU;" \
+        "identical: $(cmp -s "$out/single.planetpack" "$dir/merged-alone.planetpack" && echo yes || echo NO)"
 done
