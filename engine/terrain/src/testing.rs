@@ -8,7 +8,7 @@
 //! target rather than on the first checksum.
 
 use crate::geo::{Body, TileAddress};
-use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
+use crate::ground::HeightSource;
 use crate::pack::format::{ENTRY_LENGTH, HEADER_CHECKSUM_OFFSET, HEADER_LENGTH, get_u32, get_u64};
 use crate::pack::index::{DIRECTORY_REFS, IndexLayout, REF_LENGTH};
 
@@ -197,41 +197,4 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
     };
     file.write_all_at(&encode_header(&header), 0).map_err(io())?;
     Ok(offset)
-}
-
-/// Ground whose errors and bounds vary from tile to tile (a hash of the
-/// address), so errors do not fall with depth everywhere and a cut's
-/// refinement splits and merges in no tidy order; about one tile in eleven
-/// is flat. Bounds only: selection never reads a tile.
-#[derive(Debug)]
-pub struct UnevenGround(pub Body);
-
-impl HeightSource for UnevenGround {
-    fn parts(&self) -> Vec<&dyn HeightSource> {
-        Vec::new()
-    }
-    fn body(&self) -> &Body {
-        &self.0
-    }
-    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        unreachable!("selection reads bounds only, not {tile}")
-    }
-    fn bounds(&self, tile: TileAddress, _reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
-        let hash = tile.identity().wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let unit = |shift: u32| f64::from((hash >> shift) as u16) / 65535.0;
-        let error =
-            if hash.is_multiple_of(11) { 0.0 } else { (0.2 + unit(16)) * 4000.0 / 2f64.powi(i32::from(tile.depth())) };
-        Ok(TileBounds {
-            min_elevation: -3000.0 * unit(32),
-            max_elevation: 200.0 + 4000.0 * unit(48),
-            geometric_error: error,
-            provenance: Provenance::Invented,
-        })
-    }
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
-    }
 }

@@ -8,7 +8,7 @@ use glam::DVec3;
 use planet_physics::{GroundWorld, LocalFrame, Settings, Shape};
 use planet_terrain::geo::body::{Body, Geodetic};
 
-use crate::support::{UniformSlope, earth_settings};
+use crate::support::{earth_settings, uniform_slope};
 
 const TOLERANCE: f64 = 0.002;
 const GRADE: f64 = 0.2;
@@ -45,7 +45,7 @@ fn fitted_acceleration(samples: &[(f64, f64)]) -> f64 {
 fn release(settings: Settings) -> (f64, f64, f64) {
     let at = Geodetic::from_degrees(30.0, 10.0, 0.0);
     let body = Body::earth();
-    let ground = UniformSlope::new(body.clone(), at, GRADE);
+    let ground = uniform_slope(body.clone(), at, GRADE);
     let mut world = GroundWorld::new(&ground, settings, at).expect("world");
     let theta = GRADE.atan();
     let normal = DVec3::new(-theta.sin(), 0.0, theta.cos());

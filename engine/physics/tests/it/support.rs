@@ -1,75 +1,27 @@
 //! Grounds and measures shared by the tests: a uniform slope as a height
-//! source, the crater scene, and a body's height above the ground read at
+//! source (an `AnalyticSource`), the crater scene, and a body's height above the ground read at
 //! the world's own depth (the ground the patches are made of).
 
 use std::sync::Arc;
 
 use glam::DVec3;
 use planet_physics::{BodyId, GroundWorld, Settings};
-use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::GroundReader;
-use planet_terrain::ground::{
-    EllipsoidSource, HeightFunction, HeightSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions,
-};
+use planet_terrain::ground::{AnalyticSource, EllipsoidSource, HeightFunction, HeightSource};
 use planet_terrain::layers::LayerStack;
 
-/// A plane rising `grade` metres per metre east of `origin` (measured along
-/// the chord in the tangent plane there), flat beyond `limit_m`: a uniform
-/// slope as far as any test rolls.
-#[derive(Debug)]
-pub struct UniformSlope {
-    body: Body,
-    origin: DVec3,
-    east: DVec3,
-    pub grade: f64,
-    limit_m: f64,
-}
-
-impl UniformSlope {
-    pub fn new(body: Body, at: Geodetic, grade: f64) -> UniformSlope {
-        let frame = planet_physics::LocalFrame::at(body.ellipsoid(), at);
-        UniformSlope { origin: frame.origin(), east: frame.basis().col(0), body, grade, limit_m: 500.0 }
-    }
-
-    fn height_at(&self, surface: DVec3) -> f64 {
-        (self.grade * (surface - self.origin).dot(self.east)).clamp(-self.limit_m, self.limit_m)
-    }
-}
-
-impl HeightSource for UniformSlope {
-    fn parts(&self) -> Vec<&dyn HeightSource> {
-        Vec::new()
-    }
-    fn body(&self) -> &Body {
-        &self.body
-    }
-
-    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let e = self.body.ellipsoid();
-        let heights = sample_directions(tile)
-            .into_iter()
-            .map(|d| self.height_at(e.surface_point_from_direction(d)) as f32)
-            .collect();
-        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
-    }
-
-    fn bounds(&self, _tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
-        Ok(TileBounds {
-            min_elevation: -self.limit_m,
-            max_elevation: self.limit_m,
-            geometric_error: 0.0,
-            provenance: Provenance::Invented,
-        })
-    }
-
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
-    }
+/// A plane rising `grade` metres per metre east of `at` (measured along
+/// the chord in the tangent plane there), flat beyond 500 m up or down: a
+/// uniform slope as far as any test rolls.
+pub fn uniform_slope(body: Body, at: Geodetic, grade: f64) -> AnalyticSource {
+    let frame = planet_physics::LocalFrame::at(body.ellipsoid(), at);
+    let (origin, east, limit_m) = (frame.origin(), frame.basis().col(0), 500.0);
+    let ellipsoid = *body.ellipsoid();
+    let height = move |d: DVec3| {
+        (grade * (ellipsoid.surface_point_from_direction(d) - origin).dot(east)).clamp(-limit_m, limit_m)
+    };
+    AnalyticSource::within(body, height, (-limit_m, limit_m), |_| 0.0)
 }
 
 /// The ellipsoid at 0 m with `layers` on it: the authoritative ground.

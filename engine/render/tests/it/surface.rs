@@ -12,7 +12,9 @@ use planet_render::scene::{TerrainScene, sun_for};
 use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::{Body, Geodetic};
-use planet_terrain::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions};
+use planet_terrain::ground::{
+    AnalyticSource, HeightSource, Provenance, SourceError, SourceTile, TileBounds, sample_directions,
+};
 
 use crate::support::*;
 use planet_terrain::ground::query::GroundReader;
@@ -103,58 +105,6 @@ fn the_night_side_is_dark() {
     assert!(brightest < 0.03, "ground lit with the sun 30 degrees below its horizon: luminance {brightest:.4}");
 }
 
-/// Ground in closed form, for the surface tests: heights (and classes) of
-/// the unit direction, bounded by a stated range and a geometric error of
-/// the node's lattice spacing (metres). One implementation for every
-/// analytic ground here.
-struct AnalyticGround {
-    body: Body,
-    height: Box<dyn Fn(DVec3) -> f64 + Send + Sync>,
-    class: Option<Box<dyn Fn(DVec3) -> u8 + Send + Sync>>,
-    range: (f64, f64),
-    error: Box<dyn Fn(f64) -> f64 + Send + Sync>,
-}
-
-impl std::fmt::Debug for AnalyticGround {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnalyticGround").field("body", &self.body.name()).field("range", &self.range).finish()
-    }
-}
-
-impl HeightSource for AnalyticGround {
-    fn parts(&self) -> Vec<&dyn HeightSource> {
-        Vec::new()
-    }
-    fn body(&self) -> &Body {
-        &self.body
-    }
-
-    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let directions = sample_directions(tile);
-        let heights = directions.iter().map(|&d| (self.height)(d) as f32).collect();
-        let classes = self.class.as_ref().map(|class| directions.iter().map(|&d| class(d)).collect());
-        Ok(SourceTile { tile, heights, classes, colour: None, provenance: Provenance::Invented })
-    }
-
-    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
-        let spacing = 4.0 * self.body.sample_spacing_m(tile.depth());
-        Ok(TileBounds {
-            min_elevation: self.range.0,
-            max_elevation: self.range.1,
-            geometric_error: (self.error)(spacing).min(self.range.1 - self.range.0),
-            provenance: Provenance::Invented,
-        })
-    }
-
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
-    }
-}
-
 /// The unit direction of a place on the Earth's ellipsoid, and the metres
 /// from it to another direction (chord, on the equatorial radius).
 fn around(lat: f64, lon: f64) -> (DVec3, impl Fn(DVec3) -> f64 + Send + Sync + 'static) {
@@ -171,15 +121,14 @@ fn around(lat: f64, lon: f64) -> (DVec3, impl Fn(DVec3) -> f64 + Send + Sync + '
 /// lattice spacing squared over 8.
 const MESA: (f64, f64) = (60.0, 10.0);
 
-fn mesa() -> AnalyticGround {
+fn mesa() -> AnalyticSource {
     let (_, r) = around(MESA.0, MESA.1);
-    AnalyticGround {
-        body: Body::earth(),
-        height: Box::new(move |d| 300.0 + 1200.0 * (1.0 - ((r(d) - 3000.0) / 700.0).tanh())),
-        class: None,
-        range: (300.0, 2700.0),
-        error: Box::new(|spacing| 2400.0 * 0.77 / 700.0f64.powi(2) * spacing * spacing / 8.0),
-    }
+    AnalyticSource::within(
+        Body::earth(),
+        move |d| 300.0 + 1200.0 * (1.0 - ((r(d) - 3000.0) / 700.0).tanh()),
+        (300.0, 2700.0),
+        |spacing| 2400.0 * 0.77 / 700.0f64.powi(2) * spacing * spacing / 8.0,
+    )
 }
 
 #[test]
@@ -188,7 +137,7 @@ fn snow_rock_and_grass_differ_by_elevation_and_slope() {
     // 7 km south of the mesa's centre, 3,500 m up, looking north and down
     // at its top, its cliffs and the plain.
     let (lat, lon) = (MESA.0 - 7000.0 / 111_400.0, MESA.1);
-    let view = view_at(&source.body, lat, lon, 3500.0, 0.0, -12.0, SIZE);
+    let view = view_at(source.body(), lat, lon, 3500.0, 0.0, -12.0, SIZE);
     let image = render("mesa", source, &view, None);
     let pixels = rows(&image, 0.0, 1.0);
     let share = |f: &dyn Fn(&[u8; 3]) -> bool| pixels.iter().filter(|p| f(p)).count() as f64 / pixels.len() as f64;
@@ -328,18 +277,12 @@ fn the_imagery_not_the_snowline_says_where_snow_lies() {
 /// to the cube's grid: sea (class 1) where `lat + 0.6 lon` is under
 /// `coast`, land (class 2) beyond. Flat, so the cut stays coarse and a
 /// class sample spans many pixels.
-fn coast(coast: f64) -> AnalyticGround {
+fn coast(coast: f64) -> AnalyticSource {
     let ellipsoid = *Body::earth().ellipsoid();
-    AnalyticGround {
-        body: Body::earth(),
-        height: Box::new(|_| 10.0),
-        class: Some(Box::new(move |d| {
-            let g = ellipsoid.direction_to_geodetic(d);
-            if g.latitude.to_degrees() + 0.6 * g.longitude.to_degrees() < coast { 1 } else { 2 }
-        })),
-        range: (10.0, 10.0),
-        error: Box::new(|_| 0.0),
-    }
+    AnalyticSource::within(Body::earth(), |_| 10.0, (10.0, 10.0), |_| 0.0).with_classes(move |d| {
+        let g = ellipsoid.direction_to_geodetic(d);
+        if g.latitude.to_degrees() + 0.6 * g.longitude.to_degrees() < coast { 1 } else { 2 }
+    })
 }
 
 /// A coast follows its class samples as a curve, not their texel
@@ -354,7 +297,7 @@ fn coast(coast: f64) -> AnalyticGround {
 fn a_coast_is_a_line_not_a_staircase_of_class_texels() {
     let (lat, lon) = (10.0, 20.0);
     let source = Arc::new(coast(lat + 0.6 * lon));
-    let view = view_at(&source.body, lat, lon, 300_000.0, 0.0, -90.0, SIZE);
+    let view = view_at(source.body(), lat, lon, 300_000.0, 0.0, -90.0, SIZE);
     let image = render("coast", source, &view, None);
     let (w, h) = (image.width as usize, image.height as usize);
     let sea = |x: usize, y: usize| {
@@ -421,15 +364,14 @@ fn the_sea_toward_a_low_sun_shows_its_glint() {
 /// times the lattice spacing squared over 8.
 const PEAK: (f64, f64) = (45.0, 7.0);
 
-fn peak() -> AnalyticGround {
+fn peak() -> AnalyticSource {
     let (_, r) = around(PEAK.0, PEAK.1);
-    AnalyticGround {
-        body: Body::earth(),
-        height: Box::new(move |d| 300.0 + 3000.0 * (-(r(d) / 6000.0).powi(2)).exp()),
-        class: None,
-        range: (300.0, 3300.0),
-        error: Box::new(|spacing| 6000.0 / 6000.0f64.powi(2) * spacing * spacing / 8.0),
-    }
+    AnalyticSource::within(
+        Body::earth(),
+        move |d| 300.0 + 3000.0 * (-(r(d) / 6000.0).powi(2)).exp(),
+        (300.0, 3300.0),
+        |spacing| 6000.0 / 6000.0f64.powi(2) * spacing * spacing / 8.0,
+    )
 }
 
 /// Snow lies by aspect as well as elevation (issue #29, item 5): on a
@@ -440,7 +382,7 @@ fn peak() -> AnalyticGround {
 #[test]
 fn poleward_slopes_hold_more_snow() {
     let source = Arc::new(peak());
-    let view = view_at(&source.body, PEAK.0, PEAK.1, 3300.0 + 25_000.0, 0.0, -90.0, SIZE);
+    let view = view_at(source.body(), PEAK.0, PEAK.1, 3300.0 + 25_000.0, 0.0, -90.0, SIZE);
     let (overhead, _) = around(PEAK.0, PEAK.1);
     let image = render("peak-snow", source, &view, Some(overhead));
     let snow = |from: f64, to: f64| {

@@ -9,6 +9,7 @@
 //! without producing a tile ([`HeightSource::tile_bounds`]), because a cull
 //! tests far more nodes than it draws.
 
+mod analytic;
 mod detail;
 mod function;
 pub mod horizon;
@@ -19,6 +20,7 @@ pub mod query;
 pub mod roughness;
 mod stack;
 
+pub use analytic::AnalyticSource;
 pub use detail::{
     DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DetailSource, LawSummary, SMOOTH_BELOW_M, SMOOTH_GAIN, WATER_CLASSES,
 };

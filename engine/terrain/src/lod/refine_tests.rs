@@ -3,52 +3,31 @@
 use super::*;
 use crate::geo::body::{Body, Geodetic};
 use crate::geo::cube::direction_to_face_grid;
-use crate::ground::{Provenance, SourceTile, TileBounds};
+use crate::ground::{AnalyticSource, TileBounds};
 
 /// Ground with error only on the ancestors of one deepest tile under the
 /// camera, so refinement runs to `MAX_DEPTH` there, balanced around it.
-#[derive(Debug)]
-struct Spike(Body, TileAddress);
-
-impl HeightSource for Spike {
-    fn parts(&self) -> Vec<&dyn HeightSource> {
-        Vec::new()
-    }
-    fn body(&self) -> &Body {
-        &self.0
-    }
-    fn tile(&self, _tile: TileAddress) -> Result<SourceTile, SourceError> {
-        unreachable!("selection reads bounds only")
-    }
-    fn bounds(&self, tile: TileAddress, _reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {
-        let error = if tile.contains(self.1) { 1000.0 } else { 0.0 };
-        Ok(TileBounds {
-            min_elevation: -500.0,
-            max_elevation: 2500.0,
-            geometric_error: error,
-            provenance: Provenance::Invented,
-        })
-    }
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
-    }
+/// Selection reads its bounds only.
+fn spike_ground(body: Body, deepest: TileAddress) -> AnalyticSource {
+    AnalyticSource::new(
+        body,
+        |_| unreachable!("selection reads bounds only"),
+        move |tile| TileBounds::invented(-500.0, 2500.0, if tile.contains(deepest) { 1000.0 } else { 0.0 }),
+    )
 }
 
 /// Near the ground at a face edge, where links cross faces.
-fn spike() -> (Spike, View) {
+fn spike() -> (AnalyticSource, View) {
     let at = Geodetic::from_degrees(0.3, 44.99, 3000.0);
     let (face, s, t) = direction_to_face_grid(at.normal());
     let cell = |c: f64| ((c + 1.0) * 0.5 * f64::from(1u32 << MAX_DEPTH)) as u32;
     let tile = TileAddress::new(face.index(), MAX_DEPTH, cell(s), cell(t)).unwrap();
-    let source = Spike(Body::earth(), tile);
+    let source = spike_ground(Body::earth(), tile);
     let view = View::looking_from(source.body(), at, 80.0, -20.0, 60f64.to_radians(), (1920, 1080));
     (source, view)
 }
 
-fn refined<'a>(source: &'a Spike, view: &View, patches: &'a mut Vec<Patch>) -> Refinement<'a> {
+fn refined<'a>(source: &'a AnalyticSource, view: &View, patches: &'a mut Vec<Patch>) -> Refinement<'a> {
     let settings = SelectionSettings { target_error_px: 0.5, node_budget: 100_000, near_m: 0.1 };
     let mut refine = Refinement::new(source, view, &settings, &[], patches, Tree::default(), 0.0).unwrap();
     refine.run().unwrap();

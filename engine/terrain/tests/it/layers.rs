@@ -3,56 +3,25 @@
 
 use std::sync::Arc;
 
-use glam::DVec3;
 use planet_terrain::ground::query::{
     GroundReader, RayHit, collision_patch, depth_for_spacing, keep_above_ground, raycast,
 };
-use planet_terrain::ground::{
-    HeightFunction, HeightSource, Provenance, SourceError, SourceTile, TileBounds, locate, sample_directions,
-};
+use planet_terrain::ground::{AnalyticSource, HeightFunction, HeightSource, locate, sample_directions};
 use planet_terrain::layers::{Layer, LayerError, LayerKind, LayerStack, Scene, SceneError, Target};
 use planet_terrain::lod::{Residency, ResidencySettings};
 use planet_terrain::{Body, Geodetic, TileAddress};
 
 /// Ground that is a plane tilted eastwards (`slope` metres per metre of
 /// easting, in the tangent plane at (0, 0)), or flat with slope 0.
-#[derive(Debug)]
-struct Plane {
-    body: Body,
-    slope: f64,
-}
-
-impl Plane {
-    fn height(&self, d: DVec3) -> f64 {
-        self.slope * self.body.ellipsoid().surface_point_from_direction(d).y
-    }
-}
-
-impl HeightSource for Plane {
-    fn parts(&self) -> Vec<&dyn HeightSource> {
-        Vec::new()
-    }
-    fn body(&self) -> &Body {
-        &self.body
-    }
-    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let heights = sample_directions(tile).into_iter().map(|d| self.height(d) as f32).collect();
-        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
-    }
-    fn bounds(&self, _: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
-        let r = self.slope.abs() * self.body.ellipsoid().max_radius();
-        Ok(TileBounds { min_elevation: -r, max_elevation: r, geometric_error: 0.0, provenance: Provenance::Invented })
-    }
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
-    }
+fn plane(slope: f64) -> AnalyticSource {
+    let body = Body::earth();
+    let ellipsoid = *body.ellipsoid();
+    let r = slope.abs() * ellipsoid.max_radius();
+    AnalyticSource::within(body, move |d| slope * ellipsoid.surface_point_from_direction(d).y, (-r, r), |_| 0.0)
 }
 
 fn flat() -> Arc<dyn HeightSource> {
-    Arc::new(Plane { body: Body::earth(), slope: 0.0 })
+    Arc::new(plane(0.0))
 }
 
 fn crater(order: u32, lat: f64, lon: f64, radius_m: f64, depth_m: f64, rim_m: f64) -> Layer {
@@ -95,7 +64,7 @@ fn a_crater_has_its_depth_at_the_centre_and_its_rim_at_its_radius() {
 
 #[test]
 fn a_flatten_pad_is_flat_inside_and_untouched_beyond_its_blend() {
-    let slope: Arc<dyn HeightSource> = Arc::new(Plane { body: Body::earth(), slope: 0.02 });
+    let slope: Arc<dyn HeightSource> = Arc::new(plane(0.02));
     let pad = Layer {
         order: 3,
         kind: LayerKind::Flatten {
@@ -121,7 +90,7 @@ fn a_flatten_pad_is_flat_inside_and_untouched_beyond_its_blend() {
         order: 4,
         kind: LayerKind::Flatten { lat: 0.0, lon: 0.1, radius_m: 500.0, target: Target::FootprintMean, blend_m: 200.0 },
     };
-    let f = function_with(Arc::new(Plane { body: Body::earth(), slope: 0.02 }), &[mean]);
+    let f = function_with(Arc::new(plane(0.02)), &[mean]);
     let centre = ground(&bare, 0.0, 0.1, 2.0);
     assert!((ground(&f, 0.0, 0.1, 2.0) - centre).abs() < 1.0, "{} vs {centre}", ground(&f, 0.0, 0.1, 2.0));
 }
@@ -136,7 +105,7 @@ fn a_polygon_pad_is_flat_inside_its_polygon() {
             blend_m: 50.0,
         },
     };
-    let f = function_with(Arc::new(Plane { body: Body::earth(), slope: 0.01 }), &[runway]);
+    let f = function_with(Arc::new(plane(0.01)), &[runway]);
     assert!((ground(&f, 45.001, 7.015, 2.0) - 320.0).abs() < 0.05);
     assert!((ground(&f, 45.001, 7.001, 2.0) - 320.0).abs() < 0.05);
     assert!((ground(&f, 45.01, 7.015, 2.0) - 320.0).abs() > 10.0, "outside the polygon the slope shows");
@@ -169,7 +138,7 @@ fn the_composed_ground_is_a_function_of_the_set_of_layers() {
             },
         },
     ];
-    let source: Arc<dyn HeightSource> = Arc::new(Plane { body: Body::earth(), slope: 0.01 });
+    let source: Arc<dyn HeightSource> = Arc::new(plane(0.01));
     let tile = locate(source.body(), Geodetic::from_degrees(46.0, 8.0, 0.0), 9).0;
     let reference = function_with(source.clone(), &layers).tile(tile).unwrap().heights;
     for permutation in [[4, 3, 2, 1, 0], [2, 0, 4, 1, 3], [1, 4, 0, 3, 2]] {
@@ -366,8 +335,7 @@ fn ray_casts_hit_where_the_analytic_ground_is() {
 
 #[test]
 fn a_collision_patch_lies_on_the_height_function() {
-    let f =
-        function_with(Arc::new(Plane { body: Body::earth(), slope: 0.03 }), &[crater(1, 30.0, 30.0, 200.0, 30.0, 5.0)]);
+    let f = function_with(Arc::new(plane(0.03)), &[crater(1, 30.0, 30.0, 200.0, 30.0, 5.0)]);
     let depth = depth_for_spacing(&f, 5.0);
     let patch = collision_patch(&f, Geodetic::from_degrees(30.0, 30.0, 0.0), 300.0, depth).unwrap();
     assert!(patch.triangles.len() > 100);
@@ -379,7 +347,7 @@ fn a_collision_patch_lies_on_the_height_function() {
         assert!((g.height - h).abs() < 1e-6, "vertex {} m above the ground", g.height - h);
     }
     // Against the bare slope, the crater's bowl shows in the patch.
-    let bare = HeightFunction::new(Arc::new(Plane { body: Body::earth(), slope: 0.03 }), LayerStack::new());
+    let bare = HeightFunction::new(Arc::new(plane(0.03)), LayerStack::new());
     let mut bare_reader = GroundReader::new(&bare, depth);
     let deepest = patch
         .vertices
@@ -413,7 +381,7 @@ fn the_camera_is_kept_above_the_ground_it_flies_over() {
 /// covers, the height function's samples are the source's exact bits.
 #[test]
 fn a_layer_changes_nothing_outside_its_footprint_bit_for_bit() {
-    let source: Arc<dyn HeightSource> = Arc::new(Plane { body: Body::earth(), slope: 0.013 });
+    let source: Arc<dyn HeightSource> = Arc::new(plane(0.013));
     let layers = [
         crater(1, 10.0, 20.0, 30_000.0, 400.0, 60.0),
         Layer {

@@ -431,45 +431,22 @@ fn selection_over_a_pack_stops_refining_resampled_ground() {
 
 use planet_terrain::Edge;
 use planet_terrain::geo::cube::sample_direction;
-use planet_terrain::ground::{Provenance, SourceError, SourceTile, TileBounds};
+use planet_terrain::ground::{AnalyticSource, Provenance, SourceError, SourceTile, TileBounds};
 use planet_terrain::lod::EdgeRelation;
 use planet_terrain::lod::record::edge_index;
 
 /// Smooth analytic ground with Earth-like relief and a geometric error that
 /// shrinks with depth, cheap enough to evaluate per sample.
-#[derive(Debug)]
-struct Analytic(Body);
+fn analytic() -> AnalyticSource {
+    AnalyticSource::new(
+        Body::earth(),
+        |d| f64::from(analytic_height(d)),
+        |tile| TileBounds::invented(-3900.0, 3900.0, 4000.0 / 4f64.powi(i32::from(tile.depth()))),
+    )
+}
 
 fn analytic_height(d: DVec3) -> f32 {
     (3000.0 * (5.0 * d.x).sin() * (4.0 * d.y).cos() + 800.0 * (40.0 * d.z).sin() + 30.0 * (900.0 * d.x).sin()) as f32
-}
-
-impl HeightSource for Analytic {
-    fn parts(&self) -> Vec<&dyn HeightSource> {
-        Vec::new()
-    }
-    fn body(&self) -> &Body {
-        &self.0
-    }
-    fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
-        let heights = planet_terrain::ground::sample_directions(tile).into_iter().map(analytic_height).collect();
-        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
-    }
-    fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
-        let error = 4000.0 / 4f64.powi(i32::from(tile.depth()));
-        Ok(TileBounds {
-            min_elevation: -3900.0,
-            max_elevation: 3900.0,
-            geometric_error: error,
-            provenance: Provenance::Invented,
-        })
-    }
-    fn data_depth(&self) -> Option<u8> {
-        None
-    }
-    fn colour_data_depth(&self) -> Option<u8> {
-        None
-    }
 }
 
 /// A tile's stored heights with only the border rows and columns filled
@@ -487,7 +464,7 @@ fn border_heights(tile: TileAddress) -> Vec<f32> {
 
 #[test]
 fn neighbours_differ_by_at_most_one_level_and_know_it() {
-    let source = Analytic(Body::earth());
+    let source = analytic();
     let mut rng = Rng(6);
     for altitude in [20_000_000.0, 400_000.0, 10_000.0, 100.0, 2.0] {
         for budget in [200, 2000] {
@@ -537,7 +514,7 @@ fn neighbours_differ_by_at_most_one_level_and_know_it() {
 
 #[test]
 fn seams_close_from_orbit_to_two_metres() {
-    let source = Analytic(Body::earth());
+    let source = analytic();
     let mut rng = Rng(7);
     let views: Vec<View> = (0..240)
         .map(|_| {
