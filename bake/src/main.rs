@@ -314,13 +314,11 @@ fn run_wave(cli: &Cli, options: WaveOptions, reporter: &Reporter) -> Result<()> 
     if let Some(path) = &cli.report {
         planet_cli::fs::write_json(path, &report).context("writing the report")?;
     }
-    reporter.stage(&format!(
-        "done: wave {} task {}: {} ({} tiles); accuracy audit passed",
-        options.wave,
-        options.task,
-        options.out.display(),
-        report.tiles()
-    ));
+    let (wave, task) = (options.wave, options.task);
+    reporter.stage(&match report.tiles() {
+        0 => format!("done: wave {wave} task {task} has no tiles to bake; no file written"),
+        n => format!("done: wave {wave} task {task}: {} ({n} tiles); accuracy audit passed", options.out.display()),
+    });
     Ok(())
 }
 

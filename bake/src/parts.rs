@@ -55,6 +55,7 @@ impl Parts {
             return Err(BakeError::Options("--merge needs the shard files of a sharded bake".into()));
         }
         let build = build_id()?;
+        allow_open_files(paths.len());
         let mut all = Vec::with_capacity(paths.len());
         for path in paths {
             all.push(open_part(path, &build)?);
@@ -126,7 +127,7 @@ impl Parts {
         coarse
     }
 
-    /// Whether every task of every wave was given.
+    /// Whether any wave's file was given.
     pub(crate) fn waves_given(&self) -> bool {
         self.waves.iter().flatten().any(Option::is_some)
     }
@@ -204,6 +205,21 @@ impl Parts {
         }
     }
 
+    /// Checks that every wave file given holds only its own task's tiles (a
+    /// wave task's inputs: a wrong one is named here, not only at the merge
+    /// after later waves were baked from it).
+    pub(crate) fn check_wave_files(&self) -> Result<(), BakeError> {
+        for part in self.waves.iter().flatten().flatten() {
+            for key in part.pack.keys() {
+                let tile = key?.address();
+                if !self.owns(part, tile) {
+                    return Err(part_error(&part.path, format!("tile {tile} is not in this file's part of the plan")));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that each part holds only its own tiles, and that all parts
     /// together, with `extra` (the coarse tiles a merge filters itself,
     /// ascending), hold the bake's tile set exactly once (count and digest
@@ -259,6 +275,21 @@ impl Parts {
     }
 }
 
+/// Raises this process's soft limit on open files towards its hard limit
+/// where `parts` open at once would pass it: every part stays open while
+/// the tiles are walked, and a merge of 1,000 shards and their waves holds
+/// about 2,300 files against the usual soft limit of 1,024. Where the hard
+/// limit is lower, opening fails later with the file's name.
+fn allow_open_files(parts: usize) {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let want = parts as u64 + 256;
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current.is_some_and(|current| current < want) {
+        let raised = limit.maximum.map_or(want, |hard| hard.min(want));
+        let _ = setrlimit(Resource::Nofile, rustix::process::Rlimit { current: Some(raised), maximum: limit.maximum });
+    }
+}
+
 fn open_part(path: &Path, build: &str) -> Result<OpenPart, BakeError> {
     let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| e.in_file(path))?.named(path);
     let section = ShardSection::read(path, pack.header().file_length)?;
@@ -295,7 +326,7 @@ fn check_same_bake(first: &OpenPart, s: &OpenPart) -> Result<(), BakeError> {
     Err(part_error(
         &s.section.path,
         format!(
-            "a part of a different bake than {} (fingerprint {} of {} shards, against {} of {}): all shards must come from the same inputs, flags and --shard count",
+            "a part of a different bake than {} (fingerprint {} of {} shards, against {} of {}): all shards and wave files must come from the same inputs, flags and --shard count (a wave file left by an earlier bake in the same directory: delete it, or bake that task again)",
             first.section.path.display(),
             &m.fingerprint[..16],
             m.shards,

@@ -184,6 +184,7 @@ fn wave_in_pool(options: &WaveOptions, progress: &dyn Progress) -> Result<BakeRe
         // Nothing to bake (the levels ran out before this wave, or a
         // regional bake has no tile here): no file, which the next waves
         // and the merge expect of a task with no tiles.
+        remove_earlier_bakes_files(&options.out, progress)?;
         progress.stage(&format!("wave {wave}, task {task} of {tasks}: no tiles to bake; nothing written"));
         return Ok(BakeReport::new(Report::Wave(Box::new(report))));
     }
@@ -227,6 +228,22 @@ fn wave_in_pool(options: &WaveOptions, progress: &dyn Progress) -> Result<BakeRe
     Ok(BakeReport::new(Report::Wave(Box::new(report))))
 }
 
+/// Removes a file or journal at a task's path when the task has no tiles:
+/// an earlier bake's, which the scripts' globs would hand on as this one's.
+fn remove_earlier_bakes_files(out: &std::path::Path, progress: &dyn Progress) -> Result<(), BakeError> {
+    for stale in [out.to_owned(), planet_terrain::pack::writer::partial_path(out)] {
+        match std::fs::remove_file(&stale) {
+            Ok(()) => progress.stage(&format!("removed {}, left by an earlier bake", stale.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                let doing = "removing an earlier bake's file";
+                return Err(BakeError::Io { path: stale, doing, cause: e.to_string() });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a wave or task the plan does not have, and a wave whose inputs
 /// (the earlier waves' files) are not all given; returns the wave's task
 /// count.
@@ -245,6 +262,7 @@ fn check_task(parts: &Parts, wave: u32, task: u32) -> Result<u32, BakeError> {
         )));
     }
     parts.require_waves_before(wave)?;
+    parts.check_wave_files()?;
     Ok(tasks)
 }
 

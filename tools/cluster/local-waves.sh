@@ -19,12 +19,18 @@ if (($# < 3)); then
     exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
-bake=$(realpath "$1")
-export PLANET_BAKE=$bake PLANET_SHARDS=$3 PLANET_SHARD_DIR=$(realpath "$2")
-export PLANET_OUT=$(realpath -m "${4:-$2/merged.planetpack}") PLANET_JOBS=${PLANET_JOBS:-1}
+# A path, or a command on PATH.
+bake=$(command -v "$1") || { echo "local-waves: $1: no such program" >&2; exit 1; }
+bake=$(realpath "$bake")
+dir=$(realpath "$2")
+out=$(realpath -m "${4:-$2/merged.planetpack}")
+export PLANET_BAKE=$bake PLANET_SHARDS=$3 PLANET_SHARD_DIR=$dir PLANET_OUT=$out PLANET_JOBS=${PLANET_JOBS:-1}
+# The task index comes from JOB_COMPLETION_INDEX here, even inside a Slurm job.
+unset SLURM_ARRAY_TASK_ID
 command -v /usr/bin/time >/dev/null || { echo "local-waves: GNU time is missing; run tools/deps.sh" >&2; exit 1; }
 plan=$("$bake" --wave-plan "$PLANET_SHARDS")
 read -r -a tasks <<< "$plan"
+((${#tasks[@]})) || { echo "local-waves: planet-bake --wave-plan $PLANET_SHARDS printed no waves" >&2; exit 1; }
 times=$(mktemp -d)
 trap 'rm -rf "$times"' EXIT
 # sum FILE...: user + system seconds of GNU time's '%U %S' lines.

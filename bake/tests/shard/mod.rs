@@ -135,6 +135,31 @@ fn waves_bake_the_levels_above_the_shards_and_the_merge_only_lays_out_the_same_b
     }
 }
 
+/// Regression (review of #33): a task with no tiles left a file an earlier
+/// bake wrote at its path, which the scripts' globs handed to the next
+/// waves and the merge as a part of this bake.
+#[test]
+fn a_wave_task_with_no_tiles_writes_nothing_and_removes_what_an_earlier_bake_left_at_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let base = BakeOptions { depth: Some(2), ..options(&dem, &dir.path().join("unused")) };
+    let shards = bake_shards(&base, dir.path(), 8);
+    // Waves of 8, 2 and 1 tasks above a root depth of at most 2: the last
+    // wave has no level left.
+    let parts = bake_waves(&shards, dir.path());
+    let last = dir.path().join("wave-2-0-of-8.planetwave");
+    let journal = planet_terrain::pack::writer::partial_path(&last);
+    assert!(!last.exists());
+    std::fs::write(&last, b"an earlier bake's wave file").unwrap();
+    std::fs::write(&journal, b"an earlier bake's journal").unwrap();
+    let options = WaveOptions { wave: 2, task: 0, ..merge_options(&parts, &last).into() };
+    assert_eq!(bake_wave(&options, &Quiet).unwrap().to_json()["tiles"], 0);
+    assert!(!last.exists() && !journal.exists(), "the earlier bake's files are gone");
+    let out = dir.path().join("merged.planetpack");
+    merge_into(&parts, &out).unwrap();
+    assert_same_bytes(&single(&base, dir.path()), &out, "8 shards of a depth-2 bake and their waves");
+}
+
 #[test]
 fn a_wave_or_merge_missing_a_wave_task_names_it_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -3,7 +3,8 @@
 # per wave of the levels above the shards (planet-bake --wave-plan N gives
 # their task counts), each waiting for the one before (afterok), then a merge
 # job that waits for the last wave and only lays out.
-# Prints "ARRAY_JOB_ID WAVE_JOB_ID... MERGE_JOB_ID".
+# Prints "ARRAY_JOB_ID WAVE_JOB_ID... MERGE_JOB_ID". It runs
+# `planet-bake --wave-plan N` ($PLANET_BAKE) here first, so planet-bake must run on this host.
 #
 # usage: submit.sh N SHARD_DIR OUT DEM [BAKE FLAGS...]
 #   e.g. submit.sh 64 /shared/shards /shared/earth.planetpack /shared/srtm.vrt --body earth --depth 11
@@ -29,6 +30,10 @@ esac
 [[ -z ${PLANET_INPUTS_DIGEST:-} ]] || export PLANET_INPUTS_DIGEST=$(realpath -m "$PLANET_INPUTS_DIGEST")
 shift 4
 export PLANET_BAKE_ARGS="$*"
+# The waves' task counts, before anything is submitted (planet-bake must run here).
+plan=$("${PLANET_BAKE:-planet-bake}" --wave-plan "$PLANET_SHARDS")
+read -r -a wave_tasks <<< "$plan"
+((${#wave_tasks[@]})) || { echo "submit: planet-bake --wave-plan $PLANET_SHARDS printed no waves" >&2; exit 1; }
 read -r -a sbatch_args <<< "${SBATCH_ARGS:-}"
 read -r -a merge_args <<< "${MERGE_SBATCH_ARGS:-}"
 # ${a[@]+"${a[@]}"}: an empty array under `set -u` on bash older than 4.4 too.
@@ -47,8 +52,6 @@ array=$(sbatch --parsable --export=ALL --array="0-$((PLANET_SHARDS - 1))" ${afte
     ${sbatch_args[@]+"${sbatch_args[@]}"} "$here/bake-shard.sbatch")
 array=${array%%;*}
 submitted+=("$array")
-plan=$("${PLANET_BAKE:-planet-bake}" --wave-plan "$PLANET_SHARDS")
-read -r -a wave_tasks <<< "$plan"
 previous=$array
 waves=()
 for w in "${!wave_tasks[@]}"; do
