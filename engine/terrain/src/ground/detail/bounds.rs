@@ -15,41 +15,12 @@
 use super::*;
 use crate::pack::codec::stored_index;
 
-/// Tiles whose bounds narrowed since the journal was last taken
-/// ([`crate::ground::narrowed_bounds`]); bounded, for a source nobody asks.
-#[derive(Default)]
-pub(super) struct Narrowed {
-    tiles: Vec<TileAddress>,
-    /// Tiles were let go unnoted: the taker forgets everything.
-    overflowed: bool,
-}
-
-impl DetailSource {
-    /// Notes that `tile`'s bounds narrowed (after the narrower bounds are
-    /// kept, so whoever takes the note reads them).
-    pub(super) fn note_narrowed(&self, tile: TileAddress) {
-        let mut narrowed = self.narrowed.lock().expect("narrowed lock");
-        if narrowed.tiles.len() >= 1 << 16 {
-            narrowed.tiles.clear();
-            narrowed.overflowed = true;
-        }
-        narrowed.tiles.push(tile);
-    }
-
-    /// The journal's tiles, appended to `into`; false if some were let go.
-    pub(super) fn take_narrowed(&self, into: &mut Vec<TileAddress>) -> bool {
-        let mut narrowed = self.narrowed.lock().expect("narrowed lock");
-        into.append(&mut narrowed.tiles);
-        !std::mem::take(&mut narrowed.overflowed)
-    }
-}
-
 /// Cells along a side of one block of [`Peaks`].
 const PEAK_BLOCK: usize = 8;
 /// Blocks along a side of the stored grid's cells.
 const PEAK_BLOCKS: usize = CELLS.div_ceil(PEAK_BLOCK);
-/// How many data tiles' peaks are kept (about 1.2 KB each).
-const PEAK_TILES: usize = 1 << 12;
+/// Values in one data tile's [`Peaks`].
+pub(super) const PEAK_COUNT: usize = PEAK_BLOCKS * PEAK_BLOCKS;
 
 /// The largest amplitude in each 8 x 8 block of a data tile's cells: a
 /// bound on the detail under any part of it for a few reads, kept for
@@ -58,7 +29,7 @@ pub(super) struct Peaks(Box<[f32; PEAK_BLOCKS * PEAK_BLOCKS]>);
 
 impl DetailSource {
     pub(super) fn has_peaks(&self, tile: TileAddress) -> bool {
-        self.peaks.lock().expect("peaks lock").contains_key(&tile)
+        self.caches.has_peaks(tile)
     }
 
     /// Keeps the block peaks of data tile `tile`'s amplitude `cells`.
@@ -70,19 +41,15 @@ impl DetailSource {
                 *b = b.max(a);
             }
         }
-        let mut peaks = self.peaks.lock().expect("peaks lock");
-        if peaks.len() >= PEAK_TILES {
-            peaks.clear();
-        }
-        peaks.insert(tile, Peaks(blocks));
+        self.caches.keep_peaks(tile, Peaks(blocks));
     }
 
     /// The largest amplitude under `tile` (deeper than its data ancestor
     /// `ancestor`) from the ancestor's peaks, if kept: the peaks of every
     /// block holding a cell the tile's samples blend.
     fn peak_amplitude(&self, tile: TileAddress, ancestor: TileAddress) -> Option<f64> {
-        let peaks = self.peaks.lock().expect("peaks lock");
-        let Peaks(blocks) = peaks.get(&ancestor)?;
+        let peaks = self.caches.peaks(ancestor)?;
+        let Peaks(blocks) = &*peaks;
         let (u0, v0, step) = DetailSource::placement(tile, ancestor);
         // Samples -1..=129 lie at o - step ..= o + 129 step; a sample at u
         // blends cells floor(u - 0.5) and the next (cell c at index c + 1),
@@ -165,13 +132,7 @@ impl DetailSource {
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(f64::from(h)), hi.max(f64::from(h))));
         let slack = 1e-3 + 1e-6 * lo.abs().max(hi.abs());
         let (lo, hi) = (lo - slack, hi + slack);
-        let mut tight = self.tight.lock().expect("tight lock");
-        if tight.len() >= 1 << 18 {
-            tight.clear();
-        }
-        tight.insert(tile.tile, (lo, hi));
-        drop(tight);
-        self.note_narrowed(tile.tile);
+        self.caches.keep_range(tile.tile, (lo, hi));
     }
 
     /// The inner bounds (narrowed to the data under the tile where the
@@ -272,7 +233,7 @@ impl DetailSource {
         // half the tile's range: on a law-less lidar DEM (no cap), 130 m of
         // amplitude where the cells have centimetres, so a camera 100 m up
         // stood inside every new node beside it (1,000 px for a frame).
-        let cached = self.cache.lock().expect("cache lock").get(&ancestor).cloned();
+        let cached = self.caches.field(ancestor);
         let (mut loose, amplitude) = match cached {
             Some(field) => self.bounds_over(tile, &|_| Ok(field.clone()), Octaves::WorstCase)?,
             None => {
@@ -293,11 +254,10 @@ impl DetailSource {
         // added since. So a camera coming down onto ground it has not read
         // yet stands outside the new nodes past what it has, not inside a
         // data tile's whole range.
-        let kept = self.bounds.lock().expect("bounds lock");
         let (mut below, mut added) = (tile, 0.0);
         while let Some(ancestor) = below.parent().filter(|a| a.depth() > data_depth) {
             added += self.octave_coefficient(data_depth, below.depth());
-            if let Some(a) = kept.get(&ancestor) {
+            if let Some(a) = self.caches.exact(ancestor) {
                 let own = amplitude * added * (1.0 + 1e-9);
                 let slack = 1e-3 + 1e-6 * a.min_elevation.abs().max(a.max_elevation.abs());
                 loose.min_elevation = loose.min_elevation.max(a.min_elevation - own - slack);

@@ -40,9 +40,9 @@
 //! bilinearly (the dual grid) by every sample of a deeper tile inside its
 //! data ancestor's stored grid. The data depth and above are untouched.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress, TileMap};
+use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
 use crate::geo::body::Body;
 use crate::geo::face::Face;
 use crate::ground::{HeightSource, Provenance, Reads, SourceError, SourceTile, Streaming, TileBounds};
@@ -67,9 +67,6 @@ pub const WATER_CLASSES: [u8; 2] = [1, 3];
 
 /// Data cells along one side of a stored tile grid (samples -1..=129).
 const CELLS: usize = TILE_STORED_SAMPLES as usize - 1;
-
-/// How many data tiles' amplitude fields are kept (about 68 KB each).
-const CACHE_TILES: usize = 256;
 
 /// A detail law as a person (and a report) reads it.
 #[derive(Clone, Copy, PartialEq, Debug, serde::Serialize)]
@@ -126,36 +123,17 @@ pub struct DetailSource {
     /// The first depth whose octave falls at [`SMOOTH_GAIN`]: the first
     /// whose samples are finer than [`SMOOTH_BELOW_M`] on this body.
     smooth_from: u8,
-    /// Amplitude fields of data-depth tiles, by tile.
-    cache: Arc<Mutex<TileMap<TileAddress, Arc<DataField>>>>,
-    /// Bounds of synthesized tiles already computed (selection asks for the
-    /// same nodes every frame).
-    bounds: Arc<Mutex<TileMap<TileAddress, TileBounds>>>,
-    /// The exact elevation range of tiles already produced: kept apart from
-    /// `bounds`, whose wipe must not bring the loose bounds back for tiles
-    /// that stay resident and are never produced again.
-    tight: Arc<Mutex<TileMap<TileAddress, (f64, f64)>>>,
+    /// What detail keeps between calls (`cache`): amplitude fields and
+    /// peaks of data tiles, bounds computed (selection asks for the same
+    /// nodes every frame), the exact ranges of tiles produced, the loose
+    /// bounds a frame took from the index, and the streaming protocol's
+    /// queues; one store, one budget.
+    caches: cache::DetailCaches,
     /// Past the data depth the inner source is the bilinear resampling of
     /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
     resamples_data: bool,
     /// The largest twist a cell's amplitude follows (metres).
     twist_cap: f64,
-    /// Tiles whose bounds a frame took from the index alone
-    /// ([`HeightSource::tile_bounds_unread`]), with those bounds (kept, as
-    /// the same nodes are asked for every frame until a worker has computed
-    /// their exact bounds, [`crate::ground::warm_bounds`]).
-    unread: Arc<Mutex<Unread>>,
-    /// Tiles whose kept bounds narrowed ([`crate::ground::narrowed_bounds`]).
-    narrowed: Arc<Mutex<bounds::Narrowed>>,
-    /// The amplitude fields' block peaks of data tiles read or drawn.
-    peaks: Arc<Mutex<TileMap<TileAddress, bounds::Peaks>>>,
-}
-
-#[derive(Default)]
-struct Unread {
-    /// Tiles noted since the last warm.
-    wanted: std::collections::HashSet<TileAddress, std::hash::BuildHasherDefault<crate::geo::address::TileHasher>>,
-    loose: TileMap<TileAddress, TileBounds>,
 }
 
 impl std::fmt::Debug for DetailSource {
@@ -272,14 +250,9 @@ impl DetailSource {
             gain,
             first,
             smooth_from,
-            cache: Arc::default(),
-            bounds: Arc::default(),
-            tight: Arc::default(),
+            caches: cache::DetailCaches::default(),
             resamples_data: false,
             twist_cap: f64::INFINITY,
-            unread: Arc::default(),
-            narrowed: Arc::default(),
-            peaks: Arc::default(),
         }
     }
 
@@ -339,18 +312,14 @@ impl DetailSource {
     /// The amplitude field of the data-depth tile `tile` (metres of octave
     /// sum per unit), one value per cell of its stored grid, cached.
     fn amplitudes(&self, tile: TileAddress) -> Result<Arc<DataField>, SourceError> {
-        if let Some(a) = self.cache.lock().expect("cache lock").get(&tile) {
-            return Ok(a.clone());
+        if let Some(a) = self.caches.field(tile) {
+            return Ok(a);
         }
         let data = self.inner.tile(tile)?;
         let cells = self.amplitude_cells(tile, &data);
         self.keep_peaks(tile, &cells);
         let cells = Arc::new(DataField { cells, heights: data.heights });
-        let mut cache = self.cache.lock().expect("cache lock");
-        if cache.len() >= CACHE_TILES {
-            cache.clear();
-        }
-        cache.insert(tile, cells.clone());
+        self.caches.keep_field(tile, cells.clone());
         Ok(cells)
     }
 
@@ -398,19 +367,13 @@ impl DetailSource {
     /// bounds build on them), and returns them narrowed to its produced
     /// range where it has one.
     fn keep_bounds(&self, tile: TileAddress, b: TileBounds) -> TileBounds {
-        let mut cache = self.bounds.lock().expect("bounds lock");
-        if cache.len() >= 1 << 16 {
-            cache.clear();
-        }
-        cache.insert(tile, b);
-        drop(cache);
-        self.note_narrowed(tile);
+        self.caches.keep_exact(tile, b);
         self.narrowed(tile, b)
     }
 
     /// `b` narrowed to `tile`'s produced range, if it was produced.
     fn narrowed(&self, tile: TileAddress, mut b: TileBounds) -> TileBounds {
-        if let Some(&range) = self.tight.lock().expect("tight lock").get(&tile) {
+        if let Some(range) = self.caches.range(tile) {
             bounds::narrow(&mut b, range);
         }
         b
@@ -586,8 +549,7 @@ impl HeightSource for DetailSource {
         if self.inner.data_depth().is_none_or(|d| tile.depth() <= d) {
             return self.inner.bounds(tile, reads);
         }
-        let kept = self.bounds.lock().expect("bounds lock").get(&tile).copied();
-        if let Some(b) = kept {
+        if let Some(b) = self.caches.exact(tile) {
             return Ok(self.narrowed(tile, b));
         }
         match reads {
@@ -619,18 +581,11 @@ impl HeightSource for DetailSource {
 impl DetailSource {
     /// Loose bounds from the index alone, kept and noted for warming.
     fn loose_noted(&self, tile: TileAddress) -> Result<TileBounds, SourceError> {
-        if let Some(&b) = self.unread.lock().expect("unread lock").loose.get(&tile) {
+        if let Some(b) = self.caches.loose(tile) {
             return Ok(b);
         }
         let b = self.narrowed(tile, self.loose_bounds(tile)?);
-        let mut unread = self.unread.lock().expect("unread lock");
-        if unread.loose.len() >= 1 << 16 {
-            // Nobody warms them: keeping more would only grow.
-            unread.loose.clear();
-            unread.wanted.clear();
-        }
-        unread.loose.insert(tile, b);
-        unread.wanted.insert(tile);
+        self.caches.keep_loose(tile, b);
         Ok(b)
     }
 }
@@ -640,35 +595,30 @@ impl Streaming for DetailSource {
     /// were loose for: shallowest first (they decide which deeper ones a
     /// frame asks for), the data tiles they read fetched in one go.
     fn warm_bounds(&self) -> usize {
-        let mut wanted: Vec<TileAddress> = {
-            let mut unread = self.unread.lock().expect("unread lock");
-            unread.wanted.drain().collect()
-        };
+        let mut wanted = self.caches.take_wanted();
         let Some(data_depth) = self.inner.data_depth() else { return 0 };
         let ancestor = |t: &TileAddress| t.ancestor_at(data_depth).expect("deeper than the data depth");
         wanted.sort_by_key(|t| (t.depth(), ancestor(t)));
         let mut fields: Vec<TileAddress> = wanted.iter().map(ancestor).collect();
         fields.sort();
         fields.dedup();
-        fields.retain(|t| !self.cache.lock().expect("cache lock").contains_key(t));
+        fields.retain(|&t| !self.caches.has_field(t));
         crate::ground::prefetch(&*self.inner, &fields);
         for &tile in &wanted {
             // An error here is the frame's to report, when it asks again.
             let _ = self.tile_bounds(tile);
         }
-        let mut unread = self.unread.lock().expect("unread lock");
-        for tile in &wanted {
-            unread.loose.remove(tile);
-        }
+        self.caches.forget_loose(&wanted);
         wanted.len()
     }
 
     fn narrowed_bounds(&self, into: &mut Vec<TileAddress>) -> bool {
-        self.take_narrowed(into)
+        self.caches.take_narrowed(into)
     }
 }
 
 mod bounds;
+mod cache;
 mod lattice;
 
 pub use lattice::{SMOOTH_BELOW_M, SMOOTH_GAIN};
