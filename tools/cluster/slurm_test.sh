@@ -147,6 +147,26 @@ wait_job() {
     return 1
 }
 
+# Cancels job $1 once its journal $2 has passed $3 bytes, then checks that
+# it was cancelled, left no file $4 and left its journal to resume ($5 says
+# which task, for the messages).
+cancel_mid_run() {
+    local job=$1 partial=$2 bytes=$3 file=$4 what=$5
+    for _ in $(seq 600); do
+        [[ -f $partial ]] && (($(stat -c %s "$partial") > bytes)) && break
+        sleep 0.1
+    done
+    scancel "$job"
+    for _ in $(seq 200); do
+        scontrol -o show job "$job" | grep -qE 'JobState=(CANCELLED|FAILED|COMPLETED)' && break
+        sleep 0.1
+    done
+    scontrol -o show job "$job" | grep -q 'JobState=CANCELLED' ||
+        { echo "slurm_test: the $what was not cancelled mid-run" >&2; exit 1; }
+    [[ ! -e $file ]] || { echo "slurm_test: a cancelled $what left its file $file" >&2; exit 1; }
+    [[ -s $partial ]] || { echo "slurm_test: the cancelled $what left no journal to resume" >&2; exit 1; }
+}
+
 # --- 1. the single-process bake, then the array and the merge ---------------
 "$bake" --dem "$dem" "${flags[@]}" --out "$work/single.planetpack" 2>"$work/single.log" ||
     { echo "slurm_test: the single-process bake failed:" >&2; cat "$work/single.log" >&2; exit 1; }
@@ -176,19 +196,8 @@ export PLANET_SHARDS=4 PLANET_SHARD_DIR=$shards PLANET_DEM=$dem PLANET_BAKE_ARGS
 slow=$(PLANET_DELAY_PER_TILE_MS=150 sbatch --parsable --export=ALL --array=2 --chdir="$cluster/jobs" \
     "$here/slurm/bake-shard.sbatch")
 partial=$shards/shard-2-of-4.planetshard.partial
-for _ in $(seq 600); do
-    # Cancel once the task has staged a few tiles: surely mid-run.
-    [[ -f $partial ]] && (($(stat -c %s "$partial") > 20000)) && break
-    sleep 0.1
-done
-scancel "$slow"
-for _ in $(seq 200); do
-    scontrol -o show job "$slow" | grep -qE 'JobState=(CANCELLED|FAILED|COMPLETED)' && break
-    sleep 0.1
-done
-scontrol -o show job "$slow" | grep -q 'JobState=CANCELLED' || { echo "slurm_test: the task was not cancelled mid-run" >&2; exit 1; }
-[[ ! -e $shards/shard-2-of-4.planetshard ]] || { echo "slurm_test: a cancelled task left a shard file" >&2; exit 1; }
-[[ -s $partial ]] || { echo "slurm_test: the cancelled task left no journal to resume" >&2; exit 1; }
+# A few tiles staged: surely mid-run.
+cancel_mid_run "$slow" "$partial" 20000 "$shards/shard-2-of-4.planetshard" "shard task"
 echo "slurm_test: shard 2 cancelled mid-run ($(stat -c %s "$partial") bytes staged); re-submitting it"
 again=$(sbatch --parsable --export=ALL --array=2 --chdir="$cluster/jobs" "$here/slurm/bake-shard.sbatch")
 wait_job "$again"
@@ -207,20 +216,8 @@ rm -f "$work/merged.planetpack"
 slow=$(PLANET_WAVE=0 PLANET_DELAY_PER_TILE_MS=1000 sbatch --parsable --export=ALL --array=1 \
     --chdir="$cluster/jobs" "$here/slurm/bake-wave.sbatch")
 partial=$wave_file.partial
-for _ in $(seq 600); do
-    # Cancel once the task has staged a tile: surely mid-run.
-    [[ -f $partial ]] && (($(stat -c %s "$partial") > 2000)) && break
-    sleep 0.1
-done
-scancel "$slow"
-for _ in $(seq 200); do
-    scontrol -o show job "$slow" | grep -qE 'JobState=(CANCELLED|FAILED|COMPLETED)' && break
-    sleep 0.1
-done
-scontrol -o show job "$slow" | grep -q 'JobState=CANCELLED' ||
-    { echo "slurm_test: the wave task was not cancelled mid-run" >&2; exit 1; }
-[[ ! -e $wave_file ]] || { echo "slurm_test: a cancelled wave task left a wave file" >&2; exit 1; }
-[[ -s $partial ]] || { echo "slurm_test: the cancelled wave task left no journal to resume" >&2; exit 1; }
+# A tile staged: surely mid-run.
+cancel_mid_run "$slow" "$partial" 2000 "$wave_file" "wave task"
 echo "slurm_test: wave 0 task 1 cancelled mid-run ($(stat -c %s "$partial") bytes staged); re-submitting it"
 again=$(PLANET_WAVE=0 sbatch --parsable --export=ALL --array=1 --chdir="$cluster/jobs" "$here/slurm/bake-wave.sbatch")
 wait_job "$again"

@@ -58,6 +58,14 @@ fn bake_waves(shards: &[PathBuf], dir: &Path) -> Vec<PathBuf> {
     parts
 }
 
+/// A depth-3 bake of the fixture Earth with imagery and classes (codec 2),
+/// its rasters written into `dir`.
+fn colour_and_class_bake(dir: &Path) -> BakeOptions {
+    let dem = earth_tiff(dir, "earth.tif", nodes(), GEO);
+    let (imagery, classes) = colour_and_class_tiffs(dir);
+    BakeOptions { depth: Some(3), imagery: Some(imagery), classes: Some(classes), ..options(&dem, &dir.join("unused")) }
+}
+
 fn single(base: &BakeOptions, dir: &Path) -> Vec<u8> {
     let out = dir.join("single.planetpack");
     bake(&BakeOptions { out: out.clone(), ..base.clone() }, &Quiet).unwrap();
@@ -75,14 +83,7 @@ fn assert_same_bytes(single: &[u8], merged: &Path, what: &str) {
 #[test]
 fn shards_merge_to_the_single_process_bytes_with_colour_and_classes() {
     let dir = tempfile::tempdir().unwrap();
-    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
-    let (imagery, classes) = colour_and_class_tiffs(dir.path());
-    let base = BakeOptions {
-        depth: Some(3),
-        imagery: Some(imagery),
-        classes: Some(classes),
-        ..options(&dem, &dir.path().join("unused"))
-    };
+    let base = colour_and_class_bake(dir.path());
     let single = single(&base, dir.path());
     let header = Pack::open(dir.path().join("single.planetpack")).unwrap().header().clone();
     assert!(header.height_data_depth >= 1, "the fixture has levels for the merge to filter");
@@ -102,14 +103,7 @@ fn shards_merge_to_the_single_process_bytes_with_colour_and_classes() {
 #[test]
 fn waves_bake_the_levels_above_the_shards_and_the_merge_only_lays_out_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
-    let (imagery, classes) = colour_and_class_tiffs(dir.path());
-    let base = BakeOptions {
-        depth: Some(3),
-        imagery: Some(imagery),
-        classes: Some(classes),
-        ..options(&dem, &dir.path().join("unused"))
-    };
+    let base = colour_and_class_bake(dir.path());
     let single = single(&base, dir.path());
     let coarse: u64 = {
         let pack = Pack::from_bytes(single.clone()).unwrap();

@@ -55,6 +55,10 @@ enum Entry {
 }
 
 impl Entry {
+    fn bounds(&self) -> Option<TileBounds> {
+        if let Entry::Bounds(b) = self { Some(*b) } else { None }
+    }
+
     fn bytes(&self) -> usize {
         // Each entry also costs its slot, key and order in two maps.
         const SLOT: usize = 96;
@@ -129,11 +133,13 @@ impl DetailCaches {
         self.0.lock().expect("detail cache lock")
     }
 
+    /// What is kept of `tile` as `kind`, read by `pick`; a use.
+    fn get<T>(&self, kind: Kind, tile: TileAddress, pick: impl FnOnce(&Entry) -> Option<T>) -> Option<T> {
+        self.store().get((kind, tile)).and_then(pick)
+    }
+
     pub(super) fn field(&self, tile: TileAddress) -> Option<Arc<DataField>> {
-        match self.store().get((Kind::Field, tile)) {
-            Some(Entry::Field(f)) => Some(f.clone()),
-            _ => None,
-        }
+        self.get(Kind::Field, tile, |e| if let Entry::Field(f) = e { Some(f.clone()) } else { None })
     }
 
     /// Whether `tile`'s field is kept, without counting as a use.
@@ -146,10 +152,7 @@ impl DetailCaches {
     }
 
     pub(super) fn peaks(&self, tile: TileAddress) -> Option<Arc<Peaks>> {
-        match self.store().get((Kind::Peaks, tile)) {
-            Some(Entry::Peaks(p)) => Some(p.clone()),
-            _ => None,
-        }
+        self.get(Kind::Peaks, tile, |e| if let Entry::Peaks(p) = e { Some(p.clone()) } else { None })
     }
 
     /// Whether `tile`'s peaks are kept, without counting as a use.
@@ -162,10 +165,7 @@ impl DetailCaches {
     }
 
     pub(super) fn exact(&self, tile: TileAddress) -> Option<TileBounds> {
-        match self.store().get((Kind::Exact, tile)) {
-            Some(Entry::Bounds(b)) => Some(*b),
-            _ => None,
-        }
+        self.get(Kind::Exact, tile, Entry::bounds)
     }
 
     /// Keeps `tile`'s exact bounds and notes that they narrowed.
@@ -176,10 +176,7 @@ impl DetailCaches {
     }
 
     pub(super) fn range(&self, tile: TileAddress) -> Option<(f64, f64)> {
-        match self.store().get((Kind::Range, tile)) {
-            Some(&Entry::Range(lo, hi)) => Some((lo, hi)),
-            _ => None,
-        }
+        self.get(Kind::Range, tile, |e| if let &Entry::Range(lo, hi) = e { Some((lo, hi)) } else { None })
     }
 
     /// Keeps a produced tile's range and notes that its bounds narrowed.
@@ -190,10 +187,7 @@ impl DetailCaches {
     }
 
     pub(super) fn loose(&self, tile: TileAddress) -> Option<TileBounds> {
-        match self.store().get((Kind::Loose, tile)) {
-            Some(Entry::Bounds(b)) => Some(*b),
-            _ => None,
-        }
+        self.get(Kind::Loose, tile, Entry::bounds)
     }
 
     /// Keeps loose bounds a frame took from the index, and queues the tile
