@@ -62,6 +62,28 @@ fn work_model(inputs: &crate::sampling::Inputs, body: &planet_terrain::Body) -> 
     Ok(model)
 }
 
+/// The writer of `shard`'s own tiles (its subtrees at and below the root
+/// depth): a global set's part generated from its run of roots, a listed
+/// set walked. Returns it and how many tiles it resumed.
+fn open_part_writer(
+    run: &Run,
+    spec: &planet_terrain::pack::PackSpec,
+    tiles: &crate::tile_set::TileSet,
+    plan: &ShardPlan,
+    shard: Shard,
+) -> Result<(planet_terrain::pack::PackWriter, usize), BakeError> {
+    let part = shard.index as usize;
+    let roots = plan.starts[part]..plan.starts.get(part + 1).copied().unwrap_or(u64::MAX);
+    if let Some(mine) = tiles.global_subtrees(plan.root_depth, roots) {
+        return open_writer(run, spec, mine);
+    }
+    let mut failed = None;
+    let mine = until_error(tiles.iter(), &mut failed)
+        .filter(|t| t.depth() >= plan.root_depth && plan.part_of(*t) == shard.index);
+    let opened = open_writer(run, spec, mine)?;
+    failed.map_or(Ok(opened), Err)
+}
+
 /// Bakes part `shard` of the pack `run.options` describe into the shard
 /// file at `--out`.
 pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeError> {
@@ -84,13 +106,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
             }
         }
     }
-    let mut failed = None;
-    let mine = until_error(tiles.iter(), &mut failed)
-        .filter(|t| t.depth() >= plan.root_depth && plan.part_of(*t) == shard.index);
-    let (writer, resumed) = open_writer(run, &spec, mine)?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
+    let (writer, resumed) = open_part_writer(run, &spec, &tiles, &plan, shard)?;
     let mine = writer.tile_count() as usize;
     progress.stage(&format!(
         "shard {shard}: {mine} of {} tiles in subtrees at depth {}, and the surfaces of {} coarse tiles",

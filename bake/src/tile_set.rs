@@ -77,6 +77,38 @@ impl TileSet {
         }
     }
 
+    /// For a global set, the tiles at `root_depth` and below whose subtree
+    /// root's raw key lies in `roots` (a run of keys at `root_depth`, from
+    /// a shard plan), ascending by key, generated from the run alone: a
+    /// Hilbert child's index is its parent's times four plus its quadrant,
+    /// so a run of roots' descendants at each depth are one run of keys
+    /// too. `None` for a listed set (walk it instead).
+    pub(crate) fn global_subtrees(
+        &self,
+        root_depth: u8,
+        roots: std::ops::Range<u64>,
+    ) -> Option<impl Iterator<Item = TileAddress> + Send + '_> {
+        let &TileSet::Global { depth: deepest } = self else { return None };
+        // Faces then Hilbert index, as one linear index per depth.
+        let linear = |key: u64, depth: u8| {
+            let face = (key >> 56) & 7;
+            let h = key & ((1u64 << 56) - 1);
+            if key >> 59 == u64::from(depth) { (face << (2 * u32::from(depth))) | h } else { 0 }
+        };
+        let first = linear(roots.start, root_depth);
+        // `u64::MAX`: to the end of the depth (a plan's last part).
+        let end =
+            if roots.end == u64::MAX { 6u64 << (2 * u32::from(root_depth)) } else { linear(roots.end, root_depth) };
+        Some((root_depth..=deepest).flat_map(move |depth| {
+            let scale = 2 * u32::from(depth - root_depth);
+            let shift = 2 * u32::from(depth);
+            ((first << scale)..(end << scale)).map(move |l| {
+                let raw = (u64::from(depth) << 59) | ((l >> shift) << 56) | (l & ((1u64 << shift) - 1));
+                TileKey::from_raw(raw).expect("in range").address()
+            })
+        }))
+    }
+
     /// Every tile, ascending by key.
     pub(crate) fn iter(&self) -> impl Iterator<Item = Result<TileAddress, BakeError>> + Send + '_ {
         (0..self.per_depth().len() as u8).flat_map(|d| self.depth(d))
