@@ -1,9 +1,9 @@
 //! What detail keeps between calls, in one component: the data tiles'
-//! amplitude fields and block peaks, the bounds computed, the ranges of
-//! tiles produced and the loose bounds a frame took from the index, in one
-//! least-recently-used store weighed in bytes; beside it, the two queues the
-//! streaming protocol drains (tiles whose loose bounds want warming, tiles
-//! whose bounds narrowed).
+//! amplitude fields and block peaks, the bounds computed and the loose
+//! bounds a frame took from the index, in one least-recently-used store
+//! weighed in bytes; beside it, the ranges of tiles produced and the two
+//! queues the streaming protocol drains (tiles whose loose bounds want
+//! warming, tiles whose bounds narrowed).
 //!
 //! The key decision: one lock and one budget. Every cache used to be a map
 //! of its own, emptied whole when it reached its count, so a long flight
@@ -11,9 +11,13 @@
 //! index for all of them) and a map's cap said nothing of its bytes. Here
 //! what was used least recently goes first, whatever its kind, until the
 //! store fits its budget; what a frame asks for every frame (the bounds of
-//! its cut, the ranges of its resident tiles) stays. Each method takes the
-//! lock, does one thing and lets it go, so no caller ever holds it while
-//! calling another.
+//! its cut) stays. A produced tile's range is kept apart, outside the
+//! store's eviction: it cannot be computed again without producing the
+//! tile, and a resident tile is asked for its bounds only when its kept
+//! ones are recomputed, so how recently it was used says nothing of its
+//! worth (without it, bounds would go loose again under a camera standing
+//! on that tile). Each method takes the lock, does one thing and lets it
+//! go, so no caller ever holds it while calling another.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -32,6 +36,10 @@ const BUDGET_BYTES: usize = 50 << 20;
 /// them: a source no frame asks).
 const QUEUE_TILES: usize = 1 << 16;
 
+/// Produced tiles' ranges kept at most (16 bytes each), as before the
+/// store: past it they are all let go.
+const RANGE_TILES: usize = 1 << 18;
+
 /// What is kept of a tile, by kind.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 enum Kind {
@@ -41,8 +49,6 @@ enum Kind {
     Peaks,
     /// A synthesized tile's exact bounds, as computed.
     Exact,
-    /// A produced tile's elevation range.
-    Range,
     /// A synthesized tile's bounds from the index alone.
     Loose,
 }
@@ -51,7 +57,6 @@ enum Entry {
     Field(Arc<DataField>),
     Peaks(Arc<Peaks>),
     Bounds(TileBounds),
-    Range(f64, f64),
 }
 
 impl Entry {
@@ -65,7 +70,7 @@ impl Entry {
         SLOT + match self {
             Entry::Field(f) => 4 * (f.cells.len() + f.heights.len()),
             Entry::Peaks(_) => std::mem::size_of::<Peaks>() + 4 * super::bounds::PEAK_COUNT,
-            Entry::Bounds(_) | Entry::Range(..) => 0,
+            Entry::Bounds(_) => 0,
         }
     }
 }
@@ -82,6 +87,8 @@ struct Store {
     order: BTreeMap<u64, (Kind, TileAddress)>,
     clock: u64,
     bytes: usize,
+    /// Produced tiles' exact ranges, outside the eviction order.
+    ranges: HashMap<TileAddress, (f64, f64)>,
     /// Tiles whose loose bounds were taken since the last warm.
     wanted: HashSet<TileAddress>,
     /// Tiles whose bounds narrowed since the journal was last taken.
@@ -176,13 +183,16 @@ impl DetailCaches {
     }
 
     pub(super) fn range(&self, tile: TileAddress) -> Option<(f64, f64)> {
-        self.get(Kind::Range, tile, |e| if let &Entry::Range(lo, hi) = e { Some((lo, hi)) } else { None })
+        self.store().ranges.get(&tile).copied()
     }
 
     /// Keeps a produced tile's range and notes that its bounds narrowed.
-    pub(super) fn keep_range(&self, tile: TileAddress, (lo, hi): (f64, f64)) {
+    pub(super) fn keep_range(&self, tile: TileAddress, range: (f64, f64)) {
         let mut store = self.store();
-        store.put((Kind::Range, tile), Entry::Range(lo, hi));
+        if store.ranges.len() >= RANGE_TILES {
+            store.ranges.clear();
+        }
+        store.ranges.insert(tile, range);
         note_narrowed(&mut store, tile);
     }
 
@@ -191,12 +201,17 @@ impl DetailCaches {
     }
 
     /// Keeps loose bounds a frame took from the index, and queues the tile
-    /// for warming.
+    /// for warming. A tile let go from a full queue loses its loose bounds
+    /// too, so asking for it again queues it again (a kept loose bound is
+    /// returned without queueing).
     pub(super) fn keep_loose(&self, tile: TileAddress, bounds: TileBounds) {
         let mut store = self.store();
         store.put((Kind::Loose, tile), Entry::Bounds(bounds));
         if store.wanted.len() >= QUEUE_TILES {
-            store.wanted.clear();
+            let dropped: Vec<TileAddress> = store.wanted.drain().collect();
+            for t in dropped {
+                store.remove((Kind::Loose, t));
+            }
         }
         store.wanted.insert(tile);
     }
@@ -261,6 +276,34 @@ mod tests {
         let mut narrowed = Vec::new();
         assert!(caches.take_narrowed(&mut narrowed));
         assert_eq!(narrowed, [tile(0)]);
+    }
+
+    /// Regression (review of #30): a full queue let its tiles go but kept
+    /// their loose bounds, which are returned without queueing, so those
+    /// tiles were never warmed again.
+    #[test]
+    fn a_tile_let_go_from_a_full_queue_loses_its_loose_bounds_so_asking_again_queues_it() {
+        let caches = DetailCaches::default();
+        let b = TileBounds::invented(-1.0, 1.0, 0.0);
+        let tiles: Vec<TileAddress> =
+            (0..=QUEUE_TILES as u32).map(|k| TileAddress::new(1, 12, k % 4096, k / 4096).unwrap()).collect();
+        for &t in &tiles {
+            caches.keep_loose(t, b);
+        }
+        assert_eq!(caches.loose(tiles[0]), None, "let go with the queue");
+        assert_eq!(caches.take_wanted(), [tiles[QUEUE_TILES]]);
+    }
+
+    /// Produced ranges stay whatever the fields do: they cannot be
+    /// recomputed without producing the tile again.
+    #[test]
+    fn produced_ranges_outlive_any_churn_of_the_store() {
+        let caches = DetailCaches::default();
+        caches.keep_range(tile(9), (10.0, 12.0));
+        for k in 0..(BUDGET_BYTES / Entry::Field(field()).bytes() + 10) as u32 {
+            caches.keep_field(tile(k), field());
+        }
+        assert_eq!(caches.range(tile(9)), Some((10.0, 12.0)));
     }
 
     #[test]
