@@ -79,11 +79,7 @@ pub fn bake(options: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport
             "a bake needs a DEM; only a region patch may leave it out, to patch imagery or classes alone".into(),
         ));
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.jobs.unwrap_or(0))
-        .build()
-        .map_err(|cause| BakeError::Threads { jobs: options.jobs.unwrap_or(0), cause })?;
-    pool.install(|| {
+    crate::limits::in_pool(options.jobs, || {
         let (dem, imagery, classes) = options.raster_weights();
         let rasters = [dem, imagery, classes].iter().filter(|&&w| w > 0).count();
         let memory = MemoryPlan::new(options.memory, rayon::current_num_threads(), rasters)?;

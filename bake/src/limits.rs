@@ -71,6 +71,19 @@ fn cores() -> usize {
 
 /// Refuses a `--jobs` outside 1..=4 x the machine's cores: more threads do
 /// not bake faster, and tens of thousands of them hang the machine.
+/// Runs `work` on a pool of `jobs` worker threads (`None`: one per core),
+/// so every rayon call inside it uses exactly those workers.
+pub(crate) fn in_pool<T: Send>(
+    jobs: Option<usize>,
+    work: impl FnOnce() -> Result<T, BakeError> + Send,
+) -> Result<T, BakeError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()
+        .map_err(|cause| BakeError::Threads { jobs: jobs.unwrap_or(0), cause })?;
+    pool.install(work)
+}
+
 pub(crate) fn check_jobs(jobs: Option<usize>) -> Result<(), BakeError> {
     let Some(jobs) = jobs else { return Ok(()) };
     let (cores, most) = (cores(), JOBS_PER_CORE * cores());

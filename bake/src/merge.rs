@@ -17,9 +17,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use planet_terrain::TileAddress;
 use planet_terrain::ground::LawSummary;
-use planet_terrain::pack::{DecodedTile, EncodedTile, IndexEntry, Pack, PackError, PackSpec, PackWriter, TileParts};
+use planet_terrain::pack::{Pack, PackSpec, PackWriter, TileParts};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -27,8 +26,8 @@ use crate::audit::{FileBytes, accuracy_audit};
 use crate::error::BakeError;
 use crate::limits::MemoryPlan;
 use crate::options::Progress;
-use crate::parts::{Parts, PartsSource};
-use crate::pipeline::{TileBake, TileSink};
+use crate::parts::{LevelsAboveSink, Parts, PartsSource};
+use crate::pipeline::TileBake;
 use crate::report::{AccuracyReport, BakeReport, Report};
 
 /// What a merge is told.
@@ -64,11 +63,7 @@ pub(crate) struct MergeReport {
 /// Merges `options.shards` into `options.out`.
 pub fn merge(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     crate::limits::check_jobs(options.jobs)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.jobs.unwrap_or(0))
-        .build()
-        .map_err(|cause| BakeError::Threads { jobs: options.jobs.unwrap_or(0), cause })?;
-    pool.install(|| merge_in_pool(options, progress))
+    crate::limits::in_pool(options.jobs, || merge_in_pool(options, progress))
 }
 
 /// The pack must not be written over one of its own shards.
@@ -100,7 +95,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     if layout_only {
         parts.require_waves_before(parts.waves_plan.count())?;
     }
-    let coarse = if layout_only { Vec::new() } else { parts.coarse_tiles() };
+    let coarse = if layout_only { Vec::new() } else { parts.coarse_tiles().to_vec() };
     parts.check_tile_set(&coarse)?;
     let spec = parts.spec();
     let writer = if options.resume {
@@ -175,7 +170,7 @@ fn filter_levels_above(
         total,
         held_level_tiles,
     }
-    .run(writer, &MergeSink { writer, parts })?;
+    .run(writer, &LevelsAboveSink { writer, parts, own: 0..parts.plan.root_depth })?;
     Ok(())
 }
 
@@ -205,25 +200,4 @@ fn verify(
             }
         })
         .map_err(|e| parts.blame(&e).unwrap_or_else(|| e.in_file(path).into()))
-}
-
-/// The merge's sink: the levels it filters go to its writer; the level
-/// below the first of them is read from the shards.
-struct MergeSink<'a> {
-    writer: &'a PackWriter,
-    parts: &'a Parts,
-}
-
-impl TileSink for MergeSink<'_> {
-    fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
-        if tile.depth() >= self.parts.plan.root_depth { self.parts.entry(tile) } else { self.writer.staged_entry(tile) }
-    }
-
-    fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
-        if tile.depth() >= self.parts.plan.root_depth { self.parts.stored(tile) } else { self.writer.staged_tile(tile) }
-    }
-
-    fn put(&self, tile: EncodedTile) -> Result<(), PackError> {
-        self.writer.put_encoded(&tile)
-    }
 }

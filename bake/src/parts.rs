@@ -13,13 +13,15 @@
 use std::path::{Path, PathBuf};
 
 use planet_terrain::geo::address::TileKey;
-use planet_terrain::pack::{DecodedTile, IndexEntry, Pack, PackError, PackSpec, TileParts, merged_keys};
+use planet_terrain::pack::{
+    DecodedTile, EncodedTile, IndexEntry, Pack, PackError, PackSpec, PackWriter, TileParts, merged_keys,
+};
 use planet_terrain::{Body, TileAddress};
 use sha2::{Digest, Sha256};
 
 use crate::audit::FileBytes;
 use crate::error::BakeError;
-use crate::pipeline::TileSource;
+use crate::pipeline::{TileSink, TileSource};
 use crate::sampling::{Sampled, SurfaceSamples, settle_voids};
 use crate::shard::ShardPlan;
 use crate::shard_file::{ShardMeta, ShardSection, build_id, hex};
@@ -40,6 +42,9 @@ pub(crate) struct Parts {
     pub(crate) waves: Vec<Vec<Option<OpenPart>>>,
     pub(crate) plan: ShardPlan,
     pub(crate) waves_plan: WavePlan,
+    /// The tiles above the shards' subtrees, ascending: the shards list
+    /// them (each its own, with their surfaces).
+    coarse: Vec<TileAddress>,
 }
 
 pub(crate) fn part_error(path: &Path, message: impl Into<String>) -> BakeError {
@@ -96,7 +101,10 @@ impl Parts {
             total_tiles: meta.total_tiles,
             tile_set_digest: [0; 32],
         };
-        Ok(Parts { shards, waves, plan, waves_plan })
+        let mut coarse: Vec<TileAddress> =
+            shards.iter().flat_map(|s| s.section.table.iter().map(|r| r.0.address())).collect();
+        coarse.sort_by_key(|t| t.key());
+        Ok(Parts { shards, waves, plan, waves_plan, coarse })
     }
 
     pub(crate) fn meta(&self) -> &ShardMeta {
@@ -118,13 +126,9 @@ impl Parts {
         }
     }
 
-    /// The tiles above the shards' subtrees, ascending: the shards list
-    /// them (each its own, with their surfaces).
-    pub(crate) fn coarse_tiles(&self) -> Vec<TileAddress> {
-        let mut coarse: Vec<TileAddress> =
-            self.shards.iter().flat_map(|s| s.section.table.iter().map(|r| r.0.address())).collect();
-        coarse.sort_by_key(|t| t.key());
-        coarse
+    /// The tiles above the shards' subtrees, ascending.
+    pub(crate) fn coarse_tiles(&self) -> &[TileAddress] {
+        &self.coarse
     }
 
     /// Whether any wave's file was given.
@@ -144,9 +148,9 @@ impl Parts {
     /// past the root).
     pub(crate) fn require_waves_before(&self, wave: u32) -> Result<(), BakeError> {
         let mut missing: Vec<(u32, u32)> = self
-            .coarse_tiles()
-            .into_iter()
-            .map(|t| self.wave_task_of(t))
+            .coarse
+            .iter()
+            .map(|&t| self.wave_task_of(t))
             .filter(|&(w, j)| w < wave && self.waves[w as usize][j as usize].is_none())
             .collect();
         missing.sort_unstable();
@@ -205,13 +209,26 @@ impl Parts {
         }
     }
 
-    /// Checks that every wave file given holds only its own task's tiles (a
-    /// wave task's inputs: a wrong one is named here, not only at the merge
-    /// after later waves were baked from it).
+    /// Checks that every wave file given holds as many tiles as its task
+    /// owns, the first of them its own (a wave task's inputs: a wrong one is
+    /// named here, not only at the merge after later waves were baked from
+    /// it). Counts from the shards' lists, one page of each file's index:
+    /// a task reads no other file's whole index (the merge walks them all).
     pub(crate) fn check_wave_files(&self) -> Result<(), BakeError> {
+        let mut owned: std::collections::HashMap<(u32, u32), u64> = std::collections::HashMap::new();
+        for &t in &self.coarse {
+            *owned.entry(self.wave_task_of(t)).or_default() += 1;
+        }
         for part in self.waves.iter().flatten().flatten() {
-            for key in part.pack.keys() {
-                let tile = key?.address();
+            let w = part.section.meta.wave.expect("a wave file");
+            let want = owned.get(&(w.wave, w.task)).copied().unwrap_or(0);
+            if part.pack.tile_count() != want {
+                let held = part.pack.tile_count();
+                let message = format!("it holds {held} tiles where wave {} task {} has {want}", w.wave, w.task);
+                return Err(part_error(&part.path, message));
+            }
+            if let Some(first) = part.pack.keys().next() {
+                let tile = first?.address();
                 if !self.owns(part, tile) {
                     return Err(part_error(&part.path, format!("tile {tile} is not in this file's part of the plan")));
                 }
@@ -385,5 +402,30 @@ impl TileSource for PartsSource<'_> {
     fn surface(&self, _: &Body, tile: TileAddress) -> Result<SurfaceSamples, BakeError> {
         let parts = self.0;
         parts.shards[parts.plan.part_of(tile) as usize].section.surface(tile)
+    }
+}
+
+/// Where the levels above the shards are baked into: the tiles of the
+/// depths `own` go to (and are read back from) `writer`; every other tile,
+/// the level below the first of them among them, comes from the part that
+/// holds it. A wave task owns its wave's depths; a merge given the shards
+/// alone owns every depth above them.
+pub(crate) struct LevelsAboveSink<'a> {
+    pub(crate) writer: &'a PackWriter,
+    pub(crate) parts: &'a Parts,
+    pub(crate) own: std::ops::Range<u8>,
+}
+
+impl TileSink for LevelsAboveSink<'_> {
+    fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
+        if self.own.contains(&tile.depth()) { self.writer.staged_entry(tile) } else { self.parts.entry(tile) }
+    }
+
+    fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
+        if self.own.contains(&tile.depth()) { self.writer.staged_tile(tile) } else { self.parts.stored(tile) }
+    }
+
+    fn put(&self, tile: EncodedTile) -> Result<(), PackError> {
+        self.writer.put_encoded(&tile)
     }
 }

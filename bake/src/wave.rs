@@ -30,15 +30,15 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use planet_terrain::TileAddress;
-use planet_terrain::pack::{DecodedTile, EncodedTile, IndexEntry, PackError, PackWriter};
+use planet_terrain::pack::{DecodedTile, PackWriter};
 use serde::Serialize;
 
 use crate::audit::accuracy_audit_over;
 use crate::error::BakeError;
 use crate::limits::MemoryPlan;
 use crate::options::Progress;
-use crate::parts::{Parts, PartsSource};
-use crate::pipeline::{TileBake, TileSink};
+use crate::parts::{LevelsAboveSink, Parts, PartsSource};
+use crate::pipeline::TileBake;
 use crate::report::{AccuracyReport, BakeReport, MemoryReport, Report};
 use crate::shard_file::{WaveMeta, append_section};
 
@@ -151,11 +151,7 @@ impl From<crate::merge::MergeOptions> for WaveOptions {
 /// Bakes task `options.task` of wave `options.wave` into a wave file.
 pub fn bake_wave(options: &WaveOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     crate::limits::check_jobs(options.jobs)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.jobs.unwrap_or(0))
-        .build()
-        .map_err(|cause| BakeError::Threads { jobs: options.jobs.unwrap_or(0), cause })?;
-    pool.install(|| wave_in_pool(options, progress))
+    crate::limits::in_pool(options.jobs, || wave_in_pool(options, progress))
 }
 
 fn wave_in_pool(options: &WaveOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
@@ -167,7 +163,7 @@ fn wave_in_pool(options: &WaveOptions, progress: &dyn Progress) -> Result<BakeRe
     let tasks = check_task(&parts, wave, task)?;
     let depths = parts.waves_plan.depths(wave, parts.plan.root_depth);
     let mine: Vec<TileAddress> =
-        parts.coarse_tiles().into_iter().filter(|&t| parts.wave_task_of(t) == (wave, task)).collect();
+        parts.coarse_tiles().iter().copied().filter(|&t| parts.wave_task_of(t) == (wave, task)).collect();
     let mut report = WaveReport {
         out: options.out.display().to_string(),
         wave,
@@ -210,7 +206,7 @@ fn wave_in_pool(options: &WaveOptions, progress: &dyn Progress) -> Result<BakeRe
         total: mine.len(),
         held_level_tiles: held,
     }
-    .run(&writer, &WaveSink { writer: &writer, parts: &parts, own: depths.clone() })?;
+    .run(&writer, &LevelsAboveSink { writer: &writer, parts: &parts, own: depths.clone() })?;
     let assembled = writer.assemble()?;
     progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
     let below = |t: TileAddress| -> Result<Option<DecodedTile>, BakeError> {
@@ -264,29 +260,6 @@ fn check_task(parts: &Parts, wave: u32, task: u32) -> Result<u32, BakeError> {
     parts.require_waves_before(wave)?;
     parts.check_wave_files()?;
     Ok(tasks)
-}
-
-/// A wave task's sink: the tiles of its own depths go to (and are read back
-/// from) its writer; the level below its first comes from the part that
-/// holds it.
-struct WaveSink<'a> {
-    writer: &'a PackWriter,
-    parts: &'a Parts,
-    own: Range<u8>,
-}
-
-impl TileSink for WaveSink<'_> {
-    fn child_entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
-        if self.own.contains(&tile.depth()) { self.writer.staged_entry(tile) } else { self.parts.entry(tile) }
-    }
-
-    fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
-        if self.own.contains(&tile.depth()) { self.writer.staged_tile(tile) } else { self.parts.stored(tile) }
-    }
-
-    fn put(&self, tile: EncodedTile) -> Result<(), PackError> {
-        self.writer.put_encoded(&tile)
-    }
 }
 
 #[cfg(test)]
