@@ -29,6 +29,7 @@ mod geometry;
 pub mod landmarks;
 mod limits;
 mod merge;
+mod merge_stages;
 mod options;
 mod parts;
 mod patch;
@@ -49,5 +50,5 @@ pub use bake::{
     BakeError, BakeOptions, BakeReport, MAX_SPACING_IN_PIXELS, Progress, Region, bake, parse_region, supported_depth,
 };
 pub use fingerprint::write_inputs_manifest;
-pub use merge::{MergeOptions, merge};
+pub use merge::{MergeOptions, MergeStage, merge};
 pub use wave::{WaveOptions, bake_wave, wave_tasks};

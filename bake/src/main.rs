@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use planet_bake::landmarks::Landmark;
-use planet_bake::{BakeOptions, MergeOptions, Progress, WaveOptions, bake, bake_wave, merge};
+use planet_bake::{BakeOptions, MergeOptions, MergeStage, Progress, WaveOptions, bake, bake_wave, merge};
 use planet_cli::map;
 use planet_cli::progress::JobProgress;
 use planet_cli::shard::{ShardArg, shard_from_scheduler};
@@ -109,6 +109,19 @@ struct Cli {
     /// completion index). `{j}` in --out becomes it.
     #[arg(long, value_name = "J", requires = "wave")]
     task: Option<u32>,
+    /// With --merge: lay the pack out for M copy tasks instead of merging whole (the first
+    /// stage of a merge on many nodes): its index in PACK.tmp, the tasks' ranges in PACK.layout.
+    /// Then --copy K for each K below M, anywhere, then --commit.
+    #[arg(long, value_name = "M", requires = "merge", conflicts_with_all = ["wave", "copy", "commit", "resume"], value_parser = clap::value_parser!(u32).range(1..=65536))]
+    copy_tasks: Option<u32>,
+    /// With --merge: copy range K of a pack laid out with --copy-tasks (a Slurm array index, a
+    /// Kubernetes completion index), read it back and mark it done. Run again alone if killed.
+    #[arg(long, value_name = "K", requires = "merge", conflicts_with_all = ["wave", "commit", "resume"])]
+    copy: Option<u32>,
+    /// With --merge: once every copy task is done, check the laid-out pack's every rule, record
+    /// its detail law and rename it to --out.
+    #[arg(long, requires = "merge", conflicts_with_all = ["wave", "resume"])]
+    commit: bool,
     /// Print the tasks of each wave of a bake cut into N shards, first wave first, space
     /// separated (what a scheduler submits), and exit.
     #[arg(long, value_name = "N", exclusive = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(planet_cli::shard::MAX_SHARDS)))]
@@ -305,6 +318,12 @@ fn merge_options(cli: &Cli) -> MergeOptions {
         jobs: cli.jobs,
         memory: cli.memory,
         resume: cli.resume,
+        stage: match (cli.copy_tasks, cli.copy, cli.commit) {
+            (Some(copy_tasks), _, _) => MergeStage::LayOut { copy_tasks },
+            (_, Some(task), _) => MergeStage::Copy { task },
+            (_, _, true) => MergeStage::Commit,
+            _ => MergeStage::Whole,
+        },
     }
 }
 
@@ -329,12 +348,15 @@ fn run_merge(cli: &Cli, reporter: &Reporter) -> Result<()> {
     if let Some(path) = &cli.report {
         planet_cli::fs::write_json(path, &report).context("writing the report")?;
     }
-    reporter.stage(&format!(
-        "done: {} ({} tiles, {} filtered here); verified",
-        options.out.display(),
-        report.tiles(),
-        report.tiles_filtered().unwrap_or(0)
-    ));
+    let out = options.out.display();
+    reporter.stage(&match options.stage {
+        MergeStage::LayOut { copy_tasks } => format!(
+            "done: {out} laid out ({} tiles) for {copy_tasks} copy tasks; run --copy K for K in 0..{copy_tasks}, then --commit",
+            report.tiles()
+        ),
+        MergeStage::Copy { task } => format!("done: copy task {task} of {out} ({} tiles); read back", report.tiles()),
+        _ => format!("done: {out} ({} tiles, {} filtered here); verified", report.tiles(), report.tiles_filtered().unwrap_or(0)),
+    });
     Ok(())
 }
 

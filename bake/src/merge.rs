@@ -39,6 +39,22 @@ pub struct MergeOptions {
     pub memory: Option<u64>,
     /// Continue a killed merge's journal.
     pub resume: bool,
+    /// The whole merge here, or one stage of a merge in stages.
+    pub stage: MergeStage,
+}
+
+/// A merge in one process, or one of the three stages of a merge whose
+/// payloads are copied by many tasks (`merge_stages`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MergeStage {
+    #[default]
+    Whole,
+    /// Lay the pack out for this many copy tasks.
+    LayOut { copy_tasks: u32 },
+    /// Copy one task's range of the laid-out pack.
+    Copy { task: u32 },
+    /// Check the copied pack and rename it into place.
+    Commit,
 }
 
 /// What a merge did, for the report.
@@ -51,6 +67,8 @@ pub(crate) struct MergeReport {
     pub(crate) tiles_filtered: usize,
     /// Wave files laid out (their tiles baked and audited by the waves).
     pub(crate) wave_files: usize,
+    /// The copy tasks of a merge in stages (none: one process).
+    pub(crate) copy_tasks: Option<u32>,
     pub(crate) file_bytes: u64,
     pub(crate) accuracy_audit: AccuracyReport,
     pub(crate) seconds: f64,
@@ -62,8 +80,15 @@ pub(crate) struct MergeReport {
 
 /// Merges `options.shards` into `options.out`.
 pub fn merge(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    use crate::merge_stages::{commit, copy, lay_out};
     crate::limits::check_jobs(options.jobs)?;
-    crate::limits::in_pool(options.jobs, || merge_in_pool(options, progress))
+    refuse_writing_over_a_shard(options)?;
+    crate::limits::in_pool(options.jobs, || match options.stage {
+        MergeStage::Whole => merge_in_pool(options, progress),
+        MergeStage::LayOut { copy_tasks } => lay_out(options, copy_tasks, progress),
+        MergeStage::Copy { task } => copy(options, task, progress),
+        MergeStage::Commit => commit(options, progress),
+    })
 }
 
 /// The pack must not be written over one of its own shards.
@@ -84,7 +109,6 @@ fn refuse_writing_over_a_shard(options: &MergeOptions) -> Result<(), BakeError> 
 
 fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
-    refuse_writing_over_a_shard(options)?;
     let memory = MemoryPlan::new(options.memory, rayon::current_num_threads(), 0)?;
     progress.stage(&format!("checking {} part files", options.shards.len()));
     let parts = Parts::open(&options.shards)?;
@@ -134,6 +158,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
         tiles_from_shards: parts.shards.iter().map(|s| s.pack.tile_count()).sum(),
         tiles_filtered: coarse.len(),
         wave_files: parts.waves.iter().flatten().flatten().count(),
+        copy_tasks: None,
         file_bytes: summary.file_length,
         accuracy_audit: AccuracyReport { passed: true, per_depth },
         seconds: started.elapsed().as_secs_f64(),

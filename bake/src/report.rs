@@ -37,6 +37,8 @@ impl BakeReport {
             Report::Shard(_) => "shard",
             Report::Merge(_) => "merge",
             Report::Wave(_) => "wave",
+            Report::MergeLayout(_) => "merge layout",
+            Report::MergeCopy(_) => "merge copy",
         }
     }
 
@@ -52,6 +54,8 @@ impl BakeReport {
             Report::Shard(r) => r.tiles as u64,
             Report::Merge(r) => r.tiles,
             Report::Wave(r) => r.tiles as u64,
+            Report::MergeLayout(r) => r.tiles,
+            Report::MergeCopy(r) => r.tiles,
         }
     }
 
@@ -103,6 +107,10 @@ pub(crate) enum Report {
     Merge(Box<crate::merge::MergeReport>),
     #[serde(rename = "wave")]
     Wave(Box<crate::wave::WaveReport>),
+    #[serde(rename = "merge layout")]
+    MergeLayout(crate::merge_stages::LayoutReport),
+    #[serde(rename = "merge copy")]
+    MergeCopy(crate::merge_stages::CopyReport),
 }
 
 /// A full bake (or a resumed one).

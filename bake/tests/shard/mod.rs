@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use planet_bake::{BakeOptions, MergeOptions, WaveOptions, bake, bake_wave, merge, wave_tasks};
+use planet_bake::{BakeOptions, MergeOptions, MergeStage, WaveOptions, bake, bake_wave, merge, wave_tasks};
 use planet_cli::shard::Shard;
 use planet_terrain::pack::Pack;
 
@@ -27,7 +27,49 @@ fn bake_shards(base: &BakeOptions, dir: &Path, count: u32) -> Vec<PathBuf> {
 }
 
 fn merge_options(shards: &[PathBuf], out: &Path) -> MergeOptions {
-    MergeOptions { shards: shards.to_vec(), out: out.to_owned(), jobs: Some(2), memory: Some(512 << 20), resume: false }
+    MergeOptions {
+        shards: shards.to_vec(),
+        out: out.to_owned(),
+        jobs: Some(2),
+        memory: Some(512 << 20),
+        resume: false,
+        stage: MergeStage::Whole,
+    }
+}
+
+fn merge_stage(parts: &[PathBuf], out: &Path, stage: MergeStage) -> Result<serde_json::Value, planet_bake::BakeError> {
+    merge(&MergeOptions { stage, ..merge_options(parts, out) }, &Quiet).map(|r| r.to_json())
+}
+
+/// The merge in stages: laid out for `tasks` copy tasks, which run in
+/// `order`, then committed; each stage's report checked.
+fn merge_in_stages(parts: &[PathBuf], out: &Path, tasks: u32, order: impl IntoIterator<Item = u32>) {
+    let layout = merge_stage(parts, out, MergeStage::LayOut { copy_tasks: tasks }).unwrap();
+    assert_eq!(layout["mode"], "merge layout");
+    let ranges = layout["range_bytes"].as_array().unwrap();
+    assert_eq!(ranges.len(), tasks as usize);
+    let mut copied = 0;
+    for task in order {
+        let report = merge_stage(parts, out, MergeStage::Copy { task }).unwrap();
+        assert_eq!((report["mode"].as_str(), report["task"].as_u64()), (Some("merge copy"), Some(u64::from(task))));
+        assert_eq!(report["bytes"], ranges[task as usize]);
+        copied += report["tiles"].as_u64().unwrap();
+    }
+    assert_eq!(copied, layout["tiles"].as_u64().unwrap(), "every tile copied once");
+    let report = merge_stage(parts, out, MergeStage::Commit).unwrap();
+    assert_eq!((report["mode"].as_str(), report["copy_tasks"].as_u64()), (Some("merge"), Some(u64::from(tasks))));
+}
+
+/// What a merge leaves beside its pack besides the pack: nothing, once done.
+fn leftovers(out: &Path) -> Vec<String> {
+    let name = out.file_name().unwrap().to_string_lossy().into_owned();
+    let mut left: Vec<String> = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&name) && *n != name)
+        .collect();
+    left.sort();
+    left
 }
 
 fn merge_into(shards: &[PathBuf], out: &Path) -> Result<serde_json::Value, planet_bake::BakeError> {
@@ -123,6 +165,11 @@ fn waves_bake_the_levels_above_the_shards_and_the_merge_only_lays_out_the_same_b
         assert_eq!(report["tiles_filtered"], 0, "{count} shards: the merge only laid out");
         assert_eq!(report["wave_files"], wave_files);
         assert_same_bytes(&single, &out, &format!("{count} shards and their waves"));
+        // The merge in stages: copy tasks in any order, the same bytes.
+        let staged = sub.join("staged.planetpack");
+        merge_in_stages(&parts, &staged, 5, [3, 0, 4, 2, 1]);
+        assert_same_bytes(&single, &staged, &format!("{count} shards and their waves, merged in stages"));
+        assert_eq!(leftovers(&staged), Vec::<String>::new());
         // The waves' tiles are the coarse levels, each once.
         let held: u64 = parts[shards.len()..].iter().map(|p| Pack::open(p).unwrap().tile_count()).sum();
         assert_eq!(held, coarse, "{count} shards");
@@ -342,4 +389,50 @@ fn the_merge_counts_its_layout_and_its_verification() {
         assert!(total > 0 && done == total, "'{stage}' ended at {done} of {total}");
         assert!(counts.windows(2).all(|w| w[0].0 <= w[1].0), "'{stage}' counts only go up: {counts:?}");
     }
+}
+
+/// A merge in stages commits nothing until every copy task of its own
+/// layout is done: a missing task, a marker of an earlier layout, parts
+/// other than the layout's and a task past the count are each named.
+#[test]
+fn a_merge_in_stages_names_unfinished_copies_foreign_parts_and_stale_markers() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = BakeOptions {
+        depth: Some(2),
+        ..options(&earth_tiff(dir.path(), "earth.tif", nodes(), GEO), &dir.path().join("unused"))
+    };
+    let shards = bake_shards(&base, dir.path(), 4);
+    let parts = bake_waves(&shards, dir.path());
+    let out = dir.path().join("staged.planetpack");
+    merge_stage(&parts, &out, MergeStage::LayOut { copy_tasks: 3 }).unwrap();
+    merge_stage(&parts, &out, MergeStage::Copy { task: 0 }).unwrap();
+    merge_stage(&parts, &out, MergeStage::Copy { task: 2 }).unwrap();
+    let e = format!("{:#}", merge_stage(&parts, &out, MergeStage::Commit).unwrap_err());
+    assert!(e.contains("copy tasks 1 of 3 have not finished"), "{e}");
+    let e = format!("{:#}", merge_stage(&parts, &out, MergeStage::Copy { task: 3 }).unwrap_err());
+    assert!(e.contains("laid out for 3 copy tasks (0 to 2)"), "{e}");
+    // The parts of another bake of the same inputs (cut 2 ways) are whole, but not this layout's.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let foreign = bake_waves(&bake_shards(&base, &other, 2), &other);
+    let e = format!("{:#}", merge_stage(&foreign, &out, MergeStage::Copy { task: 1 }).unwrap_err());
+    assert!(e.contains(&format!("not the {} files", parts.len())), "{e}");
+    // A new layout: the markers of the one before no longer count.
+    merge_stage(&parts, &out, MergeStage::LayOut { copy_tasks: 3 }).unwrap();
+    merge_stage(&parts, &out, MergeStage::Copy { task: 1 }).unwrap();
+    let e = format!("{:#}", merge_stage(&parts, &out, MergeStage::Commit).unwrap_err());
+    assert!(e.contains("copy tasks 0, 2 of 3 have not finished"), "{e}");
+    assert!(!out.exists(), "nothing at --out before the commit");
+    for task in [0, 2] {
+        merge_stage(&parts, &out, MergeStage::Copy { task }).unwrap();
+    }
+    merge_stage(&parts, &out, MergeStage::Commit).unwrap();
+    assert_same_bytes(&single(&base, dir.path()), &out, "4 shards of a depth-2 bake and their waves, in stages");
+    // Without the waves' files there is nothing finished to lay out.
+    let e = format!(
+        "{:#}",
+        merge_stage(&shards, &dir.path().join("no-waves.planetpack"), MergeStage::LayOut { copy_tasks: 2 })
+            .unwrap_err()
+    );
+    assert!(e.contains("bake the waves first"), "{e}");
 }

@@ -31,6 +31,7 @@ pub const WINDOWS: &[&str] = &[
     "bake-audit",
     "bake-rename",
     "bake-cleanup",
+    "merge-copy",
     "patch-compute",
     "patch-journal",
     "patch-payloads",
@@ -48,6 +49,14 @@ pub fn abort_point(window: &str) {
     }
 }
 
+/// Sleeps `PLANET_DELAY_PER_TILE_MS` for each of `tiles` tiles just
+/// written (a test hook, so a test can cancel a merge's copy task).
+pub(crate) fn delay_tiles(tiles: usize) {
+    if let Some(ms) = std::env::var(DELAY_PER_TILE_MS).ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms.saturating_mul(tiles as u64)));
+    }
+}
+
 /// Dies when this process has staged `staged` tiles and
 /// `PLANET_ABORT_AFTER_TILES` is that number (a test hook), or at the first
 /// staged tile when `PLANET_ABORT_AT=bake-stage`.
@@ -55,9 +64,7 @@ pub(crate) fn after_tiles(staged: usize) {
     if staged == 1 {
         abort_point("bake-stage");
     }
-    if let Some(ms) = std::env::var(DELAY_PER_TILE_MS).ok().and_then(|v| v.parse::<u64>().ok()) {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-    }
+    delay_tiles(1);
     let limit = std::env::var(ABORT_AFTER_TILES).ok().and_then(|v| v.parse::<usize>().ok());
     if limit == Some(staged) {
         eprintln!("{ABORT_AFTER_TILES}={staged}: aborting (test hook)");

@@ -25,6 +25,8 @@ pub trait TileParts: Sync {
     fn part_tile_count(&self) -> u64;
     /// Its deepest tile's depth.
     fn part_max_depth(&self) -> u8;
+    /// The entry of one key, if it holds that tile.
+    fn part_entry(&self, key: crate::geo::address::TileKey) -> Result<Option<IndexEntry>, PackError>;
     /// Its entries, ascending by key.
     fn part_entries(&self) -> Box<dyn Iterator<Item = Result<IndexEntry, PackError>> + '_>;
     /// The stored payload of one of its entries, into `into`.
@@ -42,6 +44,10 @@ impl TileParts for Pack {
 
     fn part_max_depth(&self) -> u8 {
         self.header().max_depth
+    }
+
+    fn part_entry(&self, key: crate::geo::address::TileKey) -> Result<Option<IndexEntry>, PackError> {
+        self.entry(key.address())
     }
 
     fn part_entries(&self) -> Box<dyn Iterator<Item = Result<IndexEntry, PackError>> + '_> {

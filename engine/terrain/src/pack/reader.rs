@@ -469,20 +469,34 @@ impl Pack {
     /// Every index entry in key order, page by page (each page validated
     /// whole as it is reached; the cache is left alone).
     pub fn entries(&self) -> impl Iterator<Item = Result<IndexEntry, PackError>> + '_ {
-        let mut leaves = 0..self.layout.leaves;
+        self.entries_in(0..self.tile_count())
+    }
+
+    /// The index entries at positions `range` of the key order (the first
+    /// tile is 0), reading only the leaf pages that hold them, each
+    /// validated whole; the cache is left alone. A range past the last
+    /// tile ends there.
+    pub fn entries_in(&self, range: std::ops::Range<u64>) -> impl Iterator<Item = Result<IndexEntry, PackError>> + '_ {
+        let range = range.start.min(self.tile_count())..range.end.min(self.tile_count());
+        let mut leaves = range.start / LEAF_ENTRIES..range.end.div_ceil(LEAF_ENTRIES);
         let mut current: std::vec::IntoIter<IndexEntry> = Vec::new().into_iter();
-        let mut failed = false;
+        let (mut failed, mut skip, mut left) = (false, range.start % LEAF_ENTRIES, range.end - range.start);
         std::iter::from_fn(move || {
             loop {
-                if failed {
+                if failed || left == 0 {
                     return None;
                 }
                 if let Some(entry) = current.next() {
+                    left -= 1;
                     return Some(Ok(entry));
                 }
                 let m = leaves.next()?;
                 match self.leaf_place(m).and_then(|place| self.read_leaf(place)).map_err(|e| self.in_file(e)) {
-                    Ok(entries) => current = entries.into_iter(),
+                    Ok(entries) => {
+                        // Only the range's first page starts inside it.
+                        current = entries.into_iter();
+                        current.by_ref().take(std::mem::take(&mut skip) as usize).for_each(drop);
+                    }
                     Err(e) => {
                         failed = true;
                         return Some(Err(e));

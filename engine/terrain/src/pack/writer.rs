@@ -24,6 +24,7 @@ use std::sync::Mutex;
 
 use crate::geo::address::TileAddress;
 use crate::geo::body::Body;
+use crate::pack::assemble::{PayloadSources, Payloads, index_pass};
 use crate::pack::codec::{EncodedTile, TileContent, encode_tile};
 use crate::pack::crash::{abort_point, after_tiles};
 use crate::pack::error::PackError;
@@ -31,8 +32,9 @@ use crate::pack::format::{
     Codec, Coverage, FINGERPRINT_LENGTH, HEADER_LENGTH, IndexEntry, MAX_COMPRESSION_LEVEL, MIN_COMPRESSION_LEVEL,
     PackHeader, PatchHistory, encode_header, validate_name,
 };
-use crate::pack::index::{IndexBuilder, IndexLayout};
+use crate::pack::index::IndexLayout;
 use crate::pack::parts::{TileParts, merged};
+use crate::pack::ranged::{CopyRange, LaidOut, cut_ranges, range_step};
 use crate::pack::record::{RECORD_HEAD, RECORD_MAGIC, parse_record, read_record};
 use crate::pack::staged::{Staged, StagedSet};
 
@@ -507,14 +509,32 @@ impl PackWriter {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<Assembled, PackError> {
         let out = self.out.clone();
-        self.assemble_inner(others, progress).map_err(|e| e.in_file(&out))
+        self.assemble_inner(others, Payloads::Copy(progress)).map(|(a, _)| a).map_err(|e| e.in_file(&out))
+    }
+
+    /// The first stage of a merge whose payloads separate tasks copy
+    /// (`pack::ranged`): the header and index of the pack `others` make,
+    /// written in `OUT.tmp` at its full length with the payloads left to
+    /// copy, and the file's payloads cut into `tasks` ranges of about equal
+    /// bytes. This writer stages no tiles of its own (they lie in its
+    /// journal, which copy tasks on other nodes do not read).
+    pub fn lay_out(self, others: &[&dyn TileParts], tasks: u32) -> Result<LaidOut, PackError> {
+        let out = self.out.clone();
+        if self.tile_count() > 0 || tasks == 0 {
+            return Err(PackError::BadSpec(
+                "a pack laid out for copy tasks takes every tile from its parts, and at least one task".into(),
+            ));
+        }
+        let (assembled, ranges) =
+            self.assemble_inner(others, Payloads::Leave { tasks }).map_err(|e| e.in_file(&out))?;
+        Ok(LaidOut { summary: assembled.summary, ranges })
     }
 
     fn assemble_inner(
         self,
         others: &[&dyn TileParts],
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<Assembled, PackError> {
+        payloads: Payloads<'_>,
+    ) -> Result<(Assembled, Vec<CopyRange>), PackError> {
         let state = self.state.into_inner().expect("writer lock");
         let missing = state.tiles.pending_count();
         if missing > 0 {
@@ -549,33 +569,33 @@ impl PackWriter {
         // payloads in key order.
         let tmp = tmp_path(&self.out);
         let file = File::create(&tmp).map_err(PackError::io("creating the pack's temporary file"))?;
-        let write_error = |e: std::io::Error| PackError::io("writing the pack")(e);
-        let result = (|| -> Result<(), PackError> {
-            let mut index = IndexBuilder::new(layout);
-            let mut offset = header.payload_offset;
-            let mut walked = 0u64;
-            for item in walk() {
-                let (_, e) = item?;
-                index.push(&IndexEntry { payload_offset: offset, ..e }, &file).map_err(write_error)?;
-                offset += u64::from(e.payload_length);
-                walked += 1;
+        let result = (|| -> Result<Vec<CopyRange>, PackError> {
+            let step = match payloads {
+                Payloads::Leave { tasks } => range_step(tile_count, tasks),
+                Payloads::Copy(_) => u64::MAX,
+            };
+            let marks = index_pass(&file, &mut header, layout, walk(), step)?;
+            match payloads {
+                Payloads::Copy(progress) => {
+                    let sources = PayloadSources { partial: &state.partial, others };
+                    sources.copy(&file, header.payload_offset, walk(), tile_count, progress)?;
+                    Ok(Vec::new())
+                }
+                Payloads::Leave { tasks } => {
+                    let write_error = PackError::io("writing the pack");
+                    file.set_len(header.file_length).and_then(|()| file.sync_all()).map_err(write_error)?;
+                    Ok(cut_ranges(&marks, (tile_count, header.file_length), tasks))
+                }
             }
-            if walked != tile_count {
-                return Err(PackError::BadSpec(format!(
-                    "the sources declared {tile_count} tiles but their indexes hold {walked}"
-                )));
-            }
-            header.file_length = offset;
-            header.index_checksum = index.finish(&file).map_err(write_error)?;
-            file.write_all_at(&encode_header(&header), 0).map_err(write_error)?;
-            let sources = PayloadSources { partial: &state.partial, others };
-            sources.copy(&file, header.payload_offset, walk(), tile_count, progress)
         })();
-        if let Err(e) = result {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-        Ok(Assembled {
+        let ranges = match result {
+            Ok(ranges) => ranges,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
+        let assembled = Assembled {
             out: self.out,
             tmp,
             _journal: state.partial,
@@ -585,7 +605,8 @@ impl PackWriter {
                 file_length: header.file_length,
                 payload_bytes: header.file_length - header.payload_offset,
             },
-        })
+        };
+        Ok((assembled, ranges))
     }
 }
 
@@ -598,117 +619,24 @@ fn assembled_max_depth(spec: &PackSpec, own: u8, others: &[&dyn TileParts]) -> u
     others.iter().map(|p| p.part_max_depth()).fold(own.max(declared), std::cmp::Ord::max)
 }
 
-/// Where an assembly's payloads lie: this writer's partial file (part 0)
-/// and the other parts.
-struct PayloadSources<'a> {
-    partial: &'a File,
-    others: &'a [&'a dyn TileParts],
-}
-
-/// Tiles whose payloads are gathered before they are copied, at most; and
-/// bytes (the payload pass holds one such chunk).
-const COPY_CHUNK_TILES: usize = 4096;
-const COPY_CHUNK_BYTES: u64 = 64 << 20;
-
-/// Consecutive tiles one worker reads into one buffer and writes with one
-/// positioned write.
-const COPY_RUN_TILES: usize = 64;
-
-/// Where the payload pass stands: the chunk gathered (entries and bytes),
-/// where it goes in the file, and the tiles copied before it.
-struct CopyPass {
-    chunk: Vec<(usize, IndexEntry)>,
-    at: u64,
-    bytes: u64,
-    done: u64,
-}
-
-impl PayloadSources<'_> {
-    /// The payload pass: every tile's payload in key order, written from
-    /// `payload_offset` on; `progress` counts tiles (a phase of its own
-    /// after the index pass's). The walk gathers a chunk of entries at a
-    /// time; the chunk's payloads are read and written by every worker at
-    /// once, each a run of consecutive tiles into its own byte range of the
-    /// file (`pwrite`), since every tile's place follows from the sizes
-    /// before it.
-    fn copy(
-        &self,
-        file: &File,
-        payload_offset: u64,
-        tiles: impl Iterator<Item = Result<(usize, IndexEntry), PackError>>,
-        tile_count: u64,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<(), PackError> {
-        // A kill halfway through the pass leaves a torn file (the crash
-        // window `bake-assemble`): a chunk ends there.
-        let halfway = tile_count / 2 + 1;
-        let mut pass = CopyPass { chunk: Vec::with_capacity(COPY_CHUNK_TILES), at: payload_offset, bytes: 0, done: 0 };
-        for item in tiles {
-            let (part, e) = item?;
-            pass.bytes += u64::from(e.payload_length);
-            pass.chunk.push((part, e));
-            let full = pass.chunk.len() == COPY_CHUNK_TILES || pass.bytes >= COPY_CHUNK_BYTES;
-            if full || pass.done + pass.chunk.len() as u64 == halfway {
-                self.flush(file, &mut pass, tile_count, progress)?;
-                if pass.done == halfway {
-                    abort_point("bake-assemble");
-                }
-            }
-        }
-        self.flush(file, &mut pass, tile_count, progress)?;
-        file.sync_all().map_err(PackError::io("writing the pack"))?;
-        progress(tile_count, tile_count);
-        Ok(())
-    }
-
-    /// Copies the pass's gathered chunk and moves it on past it.
-    fn flush(
-        &self,
-        file: &File,
-        pass: &mut CopyPass,
-        tile_count: u64,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<(), PackError> {
-        if pass.chunk.is_empty() {
-            return Ok(());
-        }
-        self.copy_chunk(file, pass.at, &pass.chunk)?;
-        pass.at += pass.bytes;
-        pass.done += pass.chunk.len() as u64;
-        pass.bytes = 0;
-        pass.chunk.clear();
-        progress(pass.done, tile_count);
-        Ok(())
-    }
-
-    /// Copies `chunk`'s payloads, which lie from `at` on in the file, in
-    /// runs on every worker.
-    fn copy_chunk(&self, file: &File, at: u64, chunk: &[(usize, IndexEntry)]) -> Result<(), PackError> {
-        use rayon::prelude::*;
-        let mut starts = Vec::with_capacity(chunk.len().div_ceil(COPY_RUN_TILES));
-        let mut offset = at;
-        for run in chunk.chunks(COPY_RUN_TILES) {
-            starts.push(offset);
-            offset += run.iter().map(|(_, e)| u64::from(e.payload_length)).sum::<u64>();
-        }
-        let write_error = |e: std::io::Error| PackError::io("writing the pack")(e);
-        chunk.par_chunks(COPY_RUN_TILES).zip(starts).try_for_each(|(run, start)| {
-            let (mut bytes, mut one) = (Vec::new(), Vec::new());
-            for (part, e) in run {
-                if *part == 0 {
-                    one.resize(e.payload_length as usize, 0);
-                    self.partial.read_exact_at(&mut one, e.payload_offset).map_err(write_error)?;
-                } else {
-                    self.others[part - 1].part_payload(e, &mut one)?;
-                }
-                bytes.extend_from_slice(&one);
-            }
-            file.write_all_at(&bytes, start).map_err(write_error)
-        })
-    }
-}
-
 impl Assembled {
+    /// A pack laid out and copied by separate tasks (`pack::ranged`), taken
+    /// up by its commit: the journal locked exclusively, so no copy task
+    /// still writes, and `OUT.tmp` present.
+    pub(crate) fn take_up(out: &Path, summary: WriteSummary) -> Result<Assembled, PackError> {
+        let partial_path = partial_path(out);
+        let journal = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&partial_path)
+            .map_err(PackError::io("opening the layout's journal"))
+            .map_err(|e| e.in_file(&partial_path))?;
+        lock_journal(&journal, &partial_path)?;
+        let tmp = tmp_path(out);
+        std::fs::metadata(&tmp).map_err(PackError::io("finding the laid-out pack")).map_err(|e| e.in_file(&tmp))?;
+        Ok(Assembled { out: out.to_owned(), tmp, partial_path, summary, _journal: journal })
+    }
+
     /// The assembled file, complete and synced, not yet at `OUT`.
     pub fn path(&self) -> &Path {
         &self.tmp

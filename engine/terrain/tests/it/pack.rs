@@ -750,3 +750,58 @@ fn the_spec_test_vector_matches_the_writer() {
     let documented_length = doc.lines().find_map(|l| l.strip_prefix("Total file length: ")).unwrap();
     assert_eq!(documented_length.trim_end_matches(" bytes."), bytes.len().to_string());
 }
+
+// ---- A merge laid out, then copied in ranges ----------------------------
+
+#[test]
+fn entries_in_reads_any_run_of_the_key_order_across_leaf_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.planetpack");
+    planet_terrain::testing::write_synthetic_index_pack(&path, 3000).unwrap();
+    let pack = Pack::open(&path).unwrap();
+    let all = pack.all_entries().unwrap();
+    for (range, expected) in
+        [(1000..2100, 1000..2100), (0..1, 0..1), (2990..5000, 2990..3000), (3000..3001, 3000..3000)]
+    {
+        let got: Vec<_> = pack.entries_in(range.clone()).collect::<Result<_, _>>().unwrap();
+        assert_eq!(got, all[expected], "{range:?}");
+    }
+}
+
+#[test]
+fn a_pack_laid_out_then_copied_in_ranges_in_any_order_is_the_bytes_one_writer_writes() {
+    use planet_terrain::pack::{TileParts, copy_range, take_up_copied, tmp_path};
+    let tiles = tiles_to_depth(3);
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source.planetpack");
+    write_pack(&source, Codec::HeightsClassesColour, &tiles);
+    let part = Pack::open(&source).unwrap();
+    let out = dir.path().join("laid.planetpack");
+    let spec = support::spec_for(Codec::HeightsClassesColour, &tiles);
+    let writer = PackWriter::create_levels_above(&out, spec, std::iter::empty()).unwrap();
+    let laid = writer.lay_out(&[&part], 4).unwrap();
+    assert_eq!(laid.ranges.len(), 4);
+    assert_eq!(laid.ranges.iter().map(|r| r.tiles).sum::<u64>(), tiles.len() as u64);
+    assert!(laid.ranges.iter().all(|r| r.tiles > 0), "{:?}", laid.ranges);
+    let holder = |_| Some(&part as &dyn TileParts);
+    // A tile no part given holds is named.
+    let none = |_| None::<&dyn TileParts>;
+    let e = copy_range(&out, &laid.ranges[1], &none, &mut |_, _| {}).unwrap_err().to_string();
+    assert!(e.contains("no part given holds it"), "{e}");
+    for range in laid.ranges.iter().rev() {
+        copy_range(&out, range, &holder, &mut |_, _| {}).unwrap();
+    }
+    assert!(
+        std::fs::read(tmp_path(&out)).unwrap() == std::fs::read(&source).unwrap(),
+        "laid out and copied: the same bytes"
+    );
+    // A copy task still running (its shared lock) keeps the commit out.
+    let journal = std::fs::File::open(partial_path(&out)).unwrap();
+    journal.lock_shared().unwrap();
+    let e = take_up_copied(&out, laid.summary).unwrap_err();
+    assert!(matches!(e.rule(), PackError::JournalLocked { .. }), "{e}");
+    drop(journal);
+    take_up_copied(&out, laid.summary).unwrap().commit().unwrap();
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&source).unwrap());
+    assert!(!partial_path(&out).exists() && !tmp_path(&out).exists());
+}

@@ -1,0 +1,384 @@
+//! The merge in three stages, for a cluster: `--copy-tasks M` lays the pack
+//! out, `--copy K` (M tasks, on any nodes) copies one range of its
+//! payloads each, `--commit` checks and renames it into place. The bytes
+//! are the one-process merge's.
+//!
+//! The key decision: the layout is the single-node part, and it walks only
+//! indexes. It writes the header and index in `PACK.tmp` at the file's full
+//! length, cuts the payloads into M ranges of about equal bytes, and records
+//! them in `PACK.layout` with a nonce of this layout. A copy task copies
+//! its range into its own bytes of the shared file (`pack::copy_range`
+//! checks every tile against its part's entry and checksum, reads back what
+//! it wrote, syncs) and only then writes its marker, `PACK.copy-K`, naming
+//! the nonce: a marker of an earlier layout never counts, and a killed task
+//! is run again alone (a copy is idempotent). The commit refuses while any
+//! marker is missing, checks every rule of the file but no payload (each
+//! was read back by its task), records the detail law and renames. A
+//! layout removes the markers of any layout before it.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use planet_terrain::TileAddress;
+use planet_terrain::ground::LawSummary;
+use planet_terrain::pack::{CopyRange, Pack, PackWriter, TileParts, WriteSummary};
+use serde::{Deserialize, Serialize};
+
+use crate::audit::FileBytes;
+use crate::error::BakeError;
+use crate::merge::{MergeOptions, MergeReport};
+use crate::options::Progress;
+use crate::parts::Parts;
+use crate::report::{AccuracyReport, BakeReport, Report};
+
+/// What `PACK.layout` records: which layout, of what, from which parts,
+/// and every copy task's range.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct Layout {
+    format: String,
+    /// Names this layout: a marker counts only with the same nonce.
+    nonce: String,
+    tiles: u64,
+    file_length: u64,
+    payload_bytes: u64,
+    parts: Vec<PartRecord>,
+    ranges: Vec<CopyRange>,
+}
+
+/// A part as the layout saw it: copy tasks and the commit must be given
+/// the same files (by name, tile count and length; their directory may
+/// differ between nodes).
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+struct PartRecord {
+    name: String,
+    tiles: u64,
+    bytes: u64,
+}
+
+/// What `PACK.copy-K` records: task K of the layout `nonce` copied its range.
+#[derive(Debug, Serialize, Deserialize)]
+struct CopyMarker {
+    nonce: String,
+    task: u32,
+    range: CopyRange,
+    seconds: f64,
+}
+
+const LAYOUT_FORMAT: &str = "planet-merge-layout 1";
+
+/// A merge's layout for copy tasks, for the report.
+#[derive(Debug, Serialize)]
+pub(crate) struct LayoutReport {
+    pub(crate) out: String,
+    pub(crate) tiles: u64,
+    pub(crate) file_bytes: u64,
+    pub(crate) copy_tasks: u32,
+    /// Each task's payload bytes, in task order.
+    pub(crate) range_bytes: Vec<u64>,
+    pub(crate) seconds: f64,
+}
+
+/// One copy task, for the report.
+#[derive(Debug, Serialize)]
+pub(crate) struct CopyReport {
+    pub(crate) out: String,
+    pub(crate) task: u32,
+    pub(crate) tiles: u64,
+    pub(crate) bytes: u64,
+    pub(crate) seconds: f64,
+}
+
+fn sibling(out: &Path, suffix: &str) -> PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_owned();
+    name.push(suffix);
+    out.with_file_name(name)
+}
+
+fn layout_path(out: &Path) -> PathBuf {
+    sibling(out, ".layout")
+}
+
+fn marker_path(out: &Path, task: u32) -> PathBuf {
+    sibling(out, &format!(".copy-{task}"))
+}
+
+fn io_error(path: &Path, doing: &'static str) -> impl FnOnce(std::io::Error) -> BakeError + use<> {
+    let path = path.to_owned();
+    move |e| BakeError::Io { path, doing, cause: e.to_string() }
+}
+
+/// Writes `value` as JSON at `path` whole or not at all (temporary file,
+/// sync, rename).
+fn write_record(path: &Path, value: &impl Serialize) -> Result<(), BakeError> {
+    let bytes = serde_json::to_vec_pretty(value).expect("records serialize");
+    planet_cli::fs::write_atomic(path, &bytes).map_err(|e| BakeError::Io {
+        path: path.to_owned(),
+        doing: "writing",
+        cause: format!("{e:#}"),
+    })
+}
+
+fn read_layout(out: &Path) -> Result<Layout, BakeError> {
+    let path = layout_path(out);
+    let bytes = std::fs::read(&path).map_err(|e| BakeError::Io {
+        path: path.clone(),
+        doing: "reading the merge's layout (lay the pack out first with --copy-tasks M)",
+        cause: e.to_string(),
+    })?;
+    let layout: Layout = serde_json::from_slice(&bytes).map_err(|e| BakeError::Io {
+        path: path.clone(),
+        doing: "reading the merge's layout",
+        cause: e.to_string(),
+    })?;
+    if layout.format != LAYOUT_FORMAT {
+        return Err(BakeError::Io {
+            path,
+            doing: "reading the merge's layout",
+            cause: format!("format {:?}, not {LAYOUT_FORMAT:?}", layout.format),
+        });
+    }
+    Ok(layout)
+}
+
+fn part_records(parts: &Parts) -> Vec<PartRecord> {
+    let mut records: Vec<PartRecord> = parts
+        .all()
+        .map(|p| PartRecord {
+            name: p.path.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+            tiles: p.pack.tile_count(),
+            bytes: std::fs::metadata(&p.path).map_or(0, |m| m.len()),
+        })
+        .collect();
+    records.sort();
+    records
+}
+
+/// The parts given to a copy task or the commit must be the layout's.
+fn check_same_parts(layout: &Layout, parts: &Parts, out: &Path) -> Result<(), BakeError> {
+    if part_records(parts) == layout.parts {
+        return Ok(());
+    }
+    Err(BakeError::ShardSet(format!(
+        "the parts given are not the {} files {} was laid out from (by name, tile count and length); give the same shard and wave files",
+        layout.parts.len(),
+        out.display()
+    )))
+}
+
+/// Opens and checks the parts as one bake whose waves were baked: a pack
+/// laid out for copy tasks takes every tile from them.
+fn open_parts(options: &MergeOptions, progress: &dyn Progress) -> Result<Parts, BakeError> {
+    progress.stage(&format!("checking {} part files", options.shards.len()));
+    let parts = Parts::open(&options.shards)?;
+    if !parts.waves_given() {
+        return Err(BakeError::ShardSet(
+            "a merge in stages lays out finished tiles only: bake the waves first (--wave W --task J) and give their files too".into(),
+        ));
+    }
+    parts.require_waves_before(parts.waves_plan.count())?;
+    Ok(parts)
+}
+
+/// `--copy-tasks M`: the header and index in `PACK.tmp`, the ranges in
+/// `PACK.layout`.
+pub(crate) fn lay_out(
+    options: &MergeOptions,
+    copy_tasks: u32,
+    progress: &dyn Progress,
+) -> Result<BakeReport, BakeError> {
+    let started = Instant::now();
+    let parts = open_parts(options, progress)?;
+    parts.check_tile_set(&[])?;
+    let out = &options.out;
+    // Locked first: no copy task of an earlier layout still writes.
+    let writer = PackWriter::create_levels_above(out, parts.spec(), std::iter::empty::<TileAddress>())?;
+    remove_records(out)?;
+    progress.stage(&format!("laying out {} for {copy_tasks} copy tasks", out.display()));
+    let sources: Vec<&dyn TileParts> = parts.all().map(|s| &s.pack as &dyn TileParts).collect();
+    let laid = writer.lay_out(&sources, copy_tasks)?;
+    let nonce = format!(
+        "{:016x}{:08x}",
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
+        std::process::id()
+    );
+    let layout = Layout {
+        format: LAYOUT_FORMAT.into(),
+        nonce,
+        tiles: laid.summary.tiles,
+        file_length: laid.summary.file_length,
+        payload_bytes: laid.summary.payload_bytes,
+        parts: part_records(&parts),
+        ranges: laid.ranges,
+    };
+    write_record(&layout_path(out), &layout)?;
+    let report = LayoutReport {
+        out: out.display().to_string(),
+        tiles: layout.tiles,
+        file_bytes: layout.file_length,
+        copy_tasks,
+        range_bytes: layout.ranges.iter().map(|r| r.end - r.start).collect(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok(BakeReport::new(Report::MergeLayout(report)))
+}
+
+/// Removes the layout record and every copy marker beside `out`.
+fn remove_records(out: &Path) -> Result<(), BakeError> {
+    let dir = planet_terrain::pack::writer::scratch_dir(out);
+    let prefix = format!("{}.copy-", out.file_name().unwrap_or_default().to_string_lossy());
+    let listing = std::fs::read_dir(dir).map_err(io_error(dir, "listing the merge's copy markers"))?;
+    for entry in listing {
+        let entry = entry.map_err(io_error(dir, "listing the merge's copy markers"))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let task = name.strip_prefix(&prefix).filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+        if task.is_some() {
+            std::fs::remove_file(entry.path())
+                .map_err(io_error(&entry.path(), "removing an earlier layout's copy marker"))?;
+        }
+    }
+    let layout = layout_path(out);
+    match std::fs::remove_file(&layout) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&layout, "removing the merge's layout")(e)),
+        _ => Ok(()),
+    }
+}
+
+/// `--copy K`: task K's range of `PACK.tmp`, then its marker.
+pub(crate) fn copy(options: &MergeOptions, task: u32, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    let started = Instant::now();
+    let out = &options.out;
+    let layout = read_layout(out)?;
+    let Some(range) = layout.ranges.get(task as usize) else {
+        return Err(BakeError::Options(format!(
+            "--copy {task}: {} was laid out for {} copy tasks (0 to {})",
+            out.display(),
+            layout.ranges.len(),
+            layout.ranges.len() - 1
+        )));
+    };
+    let parts = open_parts(options, progress)?;
+    check_same_parts(&layout, &parts, out)?;
+    progress.stage(&format!(
+        "copying range {task} of {} ({} tiles, {} bytes)",
+        out.display(),
+        range.tiles,
+        range.end - range.start
+    ));
+    let holder = |key: planet_terrain::TileKey| parts.holder(key.address()).map(|p| &p.pack as &dyn TileParts);
+    let copied = planet_terrain::pack::copy_range(out, range, &holder, &mut |done, total| {
+        progress.tiles(done as usize, total as usize)
+    })
+    .map_err(|e| parts.blame(&e).unwrap_or_else(|| e.into()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    write_record(&marker_path(out, task), &CopyMarker { nonce: layout.nonce.clone(), task, range: *range, seconds })?;
+    let report = CopyReport { out: out.display().to_string(), task, tiles: copied.tiles, bytes: copied.bytes, seconds };
+    Ok(BakeReport::new(Report::MergeCopy(report)))
+}
+
+/// Which tasks have not written a marker of this layout.
+fn unfinished_tasks(out: &Path, layout: &Layout) -> Vec<u32> {
+    (0..layout.ranges.len() as u32)
+        .filter(|&task| {
+            let marker =
+                std::fs::read(marker_path(out, task)).ok().and_then(|b| serde_json::from_slice::<CopyMarker>(&b).ok());
+            !marker
+                .is_some_and(|m| m.nonce == layout.nonce && m.task == task && m.range == layout.ranges[task as usize])
+        })
+        .collect()
+}
+
+/// `--commit`: every copy done, every rule of `PACK.tmp` checked, the
+/// detail law recorded, renamed into place.
+pub(crate) fn commit(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    let started = Instant::now();
+    let out = &options.out;
+    let layout = read_layout(out)?;
+    let parts = open_parts(options, progress)?;
+    check_same_parts(&layout, &parts, out)?;
+    let unfinished = unfinished_tasks(out, &layout);
+    if !unfinished.is_empty() {
+        let list: Vec<String> = unfinished.iter().map(u32::to_string).collect();
+        return Err(BakeError::ShardSet(format!(
+            "{}: copy tasks {} of {} have not finished (no marker {} of this layout); run them with --copy K, then commit",
+            out.display(),
+            list.join(", "),
+            layout.ranges.len(),
+            marker_path(out, unfinished[0]).display()
+        )));
+    }
+    if let Some(pack) = committed_already(out, &layout) {
+        // Killed after the rename: the pack is in place; finish the cleanup.
+        let _ = std::fs::remove_file(planet_terrain::pack::partial_path(out));
+        remove_records(out)?;
+        let law = pack
+            .header()
+            .detail
+            .ok_or_else(|| BakeError::ShardSet(format!("{}: records no detail law", out.display())))?;
+        return Ok(commit_report(options, &parts, &layout, law, started, 0.0));
+    }
+    let summary =
+        WriteSummary { tiles: layout.tiles, file_length: layout.file_length, payload_bytes: layout.payload_bytes };
+    let assembled = planet_terrain::pack::take_up_copied(out, summary)?;
+    let verify_started = Instant::now();
+    let path = assembled.path().to_owned();
+    progress.stage(&format!("verifying {}: every rule (each range was read back by its copy task)", path.display()));
+    let verified = Pack::adopt(Box::new(FileBytes::open(&path)?))
+        .and_then(|p| {
+            p.verify_batched(&mut |done, total| progress.tiles(done as usize, total as usize), &|_, _| Ok(()))
+        })
+        .map_err(|e| e.in_file(&path))?;
+    if verified.tiles != layout.tiles || verified.payload_bytes != layout.payload_bytes {
+        return Err(BakeError::ShardSet(format!(
+            "{}: holds {} tiles and {} payload bytes, its layout {} and {}",
+            path.display(),
+            verified.tiles,
+            verified.payload_bytes,
+            layout.tiles,
+            layout.payload_bytes
+        )));
+    }
+    let detail_law = crate::full::record_detail_law(&assembled, progress)?;
+    let verify_seconds = verify_started.elapsed().as_secs_f64();
+    assembled.commit()?;
+    remove_records(out)?;
+    Ok(commit_report(options, &parts, &layout, detail_law, started, verify_seconds))
+}
+
+/// The pack at `out` when it is the one `layout` laid out, committed by a
+/// commit killed before its cleanup: `PACK.tmp` gone, the same tile count
+/// and length, and every rule holds.
+fn committed_already(out: &Path, layout: &Layout) -> Option<Pack> {
+    if planet_terrain::pack::tmp_path(out).exists() {
+        return None;
+    }
+    let pack = Pack::open_unmapped(out).ok()?;
+    let same = pack.tile_count() == layout.tiles && pack.file_length() == layout.file_length;
+    (same && pack.verify_batched(&mut |_, _| {}, &|_, _| Ok(())).is_ok()).then_some(pack)
+}
+
+fn commit_report(
+    options: &MergeOptions,
+    parts: &Parts,
+    layout: &Layout,
+    detail_law: planet_terrain::pack::DetailLaw,
+    started: Instant,
+    verify_seconds: f64,
+) -> BakeReport {
+    let report = MergeReport {
+        out: options.out.display().to_string(),
+        shards: options.shards.iter().map(|p| p.display().to_string()).collect(),
+        tiles: layout.tiles,
+        tiles_from_shards: parts.shards.iter().map(|s| s.pack.tile_count()).sum(),
+        tiles_filtered: 0,
+        wave_files: parts.waves.iter().flatten().flatten().count(),
+        copy_tasks: Some(layout.ranges.len() as u32),
+        file_bytes: layout.file_length,
+        accuracy_audit: AccuracyReport { passed: true, per_depth: Vec::new() },
+        seconds: started.elapsed().as_secs_f64(),
+        filter_seconds: 0.0,
+        assemble_seconds: 0.0,
+        verify_seconds,
+        detail_law: LawSummary::of(&detail_law),
+    };
+    BakeReport::new(Report::Merge(Box::new(report)))
+}
