@@ -5,17 +5,20 @@
 # slurm/bake-shard.sbatch names them), it runs every task of every wave of
 # the levels above the shards (planet-bake --wave-plan N; a wave's tasks in
 # parallel, PLANET_PARALLEL at a time, default one per core), then the merge
-# that lays out. Each stage runs the very scripts a Slurm job or a
+# in stages: the layout, PLANET_COPY_TASKS copy tasks (default 4, in
+# parallel as the waves' tasks) and the commit; PLANET_COPY_TASKS=0 merges
+# in one process instead. Each stage runs the very scripts a Slurm job or a
 # Kubernetes pod runs (slurm/bake-wave.sbatch, slurm/merge.sbatch), one
-# process per task. Prints the CPU seconds (user + system) of each wave and
-# of the merge (and the merge's wall time), then on its last line the total
-# CPU seconds alone.
+# process per task. Prints the CPU seconds (user + system) of each stage
+# (and the wall time of the merge's single-node stages), then on its last
+# line the total CPU seconds alone.
 #
 # usage: local-waves.sh PLANET_BAKE DIR N [OUT]   (OUT defaults to DIR/merged.planetpack)
-# Environment: PLANET_JOBS worker threads per task (default 1), PLANET_PARALLEL.
+# Environment: PLANET_JOBS worker threads per task (default 1), PLANET_PARALLEL,
+# PLANET_COPY_TASKS.
 set -euo pipefail
 if (($# < 3)); then
-    sed -n '2,14p' "$0" >&2
+    sed -n '2,17p' "$0" >&2
     exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,8 +44,21 @@ for w in "${!tasks[@]}"; do
         env JOB_COMPLETION_INDEX={} /usr/bin/time -f '%U %S' -o "$times/wave-$w-{}.time" "$here/slurm/bake-wave.sbatch"
     report+=("wave $w (${tasks[w]} tasks) $(sum "$times"/wave-"$w"-*.time) s")
 done
-/usr/bin/time -f '%U %S %e' -o "$times/merge.time" "$here/slurm/merge.sbatch"
-report+=("merge $(sum "$times/merge.time") s (merge wall $(awk '{print $3}' "$times/merge.time") s)")
+# stage NAME: one merge stage in one process, timed.
+stage() {
+    PLANET_MERGE_STAGE=$1 /usr/bin/time -f '%U %S %e' -o "$times/$1.time" "$here/slurm/merge.sbatch"
+    report+=("$1 $(sum "$times/$1.time") s (wall $(awk '{print $3}' "$times/$1.time") s)")
+}
+copies=${PLANET_COPY_TASKS:-4}
+if ((copies > 0)); then
+    PLANET_COPY_TASKS=$copies stage layout
+    seq 0 $((copies - 1)) | PLANET_MERGE_STAGE=copy xargs -P "${PLANET_PARALLEL:-$(nproc)}" -I{} \
+        env JOB_COMPLETION_INDEX={} /usr/bin/time -f '%U %S' -o "$times/copy-{}.time" "$here/slurm/merge.sbatch"
+    report+=("copy ($copies tasks) $(sum "$times"/copy-*.time) s")
+    stage commit
+else
+    stage whole
+fi
 echo "local-waves: CPU: $(IFS=,; echo "${report[*]}" | sed 's/,/, /g')"
 sum "$times"/*.time
 echo

@@ -3,7 +3,8 @@
 # loopback (munged, slurmctld, slurmd with their own config in a temporary
 # directory, no systemd), submits the project's own scripts (slurm/submit.sh:
 # a job digesting the inputs, an array of 4 shard tasks, one dependent array per wave of the
-# levels above them and a merge job that lays out), and `cmp`s the pack
+# levels above them and the merge in stages: a layout job, an array of 3 copy
+# tasks and a commit job), and `cmp`s the pack
 # with a single-process bake of the same inputs. Then it cancels one shard
 # task mid-run (scancel), checks that nothing that looks like a shard was
 # left, re-submits that one task, and checks the shard and the re-merged
@@ -12,13 +13,15 @@
 #
 # Then the same for one task of the first wave above the shards: cancelled
 # mid-run, re-submitted alone, its wave file and the re-merged pack the same
-# bytes.
+# bytes. Then the same for one copy task of the merge: cancelled mid-run,
+# the commit refusing while its range is not done, re-submitted alone, and
+# the committed pack the same bytes.
 #
 # usage: slurm_test.sh PLANET_BAKE DEM WORKDIR [BAKE FLAGS...]
 # Needs root and Debian's slurm-wlm and munge (tools/deps.sh installs them).
 set -euo pipefail
 if (($# < 3)); then
-    sed -n '2,13p' "$0" >&2
+    sed -n '2,22p' "$0" >&2
     exit 2
 fi
 bake=$(realpath "$1")
@@ -177,11 +180,17 @@ export PLANET_BAKE=$bake
 # The inputs are read whole once, by a first job; the shards sample them.
 export PLANET_INPUTS_DIGEST=$work/inputs.digest.json
 rm -f "$PLANET_INPUTS_DIGEST"
+export PLANET_COPY_TASKS=3
 read -r -a jobs < <("$here/slurm/submit.sh" 4 "$shards" "$work/merged.planetpack" "$dem" "${flags[@]}")
-array=${jobs[0]} merge=${jobs[-1]} waves=("${jobs[@]:1:${#jobs[@]}-2}")
-echo "slurm_test: array job $array (4 shards), wave jobs ${waves[*]}, merge job $merge"
-((${#waves[@]} == $("$bake" --wave-plan 4 | wc -w))) || { echo "slurm_test: not one array per wave" >&2; exit 1; }
+wave_count=$("$bake" --wave-plan 4 | wc -w)
+array=${jobs[0]} merge=${jobs[-1]} waves=("${jobs[@]:1:wave_count}") merges=("${jobs[@]:1+wave_count}")
+echo "slurm_test: array job $array (4 shards), wave jobs ${waves[*]}, merge jobs ${merges[*]} (layout, copy, commit)"
+((${#jobs[@]} == 1 + wave_count + 3)) || { echo "slurm_test: not one array per wave and three merge stages: ${jobs[*]}" >&2; exit 1; }
 for job in "${jobs[@]}"; do wait_job "$job"; done
+for task in 0 1 2; do
+    grep -q "done: copy task $task of" "$cluster/jobs/planet-copy-${merges[1]}_$task.log" ||
+        { echo "slurm_test: copy task $task did not report its range:" >&2; cat "$cluster"/jobs/planet-copy-*.log >&2; exit 1; }
+done
 # The waves baked every level above the shards: the merge filtered none.
 grep -q ", 0 filtered here); verified" "$cluster/jobs/planet-merge-$merge.log" ||
     { echo "slurm_test: the merge filtered tiles itself:" >&2; cat "$cluster/jobs/planet-merge-$merge.log" >&2; exit 1; }
@@ -227,3 +236,48 @@ merge=$(sbatch --parsable --export=ALL --chdir="$cluster/jobs" "$here/slurm/merg
 wait_job "$merge"
 cmp "$work/single.planetpack" "$work/merged.planetpack"
 echo "slurm_test: the re-submitted wave task and the re-merged pack are byte-identical"
+
+# --- 4. cancel copy task 1 of a merge in stages mid-run, re-submit it alone ---
+rm -f "$work/merged.planetpack"
+# stage_job STAGE [SBATCH OPTIONS...]: submits one merge stage, prints its job id.
+stage_job() {
+    local stage=$1
+    shift
+    local job
+    job=$(PLANET_MERGE_STAGE=$stage sbatch --parsable --export=ALL --chdir="$cluster/jobs" "$@" "$here/slurm/merge.sbatch")
+    echo "${job%%;*}"
+}
+layout=$(stage_job layout --output=planet-layout-%j.log)
+wait_job "$layout"
+copies=$(stage_job copy --array=0,2 --output=planet-copy-%A_%a.log)
+wait_job "$copies"
+slow=$(PLANET_DELAY_PER_TILE_MS=100 stage_job copy --array=1 --output=planet-copy-%A_%a.log)
+# Its first chunk written: surely mid-run (the hook then sleeps 0.1 s a tile).
+for _ in $(seq 600); do
+    grep -qs "copying range 1 of" "$cluster/jobs/planet-copy-${slow}_1.log" && break
+    sleep 0.1
+done
+sleep 1
+scancel "$slow"
+for _ in $(seq 200); do
+    scontrol -o show job "$slow" | grep -qE 'JobState=(CANCELLED|FAILED|COMPLETED)' && break
+    sleep 0.1
+done
+scontrol -o show job "$slow" | grep -q 'JobState=CANCELLED' || { echo "slurm_test: the copy task was not cancelled mid-run" >&2; exit 1; }
+[[ ! -e $work/merged.planetpack.copy-1 ]] || { echo "slurm_test: a cancelled copy task marked its range done" >&2; exit 1; }
+echo "slurm_test: copy task 1 cancelled mid-run; a commit now must refuse"
+refused=$(stage_job commit)
+for _ in $(seq 600); do
+    scontrol -o show job "$refused" | grep -qE 'JobState=(PENDING|RUNNING|CONFIGURING|COMPLETING)' || break
+    sleep 0.1
+done
+scontrol -o show job "$refused" | grep -q 'JobState=FAILED' || { echo "slurm_test: the commit did not refuse a missing copy" >&2; exit 1; }
+grep -q "copy tasks 1 of 3 have not finished" "$cluster/jobs/planet-merge-$refused.log" ||
+    { echo "slurm_test: the commit's refusal does not name task 1:" >&2; cat "$cluster/jobs/planet-merge-$refused.log" >&2; exit 1; }
+[[ ! -e $work/merged.planetpack ]] || { echo "slurm_test: a refused commit put a pack in place" >&2; exit 1; }
+again=$(stage_job copy --array=1 --output=planet-copy-%A_%a.log)
+wait_job "$again"
+commit=$(stage_job commit)
+wait_job "$commit"
+cmp "$work/single.planetpack" "$work/merged.planetpack"
+echo "slurm_test: the re-submitted copy task and the committed pack are byte-identical"

@@ -15,7 +15,8 @@ fn cluster_dir() -> PathBuf {
 }
 
 #[test]
-fn a_slurm_chain_of_shards_waves_and_a_layout_merge_gives_the_single_process_bytes_and_cancelled_tasks_resume_alone() {
+fn a_slurm_chain_of_shards_waves_and_a_merge_in_stages_gives_the_single_process_bytes_and_cancelled_tasks_resume_alone()
+{
     // The cluster script does the work and every check (tools/cluster/
     // slurm_test.sh): a real slurmctld, slurmd and munged on loopback.
     let dir = tempfile::tempdir().unwrap();
@@ -35,6 +36,8 @@ fn a_slurm_chain_of_shards_waves_and_a_layout_merge_gives_the_single_process_byt
     assert!(stdout.contains("re-submitted shard and the re-merged pack are byte-identical"), "{stdout}");
     assert!(stdout.contains("wave 0 task 1 cancelled mid-run"), "{stdout}");
     assert!(stdout.contains("re-submitted wave task and the re-merged pack are byte-identical"), "{stdout}");
+    assert!(stdout.contains("copy task 1 cancelled mid-run"), "{stdout}");
+    assert!(stdout.contains("re-submitted copy task and the committed pack are byte-identical"), "{stdout}");
 }
 
 #[test]
@@ -56,20 +59,26 @@ fn local_waves_runs_every_stage_after_the_shards_to_the_single_process_bytes_and
         let out = shards.join(format!("shard-{i}-of-8.planetshard"));
         run(&["--shard", &format!("{i}/8"), "--out", path_str(&out)]);
     }
-    let out = Command::new("bash")
-        .arg(cluster_dir().join("local-waves.sh"))
-        .args([bake, path_str(&shards), "8"])
-        .env("PLANET_PARALLEL", "2")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "local-waves.sh failed:\n{stdout}\n{stderr}");
-    assert_eq!(std::fs::read(&single).unwrap(), std::fs::read(shards.join("merged.planetpack")).unwrap());
-    assert!(stderr.contains("0 filtered here"), "the merge only laid out: {stderr}");
-    let lines: Vec<&str> = stdout.lines().collect();
-    assert!(lines[0].contains("wave 0 (8 tasks)") && lines[0].contains("wave 2 (1 tasks)"), "{stdout}");
-    let total: f64 = lines.last().unwrap().parse().unwrap_or_else(|_| panic!("a number last: {stdout}"));
-    assert!(total > 0.0, "{stdout}");
+    // The merge in stages (3 copy tasks), then in one process: the same bytes.
+    for (copies, merged, stages) in [("3", "merged.planetpack", "copy (3 tasks)"), ("0", "whole.planetpack", "whole ")]
+    {
+        let out = Command::new("bash")
+            .arg(cluster_dir().join("local-waves.sh"))
+            .args([bake, path_str(&shards), "8", path_str(&shards.join(merged))])
+            .env("PLANET_PARALLEL", "2")
+            .env("PLANET_COPY_TASKS", copies)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "local-waves.sh failed:\n{stdout}\n{stderr}");
+        assert!(std::fs::read(&single).unwrap() == std::fs::read(shards.join(merged)).unwrap(), "{merged}");
+        assert!(stderr.contains("0 filtered here"), "the merge only laid out: {stderr}");
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert!(lines[0].contains("wave 0 (8 tasks)") && lines[0].contains("wave 2 (1 tasks)"), "{stdout}");
+        assert!(lines[0].contains(stages), "{stdout}");
+        let total: f64 = lines.last().unwrap().parse().unwrap_or_else(|_| panic!("a number last: {stdout}"));
+        assert!(total > 0.0, "{stdout}");
+    }
 }
 
 /// The variables a script refuses to run without (`: "${NAME:?...}"`).
@@ -114,15 +123,20 @@ fn var<'a>(env: &'a [(String, String)], name: &str) -> &'a str {
 }
 
 #[test]
-fn the_kubernetes_manifest_is_indexed_jobs_for_shards_and_each_wave_and_a_merge_over_one_shared_volume_running_the_slurm_scripts()
+fn the_kubernetes_manifest_is_indexed_jobs_for_shards_each_wave_and_the_merge_copies_over_one_shared_volume_running_the_slurm_scripts()
  {
     let text = std::fs::read_to_string(cluster_dir().join("k8s/bake.yaml")).unwrap();
     let docs = YamlLoader::load_from_str(&text).expect("the manifest parses as YAML");
     for d in &docs {
         assert_eq!((d["apiVersion"].as_str(), d["kind"].as_str()), (Some("batch/v1"), Some("Job")));
     }
-    let (shards, merge) = (&docs[0], docs.last().unwrap());
-    let waves = &docs[1..docs.len() - 1];
+    let stage_of = |d: &Yaml| d["metadata"]["labels"]["planet.example/stage"].as_str().unwrap().to_owned();
+    let shards = &docs[0];
+    let waves: Vec<&Yaml> = docs.iter().filter(|d| stage_of(d).starts_with("wave-")).collect();
+    let merges: Vec<&Yaml> = docs.iter().filter(|d| stage_of(d).starts_with("merge-")).collect();
+    assert_eq!(merges.iter().map(|d| stage_of(d)).collect::<Vec<_>>(), ["merge-layout", "merge-copy", "merge-commit"]);
+    assert_eq!(docs.len(), 1 + waves.len() + merges.len());
+    let merge = merges[0];
     let spec = &shards["spec"];
     assert_eq!(spec["completionMode"].as_str(), Some("Indexed"));
     let completions = spec["completions"].as_i64().unwrap();
@@ -166,6 +180,21 @@ fn the_kubernetes_manifest_is_indexed_jobs_for_shards_and_each_wave_and_a_merge_
         assert_eq!(wave.claims, shard_claims);
     }
     assert_eq!(var(&merge_env, "PLANET_SHARD_DIR"), var(&shard_env, "PLANET_SHARD_DIR"));
+    // The merge's stages: each runs merge.sbatch on the same parts and pack;
+    // the copy Job has one pod per range the layout cuts.
+    for (job, stage) in merges.iter().zip(["layout", "copy", "commit"]) {
+        let c = container(job);
+        assert!(c.command[0].ends_with("/cluster/slurm/merge.sbatch"), "{:?}", c.command);
+        assert_eq!(var(&c.env, "PLANET_MERGE_STAGE"), stage);
+        for name in ["PLANET_SHARDS", "PLANET_SHARD_DIR", "PLANET_OUT"] {
+            assert_eq!(var(&c.env, name), var(&merge_env, name), "{stage}: {name}");
+        }
+        assert_eq!(c.claims, shard_claims);
+    }
+    let copy = &merges[1]["spec"];
+    assert_eq!(copy["completionMode"].as_str(), Some("Indexed"));
+    let copy_tasks: i64 = var(&merge_env, "PLANET_COPY_TASKS").parse().unwrap();
+    assert_eq!((copy["completions"].as_i64(), copy["parallelism"].as_i64()), (Some(copy_tasks), Some(copy_tasks)));
     // Shards, inputs and pack on the one shared volume.
     assert_eq!(shard_claims, merge_claims);
     let on_volume = |path: &str, mounts: &[String]| mounts.iter().any(|m| path.starts_with(m.as_str()));
@@ -226,7 +255,24 @@ fn the_pods_command_lines_bake_shards_and_waves_and_lay_them_out_to_the_single_p
             pod_in_wave(&mut pod_command("bake-wave.sbatch", Some(j)), wave);
         }
     }
-    pod("merge.sbatch", None);
+    // The merge in stages: the layout pod, two copy pods (in either order), the commit pod.
+    let pod_in_stage =
+        |c: &mut Command, stage: &str| run(c.env("PLANET_MERGE_STAGE", stage).env("PLANET_COPY_TASKS", "2"));
+    pod_in_stage(&mut pod_command("merge.sbatch", None), "layout");
+    // A copy pod killed after its first write (the `merge-copy` crash window) marks nothing done;
+    // run again, it copies its range whole.
+    let killed = pod_command("merge.sbatch", Some(1))
+        .env("PLANET_MERGE_STAGE", "copy")
+        .env("PLANET_ABORT_AT", "merge-copy")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "the crash hook killed the copy");
+    assert!(String::from_utf8_lossy(&killed.stderr).contains("PLANET_ABORT_AT=merge-copy"));
+    assert!(!dir.path().join("merged.planetpack.copy-1").exists(), "a killed copy marked its range done");
+    for k in [1, 0] {
+        pod_in_stage(&mut pod_command("merge.sbatch", Some(k)), "copy");
+    }
+    pod_in_stage(&mut pod_command("merge.sbatch", None), "commit");
     assert_eq!(std::fs::read(&single).unwrap(), std::fs::read(&pack).unwrap(), "merged pack, byte for byte");
 }
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Submits a sharded bake to Slurm: an array of N shard tasks, then one array
 # per wave of the levels above the shards (planet-bake --wave-plan N gives
-# their task counts), each waiting for the one before (afterok), then a merge
-# job that waits for the last wave and only lays out.
-# Prints "ARRAY_JOB_ID WAVE_JOB_ID... MERGE_JOB_ID". It runs
+# their task counts), each waiting for the one before (afterok), then the
+# merge in stages: a layout job, an array of PLANET_COPY_TASKS copy tasks
+# (default 8) and a commit job, each after the one before. With
+# PLANET_COPY_TASKS=0 the merge is one job instead.
+# Prints "ARRAY_JOB_ID WAVE_JOB_ID... MERGE_JOB_ID..." (layout, copy, commit;
+# or the one merge job). It runs
 # `planet-bake --wave-plan N` ($PLANET_BAKE) here first, so planet-bake must run on this host.
 #
 # usage: submit.sh N SHARD_DIR OUT DEM [BAKE FLAGS...]
@@ -17,7 +20,7 @@
 # the merge's in MERGE_SBATCH_ARGS. See docs/CLUSTER.md.
 set -euo pipefail
 if (($# < 4)); then
-    sed -n '2,10p' "$0" >&2
+    sed -n '2,13p' "$0" >&2
     exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,6 +65,24 @@ for w in "${!wave_tasks[@]}"; do
     submitted+=("$previous")
     waves+=("$previous")
 done
-merge=$(sbatch --parsable --export=ALL --dependency="afterok:$previous" --kill-on-invalid-dep=yes \
-    ${merge_args[@]+"${merge_args[@]}"} "$here/merge.sbatch")
-echo "${array} ${waves[*]} ${merge%%;*}"
+# merge_job STAGE [SBATCH OPTIONS...]: one stage of the merge, after the job before.
+merge_job() {
+    local stage=$1
+    shift
+    local job
+    job=$(PLANET_MERGE_STAGE=$stage sbatch --parsable --export=ALL --dependency="afterok:$previous" \
+        --kill-on-invalid-dep=yes ${merge_args[@]+"${merge_args[@]}"} "$@" "$here/merge.sbatch")
+    previous=${job%%;*}
+    submitted+=("$previous")
+    merges+=("$previous")
+}
+merges=()
+export PLANET_COPY_TASKS=${PLANET_COPY_TASKS:-8}
+if ((PLANET_COPY_TASKS > 0)); then
+    merge_job layout --job-name=planet-layout --output=planet-layout-%j.log
+    merge_job copy --job-name=planet-copy --array="0-$((PLANET_COPY_TASKS - 1))" --output=planet-copy-%A_%a.log
+    merge_job commit
+else
+    merge_job whole
+fi
+echo "${array} ${waves[*]} ${merges[*]}"
