@@ -11,7 +11,10 @@
 //! tiles. Parts are runs of consecutive subtree roots in key order (a
 //! Hilbert curve per face, so a part is a compact patch of ground), cut
 //! where the estimated work (below) crosses `i/N` of the whole, so every
-//! part gets at least one subtree.
+//! part gets at least one subtree. A global set is cut on whole units
+//! above the roots, at least 64 a part (`unit_depth`), a heavy unit cut
+//! finer (`for_each_unit`): every process plans from a few hundred
+//! thousand units at most, not from every root.
 //!
 //! **Estimated work**, in integer units so every process computes the same
 //! plan to the bit: per tile, its stored samples plus the source pixels
@@ -46,7 +49,8 @@ pub(crate) struct ShardPlan {
     pub(crate) count: u32,
     /// The first root key of each part, ascending; part `i` holds the roots
     /// with keys in `starts[i]..starts[i + 1]` (the first part from key 0,
-    /// the last to the end of the depth).
+    /// the last to the end of the depth). A global set's parts start on whole
+    /// units above the root depth (`unit_depth`).
     pub(crate) starts: Vec<u64>,
     /// Estimated work of each part (see the module comment).
     pub(crate) work: Vec<u64>,
@@ -126,33 +130,80 @@ pub(crate) fn tile_set_digest(tiles: &TileSet) -> Result<[u8; 32], BakeError> {
     Ok(h.finalize().into())
 }
 
-/// Calls `each` with every subtree root at `root_depth` of `tiles`, in key
-/// order, and its subtree's estimated work: the root's own and that of
-/// every tile of the set below it. The set is walked once per depth in
+/// The depth of the plan's units: parts are runs of whole subtrees at this
+/// depth. A global set's units lie above the root depth where the sphere
+/// has at least 64 of them per part (parts then even out within about a
+/// unit's work, a sixty-fourth of a part), so every process plans from
+/// `6 x 4^c` units, about `256 x N` at most, not from every subtree root
+/// (25 M at the 30 m Earth's depth 11). A regional set's units are its
+/// roots: its coverage, not the sphere, says where its work lies.
+fn unit_depth(tiles: &TileSet, root_depth: u8, count: u32) -> u8 {
+    match tiles {
+        TileSet::Global { .. } => {
+            (1..=root_depth).find(|&c| 6u64 << (2 * u32::from(c)) >= 64 * u64::from(count)).unwrap_or(root_depth)
+        }
+        TileSet::Listed { .. } => root_depth,
+    }
+}
+
+/// Calls `each` with every unit of the plan, in key order: the key of its
+/// first subtree root at `root_depth` and the estimated work of its
+/// subtrees, that of every tile of the set at or below `root_depth` under
+/// it, at the unit's latitude. A global set's units are its tiles at
+/// `unit_depth`, each heavier than a 256th of a part's share cut
+/// into its four children again and again, down to the roots at most: a
+/// geographic raster's polar tiles read far more pixels (1 / cos
+/// latitude), and a unit that held a pole's work whole would weigh down
+/// its part. A listed set's units are its roots, walked once per depth in
 /// step (a subtree's tiles at each depth are one run of keys), so nothing
-/// is held per root. A tile whose root is not in the set (a regional set
+/// is held per root; a tile whose root is not in the set (a regional set
 /// can hold a child whose parent's lattice missed the data) counts for no
 /// part's work.
-fn for_each_subtree(
+fn for_each_unit(
     body: &Body,
     tiles: &TileSet,
-    root_depth: u8,
+    (root_depth, unit_depth, count): (u8, u8, u32),
     model: &WorkModel,
     mut each: impl FnMut(u64, u64),
 ) -> Result<(), BakeError> {
     let deepest = tiles.per_depth().len().saturating_sub(1) as u8;
     if let TileSet::Global { .. } = tiles {
-        // Every root's subtree is whole: 4^(d-k) tiles at each depth d,
-        // each of one integer work, the sum the walk below would make.
-        for root in tiles.depth(root_depth) {
-            let root = root?;
-            let cos = cos_latitude(root);
-            let work =
-                (root_depth..=deepest).map(|d| model.tile_work(body, d, cos) << (2 * u32::from(d - root_depth))).sum();
-            each(root.key().raw(), work);
+        // Every unit's subtrees are whole: 4^(d-u) tiles at each depth d,
+        // each of one integer work, in closed form.
+        let work_of = |unit: TileAddress| -> u64 {
+            let cos = cos_latitude(unit);
+            (root_depth..=deepest).map(|d| model.tile_work(body, d, cos) << (2 * u32::from(d - unit.depth()))).sum()
+        };
+        let mut whole = 0u128;
+        for unit in tiles.depth(unit_depth) {
+            whole += u128::from(work_of(unit?));
+        }
+        let limit = u64::try_from(whole / (256 * u128::from(count))).unwrap_or(u64::MAX);
+        let mut stack = Vec::new();
+        for unit in tiles.depth(unit_depth) {
+            stack.push(unit?);
+            while let Some(unit) = stack.pop() {
+                let work = work_of(unit);
+                match unit.children().filter(|_| work > limit && unit.depth() < root_depth) {
+                    Some(mut children) => {
+                        // Popped in key order.
+                        children.sort_by_key(|c| std::cmp::Reverse(c.key()));
+                        stack.extend(children);
+                    }
+                    None => {
+                        let raw = unit.key().raw();
+                        let shift = 2 * u32::from(root_depth - unit.depth());
+                        each(
+                            (u64::from(root_depth) << 59) | (raw & (7 << 56)) | ((raw & ((1 << 56) - 1)) << shift),
+                            work,
+                        );
+                    }
+                }
+            }
         }
         return Ok(());
     }
+    debug_assert_eq!(unit_depth, root_depth, "a listed set is planned by its roots");
     let mut below: Vec<_> = (root_depth + 1..=deepest).map(|d| (d, tiles.depth(d).peekable())).collect();
     for root in tiles.depth(root_depth) {
         let root = root?;
@@ -188,6 +239,19 @@ impl ShardPlan {
         count: u32,
         model: &WorkModel,
     ) -> Result<ShardPlan, BakeError> {
+        ShardPlan::with_units(body, tiles, (root_depth, unit_depth(tiles, root_depth, count)), count, model)
+    }
+
+    /// [`ShardPlan::new`] on units at `depths.1` (the roots' depth
+    /// `depths.0` or above; a listed set's must be its roots).
+    fn with_units(
+        body: &Body,
+        tiles: &TileSet,
+        depths: (u8, u8),
+        count: u32,
+        model: &WorkModel,
+    ) -> Result<ShardPlan, BakeError> {
+        let root_depth = depths.0;
         if root_depth == 0 {
             return Err(BakeError::Options(
                 "--shard: this bake's data depth is 0 (its six face tiles are the whole bake); bake it in one process"
@@ -201,15 +265,19 @@ impl ShardPlan {
             )));
         }
         // Integer sums: the same in any order, on any machine.
-        let mut whole = 0u128;
-        for_each_subtree(body, tiles, root_depth, model, |_, w| whole += u128::from(w))?;
+        let (mut whole, mut units) = (0u128, 0u128);
+        let depths = (depths.0, depths.1, count);
+        for_each_unit(body, tiles, depths, model, |_, w| {
+            whole += u128::from(w);
+            units += 1;
+        })?;
         let whole = whole.max(1);
-        let (n, r) = (u128::from(count), u128::from(roots));
+        let (n, r) = (u128::from(count), units);
         let mut starts = vec![0u64; count as usize];
         let mut part_work = vec![0u64; count as usize];
         let (mut j, mut before, mut previous) = (0u128, 0u128, 0u128);
-        for_each_subtree(body, tiles, root_depth, model, |key, w| {
-            // The part holding this root's middle, kept monotone, one step
+        for_each_unit(body, tiles, depths, model, |key, w| {
+            // The part holding this unit's middle, kept monotone, one step
             // at a time, and leaving enough roots for the parts after it.
             let ideal = ((2 * before + u128::from(w)) * n / (2 * whole)).min(n - 1);
             let part = ideal.clamp(previous, previous + u128::from(j > 0)).max((n + j).saturating_sub(r)).min(j);
@@ -251,6 +319,19 @@ impl ShardPlan {
         };
         self.part_of_root(root.key().raw())
     }
+}
+
+/// The shard plan of a global set of `depth` cut `shards` ways at roots
+/// of that depth (every tile a root, as a 30 m Earth's data depth 11
+/// makes them), planned by units as every shard plans it, or by every
+/// root (`by_roots`, the plan before units): for `examples/plan_cost.rs`,
+/// which times it. Returns the parts' estimated work.
+#[doc(hidden)]
+pub fn global_plan_for_bench(depth: u8, shards: u32, by_roots: bool) -> Result<Vec<u64>, BakeError> {
+    let tiles = TileSet::Global { depth };
+    let units = if by_roots { depth } else { unit_depth(&tiles, depth, shards) };
+    let model = WorkModel { rasters: [(30.0, true), (0.0, false)], raster_count: 1 };
+    Ok(ShardPlan::with_units(&Body::earth(), &tiles, (depth, units), shards, &model)?.work)
 }
 
 #[cfg(test)]
@@ -336,7 +417,13 @@ mod tests {
         let listed = TileSet::listed(&global.to_vec().unwrap());
         for count in [1, 5, 24] {
             let fast = ShardPlan::new(&body, &global, 3, count, &MODEL).unwrap();
-            assert_eq!(fast, ShardPlan::new(&body, &listed, 3, count, &MODEL).unwrap(), "{count} parts");
+            let walked = ShardPlan::new(&body, &listed, 3, count, &MODEL).unwrap();
+            if unit_depth(&global, 3, count) == 3 {
+                assert_eq!(fast, walked, "{count} parts");
+            } else {
+                // Planned by units above the roots: the work at their latitudes.
+                assert_eq!((fast.total_tiles, fast.tile_set_digest), (walked.total_tiles, walked.tile_set_digest));
+            }
             for part in 0..count as usize {
                 let end = fast.starts.get(part + 1).copied().unwrap_or(u64::MAX);
                 let generated: Vec<TileAddress> = global.global_subtrees(3, fast.starts[part]..end).unwrap().collect();
@@ -350,6 +437,44 @@ mod tests {
             }
         }
         assert!(listed.global_subtrees(3, 0..u64::MAX).is_none());
+    }
+
+    /// A global set is planned by whole units above its roots, 64 or more
+    /// a part: a 1,000-shard plan of the 30 m Earth (25 M roots at depth
+    /// 11) reads 98,304 units; parts still cover every subtree once, start
+    /// on units, and even out.
+    #[test]
+    fn a_global_set_is_planned_by_units_above_its_roots() {
+        assert_eq!(unit_depth(&global(11), 11, 1000), 7);
+        // The 30 m Earth cut 1,000 ways at 30 m pixels: a fraction of its
+        // 25 M roots visited, polar units cut finer, parts within 2%.
+        let model = WorkModel { rasters: [(30.0, true), (0.0, false)], raster_count: 1 };
+        let mut units = 0u64;
+        for_each_unit(&Body::earth(), &global(11), (11, 7, 1000), &model, |_, _| units += 1).unwrap();
+        assert!((98_304..1_000_000).contains(&units), "{units} units");
+        let plan = ShardPlan::new(&Body::earth(), &global(11), 11, 1000, &model).unwrap();
+        let (lo, hi) = (plan.work.iter().min().unwrap(), plan.work.iter().max().unwrap());
+        assert!((*hi as f64) < 1.02 * *lo as f64, "work from {lo} to {hi}");
+        assert_eq!(unit_depth(&global(11), 11, 1), 2);
+        assert_eq!(unit_depth(&global(3), 3, 96), 3, "never below the roots");
+        let listed = TileSet::listed(&global(3).to_vec().unwrap());
+        assert_eq!(unit_depth(&listed, 3, 1), 3, "a regional set is planned by its roots");
+        let body = Body::earth();
+        let set = global(6);
+        let tiles = set.to_vec().unwrap();
+        for count in [2, 3, 5] {
+            let c = unit_depth(&set, 5, count);
+            assert!(c < 5, "{count}: {c}");
+            let plan = ShardPlan::new(&body, &set, 5, count, &MODEL).unwrap();
+            let mut per_part = vec![0u64; count as usize];
+            for t in tiles.iter().filter(|t| t.depth() >= 5) {
+                per_part[plan.part_of(*t) as usize] += 1;
+                assert_eq!(plan.part_of(*t), plan.part_of(t.ancestor_at(5).unwrap()));
+            }
+            assert_eq!(per_part.iter().sum::<u64>(), 6 * (1 << 10) + 6 * (1 << 12));
+            let (lo, hi) = (plan.work.iter().min().unwrap(), plan.work.iter().max().unwrap());
+            assert!((*hi as f64) < 1.1 * *lo as f64, "{count}: work {:?}", plan.work);
+        }
     }
 
     #[test]
