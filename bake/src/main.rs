@@ -112,15 +112,15 @@ struct Cli {
     /// With --merge: lay the pack out for M copy tasks instead of merging whole (the first
     /// stage of a merge on many nodes): its index in PACK.tmp, the tasks' ranges in PACK.layout.
     /// Then --copy K for each K below M, anywhere, then --commit.
-    #[arg(long, value_name = "M", requires = "merge", conflicts_with_all = ["wave", "copy", "commit", "resume"], value_parser = clap::value_parser!(u32).range(1..=65536))]
+    #[arg(long, value_name = "M", requires = "merge", conflicts_with_all = ["wave", "copy", "commit", "resume", "memory"], value_parser = clap::value_parser!(u32).range(1..=65536))]
     copy_tasks: Option<u32>,
     /// With --merge: copy range K of a pack laid out with --copy-tasks (a Slurm array index, a
     /// Kubernetes completion index), read it back and mark it done. Run again alone if killed.
-    #[arg(long, value_name = "K", requires = "merge", conflicts_with_all = ["wave", "commit", "resume"])]
+    #[arg(long, value_name = "K", requires = "merge", conflicts_with_all = ["wave", "commit", "resume", "memory"])]
     copy: Option<u32>,
     /// With --merge: once every copy task is done, check the laid-out pack's every rule, record
     /// its detail law and rename it to --out.
-    #[arg(long, requires = "merge", conflicts_with_all = ["wave", "resume"])]
+    #[arg(long, requires = "merge", conflicts_with_all = ["wave", "resume", "memory"])]
     commit: bool,
     /// Print the tasks of each wave of a bake cut into N shards, first wave first, space
     /// separated (what a scheduler submits), and exit.

@@ -83,6 +83,12 @@ pub fn merge(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeRepo
     use crate::merge_stages::{commit, copy, lay_out};
     crate::limits::check_jobs(options.jobs)?;
     refuse_writing_over_a_shard(options)?;
+    if options.resume && options.stage != MergeStage::Whole {
+        return Err(BakeError::Options(
+            "a merge in stages is run again, not resumed: a copy task copies its range whole, a layout starts afresh"
+                .into(),
+        ));
+    }
     crate::limits::in_pool(options.jobs, || match options.stage {
         MergeStage::Whole => merge_in_pool(options, progress),
         MergeStage::LayOut { copy_tasks } => lay_out(options, copy_tasks, progress),

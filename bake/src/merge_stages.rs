@@ -21,7 +21,8 @@ use std::time::Instant;
 
 use planet_terrain::TileAddress;
 use planet_terrain::ground::LawSummary;
-use planet_terrain::pack::{CopyRange, Pack, PackWriter, TileParts, WriteSummary};
+use planet_terrain::pack::writer::sibling;
+use planet_terrain::pack::{CopyRange, Pack, PackWriter, TileParts};
 use serde::{Deserialize, Serialize};
 
 use crate::audit::FileBytes;
@@ -88,12 +89,6 @@ pub(crate) struct CopyReport {
     pub(crate) seconds: f64,
 }
 
-fn sibling(out: &Path, suffix: &str) -> PathBuf {
-    let mut name = out.file_name().unwrap_or_default().to_owned();
-    name.push(suffix);
-    out.with_file_name(name)
-}
-
 fn layout_path(out: &Path) -> PathBuf {
     sibling(out, ".layout")
 }
@@ -153,13 +148,19 @@ fn part_records(parts: &Parts) -> Vec<PartRecord> {
     records
 }
 
-/// The parts given to a copy task or the commit must be the layout's.
+/// The parts given to a copy task or the commit must be the layout's; the
+/// first that differs is named.
 fn check_same_parts(layout: &Layout, parts: &Parts, out: &Path) -> Result<(), BakeError> {
-    if part_records(parts) == layout.parts {
-        return Ok(());
-    }
+    let given = part_records(parts);
+    let describe = |r: &PartRecord| format!("{} ({} tiles, {} bytes)", r.name, r.tiles, r.bytes);
+    let not_in = |a: &[PartRecord], b: &[PartRecord]| a.iter().find(|r| !b.contains(r)).map(describe);
+    let difference = match (not_in(&given, &layout.parts), not_in(&layout.parts, &given)) {
+        (None, None) => return Ok(()),
+        (Some(extra), _) => format!("{extra} is not one of them"),
+        (None, Some(missing)) => format!("{missing} is not given"),
+    };
     Err(BakeError::ShardSet(format!(
-        "the parts given are not the {} files {} was laid out from (by name, tile count and length); give the same shard and wave files",
+        "the parts given are not the {} files {} was laid out from: {difference}; give the same shard and wave files",
         layout.parts.len(),
         out.display()
     )))
@@ -195,6 +196,8 @@ pub(crate) fn lay_out(
     remove_records(out)?;
     progress.stage(&format!("laying out {} for {copy_tasks} copy tasks", out.display()));
     let sources: Vec<&dyn TileParts> = parts.all().map(|s| &s.pack as &dyn TileParts).collect();
+    // `laid` holds the journal's lock until the ranges are recorded: no copy
+    // task or commit reads a layout record that is not this file's.
     let laid = writer.lay_out(&sources, copy_tasks)?;
     let nonce = format!(
         "{:016x}{:08x}",
@@ -208,9 +211,10 @@ pub(crate) fn lay_out(
         file_length: laid.summary.file_length,
         payload_bytes: laid.summary.payload_bytes,
         parts: part_records(&parts),
-        ranges: laid.ranges,
+        ranges: laid.ranges.clone(),
     };
     write_record(&layout_path(out), &layout)?;
+    drop(laid);
     let report = LayoutReport {
         out: out.display().to_string(),
         tiles: layout.tiles,
@@ -222,38 +226,43 @@ pub(crate) fn lay_out(
     Ok(BakeReport::new(Report::MergeLayout(report)))
 }
 
-/// Removes the layout record and every copy marker beside `out`.
+/// Removes every copy marker beside `out` (and the temporary file of one
+/// whose writer died), then the layout record: the record last, so a
+/// cleanup cut short leaves markers only beside a record that names them.
 fn remove_records(out: &Path) -> Result<(), BakeError> {
     let dir = planet_terrain::pack::writer::scratch_dir(out);
     let prefix = format!("{}.copy-", out.file_name().unwrap_or_default().to_string_lossy());
     let listing = std::fs::read_dir(dir).map_err(io_error(dir, "listing the merge's copy markers"))?;
+    let remove = |path: &Path, doing| match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, doing)(e)),
+        _ => Ok(()),
+    };
     for entry in listing {
         let entry = entry.map_err(io_error(dir, "listing the merge's copy markers"))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let task = name.strip_prefix(&prefix).filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
-        if task.is_some() {
-            std::fs::remove_file(entry.path())
-                .map_err(io_error(&entry.path(), "removing an earlier layout's copy marker"))?;
+        let task = name.strip_prefix(&prefix).map(|t| t.strip_suffix(".partial").unwrap_or(t));
+        if task.is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())) {
+            remove(&entry.path(), "removing a copy marker")?;
         }
     }
     let layout = layout_path(out);
-    match std::fs::remove_file(&layout) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(&layout, "removing the merge's layout")(e)),
-        _ => Ok(()),
-    }
+    remove(&planet_cli::fs::partial_path(&layout), "removing the merge's layout")?;
+    remove(&layout, "removing the merge's layout")
 }
 
 /// `--copy K`: task K's range of `PACK.tmp`, then its marker.
 pub(crate) fn copy(options: &MergeOptions, task: u32, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
     let out = &options.out;
+    // Shared, held to the end: no layout or commit runs while this copies.
+    let _lock = planet_terrain::pack::lock_for_copy(out)?;
     let layout = read_layout(out)?;
     let Some(range) = layout.ranges.get(task as usize) else {
         return Err(BakeError::Options(format!(
             "--copy {task}: {} was laid out for {} copy tasks (0 to {})",
             out.display(),
             layout.ranges.len(),
-            layout.ranges.len() - 1
+            layout.ranges.len().saturating_sub(1)
         )));
     };
     let parts = open_parts(options, progress)?;
@@ -292,65 +301,93 @@ fn unfinished_tasks(out: &Path, layout: &Layout) -> Vec<u32> {
 pub(crate) fn commit(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
     let out = &options.out;
-    let layout = read_layout(out)?;
     let parts = open_parts(options, progress)?;
+    if let Some(report) = finish_cleanup(options, &parts, started)? {
+        return Ok(report);
+    }
+    // Locked first: every copy task has stopped and no layout can start, so
+    // the record and the markers read next are this `PACK.tmp`'s.
+    let assembled = planet_terrain::pack::take_up_copied(out)?;
+    let layout = read_layout(out)?;
     check_same_parts(&layout, &parts, out)?;
-    let unfinished = unfinished_tasks(out, &layout);
-    if !unfinished.is_empty() {
-        let list: Vec<String> = unfinished.iter().map(u32::to_string).collect();
+    check_copies_done(out, &layout)?;
+    let path = assembled.path().to_owned();
+    let summary = assembled.summary();
+    if (summary.tiles, summary.file_length) != (layout.tiles, layout.file_length) {
         return Err(BakeError::ShardSet(format!(
-            "{}: copy tasks {} of {} have not finished (no marker {} of this layout); run them with --copy K, then commit",
-            out.display(),
-            list.join(", "),
-            layout.ranges.len(),
-            marker_path(out, unfinished[0]).display()
+            "{}: holds {} tiles in {} bytes, not the {} tiles in {} bytes {} records; lay it out again",
+            path.display(),
+            summary.tiles,
+            summary.file_length,
+            layout.tiles,
+            layout.file_length,
+            layout_path(out).display()
         )));
     }
-    if let Some(pack) = committed_already(out, &layout) {
-        // Killed after the rename: the pack is in place; finish the cleanup.
-        let _ = std::fs::remove_file(planet_terrain::pack::partial_path(out));
-        remove_records(out)?;
-        let law = pack
-            .header()
-            .detail
-            .ok_or_else(|| BakeError::ShardSet(format!("{}: records no detail law", out.display())))?;
-        return Ok(commit_report(options, &parts, &layout, law, started, 0.0));
-    }
-    let summary =
-        WriteSummary { tiles: layout.tiles, file_length: layout.file_length, payload_bytes: layout.payload_bytes };
-    let assembled = planet_terrain::pack::take_up_copied(out, summary)?;
     let verify_started = Instant::now();
-    let path = assembled.path().to_owned();
     progress.stage(&format!("verifying {}: every rule (each range was read back by its copy task)", path.display()));
-    let verified = Pack::adopt(Box::new(FileBytes::open(&path)?))
+    Pack::adopt(Box::new(FileBytes::open(&path)?))
         .and_then(|p| {
             p.verify_batched(&mut |done, total| progress.tiles(done as usize, total as usize), &|_, _| Ok(()))
         })
         .map_err(|e| e.in_file(&path))?;
-    if verified.tiles != layout.tiles || verified.payload_bytes != layout.payload_bytes {
-        return Err(BakeError::ShardSet(format!(
-            "{}: holds {} tiles and {} payload bytes, its layout {} and {}",
-            path.display(),
-            verified.tiles,
-            verified.payload_bytes,
-            layout.tiles,
-            layout.payload_bytes
-        )));
-    }
-    let detail_law = crate::full::record_detail_law(&assembled, progress)?;
+    // A commit killed after recording the law, before the rename, left it
+    // in the header: measured from these very bytes, so it stands.
+    let detail_law = match Pack::open_unmapped(&path)?.header().detail {
+        Some(law) => law,
+        None => crate::full::record_detail_law(&assembled, progress)?,
+    };
     let verify_seconds = verify_started.elapsed().as_secs_f64();
+    planet_terrain::pack::crash::abort_point("bake-rename");
     assembled.commit()?;
     remove_records(out)?;
     Ok(commit_report(options, &parts, &layout, detail_law, started, verify_seconds))
+}
+
+/// Refuses, naming them, while any copy task has not marked its range of
+/// this layout done.
+fn check_copies_done(out: &Path, layout: &Layout) -> Result<(), BakeError> {
+    let unfinished = unfinished_tasks(out, layout);
+    if unfinished.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = unfinished.iter().map(u32::to_string).collect();
+    Err(BakeError::ShardSet(format!(
+        "{}: copy tasks {} of {} have not finished (no marker {} of this layout); run them with --copy K, then commit",
+        out.display(),
+        list.join(", "),
+        layout.ranges.len(),
+        marker_path(out, unfinished[0]).display()
+    )))
+}
+
+/// A commit killed after its rename, run again: the pack its layout
+/// describes is in place, so the journal and the records go and the
+/// commit reports it.
+fn finish_cleanup(options: &MergeOptions, parts: &Parts, started: Instant) -> Result<Option<BakeReport>, BakeError> {
+    let out = &options.out;
+    if planet_terrain::pack::tmp_path(out).exists() || !layout_path(out).exists() {
+        return Ok(None);
+    }
+    let layout = read_layout(out)?;
+    let Some(pack) = committed_already(out, &layout) else { return Ok(None) };
+    let journal = planet_terrain::pack::partial_path(out);
+    match std::fs::remove_file(&journal) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(io_error(&journal, "removing the journal")(e));
+        }
+        _ => {}
+    }
+    remove_records(out)?;
+    let law =
+        pack.header().detail.ok_or_else(|| BakeError::ShardSet(format!("{}: records no detail law", out.display())))?;
+    Ok(Some(commit_report(options, parts, &layout, law, started, 0.0)))
 }
 
 /// The pack at `out` when it is the one `layout` laid out, committed by a
 /// commit killed before its cleanup: `PACK.tmp` gone, the same tile count
 /// and length, and every rule holds.
 fn committed_already(out: &Path, layout: &Layout) -> Option<Pack> {
-    if planet_terrain::pack::tmp_path(out).exists() {
-        return None;
-    }
     let pack = Pack::open_unmapped(out).ok()?;
     let same = pack.tile_count() == layout.tiles && pack.file_length() == layout.file_length;
     (same && pack.verify_batched(&mut |_, _| {}, &|_, _| Ok(())).is_ok()).then_some(pack)

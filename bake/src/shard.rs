@@ -461,19 +461,27 @@ mod tests {
         assert_eq!(unit_depth(&listed, 3, 1), 3, "a regional set is planned by its roots");
         let body = Body::earth();
         let set = global(6);
-        let tiles = set.to_vec().unwrap();
+        // A projected raster's work is nearly even over the sphere: every
+        // unit at `c` is past a 256th of a part's share and is cut once, no
+        // further, so parts start on whole units of depth c + 1.
+        let projected = WorkModel { rasters: [(1000.0, false), (0.0, false)], raster_count: 1 };
         for count in [2, 3, 5] {
             let c = unit_depth(&set, 5, count);
-            assert!(c < 5, "{count}: {c}");
-            let plan = ShardPlan::new(&body, &set, 5, count, &MODEL).unwrap();
-            let mut per_part = vec![0u64; count as usize];
-            for t in tiles.iter().filter(|t| t.depth() >= 5) {
-                per_part[plan.part_of(*t) as usize] += 1;
-                assert_eq!(plan.part_of(*t), plan.part_of(t.ancestor_at(5).unwrap()));
+            assert!(c < 4, "{count}: {c}");
+            let roots_per_unit = 1u64 << (2 * (5 - u32::from(c) - 1));
+            for model in [&projected, &MODEL] {
+                let plan = ShardPlan::new(&body, &set, 5, count, model).unwrap();
+                let (lo, hi) = (plan.work.iter().min().unwrap(), plan.work.iter().max().unwrap());
+                assert!((*hi as f64) < 1.1 * *lo as f64, "{count}: work {:?}", plan.work);
+                if std::ptr::eq(model, &projected) {
+                    let index = |key: u64| key & ((1 << 56) - 1);
+                    assert!(
+                        plan.starts.iter().all(|&s| index(s) % roots_per_unit == 0),
+                        "{count}: starts {:?} on units of {roots_per_unit} roots",
+                        plan.starts
+                    );
+                }
             }
-            assert_eq!(per_part.iter().sum::<u64>(), 6 * (1 << 10) + 6 * (1 << 12));
-            let (lo, hi) = (plan.work.iter().min().unwrap(), plan.work.iter().max().unwrap());
-            assert!((*hi as f64) < 1.1 * *lo as f64, "{count}: work {:?}", plan.work);
         }
     }
 

@@ -3,7 +3,7 @@
 # this machine, every stage a separate process as a scheduler runs it: the
 # inputs' digest manifest (one process), the N shards, the waves above them
 # and the merge in stages: layout, copy tasks, commit
-# (tools/cluster/local-waves.sh, PLANET_COPY_TASKS copy tasks, default 4; the
+# (tools/cluster/local-waves.sh, COPIES copy tasks, default 4; the
 # one-process merge of the same parts is run and printed too), every process
 # with --jobs 1 like the single-process bake it is compared with. They run
 # PARALLEL at a time (default 1): this VM's two vCPUs share one core, and
@@ -45,6 +45,9 @@ cpu() { awk '{printf "%.1f", $2 + $3}' "$1"; }
 wall() { awk '{printf "%.1f", $1}' "$1"; }
 
 parallel=${PARALLEL:-1}
+# The merge's copy tasks (the table reads the staged merge's lines).
+copies=${COPIES:-4}
+((copies > 0)) || { echo "shard_scaling: COPIES must be at least 1" >&2; exit 2; }
 rm -f "$out/single.planetpack"
 /usr/bin/time -f '%e %U %S %M' -o "$out/single.time" "$bake" "${common[@]}" --jobs 1 \
     --out "$out/single.planetpack" 2>"$out/single.log"
@@ -66,7 +69,7 @@ for n in "${counts[@]}"; do
     shards_wall=$(echo "$(date +%s.%N) - $start" | bc)
     shards_cpu=$(cat "$dir"/shard-*.time | awk '{s += $2 + $3} END {printf "%.1f", s}')
     start=$(date +%s.%N)
-    PLANET_PARALLEL=$parallel PLANET_JOBS=1 tools/cluster/local-waves.sh "$bake" "$dir" "$n" >"$dir/waves.out" 2>"$dir/waves.log"
+    PLANET_PARALLEL=$parallel PLANET_JOBS=1 PLANET_COPY_TASKS=$copies tools/cluster/local-waves.sh "$bake" "$dir" "$n" >"$dir/waves.out" 2>"$dir/waves.log"
     after_wall=$(echo "$(date +%s.%N) - $start" | bc)
     after_cpu=$(tail -1 "$dir/waves.out")
     # The merge's single-node stages (layout, commit) and its copy tasks.

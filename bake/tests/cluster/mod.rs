@@ -272,7 +272,26 @@ fn the_pods_command_lines_bake_shards_and_waves_and_lay_them_out_to_the_single_p
     for k in [1, 0] {
         pod_in_stage(&mut pod_command("merge.sbatch", Some(k)), "copy");
     }
-    pod_in_stage(&mut pod_command("merge.sbatch", None), "commit");
+    // A commit killed after recording the detail law, before its rename, then after it: each run
+    // again finishes, the second by cleaning up alone.
+    for window in ["bake-rename", "bake-cleanup"] {
+        let killed = pod_command("merge.sbatch", None)
+            .env("PLANET_MERGE_STAGE", "commit")
+            .env("PLANET_ABORT_AT", window)
+            .output()
+            .unwrap();
+        assert!(!killed.status.success(), "{window}: the crash hook killed the commit");
+        assert_eq!(pack.exists(), window == "bake-cleanup", "{window}: nothing at the pack before its rename");
+        if window == "bake-cleanup" {
+            pod_in_stage(&mut pod_command("merge.sbatch", None), "commit");
+        }
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("merged.planetpack."))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
     assert_eq!(std::fs::read(&single).unwrap(), std::fs::read(&pack).unwrap(), "merged pack, byte for byte");
 }
 

@@ -416,9 +416,13 @@ fn a_merge_in_stages_names_unfinished_copies_foreign_parts_and_stale_markers() {
     std::fs::create_dir(&other).unwrap();
     let foreign = bake_waves(&bake_shards(&base, &other, 2), &other);
     let e = format!("{:#}", merge_stage(&foreign, &out, MergeStage::Copy { task: 1 }).unwrap_err());
-    assert!(e.contains(&format!("not the {} files", parts.len())), "{e}");
-    // A new layout: the markers of the one before no longer count.
+    assert!(e.contains(&format!("not the {} files", parts.len())) && e.contains("part-0-of-2"), "{e}");
+    // A new layout: the markers of the one before no longer count, even put back by hand.
+    let marker = dir.path().join("staged.planetpack.copy-0");
+    let earlier = std::fs::read(&marker).unwrap();
     merge_stage(&parts, &out, MergeStage::LayOut { copy_tasks: 3 }).unwrap();
+    assert!(!marker.exists(), "the new layout removed the earlier markers");
+    std::fs::write(&marker, earlier).unwrap();
     merge_stage(&parts, &out, MergeStage::Copy { task: 1 }).unwrap();
     let e = format!("{:#}", merge_stage(&parts, &out, MergeStage::Commit).unwrap_err());
     assert!(e.contains("copy tasks 0, 2 of 3 have not finished"), "{e}");

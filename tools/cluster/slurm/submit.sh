@@ -18,7 +18,7 @@
 # Paths are made absolute here, so --chdir in SBATCH_ARGS does not move them.
 # Extra sbatch options go in SBATCH_ARGS (e.g. "--partition=bake --cpus-per-task=8 --mem=16G");
 # the merge's in MERGE_SBATCH_ARGS. See docs/CLUSTER.md.
-set -euo pipefail
+set -Eeuo pipefail
 if (($# < 4)); then
     sed -n '2,13p' "$0" >&2
     exit 2
@@ -42,7 +42,8 @@ read -r -a merge_args <<< "${MERGE_SBATCH_ARGS:-}"
 # ${a[@]+"${a[@]}"}: an empty array under `set -u` on bash older than 4.4 too.
 after=()
 submitted=()
-# Whatever fails after a job went in takes the jobs already in with it.
+# Whatever fails after a job went in takes the jobs already in with it (set -E:
+# inside functions too).
 trap '((${#submitted[@]})) && scancel "${submitted[@]}"' ERR
 if [[ -n ${PLANET_INPUTS_DIGEST:-} ]]; then
     rm -f "$PLANET_INPUTS_DIGEST"

@@ -47,7 +47,7 @@ impl TileParts for Pack {
     }
 
     fn part_entry(&self, key: crate::geo::address::TileKey) -> Result<Option<IndexEntry>, PackError> {
-        self.entry(key.address())
+        self.entry(key.address()).map_err(|e| named(self, e))
     }
 
     fn part_entries(&self) -> Box<dyn Iterator<Item = Result<IndexEntry, PackError>> + '_> {
@@ -55,7 +55,7 @@ impl TileParts for Pack {
     }
 
     fn part_payload(&self, entry: &IndexEntry, into: &mut Vec<u8>) -> Result<(), PackError> {
-        let payload = self.payload(entry)?;
+        let payload = self.payload(entry).map_err(|e| named(self, e))?;
         let computed = crc32fast::hash(&payload);
         if computed != entry.payload_checksum {
             let error = PackError::PayloadChecksum {
@@ -64,14 +64,20 @@ impl TileParts for Pack {
                 stored: entry.payload_checksum,
                 computed,
             };
-            return Err(match self.path() {
-                Some(path) => error.in_file(path),
-                None => error,
-            });
+            return Err(named(self, error));
         }
         into.clear();
         into.extend_from_slice(&payload);
         Ok(())
+    }
+}
+
+/// `error` naming the part's file, where it has one: a copy task's error
+/// must say which part to bake again, not the pack it writes.
+fn named(pack: &Pack, error: PackError) -> PackError {
+    match pack.path() {
+        Some(path) => error.in_file(path),
+        None => error,
     }
 }
 

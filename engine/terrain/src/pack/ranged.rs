@@ -29,7 +29,7 @@ use crate::pack::error::PackError;
 use crate::pack::format::IndexEntry;
 use crate::pack::parts::TileParts;
 use crate::pack::reader::Pack;
-use crate::pack::writer::{Assembled, WriteSummary, partial_path, tmp_path};
+use crate::pack::writer::{Assembled, WriteSummary, lock_journal, partial_path, tmp_path};
 
 /// Copy ranges start at multiples of this many tiles: about 64 possible
 /// starts per task, so ranges come out within a few percent of equal bytes,
@@ -51,11 +51,14 @@ pub struct CopyRange {
 }
 
 /// What [`crate::pack::PackWriter::lay_out`] wrote: the pack's figures and
-/// its copy tasks' ranges, in order, covering every payload once.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// its copy tasks' ranges, in order, covering every payload once. It holds
+/// the journal's lock until dropped, so the caller records the ranges
+/// before any copy task or commit can start.
+#[derive(Debug)]
 pub struct LaidOut {
     pub summary: WriteSummary,
     pub ranges: Vec<CopyRange>,
+    pub(crate) _journal: File,
 }
 
 /// `tasks` ranges of about equal bytes from the index pass's marks (the
@@ -69,7 +72,7 @@ pub(crate) fn cut_ranges(marks: &[(u64, u64)], end: (u64, u64), tasks: u32) -> V
     let mut cuts: Vec<(u64, u64)> = (1..u64::from(tasks))
         .map(|k| {
             let share = payload_start + (u128::from(bytes) * u128::from(k) / u128::from(tasks)) as u64;
-            marks.iter().copied().find(|m| m.1 >= share).unwrap_or((tiles, file_length))
+            marks.get(marks.partition_point(|m| m.1 < share)).copied().unwrap_or((tiles, file_length))
         })
         .collect();
     cuts.insert(0, (0, payload_start));
@@ -92,25 +95,28 @@ pub type Holder<'a> = dyn Fn(crate::geo::address::TileKey) -> Option<&'a dyn Til
 /// Copies `range` of the pack laid out for `out` (in `OUT.tmp`) from the
 /// parts `holder` finds, checks what it wrote by reading it back, and syncs
 /// it; `progress` is told (tiles done, tiles) after each chunk. Runs beside
-/// other copy tasks of the same pack, never beside its layout or commit.
+/// other copy tasks of the same pack, never beside its layout or commit:
+/// the caller takes [`lock_for_copy`] first and reads the layout's record
+/// under it.
 pub fn copy_range(
     out: &Path,
     range: &CopyRange,
     holder: &Holder<'_>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RangeCopied, PackError> {
+    let tmp = tmp_path(out);
+    copy_locked(&tmp, range, holder, progress).map_err(|e| e.in_file(&tmp))
+}
+
+/// The shared lock a copy task holds on the journal beside `out` while it
+/// reads the layout's record and copies: no layout or commit runs until
+/// every holder has dropped it.
+pub fn lock_for_copy(out: &Path) -> Result<File, PackError> {
     let journal = partial_path(out);
     let lock =
         File::open(&journal).map_err(PackError::io("opening the layout's journal")).map_err(|e| e.in_file(&journal))?;
-    match lock.try_lock_shared() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Err(PackError::JournalLocked { path: journal }),
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(PackError::io("locking the layout's journal")(e).in_file(&journal));
-        }
-    }
-    let tmp = tmp_path(out);
-    copy_locked(&tmp, range, holder, progress).map_err(|e| e.in_file(&tmp))
+    lock_journal(&lock, &journal, true)?;
+    Ok(lock)
 }
 
 fn copy_locked(
@@ -134,17 +140,18 @@ fn copy_locked(
     }
     let file =
         OpenOptions::new().write(true).read(true).open(tmp).map_err(PackError::io("opening the pack to copy into"))?;
-    let mut copy = RangeCopy { file: &file, holder, at: range.start, chunk: Vec::new(), laid: Vec::new(), done: 0 };
+    let mut copy =
+        RangeCopy { file: &file, holder, at: range.start, chunk: Vec::new(), laid: Vec::new(), bytes: 0, done: 0 };
     for entry in pack.entries_in(range.first_tile..range.first_tile + range.tiles) {
         let laid = entry?;
-        if laid.payload_offset != copy.at + copy.chunk_bytes() {
+        if laid.payload_offset != copy.at + copy.bytes {
             return Err(PackError::BadContent {
                 tile: laid.key.address(),
                 reason: format!("its payload is not where its copy range {range:?} puts it"),
             });
         }
         copy.push(laid)?;
-        if copy.chunk.len() == COPY_CHUNK_TILES || copy.chunk_bytes() >= COPY_CHUNK_BYTES {
+        if copy.chunk.len() == COPY_CHUNK_TILES || copy.bytes >= COPY_CHUNK_BYTES {
             copy.flush()?;
             progress(copy.done, range.tiles);
         }
@@ -170,14 +177,11 @@ struct RangeCopy<'a, 'h> {
     at: u64,
     chunk: Vec<(&'h dyn TileParts, IndexEntry)>,
     laid: Vec<IndexEntry>,
+    bytes: u64,
     done: u64,
 }
 
 impl<'h> RangeCopy<'_, 'h> {
-    fn chunk_bytes(&self) -> u64 {
-        self.laid.iter().map(|e| u64::from(e.payload_length)).sum()
-    }
-
     /// Finds the laid-out tile in the part that holds it; every field but
     /// the offset must agree, or the parts are not the ones laid out.
     fn push(&mut self, laid: IndexEntry) -> Result<(), PackError> {
@@ -199,6 +203,7 @@ impl<'h> RangeCopy<'_, 'h> {
         }
         self.chunk.push((part, held));
         self.laid.push(laid);
+        self.bytes += u64::from(laid.payload_length);
         Ok(())
     }
 
@@ -211,7 +216,7 @@ impl<'h> RangeCopy<'_, 'h> {
         write_runs(self.file, self.at, &self.chunk, &|(part, held), into| part.part_payload(held, into))?;
         abort_point("merge-copy");
         delay_tiles(self.chunk.len());
-        let bytes = self.chunk_bytes();
+        let bytes = self.bytes;
         let mut back = vec![0u8; bytes as usize];
         self.file.read_exact_at(&mut back, self.at).map_err(PackError::io("reading the copied range back"))?;
         let mut within = 0usize;
@@ -230,6 +235,7 @@ impl<'h> RangeCopy<'_, 'h> {
         }
         self.at += bytes;
         self.done += self.chunk.len() as u64;
+        self.bytes = 0;
         self.chunk.clear();
         self.laid.clear();
         Ok(())
@@ -237,10 +243,11 @@ impl<'h> RangeCopy<'_, 'h> {
 }
 
 /// The pack laid out and copied for `out`, taken up for its last checks
-/// and its commit: the journal locked exclusively (every copy task has
-/// stopped), `OUT.tmp` there with the figures `summary` gives.
-pub fn take_up_copied(out: &Path, summary: WriteSummary) -> Result<Assembled, PackError> {
-    Assembled::take_up(out, summary).map_err(|e| e.in_file(out))
+/// and its commit: the journal locked exclusively first (every copy task
+/// has stopped, no layout can start), then `OUT.tmp`'s figures read from
+/// its header. The caller reads the layout's record under this lock.
+pub fn take_up_copied(out: &Path) -> Result<Assembled, PackError> {
+    Assembled::take_up(out).map_err(|e| e.in_file(out))
 }
 
 #[cfg(test)]

@@ -477,7 +477,8 @@ impl Pack {
     /// validated whole; the cache is left alone. A range past the last
     /// tile ends there.
     pub fn entries_in(&self, range: std::ops::Range<u64>) -> impl Iterator<Item = Result<IndexEntry, PackError>> + '_ {
-        let range = range.start.min(self.tile_count())..range.end.min(self.tile_count());
+        let end = range.end.min(self.tile_count());
+        let range = range.start.min(end)..end;
         let mut leaves = range.start / LEAF_ENTRIES..range.end.div_ceil(LEAF_ENTRIES);
         let mut current: std::vec::IntoIter<IndexEntry> = Vec::new().into_iter();
         let (mut failed, mut skip, mut left) = (false, range.start % LEAF_ENTRIES, range.end - range.start);

@@ -127,7 +127,9 @@ pub struct WriteSummary {
     pub payload_bytes: u64,
 }
 
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
+/// `path` with `suffix` added to its file name: where a pack's journal,
+/// temporary file and a merge's records lie beside it.
+pub fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_owned();
     name.push(suffix);
     path.with_file_name(name)
@@ -174,10 +176,10 @@ pub struct Assembled {
     _journal: File,
 }
 
-/// Takes the journal's exclusive lock (advisory, released when the file is
-/// closed or the process dies), or says who holds it.
-fn lock_journal(file: &File, path: &Path) -> Result<(), PackError> {
-    match file.try_lock() {
+/// Takes the journal's lock, exclusive or `shared` (advisory, released
+/// when the file is closed or the process dies), or says who holds it.
+pub(crate) fn lock_journal(file: &File, path: &Path, shared: bool) -> Result<(), PackError> {
+    match if shared { file.try_lock_shared() } else { file.try_lock() } {
         Ok(()) => Ok(()),
         Err(std::fs::TryLockError::WouldBlock) => Err(PackError::JournalLocked { path: path.to_owned() }),
         Err(std::fs::TryLockError::Error(e)) => Err(PackError::io("locking the partial file")(e).in_file(path)),
@@ -244,7 +246,7 @@ impl PackWriter {
             .open(&partial_path)
             .map_err(PackError::io("creating the partial file"))
             .map_err(wrap)?;
-        lock_journal(&partial, &partial_path)?;
+        lock_journal(&partial, &partial_path, false)?;
         partial.set_len(0).map_err(PackError::io("emptying the partial file")).map_err(wrap)?;
         partial.write_all(&preamble).map_err(PackError::io("writing the partial file")).map_err(wrap)?;
         let end = preamble.len() as u64;
@@ -285,7 +287,7 @@ impl PackWriter {
             .open(&partial_path)
             .map_err(PackError::io("opening the partial file"))
             .map_err(wrap)?;
-        lock_journal(&partial, &partial_path)?;
+        lock_journal(&partial, &partial_path, false)?;
         // The journal is streamed record by record through a buffer: resume
         // holds one record, never the file.
         let file_length =
@@ -527,7 +529,7 @@ impl PackWriter {
         }
         let (assembled, ranges) =
             self.assemble_inner(others, Payloads::Leave { tasks }).map_err(|e| e.in_file(&out))?;
-        Ok(LaidOut { summary: assembled.summary, ranges })
+        Ok(LaidOut { summary: assembled.summary, ranges, _journal: assembled._journal })
     }
 
     fn assemble_inner(
@@ -621,9 +623,10 @@ fn assembled_max_depth(spec: &PackSpec, own: u8, others: &[&dyn TileParts]) -> u
 
 impl Assembled {
     /// A pack laid out and copied by separate tasks (`pack::ranged`), taken
-    /// up by its commit: the journal locked exclusively, so no copy task
-    /// still writes, and `OUT.tmp` present.
-    pub(crate) fn take_up(out: &Path, summary: WriteSummary) -> Result<Assembled, PackError> {
+    /// up by its commit: the journal locked exclusively first, so no copy
+    /// task still writes and no layout starts over it, then `OUT.tmp`'s
+    /// figures read from its header.
+    pub(crate) fn take_up(out: &Path) -> Result<Assembled, PackError> {
         let partial_path = partial_path(out);
         let journal = OpenOptions::new()
             .read(true)
@@ -631,9 +634,14 @@ impl Assembled {
             .open(&partial_path)
             .map_err(PackError::io("opening the layout's journal"))
             .map_err(|e| e.in_file(&partial_path))?;
-        lock_journal(&journal, &partial_path)?;
+        lock_journal(&journal, &partial_path, false)?;
         let tmp = tmp_path(out);
-        std::fs::metadata(&tmp).map_err(PackError::io("finding the laid-out pack")).map_err(|e| e.in_file(&tmp))?;
+        let header = crate::pack::reader::Pack::open_unmapped(&tmp)?.header().clone();
+        let summary = WriteSummary {
+            tiles: header.tile_count,
+            file_length: header.file_length,
+            payload_bytes: header.file_length - header.payload_offset,
+        };
         Ok(Assembled { out: out.to_owned(), tmp, partial_path, summary, _journal: journal })
     }
 

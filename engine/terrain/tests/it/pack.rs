@@ -770,7 +770,7 @@ fn entries_in_reads_any_run_of_the_key_order_across_leaf_pages() {
 
 #[test]
 fn a_pack_laid_out_then_copied_in_ranges_in_any_order_is_the_bytes_one_writer_writes() {
-    use planet_terrain::pack::{TileParts, copy_range, take_up_copied, tmp_path};
+    use planet_terrain::pack::{TileParts, copy_range, lock_for_copy, take_up_copied, tmp_path};
     let tiles = tiles_to_depth(3);
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("source.planetpack");
@@ -783,12 +783,17 @@ fn a_pack_laid_out_then_copied_in_ranges_in_any_order_is_the_bytes_one_writer_wr
     assert_eq!(laid.ranges.len(), 4);
     assert_eq!(laid.ranges.iter().map(|r| r.tiles).sum::<u64>(), tiles.len() as u64);
     assert!(laid.ranges.iter().all(|r| r.tiles > 0), "{:?}", laid.ranges);
+    // The layout holds the journal until its caller has recorded the ranges.
+    assert!(matches!(lock_for_copy(&out).unwrap_err().rule(), PackError::JournalLocked { .. }));
+    let ranges = laid.ranges.clone();
+    drop(laid);
+    let copying = lock_for_copy(&out).unwrap();
     let holder = |_| Some(&part as &dyn TileParts);
     // A tile no part given holds is named.
     let none = |_| None::<&dyn TileParts>;
-    let e = copy_range(&out, &laid.ranges[1], &none, &mut |_, _| {}).unwrap_err().to_string();
+    let e = copy_range(&out, &ranges[1], &none, &mut |_, _| {}).unwrap_err().to_string();
     assert!(e.contains("no part given holds it"), "{e}");
-    for range in laid.ranges.iter().rev() {
+    for range in ranges.iter().rev() {
         copy_range(&out, range, &holder, &mut |_, _| {}).unwrap();
     }
     assert!(
@@ -796,12 +801,10 @@ fn a_pack_laid_out_then_copied_in_ranges_in_any_order_is_the_bytes_one_writer_wr
         "laid out and copied: the same bytes"
     );
     // A copy task still running (its shared lock) keeps the commit out.
-    let journal = std::fs::File::open(partial_path(&out)).unwrap();
-    journal.lock_shared().unwrap();
-    let e = take_up_copied(&out, laid.summary).unwrap_err();
+    let e = take_up_copied(&out).unwrap_err();
     assert!(matches!(e.rule(), PackError::JournalLocked { .. }), "{e}");
-    drop(journal);
-    take_up_copied(&out, laid.summary).unwrap().commit().unwrap();
+    drop(copying);
+    take_up_copied(&out).unwrap().commit().unwrap();
     assert!(std::fs::read(&out).unwrap() == std::fs::read(&source).unwrap());
     assert!(!partial_path(&out).exists() && !tmp_path(&out).exists());
 }
