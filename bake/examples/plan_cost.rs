@@ -3,8 +3,8 @@
 //! root (the 30 m Earth: depth 11, 25 M roots), cut SHARDS ways, planned by
 //! units above the roots (as every shard and wave task now plans) and by
 //! every root (the plan before units). Prints the minimum of ROUNDS rounds
-//! of each, and how evenly each cut shares the work. The tile set's key
-//! digest, the other cost that grows with the set, is not in this figure.
+//! of each, and how evenly each cut shares the work. Both include the tile
+//! set's identity, which for a global set is a digest of its depth.
 //!
 //! usage: cargo run --release -p planet-bake --example plan_cost -- [DEPTH] [SHARDS] [ROUNDS]
 //!        (defaults 11 1000 3)

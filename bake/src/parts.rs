@@ -252,21 +252,25 @@ impl Parts {
         let parts: Vec<&OpenPart> = self.all().collect();
         let packs: Vec<&dyn TileParts> = parts.iter().map(|s| &s.pack as &dyn TileParts).collect();
         let mut h = Sha256::new();
-        let mut count = 0u64;
+        let (mut count, mut deepest) = (0u64, 0u8);
         for item in merged_keys(&packs, extra.iter().map(|t| t.key().raw()).collect()) {
             let (index, key) = item?;
-            if let Some(part) = parts.get(index) {
-                let tile = TileKey::from_raw(key).expect("the reader validated the key").address();
-                if !self.owns(part, tile) {
-                    return Err(part_error(&part.path, format!("tile {tile} is not in this file's part of the plan")));
-                }
+            let tile = TileKey::from_raw(key).expect("the reader validated the key").address();
+            if let Some(part) = parts.get(index).filter(|part| !self.owns(part, tile)) {
+                return Err(part_error(&part.path, format!("tile {tile} is not in this file's part of the plan")));
             }
             h.update(key.to_le_bytes());
             count += 1;
+            deepest = deepest.max(tile.depth());
         }
         let digest: [u8; 32] = h.finalize().into();
         let meta = self.meta();
-        if count != meta.total_tiles || hex(&digest) != meta.tile_set_digest {
+        // Distinct keys no deeper than `deepest`, as many as the global set
+        // to that depth holds: they are that set, which a global bake's
+        // parts name by its depth (`shard::tile_set_digest`).
+        let global = count == crate::shard::global_set_len(deepest)
+            && hex(&crate::shard::global_set_digest(deepest)) == meta.tile_set_digest;
+        if count != meta.total_tiles || !(global || hex(&digest) == meta.tile_set_digest) {
             return Err(BakeError::ShardSet(format!(
                 "the parts hold {count} tiles where the bake has {} (or a different set of the same size): a shard or wave file is from an earlier or a different run; bake it again",
                 meta.total_tiles
