@@ -254,6 +254,7 @@ fn remove_records(out: &Path) -> Result<(), BakeError> {
 pub(crate) fn copy(options: &MergeOptions, task: u32, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
     let out = &options.out;
+    require_layout(out)?;
     // Shared, held to the end: no layout or commit runs while this copies.
     let _lock = planet_terrain::pack::lock_for_copy(out)?;
     let layout = read_layout(out)?;
@@ -305,6 +306,7 @@ pub(crate) fn commit(options: &MergeOptions, progress: &dyn Progress) -> Result<
     if let Some(report) = finish_cleanup(options, &parts, started)? {
         return Ok(report);
     }
+    require_layout(out)?;
     // Locked first: every copy task has stopped and no layout can start, so
     // the record and the markers read next are this `PACK.tmp`'s.
     let assembled = planet_terrain::pack::take_up_copied(out)?;
@@ -342,6 +344,22 @@ pub(crate) fn commit(options: &MergeOptions, progress: &dyn Progress) -> Result<
     assembled.commit()?;
     remove_records(out)?;
     Ok(commit_report(options, &parts, &layout, detail_law, started, verify_seconds))
+}
+
+/// A copy task or commit needs a layout: its journal, its `PACK.tmp` and
+/// its record beside `out`.
+fn require_layout(out: &Path) -> Result<(), BakeError> {
+    let missing = [planet_terrain::pack::partial_path(out), planet_terrain::pack::tmp_path(out), layout_path(out)]
+        .into_iter()
+        .find(|p| !p.exists());
+    match missing {
+        None => Ok(()),
+        Some(path) => Err(BakeError::Options(format!(
+            "{}: nothing is laid out here ({} is missing); lay the pack out first with --merge PARTS... --copy-tasks M",
+            out.display(),
+            path.display()
+        ))),
+    }
 }
 
 /// Refuses, naming them, while any copy task has not marked its range of

@@ -432,6 +432,16 @@ fn a_merge_in_stages_names_unfinished_copies_foreign_parts_and_stale_markers() {
     }
     merge_stage(&parts, &out, MergeStage::Commit).unwrap();
     assert_same_bytes(&single(&base, dir.path()), &out, "4 shards of a depth-2 bake and their waves, in stages");
+    // A copy or commit with nothing laid out, and a damaged layout record, are named.
+    let elsewhere = dir.path().join("elsewhere.planetpack");
+    for stage in [MergeStage::Copy { task: 0 }, MergeStage::Commit] {
+        let e = format!("{:#}", merge_stage(&parts, &elsewhere, stage).unwrap_err());
+        assert!(e.contains("nothing is laid out here") && e.contains("--copy-tasks M"), "{e}");
+    }
+    merge_stage(&parts, &elsewhere, MergeStage::LayOut { copy_tasks: 2 }).unwrap();
+    std::fs::write(dir.path().join("elsewhere.planetpack.layout"), b"{ not json").unwrap();
+    let e = format!("{:#}", merge_stage(&parts, &elsewhere, MergeStage::Copy { task: 0 }).unwrap_err());
+    assert!(e.contains("elsewhere.planetpack.layout") && e.contains("reading the merge's layout"), "{e}");
     // Without the waves' files there is nothing finished to lay out.
     let e = format!(
         "{:#}",
