@@ -226,28 +226,42 @@ pub(crate) fn lay_out(
     Ok(BakeReport::new(Report::MergeLayout(report)))
 }
 
-/// Removes every copy marker beside `out` (and the temporary file of one
-/// whose writer died), then the layout record: the record last, so a
-/// cleanup cut short leaves markers only beside a record that names them.
+/// Removes every copy marker beside `out`, then the layout record: the
+/// record last, so a cleanup cut short leaves markers only beside a record
+/// that names them.
 fn remove_records(out: &Path) -> Result<(), BakeError> {
+    remove_markers(out)?;
+    remove_layout_record(out)
+}
+
+/// Removes every copy marker beside `out`, and the temporary file of one
+/// whose writer died.
+fn remove_markers(out: &Path) -> Result<(), BakeError> {
     let dir = planet_terrain::pack::writer::scratch_dir(out);
     let prefix = format!("{}.copy-", out.file_name().unwrap_or_default().to_string_lossy());
     let listing = std::fs::read_dir(dir).map_err(io_error(dir, "listing the merge's copy markers"))?;
-    let remove = |path: &Path, doing| match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, doing)(e)),
-        _ => Ok(()),
-    };
     for entry in listing {
         let entry = entry.map_err(io_error(dir, "listing the merge's copy markers"))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let task = name.strip_prefix(&prefix).map(|t| t.strip_suffix(".partial").unwrap_or(t));
         if task.is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())) {
-            remove(&entry.path(), "removing a copy marker")?;
+            remove_if_there(&entry.path(), "removing a copy marker")?;
         }
     }
+    Ok(())
+}
+
+fn remove_layout_record(out: &Path) -> Result<(), BakeError> {
     let layout = layout_path(out);
-    remove(&planet_cli::fs::partial_path(&layout), "removing the merge's layout")?;
-    remove(&layout, "removing the merge's layout")
+    remove_if_there(&planet_cli::fs::partial_path(&layout), "removing the merge's layout")?;
+    remove_if_there(&layout, "removing the merge's layout")
+}
+
+fn remove_if_there(path: &Path, doing: &'static str) -> Result<(), BakeError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_error(path, doing)(e)),
+        _ => Ok(()),
+    }
 }
 
 /// `--copy K`: task K's range of `PACK.tmp`, then its marker.
@@ -341,8 +355,12 @@ pub(crate) fn commit(options: &MergeOptions, progress: &dyn Progress) -> Result<
     };
     let verify_seconds = verify_started.elapsed().as_secs_f64();
     planet_terrain::pack::crash::abort_point("bake-rename");
-    assembled.commit()?;
-    remove_records(out)?;
+    // The markers go while the journal's lock is held, so no layout starts
+    // before they are gone; the record goes last, after the journal: a
+    // commit killed in between finds the pack its record describes in place
+    // and finishes the cleanup (`finish_cleanup`).
+    assembled.commit_then(|| remove_markers(out))?;
+    remove_layout_record(out)?;
     Ok(commit_report(options, &parts, &layout, detail_law, started, verify_seconds))
 }
 
@@ -384,31 +402,28 @@ fn check_copies_done(out: &Path, layout: &Layout) -> Result<(), BakeError> {
 /// commit reports it.
 fn finish_cleanup(options: &MergeOptions, parts: &Parts, started: Instant) -> Result<Option<BakeReport>, BakeError> {
     let out = &options.out;
+    // Held while it looks and removes: no layout starts meanwhile.
+    let _lock = planet_terrain::pack::lock_if_laid_out(out)?;
     if planet_terrain::pack::tmp_path(out).exists() || !layout_path(out).exists() {
         return Ok(None);
     }
     let layout = read_layout(out)?;
-    let Some(pack) = committed_already(out, &layout) else { return Ok(None) };
-    let journal = planet_terrain::pack::partial_path(out);
-    match std::fs::remove_file(&journal) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(io_error(&journal, "removing the journal")(e));
-        }
-        _ => {}
-    }
-    remove_records(out)?;
-    let law =
-        pack.header().detail.ok_or_else(|| BakeError::ShardSet(format!("{}: records no detail law", out.display())))?;
+    let Some(law) = committed_already(out, &layout) else { return Ok(None) };
+    remove_markers(out)?;
+    remove_if_there(&planet_terrain::pack::partial_path(out), "removing the journal")?;
+    remove_layout_record(out)?;
     Ok(Some(commit_report(options, parts, &layout, law, started, 0.0)))
 }
 
 /// The pack at `out` when it is the one `layout` laid out, committed by a
 /// commit killed before its cleanup: `PACK.tmp` gone, the same tile count
-/// and length, and every rule holds.
-fn committed_already(out: &Path, layout: &Layout) -> Option<Pack> {
+/// and length, a detail law recorded (a commit renames no pack without
+/// one), and every rule holds. Returns the law.
+fn committed_already(out: &Path, layout: &Layout) -> Option<planet_terrain::pack::DetailLaw> {
     let pack = Pack::open_unmapped(out).ok()?;
+    let law = pack.header().detail?;
     let same = pack.tile_count() == layout.tiles && pack.file_length() == layout.file_length;
-    (same && pack.verify_batched(&mut |_, _| {}, &|_, _| Ok(())).is_ok()).then_some(pack)
+    (same && pack.verify_batched(&mut |_, _| {}, &|_, _| Ok(())).is_ok()).then_some(law)
 }
 
 fn commit_report(

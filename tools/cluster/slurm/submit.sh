@@ -33,6 +33,9 @@ esac
 [[ -z ${PLANET_INPUTS_DIGEST:-} ]] || export PLANET_INPUTS_DIGEST=$(realpath -m "$PLANET_INPUTS_DIGEST")
 shift 4
 export PLANET_BAKE_ARGS="$*"
+# Checked before anything is submitted: a bad count found later would leave the bake's jobs queued.
+export PLANET_COPY_TASKS=${PLANET_COPY_TASKS:-8}
+[[ $PLANET_COPY_TASKS =~ ^[0-9]+$ ]] || { echo "submit: PLANET_COPY_TASKS must be a whole number, not $PLANET_COPY_TASKS" >&2; exit 2; }
 # The waves' task counts, before anything is submitted (planet-bake must run here).
 plan=$("${PLANET_BAKE:-planet-bake}" --wave-plan "$PLANET_SHARDS")
 read -r -a wave_tasks <<< "$plan"
@@ -44,7 +47,7 @@ after=()
 submitted=()
 # Whatever fails after a job went in takes the jobs already in with it (set -E:
 # inside functions too).
-trap '((${#submitted[@]})) && scancel "${submitted[@]}"' ERR
+trap '[[ $BASHPID == "$$" ]] && ((${#submitted[@]})) && scancel "${submitted[@]}"' ERR
 if [[ -n ${PLANET_INPUTS_DIGEST:-} ]]; then
     rm -f "$PLANET_INPUTS_DIGEST"
     digest=$(sbatch --parsable --export=ALL --job-name=planet-digest ${merge_args[@]+"${merge_args[@]}"} \
@@ -78,7 +81,6 @@ merge_job() {
     merges+=("$previous")
 }
 merges=()
-export PLANET_COPY_TASKS=${PLANET_COPY_TASKS:-8}
 if ((PLANET_COPY_TASKS > 0)); then
     merge_job layout --job-name=planet-layout --output=planet-layout-%j.log
     merge_job copy --job-name=planet-copy --array="0-$((PLANET_COPY_TASKS - 1))" --output=planet-copy-%A_%a.log

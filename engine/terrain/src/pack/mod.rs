@@ -30,7 +30,7 @@ pub use index::IndexLayout;
 pub use journal::{IndexWrite, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
 pub use parts::{TileParts, merged_keys};
 pub use patch::{PatchStamp, PatchSummary, PatchTiles, begin_patch, patch_tiles};
-pub use ranged::{CopyRange, LaidOut, RangeCopied, copy_range, lock_for_copy, take_up_copied};
+pub use ranged::{CopyRange, LaidOut, RangeCopied, copy_range, lock_for_copy, lock_if_laid_out, take_up_copied};
 pub use reader::{Pack, PackBytes, ReadFile, VerifySummary};
 pub use upgrade::{UpgradeSummary, record_detail_law, upgrade, upgrade_copy};
 pub use writer::{Assembled, PackSpec, PackWriter, WriteSummary, partial_path, tmp_path};

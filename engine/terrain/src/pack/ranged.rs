@@ -119,6 +119,18 @@ pub fn lock_for_copy(out: &Path) -> Result<File, PackError> {
     Ok(lock)
 }
 
+/// The exclusive lock on the journal beside `out`, if there is one: what
+/// a commit finishing an earlier commit's cleanup holds while it looks and
+/// removes, so no layout starts meanwhile.
+pub fn lock_if_laid_out(out: &Path) -> Result<Option<File>, PackError> {
+    let journal = partial_path(out);
+    match File::open(&journal) {
+        Ok(lock) => lock_journal(&lock, &journal, false).map(|()| Some(lock)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(PackError::io("opening the layout's journal")(e).in_file(&journal)),
+    }
+}
+
 fn copy_locked(
     tmp: &Path,
     range: &CopyRange,

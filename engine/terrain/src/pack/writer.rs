@@ -667,11 +667,26 @@ impl Assembled {
     /// file. A patch journal left beside an older pack at `OUT` is removed
     /// first: it describes bytes this pack does not have.
     pub fn commit(self) -> Result<WriteSummary, PackError> {
-        let out = self.out.clone();
-        self.commit_inner().map_err(|e| e.in_file(&out))
+        self.commit_then(|| Ok::<(), PackError>(()))
     }
 
-    fn commit_inner(self) -> Result<WriteSummary, PackError> {
+    /// [`Assembled::commit`], running `then` after the rename and before
+    /// the journal goes, while its lock is still held: a merge in stages
+    /// removes its records there, so no layout can start before they are
+    /// gone.
+    pub fn commit_then<E: From<PackError>>(self, then: impl FnOnce() -> Result<(), E>) -> Result<WriteSummary, E> {
+        let summary = self.rename_into_place().map_err(|e| e.in_file(&self.out))?;
+        then()?;
+        abort_point("bake-cleanup");
+        std::fs::remove_file(&self.partial_path)
+            .map_err(PackError::io("removing the partial file"))
+            .map_err(|e| e.in_file(&self.out))?;
+        Ok(summary)
+    }
+
+    /// Renames the assembled file over `OUT` (and syncs the directory);
+    /// the journal and its lock stay while `self` lives.
+    fn rename_into_place(&self) -> Result<WriteSummary, PackError> {
         let journal = crate::pack::journal::journal_path(&self.out);
         if journal.exists() {
             std::fs::remove_file(&journal).map_err(PackError::io("removing an older pack's patch journal"))?;
@@ -680,8 +695,6 @@ impl Assembled {
         if let Some(dir) = self.out.parent().filter(|d| !d.as_os_str().is_empty()) {
             let _ = File::open(dir).and_then(|d| d.sync_all());
         }
-        abort_point("bake-cleanup");
-        std::fs::remove_file(&self.partial_path).map_err(PackError::io("removing the partial file"))?;
         Ok(self.summary)
     }
 }
