@@ -12,9 +12,11 @@
 //! it wrote, syncs) and only then writes its marker, `PACK.copy-K`, naming
 //! the nonce: a marker of an earlier layout never counts, and a killed task
 //! is run again alone (a copy is idempotent). The commit refuses while any
-//! marker is missing, checks every rule of the file but no payload (each
-//! was read back by its task), records the detail law and renames. A
-//! layout removes the markers of any layout before it.
+//! marker is missing, checks every rule of the file and reads no payload
+//! but the few the detail law samples (each was read back by its task),
+//! records the law and renames. A layout removes the markers of any
+//! layout before it. Every stage takes the journal's lock (the layout and
+//! commit exclusively, copy tasks shared) before it reads the record.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -81,6 +81,41 @@ fn local_waves_runs_every_stage_after_the_shards_to_the_single_process_bytes_and
     }
 }
 
+/// Regression (second review of #33): a copy-task count that is not a
+/// number was found only after every bake job was queued, and left them
+/// queued. submit.sh now refuses it before its first sbatch.
+#[test]
+fn submit_refuses_a_bad_copy_task_count_before_submitting_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let calls = dir.path().join("sbatch-calls");
+    let fake = bin.join("sbatch");
+    std::fs::write(&fake, format!("#!/bin/sh\necho \"$@\" >> {}\necho 1\n", calls.display())).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let dem = dir.path().join("dem.tif");
+    std::fs::write(&dem, b"not read").unwrap();
+    for bad in ["auto", "8x", "1.5"] {
+        let out = Command::new("bash")
+            .arg(cluster_dir().join("slurm/submit.sh"))
+            .args([
+                "4",
+                path_str(&dir.path().join("shards")),
+                path_str(&dir.path().join("p.planetpack")),
+                path_str(&dem),
+            ])
+            .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
+            .env("PLANET_BAKE", env!("CARGO_BIN_EXE_planet-bake"))
+            .env("PLANET_COPY_TASKS", bad)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("PLANET_COPY_TASKS must be a whole number"), "{bad}: {stderr}");
+        assert!(!calls.exists(), "{bad}: sbatch was called");
+    }
+}
+
 /// The variables a script refuses to run without (`: "${NAME:?...}"`).
 fn required_variables(script: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(script).unwrap();
