@@ -69,8 +69,6 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Refuses a `--jobs` outside 1..=4 x the machine's cores: more threads do
-/// not bake faster, and tens of thousands of them hang the machine.
 /// Runs `work` on a pool of `jobs` worker threads (`None`: one per core),
 /// so every rayon call inside it uses exactly those workers.
 pub(crate) fn in_pool<T: Send>(
@@ -84,6 +82,8 @@ pub(crate) fn in_pool<T: Send>(
     pool.install(work)
 }
 
+/// Refuses a `--jobs` outside 1..=4 x the machine's cores: more threads do
+/// not bake faster, and tens of thousands of them hang the machine.
 pub(crate) fn check_jobs(jobs: Option<usize>) -> Result<(), BakeError> {
     let Some(jobs) = jobs else { return Ok(()) };
     let (cores, most) = (cores(), JOBS_PER_CORE * cores());

@@ -251,7 +251,12 @@ impl Parts {
         }
         let parts: Vec<&OpenPart> = self.all().collect();
         let packs: Vec<&dyn TileParts> = parts.iter().map(|s| &s.pack as &dyn TileParts).collect();
-        let mut h = Sha256::new();
+        let meta = self.meta();
+        // A global bake's parts name the set by its depth
+        // (`shard::tile_set_digest`): its keys are counted, not hashed.
+        let named_global = (0..=planet_terrain::geo::address::MAX_DEPTH)
+            .find(|&d| hex(&crate::shard::global_set_digest(d)) == meta.tile_set_digest);
+        let mut hash = named_global.is_none().then(Sha256::new);
         let (mut count, mut deepest) = (0u64, 0u8);
         for item in merged_keys(&packs, extra.iter().map(|t| t.key().raw()).collect()) {
             let (index, key) = item?;
@@ -259,18 +264,19 @@ impl Parts {
             if let Some(part) = parts.get(index).filter(|part| !self.owns(part, tile)) {
                 return Err(part_error(&part.path, format!("tile {tile} is not in this file's part of the plan")));
             }
-            h.update(key.to_le_bytes());
+            if let Some(h) = hash.as_mut() {
+                h.update(key.to_le_bytes());
+            }
             count += 1;
             deepest = deepest.max(tile.depth());
         }
-        let digest: [u8; 32] = h.finalize().into();
-        let meta = self.meta();
-        // Distinct keys no deeper than `deepest`, as many as the global set
-        // to that depth holds: they are that set, which a global bake's
-        // parts name by its depth (`shard::tile_set_digest`).
-        let global = count == crate::shard::global_set_len(deepest)
-            && hex(&crate::shard::global_set_digest(deepest)) == meta.tile_set_digest;
-        if count != meta.total_tiles || !(global || hex(&digest) == meta.tile_set_digest) {
+        // Distinct keys no deeper than the named depth, as many as the
+        // global set to that depth holds: they are that set.
+        let same_set = match named_global {
+            Some(depth) => deepest <= depth && count == crate::shard::global_set_len(depth),
+            None => hash.is_some_and(|h| hex(&<[u8; 32]>::from(h.finalize())) == meta.tile_set_digest),
+        };
+        if count != meta.total_tiles || !same_set {
             return Err(BakeError::ShardSet(format!(
                 "the parts hold {count} tiles where the bake has {} (or a different set of the same size): a shard or wave file is from an earlier or a different run; bake it again",
                 meta.total_tiles

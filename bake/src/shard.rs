@@ -190,6 +190,8 @@ fn for_each_unit(
                         stack.extend(children);
                     }
                     None => {
+                        // Its first root: a Hilbert child's index is its
+                        // parent's times four plus its quadrant's digit.
                         let raw = unit.key().raw();
                         let shift = 2 * u32::from(root_depth - unit.depth());
                         each(
