@@ -76,6 +76,31 @@ pub(crate) fn tile_touches(body: &Body, tile: TileAddress, coverage: &Coverage, 
     })
 }
 
+/// Whether a tile's box lies wholly inside `coverage`, so every tile under
+/// it meets the coverage too (the shard plan counts such a tile's subtrees
+/// whole, without walking them). Conservative: a tile at a pole, or whose
+/// box only touches the coverage's edge, is not inside.
+pub(crate) fn tile_within(body: &Body, tile: TileAddress, coverage: &Coverage) -> bool {
+    if coverage.is_global() {
+        return true;
+    }
+    let (south, north, intervals) = tile_box(body, tile);
+    if south < coverage.south || north > coverage.north {
+        return false;
+    }
+    let cover: Vec<(f64, f64)> = if coverage.west <= coverage.east {
+        vec![(coverage.west, coverage.east)]
+    } else {
+        vec![(coverage.west, 180.0), (-180.0, coverage.east)]
+    };
+    let within = |t: (f64, f64), c: (f64, f64)| c.0 <= t.0 && t.1 <= c.1;
+    intervals.iter().all(|&t| {
+        cover
+            .iter()
+            .any(|&c| within(t, c) || within((t.0 - 360.0, t.1 - 360.0), c) || within((t.0 + 360.0, t.1 + 360.0), c))
+    })
+}
+
 /// The pack's coverage: global when the raster wraps in longitude and
 /// reaches within a degree of both poles, its own box otherwise.
 pub(crate) fn coverage_of(extent: &Extent) -> Coverage {

@@ -42,6 +42,7 @@ mod sampling;
 mod shard;
 mod shard_bake;
 mod shard_file;
+mod shard_tiles;
 mod tile_set;
 mod vsi;
 mod wave;

@@ -140,7 +140,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     let filter_seconds = filter_started.elapsed().as_secs_f64();
     progress.stage(&format!("laying out {} with the parts' tiles", options.out.display()));
     let assemble_started = Instant::now();
-    let sources: Vec<&dyn TileParts> = parts.all().map(|s| &s.pack as &dyn TileParts).collect();
+    let sources: Vec<&dyn TileParts> = parts.sources();
     let assembled =
         writer.assemble_reporting(&sources, &mut |done, total| progress.tiles(done as usize, total as usize))?;
     let detail_law = crate::full::record_detail_law(&assembled, progress)?;
@@ -161,7 +161,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
         out: options.out.display().to_string(),
         shards: options.shards.iter().map(|p| p.display().to_string()).collect(),
         tiles: merged.tiles,
-        tiles_from_shards: parts.shards.iter().map(|s| s.pack.tile_count()).sum(),
+        tiles_from_shards: parts.shards.iter().filter_map(|s| s.pack.as_ref()).map(Pack::tile_count).sum(),
         tiles_filtered: coarse.len(),
         wave_files: parts.waves.iter().flatten().flatten().count(),
         copy_tasks: None,

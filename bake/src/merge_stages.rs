@@ -140,9 +140,9 @@ fn read_layout(out: &Path) -> Result<Layout, BakeError> {
 fn part_records(parts: &Parts) -> Vec<PartRecord> {
     let mut records: Vec<PartRecord> = parts
         .all()
-        .map(|p| PartRecord {
+        .map(|(p, pack)| PartRecord {
             name: p.path.file_name().unwrap_or_default().to_string_lossy().into_owned(),
-            tiles: p.pack.tile_count(),
+            tiles: pack.tile_count(),
             bytes: std::fs::metadata(&p.path).map_or(0, |m| m.len()),
         })
         .collect();
@@ -197,7 +197,7 @@ pub(crate) fn lay_out(
     let writer = PackWriter::create_levels_above(out, parts.spec(), std::iter::empty::<TileAddress>())?;
     remove_records(out)?;
     progress.stage(&format!("laying out {} for {copy_tasks} copy tasks", out.display()));
-    let sources: Vec<&dyn TileParts> = parts.all().map(|s| &s.pack as &dyn TileParts).collect();
+    let sources: Vec<&dyn TileParts> = parts.sources();
     // `laid` holds the journal's lock until the ranges are recorded: no copy
     // task or commit reads a layout record that is not this file's.
     let laid = writer.lay_out(&sources, copy_tasks)?;
@@ -290,7 +290,7 @@ pub(crate) fn copy(options: &MergeOptions, task: u32, progress: &dyn Progress) -
         range.tiles,
         range.end - range.start
     ));
-    let holder = |key: planet_terrain::TileKey| parts.holder(key.address()).map(|p| &p.pack as &dyn TileParts);
+    let holder = |key: planet_terrain::TileKey| parts.holder(key.address()).map(|p| p as &dyn TileParts);
     let copied = planet_terrain::pack::copy_range(out, range, &holder, &mut |done, total| {
         progress.tiles(done as usize, total as usize)
     })
@@ -440,7 +440,7 @@ fn commit_report(
         out: options.out.display().to_string(),
         shards: options.shards.iter().map(|p| p.display().to_string()).collect(),
         tiles: layout.tiles,
-        tiles_from_shards: parts.shards.iter().map(|s| s.pack.tile_count()).sum(),
+        tiles_from_shards: parts.shards.iter().filter_map(|s| s.pack.as_ref()).map(Pack::tile_count).sum(),
         tiles_filtered: 0,
         wave_files: parts.waves.iter().flatten().flatten().count(),
         copy_tasks: Some(layout.ranges.len() as u32),

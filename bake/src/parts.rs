@@ -17,7 +17,6 @@ use planet_terrain::pack::{
     DecodedTile, EncodedTile, IndexEntry, Pack, PackError, PackSpec, PackWriter, TileParts, merged_keys,
 };
 use planet_terrain::{Body, TileAddress};
-use sha2::{Digest, Sha256};
 
 use crate::audit::FileBytes;
 use crate::error::BakeError;
@@ -30,7 +29,9 @@ use crate::wave::WavePlan;
 /// One shard or wave file, opened and checked on its own.
 pub(crate) struct OpenPart {
     pub(crate) path: PathBuf,
-    pub(crate) pack: Pack,
+    /// `None`: a shard of a regional bake whose ground is all voids holds
+    /// no tile, and its file is the section alone.
+    pub(crate) pack: Option<Pack>,
     pub(crate) section: ShardSection,
 }
 
@@ -42,8 +43,8 @@ pub(crate) struct Parts {
     pub(crate) waves: Vec<Vec<Option<OpenPart>>>,
     pub(crate) plan: ShardPlan,
     pub(crate) waves_plan: WavePlan,
-    /// The tiles above the shards' subtrees, ascending: the shards list
-    /// them (each its own, with their surfaces).
+    /// The tiles above the shards' subtrees, ascending: the union of what
+    /// the shards declare (`shard_tiles`).
     coarse: Vec<TileAddress>,
 }
 
@@ -101,10 +102,37 @@ impl Parts {
             total_tiles: meta.total_tiles,
             tile_set_digest: [0; 32],
         };
-        let mut coarse: Vec<TileAddress> =
-            shards.iter().flat_map(|s| s.section.table.iter().map(|r| r.0.address())).collect();
-        coarse.sort_by_key(|t| t.key());
-        Ok(Parts { shards, waves, plan, waves_plan, coarse })
+        let mut coarse: Vec<TileKey> = shards.iter().flat_map(|s| s.section.declared.iter().copied()).collect();
+        coarse.sort_unstable();
+        coarse.dedup();
+        let coarse = coarse.into_iter().map(TileKey::address).collect();
+        if shards.iter().all(|s| s.pack.is_none()) {
+            return Err(BakeError::ShardSet(format!(
+                "none of the {} shards holds a tile: no tile down to the bake's depth meets valid data in {}",
+                meta.shards, meta.dem
+            )));
+        }
+        let parts = Parts { shards, waves, plan, waves_plan, coarse };
+        parts.check_surfaces()?;
+        Ok(parts)
+    }
+
+    /// Refuses a set whose shards declare a coarse tile the part it belongs
+    /// to sampled no surface for: every coarse tile of the set meets the
+    /// coverage, so its part sampled it, unless the files are of two runs.
+    fn check_surfaces(&self) -> Result<(), BakeError> {
+        for &tile in &self.coarse {
+            let owner = &self.shards[self.plan.part_of(tile) as usize].section;
+            if owner.table.binary_search_by_key(&tile.key(), |r| r.0).is_err() {
+                return Err(part_error(
+                    &owner.path,
+                    format!(
+                        "the shards declare coarse tile {tile} in the set, and it is this shard's part, but this shard sampled no surface for it: a shard from another run; bake it again"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn meta(&self) -> &ShardMeta {
@@ -113,7 +141,7 @@ impl Parts {
 
     /// The spec every part was written with.
     pub(crate) fn spec(&self) -> PackSpec {
-        let header = self.shards[0].pack.header();
+        let header = self.all().next().expect("Parts::open refuses a set without a pack").1.header();
         PackSpec {
             body: header.body.clone(),
             tier: header.tier.clone(),
@@ -165,35 +193,40 @@ impl Parts {
         )))
     }
 
-    /// The part that holds `tile` when the bake is done: its shard at or
-    /// below the root depth, else the task of its wave (`None` where that
-    /// task's file was not given).
-    pub(crate) fn holder(&self, tile: TileAddress) -> Option<&OpenPart> {
+    /// The pack of the part that holds `tile` when the bake is done: its
+    /// shard at or below the root depth, else the task of its wave (`None`
+    /// where that task's file was not given, or the shard holds no tile).
+    pub(crate) fn holder(&self, tile: TileAddress) -> Option<&Pack> {
         let part = self.plan.part_of(tile);
         if tile.depth() >= self.plan.root_depth {
-            return self.shards.get(part as usize);
+            return self.shards.get(part as usize)?.pack.as_ref();
         }
         let (wave, task) = self.wave_task_of(tile);
-        self.waves[wave as usize][task as usize].as_ref()
+        self.waves[wave as usize][task as usize].as_ref()?.pack.as_ref()
     }
 
     /// `tile`'s index entry where the bake is done (`None`: not in the set,
     /// or in a part not given).
     pub(crate) fn entry(&self, tile: TileAddress) -> Result<Option<IndexEntry>, PackError> {
-        self.holder(tile).map_or(Ok(None), |p| p.pack.entry(tile))
+        self.holder(tile).map_or(Ok(None), |p| p.entry(tile))
     }
 
     /// `tile` decoded from the part that holds it.
     pub(crate) fn stored(&self, tile: TileAddress) -> Result<Option<DecodedTile>, PackError> {
         match self.holder(tile) {
-            Some(p) => p.pack.entry(tile)?.map(|e| p.pack.decode(&e)).transpose(),
+            Some(p) => p.entry(tile)?.map(|e| p.decode(&e)).transpose(),
             None => Ok(None),
         }
     }
 
-    /// Every part given, shards first, as the layout's sources.
-    pub(crate) fn all(&self) -> impl Iterator<Item = &OpenPart> {
-        self.shards.iter().chain(self.waves.iter().flatten().flatten())
+    /// Every part given that holds tiles, shards first, with its pack.
+    pub(crate) fn all(&self) -> impl Iterator<Item = (&OpenPart, &Pack)> {
+        self.shards.iter().chain(self.waves.iter().flatten().flatten()).filter_map(|p| Some((p, p.pack.as_ref()?)))
+    }
+
+    /// The packs of [`Parts::all`], as the layout's sources.
+    pub(crate) fn sources(&self) -> Vec<&dyn TileParts> {
+        self.all().map(|(_, pack)| pack as &dyn TileParts).collect()
     }
 
     /// Whether `part` may hold `tile`: a shard, the tiles of its subtrees;
@@ -212,22 +245,23 @@ impl Parts {
     /// Checks that every wave file given holds as many tiles as its task
     /// owns, the first of them its own (a wave task's inputs: a wrong one is
     /// named here, not only at the merge after later waves were baked from
-    /// it). Counts from the shards' lists, one page of each file's index:
-    /// a task reads no other file's whole index (the merge walks them all).
+    /// it). Counts from the shards' declarations, one page of each file's
+    /// index: a task reads no other file's whole index (the merge walks
+    /// them all).
     pub(crate) fn check_wave_files(&self) -> Result<(), BakeError> {
         let mut owned: std::collections::HashMap<(u32, u32), u64> = std::collections::HashMap::new();
         for &t in &self.coarse {
             *owned.entry(self.wave_task_of(t)).or_default() += 1;
         }
-        for part in self.waves.iter().flatten().flatten() {
+        for (part, pack) in self.all().filter(|(p, _)| p.section.meta.wave.is_some()) {
             let w = part.section.meta.wave.expect("a wave file");
             let want = owned.get(&(w.wave, w.task)).copied().unwrap_or(0);
-            if part.pack.tile_count() != want {
-                let held = part.pack.tile_count();
+            if pack.tile_count() != want {
+                let held = pack.tile_count();
                 let message = format!("it holds {held} tiles where wave {} task {} has {want}", w.wave, w.task);
                 return Err(part_error(&part.path, message));
             }
-            if let Some(first) = part.pack.keys().next() {
+            if let Some(first) = pack.keys().next() {
                 let tile = first?.address();
                 if !self.owns(part, tile) {
                     return Err(part_error(&part.path, format!("tile {tile} is not in this file's part of the plan")));
@@ -239,8 +273,12 @@ impl Parts {
 
     /// Checks that each part holds only its own tiles, and that all parts
     /// together, with `extra` (the coarse tiles a merge filters itself,
-    /// ascending), hold the bake's tile set exactly once (count and digest
-    /// of the keys). One walk over every part's index does both.
+    /// ascending), hold the bake's tile set exactly once. A global set's
+    /// keys are counted (distinct keys no deeper than its depth, as many
+    /// as it holds, are that set). A regional set's levels above the
+    /// shards must be exactly what the shards declare, and every subtree
+    /// root a shard holds must have its parent among them. One walk over
+    /// every part's index does it all.
     pub(crate) fn check_tile_set(&self, extra: &[TileAddress]) -> Result<(), BakeError> {
         let plan = &self.plan;
         for s in &self.shards {
@@ -249,40 +287,65 @@ impl Parts {
                 return Err(part_error(path, format!("coarse tile {} is not in this shard's part", row.0.address())));
             }
         }
-        let parts: Vec<&OpenPart> = self.all().collect();
-        let packs: Vec<&dyn TileParts> = parts.iter().map(|s| &s.pack as &dyn TileParts).collect();
-        let meta = self.meta();
-        // A global bake's parts name the set by its depth
-        // (`shard::tile_set_digest`): its keys are counted, not hashed.
-        let named_global = (0..=planet_terrain::geo::address::MAX_DEPTH)
-            .find(|&d| hex(&crate::shard::global_set_digest(d)) == meta.tile_set_digest);
-        let mut hash = named_global.is_none().then(Sha256::new);
-        let (mut count, mut deepest) = (0u64, 0u8);
+        let name = set_name(self.meta())?;
+        let parts: Vec<(&OpenPart, &Pack)> = self.all().collect();
+        let packs: Vec<&dyn TileParts> = parts.iter().map(|&(_, pack)| pack as &dyn TileParts).collect();
+        let (mut count, mut deepest, mut next_coarse) = (0u64, 0u8, 0usize);
+        let declared = |tile: TileAddress| self.coarse.binary_search_by_key(&tile.key(), |t| t.key()).is_ok();
         for item in merged_keys(&packs, extra.iter().map(|t| t.key().raw()).collect()) {
             let (index, key) = item?;
             let tile = TileKey::from_raw(key).expect("the reader validated the key").address();
-            if let Some(part) = parts.get(index).filter(|part| !self.owns(part, tile)) {
+            if let Some((part, _)) = parts.get(index).filter(|(part, _)| !self.owns(part, tile)) {
                 return Err(part_error(&part.path, format!("tile {tile} is not in this file's part of the plan")));
-            }
-            if let Some(h) = hash.as_mut() {
-                h.update(key.to_le_bytes());
             }
             count += 1;
             deepest = deepest.max(tile.depth());
+            if let SetName::Global(_) = name {
+                continue;
+            }
+            // Keys ascend by depth first: the coarse levels come first.
+            if tile.depth() < plan.root_depth {
+                if self.coarse.get(next_coarse) != Some(&tile) {
+                    return Err(self.coarse_mismatch(Some(tile), self.coarse.get(next_coarse).copied()));
+                }
+                next_coarse += 1;
+            } else if tile.depth() == plan.root_depth && !tile.parent().is_some_and(declared) {
+                let (part, _) = parts.get(index).expect("a shard holds every root");
+                let message = format!("subtree root {tile} has no parent among the coarse tiles the shards declare");
+                return Err(part_error(&part.path, message));
+            }
         }
-        // Distinct keys no deeper than the named depth, as many as the
-        // global set to that depth holds: they are that set.
-        let same_set = match named_global {
-            Some(depth) => deepest <= depth && count == crate::shard::global_set_len(depth),
-            None => hash.is_some_and(|h| hex(&<[u8; 32]>::from(h.finalize())) == meta.tile_set_digest),
+        if let Some(&missing) = self.coarse.get(next_coarse).filter(|_| matches!(name, SetName::Declared(_))) {
+            return Err(self.coarse_mismatch(None, Some(missing)));
+        }
+        let whole = match name {
+            SetName::Global(depth) => deepest <= depth && count == crate::shard::global_set_len(depth),
+            SetName::Declared(depth) => deepest <= depth,
         };
-        if count != meta.total_tiles || !same_set {
+        if !whole || plan.total_tiles.is_some_and(|total| total != count) {
+            let expected = plan.total_tiles.map_or(String::new(), |t| format!(" where the bake has {t}"));
             return Err(BakeError::ShardSet(format!(
-                "the parts hold {count} tiles where the bake has {} (or a different set of the same size): a shard or wave file is from an earlier or a different run; bake it again",
-                meta.total_tiles
+                "the parts hold {count} tiles{expected}, not the bake's tile set: a shard or wave file is from an earlier or a different run, or a wave task's file is missing; bake it again"
             )));
         }
         Ok(())
+    }
+
+    /// Where the parts' coarse tiles and the declared ones part: the
+    /// declared tile `expected` the parts lack (it comes before the `held`
+    /// one), or the `held` one no shard declares, named with the wave task
+    /// that bakes it.
+    fn coarse_mismatch(&self, held: Option<TileAddress>, expected: Option<TileAddress>) -> BakeError {
+        let missing = expected.filter(|e| held.is_none_or(|h| e.key() < h.key()));
+        let (tile, what) = match (missing, held) {
+            (Some(t), _) => (t, "which the shards declare, is in no part"),
+            (None, Some(t)) => (t, "is held by a part, but no shard declares it"),
+            (None, None) => unreachable!("a mismatch has a tile"),
+        };
+        let (wave, task) = self.wave_task_of(tile);
+        BakeError::ShardSet(format!(
+            "coarse tile {tile} {what}: the file of wave {wave} task {task} is from an earlier or a different run; bake it again"
+        ))
     }
 
     /// A payload the merged file holds damaged was copied from a part: when
@@ -294,12 +357,40 @@ impl Parts {
             PackError::PayloadChecksum { tile, .. } | PackError::PayloadDecode { tile, .. } => *tile,
             _ => return None,
         };
-        self.all().find_map(|s| {
-            let entry = s.pack.entry(tile).ok().flatten()?;
-            let damaged = s.pack.decode(&entry).err()?;
+        self.all().find_map(|(s, pack)| {
+            let entry = pack.entry(tile).ok().flatten()?;
+            let damaged = pack.decode(&entry).err()?;
             Some(part_error(&s.path, format!("{}: the file is damaged; bake its part again", damaged.rule())))
         })
     }
+}
+
+/// The tile set a bake's parts name (`SetShape::digest`).
+#[derive(Clone, Copy, Debug)]
+enum SetName {
+    /// Every tile to the depth.
+    Global(u8),
+    /// A regional set to the depth, declared by its shards.
+    Declared(u8),
+}
+
+fn set_name(meta: &ShardMeta) -> Result<SetName, BakeError> {
+    use crate::shard::{declared_set_digest, global_set_digest};
+    (0..=planet_terrain::geo::address::MAX_DEPTH)
+        .find_map(|d| {
+            let named = |digest: [u8; 32]| hex(&digest) == meta.tile_set_digest;
+            if named(global_set_digest(d)) {
+                Some(SetName::Global(d))
+            } else {
+                named(declared_set_digest(d)).then_some(SetName::Declared(d))
+            }
+        })
+        .ok_or_else(|| {
+            BakeError::ShardSet(format!(
+                "the parts name a tile set this build does not know ({}): they are of another build",
+                meta.tile_set_digest
+            ))
+        })
 }
 
 /// Raises this process's soft limit on open files towards its hard limit
@@ -318,14 +409,27 @@ fn allow_open_files(parts: usize) {
 }
 
 fn open_part(path: &Path, build: &str) -> Result<OpenPart, BakeError> {
-    let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| e.in_file(path))?.named(path);
-    let section = ShardSection::read(path, pack.header().file_length)?;
-    if hex(&pack.header().fingerprint) != section.meta.fingerprint {
-        return Err(part_error(path, "its pack's fingerprint differs from its shard section's"));
-    }
-    if section.meta.root_depth != pack.header().height_data_depth {
-        return Err(part_error(path, "its plan's root depth is not its pack's height data depth"));
-    }
+    let section = ShardSection::read(path)?;
+    // A section at byte 0: a shard with no tile of its own, and no pack.
+    let pack = if section.start == 0 {
+        if section.meta.wave.is_some() {
+            return Err(part_error(path, "a wave file holds no pack (a wave task with no tiles writes no file)"));
+        }
+        None
+    } else {
+        let pack = Pack::adopt(Box::new(FileBytes::open(path)?)).map_err(|e| e.in_file(path))?.named(path);
+        let header = pack.header();
+        if header.file_length != section.start {
+            return Err(part_error(path, "its shard section does not start where its pack ends"));
+        }
+        if hex(&header.fingerprint) != section.meta.fingerprint {
+            return Err(part_error(path, "its pack's fingerprint differs from its shard section's"));
+        }
+        if section.meta.root_depth != header.height_data_depth {
+            return Err(part_error(path, "its plan's root depth is not its pack's height data depth"));
+        }
+        Some(pack)
+    };
     if section.meta.build != build {
         return Err(part_error(
             path,
@@ -343,10 +447,17 @@ fn check_same_bake(first: &OpenPart, s: &OpenPart) -> Result<(), BakeError> {
     let same_bake = (&m.fingerprint, m.shards, m.root_depth, &m.starts, &m.work, m.total_tiles, &m.tile_set_digest)
         == (&f.fingerprint, f.shards, f.root_depth, &f.starts, &f.work, f.total_tiles, &f.tile_set_digest)
         && m.void_value.map(f64::to_bits) == f.void_value.map(f64::to_bits);
-    let h = (s.pack.header(), first.pack.header());
-    let same_header = (&h.0.body, &h.0.tier, h.0.codec, h.0.height_data_depth, h.0.colour_data_depth)
-        == (&h.1.body, &h.1.tier, h.1.codec, h.1.height_data_depth, h.1.colour_data_depth)
-        && (h.0.coverage, h.0.compression_level) == (h.1.coverage, h.1.compression_level);
+    // A part without a pack is named by its fingerprint alone, which
+    // covers the spec.
+    let same_header = match (&s.pack, &first.pack) {
+        (Some(a), Some(b)) => {
+            let h = (a.header(), b.header());
+            (&h.0.body, &h.0.tier, h.0.codec, h.0.height_data_depth, h.0.colour_data_depth)
+                == (&h.1.body, &h.1.tier, h.1.codec, h.1.height_data_depth, h.1.colour_data_depth)
+                && (h.0.coverage, h.0.compression_level) == (h.1.coverage, h.1.compression_level)
+        }
+        _ => true,
+    };
     if same_bake && same_header {
         return Ok(());
     }

@@ -38,7 +38,9 @@ use planet_terrain::{Body, TileAddress};
 use sha2::{Digest, Sha256};
 
 use crate::error::BakeError;
+use crate::geometry::{tile_touches, tile_within};
 use crate::tile_set::TileSet;
+use planet_terrain::pack::Coverage;
 
 /// How a bake's tile set is cut into parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,9 +56,10 @@ pub(crate) struct ShardPlan {
     pub(crate) starts: Vec<u64>,
     /// Estimated work of each part (see the module comment).
     pub(crate) work: Vec<u64>,
-    /// Tiles in the whole set.
-    pub(crate) total_tiles: u64,
-    /// SHA-256 of the whole set's keys, ascending, little-endian u64s.
+    /// Tiles in the whole set, where the plan knows them: a global set's;
+    /// a regional set's are known only once every shard has chosen its own.
+    pub(crate) total_tiles: Option<u64>,
+    /// The set's name ([`SetShape::digest`]).
     pub(crate) tile_set_digest: [u8; 32],
 }
 
@@ -98,23 +101,41 @@ fn cos_latitude(tile: TileAddress) -> f64 {
     (p.x * p.x + p.y * p.y).sqrt() / p.length()
 }
 
-/// The identity of the tile set the parts of a bake must hold between
-/// them, which the merge checks against the union of their keys. A listed
-/// set's is the SHA-256 of its keys in ascending order. A global set is
-/// every tile to its depth, named by that depth alone
-/// ([`global_set_digest`]): a shard of a global 30 m bake hashed 33.5 M
-/// keys (268 MB, 0.2 s), in every one of a thousand shards, to say what the
-/// depth says; the merge checks the union is that set by its count (keys
-/// are distinct and no deeper than the depth, so the count decides).
-pub(crate) fn tile_set_digest(tiles: &TileSet) -> Result<[u8; 32], BakeError> {
-    match *tiles {
-        TileSet::Global { depth } => Ok(global_set_digest(depth)),
-        TileSet::Listed { .. } => {
-            let mut h = Sha256::new();
-            for tile in tiles.iter() {
-                h.update(tile?.key().raw().to_le_bytes());
-            }
-            Ok(h.finalize().into())
+/// What the plan cuts: the shape of the bake's tile set, known before any
+/// data is read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SetShape<'a> {
+    /// Every tile from depth 0 to `depth`.
+    Global { depth: u8 },
+    /// The tiles to `depth` whose box, and every ancestor's, meets
+    /// `coverage`; the set keeps those of them that meet data and their
+    /// ancestors (`tile_set`), which each shard finds for its own subtrees
+    /// (`shard_tiles`).
+    Regional { depth: u8, coverage: &'a Coverage },
+}
+
+impl SetShape<'_> {
+    /// The set's deepest level.
+    fn depth(&self) -> u8 {
+        match *self {
+            SetShape::Global { depth } | SetShape::Regional { depth, .. } => depth,
+        }
+    }
+
+    /// The name of the tile set the parts of a bake hold between them,
+    /// which every part carries and the merge checks. A global set is
+    /// every tile to its depth, named by that depth alone: the merge checks
+    /// the union is that set by its count (keys are distinct and no deeper
+    /// than the depth, so the count decides). A regional set is named as
+    /// one declared by its shards, to its depth: no process knows it whole
+    /// until the merge, which assembles its levels above the shards from
+    /// what every shard declares and checks the waves hold exactly those.
+    /// (Every shard used to choose and hash the whole set, 33.5 M keys of a
+    /// global 30 m bake, or a regional set's whole walk of its data.)
+    pub(crate) fn digest(&self) -> [u8; 32] {
+        match *self {
+            SetShape::Global { depth } => global_set_digest(depth),
+            SetShape::Regional { depth, .. } => declared_set_digest(depth),
         }
     }
 }
@@ -124,181 +145,168 @@ pub(crate) fn global_set_digest(depth: u8) -> [u8; 32] {
     Sha256::new().chain_update(b"planet tile set: every tile to depth ").chain_update([depth]).finalize().into()
 }
 
+/// The digest naming a regional set to `depth`, declared by its shards.
+pub(crate) fn declared_set_digest(depth: u8) -> [u8; 32] {
+    Sha256::new()
+        .chain_update(b"planet tile set: regional, declared by each shard, to depth ")
+        .chain_update([depth])
+        .finalize()
+        .into()
+}
+
 /// How many tiles the global set to `depth` holds: `6 (4^(depth+1) - 1) / 3`.
 pub(crate) fn global_set_len(depth: u8) -> u64 {
     (0..=depth).map(|d| 6u64 << (2 * u32::from(d))).sum()
 }
 
-/// The depth of the plan's units: parts are runs of whole subtrees at this
-/// depth. A global set's units lie above the root depth where the sphere
-/// has at least 64 of them per part (parts then even out within about a
-/// unit's work, a sixty-fourth of a part), so every process plans from
-/// `6 x 4^c` units, about `256 x N` at most, not from every subtree root
-/// (25 M at the 30 m Earth's depth 11). A regional set's units are its
-/// roots: its coverage, not the sphere, says where its work lies.
-fn unit_depth(tiles: &TileSet, root_depth: u8, count: u32) -> u8 {
-    match tiles {
-        TileSet::Global { .. } => {
-            (1..=root_depth).find(|&c| 6u64 << (2 * u32::from(c)) >= 64 * u64::from(count)).unwrap_or(root_depth)
-        }
-        TileSet::Listed { .. } => root_depth,
-    }
+/// The depth of a global set's units: parts are runs of whole subtrees at
+/// this depth, where the sphere has at least 64 of them per part (parts
+/// then even out within about a unit's work, a sixty-fourth of a part), so
+/// every process plans from `6 x 4^c` units, about `256 x N` at most, not
+/// from every subtree root (25 M at the 30 m Earth's depth 11).
+fn unit_depth(root_depth: u8, count: u32) -> u8 {
+    (1..=root_depth).find(|&c| 6u64 << (2 * u32::from(c)) >= 64 * u64::from(count)).unwrap_or(root_depth)
 }
 
-/// Calls `each` with every unit of the plan, in key order: the key of its
-/// first subtree root at `root_depth` and the estimated work of its
-/// subtrees, that of every tile of the set at or below `root_depth` under
-/// it, at the unit's latitude. A global set's units are its tiles at
-/// `unit_depth`, each heavier than a 256th of a part's share cut
+/// The key of the first subtree root at `root_depth` under `unit`: a
+/// Hilbert child's index is its parent's times four plus its quadrant's
+/// digit.
+pub(crate) fn first_root(unit: TileAddress, root_depth: u8) -> u64 {
+    let raw = unit.key().raw();
+    let shift = 2 * u32::from(root_depth - unit.depth());
+    (u64::from(root_depth) << 59) | (raw & (7 << 56)) | ((raw & ((1 << 56) - 1)) << shift)
+}
+
+/// The estimated work of every tile of `unit`'s whole subtrees from
+/// `root_depth` to `deepest` (4^(d-u) tiles at each depth d), in closed
+/// form at the unit's latitude.
+fn subtree_work(body: &Body, model: &WorkModel, unit: TileAddress, (root_depth, deepest): (u8, u8)) -> u64 {
+    let cos = cos_latitude(unit);
+    (root_depth..=deepest).map(|d| model.tile_work(body, d, cos) << (2 * u32::from(d - unit.depth()))).sum()
+}
+
+/// The units of the plan, in key order: the key of each one's first
+/// subtree root and its estimated work. A global set's units are its
+/// tiles at `unit_depth`, each heavier than a 256th of a part's share cut
 /// into its four children again and again, down to the roots at most: a
 /// geographic raster's polar tiles read far more pixels (1 / cos
 /// latitude), and a unit that held a pole's work whole would weigh down
-/// its part. A listed set's units are its roots, walked once per depth in
-/// step (a subtree's tiles at each depth are one run of keys), so nothing
-/// is held per root; a tile whose root is not in the set (a regional set
-/// can hold a child whose parent's lattice missed the data) counts for no
-/// part's work.
-fn for_each_unit(
+/// its part.
+fn global_units(
     body: &Body,
-    tiles: &TileSet,
-    (root_depth, unit_depth, count): (u8, u8, u32),
+    (root_depth, deepest, unit_depth, count): (u8, u8, u8, u32),
     model: &WorkModel,
-    mut each: impl FnMut(u64, u64),
-) -> Result<(), BakeError> {
-    let deepest = tiles.per_depth().len().saturating_sub(1) as u8;
-    if let TileSet::Global { .. } = tiles {
-        // Every unit's subtrees are whole: 4^(d-u) tiles at each depth d,
-        // each of one integer work, in closed form.
-        let work_of = |unit: TileAddress| -> u64 {
-            let cos = cos_latitude(unit);
-            (root_depth..=deepest).map(|d| model.tile_work(body, d, cos) << (2 * u32::from(d - unit.depth()))).sum()
-        };
-        let mut whole = 0u128;
-        for unit in tiles.depth(unit_depth) {
-            whole += u128::from(work_of(unit?));
-        }
-        let limit = u64::try_from(whole / (256 * u128::from(count))).unwrap_or(u64::MAX);
-        let mut stack = Vec::new();
-        for unit in tiles.depth(unit_depth) {
-            stack.push(unit?);
-            while let Some(unit) = stack.pop() {
-                let work = work_of(unit);
-                match unit.children().filter(|_| work > limit && unit.depth() < root_depth) {
-                    Some(mut children) => {
-                        // Popped in key order.
-                        children.sort_by_key(|c| std::cmp::Reverse(c.key()));
-                        stack.extend(children);
-                    }
-                    None => {
-                        // Its first root: a Hilbert child's index is its
-                        // parent's times four plus its quadrant's digit.
-                        let raw = unit.key().raw();
-                        let shift = 2 * u32::from(root_depth - unit.depth());
-                        each(
-                            (u64::from(root_depth) << 59) | (raw & (7 << 56)) | ((raw & ((1 << 56) - 1)) << shift),
-                            work,
-                        );
-                    }
+) -> Result<Vec<(u64, u64)>, BakeError> {
+    let depths = (root_depth, deepest);
+    let whole: u128 = TileSet::Global { depth: deepest }
+        .depth(unit_depth)
+        .map(|unit| unit.map(|u| u128::from(subtree_work(body, model, u, depths))))
+        .sum::<Result<_, _>>()?;
+    let limit = u64::try_from(whole / (256 * u128::from(count))).unwrap_or(u64::MAX);
+    let mut units = Vec::new();
+    let mut stack = Vec::new();
+    let set = TileSet::Global { depth: deepest };
+    for unit in set.depth(unit_depth) {
+        stack.push(unit?);
+        while let Some(unit) = stack.pop() {
+            let work = subtree_work(body, model, unit, depths);
+            match unit.children().filter(|_| work > limit && unit.depth() < root_depth) {
+                Some(mut children) => {
+                    // Popped in key order.
+                    children.sort_by_key(|c| std::cmp::Reverse(c.key()));
+                    stack.extend(children);
                 }
+                None => units.push((first_root(unit, root_depth), work)),
             }
         }
-        return Ok(());
     }
-    debug_assert_eq!(unit_depth, root_depth, "a listed set is planned by its roots");
-    let mut below: Vec<_> = (root_depth + 1..=deepest).map(|d| (d, tiles.depth(d).peekable())).collect();
-    for root in tiles.depth(root_depth) {
-        let root = root?;
-        let key = root.key().raw();
-        let cos = cos_latitude(root);
-        let mut work = model.tile_work(body, root_depth, cos);
-        for (depth, walk) in &mut below {
-            while let Some(next) = walk.peek() {
-                let Ok(tile) = next else { return Err(walk.next().expect("peeked").expect_err("peeked an error")) };
-                let ancestor = tile.ancestor_at(root_depth).expect("below the root depth").key().raw();
-                if ancestor > key {
-                    break;
-                }
-                if ancestor == key {
-                    work += model.tile_work(body, *depth, cos);
-                }
-                walk.next();
-            }
+    Ok(units)
+}
+
+/// A regional set's units, in key order, and how many subtree roots they
+/// hold, from the coverage alone (no data is read): a descent from the
+/// faces through the tiles that meet the coverage, stopping at a tile
+/// wholly inside it (all its subtrees meet the coverage; counted whole, as
+/// a global unit is) no heavier than `limit`, or at a root. Only the
+/// coverage's rim is walked down to the roots: a continent at the 30 m
+/// depth 11 has a few thousand rim roots among millions. A root on the rim
+/// counts its whole subtree's work, as the plan cannot know its data.
+fn regional_units(
+    body: &Body,
+    coverage: &Coverage,
+    depths: (u8, u8),
+    model: &WorkModel,
+    limit: u64,
+) -> (Vec<(u64, u64)>, u64) {
+    let root_depth = depths.0;
+    let (mut units, mut roots) = (Vec::new(), 0u64);
+    let mut stack: Vec<TileAddress> = TileAddress::roots().into_iter().rev().collect();
+    stack.sort_by_key(|t| std::cmp::Reverse(t.key()));
+    while let Some(tile) = stack.pop() {
+        if !tile_touches(body, tile, coverage, 0.0) {
+            continue;
         }
-        each(key, work);
+        let work = subtree_work(body, model, tile, depths);
+        if tile.depth() == root_depth || (work <= limit && tile_within(body, tile, coverage)) {
+            units.push((first_root(tile, root_depth), work));
+            roots += 1 << (2 * u32::from(root_depth - tile.depth()));
+            continue;
+        }
+        let mut children = tile.children().expect("above the root depth");
+        children.sort_by_key(|c| std::cmp::Reverse(c.key()));
+        stack.extend(children);
     }
-    Ok(())
+    (units, roots)
 }
 
 impl ShardPlan {
-    /// Cuts `tiles` (the whole set of one bake) into `count` parts at
-    /// `root_depth`, in two walks of the set (the whole work, then the
-    /// cut), holding nothing per tile.
+    /// Cuts the set `shape` describes into `count` parts at `root_depth`,
+    /// from its units (above), holding nothing per tile.
     pub(crate) fn new(
         body: &Body,
-        tiles: &TileSet,
+        shape: SetShape,
         root_depth: u8,
         count: u32,
         model: &WorkModel,
     ) -> Result<ShardPlan, BakeError> {
-        ShardPlan::with_units(body, tiles, (root_depth, unit_depth(tiles, root_depth, count)), count, model)
-    }
-
-    /// [`ShardPlan::new`] on units at `depths.1` (the roots' depth
-    /// `depths.0` or above; a listed set's must be its roots).
-    fn with_units(
-        body: &Body,
-        tiles: &TileSet,
-        depths: (u8, u8),
-        count: u32,
-        model: &WorkModel,
-    ) -> Result<ShardPlan, BakeError> {
-        let root_depth = depths.0;
         if root_depth == 0 {
             return Err(BakeError::Options(
                 "--shard: this bake's data depth is 0 (its six face tiles are the whole bake); bake it in one process"
                     .into(),
             ));
         }
-        let roots = tiles.per_depth().get(usize::from(root_depth)).copied().unwrap_or(0);
+        let depths = (root_depth, shape.depth());
+        let (units, roots) = match shape {
+            SetShape::Global { depth } => {
+                let units = global_units(body, (root_depth, depth, unit_depth(root_depth, count), count), model)?;
+                (units, 6u64 << (2 * u32::from(root_depth)))
+            }
+            SetShape::Regional { coverage, .. } => {
+                // The whole work by the coarsest units, then units no
+                // heavier than a 256th of a part's share; where too few
+                // remain for the parts (a set of a few roots), every root.
+                let (coarsest, _) = regional_units(body, coverage, depths, model, u64::MAX);
+                let whole: u128 = coarsest.iter().map(|u| u128::from(u.1)).sum();
+                let limit = u64::try_from(whole / (256 * u128::from(count))).unwrap_or(u64::MAX);
+                let (units, roots) = regional_units(body, coverage, depths, model, limit);
+                if units.len() < count as usize && roots >= u64::from(count) {
+                    regional_units(body, coverage, depths, model, 0)
+                } else {
+                    (units, roots)
+                }
+            }
+        };
         if roots < u64::from(count) {
             return Err(BakeError::Options(format!(
                 "--shard .../{count}: this bake has only {roots} subtrees at its data depth {root_depth}, and each shard bakes whole subtrees; use at most {roots} shards"
             )));
         }
-        // Integer sums: the same in any order, on any machine.
-        let (mut whole, mut units) = (0u128, 0u128);
-        let depths = (depths.0, depths.1, count);
-        for_each_unit(body, tiles, depths, model, |_, w| {
-            whole += u128::from(w);
-            units += 1;
-        })?;
-        let whole = whole.max(1);
-        let (n, r) = (u128::from(count), units);
-        let mut starts = vec![0u64; count as usize];
-        let mut part_work = vec![0u64; count as usize];
-        let (mut j, mut before, mut previous) = (0u128, 0u128, 0u128);
-        for_each_unit(body, tiles, depths, model, |key, w| {
-            // The part holding this unit's middle, kept monotone, one step
-            // at a time, and leaving enough roots for the parts after it.
-            let ideal = ((2 * before + u128::from(w)) * n / (2 * whole)).min(n - 1);
-            let part = ideal.clamp(previous, previous + u128::from(j > 0)).max((n + j).saturating_sub(r)).min(j);
-            if j == 0 || part != previous {
-                starts[part as usize] = key;
-            }
-            part_work[part as usize] += w;
-            previous = part;
-            before += u128::from(w);
-            j += 1;
-        })?;
-        starts[0] = 0;
-        Ok(ShardPlan {
-            root_depth,
-            count,
-            starts,
-            work: part_work,
-            total_tiles: tiles.len(),
-            tile_set_digest: tile_set_digest(tiles)?,
-        })
+        let (starts, work) = cut(&units, count);
+        let total_tiles = match shape {
+            SetShape::Global { depth } => Some(global_set_len(depth)),
+            SetShape::Regional { .. } => None,
+        };
+        Ok(ShardPlan { root_depth, count, starts, work, total_tiles, tile_set_digest: shape.digest() })
     }
 
     /// The part holding the subtree root with key `root_key`.
@@ -322,6 +330,33 @@ impl ShardPlan {
     }
 }
 
+/// Cuts `units` (key order: first root key, work) into `count` parts of
+/// about equal work: the first root key of each part, and each part's
+/// work. Each part gets at least one unit (`units` holds at least `count`).
+/// Integer sums: the same in any order, on any machine.
+fn cut(units: &[(u64, u64)], count: u32) -> (Vec<u64>, Vec<u64>) {
+    let whole = units.iter().map(|u| u128::from(u.1)).sum::<u128>().max(1);
+    let (n, r) = (u128::from(count), units.len() as u128);
+    let mut starts = vec![0u64; count as usize];
+    let mut part_work = vec![0u64; count as usize];
+    let (mut before, mut previous) = (0u128, 0u128);
+    for (j, &(key, w)) in units.iter().enumerate() {
+        let j = j as u128;
+        // The part holding this unit's middle, kept monotone, one step
+        // at a time, and leaving enough units for the parts after it.
+        let ideal = ((2 * before + u128::from(w)) * n / (2 * whole)).min(n - 1);
+        let part = ideal.clamp(previous, previous + u128::from(j > 0)).max((n + j).saturating_sub(r)).min(j);
+        if j == 0 || part != previous {
+            starts[part as usize] = key;
+        }
+        part_work[part as usize] += w;
+        previous = part;
+        before += u128::from(w);
+    }
+    starts[0] = 0;
+    (starts, part_work)
+}
+
 /// The shard plan of a global set of `depth` cut `shards` ways at roots
 /// of that depth (every tile a root, as a 30 m Earth's data depth 11
 /// makes them), planned by units as every shard plans it, or by every
@@ -329,10 +364,11 @@ impl ShardPlan {
 /// which times it. Returns the parts' estimated work.
 #[doc(hidden)]
 pub fn global_plan_for_bench(depth: u8, shards: u32, by_roots: bool) -> Result<Vec<u64>, BakeError> {
-    let tiles = TileSet::Global { depth };
-    let units = if by_roots { depth } else { unit_depth(&tiles, depth, shards) };
     let model = WorkModel { rasters: [(30.0, true), (0.0, false)], raster_count: 1 };
-    Ok(ShardPlan::with_units(&Body::earth(), &tiles, (depth, units), shards, &model)?.work)
+    if by_roots {
+        return Ok(cut(&global_units(&Body::earth(), (depth, depth, depth, shards), &model)?, shards).1);
+    }
+    Ok(ShardPlan::new(&Body::earth(), SetShape::Global { depth }, depth, shards, &model)?.work)
 }
 
 #[cfg(test)]
@@ -348,10 +384,10 @@ mod tests {
     #[test]
     fn parts_cover_every_tile_once_and_even_out_the_work() {
         let body = Body::earth();
-        let set = global(4);
-        let tiles = set.to_vec().unwrap();
+        let tiles = global(4).to_vec().unwrap();
+        let shape = SetShape::Global { depth: 4 };
         for count in [1, 2, 3, 4, 7, 96] {
-            let plan = ShardPlan::new(&body, &set, 3, count, &MODEL).unwrap();
+            let plan = ShardPlan::new(&body, shape, 3, count, &MODEL).unwrap();
             assert_eq!(plan.starts.len(), count as usize);
             assert!(plan.starts.windows(2).all(|w| w[0] < w[1]), "{count}: {:?}", plan.starts);
             let mut per_part = vec![0usize; count as usize];
@@ -368,8 +404,8 @@ mod tests {
                 assert_eq!(plan.part_of(*t), plan.part_of(t.ancestor_at(3).unwrap()));
             }
         }
-        let again = ShardPlan::new(&body, &set, 3, 7, &MODEL).unwrap();
-        assert_eq!(again, ShardPlan::new(&body, &set, 3, 7, &MODEL).unwrap(), "the plan is a pure function");
+        let again = ShardPlan::new(&body, shape, 3, 7, &MODEL).unwrap();
+        assert_eq!(again, ShardPlan::new(&body, shape, 3, 7, &MODEL).unwrap(), "the plan is a pure function");
     }
 
     #[test]
@@ -384,62 +420,100 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_listed_set_plans_its_work_by_subtree_and_skips_tiles_whose_root_it_lacks() {
-        let body = Body::earth();
-        // Depths 0 to 4 of faces 0 and 1, without one depth-3 root: its
-        // children stay (a regional set can hold them) but weigh for no part.
-        let missing = TileAddress::new(1, 3, 5, 2).unwrap();
-        let tiles: Vec<TileAddress> =
-            global(4).to_vec().unwrap().into_iter().filter(|t| t.face().index() < 2 && *t != missing).collect();
-        let set = TileSet::listed(&tiles);
-        let plan = ShardPlan::new(&body, &set, 3, 5, &MODEL).unwrap();
-        let expected: u64 = tiles
-            .iter()
-            .filter(|t| t.depth() >= 3 && t.ancestor_at(3) != Some(missing))
-            .map(|t| MODEL.tile_work(&body, t.depth(), cos_latitude(t.ancestor_at(3).unwrap())))
-            .sum();
-        assert_eq!(plan.work.iter().sum::<u64>(), expected);
-        assert_eq!(plan.total_tiles, tiles.len() as u64);
-        let mut keys: Vec<u64> = tiles.iter().map(|t| t.key().raw()).collect();
-        keys.sort_unstable();
-        let mut h = Sha256::new();
-        keys.iter().for_each(|k| h.update(k.to_le_bytes()));
-        assert_eq!(plan.tile_set_digest, <[u8; 32]>::from(h.finalize()));
+    /// The roots at `root_depth` a regional set's walk reaches: those that
+    /// meet `coverage`, and whose every ancestor does, by brute force.
+    fn reached_roots(body: &Body, coverage: &Coverage, root_depth: u8) -> Vec<TileAddress> {
+        global(root_depth)
+            .depth(root_depth)
+            .map(Result::unwrap)
+            .filter(|t| (0..=root_depth).all(|d| tile_touches(body, t.ancestor_at(d).unwrap(), coverage, 0.0)))
+            .collect()
     }
 
-    /// The global set's shortcuts (work in closed form, keys hashed as
-    /// integers, a part's subtrees generated from its run of roots) give
-    /// what walking the same tiles as a listed set gives, bit for bit.
+    /// A regional plan is made from the coverage alone: its units are the
+    /// tiles inside it and the roots on its rim, they hold exactly the
+    /// roots the set's walk reaches, parts even out, and every part gets
+    /// roots; far fewer units than roots are visited.
     #[test]
-    fn a_global_set_plans_hashes_and_lists_a_part_as_the_walk_of_its_tiles_does() {
+    fn a_regional_set_is_planned_from_its_coverage_by_whole_tiles_inside_it_and_roots_on_its_rim() {
+        let body = Body::earth();
+        // 10-50 N, 0-60 E, crossing faces 0 and 4 (and the cube's edges).
+        let coverage = Coverage { south: 10.0, west: 0.0, north: 50.0, east: 60.0 };
+        let (root_depth, depth) = (6, 7);
+        let reached = reached_roots(&body, &coverage, root_depth);
+        let (coarsest, roots) = regional_units(&body, &coverage, (root_depth, depth), &MODEL, u64::MAX);
+        assert_eq!(roots, reached.len() as u64, "the units hold the reached roots");
+        assert!(coarsest.len() * 2 < reached.len(), "{} units for {} roots", coarsest.len(), reached.len());
+        assert!(coarsest.windows(2).all(|w| w[0].0 < w[1].0), "units in key order");
+        let shape = SetShape::Regional { depth, coverage: &coverage };
+        for count in [1, 2, 3, 5, 8] {
+            let plan = ShardPlan::new(&body, shape, root_depth, count, &MODEL).unwrap();
+            assert_eq!((plan.total_tiles, plan.tile_set_digest), (None, declared_set_digest(depth)));
+            let mut per_part = vec![0usize; count as usize];
+            for t in &reached {
+                per_part[plan.part_of(*t) as usize] += 1;
+            }
+            assert!(per_part.iter().all(|&n| n > 0), "{count}: every part gets roots: {per_part:?}");
+            let (lo, hi) = (plan.work.iter().min().unwrap(), plan.work.iter().max().unwrap());
+            assert!((*hi as f64) < 1.1 * *lo as f64, "{count}: work {:?}", plan.work);
+            assert_eq!(plan, ShardPlan::new(&body, shape, root_depth, count, &MODEL).unwrap(), "a pure function");
+        }
+        // A tile inside the coverage has every descendant meet it: the
+        // plan counts its subtrees whole.
+        let inside: Vec<TileAddress> =
+            global(4).depth(4).map(Result::unwrap).filter(|t| tile_within(&body, *t, &coverage)).collect();
+        assert!(!inside.is_empty());
+        for t in inside {
+            for d in 5..=root_depth {
+                let shift = d - 4;
+                for (x, y) in [(0, 0), ((1 << shift) - 1, (1 << shift) - 1), (1 << (shift - 1), 0)] {
+                    let below = TileAddress::new(t.face().index(), d, (t.x() << shift) + x, (t.y() << shift) + y);
+                    assert!(tile_touches(&body, below.unwrap(), &coverage, 0.0), "{t} at depth {d}");
+                }
+            }
+        }
+    }
+
+    /// A regional set of a few roots is cut to the roots when too few units
+    /// remain for the parts; more shards than reached roots are refused.
+    #[test]
+    fn a_small_regional_set_is_cut_by_its_roots_and_more_shards_than_roots_are_refused() {
+        let body = Body::earth();
+        let coverage = Coverage { south: 40.0, west: 10.0, north: 41.0, east: 11.0 };
+        let reached = reached_roots(&body, &coverage, 5);
+        let shape = SetShape::Regional { depth: 5, coverage: &coverage };
+        let count = reached.len() as u32;
+        let plan = ShardPlan::new(&body, shape, 5, count, &MODEL).unwrap();
+        let mut parts: Vec<u32> = reached.iter().map(|t| plan.part_of(*t)).collect();
+        parts.dedup();
+        assert_eq!(parts, (0..count).collect::<Vec<_>>(), "one reached root a part");
+        let e = ShardPlan::new(&body, shape, 5, count + 1, &MODEL).unwrap_err().to_string();
+        assert!(e.contains(&format!("only {count} subtrees")), "{e}");
+    }
+
+    /// The global set's shortcuts (work in closed form, a part's subtrees
+    /// generated from its run of roots) give what walking the same tiles
+    /// gives: a part's tiles are the tiles whose root lies in its run.
+    #[test]
+    fn a_global_part_is_generated_as_the_walk_of_its_tiles_finds_it() {
         let body = Body::earth();
         let global = global(5);
-        let listed = TileSet::listed(&global.to_vec().unwrap());
+        let all = global.to_vec().unwrap();
         for count in [1, 5, 24] {
-            let fast = ShardPlan::new(&body, &global, 3, count, &MODEL).unwrap();
-            let walked = ShardPlan::new(&body, &listed, 3, count, &MODEL).unwrap();
-            // A global set is named by its depth; the same tiles listed, by their keys.
-            assert_eq!(fast.tile_set_digest, global_set_digest(5));
-            assert_ne!(walked.tile_set_digest, fast.tile_set_digest);
-            assert_eq!((fast.total_tiles, global_set_len(5)), (walked.total_tiles, walked.total_tiles));
-            if unit_depth(&global, 3, count) == 3 {
-                let named_as_listed = ShardPlan { tile_set_digest: walked.tile_set_digest, ..fast.clone() };
-                assert_eq!(named_as_listed, walked, "{count} parts");
-            }
+            let plan = ShardPlan::new(&body, SetShape::Global { depth: 5 }, 3, count, &MODEL).unwrap();
+            // A global set is named by its depth.
+            assert_eq!(plan.tile_set_digest, global_set_digest(5));
+            assert_eq!(plan.total_tiles, Some(global_set_len(5)));
+            assert_eq!(global_set_len(5), all.len() as u64);
             for part in 0..count as usize {
-                let end = fast.starts.get(part + 1).copied().unwrap_or(u64::MAX);
-                let generated: Vec<TileAddress> = global.global_subtrees(3, fast.starts[part]..end).unwrap().collect();
-                let walked: Vec<TileAddress> = listed
-                    .to_vec()
-                    .unwrap()
-                    .into_iter()
-                    .filter(|t| t.depth() >= 3 && fast.part_of(*t) == part as u32)
-                    .collect();
+                let end = plan.starts.get(part + 1).copied().unwrap_or(u64::MAX);
+                let generated: Vec<TileAddress> = global.global_subtrees(3, plan.starts[part]..end).unwrap().collect();
+                let walked: Vec<TileAddress> =
+                    all.iter().copied().filter(|t| t.depth() >= 3 && plan.part_of(*t) == part as u32).collect();
                 assert_eq!(generated, walked, "part {part} of {count}");
             }
         }
-        assert!(listed.global_subtrees(3, 0..u64::MAX).is_none());
+        assert!(TileSet::listed(&all).global_subtrees(3, 0..u64::MAX).is_none());
     }
 
     /// A global set is planned by whole units above its roots, 64 or more
@@ -448,32 +522,28 @@ mod tests {
     /// on units, and even out.
     #[test]
     fn a_global_set_is_planned_by_units_above_its_roots() {
-        assert_eq!(unit_depth(&global(11), 11, 1000), 7);
+        assert_eq!(unit_depth(11, 1000), 7);
         // The 30 m Earth cut 1,000 ways at 30 m pixels: a fraction of its
         // 25 M roots visited, polar units cut finer, parts within 2%.
         let model = WorkModel { rasters: [(30.0, true), (0.0, false)], raster_count: 1 };
-        let mut units = 0u64;
-        for_each_unit(&Body::earth(), &global(11), (11, 7, 1000), &model, |_, _| units += 1).unwrap();
+        let units = global_units(&Body::earth(), (11, 11, 7, 1000), &model).unwrap().len();
         assert!((98_304..1_000_000).contains(&units), "{units} units");
-        let plan = ShardPlan::new(&Body::earth(), &global(11), 11, 1000, &model).unwrap();
+        let plan = ShardPlan::new(&Body::earth(), SetShape::Global { depth: 11 }, 11, 1000, &model).unwrap();
         let (lo, hi) = (plan.work.iter().min().unwrap(), plan.work.iter().max().unwrap());
         assert!((*hi as f64) < 1.02 * *lo as f64, "work from {lo} to {hi}");
-        assert_eq!(unit_depth(&global(11), 11, 1), 2);
-        assert_eq!(unit_depth(&global(3), 3, 96), 3, "never below the roots");
-        let listed = TileSet::listed(&global(3).to_vec().unwrap());
-        assert_eq!(unit_depth(&listed, 3, 1), 3, "a regional set is planned by its roots");
+        assert_eq!(unit_depth(11, 1), 2);
+        assert_eq!(unit_depth(3, 96), 3, "never below the roots");
         let body = Body::earth();
-        let set = global(6);
         // A projected raster's work is nearly even over the sphere: every
         // unit at `c` is past a 256th of a part's share and is cut once, no
         // further, so parts start on whole units of depth c + 1.
         let projected = WorkModel { rasters: [(1000.0, false), (0.0, false)], raster_count: 1 };
         for count in [2, 3, 5] {
-            let c = unit_depth(&set, 5, count);
+            let c = unit_depth(5, count);
             assert!(c < 4, "{count}: {c}");
             let roots_per_unit = 1u64 << (2 * (5 - u32::from(c) - 1));
             for model in [&projected, &MODEL] {
-                let plan = ShardPlan::new(&body, &set, 5, count, model).unwrap();
+                let plan = ShardPlan::new(&body, SetShape::Global { depth: 6 }, 5, count, model).unwrap();
                 let (lo, hi) = (plan.work.iter().min().unwrap(), plan.work.iter().max().unwrap());
                 assert!((*hi as f64) < 1.1 * *lo as f64, "{count}: work {:?}", plan.work);
                 if std::ptr::eq(model, &projected) {
@@ -490,7 +560,8 @@ mod tests {
 
     #[test]
     fn more_shards_than_subtrees_is_refused_with_the_limit() {
-        let e = ShardPlan::new(&Body::earth(), &global(1), 1, 25, &MODEL).unwrap_err().to_string();
+        let shape = SetShape::Global { depth: 1 };
+        let e = ShardPlan::new(&Body::earth(), shape, 1, 25, &MODEL).unwrap_err().to_string();
         assert!(e.contains("only 24 subtrees") && e.contains("at most 24"), "{e}");
     }
 }

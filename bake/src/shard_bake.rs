@@ -4,13 +4,16 @@
 //! (`shard`) gives this shard, plus the surfaces of the coarse tiles the
 //! merge will filter (`shard_file`).
 //!
-//! The key decision: every shard computes the whole tile set and the whole
-//! plan itself, from the same inputs and flags, instead of being told its
-//! part by a coordinator. The plan is a pure function of them, so the tasks
-//! of a job array need nothing but their index, and the merge can check
-//! that all shards computed the same plan and the same tile set (digests in
-//! each shard's section). A killed shard resumes alone (`--resume`), from
-//! its own journal, as a whole bake does.
+//! The key decision: every shard computes the whole plan itself, from the
+//! same inputs and flags, instead of being told its part by a coordinator.
+//! The plan is a pure function of them and of the coverage's geometry (no
+//! data is read for it), so the tasks of a job array need nothing but their
+//! index, and the merge can check that all shards computed the same plan
+//! (in each shard's section). The tiles a shard holds it finds from its
+//! own part alone (`shard_tiles`), so its fixed costs follow its share. A
+//! killed shard resumes alone (`--resume`), from its own journal, as a
+//! whole bake does. A part of a regional bake whose ground is all voids
+//! holds no tile: its file is the shard section alone.
 
 use planet_cli::shard::Shard;
 use rayon::prelude::*;
@@ -22,10 +25,13 @@ use crate::error::BakeError;
 use crate::full::{open_writer, settle_spec};
 use crate::pipeline::TileBake;
 use crate::report::{AccuracyReport, BakeReport, CoverageReport, LandmarkReport, MemoryReport, Report};
-use crate::shard::{ShardPlan, WorkModel};
+use crate::shard::{SetShape, ShardPlan, WorkModel};
 use crate::shard_file::{ShardMeta, append_section, hex};
-use crate::tile_set::{tile_set, until_error};
+use crate::shard_tiles::{ShardTiles, shard_tiles};
+use crate::tile_set::{DataTest, until_error};
 use planet_terrain::pack::writer::scratch_dir;
+use planet_terrain::pack::{partial_path, tmp_path};
+use std::path::Path;
 
 /// What a shard did, for the report.
 #[derive(Debug, Serialize)]
@@ -36,12 +42,15 @@ pub(crate) struct ShardReport {
     pub(crate) root_depth: u8,
     pub(crate) depth: u8,
     pub(crate) coverage: CoverageReport,
-    /// Tiles of the whole bake, of this shard, and resumed from its journal.
-    pub(crate) bake_tiles: u64,
+    /// Tiles of the whole bake (where the plan knows them: a global
+    /// set's), of this shard, and resumed from its journal.
+    pub(crate) bake_tiles: Option<u64>,
     pub(crate) tiles: usize,
     pub(crate) tiles_resumed: usize,
     /// Coarse tiles whose surface this shard sampled for the merge.
     pub(crate) coarse_surfaces: usize,
+    /// Coarse tiles this shard's own tiles put in the set.
+    pub(crate) coarse_declared: usize,
     /// This shard's estimated work, and the whole bake's (`shard` module).
     pub(crate) estimated_work: u64,
     pub(crate) bake_estimated_work: u64,
@@ -63,24 +72,22 @@ fn work_model(inputs: &crate::sampling::Inputs, body: &planet_terrain::Body) -> 
 }
 
 /// The writer of `shard`'s own tiles (its subtrees at and below the root
-/// depth): a global set's part generated from its run of roots, a listed
-/// set walked. Returns it and how many tiles it resumed.
+/// depth): a global set's part generated from its run of roots, a regional
+/// one's listed. Returns it and how many tiles it resumed.
 fn open_part_writer(
     run: &Run,
     spec: &planet_terrain::pack::PackSpec,
-    tiles: &crate::tile_set::TileSet,
+    tiles: &ShardTiles,
     plan: &ShardPlan,
     shard: Shard,
 ) -> Result<(planet_terrain::pack::PackWriter, usize), BakeError> {
     let part = shard.index as usize;
     let roots = plan.starts[part]..plan.starts.get(part + 1).copied().unwrap_or(u64::MAX);
-    if let Some(mine) = tiles.global_subtrees(plan.root_depth, roots) {
+    if let Some(mine) = tiles.own.global_subtrees(plan.root_depth, roots) {
         return open_writer(run, spec, mine);
     }
     let mut failed = None;
-    let mine = until_error(tiles.iter(), &mut failed)
-        .filter(|t| t.depth() >= plan.root_depth && plan.part_of(*t) == shard.index);
-    let opened = open_writer(run, spec, mine)?;
+    let opened = open_writer(run, spec, until_error(tiles.own.iter(), &mut failed))?;
     failed.map_or(Ok(opened), Err)
 }
 
@@ -91,46 +98,50 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
     let (prepared, digests) = run.prepare_and_digest()?;
     let (spec, depth, tile_state) = settle_spec(run, &prepared, &digests)?;
     let Prepared { inputs, data_depth, landmarks, .. } = prepared;
-    progress.stage(&format!("choosing tiles to depth {depth} (the data supports depth {data_depth})"));
-    let tiles = tile_set(&inputs, &options.body, &spec.coverage, depth, scratch_dir(&options.out))?;
+    progress.stage(&format!("planning {} shards to depth {depth} (the data supports depth {data_depth})", shard.count));
+    let shape = if spec.coverage.is_global() {
+        SetShape::Global { depth }
+    } else {
+        SetShape::Regional { depth, coverage: &spec.coverage }
+    };
     let model = work_model(&inputs, &options.body)?;
-    let plan = ShardPlan::new(&options.body, &tiles, spec.height_data_depth, shard.count, &model)?;
-    // The coarse levels are a third of the roots' count, and this part's
-    // share of them is listed: its surfaces go into the shard file.
-    let mut coarse = Vec::new();
-    for d in 0..plan.root_depth {
-        for tile in tiles.depth(d) {
-            let tile = tile?;
-            if plan.part_of(tile) == shard.index {
-                coarse.push(tile);
-            }
-        }
-    }
-    let (writer, resumed) = open_part_writer(run, &spec, &tiles, &plan, shard)?;
-    let mine = writer.tile_count() as usize;
+    let plan = ShardPlan::new(&options.body, shape, spec.height_data_depth, shard.count, &model)?;
+    progress.stage(&format!("shard {shard}: choosing its tiles"));
+    let test = DataTest { inputs: &inputs, body: &options.body, depth };
+    let tiles = shard_tiles(&test, &spec.coverage, &plan, shard.index, scratch_dir(&options.out))?;
+    let mine = tiles.own_len(&plan, shard.index);
     progress.stage(&format!(
-        "shard {shard}: {mine} of {} tiles in subtrees at depth {}, and the surfaces of {} coarse tiles",
-        tiles.len(),
+        "shard {shard}: {mine} tiles in subtrees at depth {}, the surfaces of {} coarse tiles, {} coarse tiles declared",
         plan.root_depth,
-        coarse.len()
+        tiles.surfaces.len(),
+        tiles.declared.len()
     ));
-    TileBake {
-        source: &inputs,
-        spec: &spec,
-        data_depth,
-        progress,
-        already_done: resumed,
-        total: mine,
-        held_level_tiles: run.memory.held_level_tiles(),
-    }
-    .run(&writer, &writer)?;
-    let assembled = writer.assemble()?;
-    progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
-    let audit = accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, run.memory.held_level_tiles(), progress)?;
-    let per_depth = audit.passed(assembled.path())?;
-    progress.stage(&format!("sampling the surfaces of {} coarse tiles for the merge", coarse.len()));
+    let (resumed, per_depth, file_length, assembled) = if mine == 0 {
+        // All its ground is voids: no pack, the section alone.
+        (0, Vec::new(), 0, None)
+    } else {
+        let (writer, resumed) = open_part_writer(run, &spec, &tiles, &plan, shard)?;
+        TileBake {
+            source: &inputs,
+            spec: &spec,
+            data_depth,
+            progress,
+            already_done: resumed,
+            total: mine as usize,
+            held_level_tiles: run.memory.held_level_tiles(),
+        }
+        .run(&writer, &writer)?;
+        let assembled = writer.assemble()?;
+        progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
+        let held = run.memory.held_level_tiles();
+        let audit = accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, held, progress)?;
+        let per_depth = audit.passed(assembled.path())?;
+        (resumed, per_depth, assembled.summary().file_length, Some(assembled))
+    };
+    progress.stage(&format!("sampling the surfaces of {} coarse tiles for the merge", tiles.surfaces.len()));
     let has_surface = spec.codec.has_classes() || spec.codec.has_colour();
-    let surfaces: Vec<_> = coarse
+    let surfaces: Vec<_> = tiles
+        .surfaces
         .par_iter()
         .map(|&t| -> Result<_, BakeError> { Ok((t, has_surface.then(|| inputs.surface(&spec.body, t)).transpose()?)) })
         .collect::<Result<_, _>>()?;
@@ -148,8 +159,12 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         build: crate::shard_file::build_id()?,
         wave: None,
     };
-    append_section(assembled.path(), assembled.summary().file_length, &meta, &surfaces)?;
-    assembled.commit()?;
+    let section_path = assembled.as_ref().map_or_else(|| tmp_path(&options.out), |a| a.path().to_owned());
+    append_section(&section_path, file_length, &meta, &surfaces, &tiles.declared)?;
+    match assembled {
+        Some(assembled) => drop(assembled.commit()?),
+        None => commit_section_only(&section_path, &options.out, &spec.fingerprint)?,
+    }
     let report = ShardReport {
         out: options.out.display().to_string(),
         shard: shard.index,
@@ -158,9 +173,10 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         depth,
         coverage: CoverageReport::from(spec.coverage),
         bake_tiles: plan.total_tiles,
-        tiles: mine,
+        tiles: mine as usize,
         tiles_resumed: resumed,
-        coarse_surfaces: coarse.len(),
+        coarse_surfaces: surfaces.len(),
+        coarse_declared: tiles.declared.len(),
         estimated_work: plan.work[shard.index as usize],
         bake_estimated_work: plan.work.iter().sum(),
         landmarks: LandmarkReport::from(&landmarks),
@@ -169,4 +185,20 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         memory: MemoryReport::new(&run.memory, Some(tile_state)),
     };
     Ok(BakeReport::new(Report::Shard(Box::new(report))))
+}
+
+/// Renames a section-only shard file into place, durably, and removes what
+/// an earlier run of this bake left at `out`'s journal (a killed run that
+/// had begun writing tiles it no longer holds, which cannot be).
+fn commit_section_only(written: &Path, out: &Path, fingerprint: &[u8; 32]) -> Result<(), BakeError> {
+    let fail =
+        |e: std::io::Error| BakeError::Shard { path: out.to_owned(), message: format!("putting it in place: {e}") };
+    std::fs::rename(written, out).map_err(fail)?;
+    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(fail)?;
+    let partial = partial_path(out);
+    if planet_terrain::pack::writer::partial_fingerprint(out).as_ref() == Some(fingerprint) {
+        std::fs::remove_file(&partial).map_err(fail)?;
+    }
+    Ok(())
 }

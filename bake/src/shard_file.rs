@@ -5,19 +5,24 @@
 //! resumed and audited by the same code as a pack), followed, past the
 //! pack's `file_length` where readers never look, by a checksummed shard
 //! section. The section says which bake and which part this is (the bake's
-//! fingerprint, the plan, the whole tile set's digest) and carries the
-//! surface blocks (classes and colour) of the coarse tiles the plan gives
-//! this part, which the merge cannot sample because it opens no raster:
+//! fingerprint, the plan, the tile set's name), carries the surface blocks
+//! (classes and colour) of the coarse tiles the plan gives this part, which
+//! the merge cannot sample because it opens no raster, and declares the
+//! coarse tiles this part's own tiles put in the set (`shard_tiles`). A
+//! part of a regional bake can hold no tile of its own (its ground is all
+//! voids); a pack holds at least one tile, so its file is the section
+//! alone, starting at byte 0:
 //!
 //! ```text
-//! file_length of the pack
+//! file_length of the pack (0: no pack, a part with no tiles of its own)
 //! |  records: per coarse tile, zstd(classes ++ colour), empty without a surface
 //! |  table: per coarse tile, key u64 | offset u64 (from the section start) | length u32
 //! |         | CRC-32 of the record u32
+//! |  declared: per coarse tile of the set this part declares, key u64, ascending
 //! |  metadata: JSON (ShardMeta)
-//! |  footer (40 bytes): section start u64 | table count u64 | JSON length u64
-//! |                     | CRC-32 of table, JSON and the three lengths u32
-//! |                     | version u32 | "PLSHARD\x01"
+//! |  footer (48 bytes): section start u64 | table count u64 | declared count u64
+//! |                     | JSON length u64 | CRC-32 of table, declared, JSON and the
+//! |                     | four lengths u32 | version u32 | "PLSHARD\x01"
 //! end of file
 //! ```
 //!
@@ -43,8 +48,8 @@ use crate::error::BakeError;
 use crate::sampling::SurfaceSamples;
 
 const MAGIC: [u8; 8] = *b"PLSHARD\x01";
-const VERSION: u32 = 2;
-const FOOTER: u64 = 40;
+const VERSION: u32 = 3;
+const FOOTER: u64 = 48;
 const TABLE_ROW: usize = 24;
 
 /// What a shard says about itself.
@@ -60,8 +65,9 @@ pub(crate) struct ShardMeta {
     pub(crate) starts: Vec<u64>,
     /// Estimated work of every part.
     pub(crate) work: Vec<u64>,
-    /// Tiles in the whole bake, and the SHA-256 of their keys, hex.
-    pub(crate) total_tiles: u64,
+    /// Tiles in the whole bake where the plan knows them (a global set's),
+    /// and the set's name (`SetShape::digest`), hex.
+    pub(crate) total_tiles: Option<u64>,
     pub(crate) tile_set_digest: String,
     /// The bake's void policy (`--void-value`), which the merge applies to
     /// the levels it filters.
@@ -132,16 +138,19 @@ fn broken(path: &Path, rule: impl std::fmt::Display) -> BakeError {
 }
 
 /// Appends the shard section to the assembled pack at `path`, whose pack
-/// ends at `file_length`: `coarse` in ascending key order, each with its
-/// surface (`None` for a pack without classes or colour).
+/// ends at `file_length` (0: a part with no tiles of its own, whose file
+/// is the section alone): `coarse` in ascending key order, each with its
+/// surface (`None` for a pack without classes or colour), and `declared`,
+/// the coarse tiles this part puts in the set, ascending.
 pub(crate) fn append_section(
     path: &Path,
     file_length: u64,
     meta: &ShardMeta,
     coarse: &[(TileAddress, Option<SurfaceSamples>)],
+    declared: &[TileAddress],
 ) -> Result<(), BakeError> {
     let fail = |e: std::io::Error| broken(path, format!("writing the shard section: {e}"));
-    let file = OpenOptions::new().write(true).open(path).map_err(fail)?;
+    let file = OpenOptions::new().write(true).create(true).truncate(false).open(path).map_err(fail)?;
     file.set_len(file_length).map_err(fail)?;
     let mut w = BufWriter::new(&file);
     use std::io::Seek;
@@ -173,12 +182,14 @@ pub(crate) fn append_section(
         at += record.len() as u64;
     }
     put(&mut w, &table, true).map_err(fail)?;
+    let keys: Vec<u8> = declared.iter().flat_map(|t| t.key().raw().to_le_bytes()).collect();
+    put(&mut w, &keys, true).map_err(fail)?;
     let json = serde_json::to_vec(meta).expect("plain data serialises");
     put(&mut w, &json, true).map_err(fail)?;
     let mut footer = Vec::with_capacity(FOOTER as usize);
-    footer.extend_from_slice(&file_length.to_le_bytes());
-    footer.extend_from_slice(&(coarse.len() as u64).to_le_bytes());
-    footer.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    for length in [file_length, coarse.len() as u64, declared.len() as u64, json.len() as u64] {
+        footer.extend_from_slice(&length.to_le_bytes());
+    }
     // The footer's lengths are checksummed too: a flipped bit there would
     // move where the table and metadata are read from.
     crc.update(&footer);
@@ -191,55 +202,59 @@ pub(crate) fn append_section(
     file.sync_all().map_err(fail)
 }
 
-/// A shard section read back and checked: the metadata and the coarse
-/// tiles' table (their surfaces are read on demand).
+/// A shard section read back and checked: the metadata, the coarse tiles'
+/// table (their surfaces are read on demand) and the declared tiles.
 #[derive(Debug)]
 pub(crate) struct ShardSection {
     pub(crate) path: PathBuf,
     pub(crate) meta: ShardMeta,
-    /// Where the section starts (the pack's `file_length`).
+    /// Where the section starts: the pack's `file_length`, or 0 where the
+    /// file holds no pack.
     pub(crate) start: u64,
     /// Coarse tiles in ascending key order: key, record offset, length,
     /// the record's CRC-32.
     pub(crate) table: Vec<(TileKey, u64, u32, u32)>,
+    /// The coarse tiles this part puts in the set, ascending.
+    pub(crate) declared: Vec<TileKey>,
     file: File,
 }
 
 impl ShardSection {
-    /// Reads and checks the section at the end of `path`, whose pack ends
-    /// at `pack_length`.
-    pub(crate) fn read(path: &Path, pack_length: u64) -> Result<ShardSection, BakeError> {
+    /// Reads and checks the section at the end of `path`, wherever it
+    /// starts (the caller checks that against the pack before it).
+    pub(crate) fn read(path: &Path) -> Result<ShardSection, BakeError> {
         let file = File::open(path).map_err(|e| broken(path, format!("opening it: {e}")))?;
         let length = file.metadata().map_err(|e| broken(path, e))?.len();
         let not_a_shard = "not a shard file: it has no shard section after its pack (a pack baked without --shard, or a shard cut short)";
-        if length < pack_length + FOOTER {
+        if length < FOOTER {
             return Err(broken(path, not_a_shard));
         }
         let mut footer = [0u8; FOOTER as usize];
         file.read_exact_at(&mut footer, length - FOOTER).map_err(|e| broken(path, e))?;
         let u64_at = |k: usize| u64::from_le_bytes(footer[k..k + 8].try_into().expect("eight bytes"));
         let u32_at = |k: usize| u32::from_le_bytes(footer[k..k + 4].try_into().expect("four bytes"));
-        if footer[32..] != MAGIC {
+        if footer[40..] != MAGIC {
             return Err(broken(path, not_a_shard));
         }
-        if u32_at(28) != VERSION {
-            return Err(broken(path, format!("shard section version {} (this build reads {VERSION})", u32_at(28))));
+        if u32_at(36) != VERSION {
+            return Err(broken(path, format!("shard section version {} (this build reads {VERSION})", u32_at(36))));
         }
-        let (start, rows, json_length) = (u64_at(0), u64_at(8), u64_at(16));
+        let (start, rows, declared_count, json_length) = (u64_at(0), u64_at(8), u64_at(16), u64_at(24));
         let body = length - FOOTER;
-        let table_length = rows.checked_mul(TABLE_ROW as u64);
-        let fits = table_length
-            .and_then(|t| t.checked_add(json_length))
-            .is_some_and(|tj| start == pack_length && start.checked_add(tj).is_some_and(|end| end <= body));
+        let lengths = rows.checked_mul(TABLE_ROW as u64).zip(declared_count.checked_mul(8));
+        let fits = lengths
+            .and_then(|(t, d)| t.checked_add(d)?.checked_add(json_length))
+            .is_some_and(|tdj| start.checked_add(tdj).is_some_and(|end| end <= body));
         if !fits {
             return Err(broken(
                 path,
                 format!("shard footer at byte {}: its lengths do not fit the file", length - FOOTER),
             ));
         }
-        // The table and metadata are checked before any of them is
-        // believed; each record is checked when it is read.
-        let table_at = body - json_length - rows * TABLE_ROW as u64;
+        // The table, declared keys and metadata are checked before any of
+        // them is believed; each record is checked when it is read.
+        let declared_at = body - json_length - declared_count * 8;
+        let table_at = declared_at - rows * TABLE_ROW as u64;
         let mut crc = crc32fast::Hasher::new();
         let mut buffer = vec![0u8; 1 << 20];
         let mut at = table_at;
@@ -249,8 +264,8 @@ impl ShardSection {
             crc.update(&buffer[..n]);
             at += n as u64;
         }
-        crc.update(&footer[..24]);
-        if crc.finalize() != u32_at(24) {
+        crc.update(&footer[..32]);
+        if crc.finalize() != u32_at(32) {
             return Err(broken(
                 path,
                 format!(
@@ -281,7 +296,8 @@ impl ShardSection {
             }
             table.push((key, offset, len, crc));
         }
-        Ok(ShardSection { path: path.to_owned(), meta, start, table, file })
+        let declared = read_declared(&file, path, declared_at, declared_count, meta.root_depth)?;
+        Ok(ShardSection { path: path.to_owned(), meta, start, table, declared, file })
     }
 
     /// The classes and colour the shard sampled for coarse `tile`.
@@ -312,6 +328,30 @@ impl ShardSection {
     }
 }
 
+/// Reads `count` declared keys at `at`: valid keys, ascending, of tiles
+/// above `root_depth`.
+fn read_declared(file: &File, path: &Path, at: u64, count: u64, root_depth: u8) -> Result<Vec<TileKey>, BakeError> {
+    let mut raw = vec![0u8; count as usize * 8];
+    file.read_exact_at(&mut raw, at).map_err(|e| broken(path, e))?;
+    let mut declared: Vec<TileKey> = Vec::with_capacity(count as usize);
+    for (n, bytes) in raw.chunks_exact(8).enumerate() {
+        let key = TileKey::from_raw(u64::from_le_bytes(bytes.try_into().expect("eight")))
+            .ok()
+            .filter(|k| k.depth() < root_depth && declared.last().is_none_or(|last| last < k))
+            .ok_or_else(|| {
+                broken(
+                    path,
+                    format!(
+                        "declared coarse tile {n} at byte {}: not a tile above the root depth in ascending order",
+                        at + 8 * n as u64
+                    ),
+                )
+            })?;
+        declared.push(key);
+    }
+    Ok(declared)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,13 +364,18 @@ mod tests {
             root_depth: 2,
             starts: vec![0, 10, 20],
             work: vec![5, 5, 5],
-            total_tiles: 126,
+            total_tiles: Some(126),
             tile_set_digest: "cd".repeat(32),
             void_value: Some(0.0),
             dem: "dem.tif".into(),
             build: "0123".into(),
             wave: None,
         }
+    }
+
+    /// Coarse tiles above the root depth 2 of `meta`.
+    fn declared() -> Vec<TileAddress> {
+        vec![TileAddress::new(0, 0, 0, 0).unwrap(), TileAddress::new(0, 1, 1, 0).unwrap()]
     }
 
     /// A shard file whose "pack" is 1000 opaque bytes, with two coarse
@@ -344,7 +389,7 @@ mod tests {
         let surface = |s: u8| Some(((0..n).map(|k| (k % 7) as u8 + s).collect(), vec![[s, 2, 3]; n]));
         let mut coarse = vec![(a, surface(1)), (b, surface(9))];
         coarse.sort_by_key(|c| c.0.key());
-        append_section(&path, 1000, &meta(), &coarse).unwrap();
+        append_section(&path, 1000, &meta(), &coarse, &declared()).unwrap();
         (path, coarse)
     }
 
@@ -352,8 +397,9 @@ mod tests {
     fn a_section_reads_back_whole() {
         let dir = tempfile::tempdir().unwrap();
         let (path, coarse) = shard_file(dir.path());
-        let section = ShardSection::read(&path, 1000).unwrap();
+        let section = ShardSection::read(&path).unwrap();
         assert_eq!(section.meta, meta());
+        assert_eq!(section.declared, declared().iter().map(|t| t.key()).collect::<Vec<_>>());
         for (tile, surface) in &coarse {
             assert_eq!(&section.surface(*tile).unwrap(), surface.as_ref().unwrap());
         }
@@ -379,8 +425,8 @@ mod tests {
             let mut m = meta();
             lie(&mut m);
             std::fs::write(&path, vec![7u8; 1000]).unwrap();
-            append_section(&path, 1000, &m, &[]).unwrap();
-            let e = ShardSection::read(&path, 1000).unwrap_err().to_string();
+            append_section(&path, 1000, &m, &[], &[]).unwrap();
+            let e = ShardSection::read(&path).unwrap_err().to_string();
             assert!(e.contains(says), "{says}: {e}");
         }
     }
@@ -393,8 +439,7 @@ mod tests {
         let flipped = dir.path().join("flipped.planetshard");
         // Read whole: the section, then every record's surface.
         let read_all = |path: &Path| {
-            ShardSection::read(path, 1000)
-                .and_then(|s| coarse.iter().try_for_each(|(tile, _)| s.surface(*tile).map(drop)))
+            ShardSection::read(path).and_then(|s| coarse.iter().try_for_each(|(tile, _)| s.surface(*tile).map(drop)))
         };
         read_all(&path).unwrap();
         for at in 1000..good.len() {
@@ -411,12 +456,12 @@ mod tests {
         let mut bytes = good.clone();
         bytes[1003] ^= 0x10;
         std::fs::write(&flipped, &bytes).unwrap();
-        let section = ShardSection::read(&flipped, 1000).expect("the table and metadata are intact");
+        let section = ShardSection::read(&flipped).expect("the table and metadata are intact");
         let e = coarse.iter().find_map(|(tile, _)| section.surface(*tile).err()).expect("the record is caught");
         assert!(e.to_string().contains("surface record") && e.to_string().contains("checksum mismatch"), "{e}");
         for cut in [1, 7, 40, 41, good.len() - 1000] {
             std::fs::write(&flipped, &good[..good.len() - cut]).unwrap();
-            assert!(ShardSection::read(&flipped, 1000).is_err(), "cut by {cut}");
+            assert!(ShardSection::read(&flipped).is_err(), "cut by {cut}");
         }
     }
 }

@@ -200,85 +200,116 @@ pub(crate) fn tile_set(
     if coverage.is_global() {
         return Ok(TileSet::Global { depth });
     }
-    // Every `step`-th core sample of `tile` meets valid data.
-    let meets_data = |tile: TileAddress, step: usize| -> Result<bool, BakeError> {
-        let cells = TILE_CELLS as i32;
-        let directions: Vec<glam::DVec3> = (0..=cells)
-            .step_by(step)
-            .flat_map(|j| (0..=cells).step_by(step).map(move |i| (i, j)))
-            .map(|(i, j)| planet_terrain::geo::cube::sample_direction(tile.sample(i.min(cells), j.min(cells))))
-            .collect();
-        Ok(inputs.heights(&lat_lon_of(body, &directions))?.iter().any(Option::is_some))
-    };
-    // The lattice is cheap, but a raster narrower than its spacing (a
-    // few pixels, or a tile's sliver of a regional raster's edge) can slip
-    // between its points at the deepest level too, where no child is left
-    // to catch it: the bake refused a 1 x 1 raster as meeting no tile, and
-    // dropped the measured samples of edge slivers. At the deepest level a
-    // tile the lattice misses is checked at every core sample.
-    let has_data = |tile: TileAddress| -> Result<bool, BakeError> {
-        Ok(meets_data(tile, LATTICE_STEP as usize)? || (tile.depth() == depth && meets_data(tile, 1)?))
-    };
-    let scratch = || tempfile::tempfile_in(scratch_dir).map_err(scratch_error);
-    // Each level's kept keys, ascending, in a file of its own until the
-    // ancestors are added.
-    let mut levels: Vec<(File, u64)> = Vec::new();
-    let mut frontier = scratch()?;
     let roots: Vec<TileAddress> =
         TileAddress::roots().into_iter().filter(|t| tile_touches(body, *t, coverage, 0.0)).collect();
-    let mut frontier_len = write_keys(&frontier, &roots)?;
-    {
-        for d in 0..=depth {
-            let kept = scratch()?;
-            let mut kept_out = BufWriter::new(&kept);
-            let next = scratch()?;
-            let mut next_out = BufWriter::new(&next);
-            let mut next_len = 0;
-            let mut kept_here = 0;
-            for chunk in read_chunks(&frontier, 0, frontier_len) {
-                let level = chunk.map_err(scratch_error)?;
-                let keep: Vec<bool> = level.par_iter().map(|&t| has_data(t)).collect::<Result<_, _>>()?;
-                for (t, _) in level.iter().zip(keep).filter(|(_, k)| *k) {
-                    kept_out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
-                    kept_here += 1;
-                }
-                if d < depth {
-                    let children: Vec<TileAddress> = level
-                        .par_iter()
-                        .flat_map_iter(|t| {
-                            let mut c = t.children().expect("depth < MAX_DEPTH");
-                            c.sort_by_key(|c| c.key());
-                            c
-                        })
-                        .filter(|t| tile_touches(body, *t, coverage, 0.0))
-                        .collect();
-                    for t in &children {
-                        next_out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
-                    }
-                    next_len += children.len() as u64;
-                }
-            }
-            next_out.flush().map_err(scratch_error)?;
-            drop(next_out);
-            kept_out.flush().map_err(scratch_error)?;
-            drop(kept_out);
-            levels.push((kept, kept_here));
-            frontier = next;
-            frontier_len = next_len;
-        }
-    }
-    if levels.iter().all(|&(_, n)| n == 0) {
+    let set = subtree_set(&DataTest { inputs, body, depth }, coverage, &roots, scratch_dir)?;
+    if set.len() == 0 {
         return Err(RasterError::Unusable {
             path: inputs.dem.path().to_owned(),
             reason: format!("no tile down to depth {depth} meets valid data"),
         }
         .into());
     }
+    Ok(set)
+}
+
+/// Whether a tile meets valid data, by the set's rule: any point of its
+/// 33 x 33 lattice, or at the set's deepest level any core sample.
+pub(crate) struct DataTest<'a> {
+    pub(crate) inputs: &'a Inputs,
+    pub(crate) body: &'a Body,
+    /// The set's deepest level.
+    pub(crate) depth: u8,
+}
+
+impl DataTest<'_> {
+    /// Every `step`-th core sample of `tile` meets valid data.
+    fn meets_data(&self, tile: TileAddress, step: usize) -> Result<bool, BakeError> {
+        let cells = TILE_CELLS as i32;
+        let directions: Vec<glam::DVec3> = (0..=cells)
+            .step_by(step)
+            .flat_map(|j| (0..=cells).step_by(step).map(move |i| (i, j)))
+            .map(|(i, j)| planet_terrain::geo::cube::sample_direction(tile.sample(i.min(cells), j.min(cells))))
+            .collect();
+        Ok(self.inputs.heights(&lat_lon_of(self.body, &directions))?.iter().any(Option::is_some))
+    }
+
+    /// The lattice is cheap, but a raster narrower than its spacing (a
+    /// few pixels, or a tile's sliver of a regional raster's edge) can slip
+    /// between its points at the deepest level too, where no child is left
+    /// to catch it: the bake refused a 1 x 1 raster as meeting no tile, and
+    /// dropped the measured samples of edge slivers. At the deepest level a
+    /// tile the lattice misses is checked at every core sample.
+    pub(crate) fn has_data(&self, tile: TileAddress) -> Result<bool, BakeError> {
+        Ok(self.meets_data(tile, LATTICE_STEP as usize)? || (tile.depth() == self.depth && self.meets_data(tile, 1)?))
+    }
+}
+
+/// The tiles of a regional set under `roots` (ascending, all at one depth,
+/// each one whose ancestors and itself meet the coverage): the walk of
+/// [`tile_set`] from them. A shard walks its own subtrees' roots; the
+/// whole bake, the faces'.
+pub(crate) fn subtree_set(
+    test: &DataTest,
+    coverage: &Coverage,
+    roots: &[TileAddress],
+    scratch_dir: &Path,
+) -> Result<TileSet, BakeError> {
+    let (body, depth) = (test.body, test.depth);
+    let Some(first) = roots.first() else {
+        return Ok(TileSet::Listed { keys: tempfile_in(scratch_dir)?, per_depth: Vec::new() });
+    };
+    let top = first.depth();
+    debug_assert!(roots.iter().all(|t| t.depth() == top) && roots.windows(2).all(|w| w[0].key() < w[1].key()));
+    let scratch = || tempfile_in(scratch_dir);
+    // Each level's kept keys, ascending, in a file of its own until the
+    // ancestors are added.
+    let mut levels: Vec<(File, u64)> = Vec::new();
+    let mut frontier = scratch()?;
+    let mut frontier_len = write_keys(&frontier, roots)?;
+    for d in top..=depth {
+        let kept = scratch()?;
+        let mut kept_out = BufWriter::new(&kept);
+        let next = scratch()?;
+        let mut next_out = BufWriter::new(&next);
+        let mut next_len = 0;
+        let mut kept_here = 0;
+        for chunk in read_chunks(&frontier, 0, frontier_len) {
+            let level = chunk.map_err(scratch_error)?;
+            let keep: Vec<bool> = level.par_iter().map(|&t| test.has_data(t)).collect::<Result<_, _>>()?;
+            for (t, _) in level.iter().zip(keep).filter(|(_, k)| *k) {
+                kept_out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
+                kept_here += 1;
+            }
+            if d < depth {
+                let children: Vec<TileAddress> = level
+                    .par_iter()
+                    .flat_map_iter(|t| {
+                        let mut c = t.children().expect("depth < MAX_DEPTH");
+                        c.sort_by_key(|c| c.key());
+                        c
+                    })
+                    .filter(|t| tile_touches(body, *t, coverage, 0.0))
+                    .collect();
+                for t in &children {
+                    next_out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
+                }
+                next_len += children.len() as u64;
+            }
+        }
+        next_out.flush().map_err(scratch_error)?;
+        drop(next_out);
+        kept_out.flush().map_err(scratch_error)?;
+        drop(kept_out);
+        levels.push((kept, kept_here));
+        frontier = next;
+        frontier_len = next_len;
+    }
     // Every ancestor of a kept tile is kept too, up to the roots: a raster
     // smaller than a coarse tile's lattice spacing left its pack without
     // shallow tiles, and selection, which starts at the roots, had no bounds
     // or error to lead it down to the data (a 0.4 degree pack drew nothing).
-    for d in (0..depth as usize).rev() {
+    for d in (0..levels.len() - 1).rev() {
         let merged = scratch()?;
         let (below, below_len) = (&levels[d + 1].0, levels[d + 1].1);
         let parents = read_chunks(below, 0, below_len)
@@ -291,7 +322,8 @@ pub(crate) fn tile_set(
         levels[d] = (merged, count);
     }
     let kept = scratch()?;
-    let mut per_depth = Vec::with_capacity(levels.len());
+    // No tiles above the roots' depth: a shard's part starts there.
+    let mut per_depth = vec![0; usize::from(top)];
     {
         let mut out = BufWriter::new(&kept);
         for (file, len) in &levels {
@@ -305,6 +337,10 @@ pub(crate) fn tile_set(
         out.flush().map_err(scratch_error)?;
     }
     Ok(TileSet::Listed { keys: kept, per_depth })
+}
+
+fn tempfile_in(dir: &Path) -> Result<File, BakeError> {
+    tempfile::tempfile_in(dir).map_err(scratch_error)
 }
 
 /// Writes the union of two ascending key streams (each may repeat a key)

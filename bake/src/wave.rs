@@ -218,7 +218,7 @@ fn wave_in_pool(options: &WaveOptions, progress: &dyn Progress) -> Result<BakeRe
     let mut meta = parts.meta().clone();
     meta.shard = parts.waves_plan.first_part(wave, task).min(meta.shards - 1);
     meta.wave = Some(WaveMeta { wave, task, tasks });
-    append_section(assembled.path(), assembled.summary().file_length, &meta, &[])?;
+    append_section(assembled.path(), assembled.summary().file_length, &meta, &[], &[])?;
     assembled.commit()?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(BakeReport::new(Report::Wave(Box::new(report))))

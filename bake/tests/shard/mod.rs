@@ -252,6 +252,60 @@ fn a_regional_bake_with_voids_merges_to_the_single_process_bytes() {
     assert_same_bytes(&single, &out, "regional, 2 shards");
 }
 
+/// A regional bake chooses its tiles shard by shard (each walks its own
+/// part of the coverage, and declares the coarse tiles its tiles put in
+/// the set): with half the raster voids, parts whose ground is all voids
+/// hold no tile and write the section alone, and the shards, their waves,
+/// and the merge in one process or in stages still give the single bytes,
+/// colour and classes included (a coarse tile's surface comes from its own
+/// part, empty or not).
+#[test]
+fn a_regional_bake_whose_void_parts_hold_no_tile_merges_to_the_single_process_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 20 x 40 degrees of the fixture; west of 30 E all voids.
+    let (west, north) = (10.0, 40.0);
+    let (w, h) = ((40.0 / STEP) as usize, (20.0 / STEP) as usize);
+    let regional: Vec<f32> = (0..w * h)
+        .map(|k| {
+            let (lat, lon) = (north - (k / w) as f64 * STEP, west + (k % w) as f64 * STEP);
+            if lon < 30.0 { -9999.0 } else { node_value(lat, lon) as f32 }
+        })
+        .collect();
+    let dem = dir.path().join("half-voids.tif");
+    write_tiff(&dem, (w, h), [west, STEP, 0.0, north, 0.0, -STEP], Some(4326), &[regional], Some(-9999.0));
+    let (imagery, classes) = colour_and_class_tiffs(dir.path());
+    let base = BakeOptions {
+        depth: Some(4),
+        void_value: Some(0.0),
+        imagery: Some(imagery),
+        classes: Some(classes),
+        ..options(&dem, &dir.path().join("unused"))
+    };
+    let single = single(&base, dir.path());
+    let count = 6;
+    let mut shards = Vec::new();
+    let mut empty = 0;
+    for index in 0..count {
+        let out = dir.path().join(format!("part-{index}-of-{count}.planetshard"));
+        let o = BakeOptions { out: out.clone(), shard: Some(Shard { index, count }), ..base.clone() };
+        let report = bake(&o, &Quiet).unwrap().to_json();
+        assert_eq!(report["bake_tiles"], serde_json::Value::Null, "a regional set is not known to a shard");
+        if report["tiles"] == 0 {
+            empty += 1;
+            assert!(Pack::open(&out).is_err(), "part {index}: no pack, the section alone");
+        }
+        shards.push(out);
+    }
+    assert!((1..count).contains(&empty), "{empty} of {count} parts hold no tile");
+    let out = dir.path().join("merged.planetpack");
+    merge_into(&shards, &out).unwrap();
+    assert_same_bytes(&single, &out, "regional with void parts, merged in one process");
+    let parts = bake_waves(&shards, dir.path());
+    let staged = dir.path().join("staged.planetpack");
+    merge_in_stages(&parts, &staged, 3, [2, 0, 1]);
+    assert_same_bytes(&single, &staged, "regional with void parts, waves and a merge in stages");
+}
+
 #[test]
 fn the_merge_names_missing_repeated_and_foreign_shards_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
