@@ -59,45 +59,65 @@ fn tile_box(body: &Body, tile: TileAddress) -> (f64, f64, Vec<(f64, f64)>) {
 /// Whether a tile's box intersects `coverage`, widened by `margin_deg` (the
 /// reach of the source's filter).
 pub(crate) fn tile_touches(body: &Body, tile: TileAddress, coverage: &Coverage, margin_deg: f64) -> bool {
-    let (south, north, intervals) = tile_box(body, tile);
-    if north < coverage.south - margin_deg || south > coverage.north + margin_deg {
-        return false;
+    box_touches(&tile_box(body, tile), coverage, margin_deg)
+}
+
+/// How a tile lies against a coverage, for the shard plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// Its box misses the coverage (no tile under it meets it either).
+    Outside,
+    /// Its box meets the coverage's edge.
+    Rim,
+    /// Its box lies wholly inside the coverage, so every tile under it
+    /// meets the coverage too: a child's samples lie inside its parent's
+    /// ground, and its box holds them. Conservative: a tile at a pole, or
+    /// whose box only touches the coverage's edge, is not inside.
+    Inside,
+}
+
+/// Where `tile` lies against `coverage`, from one box.
+pub(crate) fn tile_placement(body: &Body, tile: TileAddress, coverage: &Coverage) -> Placement {
+    if coverage.is_global() {
+        return Placement::Inside;
     }
-    let cover: Vec<(f64, f64)> = if coverage.west <= coverage.east {
+    let tile_box = tile_box(body, tile);
+    if !box_touches(&tile_box, coverage, 0.0) {
+        return Placement::Outside;
+    }
+    let (south, north, intervals) = &tile_box;
+    if *south < coverage.south || *north > coverage.north {
+        return Placement::Rim;
+    }
+    let within = |t: (f64, f64), c: (f64, f64)| c.0 <= t.0 && t.1 <= c.1;
+    let inside = intervals.iter().all(|&t| {
+        lon_intervals(coverage, 0.0)
+            .iter()
+            .any(|&c| within(t, c) || within((t.0 - 360.0, t.1 - 360.0), c) || within((t.0 + 360.0, t.1 + 360.0), c))
+    });
+    if inside { Placement::Inside } else { Placement::Rim }
+}
+
+/// The coverage's longitudes widened by `margin_deg`, as one interval or,
+/// across the antimeridian, two.
+fn lon_intervals(coverage: &Coverage, margin_deg: f64) -> Vec<(f64, f64)> {
+    if coverage.west <= coverage.east {
         vec![(coverage.west - margin_deg, coverage.east + margin_deg)]
     } else {
         vec![(coverage.west - margin_deg, 180.0), (-180.0, coverage.east + margin_deg)]
-    };
+    }
+}
+
+fn box_touches((south, north, intervals): &(f64, f64, Vec<(f64, f64)>), coverage: &Coverage, margin_deg: f64) -> bool {
+    if *north < coverage.south - margin_deg || *south > coverage.north + margin_deg {
+        return false;
+    }
+    let cover = lon_intervals(coverage, margin_deg);
     let overlaps = |a: (f64, f64), b: (f64, f64)| a.0 <= b.1 && b.0 <= a.1;
     intervals.iter().any(|&t| {
         cover.iter().any(|&c| {
             overlaps(t, c) || overlaps((t.0 - 360.0, t.1 - 360.0), c) || overlaps((t.0 + 360.0, t.1 + 360.0), c)
         })
-    })
-}
-
-/// Whether a tile's box lies wholly inside `coverage`, so every tile under
-/// it meets the coverage too (the shard plan counts such a tile's subtrees
-/// whole, without walking them). Conservative: a tile at a pole, or whose
-/// box only touches the coverage's edge, is not inside.
-pub(crate) fn tile_within(body: &Body, tile: TileAddress, coverage: &Coverage) -> bool {
-    if coverage.is_global() {
-        return true;
-    }
-    let (south, north, intervals) = tile_box(body, tile);
-    if south < coverage.south || north > coverage.north {
-        return false;
-    }
-    let cover: Vec<(f64, f64)> = if coverage.west <= coverage.east {
-        vec![(coverage.west, coverage.east)]
-    } else {
-        vec![(coverage.west, 180.0), (-180.0, coverage.east)]
-    };
-    let within = |t: (f64, f64), c: (f64, f64)| c.0 <= t.0 && t.1 <= c.1;
-    intervals.iter().all(|&t| {
-        cover
-            .iter()
-            .any(|&c| within(t, c) || within((t.0 - 360.0, t.1 - 360.0), c) || within((t.0 + 360.0, t.1 + 360.0), c))
     })
 }
 

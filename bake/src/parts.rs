@@ -3,7 +3,7 @@
 //!
 //! The key decision: a part is trusted for what it holds only after the
 //! whole set has been checked against itself. Every part names its bake
-//! (fingerprint, plan, tile-set digest, void policy, build) and its place
+//! (fingerprint, plan, tile set's name, void policy, build) and its place
 //! in it (a shard's index; a wave's wave and task); the set must be one
 //! bake, each place given at most once, and each part must hold only the
 //! tiles its place owns. Whoever reads a tile then knows, from the plan

@@ -11,21 +11,24 @@
 //! tiles. Parts are runs of consecutive subtree roots in key order (a
 //! Hilbert curve per face, so a part is a compact patch of ground), cut
 //! where the estimated work (below) crosses `i/N` of the whole, so every
-//! part gets at least one subtree. A global set is cut on whole units
-//! above the roots, at least 64 a part (`unit_depth`), a heavy unit cut
-//! finer (`for_each_unit`): every process plans from a few hundred
-//! thousand units at most, not from every root.
+//! part gets at least one subtree. The plan reads no data, so every
+//! process computes it in a time that does not grow with the set: a global
+//! set is cut on whole units above the roots, at least 64 a part
+//! (`unit_depth`), a heavy unit cut finer (`global_units`); a regional set
+//! on the tiles wholly inside its coverage and the roots on its rim
+//! (`regional_units`). Which of a part's tiles meet data its shard finds
+//! (`shard_tiles`): a part of a regional set can turn out to hold no tile.
 //!
 //! **Estimated work**, in integer units so every process computes the same
 //! plan to the bit: per tile, its stored samples plus the source pixels
 //! under it (DEM and imagery), from the tile's area and the raster's pixel
 //! area at the subtree root's latitude. A geographic raster's pixels shrink
-//! towards the poles, so polar tiles read many more of them; the work of a
-//! subtree also counts only the tiles the set holds, so a regional pack's
-//! parts even out by what they bake, not by how much of the sphere they
-//! span. The latitude comes from the unwarped cube point (arithmetic and a
-//! square root, no transcendental functions whose last bit could differ
-//! between two machines' maths libraries).
+//! towards the poles, so polar tiles read many more of them. A subtree is
+//! counted whole, voids and all: a regional pack's parts even out by the
+//! ground they span, which is what they walk. The latitude comes from the
+//! unwarped cube point (arithmetic and a square root, no transcendental
+//! functions whose last bit could differ between two machines' maths
+//! libraries).
 //!
 //! **Coarse tiles' surfaces**: a level above `k` still reads its classes
 //! and colour from the rasters, which the merge does not open. Each coarse
@@ -38,7 +41,7 @@ use planet_terrain::{Body, TileAddress};
 use sha2::{Digest, Sha256};
 
 use crate::error::BakeError;
-use crate::geometry::{tile_touches, tile_within};
+use crate::geometry::{Placement, tile_placement};
 use crate::tile_set::TileSet;
 use planet_terrain::pack::Coverage;
 
@@ -226,35 +229,63 @@ fn global_units(
 /// A regional set's units, in key order, and how many subtree roots they
 /// hold, from the coverage alone (no data is read): a descent from the
 /// faces through the tiles that meet the coverage, stopping at a tile
-/// wholly inside it (all its subtrees meet the coverage; counted whole, as
-/// a global unit is) no heavier than `limit`, or at a root. Only the
-/// coverage's rim is walked down to the roots: a continent at the 30 m
-/// depth 11 has a few thousand rim roots among millions. A root on the rim
-/// counts its whole subtree's work, as the plan cannot know its data.
+/// wholly inside it no heavier than `limit` (all its subtrees meet the
+/// coverage; counted whole, as a global unit is), or at a root. A tile
+/// under one inside the coverage is inside too, with no geometry, so only
+/// the coverage's rim is measured, and walked down to the roots: a
+/// continent at the 30 m depth 11 has a few thousand rim roots among
+/// millions. A root on the rim counts its whole subtree's work, as the
+/// plan cannot know its data. `placement` measures a tile (memoised by
+/// the caller across the plan's passes).
 fn regional_units(
     body: &Body,
-    coverage: &Coverage,
     depths: (u8, u8),
     model: &WorkModel,
     limit: u64,
+    placement: &mut impl FnMut(TileAddress) -> Placement,
 ) -> (Vec<(u64, u64)>, u64) {
     let root_depth = depths.0;
     let (mut units, mut roots) = (Vec::new(), 0u64);
-    let mut stack: Vec<TileAddress> = TileAddress::roots().into_iter().rev().collect();
-    stack.sort_by_key(|t| std::cmp::Reverse(t.key()));
-    while let Some(tile) = stack.pop() {
-        if !tile_touches(body, tile, coverage, 0.0) {
+    let mut stack: Vec<(TileAddress, bool)> = TileAddress::roots().into_iter().map(|t| (t, false)).collect();
+    stack.sort_by_key(|(t, _)| std::cmp::Reverse(t.key()));
+    while let Some((tile, under_inside)) = stack.pop() {
+        let place = if under_inside { Placement::Inside } else { placement(tile) };
+        if place == Placement::Outside {
             continue;
         }
         let work = subtree_work(body, model, tile, depths);
-        if tile.depth() == root_depth || (work <= limit && tile_within(body, tile, coverage)) {
+        let inside = place == Placement::Inside;
+        if tile.depth() == root_depth || (work <= limit && inside) {
             units.push((first_root(tile, root_depth), work));
             roots += 1 << (2 * u32::from(root_depth - tile.depth()));
             continue;
         }
         let mut children = tile.children().expect("above the root depth");
         children.sort_by_key(|c| std::cmp::Reverse(c.key()));
-        stack.extend(children);
+        stack.extend(children.map(|c| (c, inside)));
+    }
+    (units, roots)
+}
+
+/// [`regional_units`] for the plan of `count` parts: the whole work by the
+/// coarsest units, then units no heavier than a 256th of a part's share;
+/// where too few remain for the parts (a set of a few roots), every root.
+/// Each rim tile is measured once.
+fn regional_plan_units(
+    body: &Body,
+    coverage: &Coverage,
+    depths: (u8, u8),
+    count: u32,
+    model: &WorkModel,
+) -> (Vec<(u64, u64)>, u64) {
+    let mut measured = std::collections::HashMap::new();
+    let mut placement = |t: TileAddress| *measured.entry(t.key()).or_insert_with(|| tile_placement(body, t, coverage));
+    let (coarsest, _) = regional_units(body, depths, model, u64::MAX, &mut placement);
+    let whole: u128 = coarsest.iter().map(|u| u128::from(u.1)).sum();
+    let limit = u64::try_from(whole / (256 * u128::from(count))).unwrap_or(u64::MAX);
+    let (units, roots) = regional_units(body, depths, model, limit, &mut placement);
+    if units.len() < count as usize && roots >= u64::from(count) {
+        return regional_units(body, depths, model, 0, &mut placement);
     }
     (units, roots)
 }
@@ -281,20 +312,7 @@ impl ShardPlan {
                 let units = global_units(body, (root_depth, depth, unit_depth(root_depth, count), count), model)?;
                 (units, 6u64 << (2 * u32::from(root_depth)))
             }
-            SetShape::Regional { coverage, .. } => {
-                // The whole work by the coarsest units, then units no
-                // heavier than a 256th of a part's share; where too few
-                // remain for the parts (a set of a few roots), every root.
-                let (coarsest, _) = regional_units(body, coverage, depths, model, u64::MAX);
-                let whole: u128 = coarsest.iter().map(|u| u128::from(u.1)).sum();
-                let limit = u64::try_from(whole / (256 * u128::from(count))).unwrap_or(u64::MAX);
-                let (units, roots) = regional_units(body, coverage, depths, model, limit);
-                if units.len() < count as usize && roots >= u64::from(count) {
-                    regional_units(body, coverage, depths, model, 0)
-                } else {
-                    (units, roots)
-                }
-            }
+            SetShape::Regional { coverage, .. } => regional_plan_units(body, coverage, depths, count, model),
         };
         if roots < u64::from(count) {
             return Err(BakeError::Options(format!(
@@ -371,9 +389,22 @@ pub fn global_plan_for_bench(depth: u8, shards: u32, by_roots: bool) -> Result<V
     Ok(ShardPlan::new(&Body::earth(), SetShape::Global { depth }, depth, shards, &model)?.work)
 }
 
+/// The shard plan of a regional set of `coverage` (south, west, north,
+/// east in degrees) to `depth`, cut `shards` ways at roots of that depth,
+/// for `examples/plan_cost.rs`. Returns the parts' estimated work.
+#[doc(hidden)]
+pub fn regional_plan_for_bench(coverage: [f64; 4], depth: u8, shards: u32) -> Result<Vec<u64>, BakeError> {
+    let [south, west, north, east] = coverage;
+    let coverage = Coverage { south, west, north, east };
+    let model = WorkModel { rasters: [(30.0, true), (0.0, false)], raster_count: 1 };
+    let shape = SetShape::Regional { depth, coverage: &coverage };
+    Ok(ShardPlan::new(&Body::earth(), shape, depth, shards, &model)?.work)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::geometry::tile_touches;
 
     fn global(depth: u8) -> TileSet {
         TileSet::Global { depth }
@@ -441,7 +472,8 @@ mod tests {
         let coverage = Coverage { south: 10.0, west: 0.0, north: 50.0, east: 60.0 };
         let (root_depth, depth) = (6, 7);
         let reached = reached_roots(&body, &coverage, root_depth);
-        let (coarsest, roots) = regional_units(&body, &coverage, (root_depth, depth), &MODEL, u64::MAX);
+        let mut placement = |t| tile_placement(&body, t, &coverage);
+        let (coarsest, roots) = regional_units(&body, (root_depth, depth), &MODEL, u64::MAX, &mut placement);
         assert_eq!(roots, reached.len() as u64, "the units hold the reached roots");
         assert!(coarsest.len() * 2 < reached.len(), "{} units for {} roots", coarsest.len(), reached.len());
         assert!(coarsest.windows(2).all(|w| w[0].0 < w[1].0), "units in key order");
@@ -460,8 +492,11 @@ mod tests {
         }
         // A tile inside the coverage has every descendant meet it: the
         // plan counts its subtrees whole.
-        let inside: Vec<TileAddress> =
-            global(4).depth(4).map(Result::unwrap).filter(|t| tile_within(&body, *t, &coverage)).collect();
+        let inside: Vec<TileAddress> = global(4)
+            .depth(4)
+            .map(Result::unwrap)
+            .filter(|t| tile_placement(&body, *t, &coverage) == Placement::Inside)
+            .collect();
         assert!(!inside.is_empty());
         for t in inside {
             for d in 5..=root_depth {

@@ -431,6 +431,32 @@ mod tests {
         }
     }
 
+    /// A part with no tile of its own: the section alone, from byte 0.
+    #[test]
+    fn a_section_without_a_pack_reads_back_from_byte_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("void.planetshard");
+        let tile = TileAddress::new(2, 1, 0, 1).unwrap();
+        append_section(&path, 0, &meta(), &[(tile, None)], &declared()).unwrap();
+        let section = ShardSection::read(&path).unwrap();
+        assert_eq!((section.start, section.table.len(), section.declared.len()), (0, 1, 2));
+    }
+
+    /// Declared tiles must be coarse (above the root depth) and ascending.
+    #[test]
+    fn a_declaration_of_a_root_or_out_of_order_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lie.planetshard");
+        let root = TileAddress::new(0, 2, 1, 1).unwrap();
+        let (a, b) = (declared()[0], declared()[1]);
+        for lie in [vec![a, root], vec![b, a], vec![a, a]] {
+            std::fs::write(&path, vec![7u8; 1000]).unwrap();
+            append_section(&path, 1000, &meta(), &[], &lie).unwrap();
+            let e = ShardSection::read(&path).unwrap_err().to_string();
+            assert!(e.contains("declared coarse tile 1") && e.contains("lie.planetshard"), "{lie:?}: {e}");
+        }
+    }
+
     #[test]
     fn every_flipped_bit_of_the_section_or_a_cut_is_refused_never_believed() {
         let dir = tempfile::tempdir().unwrap();

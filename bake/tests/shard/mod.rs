@@ -252,6 +252,74 @@ fn a_regional_bake_with_voids_merges_to_the_single_process_bytes() {
     assert_same_bytes(&single, &out, "regional, 2 shards");
 }
 
+/// A depth-4 bake of 20 x 40 degrees of the fixture, west of 30 E all
+/// voids (given 0 m), with global imagery and classes, written into `dir`.
+fn half_voids_bake(dir: &Path) -> BakeOptions {
+    let (west, north) = (10.0, 40.0);
+    let (w, h) = ((40.0 / STEP) as usize, (20.0 / STEP) as usize);
+    let regional: Vec<f32> = (0..w * h)
+        .map(|k| {
+            let (lat, lon) = (north - (k / w) as f64 * STEP, west + (k % w) as f64 * STEP);
+            if lon < 30.0 { -9999.0 } else { node_value(lat, lon) as f32 }
+        })
+        .collect();
+    let dem = dir.join("half-voids.tif");
+    write_tiff(&dem, (w, h), [west, STEP, 0.0, north, 0.0, -STEP], Some(4326), &[regional], Some(-9999.0));
+    let (imagery, classes) = colour_and_class_tiffs(dir);
+    BakeOptions {
+        depth: Some(4),
+        void_value: Some(0.0),
+        imagery: Some(imagery),
+        classes: Some(classes),
+        ..options(&dem, &dir.join("unused"))
+    }
+}
+
+/// Rewrites the shard section of `path` without its declared coarse
+/// tiles, checksummed again, as a shard that lost its declaration would
+/// be (docs/CLUSTER.md, the section's layout).
+fn strip_declarations(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let footer = bytes.split_off(bytes.len() - 48);
+    let length = |k: usize| u64::from_le_bytes(footer[k..k + 8].try_into().unwrap()) as usize;
+    let (rows, declared, json) = (length(8), length(16), length(24));
+    let json_bytes = bytes.split_off(bytes.len() - json);
+    bytes.truncate(bytes.len() - 8 * declared);
+    let table_at = bytes.len() - 24 * rows;
+    bytes.extend_from_slice(&json_bytes);
+    let mut lengths = Vec::new();
+    for value in [length(0), rows, 0, json] {
+        lengths.extend_from_slice(&(value as u64).to_le_bytes());
+    }
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&bytes[table_at..]);
+    crc.update(&lengths);
+    bytes.extend_from_slice(&lengths);
+    bytes.extend_from_slice(&crc.finalize().to_le_bytes());
+    bytes.extend_from_slice(&footer[36..]);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A shard whose declaration was lost leaves its roots without their
+/// parents: the merge names it, given the shards alone or the waves baked
+/// from them, and writes nothing.
+#[test]
+fn a_shard_that_lost_its_declared_coarse_tiles_is_named_by_the_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = half_voids_bake(dir.path());
+    let shards = bake_shards(&base, dir.path(), 3);
+    let biggest = shards.iter().max_by_key(|p| std::fs::metadata(p).unwrap().len()).unwrap();
+    strip_declarations(biggest);
+    let out = dir.path().join("merged.planetpack");
+    let e = format!("{:#}", merge_into(&shards, &out).unwrap_err());
+    assert!(e.contains("has no parent among the coarse tiles the shards declare"), "{e}");
+    assert!(e.contains(&biggest.display().to_string()), "{e}");
+    let parts = bake_waves(&shards, dir.path());
+    let e = format!("{:#}", merge_into(&parts, &out).unwrap_err());
+    assert!(e.contains("has no parent among the coarse tiles"), "{e}");
+    assert!(!out.exists());
+}
+
 /// A regional bake chooses its tiles shard by shard (each walks its own
 /// part of the coverage, and declares the coarse tiles its tiles put in
 /// the set): with half the raster voids, parts whose ground is all voids
@@ -262,25 +330,7 @@ fn a_regional_bake_with_voids_merges_to_the_single_process_bytes() {
 #[test]
 fn a_regional_bake_whose_void_parts_hold_no_tile_merges_to_the_single_process_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    // 20 x 40 degrees of the fixture; west of 30 E all voids.
-    let (west, north) = (10.0, 40.0);
-    let (w, h) = ((40.0 / STEP) as usize, (20.0 / STEP) as usize);
-    let regional: Vec<f32> = (0..w * h)
-        .map(|k| {
-            let (lat, lon) = (north - (k / w) as f64 * STEP, west + (k % w) as f64 * STEP);
-            if lon < 30.0 { -9999.0 } else { node_value(lat, lon) as f32 }
-        })
-        .collect();
-    let dem = dir.path().join("half-voids.tif");
-    write_tiff(&dem, (w, h), [west, STEP, 0.0, north, 0.0, -STEP], Some(4326), &[regional], Some(-9999.0));
-    let (imagery, classes) = colour_and_class_tiffs(dir.path());
-    let base = BakeOptions {
-        depth: Some(4),
-        void_value: Some(0.0),
-        imagery: Some(imagery),
-        classes: Some(classes),
-        ..options(&dem, &dir.path().join("unused"))
-    };
+    let base = half_voids_bake(dir.path());
     let single = single(&base, dir.path());
     let count = 6;
     let mut shards = Vec::new();
