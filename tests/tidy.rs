@@ -342,12 +342,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
     ),
     ("bake/src/shard_bake.rs", "bake_shard", 90, "a shard's stages in order, mirroring bake_full; debt: as bake_full"),
     (
-        "bake/src/tile_set.rs",
-        "tile_set",
-        116,
-        "one level-by-level walk of the coverage through scratch files, whose handles pass from one level to the next",
-    ),
-    (
         "engine/render/src/vk/device.rs",
         "new",
         160,

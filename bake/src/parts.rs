@@ -66,8 +66,10 @@ impl Parts {
         for path in paths {
             all.push(open_part(path, &build)?);
         }
-        let first = &all[0];
-        for p in &all[1..] {
+        // Compared with a part that has a pack where one does, so that
+        // every pack's header is compared with one header.
+        let first = all.iter().find(|p| p.pack.is_some()).unwrap_or(&all[0]);
+        for p in all.iter().filter(|p| !std::ptr::eq(*p, first)) {
             check_same_bake(first, p)?;
         }
         let meta = first.section.meta.clone();
@@ -127,7 +129,8 @@ impl Parts {
                 return Err(part_error(
                     &owner.path,
                     format!(
-                        "the shards declare coarse tile {tile} in the set, and it is this shard's part, but this shard sampled no surface for it: a shard from another run; bake it again"
+                        "{} declare coarse tile {tile} in the set, and it is this shard's part, but this shard sampled no surface for it: the shards disagree on the ground (two runs, or two nodes); bake them again",
+                        self.declarers(tile)
                     ),
                 ));
             }
@@ -291,7 +294,8 @@ impl Parts {
         let parts: Vec<(&OpenPart, &Pack)> = self.all().collect();
         let packs: Vec<&dyn TileParts> = parts.iter().map(|&(_, pack)| pack as &dyn TileParts).collect();
         let (mut count, mut deepest, mut next_coarse) = (0u64, 0u8, 0usize);
-        let declared = |tile: TileAddress| self.coarse.binary_search_by_key(&tile.key(), |t| t.key()).is_ok();
+        // Which declared tiles have a root held under them, a level down.
+        let mut held_below = vec![false; self.coarse.len()];
         for item in merged_keys(&packs, extra.iter().map(|t| t.key().raw()).collect()) {
             let (index, key) = item?;
             let tile = TileKey::from_raw(key).expect("the reader validated the key").address();
@@ -309,14 +313,21 @@ impl Parts {
                     return Err(self.coarse_mismatch(Some(tile), self.coarse.get(next_coarse).copied()));
                 }
                 next_coarse += 1;
-            } else if tile.depth() == plan.root_depth && !tile.parent().is_some_and(declared) {
-                let (part, _) = parts.get(index).expect("a shard holds every root");
-                let message = format!("subtree root {tile} has no parent among the coarse tiles the shards declare");
-                return Err(part_error(&part.path, message));
+            } else if tile.depth() == plan.root_depth {
+                let Some(parent) = tile.parent().and_then(|p| self.coarse_index(p)) else {
+                    let (part, _) = parts.get(index).expect("a shard holds every root");
+                    let message =
+                        format!("subtree root {tile} has no parent among the coarse tiles the shards declare");
+                    return Err(part_error(&part.path, message));
+                };
+                held_below[parent] = true;
             }
         }
-        if let Some(&missing) = self.coarse.get(next_coarse).filter(|_| matches!(name, SetName::Declared(_))) {
-            return Err(self.coarse_mismatch(None, Some(missing)));
+        if let SetName::Declared(_) = name {
+            if let Some(&missing) = self.coarse.get(next_coarse) {
+                return Err(self.coarse_mismatch(None, Some(missing)));
+            }
+            self.check_declared(held_below)?;
         }
         let whole = match name {
             SetName::Global(depth) => deepest <= depth && count == crate::shard::global_set_len(depth),
@@ -327,6 +338,53 @@ impl Parts {
             return Err(BakeError::ShardSet(format!(
                 "the parts hold {count} tiles{expected}, not the bake's tile set: a shard or wave file is from an earlier or a different run, or a wave task's file is missing; bake it again"
             )));
+        }
+        Ok(())
+    }
+
+    /// Where `tile` lies among the declared coarse tiles.
+    fn coarse_index(&self, tile: TileAddress) -> Option<usize> {
+        self.coarse.binary_search_by_key(&tile.key(), |t| t.key()).ok()
+    }
+
+    /// The shard files that declare coarse `tile`.
+    fn declarers(&self, tile: TileAddress) -> String {
+        let files: Vec<String> = self
+            .shards
+            .iter()
+            .filter(|s| s.section.declared.binary_search(&tile.key()).is_ok())
+            .map(|s| s.path.display().to_string())
+            .collect();
+        files.join(", ")
+    }
+
+    /// Checks a regional set's declared levels against what the shards
+    /// hold (`held_below`: which declared tiles have a root the shards
+    /// hold as a child; declared children are added here). Every declared tile's parent is declared, and a declared
+    /// tile with nothing in the set under it is one whose own lattice
+    /// meets data, which only the part it belongs to tests, so that part
+    /// must declare it: a shard that declares beyond its own ground (a bug,
+    /// or two nodes that disagree) is named here, with or without waves.
+    fn check_declared(&self, mut held_below: Vec<bool>) -> Result<(), BakeError> {
+        for &tile in &self.coarse {
+            let Some(parent) = tile.parent() else { continue };
+            let Some(at) = self.coarse_index(parent) else {
+                return Err(BakeError::ShardSet(format!(
+                    "coarse tile {tile}, declared by {}, has no parent among the declared tiles: the declarations are of different runs; bake those shards again",
+                    self.declarers(tile)
+                )));
+            };
+            held_below[at] = true;
+        }
+        for (&tile, _) in self.coarse.iter().zip(held_below).filter(|(_, below)| !below) {
+            let owner = &self.shards[self.plan.part_of(tile) as usize];
+            if owner.section.declared.binary_search(&tile.key()).is_err() {
+                return Err(BakeError::ShardSet(format!(
+                    "coarse tile {tile} is declared by {}, but nothing under it is in the set and its own part, {}, does not declare it: a shard declared beyond its ground; bake it again",
+                    self.declarers(tile),
+                    owner.path.display()
+                )));
+            }
         }
         Ok(())
     }

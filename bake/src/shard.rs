@@ -19,8 +19,8 @@
 //! (`regional_units`). Which of a part's tiles meet data its shard finds
 //! (`shard_tiles`): a part of a regional set can turn out to hold no tile.
 //!
-//! **Estimated work**, in integer units so every process computes the same
-//! plan to the bit: per tile, its stored samples plus the source pixels
+//! **Estimated work**, in integer units so every process sums the same
+//! weights to the bit, in any order: per tile, its stored samples plus the source pixels
 //! under it (DEM and imagery), from the tile's area and the raster's pixel
 //! area at the subtree root's latitude. A geographic raster's pixels shrink
 //! towards the poles, so polar tiles read many more of them. A subtree is
@@ -28,7 +28,9 @@
 //! ground they span, which is what they walk. The latitude comes from the
 //! unwarped cube point (arithmetic and a square root, no transcendental
 //! functions whose last bit could differ between two machines' maths
-//! libraries).
+//! libraries). A regional plan's units also rest on tile boxes, measured
+//! with those functions as the set's own walk measures them; the merge
+//! refuses parts whose plans differ.
 //!
 //! **Coarse tiles' surfaces**: a level above `k` still reads its classes
 //! and colour from the rasters, which the merge does not open. Each coarse

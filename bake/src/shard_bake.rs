@@ -29,8 +29,8 @@ use crate::shard::{SetShape, ShardPlan, WorkModel};
 use crate::shard_file::{ShardMeta, append_section, hex};
 use crate::shard_tiles::{ShardTiles, shard_tiles};
 use crate::tile_set::{DataTest, until_error};
+use planet_terrain::pack::partial_path;
 use planet_terrain::pack::writer::scratch_dir;
-use planet_terrain::pack::{partial_path, tmp_path};
 use std::path::Path;
 
 /// What a shard did, for the report.
@@ -116,27 +116,11 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         tiles.surfaces.len(),
         tiles.declared.len()
     ));
-    let (resumed, per_depth, file_length, assembled) = if mine == 0 {
+    let baked = if mine == 0 {
         // All its ground is voids: no pack, the section alone.
-        (0, Vec::new(), 0, None)
+        None
     } else {
-        let (writer, resumed) = open_part_writer(run, &spec, &tiles, &plan, shard)?;
-        TileBake {
-            source: &inputs,
-            spec: &spec,
-            data_depth,
-            progress,
-            already_done: resumed,
-            total: mine as usize,
-            held_level_tiles: run.memory.held_level_tiles(),
-        }
-        .run(&writer, &writer)?;
-        let assembled = writer.assemble()?;
-        progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
-        let held = run.memory.held_level_tiles();
-        let audit = accuracy_audit(&inputs, assembled.path(), 0..u8::MAX, held, progress)?;
-        let per_depth = audit.passed(assembled.path())?;
-        (resumed, per_depth, assembled.summary().file_length, Some(assembled))
+        Some(bake_own_tiles(run, &spec, (&inputs, data_depth), (&tiles, &plan), shard)?)
     };
     progress.stage(&format!("sampling the surfaces of {} coarse tiles for the merge", tiles.surfaces.len()));
     let has_surface = spec.codec.has_classes() || spec.codec.has_colour();
@@ -159,12 +143,20 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         build: crate::shard_file::build_id()?,
         wave: None,
     };
-    let section_path = assembled.as_ref().map_or_else(|| tmp_path(&options.out), |a| a.path().to_owned());
-    append_section(&section_path, file_length, &meta, &surfaces, &tiles.declared)?;
-    match assembled {
-        Some(assembled) => drop(assembled.commit()?),
-        None => commit_section_only(&section_path, &options.out, &spec.fingerprint)?,
-    }
+    let (resumed, per_depth) = match baked {
+        Some(Baked { assembled, resumed, per_depth }) => {
+            let file_length = assembled.summary().file_length;
+            append_section(assembled.path(), file_length, &meta, &surfaces, &tiles.declared)?;
+            assembled.commit()?;
+            (resumed, per_depth)
+        }
+        None => {
+            commit_section_only(&options.out, &spec.fingerprint, |at| {
+                append_section(at, 0, &meta, &surfaces, &tiles.declared)
+            })?;
+            (0, Vec::new())
+        }
+    };
     let report = ShardReport {
         out: options.out.display().to_string(),
         shard: shard.index,
@@ -187,18 +179,72 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
     Ok(BakeReport::new(Report::Shard(Box::new(report))))
 }
 
-/// Renames a section-only shard file into place, durably, and removes what
-/// an earlier run of this bake left at `out`'s journal (a killed run that
-/// had begun writing tiles it no longer holds, which cannot be).
-fn commit_section_only(written: &Path, out: &Path, fingerprint: &[u8; 32]) -> Result<(), BakeError> {
+/// A shard's own tiles baked, assembled and audited, not yet in place.
+struct Baked {
+    assembled: planet_terrain::pack::Assembled,
+    resumed: usize,
+    /// The accuracy audit, per depth.
+    per_depth: Vec<crate::audit::DepthAudit>,
+}
+
+/// Bakes `shard`'s own tiles (`tiles.0`, of `tiles.1`'s plan) from
+/// `source.0`, assembles and audits them.
+fn bake_own_tiles(
+    run: &Run,
+    spec: &planet_terrain::pack::PackSpec,
+    source: (&crate::sampling::Inputs, u8),
+    tiles: (&ShardTiles, &ShardPlan),
+    shard: Shard,
+) -> Result<Baked, BakeError> {
+    let (inputs, data_depth) = source;
+    let (writer, resumed) = open_part_writer(run, spec, tiles.0, tiles.1, shard)?;
+    TileBake {
+        source: inputs,
+        spec,
+        data_depth,
+        progress: run.progress,
+        already_done: resumed,
+        total: writer.tile_count() as usize,
+        held_level_tiles: run.memory.held_level_tiles(),
+    }
+    .run(&writer, &writer)?;
+    let assembled = writer.assemble()?;
+    run.progress.stage(&format!("accuracy audit of {}", assembled.path().display()));
+    let held = run.memory.held_level_tiles();
+    let audit = accuracy_audit(inputs, assembled.path(), 0..u8::MAX, held, run.progress)?;
+    let per_depth = audit.passed(assembled.path())?;
+    Ok(Baked { assembled, resumed, per_depth })
+}
+
+/// Puts a section-only shard file in place at `out`, durably: `write`
+/// writes it into a temporary file of its own beside `out` (two runs of
+/// one task at once never share one), which is then renamed over `out`.
+/// Then removes a journal an earlier run of this bake left at `out`
+/// (begun before a resumed run found the part holds no tile: it cannot,
+/// but a journal of the same bake is stale either way).
+fn commit_section_only(
+    out: &Path,
+    fingerprint: &[u8; 32],
+    write: impl FnOnce(&Path) -> Result<(), BakeError>,
+) -> Result<(), BakeError> {
     let fail =
-        |e: std::io::Error| BakeError::Shard { path: out.to_owned(), message: format!("putting it in place: {e}") };
-    std::fs::rename(written, out).map_err(fail)?;
+        |what: &str, e: std::io::Error| BakeError::Shard { path: out.to_owned(), message: format!("{what}: {e}") };
     let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(fail)?;
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| fail("creating its temporary file", e))?;
+    write(temporary.path())?;
+    temporary.persist(out).map_err(|e| fail("putting it in place", e.error))?;
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| fail("syncing its directory", e))?;
     let partial = partial_path(out);
     if planet_terrain::pack::writer::partial_fingerprint(out).as_ref() == Some(fingerprint) {
-        std::fs::remove_file(&partial).map_err(fail)?;
+        std::fs::remove_file(&partial).map_err(|e| BakeError::Shard {
+            path: partial.clone(),
+            message: format!("removing this stale journal of the same bake: {e}"),
+        })?;
     }
     Ok(())
 }

@@ -82,38 +82,43 @@ pub(crate) fn shard_tiles(
 /// The tiles above the root depth whose subtrees reach part `part`'s run
 /// of roots, and (for a regional set) its roots, each only where it and
 /// its ancestors meet `coverage`, ascending by key: a descent from the
-/// faces that leaves every other part's ground unvisited. A global set's
-/// roots are not listed (its part is generated from its run).
+/// faces, a level at a time and each level measured in parallel (as the
+/// single bake's walk is), that leaves every other part's ground
+/// unvisited. A global set's roots are not listed (its part is generated
+/// from its run).
 fn walk_part(body: &Body, coverage: &Coverage, plan: &ShardPlan, part: u32) -> (Vec<TileAddress>, Vec<TileAddress>) {
     let k = plan.root_depth;
     let global = coverage.is_global();
     let start = plan.starts[part as usize];
     let end = plan.starts.get(part as usize + 1).copied().unwrap_or(u64::MAX);
-    let (mut coarse, mut roots) = (Vec::new(), Vec::new());
-    let mut stack: Vec<TileAddress> = TileAddress::roots().to_vec();
-    stack.sort_by_key(|t| std::cmp::Reverse(t.key()));
-    while let Some(tile) = stack.pop() {
+    let reaches_part = |tile: &TileAddress| {
         // Its subtrees' roots are one run of keys.
-        let first = first_root(tile, k);
+        let first = first_root(*tile, k);
         let last = first + ((1u64 << (2 * u32::from(k - tile.depth()))) - 1);
-        if last < start || first >= end || !(global || tile_touches(body, tile, coverage, 0.0)) {
-            continue;
-        }
-        if tile.depth() == k {
-            roots.push(tile);
-            continue;
-        }
-        coarse.push(tile);
-        if global && tile.depth() + 1 == k {
-            continue;
-        }
-        let mut children = tile.children().expect("above the root depth");
-        children.sort_by_key(|c| std::cmp::Reverse(c.key()));
-        stack.extend(children);
+        last >= start && first < end && (global || tile_touches(body, *tile, coverage, 0.0))
+    };
+    let mut level: Vec<TileAddress> = TileAddress::roots().to_vec();
+    level.sort_by_key(|t| t.key());
+    let mut coarse = Vec::new();
+    for depth in 0..k {
+        // Children of ascending parents, each parent's in key order, are
+        // ascending (Hilbert), and keys order by depth first: `coarse`
+        // stays ascending.
+        let kept: Vec<TileAddress> = level.into_par_iter().filter(reaches_part).collect();
+        level = if global && depth + 1 == k {
+            Vec::new()
+        } else {
+            kept.iter()
+                .flat_map(|t| {
+                    let mut children = t.children().expect("above the root depth");
+                    children.sort_by_key(|c| c.key());
+                    children
+                })
+                .collect()
+        };
+        coarse.extend(kept);
     }
-    // Children visited in key order give roots in key order; the coarse
-    // tiles, of several depths, are sorted.
-    coarse.sort_by_key(|t| t.key());
+    let roots = level.into_par_iter().filter(reaches_part).collect();
     (coarse, roots)
 }
 

@@ -12,7 +12,8 @@
 //! chunk at a time in parallel: a Hilbert child's index is its parent's
 //! times four plus its quadrant's digit, so the children of ascending
 //! parents, each parent's four in key order, are themselves ascending, and
-//! so is the kept set written out level after level. Memory: one chunk.
+//! so is the kept set written out level after level. Memory: one chunk
+//! (and a shard's list of its own roots, from which its walk starts).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -305,12 +306,19 @@ pub(crate) fn subtree_set(
         frontier = next;
         frontier_len = next_len;
     }
-    // Every ancestor of a kept tile is kept too, up to the roots: a raster
-    // smaller than a coarse tile's lattice spacing left its pack without
-    // shallow tiles, and selection, which starts at the roots, had no bounds
-    // or error to lead it down to the data (a 0.4 degree pack drew nothing).
-    for d in (0..levels.len() - 1).rev() {
-        let merged = scratch()?;
+    ancestors_kept(&mut levels, scratch_dir)?;
+    concatenate(&levels, top, scratch_dir)
+}
+
+/// Every ancestor of a kept tile is kept too, up to the roots: a raster
+/// smaller than a coarse tile's lattice spacing left its pack without
+/// shallow tiles, and selection, which starts at the roots, had no bounds
+/// or error to lead it down to the data (a 0.4 degree pack drew nothing).
+/// `levels`: each level's kept keys, ascending, and their count, from the
+/// roots' level down.
+fn ancestors_kept(levels: &mut [(File, u64)], scratch_dir: &Path) -> Result<(), BakeError> {
+    for d in (0..levels.len().saturating_sub(1)).rev() {
+        let merged = tempfile_in(scratch_dir)?;
         let (below, below_len) = (&levels[d + 1].0, levels[d + 1].1);
         let parents = read_chunks(below, 0, below_len)
             .flat_map(|chunk| chunk.map_or_else(|e| vec![Err(e)], |c| c.into_iter().map(Ok).collect()))
@@ -321,21 +329,25 @@ pub(crate) fn subtree_set(
         let count = write_union(&merged, own, parents)?;
         levels[d] = (merged, count);
     }
-    let kept = scratch()?;
-    // No tiles above the roots' depth: a shard's part starts there.
+    Ok(())
+}
+
+/// The levels' keys, one after the other, as a listed set whose first
+/// level is at depth `top` (none above it: a shard's part starts there).
+fn concatenate(levels: &[(File, u64)], top: u8, scratch_dir: &Path) -> Result<TileSet, BakeError> {
+    let kept = tempfile_in(scratch_dir)?;
     let mut per_depth = vec![0; usize::from(top)];
-    {
-        let mut out = BufWriter::new(&kept);
-        for (file, len) in &levels {
-            for chunk in read_chunks(file, 0, *len) {
-                for t in chunk.map_err(scratch_error)? {
-                    out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
-                }
+    let mut out = BufWriter::new(&kept);
+    for (file, len) in levels {
+        for chunk in read_chunks(file, 0, *len) {
+            for t in chunk.map_err(scratch_error)? {
+                out.write_all(&t.key().raw().to_le_bytes()).map_err(scratch_error)?;
             }
-            per_depth.push(*len);
         }
-        out.flush().map_err(scratch_error)?;
+        per_depth.push(*len);
     }
+    out.flush().map_err(scratch_error)?;
+    drop(out);
     Ok(TileSet::Listed { keys: kept, per_depth })
 }
 

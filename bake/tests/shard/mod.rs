@@ -275,22 +275,38 @@ fn half_voids_bake(dir: &Path) -> BakeOptions {
     }
 }
 
-/// Rewrites the shard section of `path` without its declared coarse
-/// tiles, checksummed again, as a shard that lost its declaration would
-/// be (docs/CLUSTER.md, the section's layout).
-fn strip_declarations(path: &Path) {
-    let mut bytes = std::fs::read(path).unwrap();
-    let footer = bytes.split_off(bytes.len() - 48);
+/// A shard section's lengths, from its footer (docs/CLUSTER.md, the
+/// section's layout): table rows, declared keys, JSON bytes.
+fn section_lengths(bytes: &[u8]) -> (usize, usize, usize) {
+    let footer = &bytes[bytes.len() - 48..];
     let length = |k: usize| u64::from_le_bytes(footer[k..k + 8].try_into().unwrap()) as usize;
-    let (rows, declared, json) = (length(8), length(16), length(24));
+    (length(8), length(16), length(24))
+}
+
+/// The keys of the coarse tiles whose surfaces the shard at `path` sampled.
+fn surface_keys(path: &Path) -> Vec<u64> {
+    let bytes = std::fs::read(path).unwrap();
+    let (rows, declared, json) = section_lengths(&bytes);
+    let table_at = bytes.len() - 48 - json - 8 * declared - 24 * rows;
+    (0..rows).map(|r| u64::from_le_bytes(bytes[table_at + 24 * r..][..8].try_into().unwrap())).collect()
+}
+
+/// Rewrites the declared coarse tiles of the shard section at `path` with
+/// `change`, checksummed again, as a shard that declared otherwise would
+/// have written it.
+fn rewrite_declarations(path: &Path, change: impl FnOnce(&mut Vec<u64>)) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let (rows, declared, json) = section_lengths(&bytes);
+    let footer = bytes.split_off(bytes.len() - 48);
     let json_bytes = bytes.split_off(bytes.len() - json);
-    bytes.truncate(bytes.len() - 8 * declared);
+    let keys_bytes = bytes.split_off(bytes.len() - 8 * declared);
+    let mut keys: Vec<u64> = keys_bytes.chunks_exact(8).map(|k| u64::from_le_bytes(k.try_into().unwrap())).collect();
+    change(&mut keys);
     let table_at = bytes.len() - 24 * rows;
+    keys.iter().for_each(|k| bytes.extend_from_slice(&k.to_le_bytes()));
     bytes.extend_from_slice(&json_bytes);
-    let mut lengths = Vec::new();
-    for value in [length(0), rows, 0, json] {
-        lengths.extend_from_slice(&(value as u64).to_le_bytes());
-    }
+    let mut lengths = footer[..32].to_vec();
+    lengths[16..24].copy_from_slice(&(keys.len() as u64).to_le_bytes());
     let mut crc = crc32fast::Hasher::new();
     crc.update(&bytes[table_at..]);
     crc.update(&lengths);
@@ -309,7 +325,7 @@ fn a_shard_that_lost_its_declared_coarse_tiles_is_named_by_the_merge() {
     let base = half_voids_bake(dir.path());
     let shards = bake_shards(&base, dir.path(), 3);
     let biggest = shards.iter().max_by_key(|p| std::fs::metadata(p).unwrap().len()).unwrap();
-    strip_declarations(biggest);
+    rewrite_declarations(biggest, Vec::clear);
     let out = dir.path().join("merged.planetpack");
     let e = format!("{:#}", merge_into(&shards, &out).unwrap_err());
     assert!(e.contains("has no parent among the coarse tiles the shards declare"), "{e}");
@@ -317,6 +333,38 @@ fn a_shard_that_lost_its_declared_coarse_tiles_is_named_by_the_merge() {
     let parts = bake_waves(&shards, dir.path());
     let e = format!("{:#}", merge_into(&parts, &out).unwrap_err());
     assert!(e.contains("has no parent among the coarse tiles"), "{e}");
+    assert!(!out.exists());
+}
+
+/// A shard that declares a coarse tile beyond its ground (one its owner
+/// sampled, over voids, with nothing under it in the set) is named by the
+/// merge, whose set would otherwise hold a tile the single bake has not.
+#[test]
+fn a_shard_that_declares_beyond_its_ground_is_named_by_the_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = half_voids_bake(dir.path());
+    let single = Pack::from_bytes(single(&base, dir.path())).unwrap();
+    let in_set = |key: u64| single.entry(planet_terrain::TileKey::from_raw(key).unwrap().address()).unwrap().is_some();
+    let shards = bake_shards(&base, dir.path(), 3);
+    // A sampled coarse tile outside the set whose parent is in it, and a
+    // shard it is not the part of.
+    let (owner, bogus) = (0..3)
+        .find_map(|i| {
+            let key = surface_keys(&shards[i]).into_iter().find(|&k| {
+                let tile = planet_terrain::TileKey::from_raw(k).unwrap().address();
+                !in_set(k) && tile.parent().is_some_and(|p| in_set(p.key().raw()))
+            })?;
+            Some((i, key))
+        })
+        .expect("the void half has sampled coarse tiles outside the set");
+    let liar = &shards[(owner + 1) % 3];
+    rewrite_declarations(liar, |keys| {
+        keys.push(bogus);
+        keys.sort_unstable();
+    });
+    let out = dir.path().join("merged.planetpack");
+    let e = format!("{:#}", merge_into(&shards, &out).unwrap_err());
+    assert!(e.contains("declared beyond its ground") && e.contains(&liar.display().to_string()), "{e}");
     assert!(!out.exists());
 }
 
