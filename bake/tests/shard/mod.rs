@@ -368,6 +368,36 @@ fn a_shard_that_declares_beyond_its_ground_is_named_by_the_merge() {
     assert!(!out.exists());
 }
 
+/// Regional rasters whose coverage the plan and the shards' walks must
+/// measure at its hardest: one across the antimeridian (written from 170 E
+/// to 190 E) and a polar cap (every longitude north of 60 N, so tiles at
+/// the pole lie inside it). Each, cut 4 ways, merges to the single bytes.
+#[test]
+fn regional_bakes_across_the_antimeridian_and_over_a_pole_merge_to_the_single_process_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // (name, west, north, width and height in degrees)
+    let rasters = [("antimeridian", 170.0, 30.0, 20.0, 20.0), ("polar-cap", -180.0, 90.0, 360.0, 30.0)];
+    for (name, west, north, width, height) in rasters {
+        let (w, h) = ((width / STEP) as usize, (height / STEP) as usize);
+        let values: Vec<f32> = (0..w * h)
+            .map(|k| {
+                let (lat, lon) = (north - (k / w) as f64 * STEP, west + (k % w) as f64 * STEP);
+                node_value(lat, if lon > 180.0 { lon - 360.0 } else { lon }) as f32
+            })
+            .collect();
+        let dem = dir.path().join(format!("{name}.tif"));
+        write_tiff(&dem, (w, h), [west, STEP, 0.0, north, 0.0, -STEP], Some(4326), &[values], None);
+        let sub = dir.path().join(name);
+        std::fs::create_dir(&sub).unwrap();
+        let base = BakeOptions { depth: Some(4), ..options(&dem, &sub.join("unused")) };
+        let single = single(&base, &sub);
+        let shards = bake_shards(&base, &sub, 4);
+        let out = sub.join("merged.planetpack");
+        merge_into(&shards, &out).unwrap();
+        assert_same_bytes(&single, &out, name);
+    }
+}
+
 /// A regional bake chooses its tiles shard by shard (each walks its own
 /// part of the coverage, and declares the coarse tiles its tiles put in
 /// the set): with half the raster voids, parts whose ground is all voids
