@@ -18,7 +18,7 @@
 //!
 //! A global set needs no walk of data: every tile is kept, a shard's tiles
 //! are generated from its run of roots (`TileSet::global_subtrees`), and it
-//! declares every coarse tile above them.
+//! declares nothing: the set's name says every coarse tile is in it.
 
 use std::path::Path;
 
@@ -41,7 +41,8 @@ pub(crate) struct ShardTiles {
     /// The coarse tiles the plan gives this part that meet the coverage,
     /// ascending: the surfaces it samples for the merge.
     pub(crate) surfaces: Vec<TileAddress>,
-    /// The coarse tiles its own tiles put in the set, ascending.
+    /// The coarse tiles its own tiles put in the set, ascending (none for a
+    /// global set, whose name says every one is).
     pub(crate) declared: Vec<TileAddress>,
 }
 
@@ -58,7 +59,8 @@ pub(crate) fn shard_tiles(
     let (coarse, roots) = walk_part(test.body, coverage, plan, part);
     let surfaces: Vec<TileAddress> = coarse.iter().copied().filter(|&t| plan.part_of(t) == part).collect();
     if global {
-        return Ok(ShardTiles { own: TileSet::Global { depth: test.depth }, surfaces, declared: coarse });
+        // The set names every coarse tile (`SetShape::digest`): nothing to declare.
+        return Ok(ShardTiles { own: TileSet::Global { depth: test.depth }, surfaces, declared: Vec::new() });
     }
     let own = subtree_set(test, coverage, &roots, scratch_dir)?;
     let kept: Vec<bool> = surfaces.par_iter().map(|&t| test.has_data(t)).collect::<Result<_, _>>()?;
