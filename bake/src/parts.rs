@@ -43,8 +43,11 @@ pub(crate) struct Parts {
     pub(crate) waves: Vec<Vec<Option<OpenPart>>>,
     pub(crate) plan: ShardPlan,
     pub(crate) waves_plan: WavePlan,
-    /// The tiles above the shards' subtrees, ascending: the union of what
-    /// the shards declare (`shard_tiles`).
+    /// The tile set the parts name.
+    set: SetName,
+    /// The tiles above the shards' subtrees, ascending: every one of a
+    /// global set; a regional set's, the union of what the shards declare
+    /// (`shard_tiles`).
     coarse: Vec<TileAddress>,
 }
 
@@ -104,7 +107,8 @@ impl Parts {
             total_tiles: meta.total_tiles,
             tile_set_digest: [0; 32],
         };
-        let coarse = match set_name(&meta)? {
+        let set = set_name(&meta)?;
+        let coarse = match set {
             // Every tile above the roots: nothing to declare, nothing read
             // (8.4 M keys of every shard's section at the 30 m depth 11).
             SetName::Global(_) => crate::tile_set::TileSet::Global { depth: meta.root_depth - 1 }
@@ -123,7 +127,7 @@ impl Parts {
                 meta.shards, meta.dem
             )));
         }
-        let parts = Parts { shards, waves, plan, waves_plan, coarse };
+        let parts = Parts { shards, waves, plan, waves_plan, set, coarse };
         parts.check_surfaces()?;
         Ok(parts)
     }
@@ -299,7 +303,7 @@ impl Parts {
                 return Err(part_error(path, format!("coarse tile {} is not in this shard's part", row.0.address())));
             }
         }
-        let name = set_name(self.meta())?;
+        let name = self.set;
         let parts: Vec<(&OpenPart, &Pack)> = self.all().collect();
         let packs: Vec<&dyn TileParts> = parts.iter().map(|&(_, pack)| pack as &dyn TileParts).collect();
         let (mut count, mut deepest, mut next_coarse) = (0u64, 0u8, 0usize);
@@ -368,12 +372,13 @@ impl Parts {
     }
 
     /// Checks a regional set's declared levels against what the shards
-    /// hold (`held_below`: which declared tiles have a root the shards
-    /// hold as a child; declared children are added here). Every declared tile's parent is declared, and a declared
-    /// tile with nothing in the set under it is one whose own lattice
-    /// meets data, which only the part it belongs to tests, so that part
-    /// must declare it: a shard that declares beyond its own ground (a bug,
-    /// or two nodes that disagree) is named here, with or without waves.
+    /// hold (`held_below`: which declared tiles have a root the shards hold
+    /// as a child; declared children are added here). Every declared
+    /// tile's parent is declared, and a declared tile with nothing in the
+    /// set under it is one whose own lattice meets data, which only the
+    /// part it belongs to tests, so that part must declare it: a shard that
+    /// declares beyond its own ground (a bug, or two nodes that disagree)
+    /// is named here, with or without waves.
     fn check_declared(&self, mut held_below: Vec<bool>) -> Result<(), BakeError> {
         for &tile in &self.coarse {
             let Some(parent) = tile.parent() else { continue };

@@ -203,14 +203,14 @@ fn global_units(
     model: &WorkModel,
 ) -> Result<Vec<(u64, u64)>, BakeError> {
     let depths = (root_depth, deepest);
-    let whole: u128 = TileSet::Global { depth: deepest }
+    let set = TileSet::Global { depth: deepest };
+    let whole: u128 = set
         .depth(unit_depth)
         .map(|unit| unit.map(|u| u128::from(subtree_work(body, model, u, depths))))
         .sum::<Result<_, _>>()?;
     let limit = u64::try_from(whole / (256 * u128::from(count))).unwrap_or(u64::MAX);
     let mut units = Vec::new();
     let mut stack = Vec::new();
-    let set = TileSet::Global { depth: deepest };
     for unit in set.depth(unit_depth) {
         stack.push(unit?);
         while let Some(unit) = stack.pop() {
@@ -548,6 +548,8 @@ mod tests {
                 let walked: Vec<TileAddress> =
                     all.iter().copied().filter(|t| t.depth() >= 3 && plan.part_of(*t) == part as u32).collect();
                 assert_eq!(generated, walked, "part {part} of {count}");
+                let counted = global.global_subtrees_len(3, plan.starts[part]..end);
+                assert_eq!(counted, Some(walked.len() as u64), "part {part} of {count}, counted");
             }
         }
         assert!(TileSet::listed(&all).global_subtrees(3, 0..u64::MAX).is_none());

@@ -229,7 +229,7 @@ fn commit_section_only(
 ) -> Result<(), BakeError> {
     let fail =
         |what: &str, e: std::io::Error| BakeError::Shard { path: out.to_owned(), message: format!("{what}: {e}") };
-    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = scratch_dir(out);
     let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = tempfile::Builder::new()
         .prefix(&format!(".{name}."))

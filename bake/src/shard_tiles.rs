@@ -127,19 +127,7 @@ fn walk_part(body: &Body, coverage: &Coverage, plan: &ShardPlan, part: u32) -> (
 impl ShardTiles {
     /// How many tiles part `part` holds at and below the root depth.
     pub(crate) fn own_len(&self, plan: &ShardPlan, part: u32) -> u64 {
-        match self.own {
-            TileSet::Global { depth } => {
-                // Whole subtrees: 4^(d-k) tiles under each root at every depth d.
-                let end = plan.starts.get(part as usize + 1).copied();
-                let index = |key: u64| {
-                    let face = (key >> 56) & 7;
-                    (face << (2 * u32::from(plan.root_depth))) | (key & ((1 << 56) - 1))
-                };
-                let first = index(plan.starts[part as usize]);
-                let last = end.map_or(6u64 << (2 * u32::from(plan.root_depth)), index);
-                (plan.root_depth..=depth).map(|d| (last - first) << (2 * u32::from(d - plan.root_depth))).sum()
-            }
-            TileSet::Listed { .. } => self.own.len(),
-        }
+        let roots = plan.starts[part as usize]..plan.starts.get(part as usize + 1).copied().unwrap_or(u64::MAX);
+        self.own.global_subtrees_len(plan.root_depth, roots).unwrap_or_else(|| self.own.len())
     }
 }

@@ -90,16 +90,7 @@ impl TileSet {
         roots: std::ops::Range<u64>,
     ) -> Option<impl Iterator<Item = TileAddress> + Send + '_> {
         let &TileSet::Global { depth: deepest } = self else { return None };
-        // Faces then Hilbert index, as one linear index per depth.
-        let linear = |key: u64, depth: u8| {
-            let face = (key >> 56) & 7;
-            let h = key & ((1u64 << 56) - 1);
-            if key >> 59 == u64::from(depth) { (face << (2 * u32::from(depth))) | h } else { 0 }
-        };
-        let first = linear(roots.start, root_depth);
-        // `u64::MAX`: to the end of the depth (a plan's last part).
-        let end =
-            if roots.end == u64::MAX { 6u64 << (2 * u32::from(root_depth)) } else { linear(roots.end, root_depth) };
+        let (first, end) = linear_run(root_depth, &roots);
         Some((root_depth..=deepest).flat_map(move |depth| {
             let scale = 2 * u32::from(depth - root_depth);
             let shift = 2 * u32::from(depth);
@@ -108,6 +99,14 @@ impl TileSet {
                 TileKey::from_raw(raw).expect("in range").address()
             })
         }))
+    }
+
+    /// How many tiles [`TileSet::global_subtrees`] generates, counted in
+    /// closed form; `None` for a listed set.
+    pub(crate) fn global_subtrees_len(&self, root_depth: u8, roots: std::ops::Range<u64>) -> Option<u64> {
+        let &TileSet::Global { depth: deepest } = self else { return None };
+        let (first, end) = linear_run(root_depth, &roots);
+        Some((root_depth..=deepest).map(|d| (end - first) << (2 * u32::from(d - root_depth))).sum())
     }
 
     /// Every tile, ascending by key.
@@ -139,6 +138,19 @@ impl TileSet {
         write_keys(&file, &sorted).unwrap();
         TileSet::Listed { keys: file, per_depth }
     }
+}
+
+/// A run of root keys at `root_depth` as one linear index per depth (faces
+/// then Hilbert index): its first and its end, `u64::MAX` meaning the end
+/// of the depth (a plan's last part).
+fn linear_run(root_depth: u8, roots: &std::ops::Range<u64>) -> (u64, u64) {
+    let linear = |key: u64| {
+        let face = (key >> 56) & 7;
+        let h = key & ((1u64 << 56) - 1);
+        if key >> 59 == u64::from(root_depth) { (face << (2 * u32::from(root_depth))) | h } else { 0 }
+    };
+    let end = if roots.end == u64::MAX { 6u64 << (2 * u32::from(root_depth)) } else { linear(roots.end) };
+    (linear(roots.start), end)
 }
 
 /// Plain tiles from a walk of a set, for a consumer that takes no errors
