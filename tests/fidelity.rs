@@ -34,7 +34,7 @@ const RADII: &str = "6378137,6378137,6356752.314245";
 const NAME: &str = "wgs84";
 
 /// Where `tools/deps.sh` puts the DEMs (`PLANET_DEM_DIR` overrides it).
-fn dem(name: &str) -> PathBuf {
+pub(crate) fn dem(name: &str) -> PathBuf {
     let dir =
         std::env::var_os("PLANET_DEM_DIR").map_or_else(|| PathBuf::from("/usr/local/share/planet/dems"), PathBuf::from);
     let path = dir.join(name);

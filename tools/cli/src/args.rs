@@ -59,6 +59,17 @@ pub fn above_ground(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A ground sample spacing in metres: finite, above a millimetre and at
+/// most a million kilometres.
+pub fn positive_metres(text: &str) -> Result<f64, String> {
+    let value = finite(text)?;
+    if (1e-3..=1e9).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value}: a spacing must lie in [0.001, 1e9] m"))
+    }
+}
+
 /// A screen-space error target in pixels: finite and positive.
 pub fn screen_error(text: &str) -> Result<f64, String> {
     let value = finite(text)?;

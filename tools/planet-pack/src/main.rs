@@ -170,6 +170,27 @@ enum Command {
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=16))]
         scale: u32,
     },
+    /// The ground's elevation at many latitude/longitude points at once,
+    /// read at one spacing (as `sample` reads one point at 1 m): how a DEM's
+    /// grid is compared with what a pack draws there.
+    Points {
+        /// Packs, bottom first, as `sample` stacks them (paths, or http(s) URLs).
+        #[arg(required = true, value_name = "PACK")]
+        packs: Vec<PathBuf>,
+        /// The points: little-endian f64 pairs, latitude then longitude in
+        /// degrees, nothing else (16 bytes a point).
+        #[arg(long, value_name = "FILE")]
+        points: PathBuf,
+        /// Output .npy path: one '<f4' elevation in metres per point, in order.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Read the ground at the depth whose sample spacing is at most this
+        /// many metres.
+        #[arg(long, default_value_t = 1.0, value_parser = args::positive_metres)]
+        spacing: f64,
+        #[command(flatten)]
+        detail: args::Detail,
+    },
 }
 
 fn main() -> ExitCode {
@@ -229,6 +250,12 @@ fn run(cli: Cli) -> Result<()> {
             };
             let spec = map::MapSpec { what, region, width, detail: detail.on, range };
             draw_map(&opener, &packs, &spec, &png)
+        }
+        Command::Points { packs, points, out, spacing, detail } => {
+            check_outputs(&packs, &[("--out", Some(&out)), ("--points", Some(&points))])?;
+            let points = read_points(&points)?;
+            let stack = open_stack(&packs)?;
+            ground_at_points(&stack.with_detail(detail.on), &points, spacing, &out)
         }
         Command::Cut { packs, at, alt, orientation, budget, sse, size, json, detail } => {
             let camera =
@@ -599,6 +626,51 @@ fn tile_heights(ground: &dyn HeightSource, tile: TileAddress, out: &Path) -> Res
         Provenance::Invented => "invented".to_owned(),
     };
     outln!("wrote {} ({n}x{n} f32 heights of tile {tile}, {provenance})", out.display());
+    Ok(())
+}
+
+/// Latitude/longitude pairs (degrees) from a file of little-endian f64
+/// pairs, each checked: a bad one is named by its index.
+fn read_points(path: &Path) -> Result<Vec<Geodetic>> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    if bytes.is_empty() || bytes.len() % 16 != 0 {
+        bail!(
+            "{}: {} bytes is not a whole number of points (16 bytes each: f64 latitude, f64 longitude)",
+            path.display(),
+            bytes.len()
+        );
+    }
+    let f64_at = |k: usize| f64::from_le_bytes(bytes[k..k + 8].try_into().expect("8 bytes"));
+    (0..bytes.len() / 16)
+        .map(|k| {
+            let (lat, lon) = (f64_at(16 * k), f64_at(16 * k + 8));
+            if !(lat.is_finite() && lon.is_finite() && (-90.0..=90.0).contains(&lat) && (-360.0..=360.0).contains(&lon))
+            {
+                bail!(
+                    "{}: point {k} (byte {}) is latitude {lat}, longitude {lon}: latitude must be within -90..=90 \
+                     and longitude within -360..=360 degrees",
+                    path.display(),
+                    16 * k
+                );
+            }
+            Ok(Geodetic::from_degrees(lat, lon, 0.0))
+        })
+        .collect()
+}
+
+/// The elevation at every point, read at the depth of `spacing`, as .npy.
+fn ground_at_points(ground: &dyn HeightSource, points: &[Geodetic], spacing: f64, out: &Path) -> Result<()> {
+    let depth = depth_for_spacing(ground, spacing);
+    let mut reader = GroundReader::new(ground, depth);
+    let heights = points
+        .iter()
+        .enumerate()
+        .map(|(k, &at)| reader.height(at).map(|h| h as f32).with_context(|| format!("reading point {k}")))
+        .collect::<Result<Vec<f32>>>()?;
+    let bytes = npy_f32(&heights, (heights.len(), 1));
+    planet_cli::fs::write_atomic(out, &bytes).with_context(|| format!("writing {}", out.display()))?;
+    let spacing_read = ground.body().sample_spacing_m(depth);
+    outln!("wrote {} ({} points read at depth {depth}, {spacing_read:.2} m spacing)", out.display(), heights.len());
     Ok(())
 }
 

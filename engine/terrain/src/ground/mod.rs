@@ -22,7 +22,8 @@ mod stack;
 
 pub use analytic::AnalyticSource;
 pub use detail::{
-    DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DetailSource, LawSummary, SMOOTH_BELOW_M, SMOOTH_GAIN, WATER_CLASSES,
+    CALIBRATION_ROLL_OFF_64THS, DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DETAIL_SEED, DetailSource, LawSummary,
+    ROLL_OFF_64THS, SMOOTH_BELOW_M, SMOOTH_GAIN, WATER_CLASSES, rolled_off_ratio,
 };
 pub use function::HeightFunction;
 pub use inset::{INVENTED_COLOUR, InsetSource, Reach, TRANSITION_M};

@@ -76,7 +76,7 @@ impl DetailSource {
     /// ground the realized coarse octaves, not their worst case, then bound
     /// the tile, so the camera stands outside nearby nodes. Tiles on a face
     /// edge (their aprons lie on other faces) take the worst case.
-    pub(super) fn octave_range(&self, tile: TileAddress, data_depth: u8) -> (f64, f64) {
+    pub(super) fn octave_range(&self, tile: TileAddress, data_depth: u8, field: &DataField) -> (f64, f64) {
         let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
         let depth = tile.depth();
         let level = data_depth.max(depth.saturating_sub(WINDOW_LEVELS_UP));
@@ -91,7 +91,9 @@ impl DetailSource {
         let (gi0, gj0) = (u64::from(tile.x()) * cells - 1, u64::from(tile.y()) * cells - 1);
         let span = |g: u64| (g >> shift, ((g + cells + 2) >> shift) + 1);
         let ((i0, i1), (j0, j1)) = (span(gi0), span(gj0));
-        let w = window(self.seed, tile.face(), level + 7, (i0, i1, j0, j1), first_log2, &coefficient);
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let nodes = self.node_values(ancestor, field);
+        let w = window(&nodes, tile.face(), level + 7, (i0, i1, j0, j1), first_log2, &coefficient);
         let low = w.values.iter().copied().fold(f64::INFINITY, f64::min);
         let high = w.values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let fine: f64 = (level + 8..sample_log2).map(coefficient).sum();
@@ -156,8 +158,15 @@ impl DetailSource {
         let mut b = self.inner.tile_bounds(tile)?;
         let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok((b, 0.0)) };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
-        let (low_amplitude, amplitude) = match field(ancestor) {
-            Ok(field) => {
+        let read = match field(ancestor) {
+            Ok(field) => Some(field),
+            // A data tile that cannot be read (torn, corrupt) must not stop
+            // selection, which never decoded before detail.
+            Err(SourceError::Pack(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let (low_amplitude, amplitude) = match &read {
+            Some(field) => {
                 let (u0, v0, step) = DetailSource::placement(tile, ancestor);
                 // Both fields are bilinear between grid lines (the heights'
                 // at samples, the amplitudes' at cell centres), so over the
@@ -186,17 +195,14 @@ impl DetailSource {
                 // Rounding of the blend's weights, relative.
                 ((low * (1.0 - 1e-9)).max(0.0), high * (1.0 + 1e-9))
             }
-            // A data tile that cannot be read (torn, corrupt) must not stop
-            // selection, which never decoded before detail.
-            Err(SourceError::Pack(_)) => (0.0, self.amplitude_from_index(ancestor)?),
-            Err(e) => return Err(e),
+            None => (0.0, self.amplitude_from_index(ancestor)?),
         };
         if amplitude == 0.0 {
             return Ok((b, 0.0));
         }
-        let range = match octaves {
-            Octaves::Windowed => self.octave_range(tile, data_depth),
-            Octaves::WorstCase => {
+        let range = match (octaves, &read) {
+            (Octaves::Windowed, Some(field)) => self.octave_range(tile, data_depth, field),
+            _ => {
                 let (up_to, _) = self.coefficient_sums(data_depth, tile.depth());
                 (-up_to, up_to)
             }

@@ -27,9 +27,63 @@ pub const SMOOTH_BELOW_M: f64 = 8.0;
 /// faster than the node).
 pub const SMOOTH_GAIN: f64 = 0.25;
 
-/// The ratio of octave `depth`'s coefficient to octave `depth - 1`'s.
-fn octave_ratio(gain: f64, smooth_from: u8, depth: u8) -> f64 {
-    if depth >= smooth_from { SMOOTH_GAIN } else { gain }
+/// How much the roughness exponent rises per window halving below the
+/// data's scale, in 64ths, where the first octave's amplitude is set
+/// (`roughness::continuing_amplitude`): real ground is smoother the closer
+/// one looks. Windows of the Sierra's SRTM (90 m) measure `H` 0.34 at
+/// 12-23 km, then 0.54, 0.69, 0.86, 1.04 and 1.29 down to 360-720 m: about
+/// 0.15 a halving. A law fitted at the data's scale (windows of 16 to 256
+/// data samples) and continued unbent made ground 2.8 times as rough as the
+/// real in windows of 4 samples eight times finer: a field of needles
+/// (docs/ground.md).
+pub const CALIBRATION_ROLL_OFF_64THS: u32 = 8;
+
+/// The same rise between the octaves themselves, faster than the
+/// calibration's, up to [`ROLLED_OFF_GAIN`] within two levels: the octaves
+/// past the first carry the small-scale roughness of the bilinear lattice
+/// as well as their own, so each must be weaker than real ground's next
+/// halving for the sum to hold its peaks and pits to the real ground's
+/// (chosen by `tools/bench/detail_vs_real.sh`: at the calibration's rate
+/// the Sierra drew 1.7 times the real's peaks and pits).
+pub const ROLL_OFF_64THS: u32 = 20;
+
+/// The exponent the roll-off rises to, at most, as the ratio `2^-H` of
+/// `H = 1.75`: a smooth surface's slopes (1.0) and more, as a 1 m lidar's
+/// finest windows (1.4-1.5) and the Sierra's 90 m SRTM (2.1 across its own
+/// pixels) measure.
+const ROLLED_OFF_GAIN: f64 = 0.297_301_778_750_680_26;
+
+/// `2^(-1/64)`: each 64th of exponent the roll-off adds.
+const STEP_GAIN: f64 = 0.989_228_013_193_975_5;
+
+/// The ratio of octave `depth`'s coefficient to octave `depth - 1`'s: the
+/// data's `gain` rolled off ([`rolled_off_ratio`]) by the window halvings
+/// from the law's anchor (windows of 16 data samples) to the octave's
+/// windows (octave `e` first shows in windows of `2^(data_depth + 2 - e)`
+/// data samples: three halvings for the first octave, four for the
+/// second), then [`SMOOTH_GAIN`] past the smooth break.
+fn octave_ratio(gain: f64, smooth_from: u8, data_depth: u8, depth: u8) -> f64 {
+    if depth >= smooth_from {
+        return SMOOTH_GAIN;
+    }
+    rolled_off_ratio(gain, u32::from(depth.saturating_sub(data_depth)) + 2, ROLL_OFF_64THS)
+}
+
+/// The roughness ratio across the `halvings`-th halving of the window below
+/// the law's anchor: `gain` times `per_halving_64ths` 64ths of exponent per
+/// halving, never below [`ROLLED_OFF_GAIN`] (nor below `gain` where the data
+/// is smoother still). Products of exact literals in one order, so every
+/// machine computes the same bits.
+pub fn rolled_off_ratio(gain: f64, halvings: u32, per_halving_64ths: u32) -> f64 {
+    let mut ratio = gain;
+    for _ in 0..halvings * per_halving_64ths {
+        let next = ratio * STEP_GAIN;
+        if next < ROLLED_OFF_GAIN {
+            break;
+        }
+        ratio = next;
+    }
+    ratio
 }
 
 /// The coefficient of octave `depth` (new at that depth) in the unit octave
@@ -38,7 +92,7 @@ fn octave_ratio(gain: f64, smooth_from: u8, depth: u8) -> f64 {
 pub(super) fn octave_coefficient(gain: f64, smooth_from: u8, data_depth: u8, depth: u8) -> f64 {
     let mut c = 1.0;
     for e in data_depth + 2..=depth {
-        c *= octave_ratio(gain, smooth_from, e);
+        c *= octave_ratio(gain, smooth_from, data_depth, e);
     }
     c
 }
@@ -51,7 +105,7 @@ pub(super) fn coefficient_sums(gain: f64, smooth_from: u8, data_depth: u8, depth
     let (mut up_to, mut beyond) = (0.0, 0.0);
     for e in data_depth + 1..=crate::geo::address::MAX_DEPTH {
         if e > data_depth + 1 {
-            c *= octave_ratio(gain, smooth_from, e);
+            c *= octave_ratio(gain, smooth_from, data_depth, e);
         }
         if e <= depth { up_to += c } else { beyond += c }
     }
@@ -67,7 +121,7 @@ pub(super) fn lattice_coefficient(gain: f64, smooth_from: u8, data_depth: u8, sa
     }
 }
 
-fn mix(mut z: u64) -> u64 {
+pub(super) fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -108,6 +162,8 @@ pub(super) fn node_noise(seed: u64, s: FaceSample) -> f64 {
     if h >> 63 == 1 { 1.0 } else { -1.0 }
 }
 
+use super::gullies::NodeValues;
+
 /// Node values of one face's lattice at one level over an index window.
 pub(super) struct Window {
     i0: u64,
@@ -143,7 +199,7 @@ impl Window {
 /// depth's lattice; `coefficient(level)` is the octave coefficient of the
 /// nodes of that lattice (0 on the sample level itself).
 pub(super) fn window(
-    seed: u64,
+    nodes: &dyn NodeValues,
     face: Face,
     cells_log2: u8,
     (i0, i1, j0, j1): (u64, u64, u64, u64),
@@ -151,31 +207,82 @@ pub(super) fn window(
     coefficient: &dyn Fn(u8) -> f64,
 ) -> Window {
     let width = (i1 - i0 + 1) as usize;
-    let mut values = Vec::with_capacity(width * (j1 - j0 + 1) as usize);
     let c = coefficient(cells_log2);
+    let octave = (c != 0.0).then(|| octave_values(nodes, face, cells_log2, (i0, i1, j0, j1)));
+    let own = |k: usize| octave.as_ref().map_or(0.0, |o| c * o[k]);
     if cells_log2 == first_log2 {
-        for j in j0..=j1 {
-            for i in i0..=i1 {
-                let new = (i | j) & 1 == 1;
-                values.push(if new { c * node_noise(seed, FaceSample { face, cells_log2, i, j }) } else { 0.0 });
-            }
-        }
+        let values = (0..width * (j1 - j0 + 1) as usize).map(own).collect();
         return Window { i0, j0, width, values };
     }
     let coarse =
-        window(seed, face, cells_log2 - 1, (i0 >> 1, (i1 + 1) >> 1, j0 >> 1, (j1 + 1) >> 1), first_log2, coefficient);
+        window(nodes, face, cells_log2 - 1, (i0 >> 1, (i1 + 1) >> 1, j0 >> 1, (j1 + 1) >> 1), first_log2, coefficient);
+    let mut values = Vec::with_capacity(width * (j1 - j0 + 1) as usize);
     for j in j0..=j1 {
         for i in i0..=i1 {
-            let mut v = coarse.refine(i, j);
-            // Only nodes new at this level take its octave: the coarser
-            // level's nodes keep their values, so a tile's samples at its
-            // parent's even samples (its whole drawn lattice) are the
-            // parent's, bit for bit.
-            if c != 0.0 && (i | j) & 1 == 1 {
-                v += c * node_noise(seed, FaceSample { face, cells_log2, i, j });
-            }
-            values.push(v);
+            // Only nodes new at this level take its octave (zero at the
+            // coarser level's nodes): those keep their values, so a tile's
+            // samples at its parent's even samples (its whole drawn
+            // lattice) are the parent's, bit for bit.
+            values.push(coarse.refine(i, j) + own(values.len()));
         }
     }
     Window { i0, j0, width, values }
+}
+
+/// One octave's unit node values over a window of its lattice: at a node
+/// new at this level, half its value's surplus over the refinement of the
+/// value at the coarser level's nodes around it (the hierarchical surplus);
+/// zero at the coarser nodes themselves.
+///
+/// Why a surplus, not the value: an octave zero at every other node and
+/// bilinear between drew any profile longer than two nodes (a furrow down a
+/// slope) as a row of beads, one peak or pit per coarse node along it; the
+/// surplus leaves what the coarser nodes already carry to them, so a
+/// furrow stays a furrow. Half of it is at most 1 in magnitude, as a node's
+/// value is, so every bound that takes a node as at most its coefficient
+/// holds.
+fn octave_values(
+    nodes: &dyn NodeValues,
+    face: Face,
+    cells_log2: u8,
+    (i0, i1, j0, j1): (u64, u64, u64, u64),
+) -> Vec<f64> {
+    let last = 1u64 << cells_log2;
+    // The coarse nodes (both indices even) around the window, as (i/2, j/2).
+    let (a0, a1) = (i0.saturating_sub(1) >> 1, ((i1 + 1) >> 1).min(last >> 1));
+    let (b0, b1) = (j0.saturating_sub(1) >> 1, ((j1 + 1) >> 1).min(last >> 1));
+    let coarse_width = (a1 - a0 + 1) as usize;
+    let mut coarse = Vec::with_capacity(coarse_width * (b1 - b0 + 1) as usize);
+    for b in b0..=b1 {
+        for a in a0..=a1 {
+            coarse.push(nodes.value(FaceSample { face, cells_log2, i: 2 * a, j: 2 * b }));
+        }
+    }
+    let at = |i: u64, j: u64| coarse[((j >> 1) - b0) as usize * coarse_width + ((i >> 1) - a0) as usize];
+    let mut out = Vec::with_capacity(((i1 - i0 + 1) * (j1 - j0 + 1)) as usize);
+    for j in j0..=j1 {
+        for i in i0..=i1 {
+            out.push(surplus(|s| nodes.value(s), FaceSample { face, cells_log2, i, j }, &at));
+        }
+    }
+    out
+}
+
+/// Half the surplus of node `s`'s value over the refinement of its coarse
+/// neighbours' values (`coarse(i, j)` at even `i, j`); zero at a coarse
+/// node. Every node's neighbours lie on its face: a new node is never on
+/// the face's last row or column.
+pub(super) fn surplus(value: impl Fn(FaceSample) -> f64, s: FaceSample, coarse: &dyn Fn(u64, u64) -> f64) -> f64 {
+    let (i, j) = (s.i, s.j);
+    let refined = match (i & 1, j & 1) {
+        (0, 0) => return 0.0,
+        (1, 0) => coarse(i - 1, j) * 0.5 + coarse(i + 1, j) * 0.5,
+        (0, 1) => coarse(i, j - 1) * 0.5 + coarse(i, j + 1) * 0.5,
+        _ => {
+            let bottom = coarse(i - 1, j - 1) * 0.5 + coarse(i + 1, j - 1) * 0.5;
+            let top = coarse(i - 1, j + 1) * 0.5 + coarse(i + 1, j + 1) * 0.5;
+            bottom * 0.5 + top * 0.5
+        }
+    };
+    0.5 * (value(s) - refined)
 }

@@ -45,6 +45,7 @@ use std::sync::Arc;
 use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
 use crate::geo::body::Body;
 use crate::geo::face::Face;
+use crate::ground::roughness::cell_relief;
 use crate::ground::{HeightSource, Provenance, Reads, SourceError, SourceTile, Streaming, TileBounds};
 use crate::pack::DetailLaw;
 
@@ -52,11 +53,14 @@ use crate::pack::DetailLaw;
 /// `H = 0.8`, written as a literal so no machine computes it differently.
 pub const DEFAULT_OCTAVE_GAIN: f64 = 0.574_349_177_498_517_6;
 
-/// The first octave's amplitude per metre of a data cell's twist where the
-/// data gives no law to continue ([`DetailSource::within`] measures one):
-/// 30 when the noise was uniform in [-1, 1), divided by sqrt(3) for the
-/// same roughness from signs.
-pub const DEFAULT_FIRST_OCTAVE: f64 = 17.32;
+/// The first octave's amplitude per metre of a data cell's relief
+/// ([`crate::ground::roughness::cell_relief`]) where the data gives no law
+/// to continue ([`DetailSource::within`] measures one): 17.32 for white
+/// signs, times 1.6 since the octaves' nodes became profiles across the
+/// slope and their surplus (`gullies.rs`), whose root mean square is lower
+/// (a 1 m lidar averaged to 8 m held its roughness with it, where 17.32
+/// drew 0.6 of its peaks and pits; docs/PERFORMANCE.md).
+pub const DEFAULT_FIRST_OCTAVE: f64 = 27.71;
 
 /// The seed of every pack's detail: one fixed value, so the same pack gives
 /// the same ground everywhere.
@@ -111,6 +115,8 @@ impl std::fmt::Display for LawSummary {
 struct DataField {
     cells: Vec<f32>,
     heights: Vec<f32>,
+    /// Each cell's contour direction ([`gullies::contours`]).
+    contours: Vec<[f32; 2]>,
 }
 
 /// A source with detail synthesized past its height data depth.
@@ -303,10 +309,28 @@ impl DetailSource {
     }
 
     /// The value of octave `depth`'s node at a sample of depth `depth - 1`
-    /// (unscaled, -1 or +1; zero at the samples depth `depth - 2` has too):
-    /// what a child adds to its parent's sum at the parent's samples.
-    pub fn octave_node(&self, sample: FaceSample) -> f64 {
-        if (sample.i | sample.j) & 1 == 1 { node_noise(self.seed, sample) } else { 0.0 }
+    /// (unscaled, at most 1 in magnitude; zero at the samples depth
+    /// `depth - 2` has too): what a child adds to its parent's sum at the
+    /// parent's samples. `tile` is any tile past the data depth holding the
+    /// sample (its data ancestor orients the node, [`gullies`]).
+    pub fn octave_node(&self, tile: TileAddress, sample: FaceSample) -> Result<f64, SourceError> {
+        if (sample.i | sample.j) & 1 == 0 {
+            return Ok(0.0);
+        }
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else {
+            return Ok(node_noise(self.seed, sample));
+        };
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let field = self.amplitudes(ancestor)?;
+        let nodes = self.node_values(ancestor, &field);
+        let coarse = |i: u64, j: u64| nodes.value(FaceSample { i, j, ..sample });
+        Ok(lattice::surplus(|s| nodes.value(s), sample, &coarse))
+    }
+
+    /// What gives the octaves' new nodes their values under data tile
+    /// `ancestor`, whose field is `field`.
+    fn node_values<'a>(&self, ancestor: TileAddress, field: &'a DataField) -> gullies::Gullies<'a> {
+        gullies::Gullies { seed: self.seed, data_tile: ancestor, contours: &field.contours }
     }
 
     /// The amplitude field of the data-depth tile `tile` (metres of octave
@@ -318,7 +342,8 @@ impl DetailSource {
         let data = self.inner.tile(tile)?;
         let cells = self.amplitude_cells(tile, &data);
         self.keep_peaks(tile, &cells);
-        let cells = Arc::new(DataField { cells, heights: data.heights });
+        let contours = gullies::contours(&data.heights, self.inner.body().sample_spacing_m(tile.depth()));
+        let cells = Arc::new(DataField { cells, heights: data.heights, contours });
         self.caches.keep_field(tile, cells.clone());
         Ok(cells)
     }
@@ -327,6 +352,7 @@ impl DetailSource {
     /// from its samples `data`.
     fn amplitude_cells(&self, tile: TileAddress, data: &SourceTile) -> Vec<f32> {
         let n = TILE_STORED_SAMPLES as usize;
+        let spacing = self.inner.body().sample_spacing_m(tile.depth());
         let mut cells = Vec::with_capacity(CELLS * CELLS);
         for cj in 0..CELLS {
             for ci in 0..CELLS {
@@ -334,7 +360,7 @@ impl DetailSource {
                 let h = |di, dj| f64::from(data.heights[at(di, dj)]);
                 // The cell's twist: its departure from the plane through
                 // three corners, a plane's (any slope's) being zero.
-                let twist = (0.25 * (h(0, 0) - h(1, 0) - h(0, 1) + h(1, 1)).abs()).min(self.twist_cap);
+                let twist = cell_relief([h(0, 0), h(1, 0), h(0, 1), h(1, 1)], spacing).min(self.twist_cap);
                 let land = match &data.classes {
                     Some(c) => [at(0, 0), at(1, 0), at(0, 1), at(1, 1)]
                         .iter()
@@ -414,7 +440,14 @@ fn dual_bilinear(cells: &[f32], u: f64, v: f64) -> f64 {
 impl DetailSource {
     /// The unit octave sum (before the amplitude field) at every stored
     /// sample of a tile at depth past `data_depth`, in stored order.
-    pub fn octave_sum(&self, tile: TileAddress, data_depth: u8) -> Vec<f64> {
+    pub fn octave_sum(&self, tile: TileAddress, data_depth: u8) -> Result<Vec<f64>, SourceError> {
+        let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
+        let field = self.amplitudes(ancestor)?;
+        Ok(self.octave_sum_over(tile, data_depth, &self.node_values(ancestor, &field)))
+    }
+
+    /// [`DetailSource::octave_sum`] with the node values `nodes`.
+    fn octave_sum_over(&self, tile: TileAddress, data_depth: u8, nodes: &gullies::Gullies<'_>) -> Vec<f64> {
         let first_log2 = data_depth + 7;
         let sample_log2 = tile.depth() + 7;
         let coefficient = lattice::lattice_coefficient(self.gain, self.smooth_from, data_depth, sample_log2);
@@ -429,7 +462,7 @@ impl DetailSource {
         let (j0, j1) = (gj0.max(0) as u64, (gj0 + n - 1).min(last) as u64);
         let face = tile.face();
         let coarse = window(
-            self.seed,
+            nodes,
             face,
             sample_log2 - 1,
             (i0 >> 1, (i1 + 1) >> 1, j0 >> 1, (j1 + 1) >> 1),
@@ -463,7 +496,9 @@ impl DetailSource {
                 on().map(|s| s.j).min().unwrap_or(0),
                 on().map(|s| s.j).max().unwrap_or(0),
             );
-            let w = window(self.seed, face, sample_log2, range, first_log2, &coefficient);
+            // Another face's nodes near its edge: white noise, as the
+            // gullies give them on their own face (`gullies` says why).
+            let w = window(&gullies::Noise(self.seed), face, sample_log2, range, first_log2, &coefficient);
             for (k, s) in outside.iter().filter(|(_, s)| s.face == face) {
                 out[*k] = w.at(s.i, s.j);
             }
@@ -506,7 +541,7 @@ impl HeightSource for DetailSource {
         let field = self.amplitudes(ancestor)?;
         let cells = &field.cells;
         let (u0, v0, step) = DetailSource::placement(tile, ancestor);
-        let sum = self.octave_sum(tile, data_depth);
+        let sum = self.octave_sum_over(tile, data_depth, &self.node_values(ancestor, &field));
         let n = TILE_STORED_SAMPLES as usize;
         let (columns, rows) = (dual_axis(u0, step), dual_axis(v0, step));
         let mut contributed = false;
@@ -619,7 +654,9 @@ impl Streaming for DetailSource {
 
 mod bounds;
 mod cache;
+mod gullies;
 mod lattice;
 
-pub use lattice::{SMOOTH_BELOW_M, SMOOTH_GAIN};
+use gullies::NodeValues;
+pub use lattice::{CALIBRATION_ROLL_OFF_64THS, ROLL_OFF_64THS, SMOOTH_BELOW_M, SMOOTH_GAIN, rolled_off_ratio};
 use lattice::{node_noise, window};

@@ -1,0 +1,188 @@
+//! The octaves' node values: gullies and spurs running down the data's
+//! slopes where it has them, white noise elsewhere.
+//!
+//! The key decision: the shape of real ground lives in the *node values*,
+//! not in the lattice. Every octave keeps the refinement scheme of
+//! `lattice.rs` (so a child still refines its parent bit for bit, shared
+//! edges agree and every bound that takes a node as at most its coefficient
+//! holds), but a new node's unit value, instead of a sign drawn from a hash
+//! alone, is a one-dimensional profile *across* the slope of the data cell
+//! it lies in: constant down the slope, varying along the contour. Isotropic
+//! noise of the right variance drew a field of closed bumps and hollows
+//! (3.6 peaks and pits a km² against real ground's 2.5, docs/ground.md);
+//! profiles across the fall line draw ribs and furrows that drain.
+//!
+//! Each of the four data cells around a node (the amplitude's dual grid)
+//! gives a profile in its own frame: its contour direction, a phase hashed
+//! from the cell and the level, and signs hashed at whole wavelengths,
+//! blended by smoothstep. The node takes their bilinear blend, so the value
+//! is continuous, at most 1 in magnitude, and a function of the node and the
+//! data cells alone: every tile that computes a node computes the same bits
+//! (dyadic positions, the same operations in the same order, no
+//! transcendental functions). Two places get white noise instead:
+//!
+//! * nodes within two cells of their data tile's edge: there a node is
+//!   computed by tiles of two data tiles (or two faces, each in its own
+//!   frame), and only the hash is the same from both; the profile fades in
+//!   over the next cell;
+//! * flat cells (under [`FULL_GULLIES_SLOPE`]), where no fall line orients
+//!   anything.
+
+use crate::geo::address::{FaceSample, TILE_CELLS, TileAddress};
+
+use super::CELLS;
+use super::lattice::{mix, node_noise};
+
+/// The slope (rise over run) from which a cell's nodes are all profile;
+/// below it they blend toward white noise in proportion.
+pub const FULL_GULLIES_SLOPE: f64 = 0.04;
+
+/// White noise's share where it stands in for the profiles: their blend's
+/// root mean square (a profile's is about 0.83, and four blended by
+/// bilinear weights keep about two thirds of it), so the bands along data
+/// tile edges are no rougher than the ground beside them. At full scale
+/// they drew a row of spikes along every edge (docs/ground.md).
+const NOISE_SCALE: f64 = 0.55;
+
+/// Cells along a side of a block sharing one furrow pattern.
+const BLOCK_CELLS: u64 = 4;
+
+/// The profile's wavelength across the slope, in nodes of its level.
+const WAVELENGTH_NODES: f64 = 2.0;
+
+/// Nodes this close to their data tile's edge (in data cells) take white
+/// noise alone: tiles of the tile across the edge (or on the face across
+/// it) compute nodes up to a cell past it, and the surplus of a node reads
+/// its coarse neighbours, up to one more cell out.
+const NOISE_BAND_CELLS: f64 = 2.0;
+
+/// What gives an octave's new nodes their unit values.
+pub(super) trait NodeValues {
+    /// The unit value (magnitude at most 1) of node `s`.
+    fn value(&self, s: FaceSample) -> f64;
+}
+
+/// White noise: a sign hashed from the node alone.
+pub(super) struct Noise(pub(super) u64);
+
+impl NodeValues for Noise {
+    fn value(&self, s: FaceSample) -> f64 {
+        NOISE_SCALE * node_noise(self.0, s)
+    }
+}
+
+/// Per data cell of a stored grid: the contour direction (a unit vector in
+/// face-index axes, perpendicular to the cell's mean gradient) scaled by how
+/// fully its nodes follow it (0 on the flat, 1 from [`FULL_GULLIES_SLOPE`]).
+pub(super) fn contours(heights: &[f32], spacing_m: f64) -> Vec<[f32; 2]> {
+    let n = CELLS + 1;
+    let mut out = Vec::with_capacity(CELLS * CELLS);
+    for cj in 0..CELLS {
+        for ci in 0..CELLS {
+            let h = |di: usize, dj: usize| f64::from(heights[(cj + dj) * n + ci + di]);
+            let gx = 0.5 * ((h(1, 0) - h(0, 0)) + (h(1, 1) - h(0, 1)));
+            let gy = 0.5 * ((h(0, 1) - h(0, 0)) + (h(1, 1) - h(1, 0)));
+            let rise = (gx * gx + gy * gy).sqrt();
+            if rise == 0.0 || !rise.is_finite() {
+                out.push([0.0, 0.0]);
+                continue;
+            }
+            let follow = (rise / spacing_m / FULL_GULLIES_SLOPE).min(1.0);
+            out.push([(-gy / rise * follow) as f32, (gx / rise * follow) as f32]);
+        }
+    }
+    out
+}
+
+/// Gully profiles over one data tile's cells.
+pub(super) struct Gullies<'a> {
+    pub(super) seed: u64,
+    /// The data-depth tile whose cells orient the nodes.
+    pub(super) data_tile: TileAddress,
+    /// [`contours`] of its stored grid.
+    pub(super) contours: &'a [[f32; 2]],
+}
+
+impl NodeValues for Gullies<'_> {
+    fn value(&self, s: FaceSample) -> f64 {
+        let noise = NOISE_SCALE * node_noise(self.seed, s);
+        if s.face != self.data_tile.face() {
+            return noise;
+        }
+        // The node in the data tile's cell units: dyadic, so exact.
+        let shift = s.cells_log2 - self.data_tile.depth() - 7;
+        let scale = 1.0 / (1u64 << shift) as f64;
+        let cells = f64::from(TILE_CELLS);
+        let u = s.i as f64 * scale - f64::from(self.data_tile.x()) * cells;
+        let v = s.j as f64 * scale - f64::from(self.data_tile.y()) * cells;
+        let inside = u.min(cells - u).min(v).min(cells - v);
+        let fade = (inside - NOISE_BAND_CELLS).clamp(0.0, 1.0);
+        if fade == 0.0 {
+            return noise;
+        }
+        // The four cells whose centres surround the node (cell c's centre at
+        // c + 0.5, at index c + 1), bilinear weights.
+        let (cu, cv) = (u - 0.5, v - 0.5);
+        let (c0, r0) = (cu.floor(), cv.floor());
+        let (fu, fv) = (cu - c0, cv - r0);
+        let wavelength = WAVELENGTH_NODES * scale;
+        let (mut profile, mut follow) = (0.0, 0.0);
+        for (dc, dr, weight) in [
+            (0.0, 0.0, (1.0 - fu) * (1.0 - fv)),
+            (1.0, 0.0, fu * (1.0 - fv)),
+            (0.0, 1.0, (1.0 - fu) * fv),
+            (1.0, 1.0, fu * fv),
+        ] {
+            let (c, r) = (c0 + dc, r0 + dr);
+            let [tx, ty] = self.contours[(r + 1.0) as usize * CELLS + (c + 1.0) as usize];
+            let (tx, ty) = (f64::from(tx), f64::from(ty));
+            let strength = (tx * tx + ty * ty).sqrt();
+            if strength == 0.0 {
+                continue;
+            }
+            let (key, (au, av)) = self.block(c, r, s.cells_log2);
+            let across = ((u - au) * tx + (v - av) * ty) / strength / wavelength;
+            profile += weight * strength * cross_profile(key, across);
+            follow += weight * strength;
+        }
+        let follow = follow * fade;
+        profile * fade + noise * (1.0 - follow)
+    }
+}
+
+impl Gullies<'_> {
+    /// The block of cells that cell `(c, r)` of the data tile belongs to
+    /// at one level: its key (the block's place on its face and the level,
+    /// so no two blocks or levels share their phases and signs) and its
+    /// centre, the origin every cell of it measures its profile from. A
+    /// block's cells share one furrow pattern, each turned to its own fall
+    /// line, so a furrow runs on across cells instead of breaking at each.
+    fn block(&self, c: f64, r: f64, cells_log2: u8) -> (u64, (f64, f64)) {
+        let cells = u64::from(TILE_CELLS);
+        let (x, y) = (u64::from(self.data_tile.x()) * cells, u64::from(self.data_tile.y()) * cells);
+        let block = BLOCK_CELLS;
+        let (bx, by) = ((x + c as u64) / block, (y + r as u64) / block);
+        let centre = |b: u64, origin: u64| (b * block) as f64 + 0.5 * block as f64 - origin as f64;
+        let mut h = mix(self.seed ^ 0x6a09_e667_f3bc_c908);
+        for k in
+            [u64::from(self.data_tile.face().index()), u64::from(self.data_tile.depth()), bx, by, u64::from(cells_log2)]
+        {
+            h = mix(h ^ k.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        }
+        (h, (centre(bx, x), centre(by, y)))
+    }
+}
+
+/// A cell's profile at `across` wavelengths from its centre: signs hashed
+/// at whole wavelengths (offset by a hashed phase), blended by smoothstep;
+/// within [-1, 1].
+fn cross_profile(cell: u64, across: f64) -> f64 {
+    let phase = (cell >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+    let at = across + phase;
+    let whole = at.floor();
+    let f = at - whole;
+    let sign =
+        |k: f64| if mix(cell ^ (k as i64 as u64).wrapping_mul(0xd1b5_4a32_d192_ed03)) >> 63 == 1 { 1.0 } else { -1.0 };
+    let (a, b) = (sign(whole), sign(whole + 1.0));
+    a + (b - a) * (f * f * (3.0 - 2.0 * f))
+}
