@@ -10,7 +10,8 @@
 #   tools/bench/detail_vs_real.sh [--before REV] [--out DIR] [DEM...]
 #
 #   --before REV   also bake and read with the build of git revision REV
-#                  (today's detail, say), built in DIR/before
+#                  (today's detail, say), built in DIR/before (given this
+#                  build's `planet-pack points` if it predates it)
 #   --out DIR      where everything goes (default target/detail-vs-real)
 #   DEM...         default: the real DEMs tools/deps.sh installs
 #
@@ -42,6 +43,12 @@ if [[ -n $before ]]; then
     rm -rf "$tree"
     git worktree prune
     git worktree add -q --detach "$tree" "$before"
+    # The detail is synthesized by the reader, so "before" is that build's
+    # planet-pack; a build older than `planet-pack points` gets this
+    # build's command-line layer over its own terrain core.
+    if ! grep -q "Points {" "$tree/tools/planet-pack/src/main.rs"; then
+        git diff "$before" HEAD -- tools/planet-pack/src/main.rs tools/cli/src/args.rs | git -C "$tree" apply
+    fi
     CARGO_TARGET_DIR="$out/before/target" cargo build --release --locked -q \
         --manifest-path "$tree/Cargo.toml" -p planet-bake -p planet-pack
     git worktree remove --force "$tree"

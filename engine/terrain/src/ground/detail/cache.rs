@@ -68,7 +68,7 @@ impl Entry {
         // Each entry also costs its slot, key and order in two maps.
         const SLOT: usize = 96;
         SLOT + match self {
-            Entry::Field(f) => 4 * (f.cells.len() + f.heights.len() + 2 * f.contours.len()),
+            Entry::Field(f) => 4 * (f.cells.len() + f.heights.len() + 3 * f.contours.len()),
             Entry::Peaks(_) => std::mem::size_of::<Peaks>() + 4 * super::bounds::PEAK_COUNT,
             Entry::Bounds(_) => 0,
         }
@@ -258,7 +258,7 @@ mod tests {
         Arc::new(DataField {
             cells: vec![0.0; 130 * 130],
             heights: vec![0.0; 131 * 131],
-            contours: vec![[0.0; 2]; 130 * 130],
+            contours: vec![crate::ground::detail::gullies::Contour::default(); 130 * 130],
         })
     }
 

@@ -71,10 +71,19 @@ impl NodeValues for Noise {
     }
 }
 
-/// Per data cell of a stored grid: the contour direction (a unit vector in
-/// face-index axes, perpendicular to the cell's mean gradient) scaled by how
-/// fully its nodes follow it (0 on the flat, 1 from [`FULL_GULLIES_SLOPE`]).
-pub(super) fn contours(heights: &[f32], spacing_m: f64) -> Vec<[f32; 2]> {
+/// A data cell's fall line, as its nodes follow it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Contour {
+    /// The contour direction: a unit vector in face-index axes,
+    /// perpendicular to the cell's mean gradient.
+    along: [f32; 2],
+    /// How fully the cell's nodes follow it: 0 on the flat, 1 from
+    /// [`FULL_GULLIES_SLOPE`].
+    follow: f32,
+}
+
+/// Each cell's [`Contour`] over a stored grid of heights at `spacing_m`.
+pub(super) fn contours(heights: &[f32], spacing_m: f64) -> Vec<Contour> {
     let n = CELLS + 1;
     let mut out = Vec::with_capacity(CELLS * CELLS);
     for cj in 0..CELLS {
@@ -84,30 +93,55 @@ pub(super) fn contours(heights: &[f32], spacing_m: f64) -> Vec<[f32; 2]> {
             let gy = 0.5 * ((h(0, 1) - h(0, 0)) + (h(1, 1) - h(1, 0)));
             let rise = (gx * gx + gy * gy).sqrt();
             if rise == 0.0 || !rise.is_finite() {
-                out.push([0.0, 0.0]);
+                out.push(Contour::default());
                 continue;
             }
             let follow = (rise / spacing_m / FULL_GULLIES_SLOPE).min(1.0);
-            out.push([(-gy / rise * follow) as f32, (gx / rise * follow) as f32]);
+            out.push(Contour { along: [(-gy / rise) as f32, (gx / rise) as f32], follow: follow as f32 });
         }
     }
     out
 }
 
+/// `x.floor()` for `|x| < 2^52` by a conversion, not a call: the same
+/// value (an integer below 2^53 is exact both ways), and the profiles take
+/// several a node.
+fn floor(x: f64) -> f64 {
+    let whole = x as i64 as f64;
+    if whole > x { whole - 1.0 } else { whole }
+}
+
+/// A block of cells at one level: its key and its centre (data tile cell
+/// units).
+type Block = (u64, (f64, f64));
+
 /// Gully profiles over one data tile's cells.
 pub(super) struct Gullies<'a> {
-    pub(super) seed: u64,
+    seed: u64,
     /// The data-depth tile whose cells orient the nodes.
-    pub(super) data_tile: TileAddress,
+    data_tile: TileAddress,
     /// [`contours`] of its stored grid.
-    pub(super) contours: &'a [[f32; 2]],
+    contours: &'a [Contour],
+    /// The hash of the seed, the data tile's face and depth: each block's
+    /// key is one mix of it with the block and the level.
+    base: u64,
+}
+
+impl<'a> Gullies<'a> {
+    pub(super) fn new(seed: u64, data_tile: TileAddress, contours: &'a [Contour]) -> Gullies<'a> {
+        let mut base = mix(seed ^ 0x6a09_e667_f3bc_c908);
+        for k in [u64::from(data_tile.face().index()), u64::from(data_tile.depth())] {
+            base = mix(base ^ k.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        }
+        Gullies { seed, data_tile, contours, base }
+    }
 }
 
 impl NodeValues for Gullies<'_> {
     fn value(&self, s: FaceSample) -> f64 {
-        let noise = NOISE_SCALE * node_noise(self.seed, s);
+        let noise = || NOISE_SCALE * node_noise(self.seed, s);
         if s.face != self.data_tile.face() {
-            return noise;
+            return noise();
         }
         // The node in the data tile's cell units: dyadic, so exact.
         let shift = s.cells_log2 - self.data_tile.depth() - 7;
@@ -118,15 +152,17 @@ impl NodeValues for Gullies<'_> {
         let inside = u.min(cells - u).min(v).min(cells - v);
         let fade = (inside - NOISE_BAND_CELLS).clamp(0.0, 1.0);
         if fade == 0.0 {
-            return noise;
+            return noise();
         }
         // The four cells whose centres surround the node (cell c's centre at
         // c + 0.5, at index c + 1), bilinear weights.
         let (cu, cv) = (u - 0.5, v - 0.5);
-        let (c0, r0) = (cu.floor(), cv.floor());
+        let (c0, r0) = (floor(cu), floor(cv));
         let (fu, fv) = (cu - c0, cv - r0);
-        let wavelength = WAVELENGTH_NODES * scale;
+        let per_wavelength = 1.0 / (WAVELENGTH_NODES * scale);
         let (mut profile, mut follow) = (0.0, 0.0);
+        // Neighbouring cells mostly share a block: its key is made once.
+        let mut last: Option<((u64, u64), Block)> = None;
         for (dc, dr, weight) in [
             (0.0, 0.0, (1.0 - fu) * (1.0 - fv)),
             (1.0, 0.0, fu * (1.0 - fv)),
@@ -134,42 +170,51 @@ impl NodeValues for Gullies<'_> {
             (1.0, 1.0, fu * fv),
         ] {
             let (c, r) = (c0 + dc, r0 + dr);
-            let [tx, ty] = self.contours[(r + 1.0) as usize * CELLS + (c + 1.0) as usize];
-            let (tx, ty) = (f64::from(tx), f64::from(ty));
-            let strength = (tx * tx + ty * ty).sqrt();
+            let Contour { along: [tx, ty], follow: strength } =
+                self.contours[(r + 1.0) as usize * CELLS + (c + 1.0) as usize];
             if strength == 0.0 {
                 continue;
             }
-            let (key, (au, av)) = self.block(c, r, s.cells_log2);
-            let across = ((u - au) * tx + (v - av) * ty) / strength / wavelength;
+            let (tx, ty, strength) = (f64::from(tx), f64::from(ty), f64::from(strength));
+            let place = self.block_of(c, r);
+            let (key, (au, av)) = match last {
+                Some((p, block)) if p == place => block,
+                _ => {
+                    let block = self.block(place, s.cells_log2);
+                    last = Some((place, block));
+                    block
+                }
+            };
+            let across = ((u - au) * tx + (v - av) * ty) * per_wavelength;
             profile += weight * strength * cross_profile(key, across);
             follow += weight * strength;
         }
         let follow = follow * fade;
-        profile * fade + noise * (1.0 - follow)
+        if follow >= 1.0 { profile * fade } else { profile * fade + noise() * (1.0 - follow) }
     }
 }
 
 impl Gullies<'_> {
-    /// The block of cells that cell `(c, r)` of the data tile belongs to
-    /// at one level: its key (the block's place on its face and the level,
-    /// so no two blocks or levels share their phases and signs) and its
-    /// centre, the origin every cell of it measures its profile from. A
-    /// block's cells share one furrow pattern, each turned to its own fall
-    /// line, so a furrow runs on across cells instead of breaking at each.
-    fn block(&self, c: f64, r: f64, cells_log2: u8) -> (u64, (f64, f64)) {
+    /// The block (on the face) holding cell `(c, r)` of the data tile.
+    fn block_of(&self, c: f64, r: f64) -> (u64, u64) {
         let cells = u64::from(TILE_CELLS);
         let (x, y) = (u64::from(self.data_tile.x()) * cells, u64::from(self.data_tile.y()) * cells);
-        let block = BLOCK_CELLS;
-        let (bx, by) = ((x + c as u64) / block, (y + r as u64) / block);
-        let centre = |b: u64, origin: u64| (b * block) as f64 + 0.5 * block as f64 - origin as f64;
-        let mut h = mix(self.seed ^ 0x6a09_e667_f3bc_c908);
-        for k in
-            [u64::from(self.data_tile.face().index()), u64::from(self.data_tile.depth()), bx, by, u64::from(cells_log2)]
-        {
-            h = mix(h ^ k.wrapping_add(0x9e37_79b9_7f4a_7c15));
-        }
-        (h, (centre(bx, x), centre(by, y)))
+        ((x + c as u64) / BLOCK_CELLS, (y + r as u64) / BLOCK_CELLS)
+    }
+
+    /// Block `(bx, by)` at one level: its key (from the block's place on its
+    /// face and the level, so no two blocks or levels share their phases
+    /// and signs) and its centre in the data tile's cell units, the origin
+    /// every cell of it measures its profile from. A block's cells share
+    /// one furrow pattern, each turned to its own fall line, so a furrow
+    /// runs on across cells instead of breaking at each.
+    fn block(&self, (bx, by): (u64, u64), cells_log2: u8) -> Block {
+        let cells = u64::from(TILE_CELLS);
+        let (x, y) = (u64::from(self.data_tile.x()) * cells, u64::from(self.data_tile.y()) * cells);
+        let centre = |b: u64, origin: u64| (b * BLOCK_CELLS) as f64 + 0.5 * BLOCK_CELLS as f64 - origin as f64;
+        let place = bx.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ by.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        let key = mix(self.base ^ place ^ u64::from(cells_log2).wrapping_mul(0x1656_67b1_9e37_79f9));
+        (key, (centre(bx, x), centre(by, y)))
     }
 }
 
@@ -179,10 +224,13 @@ impl Gullies<'_> {
 fn cross_profile(cell: u64, across: f64) -> f64 {
     let phase = (cell >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
     let at = across + phase;
-    let whole = at.floor();
+    let whole = floor(at);
     let f = at - whole;
-    let sign =
-        |k: f64| if mix(cell ^ (k as i64 as u64).wrapping_mul(0xd1b5_4a32_d192_ed03)) >> 63 == 1 { 1.0 } else { -1.0 };
+    // One multiply and shift a sign: the key is already well mixed.
+    let sign = |k: f64| {
+        let z = (cell ^ (k as i64 as u64).wrapping_mul(0xd1b5_4a32_d192_ed03)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        if (z ^ (z >> 29)) >> 63 == 1 { 1.0 } else { -1.0 }
+    };
     let (a, b) = (sign(whole), sign(whole + 1.0));
     a + (b - a) * (f * f * (3.0 - 2.0 * f))
 }

@@ -116,7 +116,7 @@ struct DataField {
     cells: Vec<f32>,
     heights: Vec<f32>,
     /// Each cell's contour direction ([`gullies::contours`]).
-    contours: Vec<[f32; 2]>,
+    contours: Vec<gullies::Contour>,
 }
 
 /// A source with detail synthesized past its height data depth.
@@ -330,7 +330,7 @@ impl DetailSource {
     /// What gives the octaves' new nodes their values under data tile
     /// `ancestor`, whose field is `field`.
     fn node_values<'a>(&self, ancestor: TileAddress, field: &'a DataField) -> gullies::Gullies<'a> {
-        gullies::Gullies { seed: self.seed, data_tile: ancestor, contours: &field.contours }
+        gullies::Gullies::new(self.seed, ancestor, &field.contours)
     }
 
     /// The amplitude field of the data-depth tile `tile` (metres of octave
