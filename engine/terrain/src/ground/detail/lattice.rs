@@ -39,7 +39,7 @@ pub const SMOOTH_GAIN: f64 = 0.25;
 pub const CALIBRATION_ROLL_OFF_64THS: u32 = 8;
 
 /// The same rise between the octaves themselves, faster than the
-/// calibration's, up to [`ROLLED_OFF_GAIN`] within two levels: the octaves
+/// calibration's, up to `ROLLED_OFF_GAIN` within two levels: the octaves
 /// past the first carry the small-scale roughness of the bilinear lattice
 /// as well as their own, so each must be weaker than real ground's next
 /// halving for the sum to hold its peaks and pits to the real ground's
@@ -71,7 +71,7 @@ fn octave_ratio(gain: f64, smooth_from: u8, data_depth: u8, depth: u8) -> f64 {
 
 /// The roughness ratio across the `halvings`-th halving of the window below
 /// the law's anchor: `gain` times `per_halving_64ths` 64ths of exponent per
-/// halving, never below [`ROLLED_OFF_GAIN`] (nor below `gain` where the data
+/// halving, never below `ROLLED_OFF_GAIN` (nor below `gain` where the data
 /// is smoother still). Products of exact literals in one order, so every
 /// machine computes the same bits.
 pub fn rolled_off_ratio(gain: f64, halvings: u32, per_halving_64ths: u32) -> f64 {

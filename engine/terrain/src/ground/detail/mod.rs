@@ -312,7 +312,7 @@ impl DetailSource {
     /// (unscaled, at most 1 in magnitude; zero at the samples depth
     /// `depth - 2` has too): what a child adds to its parent's sum at the
     /// parent's samples. `tile` is any tile past the data depth holding the
-    /// sample (its data ancestor orients the node, [`gullies`]).
+    /// sample (its data ancestor orients the node: `detail/gullies.rs`).
     pub fn octave_node(&self, tile: TileAddress, sample: FaceSample) -> Result<f64, SourceError> {
         if (sample.i | sample.j) & 1 == 0 {
             return Ok(0.0);
