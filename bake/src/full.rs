@@ -186,7 +186,8 @@ fn up_to_date(run: &Run, spec: &PackSpec, landmarks: &crate::landmarks::Landmark
     if !options.if_unchanged || options.resume {
         return None;
     }
-    // A version 2 pack (no detail law) is baked again, into version 3.
+    // A version 2 or 3 pack (no law of today's detail) is baked again,
+    // into version 4.
     let pack = Pack::open(&options.out)
         .ok()
         .filter(|p| p.header().fingerprint == spec.fingerprint && p.header().detail.is_some())?;

@@ -62,6 +62,8 @@ def pixel_metres(src):
     """(x, y) pixel size in metres at the raster's centre."""
     gt = src.GetGeoTransform()
     srs = osr.SpatialReference(wkt=src.GetProjection())
+    if not srs.IsGeographic() and not srs.IsProjected():
+        sys.exit(f"detail_vs_real: {src.GetDescription()}: no geographic or projected CRS; cannot place its pixels")
     if srs.IsGeographic():
         lat = math.radians(gt[3] + gt[5] * src.RasterYSize / 2)
         # WGS84 radii of curvature at the centre latitude.
@@ -69,7 +71,8 @@ def pixel_metres(src):
         w = math.sqrt(1 - e2 * math.sin(lat) ** 2)
         meridian, normal = a * (1 - e2) / w**3, a / w
         return abs(gt[1]) * math.radians(1) * normal * math.cos(lat), abs(gt[5]) * math.radians(1) * meridian
-    return abs(gt[1]), abs(gt[5])
+    metres = srs.GetLinearUnits()  # metres per unit of the projection (0.3048 for feet)
+    return abs(gt[1]) * metres, abs(gt[5]) * metres
 
 
 def interior(src, margin):
@@ -79,6 +82,9 @@ def interior(src, margin):
     nodata = band.GetNoDataValue()
     x0, y0 = margin, margin
     x1, y1 = src.RasterXSize - margin, src.RasterYSize - margin
+    if x1 - x0 < 32 or y1 - y0 < 32:
+        sys.exit(f"detail_vs_real: {src.GetDescription()}: {src.RasterXSize} x {src.RasterYSize} pixels leave "
+                 f"{max(x1 - x0, 0)} x {max(y1 - y0, 0)} inside a margin of {margin}; at least 32 x 32 are needed")
     heights = full[y0:y1, x0:x1]
     if nodata is not None:
         heights = np.where(heights == nodata, np.nan, heights)
@@ -109,6 +115,8 @@ def read_pack(pack_tool, pack, lat, lon, spacing, detail, work):
 
 
 def extrema_per_km2(h, dx, dy):
+    """Strict 8-neighbour peaks plus pits per km², over the pixels whose
+    3 x 3 neighbourhood holds no void (NaN)."""
     core = h[1:-1, 1:-1]
     peaks = np.ones(core.shape, bool)
     pits = np.ones(core.shape, bool)
@@ -119,8 +127,9 @@ def extrema_per_km2(h, dx, dy):
             other = h[1 + dj:h.shape[0] - 1 + dj, 1 + di:h.shape[1] - 1 + di]
             peaks &= core > other
             pits &= core < other
-    area_km2 = core.size * dx * dy / 1e6
-    return (int(peaks.sum()) + int(pits.sum())) / area_km2
+    counted = np.isfinite(slopes_deg(h, dx, dy))
+    area_km2 = max(int(counted.sum()), 1) * dx * dy / 1e6
+    return (int((peaks & counted).sum()) + int((pits & counted).sum())) / area_km2
 
 
 def slopes_deg(h, dx, dy):
@@ -137,6 +146,9 @@ def slopes_deg(h, dx, dy):
 def window_std(h, w):
     rows, cols = (h.shape[0] // w) * w, (h.shape[1] // w) * w
     blocks = h[:rows, :cols].reshape(rows // w, w, cols // w, w).transpose(0, 2, 1, 3).reshape(-1, w * w)
+    blocks = blocks[np.isfinite(blocks).all(axis=1)]  # windows holding a void are left out
+    if len(blocks) == 0:
+        return float("nan")
     jj, ii = np.meshgrid(np.arange(w) - (w - 1) / 2, np.arange(w) - (w - 1) / 2, indexing="ij")
     design = np.stack([np.ones(w * w), ii.ravel(), jj.ravel()], axis=1)
     coefficients, *_ = np.linalg.lstsq(design, blocks.T, rcond=None)
@@ -146,6 +158,7 @@ def window_std(h, w):
 
 def figures(h, dx, dy):
     s = slopes_deg(h, dx, dy)
+    s = s[np.isfinite(s)]
     return {
         "extrema_per_km2": round(extrema_per_km2(h, dx, dy), 3),
         "slope_median_deg": round(float(np.median(s)), 2),
@@ -206,6 +219,17 @@ def hillshades(src, window, grids, out_dir, name, crop):
     return png, list(grids)
 
 
+def finite_or_null(value):
+    """The report with every NaN as null: JSON has no NaN."""
+    if isinstance(value, dict):
+        return {k: finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite_or_null(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dem")
@@ -216,7 +240,7 @@ def main():
     parser.add_argument("--work", required=True, help="a scratch directory")
     parser.add_argument("--factor", type=int, default=8)
     parser.add_argument("--window", metavar="X,Y,W,H", help="compare only this pixel window of the DEM")
-    parser.add_argument("--margin", type=int, default=0,
+    parser.add_argument("--margin", type=int, default=None,
                         help="real pixels left out at each edge (default: two averaged pixels)")
     parser.add_argument("--hillshades", help="write the real and synthesized hillshades side by side here")
     parser.add_argument("--crop", type=int, default=240, help="the hillshades' centre square, pixels (0: all)")
@@ -231,7 +255,7 @@ def main():
         args.dem, name = window_tif, f"{name}-{w}x{h}"
     coarse = averaged(args.dem, args.factor, os.path.join(args.work, f"{name}-avg{args.factor}.tif"))
     src = gdal.Open(args.dem)
-    heights, window, lat, lon = interior(src, args.margin or 2 * args.factor)
+    heights, window, lat, lon = interior(src, 2 * args.factor if args.margin is None else args.margin)
     dx, dy = pixel_metres(src)
     # The depth whose spacing is at most the coarser pixel side: the
     # synthesized ground at about the real ground's own resolution.
@@ -246,7 +270,10 @@ def main():
             os.remove(pack)
         run([bake, "--dem", coarse, "--body", "earth", "--out", pack])
         for detail in (("on",) if prefix else ("off", "on")):
-            grids[f"{prefix}detail-{detail}"] = read_pack(pack_tool, pack, lat, lon, spacing, detail, args.work)
+            ground = read_pack(pack_tool, pack, lat, lon, spacing, detail, args.work)
+            # Judged where the real ground was measured: its voids are
+            # left out of every grid alike.
+            grids[f"{prefix}detail-{detail}"] = np.where(np.isfinite(heights), ground, np.nan)
     report = {"dem": name, "factor": args.factor, "pixel_m": [round(dx, 2), round(dy, 2)],
               "window_px": list(window[2:]), "read_spacing_m": round(spacing, 2)}
     for label, grid in grids.items():
@@ -256,7 +283,7 @@ def main():
         order = ["real"] + [k for k in ("before-detail-on", "detail-on") if k in grids]
         png, panels = hillshades(src, window, {k: grids[k] for k in order}, args.hillshades, name, args.crop)
         report["hillshades"] = {"png": png, "panels": panels}
-    print(json.dumps(report))
+    print(json.dumps(finite_or_null(report)))
     if args.check and report["misses"]:
         for miss in report["misses"]:
             print(f"detail_vs_real: {name}: {miss}", file=sys.stderr)

@@ -59,7 +59,7 @@ status=0
 for dem in "${dems[@]}"; do
     name=$(basename "$dem" .tif)
     tools/bench/detail_vs_real.py "$dem" --bake target/release/planet-bake \
-        --pack-tool target/release/planet-pack "${before_args[@]}" --work "$out/$name" \
+        --pack-tool target/release/planet-pack ${before_args[@]+"${before_args[@]}"} --work "$out/$name" \
         --hillshades "$out/hillshades" --check >>"$out/results.jsonl" || status=1
 done
 tools/bench/detail_vs_real_table.py "$out/results.jsonl" | tee "$out/table.md"

@@ -131,7 +131,7 @@ pub fn write_procedural_pack(path: &std::path::Path, depth: u8) -> Result<(), cr
     Ok(())
 }
 
-/// Writes a synthetic version 3 pack of the first `n` tiles in key order
+/// Writes a synthetic version 4 pack of the first `n` tiles in key order
 /// (every tile of depth 0, then depth 1, ...) to `path`, each with a
 /// distinct 9-byte payload that is not a tile (never decode one): the large
 /// end of the index benches and tests, where what matters is the index, not

@@ -252,10 +252,17 @@ fn run(cli: Cli) -> Result<()> {
             draw_map(&opener, &packs, &spec, &png)
         }
         Command::Points { packs, points, out, spacing, detail } => {
-            check_outputs(&packs, &[("--out", Some(&out)), ("--points", Some(&points))])?;
-            let points = read_points(&points)?;
+            {
+                use planet_cli::paths::named;
+                let mut inputs: Vec<_> = packs.iter().map(|p| named("PACK", p)).collect();
+                inputs.push(named("--points", &points));
+                planet_cli::paths::check_paths(&inputs, &[named("--out", &out)]).map_err(anyhow::Error::msg)?;
+            }
+            let points_path = points;
+            let points = read_points(&points_path)?;
             let stack = open_stack(&packs)?;
             ground_at_points(&stack.with_detail(detail.on), &points, spacing, &out)
+                .with_context(|| format!("reading the ground at the points of {}", points_path.display()))
         }
         Command::Cut { packs, at, alt, orientation, budget, sse, size, json, detail } => {
             let camera =
@@ -281,7 +288,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
-    use planet_terrain::pack::format::{VERSION, VERSION_FLAT_INDEX, VERSION_WITHOUT_DETAIL_LAW};
+    use planet_terrain::pack::format::{VERSION, VERSION_FLAT_INDEX, VERSION_TWIST_LAW, VERSION_WITHOUT_DETAIL_LAW};
     if planet_cli::stack::is_remote(pack) {
         bail!("{}: upgrade rewrites a local file; download the pack first", pack.display());
     }
@@ -301,11 +308,11 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
         VERSION_FLAT_INDEX => {
             planet_terrain::pack::upgrade(pack, out, &mut |tmp| PackSource::measure_detail_law_at(tmp))?;
         }
-        VERSION_WITHOUT_DETAIL_LAW if out == pack => {
+        VERSION_WITHOUT_DETAIL_LAW | VERSION_TWIST_LAW if out == pack => {
             Pack::open(pack)?.verify()?;
             planet_terrain::pack::record_detail_law(pack, PackSource::measure_detail_law_at(pack)?)?;
         }
-        VERSION_WITHOUT_DETAIL_LAW => {
+        VERSION_WITHOUT_DETAIL_LAW | VERSION_TWIST_LAW => {
             planet_terrain::pack::upgrade_copy(pack, out, &mut |tmp| PackSource::measure_detail_law_at(tmp))?;
         }
         _ => {
@@ -633,11 +640,16 @@ fn tile_heights(ground: &dyn HeightSource, tile: TileAddress, out: &Path) -> Res
 /// pairs, each checked: a bad one is named by its index.
 fn read_points(path: &Path) -> Result<Vec<Geodetic>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    if bytes.is_empty() || bytes.len() % 16 != 0 {
+    if bytes.is_empty() {
+        bail!("{}: the file is empty; give at least one point (f64 latitude, f64 longitude)", path.display());
+    }
+    if bytes.len() % 16 != 0 {
         bail!(
-            "{}: {} bytes is not a whole number of points (16 bytes each: f64 latitude, f64 longitude)",
+            "{}: {} bytes is not a whole number of points (16 bytes each: f64 latitude, f64 longitude); \
+             the last {} bytes are left over",
             path.display(),
-            bytes.len()
+            bytes.len(),
+            bytes.len() % 16
         );
     }
     let f64_at = |k: usize| f64::from_le_bytes(bytes[k..k + 8].try_into().expect("8 bytes"));
@@ -665,7 +677,12 @@ fn ground_at_points(ground: &dyn HeightSource, points: &[Geodetic], spacing: f64
     let heights = points
         .iter()
         .enumerate()
-        .map(|(k, &at)| reader.height(at).map(|h| h as f32).with_context(|| format!("reading point {k}")))
+        .map(|(k, &at)| {
+            reader.height(at).map(|h| h as f32).with_context(|| {
+                let (lat, lon) = (at.latitude.to_degrees(), at.longitude.to_degrees());
+                format!("point {k} (byte {}): latitude {lat}, longitude {lon}", 16 * k)
+            })
+        })
         .collect::<Result<Vec<f32>>>()?;
     let bytes = npy_f32(&heights, (heights.len(), 1));
     planet_cli::fs::write_atomic(out, &bytes).with_context(|| format!("writing {}", out.display()))?;

@@ -12,10 +12,18 @@ use crate::geo::body::{Body, Ellipsoid};
 use crate::pack::error::PackError;
 
 pub const MAGIC: [u8; 8] = *b"PLNTPACK";
-/// The version a pack is written as: version 2 plus the detail law.
-pub const VERSION: u16 = 3;
+/// The version a pack is written as: version 2 plus the detail law of
+/// ground shaped like the real place (#49: a cell's relief, the gain
+/// rolled off below the data).
+pub const VERSION: u16 = 4;
+/// Version 2 plus the law of the detail before #49 (white noise, a cell's
+/// twist, the gain unbent): still read, its law set aside and measured
+/// again when it is opened, as a version 2 pack's is (applied to the new
+/// detail, it drew twice the relief it was measured for), and made
+/// version 4 by `planet-pack upgrade` or by its first region patch.
+pub const VERSION_TWIST_LAW: u16 = 3;
 /// The paged index without a recorded detail law: still read (its law is
-/// measured when it is opened), and made version 3 by `planet-pack upgrade`
+/// measured when it is opened), and made version 4 by `planet-pack upgrade`
 /// or by its first region patch.
 pub const VERSION_WITHOUT_DETAIL_LAW: u16 = 2;
 /// The flat-index version `planet-pack upgrade` converts from.
@@ -168,8 +176,8 @@ pub struct PackHeader {
     /// Region patches applied since the bake, and the last one.
     pub patches: PatchHistory,
     /// The law the pack's synthesized detail follows, recorded at the bake
-    /// (version 3); `None` in a version 2 pack, whose law its reader
-    /// measures.
+    /// (version 4); `None` in a version 2 pack and a version 3 one (whose
+    /// law was for the detail before #49), whose law its reader measures.
     pub detail: Option<DetailLaw>,
 }
 
@@ -248,7 +256,7 @@ fn bf16_value(bits: u16) -> f32 {
 }
 
 impl PackHeader {
-    /// The version this header is written as: 3 with a detail law, 2
+    /// The version this header is written as: 4 with a detail law, 2
     /// without.
     pub fn version(&self) -> u16 {
         if self.detail.is_some() { VERSION } else { VERSION_WITHOUT_DETAIL_LAW }
@@ -438,16 +446,19 @@ pub fn encode_header(h: &PackHeader) -> [u8; HEADER_LENGTH] {
     b
 }
 
-/// Decodes and validates a header (version 3, or version 2 without a
-/// detail law) against the length of the file it came from. Checks run in
+/// Decodes and validates a header (version 4, version 3 with its law set
+/// aside, or version 2 without a detail law) against the length of the file it came from. Checks run in
 /// the order docs/planetpack.md lists them.
 pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackError> {
     let found = bytes.get(at::VERSION..at::VERSION + 2).map(|v| get_u16(v, 0));
-    let version = if found == Some(VERSION_WITHOUT_DETAIL_LAW) { VERSION_WITHOUT_DETAIL_LAW } else { VERSION };
+    let version = match found {
+        Some(v @ (VERSION_WITHOUT_DETAIL_LAW | VERSION_TWIST_LAW)) => v,
+        _ => VERSION,
+    };
     decode_header_as(bytes, file_length, version)
 }
 
-/// Decodes a header of `version` (3, 2, or the flat-index version 1 that
+/// Decodes a header of `version` (4, 3, 2, or the flat-index version 1 that
 /// `planet-pack upgrade` reads); the index's length and the detail law are
 /// the rules that differ between them.
 pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<PackHeader, PackError> {
@@ -609,14 +620,15 @@ pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<
     })
 }
 
-/// Version 3's detail law; versions 1 and 2 hold zero bytes in its place.
+/// Version 4's detail law; versions 1 and 2 hold zero bytes in its place,
+/// and version 3's law (checked by the same rules) is set aside.
 fn decode_detail_law(b: &[u8], version: u16) -> Result<Option<DetailLaw>, PackError> {
     let field = |field: &'static str, offset: usize, reason: String| PackError::HeaderField {
         field,
         offset: offset as u64,
         reason,
     };
-    if version < VERSION {
+    if version < VERSION_TWIST_LAW {
         if b[at::RESERVED_A..at::RADII].iter().any(|&c| c != 0) {
             return Err(field("reserved", at::RESERVED_A, "reserved bytes must be zero".into()));
         }
@@ -630,7 +642,7 @@ fn decode_detail_law(b: &[u8], version: u16) -> Result<Option<DetailLaw>, PackEr
     let twist_cap = bf16_value(get_u16(b, at::DETAIL_TWIST_CAP));
     let law = DetailLaw { exponent_64ths: (code != DETAIL_EXPONENT_DEFAULT).then_some(code), first_octave, twist_cap };
     law.check().map_err(|(name, offset, reason)| field(name, offset, reason))?;
-    Ok(Some(law))
+    Ok((version != VERSION_TWIST_LAW).then_some(law))
 }
 
 /// The patch count and the last patch: all zero for a pack as baked; a

@@ -41,7 +41,7 @@ pub struct PatchStamp {
     pub inputs: [u8; 16],
     /// The detail law a version 2 pack (which records none) is to record:
     /// the one measured from it before the patch, so its detail is what it
-    /// was. A version 3 pack keeps its own; this is then unused.
+    /// was. A version 4 pack keeps its own; this is then unused.
     pub detail: Option<crate::pack::DetailLaw>,
 }
 

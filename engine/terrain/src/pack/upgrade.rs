@@ -1,6 +1,7 @@
 //! Converting a version 1 pack (one flat index, read whole) to the paged
 //! index, and recording a detail law in a version 2 pack's header (which
-//! makes it version 3).
+//! makes it version 4; a version 3 pack's law, made for the detail before
+//! #49, is replaced the same way).
 //!
 //! The key decision: the reader reads version 2 only, and version 1 is
 //! converted once by `planet-pack upgrade`, so there is one index code path
@@ -38,7 +39,7 @@ pub struct UpgradeSummary {
 /// measurement; this module cannot read ground).
 pub type LawOf<'a> = &'a mut dyn FnMut(&Path) -> Result<DetailLaw, PackError>;
 
-/// Reads the version 1 pack at `src` and writes it as version 3 at `dst`
+/// Reads the version 1 pack at `src` and writes it as version 4 at `dst`
 /// (which may be `src`: the new file replaces it only once complete), the
 /// detail law `law_of` measures from the new file's tiles recorded before
 /// it is verified and renamed into place.
@@ -114,7 +115,7 @@ fn upgrade_inner(src: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<UpgradeSum
 }
 
 /// Copies the version 2 pack at `src` beside `dst` and makes the copy
-/// version 3 there, as [`upgrade`] makes a version 1 pack; `src` is only
+/// version 4 there, as [`upgrade`] makes a version 1 pack; `src` is only
 /// read.
 pub fn upgrade_copy(src: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<(), PackError> {
     let tmp = tmp_path(dst);
@@ -141,7 +142,8 @@ fn finish_upgrade(tmp: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<(), PackE
 }
 
 /// Records `law` in the header of the version 2 pack at `path`, which
-/// makes it version 3; nothing else changes. Readers may hold the pack, so
+/// makes it version 4 (or replaces a version 3 pack's law, which fits the
+/// detail before #49 only); nothing else changes. Readers may hold the pack, so
 /// the header goes through a redo journal, as a patch's does: a crash
 /// leaves the old header or a journal that `planet-pack repair` (or the
 /// next patch) completes. Refused while a patch journal is pending (the

@@ -168,8 +168,10 @@ fn detail_is_deterministic_and_pinned() {
     let tile: TileAddress = "2/10/300/700".parse().unwrap();
     let (a, b) = (detail.tile(tile).unwrap(), again.tile(tile).unwrap());
     assert!(a.heights.iter().zip(&b.heights).all(|(x, y)| x.to_bits() == y.to_bits()));
-    // The octave sum is integer hashing and exact-weight refinement only:
-    // these bits are the same on every machine.
+    // The octave sum is integer hashing, the data cells' fall lines
+    // (additions, products and square roots, correctly rounded) and
+    // exact-weight refinement only: these bits are the same on every
+    // machine.
     let sum = detail.octave_sum(tile, 1).unwrap();
     let digest = sum.iter().fold(0u64, |h, v| (h ^ v.to_bits()).wrapping_mul(0x100_0000_01b3));
     assert_eq!(digest, PINNED_DIGEST, "the octave sum changed: {digest:#x}");
@@ -716,4 +718,21 @@ fn change_per_sample(rise: f64) -> (f64, f64) {
         }
     }
     ((down / count as f64).sqrt(), (across / count as f64).sqrt())
+}
+
+/// Across a data tile's edge, where two tiles read different data tiles'
+/// fall lines, what detail adds to shared edge and apron samples is the
+/// same bit for bit (the bands along data tiles' edges take white noise
+/// from both sides), with the furrows active on either side.
+#[test]
+fn furrowed_detail_is_bit_identical_across_data_tile_edges() {
+    let slope: Arc<dyn HeightSource> = Arc::new(Slope { body: planet_terrain::Body::earth(), rise: 300.0 });
+    let detail = DetailSource::with_parameters(slope, planet_terrain::ground::DETAIL_SEED, 0.6, 1.0);
+    let added = Added { detail };
+    let mut cache = HashMap::new();
+    // Data depth 6: a depth-d tile at x = 2^(d-6) k - 1 or 2^(d-6) k lies
+    // against a data tile's edge; corners of four data tiles too.
+    for tile in ["2/7/41/75", "2/7/42/75", "2/9/167/303", "2/9/168/304", "2/12/1343/2432", "2/12/1344/2431"] {
+        check_edges(&added, tile.parse().unwrap(), &mut cache, |_, _| 0.0);
+    }
 }

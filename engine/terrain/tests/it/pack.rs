@@ -253,10 +253,10 @@ fn rule_magic() {
 #[test]
 fn rule_version() {
     let e = refusal(|b| {
-        b[8] = 4;
+        b[8] = 5;
         refresh_checksums(b);
     });
-    assert!(matches!(e, PackError::UnsupportedVersion { found: 4, supported: 3 }), "{e}");
+    assert!(matches!(e, PackError::UnsupportedVersion { found: 5, supported: 4 }), "{e}");
     let e = refusal(|b| {
         b[8] = 1;
         refresh_checksums(b);
@@ -264,10 +264,10 @@ fn rule_version() {
     assert!(e.to_string().contains("`planet-pack upgrade` converts a version 1 pack"), "{e}");
 }
 
-/// Makes the (version 2) valid pack version 3 with a law: H 48/64, first
-/// octave 17.5, twist cap 2.5 m (bfloat16 0x4020).
+/// Makes the (version 2) valid pack version 4 with a law: H 48/64, first
+/// octave 17.5, relief cap 2.5 m (bfloat16 0x4020).
 fn with_law(b: &mut [u8]) {
-    b[8] = 3;
+    b[8] = 4;
     b[21] = 48;
     b[22..24].copy_from_slice(&0x4020u16.to_le_bytes());
     b[248..252].copy_from_slice(&17.5f32.to_le_bytes());
@@ -287,7 +287,7 @@ fn rule_detail_law() {
     type Case = (&'static str, fn(&mut Vec<u8>), (&'static str, u64));
     let cases: [Case; 7] = [
         ("H of 5/64", |b| b[21] = 5, ("detail_exponent", 21)),
-        ("no law in a version 3 pack", |b| b[21] = 0, ("detail_exponent", 21)),
+        ("no law in a version 4 pack", |b| b[21] = 0, ("detail_exponent", 21)),
         ("a NaN first octave", |b| b[248..252].copy_from_slice(&f32::NAN.to_le_bytes()), ("detail_first_octave", 248)),
         (
             "a first octave past 120",
@@ -306,6 +306,29 @@ fn rule_detail_law() {
         });
         assert_eq!(field_of(e), expected, "{what}");
     }
+}
+
+/// Regression (#49): a version 3 pack's law was measured for the detail
+/// before #49 (white noise, a cell's twist, the gain unbent); applied to
+/// today's it drew about twice the relief. It is still checked by the
+/// law's rules, then set aside: the pack is read as a version 2 one, its
+/// law measured when it is opened.
+#[test]
+fn a_version_3_packs_law_is_checked_then_set_aside() {
+    let mut bytes = valid().to_vec();
+    with_law(&mut bytes);
+    bytes[8] = 3;
+    refresh_checksums(&mut bytes);
+    let pack = Pack::from_bytes(bytes).unwrap();
+    assert_eq!(pack.header().detail, None, "a law for the old detail is not applied to the new");
+    assert_eq!(pack.header().version(), planet_terrain::pack::format::VERSION_WITHOUT_DETAIL_LAW);
+    let e = refusal(|b| {
+        with_law(b);
+        b[8] = 3;
+        b[21] = 5;
+        refresh_checksums(b);
+    });
+    assert!(matches!(e, PackError::HeaderField { field: "detail_exponent", offset: 21, .. }), "{e}");
 }
 
 #[test]

@@ -676,7 +676,7 @@ fn upgrade_converts_a_version_1_pack_keeping_every_payload() {
 
     let o = planet_pack(&["upgrade", pack.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(stdout(&o).contains("version 1 -> 3"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("version 1 -> 4"), "{}", stdout(&o));
     let upgraded = planet_terrain::pack::Pack::open(&pack).unwrap();
     upgraded.verify().unwrap();
     // The v1 index, read by hand: 40-byte entries from byte 256.
@@ -691,7 +691,7 @@ fn upgrade_converts_a_version_1_pack_keeping_every_payload() {
     }
     assert!(!dir.path().join("tethys.planetpack.tmp").exists(), "nothing left beside it");
     let again = planet_pack(&["upgrade", pack.to_str().unwrap()]);
-    assert!(again.status.success() && stdout(&again).contains("already version 3"), "{}", stdout(&again));
+    assert!(again.status.success() && stdout(&again).contains("already version 4"), "{}", stdout(&again));
 }
 
 /// A version 2 pack (the committed sample, baked before packs recorded
@@ -708,7 +708,7 @@ fn upgrade_records_the_law_a_version_2_pack_was_read_with() {
     let out = dir.path().join("tethys-v3.planetpack");
     let o = planet_pack(&["upgrade", v2.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("version 2 -> 3") && stdout(&o).contains("detail law H "), "{}", stdout(&o));
+    assert!(stdout(&o).contains("version 2 -> 4") && stdout(&o).contains("detail law H "), "{}", stdout(&o));
     assert_eq!(std::fs::read(&v2).unwrap(), old, "the input is untouched");
     let new = std::fs::read(&out).unwrap();
     assert_eq!(new.len(), old.len());
@@ -717,7 +717,7 @@ fn upgrade_records_the_law_a_version_2_pack_was_read_with() {
 
     let read_as = |path: &Path| PackSource::new(std::sync::Arc::new(planet_terrain::pack::Pack::open(path).unwrap()));
     let (before, after) = (read_as(&v2), read_as(&out));
-    let recorded = after.pack().header().detail.expect("version 3 records a law");
+    let recorded = after.pack().header().detail.expect("version 4 records a law");
     assert_eq!(before.pack().header().detail, None);
     assert_eq!(recorded, before.measure_detail_law().unwrap());
     // Past the sample's data depth (0), on a crater rim and off it.
@@ -727,7 +727,7 @@ fn upgrade_records_the_law_a_version_2_pack_was_read_with() {
     }
     let info: serde_json::Value =
         serde_json::from_slice(&planet_pack(&["info", out.to_str().unwrap(), "--json"]).stdout).unwrap();
-    assert_eq!(info["version"], 3);
+    assert_eq!(info["version"], 4);
     assert_eq!(info["detail_law"]["first_octave"].as_f64(), Some(f64::from(recorded.first_octave)), "{info:#}");
 }
 
@@ -774,11 +774,11 @@ fn upgrade_in_place_records_the_law_once_and_never_over_a_pending_patch() {
     std::fs::remove_file(&journal).unwrap();
 
     let o = planet_pack(&["upgrade", pack.to_str().unwrap()]);
-    assert!(o.status.success() && stdout(&o).contains("version 2 -> 3"), "{}{}", stdout(&o), stderr(&o));
+    assert!(o.status.success() && stdout(&o).contains("version 2 -> 4"), "{}{}", stdout(&o), stderr(&o));
     assert!(!journal.exists(), "the header's journal is removed once the header is in place");
     let law = planet_terrain::pack::Pack::open(&pack).unwrap().header().detail.expect("a law");
     let again = planet_pack(&["upgrade", pack.to_str().unwrap()]);
-    assert!(again.status.success() && stdout(&again).contains("already version 3"), "{}", stdout(&again));
+    assert!(again.status.success() && stdout(&again).contains("already version 4"), "{}", stdout(&again));
     let other = planet_terrain::pack::DetailLaw::rounded(Some(40), 5.0, 1.0);
     let replaced = planet_terrain::pack::record_detail_law(&pack, other).unwrap_err();
     assert!(replaced.to_string().contains("never replaced"), "{replaced}");

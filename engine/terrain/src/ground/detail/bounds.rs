@@ -211,16 +211,19 @@ impl DetailSource {
     }
 
     /// A bound on every cell of the amplitude field of data tile
-    /// `ancestor` from its index range alone: a cell's twist is at most
-    /// half the range, and never more than the cap. (Without the cap a
+    /// `ancestor` from its index range alone: a cell's relief is at most
+    /// [`crate::ground::roughness::largest_cell_relief`] of the range (half
+    /// of it while relief was twist alone; since #49 a share of the rise,
+    /// up to 0.88 of it), and never more than the cap. (Without the cap a
     /// mountain tile's 1,000 m of range bounded its detail by 500 m of
     /// twist where the cap allows a few: a camera coming down onto ground
     /// not yet read stood inside every new node, and the viewer's descent
     /// onto the Sierra read hundreds of pixels of error for seconds.)
     fn amplitude_from_index(&self, ancestor: TileAddress) -> Result<f64, SourceError> {
         let a = self.inner.tile_bounds(ancestor)?;
-        let twist = (0.5 * (a.max_elevation - a.min_elevation)).min(self.twist_cap);
-        Ok(self.first * twist * (1.0 + 1e-6))
+        let spacing = self.inner.body().sample_spacing_m(ancestor.depth());
+        let relief = crate::ground::roughness::largest_cell_relief(a.max_elevation - a.min_elevation, spacing);
+        Ok(self.first * relief.min(self.twist_cap) * (1.0 + 1e-6))
     }
 
     /// Bounds of a synthesized tile that read no tile: the inner bounds

@@ -1,11 +1,12 @@
-//! The octave lattices of [`super::DetailSource`]: white noise at the
-//! nodes of the cube's sample lattices, refined level by level, and the one
-//! rule for each octave's coefficient.
+//! The octave lattices of [`super::DetailSource`]: the octaves' node values
+//! (from `gullies.rs`) turned into surpluses over the coarser nodes,
+//! refined level by level, and the one rule for each octave's coefficient.
 //!
 //! The key decision: the coefficients are products of exact literals taken
 //! in one order ([`octave_coefficient`]), so every machine, every tile and
 //! every bound computes the same bits for the same octave. Octaves continue
-//! the data's roughness law (`gain` per level) only down to samples of
+//! the data's roughness law (`gain` per level, rolled off as real ground
+//! smooths: [`rolled_off_ratio`]) only down to samples of
 //! [`SMOOTH_BELOW_M`]; finer ones fall at [`SMOOTH_GAIN`] per level, as a
 //! smooth surface's do. A fractal continued to millimetres (`H` about 0.8)
 //! is rougher in proportion the closer one looks: a node's error shrank
@@ -270,8 +271,8 @@ fn octave_values(
 
 /// Half the surplus of node `s`'s value over the refinement of its coarse
 /// neighbours' values (`coarse(i, j)` at even `i, j`); zero at a coarse
-/// node. Every node's neighbours lie on its face: a new node is never on
-/// the face's last row or column.
+/// node. Every node's neighbours lie on its face: an odd index is never
+/// the face's first or last (those are even).
 pub(super) fn surplus(value: impl Fn(FaceSample) -> f64, s: FaceSample, coarse: &dyn Fn(u64, u64) -> f64) -> f64 {
     let (i, j) = (s.i, s.j);
     let refined = match (i & 1, j & 1) {

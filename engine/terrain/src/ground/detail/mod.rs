@@ -3,20 +3,25 @@
 //!
 //! The key decision: detail is a *refinement scheme on the cube's own sample
 //! lattices*, not noise evaluated in tile space. Octave `e` (new at depth
-//! `e`) is white noise at the nodes of the depth-`e-1` sample lattice that
-//! the depth-`e-2` lattice lacks (so its wavelength is at least four samples
-//! of depth `e`), drawn from a hash of the node's integer cube point (the
-//! same integers from every face that shares the node, no transcendental
-//! functions) and scaled by `gain^(e - D - 1)`. The sum of the octaves up to
-//! depth `d` is carried as node values: each lattice level's nodes are the
-//! bilinear refinement (weights 0, 1/2, 1 only) of the coarser level plus
-//! that level's octave at its new nodes, and a tile's samples are one more
-//! refinement of the depth-`d-1` nodes (an interpolating subdivision, like
-//! midpoint displacement). Hence
+//! `e`) has values at the nodes of the depth-`e-1` sample lattice that the
+//! depth-`e-2` lattice lacks (so its wavelength is at least four samples of
+//! depth `e`): half the surplus of a node value over the refinement of the
+//! values at the coarser nodes around it (`lattice.rs`), where a node value
+//! is a profile across the fall line of the data cells around the node, or
+//! white noise hashed from its integer cube point on the flat and along a
+//! data tile's edges (`gullies.rs`; the same integers from every face that
+//! shares the node, no transcendental functions), scaled by the octave's
+//! coefficient (the data's gain rolled off below the data). The sum of the
+//! octaves up to depth `d` is carried as node values: each lattice level's
+//! nodes are the bilinear refinement (weights 0, 1/2, 1 only) of the coarser
+//! level plus that level's octave at its new nodes, and a tile's samples
+//! are one more refinement of the depth-`d-1` nodes (an interpolating
+//! subdivision, like midpoint displacement). Hence
 //!
 //! * it is a function of position alone: a node's value depends on nothing
-//!   but the node (induction over levels), so tiles, faces and depths agree;
-//!   along a face edge every refinement is one-dimensional (a product with an
+//!   but the node and the data cells that every tile holding it stores
+//!   alike (induction over levels), so tiles, faces and depths agree; along
+//!   a face edge every refinement is one-dimensional (a product with an
 //!   exact weight, summed commutatively), so shared edge samples are equal
 //!   bit for bit;
 //! * a child refines its parent and never replaces it: at the parent's
@@ -28,17 +33,19 @@
 //!   each level up, about 1.4 passes over the tile in all.
 //!
 //! The sum is multiplied by an amplitude field continuing the data's own
-//! spectrum: per data cell its twist (how far its four corners, stored alike
-//! by every tile sharing the cell, depart from a plane: a slope has none;
-//! capped at the data's RMS twist, `roughness::twist_cap`),
-//! times the fraction of them not water (classes 1 ocean and 3 lake), times
-//! the amplitude per metre of twist that continues the data's roughness law
-//! ([`crate::ground::roughness::continuing_amplitude`], measured per source;
-//! the local relief made needles), down to samples of [`SMOOTH_BELOW_M`];
-//! finer octaves fall as a smooth surface's (`detail/lattice.rs` says why).
-//! Cell values sit at cell centres, read
-//! bilinearly (the dual grid) by every sample of a deeper tile inside its
-//! data ancestor's stored grid. The data depth and above are untouched.
+//! spectrum: per data cell its relief (its twist, how far its four corners,
+//! stored alike by every tile sharing the cell, depart from a plane, or
+//! where more a share of its rise, `roughness::cell_relief`; capped at the
+//! data's RMS relief, `roughness::twist_cap`), times the fraction of its
+//! corners not water (classes 1 ocean and 3 lake), times the amplitude per
+//! metre of relief that continues the data's roughness law bent as real
+//! ground smooths ([`crate::ground::roughness::continuing_amplitude`],
+//! measured per source), down to samples of [`SMOOTH_BELOW_M`]; finer
+//! octaves fall as a smooth surface's (`detail/lattice.rs` says why).
+//! Cell values sit at cell centres, read bilinearly (the dual grid) by
+//! every sample of a deeper tile inside its data ancestor's stored grid.
+//! The data depth and above are untouched. How the result compares with
+//! real ground: `tools/bench/detail_vs_real.sh` and docs/ground.md.
 
 use std::sync::Arc;
 
@@ -79,7 +86,7 @@ pub struct LawSummary {
     /// (the default octave gain).
     pub exponent: Option<f64>,
     pub octave_gain: f64,
-    /// Metres of the first octave per metre of a cell's twist.
+    /// Metres of the first octave per metre of a cell's relief.
     pub first_octave: f64,
     /// Metres; null for no cap.
     pub twist_cap_m: Option<f64>,
@@ -102,10 +109,10 @@ impl std::fmt::Display for LawSummary {
             Some(h) => write!(f, "H {h}")?,
             None => write!(f, "H none measured")?,
         }
-        write!(f, " (octave gain {:.4}), first octave {:.3} m per m of twist", self.octave_gain, self.first_octave)?;
+        write!(f, " (octave gain {:.4}), first octave {:.3} m per m of relief", self.octave_gain, self.first_octave)?;
         match self.twist_cap_m {
-            Some(cap) => write!(f, ", twist capped at {cap} m"),
-            None => write!(f, ", twist uncapped"),
+            Some(cap) => write!(f, ", relief capped at {cap} m"),
+            None => write!(f, ", relief uncapped"),
         }
     }
 }
@@ -138,7 +145,7 @@ pub struct DetailSource {
     /// Past the data depth the inner source is the bilinear resampling of
     /// its data-depth tiles (see [`DetailSource::resampling_its_data`]).
     resamples_data: bool,
-    /// The largest twist a cell's amplitude follows (metres).
+    /// The largest relief a cell's amplitude follows (metres).
     twist_cap: f64,
 }
 
@@ -214,7 +221,7 @@ impl DetailSource {
         DetailLaw::rounded(None, DEFAULT_FIRST_OCTAVE, f64::INFINITY)
     }
 
-    /// The same detail with each cell's twist taken at most `cap` metres.
+    /// The same detail with each cell's relief taken at most `cap` metres.
     pub fn with_twist_cap(mut self, cap: f64) -> DetailSource {
         self.twist_cap = cap;
         self
@@ -313,13 +320,13 @@ impl DetailSource {
     /// `depth - 2` has too): what a child adds to its parent's sum at the
     /// parent's samples. `tile` is any tile past the data depth holding the
     /// sample (its data ancestor orients the node: `detail/gullies.rs`).
+    /// Zero where no octave adds a node: at or above the data depth, and
+    /// for a sample coarser than the data's lattice.
     pub fn octave_node(&self, tile: TileAddress, sample: FaceSample) -> Result<f64, SourceError> {
-        if (sample.i | sample.j) & 1 == 0 {
+        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else { return Ok(0.0) };
+        if (sample.i | sample.j) & 1 == 0 || sample.cells_log2 < data_depth + 7 {
             return Ok(0.0);
         }
-        let Some(data_depth) = self.inner.data_depth().filter(|&d| tile.depth() > d) else {
-            return Ok(node_noise(self.seed, sample));
-        };
         let ancestor = tile.ancestor_at(data_depth).expect("deeper than the data depth");
         let field = self.amplitudes(ancestor)?;
         let nodes = self.node_values(ancestor, &field);
@@ -358,8 +365,7 @@ impl DetailSource {
             for ci in 0..CELLS {
                 let at = |di: usize, dj: usize| (cj + dj) * n + ci + di;
                 let h = |di, dj| f64::from(data.heights[at(di, dj)]);
-                // The cell's twist: its departure from the plane through
-                // three corners, a plane's (any slope's) being zero.
+                // The cell's relief: its twist or a share of its rise.
                 let twist = cell_relief([h(0, 0), h(1, 0), h(0, 1), h(1, 1)], spacing).min(self.twist_cap);
                 let land = match &data.classes {
                     Some(c) => [at(0, 0), at(1, 0), at(0, 1), at(1, 1)]
@@ -658,5 +664,5 @@ mod gullies;
 mod lattice;
 
 use gullies::NodeValues;
+use lattice::window;
 pub use lattice::{CALIBRATION_ROLL_OFF_64THS, ROLL_OFF_64THS, SMOOTH_BELOW_M, SMOOTH_GAIN, rolled_off_ratio};
-use lattice::{node_noise, window};
