@@ -287,7 +287,8 @@ fn outside_its_box_a_patch_moves_ground_with_detail_only_by_requantisation() {
     let patched: Vec<String> =
         report["patched"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
     let data_depth = after.pack().header().height_data_depth;
-    let amplification = 1.0 + f64::from(law.first_octave) * after.with_detail().octave_sum_bound(data_depth);
+    let detail = after.with_detail();
+    assert!(law.twist_cap.is_finite(), "the law caps a cell's relief, so the bound below is finite");
     let (mut exact, mut bounded) = (0, 0);
     for (k, &(lat, lon)) in places.iter().enumerate() {
         let tile = locate(&Body::earth(), Geodetic::from_degrees(lat, lon, 0.0), data_depth).0;
@@ -295,11 +296,12 @@ fn outside_its_box_a_patch_moves_ground_with_detail_only_by_requantisation() {
         eprintln!("{lat} N {lon} E ({tile}): detail off moved {d_off:+.4} m, on {d_on:+.4} m");
         if patched.contains(&tile.to_string()) {
             // The tile was rewritten: its samples outside the box moved by
-            // half its new step at most, and detail's amplitude with them.
+            // half its new step at most, and detail's amplitude and fall
+            // lines with them (`DetailSource::requantisation_bound`).
             let half_step = after.pack().read_tile(tile).unwrap().quantisation_step() / 2.0;
             assert!(d_off.abs() <= half_step + 1e-3, "{lat} N {lon} E, detail off: {d_off} m > {half_step} m");
-            let bound = half_step * amplification + 1e-3;
-            eprintln!("  rewritten: half step {half_step:.4} m, bound with detail {bound:.3} m (x{amplification:.1})");
+            let bound = detail.requantisation_bound(data_depth, DEPTH, half_step) + 1e-3;
+            eprintln!("  rewritten: half step {half_step:.4} m, bound with detail {bound:.3} m");
             assert!(d_on.abs() <= bound, "{lat} N {lon} E, detail on: {d_on} m > {bound} m");
             bounded += 1;
         } else {
@@ -312,35 +314,42 @@ fn outside_its_box_a_patch_moves_ground_with_detail_only_by_requantisation() {
 
 /// Makes the pack at `path` a version 2 pack (no detail law), as packs
 /// baked before version 3 are: the law bytes cleared, the header CRC made
-/// again.
-fn as_version_2(path: &Path) {
+/// again; or a version 3 one, as packs baked before #49 are: its law bytes
+/// kept, made for the detail before it.
+fn as_version(path: &Path, version: u16) {
     let mut bytes = std::fs::read(path).unwrap();
-    bytes[8..10].copy_from_slice(&2u16.to_le_bytes());
-    bytes[21..24].fill(0);
-    bytes[248..252].fill(0);
+    bytes[8..10].copy_from_slice(&version.to_le_bytes());
+    if version == 2 {
+        bytes[21..24].fill(0);
+        bytes[248..252].fill(0);
+    }
     let crc = crc32fast::hash(&bytes[..252]);
     bytes[252..256].copy_from_slice(&crc.to_le_bytes());
     std::fs::write(path, bytes).unwrap();
 }
 
-/// A version 2 pack records no law; its first patch records the one it was
-/// read with (measured from it before the patch), so its detail outside
-/// the patch is what it was, and the pack is version 3 from then on.
+/// A version 2 pack records no law, and a version 3 pack's law (for the
+/// detail before #49) is set aside; the first patch of either records the
+/// law it was read with (measured from it before the patch), so its
+/// detail outside the patch is what it was, and the pack is version 4
+/// from then on.
 #[test]
-fn the_first_patch_of_a_version_2_pack_records_the_law_it_was_read_with() {
+fn the_first_patch_of_a_version_2_or_3_pack_records_the_law_it_was_read_with() {
     use planet_terrain::ground::PackSource;
     use std::sync::Arc;
-    let dir = tempfile::tempdir().unwrap();
-    let (_, pack) = base_pack(dir.path(), 3);
-    as_version_2(&pack);
-    let read = || PackSource::new(Arc::new(Pack::open(&pack).unwrap()));
-    assert_eq!(read().pack().header().detail, None);
-    let law = read().measure_detail_law().unwrap();
-    let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
-    bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap();
-    let after = read().pack().header().clone();
-    assert_eq!((after.version(), after.detail), (3, Some(law)), "the law measured before the patch");
-    assert_ne!(read().measure_detail_law().unwrap(), law, "not the law the patched data measures");
+    for version in [2, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, pack) = base_pack(dir.path(), 3);
+        as_version(&pack, version);
+        let read = || PackSource::new(Arc::new(Pack::open(&pack).unwrap()));
+        assert_eq!(read().pack().header().detail, None, "version {version}");
+        let law = read().measure_detail_law().unwrap();
+        let dem = patch_dem(dir.path(), "patch.tif", (5.0, 5.0, 25.0, 25.0), None);
+        bake(&patch_options(&dem, &pack, BOX), &Quiet).unwrap();
+        let after = read().pack().header().clone();
+        assert_eq!((after.version(), after.detail), (4, Some(law)), "version {version}: the law measured before");
+        assert_ne!(read().measure_detail_law().unwrap(), law, "not the law the patched data measures");
+    }
 }
 
 #[test]

@@ -101,6 +101,33 @@ impl DetailSource {
     }
 }
 
+impl DetailSource {
+    /// The most the ground with detail can move at any sample of a tile at
+    /// `depth` (past `data_depth`) when every data sample moves by at most
+    /// `delta` metres, as a region patch's requantisation moves the
+    /// samples of the tiles it rewrites outside its box: the data itself;
+    /// the amplitude, as a cell's relief moves (its twist by `delta` at
+    /// most, its rise by `2 sqrt(2) delta` times the share) times the
+    /// octave sum's worst case; and the amplitude's most (the cap) times
+    /// what the octaves' node values move as the fall lines turn
+    /// (`gullies::turn_bound`, each octave at its coefficient). Infinite
+    /// for a law without a cap.
+    pub fn requantisation_bound(&self, data_depth: u8, depth: u8, delta: f64) -> f64 {
+        let spacing = self.inner.body().sample_spacing_m(data_depth);
+        let share = crate::ground::roughness::relief_share_of_rise(spacing);
+        let relief_moves = delta * 1f64.max(2.0 * std::f64::consts::SQRT_2 * share);
+        let amplitude_moves = self.first * relief_moves * self.octave_sum_bound(data_depth);
+        let turns: f64 = (data_depth + 1..=depth)
+            .map(|e| {
+                // Octave e's nodes lie on the lattice of depth e - 1.
+                let levels = u32::from(e - 1 - data_depth);
+                self.octave_coefficient(data_depth, e) * gullies::turn_bound(levels, delta, spacing)
+            })
+            .sum();
+        delta + amplitude_moves + self.first * self.twist_cap * turns
+    }
+}
+
 /// How a tile's bounds take the unit octave sum over it.
 #[derive(Clone, Copy)]
 enum Octaves {

@@ -72,6 +72,26 @@ impl NodeValues for Noise {
     }
 }
 
+/// The most a node value of the octave on the lattice `levels` finer than
+/// the data's can change when every data sample moves by at most `delta`
+/// metres (`spacing_m` apart): a cell's mean gradient moves by at most
+/// `2 sqrt(2) delta`, so how fully it is followed moves by that over the
+/// full-gully slope's rise, and its fall line turns by at most twice that
+/// over its rise, which moves a profile (slope at most 3 a wavelength) at
+/// most `3 |d| turn / wavelength` at a node `|d|` cells (at most 4.25)
+/// from its block's centre; never more than 2 (a value is at most 1).
+/// What a patch's requantisation can move the furrows by (`patch`
+/// tests).
+pub(super) fn turn_bound(levels: u32, delta: f64, spacing_m: f64) -> f64 {
+    let gradient = 2.0 * std::f64::consts::SQRT_2 * delta;
+    let full_rise = spacing_m * FULL_GULLIES_SLOPE;
+    let follow = gradient / full_rise * (1.0 + NOISE_SCALE);
+    let wavelength = WAVELENGTH_NODES / (1u64 << levels.min(60)) as f64;
+    let farthest = BLOCK_CELLS as f64 / 2.0 * std::f64::consts::SQRT_2 + std::f64::consts::SQRT_2;
+    let turn = 3.0 * farthest * (2.0 * gradient / full_rise) / wavelength;
+    (follow + turn).min(2.0)
+}
+
 /// A data cell's fall line, as its nodes follow it.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Contour {
