@@ -11,8 +11,7 @@ LABELS = {"real": "real", "detail-off": "detail off", "before-detail-on": "befor
 
 
 def cells(figures, real):
-    values = [figures["extrema_per_km2"], figures["slope_median_deg"], figures["slope_p999_deg"],
-              *(figures["window_std_m"][w] for w in ("4", "8", "16"))]
+    values = cells_values(figures)
     if real is None:
         return [f"{v:g}" for v in values]
     reals = cells_values(real)

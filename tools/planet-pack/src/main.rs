@@ -252,12 +252,7 @@ fn run(cli: Cli) -> Result<()> {
             draw_map(&opener, &packs, &spec, &png)
         }
         Command::Points { packs, points, out, spacing, detail } => {
-            {
-                use planet_cli::paths::named;
-                let mut inputs: Vec<_> = packs.iter().map(|p| named("PACK", p)).collect();
-                inputs.push(named("--points", &points));
-                planet_cli::paths::check_paths(&inputs, &[named("--out", &out)]).map_err(anyhow::Error::msg)?;
-            }
+            check_paths(&packs, &[("--points", &points)], &[("--out", Some(&out))])?;
             let points_path = points;
             let points = read_points(&points_path)?;
             let stack = open_stack(&packs)?;
@@ -277,8 +272,14 @@ fn run(cli: Cli) -> Result<()> {
 /// Refuses, before any work, outputs that name one of the packs read or
 /// each other (`planet_cli::paths`).
 fn check_outputs(packs: &[PathBuf], outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    check_paths(packs, &[], outputs)
+}
+
+/// [`check_outputs`] with inputs besides the packs, each named by its flag.
+fn check_paths(packs: &[PathBuf], others: &[(&str, &Path)], outputs: &[(&str, Option<&Path>)]) -> Result<()> {
     use planet_cli::paths::named;
-    let inputs: Vec<_> = packs.iter().map(|p| named("PACK", p)).collect();
+    let mut inputs: Vec<_> = packs.iter().map(|p| named("PACK", p)).collect();
+    inputs.extend(others.iter().map(|&(flag, p)| named(flag, p)));
     let outputs: Vec<_> = outputs.iter().filter_map(|&(flag, p)| p.map(|p| named(flag, p))).collect();
     planet_cli::paths::check_paths(&inputs, &outputs).map_err(anyhow::Error::msg)
 }

@@ -357,10 +357,10 @@ pub fn twist_cap(source: &dyn HeightSource, seeds: &[TileAddress]) -> Result<f64
     for &t in seeds {
         let tile = source.tile(t)?;
         let h = |i: usize, j: usize| f64::from(tile.heights[j * n + i]);
-        let spacing = source.body().sample_spacing_m(t.depth());
+        let share = relief_share_of_rise(source.body().sample_spacing_m(t.depth()));
         for j in 1..n - 2 {
             for i in 1..n - 2 {
-                let relief = cell_relief([h(i, j), h(i + 1, j), h(i, j + 1), h(i + 1, j + 1)], spacing);
+                let relief = cell_relief([h(i, j), h(i + 1, j), h(i, j + 1), h(i + 1, j + 1)], share);
                 (sum, count) = (sum + relief * relief, count + 1);
             }
         }
@@ -369,18 +369,27 @@ pub fn twist_cap(source: &dyn HeightSource, seeds: &[TileAddress]) -> Result<f64
 }
 
 /// The relief a data cell's detail follows (metres), from its corners
-/// `[h00, h10, h01, h11]` and its size: its twist (how far the corners
+/// `[h00, h10, h01, h11]`: its twist (how far the corners
 /// depart from a plane) or, where more, its rise times
 /// [`relief_share_of_rise`]. Twist alone left a steep even slope smooth and
 /// a coastal city's gentle hills with a fifth of their relief (the
 /// benchmark's Olinda at 720 m); real slopes are rough in proportion to
 /// their steepness.
-pub fn cell_relief([h00, h10, h01, h11]: [f64; 4], spacing_m: f64) -> f64 {
+///
+/// `share` is [`relief_share_of_rise`] of the cell's size, taken once per
+/// tile by the caller.
+pub fn cell_relief(corners: [f64; 4], share: f64) -> f64 {
+    let [h00, h10, h01, h11] = corners;
     let twist = 0.25 * (h00 - h10 - h01 + h11).abs();
-    let gx = 0.5 * ((h10 - h00) + (h11 - h01));
-    let gy = 0.5 * ((h01 - h00) + (h11 - h10));
-    let rise = (gx * gx + gy * gy).sqrt();
-    twist.max(relief_share_of_rise(spacing_m) * rise)
+    let [gx, gy] = cell_gradient(corners);
+    twist.max(share * (gx * gx + gy * gy).sqrt())
+}
+
+/// A data cell's mean gradient (metres per cell along `i` and `j`) from its
+/// corners `[h00, h10, h01, h11]`: the one rise the relief and the fall
+/// lines (`detail/gullies.rs`) both read.
+pub fn cell_gradient([h00, h10, h01, h11]: [f64; 4]) -> [f64; 2] {
+    [0.5 * ((h10 - h00) + (h11 - h01)), 0.5 * ((h01 - h00) + (h11 - h10))]
 }
 
 /// The share of a cell's rise that real ground carries as relief finer

@@ -110,8 +110,7 @@ pub(super) fn contours(heights: &[f32], spacing_m: f64) -> Vec<Contour> {
     for cj in 0..CELLS {
         for ci in 0..CELLS {
             let h = |di: usize, dj: usize| f64::from(heights[(cj + dj) * n + ci + di]);
-            let gx = 0.5 * ((h(1, 0) - h(0, 0)) + (h(1, 1) - h(0, 1)));
-            let gy = 0.5 * ((h(0, 1) - h(0, 0)) + (h(1, 1) - h(1, 0)));
+            let [gx, gy] = crate::ground::roughness::cell_gradient([h(0, 0), h(1, 0), h(0, 1), h(1, 1)]);
             let rise = (gx * gx + gy * gy).sqrt();
             if rise == 0.0 || !rise.is_finite() {
                 out.push(Contour::default());
@@ -146,6 +145,8 @@ pub(super) struct Gullies<'a> {
     /// The hash of the seed, the data tile's face and depth: each block's
     /// key is one mix of it with the block and the level.
     base: u64,
+    /// The data tile's first cell on its face, along `i` and `j`.
+    origin: (u64, u64),
 }
 
 impl<'a> Gullies<'a> {
@@ -154,7 +155,9 @@ impl<'a> Gullies<'a> {
         for k in [u64::from(data_tile.face().index()), u64::from(data_tile.depth())] {
             base = mix(base ^ k.wrapping_add(0x9e37_79b9_7f4a_7c15));
         }
-        Gullies { seed, data_tile, contours, base }
+        let cells = u64::from(TILE_CELLS);
+        let origin = (u64::from(data_tile.x()) * cells, u64::from(data_tile.y()) * cells);
+        Gullies { seed, data_tile, contours, base, origin }
     }
 }
 
@@ -168,8 +171,7 @@ impl NodeValues for Gullies<'_> {
         let shift = s.cells_log2 - self.data_tile.depth() - 7;
         let scale = 1.0 / (1u64 << shift) as f64;
         let cells = f64::from(TILE_CELLS);
-        let u = s.i as f64 * scale - f64::from(self.data_tile.x()) * cells;
-        let v = s.j as f64 * scale - f64::from(self.data_tile.y()) * cells;
+        let (u, v) = (s.i as f64 * scale - self.origin.0 as f64, s.j as f64 * scale - self.origin.1 as f64);
         let inside = u.min(cells - u).min(v).min(cells - v);
         let fade = (inside - NOISE_BAND_CELLS).clamp(0.0, 1.0);
         if fade == 0.0 {
@@ -218,8 +220,7 @@ impl NodeValues for Gullies<'_> {
 impl Gullies<'_> {
     /// The block (on the face) holding cell `(c, r)` of the data tile.
     fn block_of(&self, c: f64, r: f64) -> (u64, u64) {
-        let cells = u64::from(TILE_CELLS);
-        let (x, y) = (u64::from(self.data_tile.x()) * cells, u64::from(self.data_tile.y()) * cells);
+        let (x, y) = self.origin;
         ((x + c as u64) / BLOCK_CELLS, (y + r as u64) / BLOCK_CELLS)
     }
 
@@ -230,8 +231,7 @@ impl Gullies<'_> {
     /// one furrow pattern, each turned to its own fall line, so a furrow
     /// runs on across cells instead of breaking at each.
     fn block(&self, (bx, by): (u64, u64), cells_log2: u8) -> Block {
-        let cells = u64::from(TILE_CELLS);
-        let (x, y) = (u64::from(self.data_tile.x()) * cells, u64::from(self.data_tile.y()) * cells);
+        let (x, y) = self.origin;
         let centre = |b: u64, origin: u64| (b * BLOCK_CELLS) as f64 + 0.5 * BLOCK_CELLS as f64 - origin as f64;
         let place = bx.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ by.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
         let key = mix(self.base ^ place ^ u64::from(cells_log2).wrapping_mul(0x1656_67b1_9e37_79f9));

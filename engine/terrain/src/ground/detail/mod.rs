@@ -52,7 +52,7 @@ use std::sync::Arc;
 use crate::geo::address::{FaceSample, TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
 use crate::geo::body::Body;
 use crate::geo::face::Face;
-use crate::ground::roughness::cell_relief;
+use crate::ground::roughness::{cell_relief, relief_share_of_rise};
 use crate::ground::{HeightSource, Provenance, Reads, SourceError, SourceTile, Streaming, TileBounds};
 use crate::pack::DetailLaw;
 
@@ -359,14 +359,14 @@ impl DetailSource {
     /// from its samples `data`.
     fn amplitude_cells(&self, tile: TileAddress, data: &SourceTile) -> Vec<f32> {
         let n = TILE_STORED_SAMPLES as usize;
-        let spacing = self.inner.body().sample_spacing_m(tile.depth());
+        let share = relief_share_of_rise(self.inner.body().sample_spacing_m(tile.depth()));
         let mut cells = Vec::with_capacity(CELLS * CELLS);
         for cj in 0..CELLS {
             for ci in 0..CELLS {
                 let at = |di: usize, dj: usize| (cj + dj) * n + ci + di;
                 let h = |di, dj| f64::from(data.heights[at(di, dj)]);
                 // The cell's relief: its twist or a share of its rise.
-                let twist = cell_relief([h(0, 0), h(1, 0), h(0, 1), h(1, 1)], spacing).min(self.twist_cap);
+                let twist = cell_relief([h(0, 0), h(1, 0), h(0, 1), h(1, 1)], share).min(self.twist_cap);
                 let land = match &data.classes {
                     Some(c) => [at(0, 0), at(1, 0), at(0, 1), at(1, 1)]
                         .iter()
