@@ -254,7 +254,23 @@ pub(crate) fn accuracy_audit_over(
                 let source = inputs.sample(&body, tile)?;
                 let want: Vec<Option<f64>> =
                     source.heights.iter().zip(&source.filled).map(|(&h, &f)| (!f).then_some(h)).collect();
-                let (a, first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
+                let (mut a, mut first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
+                // The void mask names exactly the voids inside the DEM's
+                // footprint (past its edge the pack stores a continuation,
+                // which is neither).
+                let outside = |k: usize| source.outside.get(k).copied().unwrap_or(false);
+                let wrong = (0..source.filled.len()).find(|&k| decoded.is_void(k) != (source.filled[k] && !outside(k)));
+                if let Some(k) = wrong {
+                    a.violations += 1;
+                    let n = TILE_STORED_SAMPLES as usize;
+                    first.get_or_insert(format!(
+                        "tile {tile} sample ({}, {}): the void mask says {}, the source says {}",
+                        (k % n) as i32 - 1,
+                        (k / n) as i32 - 1,
+                        if decoded.is_void(k) { "a void" } else { "measured" },
+                        if source.filled[k] { "a void" } else { "measured" }
+                    ));
+                }
                 Ok((tile.depth(), a, first))
             })
             .collect::<Result<_, _>>()?;

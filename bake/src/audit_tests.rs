@@ -45,6 +45,7 @@ impl TileSink for Tamper<'_> {
             colour: None,
             geometric_error: f64::from(tile.geometric_error),
             measured: tile.measured,
+            voids: None,
         };
         self.writer.put(tile.tile, &content)
     }

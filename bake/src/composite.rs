@@ -22,6 +22,7 @@
 
 use planet_terrain::geo::address::TILE_STORED_SAMPLES;
 use planet_terrain::pack::DecodedTile;
+use planet_terrain::pack::codec::{VoidFill, Voids};
 use planet_terrain::{Body, TileAddress};
 
 use crate::audit::DepthAudit;
@@ -127,12 +128,16 @@ pub(crate) struct Composite {
     pub(crate) from_dem: usize,
     /// Samples whose height kept (some of) the pack's.
     pub(crate) kept: usize,
+    /// The old tile's voids where a sample kept (some of) its fill: a
+    /// sample the DEM measured with full weight is no longer a void.
+    pub(crate) voids: Option<Voids>,
 }
 
 /// The composite of the pack's tile `old` and what the patch measured.
 pub(crate) fn composite(old: &DecodedTile, m: &Measured) -> Composite {
     let old_heights = old.heights();
     let (mut from_dem, mut kept) = (0, 0);
+    let mut voids = old.voids.clone();
     let heights = old_heights
         .iter()
         .enumerate()
@@ -142,6 +147,9 @@ pub(crate) fn composite(old: &DecodedTile, m: &Measured) -> Composite {
                 Some(v) => {
                     from_dem += 1;
                     kept += usize::from(w < 1.0);
+                    if let Some(voids) = voids.as_mut().filter(|_| w >= 1.0) {
+                        voids.samples[k] = false;
+                    }
                     v
                 }
                 None => {
@@ -159,7 +167,8 @@ pub(crate) fn composite(old: &DecodedTile, m: &Measured) -> Composite {
         let new = m.colour.as_ref();
         c.iter().enumerate().map(|(k, &o)| new.and_then(|n| mix_colour(o, n[k], m.weights[k])).unwrap_or(o)).collect()
     });
-    Composite { heights, classes, colour, from_dem, kept }
+    let voids = voids.filter(|v| v.samples.contains(&true));
+    Composite { heights, classes, colour, from_dem, kept, voids }
 }
 
 /// The heights of a patched tile above the pack's height data depth: each
@@ -167,19 +176,33 @@ pub(crate) fn composite(old: &DecodedTile, m: &Measured) -> Composite {
 /// differs from the filter of the pack's own level below (`before`), and
 /// the pack's stored value where it does not, so a patch changes a coarse
 /// sample only where the ground under its footprint changed. Returns the
-/// heights and how many samples changed.
-pub(crate) fn refilter(old: &DecodedTile, before: &[Option<Tap>], after: &[Option<Tap>]) -> (Vec<f64>, usize) {
+/// heights, how many samples changed, and the void mask (a changed sample is
+/// a void where its new taps were not all measured; `None` where the pack
+/// keeps no masks, version 4 and before (`fill` is `None`), or the tile
+/// holds no void).
+pub(crate) fn refilter(
+    old: &DecodedTile,
+    before: &[Option<Tap>],
+    after: &[Option<Tap>],
+    fill: Option<VoidFill>,
+) -> (Vec<f64>, usize, Option<Voids>) {
     let mut changed = 0;
+    let mut voids = vec![false; old.quantised.len()];
     let heights = (0..old.quantised.len())
         .map(|k| match (before[k], after[k]) {
             (b, Some(a)) if b.map(|b| b.height.to_bits()) != Some(a.height.to_bits()) => {
                 changed += 1;
+                voids[k] = !a.measured;
                 a.height
             }
-            _ => old.dequantise(old.quantised[k]),
+            _ => {
+                voids[k] = old.is_void(k);
+                old.dequantise(old.quantised[k])
+            }
         })
         .collect();
-    (heights, changed)
+    let voids = fill.filter(|_| voids.contains(&true)).map(|fill| Voids { fill, samples: voids });
+    (heights, changed, voids)
 }
 
 /// Compares the tile a patch is about to store (`new`, decoded from its
@@ -255,7 +278,8 @@ mod tests {
 
     fn encoded(heights: &[f64], range: Option<(f32, f32)>) -> DecodedTile {
         let tile = TileAddress::new(0, 2, 1, 1).unwrap();
-        let content = TileContent { heights, classes: None, colour: None, geometric_error: 0.0, measured: true };
+        let content =
+            TileContent { heights, classes: None, colour: None, geometric_error: 0.0, measured: true, voids: None };
         let e = match range {
             Some(r) => encode_tile_keeping_range(tile, Codec::Heights, &content, 3, r).unwrap(),
             None => encode_tile(tile, Codec::Heights, &content, 3).unwrap(),

@@ -38,7 +38,7 @@
 //! **Voids.** A tap whose owner tile is absent (a regional bake) drops out
 //! and the weights are renormalised; a sample with no tap is a void for
 //! the bake's void policy. A sample is measured when all its taps were
-//! present and came from measured tiles.
+//! present and measured (from a measured tile, and not a void).
 
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -245,7 +245,8 @@ impl Level {
     }
 
     fn tap(tile: &DecodedTile, i: i32, j: i32) -> Tap {
-        Tap { height: tile.dequantise(tile.quantised[stored_index(i, j)]), measured: tile.measured }
+        let k = stored_index(i, j);
+        Tap { height: tile.dequantise(tile.quantised[k]), measured: tile.sample_measured(k) }
     }
 
     /// This level's sample at face-grid index `(gi, gj)` of `face`; at most
@@ -307,11 +308,10 @@ impl Level {
             .flatten();
         if let Some(t) = tile {
             let (li, lj) = ((ci - CELLS * x) as i32, (cj - CELLS * y) as i32);
-            let h: [f64; 9] = std::array::from_fn(|k| {
-                let (a, b) = ((k % 3) as i32 - 1, (k / 3) as i32 - 1);
-                t.dequantise(t.quantised[stored_index(li + a, lj + b)])
-            });
-            return Some(Tap { height: kernel_in_order(&h), measured: t.measured });
+            let at = |k: usize| stored_index(li + (k % 3) as i32 - 1, lj + (k / 3) as i32 - 1);
+            let h: [f64; 9] = std::array::from_fn(|k| t.dequantise(t.quantised[at(k)]));
+            let measured = (0..9).all(|k| t.sample_measured(at(k)));
+            return Some(Tap { height: kernel_in_order(&h), measured });
         }
         for b in -1..=1i64 {
             for a in -1..=1i64 {
@@ -432,8 +432,8 @@ impl Level {
                     if let Some((_, t)) = near_tile(gi / CELLS, gj / CELLS) {
                         let first = stored_index((gi % CELLS) as i32, (gj % CELLS) as i32);
                         let quantised = &t.quantised[first..first + run as usize];
-                        let measured = 1 + u8::from(t.measured);
                         for (k, &q) in quantised.iter().enumerate() {
+                            let measured = 1 + u8::from(t.sample_measured(first + k));
                             (heights[w + k], state[w + k]) = (t.dequantise(q), measured);
                         }
                     }

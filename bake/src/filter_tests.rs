@@ -26,7 +26,8 @@ fn level(depth: u8, heights: impl Fn(glam::DVec3) -> f64) -> Level {
     }
     for tile in tiles {
         let h: Vec<f64> = sample_directions(tile).into_iter().map(&heights).collect();
-        let content = TileContent { heights: &h, classes: None, colour: None, geometric_error: 0.0, measured: true };
+        let content =
+            TileContent { heights: &h, classes: None, colour: None, geometric_error: 0.0, measured: true, voids: None };
         let e = encode_tile(tile, Codec::Heights, &content, 1).unwrap();
         level.insert(decode_tile(&e.entry_at(0), Codec::Heights, &e.payload, 0).unwrap());
     }
@@ -132,7 +133,8 @@ fn the_kernel_is_the_footprint_mean_of_the_bilinear_surface() {
                 }
             }
         }
-        let content = TileContent { heights: &h, classes: None, colour: None, geometric_error: 0.0, measured: true };
+        let content =
+            TileContent { heights: &h, classes: None, colour: None, geometric_error: 0.0, measured: true, voids: None };
         let e = encode_tile(t, Codec::Heights, &content, 1).unwrap();
         spiky.insert(decode_tile(&e.entry_at(0), Codec::Heights, &e.payload, 0).unwrap());
     }

@@ -134,6 +134,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     let per_depth = audit.passed(assembled.path())?;
     let audit_seconds = audit_start.elapsed().as_secs_f64();
     abort_point("bake-rename");
+    let (tiles_measured, tiles_with_filled_voids) = provenance_counts(assembled.path())?;
     let summary = assembled.commit()?;
     let samples = tiles.len() as usize * TILE_STORED_SAMPLE_COUNT;
     let report = FullReport {
@@ -162,6 +163,8 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         samples,
         nodata_policy: nodata_policy(options.void_value),
         samples_filled: filled,
+        tiles_measured,
+        tiles_with_filled_voids,
         bytes: BytesReport { file: summary.file_length, payload: summary.payload_bytes },
         landmarks: LandmarkReport::from(&landmarks),
         accuracy_audit: AccuracyReport { passed: true, per_depth },
@@ -186,11 +189,12 @@ fn up_to_date(run: &Run, spec: &PackSpec, landmarks: &crate::landmarks::Landmark
     if !options.if_unchanged || options.resume {
         return None;
     }
-    // A version 2 or 3 pack (no law of today's detail) is baked again,
-    // into version 4.
-    let pack = Pack::open(&options.out)
-        .ok()
-        .filter(|p| p.header().fingerprint == spec.fingerprint && p.header().detail.is_some())?;
+    // A version 2, 3 or 4 pack (no law of today's detail, or no void
+    // masks) is baked again, into version 5.
+    let pack = Pack::open(&options.out).ok().filter(|p| {
+        let h = p.header();
+        h.fingerprint == spec.fingerprint && h.detail.is_some() && h.sample_voids
+    })?;
     progress.stage(&format!(
         "{} is up to date (same inputs and parameters, audited before it was put there); not baking again",
         options.out.display()
@@ -205,12 +209,23 @@ fn up_to_date(run: &Run, spec: &PackSpec, landmarks: &crate::landmarks::Landmark
 
 /// What the report says of voids.
 fn nodata_policy(void_value: Option<f64>) -> String {
+    let kept = "measured samples stay measured; each tile's void mask names the filled ones";
     match void_value {
-        Some(v) => format!("voids take {v} m (--void-value); tiles with void samples are not marked measured"),
-        None => {
-            "fill voids from surrounding samples of the tile; tiles with filled samples are not marked measured".into()
-        }
+        Some(v) => format!("voids take {v} m (--void-value); {kept}"),
+        None => format!("voids filled from the surrounding samples of their tile; {kept}"),
     }
+}
+
+/// Tiles marked measured, and tiles holding filled voids, in the pack at
+/// `path` (read from its index).
+fn provenance_counts(path: &std::path::Path) -> Result<(usize, usize), BakeError> {
+    let (mut measured, mut voids) = (0, 0);
+    for entry in Pack::open(path)?.entries() {
+        let entry = entry?;
+        measured += usize::from(entry.measured);
+        voids += usize::from(entry.voids);
+    }
+    Ok((measured, voids))
 }
 
 /// Measures the law the assembled pack's own data continues past its

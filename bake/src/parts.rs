@@ -596,6 +596,10 @@ impl TileSource for PartsSource<'_> {
         let parts = self.0;
         parts.shards[parts.plan.part_of(tile) as usize].section.surface(tile)
     }
+
+    fn void_fill(&self) -> planet_terrain::pack::codec::VoidFill {
+        crate::pipeline::void_fill(self.0.meta().void_value)
+    }
 }
 
 /// Where the levels above the shards are baked into: the tiles of the

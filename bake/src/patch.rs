@@ -23,7 +23,7 @@ use std::time::Instant;
 use planet_terrain::TileAddress;
 use planet_terrain::geo::address::TILE_CELLS;
 use planet_terrain::geo::lattice::lattice_error;
-use planet_terrain::pack::codec::encode_tile_keeping_range;
+use planet_terrain::pack::codec::{VoidFill, Voids, encode_tile_keeping_range};
 use planet_terrain::pack::{
     DecodedTile, EncodedTile, IndexEntry, Pack, PackHeader, PatchStamp, TileContent, begin_patch, finish_patch,
 };
@@ -256,6 +256,14 @@ impl Rebake<'_> {
         })
     }
 
+    /// How a refiltered sample made from fill was filled: as the old tile's
+    /// voids were (a patch fills nothing itself), from the samples around
+    /// where the old tile had none; `None` in a pack that keeps no void
+    /// masks (version 4 and before).
+    fn void_fill(&self, old: &DecodedTile) -> Option<VoidFill> {
+        self.header.sample_voids.then(|| old.voids.as_ref().map_or(VoidFill::Surrounding, |v| v.fill))
+    }
+
     /// One tile's composite, encoded; with its counts of samples taken from
     /// the DEM (above the data depth: changed by the refilter) and kept.
     /// `fresh` holds the deeper tiles already re-baked; `levels`, for a
@@ -269,8 +277,9 @@ impl Rebake<'_> {
         let old = self.existing.read_tile(tile)?;
         let mut c = composite(&old, &self.sources.measure(&self.header.body, tile, &self.blend)?);
         if let Some(l) = levels.filter(|_| self.filtered(tile.depth())) {
-            let (heights, changed) = refilter(&old, &l.before.filter_tile(tile), &l.after.filter_tile(tile));
-            (c.heights, c.from_dem, c.kept) = (heights, changed, old.quantised.len() - changed);
+            let (heights, changed, voids) =
+                refilter(&old, &l.before.filter_tile(tile), &l.after.filter_tile(tile), self.void_fill(&old));
+            (c.heights, c.from_dem, c.kept, c.voids) = (heights, changed, old.quantised.len() - changed, voids);
         }
         // Never below the children's error (patched or kept).
         let mut error = lattice_error(&c.heights);
@@ -290,6 +299,7 @@ impl Rebake<'_> {
             colour: c.colour.as_deref(),
             geometric_error: error,
             measured,
+            voids: c.voids.as_ref().map(Voids::as_tile_voids),
         };
         let (codec, level, range) =
             (self.header.codec, i32::from(self.header.compression_level), (old.min_elevation, old.max_elevation));
@@ -344,7 +354,7 @@ impl Rebake<'_> {
                     .map(|s| level.filtered(s.face, s.i as i64, s.j as i64))
                     .collect()
             };
-            refilter(&old, &evaluate(l.before), &evaluate(&l.after)).0
+            refilter(&old, &evaluate(l.before), &evaluate(&l.after), self.void_fill(&old)).0
         });
         let m = self.sources.measure(&self.header.body, new.tile, &self.blend)?;
         let (a, first) = audit_tile(&old, new, &m, refiltered.as_deref());

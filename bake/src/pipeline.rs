@@ -14,6 +14,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use planet_terrain::geo::lattice::lattice_error;
+use planet_terrain::pack::codec::{TileVoids, VoidFill};
 use planet_terrain::pack::{DecodedTile, EncodedTile, IndexEntry, PackError, PackSpec, PackWriter, TileContent};
 use planet_terrain::{Body, TileAddress};
 use rayon::prelude::*;
@@ -98,6 +99,8 @@ pub(crate) trait TileSource: Sync {
     fn settle_voids(&self, tile: TileAddress, values: Vec<Option<f64>>) -> Result<(Vec<f64>, Vec<bool>), BakeError>;
     /// A coarse tile's classes and colour.
     fn surface(&self, body: &Body, tile: TileAddress) -> Result<SurfaceSamples, BakeError>;
+    /// How `settle_voids` fills a void.
+    fn void_fill(&self) -> VoidFill;
 }
 
 impl TileSource for Inputs {
@@ -110,6 +113,14 @@ impl TileSource for Inputs {
     fn surface(&self, body: &Body, tile: TileAddress) -> Result<SurfaceSamples, BakeError> {
         Inputs::surface(self, body, tile)
     }
+    fn void_fill(&self) -> VoidFill {
+        void_fill(self.void_value)
+    }
+}
+
+/// The fill a void policy (`--void-value`) makes, as a void block records it.
+pub(crate) fn void_fill(void_value: Option<f64>) -> VoidFill {
+    void_value.map_or(VoidFill::Surrounding, |v| VoidFill::Value(v as f32))
 }
 
 /// What every tile of one run is baked with, and how far along the run is.
@@ -184,13 +195,22 @@ pub(crate) fn sampled_footing(sampled: &Sampled) -> Vec<Footing> {
         .collect()
 }
 
-/// Whether a tile is measured: every sample on the data's footprint was,
-/// and at least one is on it. A regional pack's edge tiles reach past its
-/// raster; what they store out there is not what the DEM measured and must
-/// not make the DEM's own samples read as unmeasured (a small DEM's every
+/// Whether a tile is measured: at least one sample on the data's footprint
+/// was. Its voids (filled, or filtered from fill) do not unmeasure the rest:
+/// the void mask names them ([`void_mask`]); a clipped national DEM whose
+/// every border tile held a void read 0% measured when they did. A regional
+/// pack's edge tiles reach past its raster; what they store out there is
+/// not what the DEM measured and counts neither way (a small DEM's every
 /// tile straddles its edge, and the whole DEM read as resampled).
 pub(crate) fn measured(footing: &[Footing]) -> bool {
-    !footing.contains(&Footing::Unmeasured) && footing.contains(&Footing::Measured)
+    footing.contains(&Footing::Measured)
+}
+
+/// The samples inside the data's footprint that were not measured (voids
+/// filled by the bake's policy, or filtered from them); `None` when there
+/// are none, so a tile without voids stores no mask.
+pub(crate) fn void_mask(footing: &[Footing]) -> Option<Vec<bool>> {
+    footing.contains(&Footing::Unmeasured).then(|| footing.iter().map(|&f| f == Footing::Unmeasured).collect())
 }
 
 impl TileBake<'_> {
@@ -217,6 +237,7 @@ impl TileBake<'_> {
                 };
                 let filled = sampled.filled.iter().filter(|&&f| f).count();
                 filled_total.fetch_add(filled, Ordering::Relaxed);
+                let voids = void_mask(&footing);
                 let mut error = lattice_error(&sampled.heights);
                 for child in tile.children().into_iter().flatten() {
                     if let Some(e) = sink.child_entry(child)? {
@@ -229,6 +250,7 @@ impl TileBake<'_> {
                     colour: spec.codec.has_colour().then_some(&sampled.colour[..]),
                     geometric_error: error,
                     measured: depth <= self.data_depth && measured(&footing),
+                    voids: voids.as_deref().map(|samples| TileVoids { fill: self.source.void_fill(), samples }),
                 };
                 sink.put(spec.encode(tile, &content)?)?;
                 self.progress.tiles(done.fetch_add(1, Ordering::Relaxed) + 1, self.total);

@@ -134,7 +134,16 @@ pub(crate) struct FullReport {
     pub(crate) tiles_resumed: usize,
     pub(crate) samples: usize,
     pub(crate) nodata_policy: String,
+    /// Samples of every depth that were voids (at and below the data
+    /// depth: of the DEM; above it, filtered from them), filled by the
+    /// policy.
     pub(crate) samples_filled: usize,
+    /// Tiles marked measured: their samples on the DEM's footprint were,
+    /// voids aside.
+    pub(crate) tiles_measured: usize,
+    /// Tiles whose void mask names filled samples (`planet-pack sample`
+    /// and the provenance map read them as filled).
+    pub(crate) tiles_with_filled_voids: usize,
     pub(crate) bytes: BytesReport,
     pub(crate) landmarks: LandmarkReport,
     pub(crate) accuracy_audit: AccuracyReport,
@@ -498,6 +507,8 @@ mod tests {
             samples: 126 * 131 * 131,
             nodata_policy: "fill".into(),
             samples_filled: 0,
+            tiles_measured: 126,
+            tiles_with_filled_voids: 0,
             bytes: BytesReport { file: 1, payload: 1 },
             landmarks: landmarks(),
             accuracy_audit: accuracy(),
@@ -551,8 +562,10 @@ mod tests {
             "samples_filled",
             "tier",
             "tiles",
+            "tiles_measured",
             "tiles_per_depth",
             "tiles_resumed",
+            "tiles_with_filled_voids",
             "timings_s",
             "timings_s.audit",
             "timings_s.bake",

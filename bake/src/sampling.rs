@@ -38,7 +38,7 @@ pub(crate) struct Inputs {
     pub(crate) imagery: Option<Raster>,
     pub(crate) classes: Option<Raster>,
     layers: LayerStack,
-    void_value: Option<f64>,
+    pub(crate) void_value: Option<f64>,
 }
 
 /// One tile's sampled content.

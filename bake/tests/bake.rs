@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use planet_bake::{BakeError, BakeOptions, Progress, Region, bake};
-use planet_terrain::ground::sample_directions;
+use planet_terrain::ground::{HeightSource, sample_directions};
 use planet_terrain::pack::Pack;
 use planet_terrain::{Body, TileAddress};
 use support::*;
@@ -118,14 +118,24 @@ fn check_filtered(pack: &Pack, parent: &planet_terrain::pack::DecodedTile) {
             if (s.i == 0 || s.i == n) && (s.j == 0 || s.j == n) {
                 continue;
             }
+            // A sample under the void mask was filtered from fill, or from
+            // fewer taps at the footprint's edge (renormalised).
+            if parent.is_void(planet_terrain::pack::codec::stored_index(i, j)) {
+                continue;
+            }
             let (ci, cj) = ((2 * i / 128).min(1), (2 * j / 128).min(1));
             let Some(child) = &children[(ci + 2 * cj) as usize] else { continue };
             let (li, lj) = (2 * i - 128 * ci, 2 * j - 128 * cj);
+            // A void in the child's apron holds the child's own fill, which
+            // the neighbour the bake read there filled by its own samples.
+            let taps = (-1..=1i32).flat_map(|b| (-1..=1i32).map(move |a| (a, b)));
+            let index = |(a, b): (i32, i32)| planet_terrain::pack::codec::stored_index(li + a, lj + b);
+            if taps.clone().any(|t| child.is_void(index(t))) {
+                continue;
+            }
             let mut sum = 0.0;
-            for b in -1..=1i32 {
-                for a in -1..=1i32 {
-                    sum += f64::from((2 - a.abs()) * (2 - b.abs())) * child.elevation(li + a, lj + b);
-                }
+            for (a, b) in taps {
+                sum += f64::from((2 - a.abs()) * (2 - b.abs())) * child.elevation(li + a, lj + b);
             }
             let (want, got) = (sum / 16.0, parent.elevation(i, j));
             assert!(
@@ -227,8 +237,11 @@ fn misread_grids_are_refused_with_the_diagnosis() {
     }
 }
 
+/// Regression (#49): a tile holding one filled void was marked not
+/// measured, so a clipped national DEM read 0% measured. Now the tile stays
+/// measured, its void mask names the filled samples, and they read filled.
 #[test]
-fn nodata_is_filled_reported_and_never_measured() {
+fn nodata_is_filled_reported_and_kept_per_sample() {
     let dir = tempfile::tempdir().unwrap();
     let mut values = nodes().to_vec();
     // A void over the central Pacific, 4 x 4 degrees.
@@ -249,11 +262,31 @@ fn nodata_is_filled_reported_and_never_measured() {
     let report = bake(&options(&path, &out), &Quiet).unwrap().to_json();
     assert!(report["samples_filled"].as_u64().unwrap() > 0);
     assert!(report["nodata_policy"].as_str().unwrap().contains("fill"));
+    assert!(report["tiles_with_filled_voids"].as_u64().unwrap() > 0, "{report}");
+    assert_eq!(report["tiles_measured"], report["tiles"], "every tile holds measured samples: {report}");
     let pack = Pack::open(&out).unwrap();
-    let hole_tile =
-        planet_terrain::ground::locate(&Body::earth(), planet_terrain::Geodetic::from_degrees(2.0, -148.0, 0.0), 1).0;
+    assert_eq!(pack.header().version(), planet_terrain::pack::format::VERSION);
+    let hole = planet_terrain::Geodetic::from_degrees(2.0, -148.0, 0.0);
+    let (hole_tile, u, v) = planet_terrain::ground::locate(&Body::earth(), hole, 1);
     let e = pack.entry(hole_tile).unwrap().unwrap();
-    assert!(!e.measured, "a tile with filled samples is not measured");
+    assert!(e.measured && e.voids, "a tile with filled samples keeps its measured ones measured: {e:?}");
+    let voids = pack.decode(&e).unwrap().voids.expect("a void mask");
+    assert_eq!(voids.fill, planet_terrain::pack::codec::VoidFill::Surrounding);
+    let n = planet_terrain::geo::address::TILE_STORED_SAMPLES as usize;
+    let at = |u: f64, v: f64| (v.round() as usize + 1) * n + u.round() as usize + 1;
+    assert!(voids.samples[at(u, v)], "the sample in the hole is a void");
+    let count = voids.samples.iter().filter(|&&s| s).count();
+    assert!(count > 0 && count < n * n / 4, "a 4 x 4 degree hole in a depth 1 tile: {count} voids");
+    // Each sample says what it is: filled in the hole, measured beside it.
+    let packs = vec![planet_terrain::ground::StackedPack {
+        name: "void".into(),
+        source: planet_terrain::ground::PackSource::new(std::sync::Arc::new(Pack::open(&out).unwrap())),
+    }];
+    let stack = planet_terrain::ground::GroundStack::of_packs(packs).unwrap().unwrap();
+    let origin = stack.origin_at(hole).unwrap();
+    assert_eq!(origin.filled, Some(planet_terrain::pack::codec::VoidFill::Surrounding), "{origin:?}");
+    let beside = stack.origin_at(planet_terrain::Geodetic::from_degrees(10.0, -148.0, 0.0)).unwrap();
+    assert_eq!((beside.filled, beside.provenance), (None, planet_terrain::ground::Provenance::Measured));
     // Filled values come from the surroundings (ocean floor near -4 km
     // here), not a silent zero.
     let decoded = pack.decode(&e).unwrap();
@@ -850,5 +883,76 @@ fn a_land_only_dem_bakes_with_an_explicit_void_value() {
     let ocean = planet_terrain::Geodetic::from_degrees(0.0, -150.0, 0.0);
     assert_eq!(planet_terrain::ground::sample_ground(&source, ocean, 2).unwrap().elevation_m, 0.0);
     let tile = planet_terrain::ground::locate(&Body::earth(), ocean, 2).0;
-    assert!(!pack.entry(tile).unwrap().unwrap().measured);
+    // All voids: nothing in the tile was measured, and each sample says how
+    // it was filled.
+    let entry = pack.entry(tile).unwrap().unwrap();
+    assert!(!entry.measured && entry.voids);
+    let voids = pack.decode(&entry).unwrap().voids.expect("a void mask");
+    assert_eq!(voids.fill, planet_terrain::pack::codec::VoidFill::Value(0.0));
+    assert!(voids.samples.iter().all(|&s| s));
+}
+
+/// #49: a regional DEM's voids let the pack below show through in a stack,
+/// instead of covering the ground with the bake's fill; alone, the fill
+/// stays and reads filled.
+#[test]
+fn a_regional_packs_voids_show_the_pack_below() {
+    let dir = tempfile::tempdir().unwrap();
+    let global = dir.path().join("global.planetpack");
+    bake(&options(&earth_tiff(dir.path(), "earth.tif", nodes(), GEO), &global), &Quiet).unwrap();
+    // 2 x 2 degrees of the South Pacific, 300 m above the global field,
+    // with a void of 0.4 x 0.4 degrees in its middle.
+    let (step, side) = (0.02, 100usize);
+    let (west, north) = (-120.0, -38.0);
+    let values: Vec<f32> = (0..side * side)
+        .map(|k| {
+            let (lat, lon) = (north - step * ((k / side) as f64 + 0.5), west + step * ((k % side) as f64 + 0.5));
+            let hole = (-39.2..-38.8).contains(&lat) && (-119.2..-118.8).contains(&lon);
+            if hole { -9999.0 } else { (field(lat, lon, nodes()) + 300.0) as f32 }
+        })
+        .collect();
+    let dem = dir.path().join("regional.tif");
+    write_tiff(&dem, (side, side), [west, step, 0.0, north, 0.0, -step], Some(4326), &[values], Some(-9999.0));
+    let regional = dir.path().join("regional.planetpack");
+    let report = bake(&BakeOptions { depth: None, ..options(&dem, &regional) }, &Quiet).unwrap().to_json();
+    assert!(report["tiles_with_filled_voids"].as_u64().unwrap() > 0, "{report}");
+    let open = |name: &str, path: &Path| planet_terrain::ground::StackedPack {
+        name: name.into(),
+        source: planet_terrain::ground::PackSource::new(std::sync::Arc::new(Pack::open(path).unwrap())),
+    };
+    let alone = planet_terrain::ground::GroundStack::of_packs(vec![open("regional", &regional)]).unwrap().unwrap();
+    let stacked =
+        planet_terrain::ground::GroundStack::of_packs(vec![open("global", &global), open("regional", &regional)])
+            .unwrap()
+            .unwrap();
+    let global_alone = planet_terrain::ground::GroundStack::of_packs(vec![open("global", &global)]).unwrap().unwrap();
+    let depth = Pack::open(&regional).unwrap().header().height_data_depth;
+    let height = |stack: &planet_terrain::ground::GroundStack, g| {
+        planet_terrain::ground::sample_ground(stack, g, depth).unwrap().elevation_m
+    };
+    let hole = planet_terrain::Geodetic::from_degrees(-39.0, -119.0, 0.0);
+    let below = height(&global_alone, hole);
+    // Alone, the fill (from the regional ground around, 300 m up) reads filled.
+    let origin = alone.origin_at(hole).unwrap();
+    assert_eq!((origin.pack.as_deref(), origin.filled.is_some()), (Some("regional"), true), "{origin:?}");
+    assert!((height(&alone, hole) - below - 300.0).abs() < 30.0, "{} vs {below}", height(&alone, hole));
+    // Stacked, the global pack shows through: its height, its provenance.
+    let origin = stacked.origin_at(hole).unwrap();
+    assert_eq!((origin.pack.as_deref(), origin.filled), (Some("global"), None), "{origin:?}");
+    assert!((height(&stacked, hole) - below).abs() < 1.0, "{} vs {below}", height(&stacked, hole));
+    // Beside the void the regional pack's measured ground is untouched.
+    let beside = planet_terrain::Geodetic::from_degrees(-38.3, -119.7, 0.0);
+    let origin = stacked.origin_at(beside).unwrap();
+    assert_eq!((origin.pack.as_deref(), origin.filled), (Some("regional"), None));
+    assert_eq!(origin.provenance, planet_terrain::ground::Provenance::Measured);
+    assert_eq!(height(&stacked, beside), height(&alone, beside));
+    assert!((height(&stacked, beside) - height(&global_alone, beside) - 300.0).abs() < 30.0);
+    // Nodes over the void hold both grounds in their bounds (no hole, no
+    // false tight bound): the step at the void's edge is a coarse node's
+    // error, as at the box's edge.
+    let tile = planet_terrain::ground::locate(&Body::earth(), hole, depth).0;
+    let b = stacked.tile_bounds(tile).unwrap();
+    let t = stacked.tile(tile).unwrap();
+    let (lo, hi) = t.heights.iter().fold((f32::MAX, f32::MIN), |(lo, hi), &h| (lo.min(h), hi.max(h)));
+    assert!(b.min_elevation <= f64::from(lo) && f64::from(hi) <= b.max_elevation, "{b:?} vs {lo}..{hi}");
 }

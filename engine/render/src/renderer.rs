@@ -512,6 +512,7 @@ mod tests {
             classes: None,
             colour: None,
             provenance: planet_terrain::ground::Provenance::Invented,
+            voids: None,
         };
         let tiles = [tile(1.0), tile(2.0), tile(3.0), tile(4.0)];
         let uploads = [(5, &tiles[0]), (7, &tiles[1]), (5, &tiles[2]), (9, &tiles[3])];

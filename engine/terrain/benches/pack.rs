@@ -51,6 +51,7 @@ fn write(path: &Path, codec: Codec, depth: u8, tiles: &[Tile]) -> f64 {
                         colour: Some(&t.colour),
                         geometric_error: 1.0,
                         measured: true,
+                        voids: None,
                     };
                     writer.put(t.address, &content).unwrap();
                 }

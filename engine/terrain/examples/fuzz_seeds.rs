@@ -41,6 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 colour: codec.has_colour().then_some(&colour[..]),
                 geometric_error: 1.0,
                 measured: true,
+                voids: None,
             },
         )?;
         if codec == Codec::Heights {

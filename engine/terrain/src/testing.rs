@@ -115,6 +115,7 @@ pub fn write_procedural_pack(path: &std::path::Path, depth: u8) -> Result<(), cr
                                 colour: Some(&colour),
                                 geometric_error: error,
                                 measured: true,
+                                voids: None,
                             },
                         )?;
                     }
@@ -170,6 +171,7 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
             max_elevation: 1.0,
             geometric_error: 1.0,
             measured: true,
+            voids: false,
         };
         index.push(&entry, &file).map_err(io())?;
         offset += u64::from(payload_length);
@@ -194,6 +196,7 @@ pub fn write_synthetic_index_pack(path: &std::path::Path, n: u64) -> Result<u64,
         index_checksum: root_checksum,
         patches: PatchHistory::default(),
         detail: Some(crate::pack::format::DetailLaw::rounded(None, 17.32, f64::INFINITY)),
+        sample_voids: true,
     };
     file.write_all_at(&encode_header(&header), 0).map_err(io())?;
     Ok(offset)

@@ -429,9 +429,18 @@ pub fn provenance_label(source: &dyn HeightSource, g: Geodetic) -> Option<String
     let body = source.body();
     let fine = depth_for_spacing(source, GROUND_SPACING_M);
     let data_depth = source.data_depth().unwrap_or(0).min(fine);
-    let at = |depth: u8| source.tile_bounds(locate(body, g, depth).0).ok().map(|b| b.provenance);
-    let (here, beneath) = (at(fine)?, at(data_depth)?);
-    Some(match (here, beneath) {
+    let at = |depth: u8| source.tile_bounds(locate(body, g, depth).0).ok();
+    let (here, beneath) = (at(fine)?.provenance, at(data_depth)?);
+    // A void of a DEM its bake filled (and no pack below shows through):
+    // the index says whether the tile holds one, its mask whether this is.
+    let (tile, u, v) = locate(body, g, data_depth);
+    if beneath.voids && source.tile(tile).ok()?.nearest_void(u, v) {
+        return Some(match here {
+            Provenance::Invented => "DETAIL INVENTED OVER A VOID THE BAKE FILLED".to_string(),
+            _ => "A VOID OF THE DEM, FILLED BY THE BAKE".to_string(),
+        });
+    }
+    Some(match (here, beneath.provenance) {
         (Provenance::Measured, _) => "MEASURED".to_string(),
         (Provenance::Resampled { from_depth }, _) => format!("MEASURED AT DEPTH {from_depth}, RESAMPLED"),
         (Provenance::Invented, Provenance::Measured) => format!("DETAIL INVENTED OVER DEPTH {data_depth} DATA"),

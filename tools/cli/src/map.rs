@@ -55,6 +55,8 @@ pub struct MapSpec {
 pub const MEASURED: [u8; 3] = [40, 160, 70];
 pub const RESAMPLED: [u8; 3] = [235, 170, 40];
 pub const INVENTED: [u8; 3] = [200, 50, 50];
+/// A void of a pack's DEM its bake filled, where no pack below shows through.
+pub const FILLED: [u8; 3] = [150, 90, 200];
 /// Where no pack stores a tile (depth and error maps).
 pub const NO_DATA: [u8; 3] = [70, 70, 70];
 
@@ -315,10 +317,11 @@ fn provenance(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Res
                             let at = Geodetic::from_degrees(lat, lon, 0.0);
                             let origin =
                                 stack.origin_at_with(at, &mut memo).context("reading where the ground comes from")?;
-                            colours.push(match origin.provenance {
-                                Provenance::Measured => MEASURED,
-                                Provenance::Resampled { .. } => RESAMPLED,
-                                Provenance::Invented => INVENTED,
+                            colours.push(match (origin.filled, origin.provenance) {
+                                (Some(_), _) => FILLED,
+                                (None, Provenance::Measured) => MEASURED,
+                                (None, Provenance::Resampled { .. }) => RESAMPLED,
+                                (None, Provenance::Invented) => INVENTED,
                             });
                         }
                     }
@@ -456,6 +459,7 @@ pub fn provenance_legend() -> Legend {
         items: vec![
             (MEASURED, "MEASURED".into()),
             (RESAMPLED, "RESAMPLED".into()),
+            (FILLED, "VOID FILLED BY THE BAKE".into()),
             (INVENTED, "INVENTED (NO PACK)".into()),
         ],
     }
@@ -660,6 +664,7 @@ mod tests {
                 colour: None,
                 geometric_error: 0.0,
                 measured: true,
+                voids: None,
             };
             writer.put(tile, &content).expect("put");
         }

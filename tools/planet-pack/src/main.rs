@@ -289,7 +289,9 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
-    use planet_terrain::pack::format::{VERSION, VERSION_FLAT_INDEX, VERSION_TWIST_LAW, VERSION_WITHOUT_DETAIL_LAW};
+    use planet_terrain::pack::format::{
+        VERSION, VERSION_FLAT_INDEX, VERSION_TILE_PROVENANCE, VERSION_TWIST_LAW, VERSION_WITHOUT_DETAIL_LAW,
+    };
     if planet_cli::stack::is_remote(pack) {
         bail!("{}: upgrade rewrites a local file; download the pack first", pack.display());
     }
@@ -317,11 +319,23 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
             planet_terrain::pack::upgrade_copy(pack, out, &mut |tmp| PackSource::measure_detail_law_at(tmp))?;
         }
         _ => {
-            Pack::open(pack)?;
+            let version = Pack::open(pack)?.header().version();
             if out != pack {
-                bail!("{} is already version {VERSION}; copy it instead", pack.display());
+                bail!("{} is already version {version}; copy it instead", pack.display());
             }
-            outln!("{}: already version {VERSION}, nothing to do", pack.display());
+            if version == VERSION_TILE_PROVENANCE {
+                // Which samples were voids is not in a version 4 pack: only
+                // its DEM knows. It reads as it is (tiles with voids not
+                // measured), so nothing is rewritten.
+                outln!(
+                    "{}: version {version}, nothing to do: its tiles with voids read unmeasured; to keep \
+                     their measured samples measured (version {VERSION}), bake it again from its DEM \
+                     (`planet-bake --if-unchanged` does)",
+                    pack.display()
+                );
+            } else {
+                outln!("{}: already version {version}, nothing to do", pack.display());
+            }
             return Ok(());
         }
     }
@@ -329,8 +343,9 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
     let law = upgraded.header().detail.as_ref().map(LawSummary::of);
     let law = law.with_context(|| format!("{}: the upgraded pack records no detail law", out.display()))?;
     outln!(
-        "{}: version {from} -> {VERSION} at {}: {} tiles, {} bytes, verified; detail law {law}",
+        "{}: version {from} -> {} at {}: {} tiles, {} bytes, verified; detail law {law}",
         pack.display(),
+        upgraded.header().version(),
         out.display(),
         upgraded.header().tile_count,
         upgraded.file_length(),
@@ -522,10 +537,13 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
     let elevation = GroundReader::new(&function, read_depth).height(at)?;
     let origin = stack.origin_at(at)?;
     let (provenance, tile) = (origin.provenance, origin.tile);
-    let mut described = match provenance {
-        Provenance::Measured => "measured".to_owned(),
-        Provenance::Resampled { from_depth } => format!("resampled from depth {from_depth}"),
-        Provenance::Invented => "invented: no pack covers it".to_owned(),
+    let mut described = match (origin.filled, provenance) {
+        // A void of the DEM the bake filled: not measured, whatever the
+        // tile around it is.
+        (Some(fill), _) => format!("a void of the DEM, {fill}"),
+        (None, Provenance::Measured) => "measured".to_owned(),
+        (None, Provenance::Resampled { from_depth }) => format!("resampled from depth {from_depth}"),
+        (None, Provenance::Invented) => "invented: no pack covers it".to_owned(),
     };
     // Detail synthesized past the data depth adds invented relief finer
     // than the data over the ground the point stands on; the point is still
@@ -544,7 +562,8 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
             depth: tile.depth(),
             tile: tile.to_string(),
             pack: origin.pack,
-            measured: provenance.is_measured(),
+            measured: provenance.is_measured() && origin.filled.is_none(),
+            filled: origin.filled.is_some(),
             provenance: described,
             height_data_depth: stack.data_depth(),
             read_depth,
@@ -633,7 +652,11 @@ fn tile_heights(ground: &dyn HeightSource, tile: TileAddress, out: &Path) -> Res
         Provenance::Resampled { from_depth } => format!("resampled from depth {from_depth}"),
         Provenance::Invented => "invented".to_owned(),
     };
-    outln!("wrote {} ({n}x{n} f32 heights of tile {tile}, {provenance})", out.display());
+    let voids = match &t.voids {
+        Some(v) => format!("; {} samples voids, {}", v.samples.iter().filter(|&&s| s).count(), v.fill),
+        None => String::new(),
+    };
+    outln!("wrote {} ({n}x{n} f32 heights of tile {tile}, {provenance}{voids})", out.display());
     Ok(())
 }
 
@@ -726,11 +749,12 @@ fn cut(
         outln!("{}", serde_json::to_string_pretty(&s)?);
     } else {
         outln!(
-            "{} nodes selected, {} drawn ({} culled; {} of measured ground), deepest drawn depth {}, effective error {:.2} px{}, selected in {:.2} ms",
+            "{} nodes selected, {} drawn ({} culled; {} of measured ground, {} holding filled voids), deepest drawn depth {}, effective error {:.2} px{}, selected in {:.2} ms",
             s.nodes_selected,
             s.nodes_drawn,
             s.nodes_culled,
             s.nodes_drawn_measured,
+            s.nodes_drawn_with_filled_voids,
             s.deepest_drawn_depth,
             s.effective_screen_error_pixels,
             if s.stopped_by_budget { " (budget reached)" } else { "" },

@@ -98,6 +98,9 @@ pub struct Sample {
     pub tile: String,
     pub pack: Option<String>,
     pub measured: bool,
+    /// The point was a void of its pack's DEM, filled by the bake (and no
+    /// pack below shows through it).
+    pub filled: bool,
     pub provenance: String,
     pub height_data_depth: Option<u8>,
     pub read_depth: u8,
@@ -114,6 +117,9 @@ pub struct CutSummary {
     pub nodes_culled: usize,
     pub nodes_drawn: usize,
     pub nodes_drawn_measured: usize,
+    /// Drawn nodes some of whose samples were voids a bake filled (of
+    /// measured ground or not).
+    pub nodes_drawn_with_filled_voids: usize,
     pub deepest_drawn_depth: u8,
     pub effective_screen_error_pixels: f64,
     pub stopped_by_budget: bool,
@@ -129,6 +135,7 @@ impl From<&Cut> for CutSummary {
             nodes_culled: s.nodes_culled,
             nodes_drawn: s.nodes_drawn,
             nodes_drawn_measured: drawn().filter(|n| n.bounds.provenance.is_measured()).count(),
+            nodes_drawn_with_filled_voids: drawn().filter(|n| n.bounds.voids).count(),
             deepest_drawn_depth: drawn().map(|n| n.tile.depth()).max().unwrap_or(0),
             effective_screen_error_pixels: s.effective_screen_error_pixels,
             stopped_by_budget: cut.stopped_by_budget,
@@ -158,6 +165,7 @@ mod tests {
             tile: "0/0/0/0".into(),
             pack: None,
             measured: true,
+            filled: false,
             provenance: "measured".into(),
             height_data_depth: Some(4),
             read_depth: 20,
@@ -173,6 +181,7 @@ mod tests {
                 "detail",
                 "detail_synthesized",
                 "elevation_m",
+                "filled",
                 "height_data_depth",
                 "lat",
                 "layers_applied",
@@ -190,6 +199,7 @@ mod tests {
             nodes_culled: 0,
             nodes_drawn: 1,
             nodes_drawn_measured: 1,
+            nodes_drawn_with_filled_voids: 0,
             deepest_drawn_depth: 0,
             effective_screen_error_pixels: 1.0,
             stopped_by_budget: false,
@@ -203,6 +213,7 @@ mod tests {
                 "nodes_culled",
                 "nodes_drawn",
                 "nodes_drawn_measured",
+                "nodes_drawn_with_filled_voids",
                 "nodes_selected",
                 "selection_cpu_ms",
                 "stopped_by_budget"

@@ -76,6 +76,7 @@ fn big_pack() -> &'static (PathBuf, PathBuf, u64) {
                             colour: Some(&colour),
                             geometric_error: 1.0,
                             measured: true,
+                            voids: None,
                         };
                         writer.put(tile, &content).unwrap();
                     }

@@ -358,6 +358,7 @@ fn flat_tile(height: f32, colour: bool) -> planet_terrain::ground::SourceTile {
         classes: Some(vec![1; samples]),
         colour: colour.then(|| vec![[10, 20, 30]; samples]),
         provenance: planet_terrain::ground::Provenance::Invented,
+        voids: None,
     }
 }
 

@@ -126,7 +126,7 @@ impl HeightSource for RidgeSource {
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
         let heights = sample_directions(tile).iter().map(|&d| self.elevation(d) as f32).collect();
-        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
+        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented, voids: None })
     }
 
     fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
@@ -138,6 +138,7 @@ impl HeightSource for RidgeSource {
             max_elevation: 300.0 + 2.0 * RIDGE_AMPLITUDE,
             geometric_error: curvature.min(2.0 * RIDGE_AMPLITUDE),
             provenance: Provenance::Invented,
+            voids: false,
         })
     }
 

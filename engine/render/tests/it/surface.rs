@@ -187,6 +187,7 @@ impl HeightSource for ImageryPlain {
             classes: Some(vec![2; n]),
             colour: Some(vec![self.colour; n]),
             provenance,
+            voids: None,
         })
     }
 
@@ -198,6 +199,7 @@ impl HeightSource for ImageryPlain {
             max_elevation: f64::from(self.height_m),
             geometric_error: self.body.sample_spacing_m(tile.depth()),
             provenance: Provenance::Measured,
+            voids: false,
         })
     }
 

@@ -69,7 +69,7 @@ impl AnalyticSource {
 impl TileBounds {
     /// Bounds of invented ground.
     pub fn invented(min_elevation: f64, max_elevation: f64, geometric_error: f64) -> TileBounds {
-        TileBounds { min_elevation, max_elevation, geometric_error, provenance: Provenance::Invented }
+        TileBounds { min_elevation, max_elevation, geometric_error, provenance: Provenance::Invented, voids: false }
     }
 }
 
@@ -86,7 +86,7 @@ impl HeightSource for AnalyticSource {
         let directions = sample_directions(tile);
         let heights = directions.iter().map(|&d| (self.height)(d) as f32).collect();
         let classes = self.class.as_ref().map(|class| directions.iter().map(|&d| class(d)).collect());
-        Ok(SourceTile { tile, heights, classes, colour: None, provenance: Provenance::Invented })
+        Ok(SourceTile { tile, heights, classes, colour: None, provenance: Provenance::Invented, voids: None })
     }
 
     fn bounds(&self, tile: TileAddress, _reads: Reads) -> Result<TileBounds, SourceError> {

@@ -499,7 +499,7 @@ mod tests {
                 .map(|d| self.height(e.direction_to_geodetic(d)) as f32)
                 .collect();
             let provenance = crate::ground::Provenance::Invented;
-            Ok(crate::ground::SourceTile { tile, heights, classes: None, colour: None, provenance })
+            Ok(crate::ground::SourceTile { tile, heights, classes: None, colour: None, provenance, voids: None })
         }
         fn bounds(
             &self,
@@ -512,6 +512,7 @@ mod tests {
                 max_elevation: 2300.0,
                 geometric_error: 0.0,
                 provenance,
+                voids: false,
             })
         }
         fn data_depth(&self) -> Option<u8> {

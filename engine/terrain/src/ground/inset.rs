@@ -80,6 +80,13 @@ impl InsetSource {
         InsetSource { base, inset, coverage, reaches: ReachCache::default() }
     }
 
+    /// Whether the inset's voids show the ground below instead of the
+    /// inset's fill: where a pack lies below (the ground has data). Over
+    /// the bare ellipsoid or invented ground the fill is the better guess.
+    pub fn voids_show_below(&self) -> bool {
+        self.base.data_depth().is_some()
+    }
+
     /// Whether a latitude/longitude (degrees) lies in the inset's box, edges
     /// included: where its measured samples are the ground.
     pub fn covers(&self, lat: f64, lon: f64) -> bool {
@@ -436,6 +443,8 @@ impl InsetSource {
         match self.reach(tile) {
             Reach::Core => match bounds_of(&*self.inset, tile) {
                 Err(SourceError::NoData { .. }) => return bounds_of(&*self.base, tile),
+                // Its voids show the ground below: both sides count.
+                Ok(inset) if inset.voids && self.voids_show_below() => {}
                 other => return other,
             },
             Reach::Outside => return bounds_of(&*self.base, tile),
@@ -443,8 +452,9 @@ impl InsetSource {
         }
         let base = bounds_of(&*self.base, tile)?;
         let inset = match bounds_of(&*self.inset, tile) {
-            // A global inset covers everything: nothing of the base shows.
-            Ok(inset) if self.coverage.is_global() => return Ok(inset),
+            // A global inset covers everything: nothing of the base shows
+            // (but through its voids).
+            Ok(inset) if self.coverage.is_global() && !(inset.voids && self.voids_show_below()) => return Ok(inset),
             Ok(inset) => Some(inset),
             Err(SourceError::NoData { .. }) => None,
             Err(e) => return Err(e),
@@ -495,12 +505,43 @@ impl InsetSource {
         }
         if let Some(inset) = &inset {
             error = error.max(inset.geometric_error);
+            // Through its voids the ground below shows with a step at their
+            // edge that no lattice coarser than the inset's samples follows
+            // (as at the box's edge).
+            if inset.voids && self.voids_show_below() && self.inset.data_depth().is_some_and(|d| tile.depth() < d) {
+                error = error.max(range);
+            }
         }
         let provenance = match &inset {
             Some(inset) => mixed_provenance(base.provenance, inset.provenance),
             None => least_measured(base.provenance, Provenance::Invented),
         };
-        Ok(TileBounds { min_elevation, max_elevation, geometric_error: error, provenance })
+        let voids = base.voids || inset.is_some_and(|i| i.voids && !self.voids_show_below());
+        Ok(TileBounds { min_elevation, max_elevation, geometric_error: error, provenance, voids })
+    }
+}
+
+impl InsetSource {
+    /// `inset`'s tile with the ground below in its voids, where a pack lies
+    /// below ([`InsetSource::voids_show_below`]); the inset's colour and
+    /// classes stay (the imagery of a void is the imagery of the place),
+    /// the ground below's where the inset has none.
+    fn through_voids(&self, mut inset: SourceTile) -> Result<SourceTile, SourceError> {
+        let Some(voids) = inset.voids.take().filter(|_| self.voids_show_below()) else { return Ok(inset) };
+        let base = self.base.tile(inset.tile)?;
+        for (k, _) in voids.samples.iter().enumerate().filter(|&(_, &v)| v) {
+            inset.heights[k] = base.heights[k];
+        }
+        // What shows there now is the ground below, voids and all.
+        inset.voids =
+            base.voids.clone().filter(|b| voids.samples.iter().zip(&b.samples).any(|(&a, &b)| a && b)).map(|mut b| {
+                b.samples.iter_mut().zip(&voids.samples).for_each(|(s, &v)| *s &= v);
+                b
+            });
+        inset.provenance = mixed_provenance(base.provenance, inset.provenance);
+        inset.colour = inset.colour.or(base.colour);
+        inset.classes = inset.classes.or(base.classes);
+        Ok(inset)
     }
 }
 
@@ -513,7 +554,8 @@ impl HeightSource for InsetSource {
         // A global inset covers everything: nothing of the base shows,
         // and there is no box to test.
         if self.coverage.is_global() {
-            return self.inset.tile(tile);
+            let inset = self.inset.tile(tile)?;
+            return self.through_voids(inset);
         }
         // In the core the tile is the inset's samples exactly;
         // the base is read only for the colour or classes the inset lacks,
@@ -521,6 +563,9 @@ impl HeightSource for InsetSource {
         if self.reach(tile) == Reach::Core {
             match self.inset.tile(tile) {
                 Ok(mut inset) => {
+                    if inset.voids.is_some() && self.voids_show_below() {
+                        return self.through_voids(inset);
+                    }
                     if inset.colour.is_none() || inset.classes.is_none() {
                         let base = self.base.tile(tile)?;
                         inset.colour = inset.colour.or(base.colour);
@@ -570,8 +615,20 @@ impl HeightSource for InsetSource {
                 }
                 continue;
             };
+            if inset.voids.as_ref().is_some_and(|v| v.samples[k]) && self.voids_show_below() {
+                // A void of the inset: the ground below shows through.
+                used_base = true;
+                continue;
+            }
             used_inset = true;
             base.heights[k] = inset.heights[k];
+            if let Some(voids) = base.voids.as_mut() {
+                voids.samples[k] = inset.voids.as_ref().is_some_and(|v| v.samples[k]);
+            } else if let Some(v) = inset.voids.as_ref().filter(|v| v.samples[k]) {
+                let mut samples = vec![false; base.heights.len()];
+                samples[k] = true;
+                base.voids = Some(crate::pack::codec::Voids { fill: v.fill, samples });
+            }
             if let (Some(dst), Some(src)) = (base.colour.as_mut(), inset.colour.as_ref()) {
                 dst[k] = src[k];
             }

@@ -35,7 +35,7 @@ use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLE_COUNT, TileAddress};
 use crate::geo::body::{Body, Geodetic};
 use crate::geo::cube::{direction_to_face_grid, sample_direction};
 use crate::pack::PackError;
-use crate::pack::codec::stored_index;
+use crate::pack::codec::{Voids, stored_index};
 
 /// Where a tile's samples came from.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -63,12 +63,22 @@ pub struct SourceTile {
     pub classes: Option<Vec<u8>>,
     pub colour: Option<Vec<[u8; 3]>>,
     pub provenance: Provenance,
+    /// The samples that were voids a pack's bake filled, and how; `None`
+    /// where none was. A stack shows the ground below through them.
+    pub voids: Option<Voids>,
 }
 
 impl SourceTile {
     /// Elevation of stored sample `(i, j)`, `i, j` in -1..=129.
     pub fn height(&self, i: i32, j: i32) -> f32 {
         self.heights[stored_index(i, j)]
+    }
+
+    /// Whether the stored sample nearest fractional stored coordinates
+    /// `u, v` was a void a bake filled.
+    pub fn nearest_void(&self, u: f64, v: f64) -> bool {
+        let at = |w: f64| w.round().clamp(-1.0, TILE_CELLS as f64 + 1.0) as i32;
+        self.voids.as_ref().is_some_and(|voids| voids.samples[stored_index(at(u), at(v))])
     }
 
     /// Bilinear elevation at fractional stored coordinates (`u, v` in
@@ -93,6 +103,9 @@ pub struct TileBounds {
     /// Metres the tile's surface departs from the finest ground it stands for.
     pub geometric_error: f64,
     pub provenance: Provenance,
+    /// Some samples of the tile were voids a pack's bake filled (read from
+    /// the index: a stack's bounds hold the ground below there).
+    pub voids: bool,
 }
 
 /// Why a source could not produce a tile.

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::geo::address::{TILE_CELLS, TILE_STORED_SAMPLES, TileAddress};
 use crate::geo::body::Body;
 use crate::ground::{HeightSource, Provenance, SourceError, SourceTile, TileBounds};
+use crate::pack::codec::Voids;
 use crate::pack::{DecodedTile, DetailLaw, Pack};
 
 #[derive(Debug, Clone)]
@@ -147,6 +148,7 @@ impl HeightSource for PackSource {
                 classes: decoded.classes,
                 colour: decoded.colour,
                 provenance,
+                voids: decoded.voids,
             });
         }
         // Position of this tile's stored samples in the ancestor's grid.
@@ -169,9 +171,17 @@ impl HeightSource for PackSource {
         let mut out = Vec::with_capacity(n * n);
         let mut classes = decoded.classes.as_ref().map(|_| Vec::with_capacity(n * n));
         let mut colour = planes.as_ref().map(|_| Vec::with_capacity(n * n));
+        // A resampled sample was a void where any ancestor sample it blends
+        // with weight was.
+        let void_plane: Option<Vec<f32>> =
+            decoded.voids.as_ref().map(|v| v.samples.iter().map(|&s| f32::from(u8::from(s))).collect());
+        let mut voids = void_plane.as_ref().map(|_| Vec::with_capacity(n * n));
         for r in 0..n {
             for c in 0..n {
                 out.push(columns.blend(&rows, &heights, c, r) as f32);
+                if let (Some(dst), Some(plane)) = (voids.as_mut(), void_plane.as_ref()) {
+                    dst.push(columns.blend(&rows, plane, c, r) > 0.0);
+                }
                 // Classes are categories: nearest, never blended.
                 if let (Some(dst), Some(src)) = (classes.as_mut(), decoded.classes.as_ref()) {
                     dst.push(src[rows.nearest[r] * n + columns.nearest[c]]);
@@ -187,6 +197,11 @@ impl HeightSource for PackSource {
             classes,
             colour,
             provenance: Provenance::Resampled { from_depth: stored.depth().min(data_depth) },
+            voids: decoded
+                .voids
+                .zip(voids)
+                .filter(|(_, samples)| samples.contains(&true))
+                .map(|(v, samples)| Voids { fill: v.fill, samples }),
         })
     }
 
@@ -211,6 +226,7 @@ impl HeightSource for PackSource {
             max_elevation: f64::from(entry.max_elevation),
             geometric_error,
             provenance,
+            voids: entry.voids,
         })
     }
 

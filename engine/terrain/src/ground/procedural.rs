@@ -134,6 +134,7 @@ impl ProceduralSource {
             max_elevation: bound,
             geometric_error: self.relief_m * error * 1.1,
             provenance: Provenance::Invented,
+            voids: false,
         }
     }
 
@@ -224,7 +225,7 @@ impl HeightSource for ProceduralSource {
 
     fn tile(&self, tile: TileAddress) -> Result<SourceTile, SourceError> {
         let heights = sample_directions(tile).into_iter().map(|d| self.elevation(d) as f32).collect();
-        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented })
+        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance: Provenance::Invented, voids: None })
     }
 
     fn bounds(&self, tile: TileAddress, _reads: crate::ground::Reads) -> Result<TileBounds, SourceError> {

@@ -15,6 +15,7 @@ use crate::geo::address::{TILE_STORED_SAMPLE_COUNT, TileAddress};
 use crate::geo::body::{Body, Geodetic};
 use crate::ground::{HeightSource, InsetSource, PackSource, Provenance, SourceError, SourceTile, TileBounds, locate};
 use crate::pack::Coverage;
+use crate::pack::codec::{VoidFill, Voids};
 
 /// The body's reference ellipsoid as ground: 0 m everywhere, invented.
 #[derive(Clone, Debug)]
@@ -43,6 +44,7 @@ impl HeightSource for EllipsoidSource {
             classes: None,
             colour: None,
             provenance: Provenance::Invented,
+            voids: None,
         })
     }
 
@@ -52,6 +54,7 @@ impl HeightSource for EllipsoidSource {
             max_elevation: 0.0,
             geometric_error: 0.0,
             provenance: Provenance::Invented,
+            voids: false,
         })
     }
 
@@ -161,10 +164,11 @@ impl GroundStack {
     }
 
     /// Where the ground at one point comes from: the topmost pack whose box
-    /// holds it (and that has data there), else the base, each read at its
-    /// own height data depth. This speaks for the point, so a place inside
-    /// a regional pack's box reads as measured even where its tile reaches
-    /// past the box.
+    /// holds it (and that has data there, not a void with a pack below),
+    /// else the base, each read at its own height data depth. This speaks
+    /// for the point, so a place inside a regional pack's box reads as
+    /// measured even where its tile reaches past the box, and a void the
+    /// bake filled reads as filled where no pack below shows through it.
     pub fn origin_at(&self, at: Geodetic) -> Result<GroundOrigin, SourceError> {
         self.origin_at_with(at, &mut OriginMemo::default())
     }
@@ -182,49 +186,83 @@ impl GroundStack {
             if !header.coverage.contains(lat, lon) {
                 continue;
             }
-            let (tile, _, _) = locate(self.body(), at, header.height_data_depth);
-            if let Some(provenance) = memo.provenance(layer, tile, || pack.source.tile_bounds(tile))? {
-                return Ok(GroundOrigin { provenance, pack: Some(pack.name.clone()), tile });
+            let (tile, u, v) = locate(self.body(), at, header.height_data_depth);
+            let Some((provenance, voids)) = memo.provenance(layer, tile, || pack.source.tile_bounds(tile))? else {
+                continue;
+            };
+            let filled = if voids { memo.void_fill(layer, tile, u, v, || pack.source.tile(tile))? } else { None };
+            // The ground below shows through a void as `InsetSource` draws
+            // it: over another pack, or a base with data.
+            if filled.is_some() && (layer > 0 || self.base.data_depth().is_some()) {
+                continue;
             }
+            return Ok(GroundOrigin { provenance, pack: Some(pack.name.clone()), tile, filled });
         }
         let (tile, _, _) = locate(self.body(), at, self.base.data_depth().unwrap_or(0));
         let base = self.layers.len();
-        let provenance =
+        let (provenance, _) =
             memo.provenance(base, tile, || self.base.tile_bounds(tile))?.ok_or(SourceError::NoData { tile })?;
-        Ok(GroundOrigin { provenance, pack: None, tile })
+        Ok(GroundOrigin { provenance, pack: None, tile, filled: None })
     }
 }
+
+/// A tile's provenance, and whether it holds voids.
+type TileOrigin = (Provenance, bool);
 
 /// Each layer's last tile asked by [`GroundStack::origin_at_with`] and its
 /// provenance (`None`: the layer has no data there). A memo belongs to one
 /// stack: it knows layers by their place in the stack.
 #[derive(Clone, Debug, Default)]
 pub struct OriginMemo {
-    last: Vec<Option<(TileAddress, Option<Provenance>)>>,
+    last: Vec<Option<(TileAddress, Option<TileOrigin>)>>,
+    /// Each layer's last tile with voids, and its voids.
+    voids: Vec<Option<(TileAddress, Option<Voids>)>>,
 }
 
 impl OriginMemo {
-    /// The provenance of `tile` in `layer`, from the memo or from `bounds`
-    /// (a `NoData` answer is remembered as `None`; any other error is
-    /// returned and not remembered).
+    /// The provenance of `tile` in `layer`, and whether it holds voids,
+    /// from the memo or from `bounds` (a `NoData` answer is remembered as
+    /// `None`; any other error is returned and not remembered).
     fn provenance(
         &mut self,
         layer: usize,
         tile: TileAddress,
         bounds: impl FnOnce() -> Result<TileBounds, SourceError>,
-    ) -> Result<Option<Provenance>, SourceError> {
+    ) -> Result<Option<TileOrigin>, SourceError> {
         if let Some((t, p)) = self.last[layer]
             && t == tile
         {
             return Ok(p);
         }
         let provenance = match bounds() {
-            Ok(b) => Some(b.provenance),
+            Ok(b) => Some((b.provenance, b.voids)),
             Err(SourceError::NoData { .. }) => None,
             Err(e) => return Err(e),
         };
         self.last[layer] = Some((tile, provenance));
         Ok(provenance)
+    }
+
+    /// How the sample of `tile` in `layer` nearest stored coordinates
+    /// `u, v` was filled, `None` where it was no void; the tile's voids
+    /// from the memo or from `read`.
+    fn void_fill(
+        &mut self,
+        layer: usize,
+        tile: TileAddress,
+        u: f64,
+        v: f64,
+        read: impl FnOnce() -> Result<SourceTile, SourceError>,
+    ) -> Result<Option<VoidFill>, SourceError> {
+        if self.voids.len() != self.last.len() {
+            self.voids = vec![None; self.last.len()];
+        }
+        if !matches!(&self.voids[layer], Some((t, _)) if *t == tile) {
+            self.voids[layer] = Some((tile, read()?.voids));
+        }
+        let Some((_, Some(voids))) = &self.voids[layer] else { return Ok(None) };
+        let at = |w: f64| w.round().clamp(-1.0, crate::geo::address::TILE_CELLS as f64 + 1.0) as i32;
+        Ok(voids.samples[crate::pack::codec::stored_index(at(u), at(v))].then_some(voids.fill))
     }
 }
 
@@ -237,6 +275,9 @@ pub struct GroundOrigin {
     /// That pack's tile over the point at its height data depth (the base's
     /// otherwise).
     pub tile: TileAddress,
+    /// How the pack's bake filled the point, where it was a void of its
+    /// DEM and no pack below shows through; `None` elsewhere.
+    pub filled: Option<VoidFill>,
 }
 
 fn same_body(a: &Body, b: &Body) -> bool {

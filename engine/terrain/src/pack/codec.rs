@@ -12,7 +12,7 @@
 
 use crate::geo::address::{TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES, TileAddress};
 use crate::pack::error::PackError;
-use crate::pack::format::{Codec, IndexEntry};
+use crate::pack::format::{Codec, IndexEntry, VOID_BLOCK_LENGTH};
 
 const WIDTH: usize = TILE_STORED_SAMPLES as usize;
 const N: usize = TILE_STORED_SAMPLE_COUNT;
@@ -30,8 +30,56 @@ pub struct TileContent<'a> {
     pub colour: Option<&'a [[u8; 3]]>,
     /// Metres this tile's surface departs from the finest data it stands for.
     pub geometric_error: f64,
-    /// Every sample measured at this depth.
+    /// Every sample measured at this depth (voids aside, where `voids`
+    /// names them).
     pub measured: bool,
+    /// Which samples were voids the bake filled, and how (version 5);
+    /// `None`, or a mask of all false, for a tile without voids, which
+    /// stores no void block.
+    pub voids: Option<TileVoids<'a>>,
+}
+
+/// How a bake filled the voids of its DEM (`--void-value`, or from the
+/// samples around them). Coarse samples filtered from filled ones were
+/// filled the same way.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum VoidFill {
+    /// From the measured samples around the void, within its tile.
+    Surrounding,
+    /// Every void took this elevation (metres).
+    Value(f32),
+}
+
+impl std::fmt::Display for VoidFill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VoidFill::Surrounding => f.write_str("filled from the samples around it"),
+            VoidFill::Value(v) => write!(f, "filled with the void value {v} m"),
+        }
+    }
+}
+
+/// A tile's voids as a writer is given them.
+#[derive(Clone, Copy, Debug)]
+pub struct TileVoids<'a> {
+    pub fill: VoidFill,
+    /// Per stored sample, whether it was a void.
+    pub samples: &'a [bool],
+}
+
+/// A tile's voids as a reader decodes them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Voids {
+    pub fill: VoidFill,
+    /// Per stored sample, whether it was a void (at least one is).
+    pub samples: Vec<bool>,
+}
+
+impl Voids {
+    /// As a writer takes them (to store the same block again).
+    pub fn as_tile_voids(&self) -> TileVoids<'_> {
+        TileVoids { fill: self.fill, samples: &self.samples }
+    }
 }
 
 /// A tile ready to place: its compressed payload and the index fields the
@@ -45,6 +93,8 @@ pub struct EncodedTile {
     pub max_elevation: f32,
     pub geometric_error: f32,
     pub measured: bool,
+    /// The payload ends with a void mask.
+    pub voids: bool,
 }
 
 impl EncodedTile {
@@ -59,6 +109,7 @@ impl EncodedTile {
             max_elevation: self.max_elevation,
             geometric_error: self.geometric_error,
             measured: self.measured,
+            voids: self.voids,
         }
     }
 }
@@ -74,6 +125,9 @@ pub struct DecodedTile {
     pub classes: Option<Vec<u8>>,
     pub colour: Option<Vec<[u8; 3]>>,
     pub measured: bool,
+    /// Which samples were voids the bake filled, and how; `None` where the
+    /// tile stores no void block.
+    pub voids: Option<Voids>,
 }
 
 impl DecodedTile {
@@ -92,6 +146,17 @@ impl DecodedTile {
     /// All 131x131 elevations in metres, stored order.
     pub fn heights(&self) -> Vec<f64> {
         self.quantised.iter().map(|&q| self.dequantise(q)).collect()
+    }
+
+    /// Whether stored sample `k` (stored order) was measured: the tile is
+    /// and the sample was not a void.
+    pub fn sample_measured(&self, k: usize) -> bool {
+        self.measured && !self.is_void(k)
+    }
+
+    /// Whether stored sample `k` (stored order) was a void the bake filled.
+    pub fn is_void(&self, k: usize) -> bool {
+        self.voids.as_ref().is_some_and(|v| v.samples[k])
     }
 
     /// The quantisation step: the tile's relief over 65535.
@@ -176,6 +241,14 @@ fn encode_in_range(
         (true, None) => return Err(bad(format!("codec {} needs a colour block", codec.code()))),
         (false, _) => None,
     };
+    let voids = match content.voids {
+        Some(v) if v.samples.len() != N => return Err(bad(format!("{} void flags, expected {N}", v.samples.len()))),
+        Some(TileVoids { fill: VoidFill::Value(v), .. }) if !v.is_finite() => {
+            return Err(bad(format!("void value {v} must be finite")));
+        }
+        Some(v) if v.samples.contains(&true) => Some(v),
+        _ => None,
+    };
 
     let (lo, hi) =
         content.heights.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(h), hi.max(h)));
@@ -206,7 +279,10 @@ fn encode_in_range(
             raw.extend(predict(&plane, 0xff).iter().map(|&r| r as u8));
         }
     }
-    debug_assert_eq!(raw.len(), codec.decoded_length());
+    if let Some(voids) = voids {
+        raw.extend_from_slice(&void_block(voids));
+    }
+    debug_assert_eq!(raw.len(), codec.decoded_length_with(voids.is_some()));
     let payload = compress(&raw, level).map_err(|e| bad(format!("zstd compression failed: {e}")))?;
     Ok(EncodedTile {
         tile,
@@ -216,7 +292,50 @@ fn encode_in_range(
         max_elevation: max,
         geometric_error: round_up_f32(content.geometric_error),
         measured: content.measured,
+        voids: voids.is_some(),
     })
+}
+
+/// Fill code 0: from the samples around the void; 1: the void value.
+const FILL_SURROUNDING: u8 = 0;
+const FILL_VALUE: u8 = 1;
+
+/// A void block's bytes: the fill code, the void value (f32, 0 unless code
+/// 1), then the mask: bit `k % 8` of byte `k / 8` is sample `k`.
+fn void_block(voids: TileVoids<'_>) -> Vec<u8> {
+    let mut bytes = vec![0u8; VOID_BLOCK_LENGTH];
+    let (code, value) = match voids.fill {
+        VoidFill::Surrounding => (FILL_SURROUNDING, 0.0f32),
+        VoidFill::Value(v) => (FILL_VALUE, v),
+    };
+    bytes[0] = code;
+    bytes[1..5].copy_from_slice(&value.to_le_bytes());
+    for (k, _) in voids.samples.iter().enumerate().filter(|&(_, &v)| v) {
+        bytes[5 + k / 8] |= 1 << (k % 8);
+    }
+    bytes
+}
+
+/// The void block's fields, or why they break its rules.
+fn read_void_block(bytes: &[u8]) -> Result<Voids, String> {
+    let value = f32::from_le_bytes(bytes[1..5].try_into().expect("four bytes"));
+    let fill = match bytes[0] {
+        FILL_SURROUNDING if value.to_bits() == 0 => VoidFill::Surrounding,
+        FILL_VALUE if value.is_finite() => VoidFill::Value(value),
+        code => return Err(format!("fill code {code} with value {value}: code 0 has value 0, code 1 a finite one")),
+    };
+    let mask = &bytes[5..];
+    let samples: Vec<bool> = (0..N).map(|k| mask[k / 8] & (1 << (k % 8)) != 0).collect();
+    // The mask's padding bits past the last sample are zero, and a mask
+    // names at least one void (a tile without one stores no block).
+    let tail = N % 8;
+    if tail != 0 && mask[mask.len() - 1] >> tail != 0 {
+        return Err("the void mask sets padding bits".into());
+    }
+    if !samples.contains(&true) {
+        return Err("the void mask names no void".into());
+    }
+    Ok(Voids { fill, samples })
 }
 
 thread_local! {
@@ -258,7 +377,7 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
         return Err(PackError::PayloadChecksum { tile, offset, stored: entry.payload_checksum, computed });
     }
     let decode_error = |reason: String| PackError::PayloadDecode { tile, offset, reason };
-    let expected = codec.decoded_length();
+    let expected = codec.decoded_length_with(entry.voids);
     let raw = decompress(payload, expected).map_err(|e| decode_error(format!("zstd: {e}")))?;
     if raw.len() != expected {
         return Err(decode_error(format!(
@@ -284,6 +403,10 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
             .collect();
         (0..N).map(|k| [planes[0][k] as u8, planes[1][k] as u8, planes[2][k] as u8]).collect()
     });
+    let voids = match entry.voids {
+        true => Some(read_void_block(&raw[codec.decoded_length()..]).map_err(decode_error)?),
+        false => None,
+    };
     Ok(DecodedTile {
         tile,
         min_elevation: entry.min_elevation,
@@ -292,6 +415,7 @@ pub fn decode_tile(entry: &IndexEntry, codec: Codec, payload: &[u8], offset: u64
         classes,
         colour,
         measured: entry.measured,
+        voids,
     })
 }
 
@@ -395,6 +519,73 @@ fn unpredict(residuals: &[u16], mask: u16) -> Vec<u16> {
 
 #[cfg(test)]
 mod tests {
+    /// docs/planetpack.md's void block vector: one void at sample (0, 0),
+    /// the void value -5 m; and the block read back, its rules enforced.
+    #[test]
+    fn the_void_block_is_the_specs() {
+        let mut samples = vec![false; N];
+        samples[stored_index(0, 0)] = true;
+        let block = void_block(TileVoids { fill: VoidFill::Value(-5.0), samples: &samples });
+        assert_eq!(block.len(), 2_151);
+        assert_eq!(block[..5], [0x01, 0x00, 0x00, 0xa0, 0xc0]);
+        assert_eq!(block[5 + 16], 0x10);
+        assert_eq!(block.iter().filter(|&&b| b != 0).count(), 4);
+        assert_eq!(read_void_block(&block), Ok(Voids { fill: VoidFill::Value(-5.0), samples: samples.clone() }));
+        let mut padded = block.clone();
+        *padded.last_mut().unwrap() |= 0x80;
+        assert!(read_void_block(&padded).unwrap_err().contains("padding"));
+        let mut empty = block.clone();
+        empty[5 + 16] = 0;
+        assert!(read_void_block(&empty).unwrap_err().contains("no void"));
+        let mut code = block;
+        code[0] = 0;
+        assert!(read_void_block(&code).unwrap_err().contains("fill code 0"));
+    }
+
+    /// A tile with voids round-trips its mask and fill; one without stores
+    /// no block (the same bytes as version 4).
+    #[test]
+    fn voids_round_trip_and_a_tile_without_stores_none() {
+        let heights = vec![12.5; N];
+        let mut samples = vec![false; N];
+        samples[500] = true;
+        samples[N - 1] = true;
+        let content = |voids| TileContent {
+            heights: &heights,
+            classes: None,
+            colour: None,
+            geometric_error: 0.0,
+            measured: true,
+            voids,
+        };
+        let tile = TileAddress::new(0, 0, 0, 0).unwrap();
+        let with = encode_tile(
+            tile,
+            Codec::Heights,
+            &content(Some(TileVoids { fill: VoidFill::Surrounding, samples: &samples })),
+            3,
+        )
+        .unwrap();
+        assert!(with.voids);
+        let decoded = decode_tile(&with.entry_at(0), Codec::Heights, &with.payload, 0).unwrap();
+        assert_eq!(decoded.voids, Some(Voids { fill: VoidFill::Surrounding, samples: samples.clone() }));
+        assert!(decoded.sample_measured(0) && !decoded.sample_measured(500) && decoded.is_void(N - 1));
+        let none = vec![false; N];
+        let without = encode_tile(
+            tile,
+            Codec::Heights,
+            &content(Some(TileVoids { fill: VoidFill::Surrounding, samples: &none })),
+            3,
+        )
+        .unwrap();
+        assert_eq!(without, encode_tile(tile, Codec::Heights, &content(None), 3).unwrap());
+        assert!(!without.voids);
+        // A flag without a block (or a block without its flag) is refused.
+        let mut lying = with.entry_at(0);
+        lying.voids = false;
+        assert!(decode_tile(&lying, Codec::Heights, &with.payload, 0).is_err());
+    }
+
     use super::*;
 
     #[test]
@@ -439,7 +630,7 @@ mod tests {
         let tile = TileAddress::new(0, 3, 1, 2).unwrap();
         let heights: Vec<f64> = (0..N).map(|k| -120.0 + 0.37 * (k % 977) as f64).collect();
         fn content(h: &[f64]) -> TileContent<'_> {
-            TileContent { heights: h, classes: None, colour: None, geometric_error: 0.0, measured: true }
+            TileContent { heights: h, classes: None, colour: None, geometric_error: 0.0, measured: true, voids: None }
         }
         let first = encode_tile(tile, Codec::Heights, &content(&heights), 3).unwrap();
         let entry = first.entry_at(0);

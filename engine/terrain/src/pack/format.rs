@@ -12,10 +12,16 @@ use crate::geo::body::{Body, Ellipsoid};
 use crate::pack::error::PackError;
 
 pub const MAGIC: [u8; 8] = *b"PLNTPACK";
-/// The version a pack is written as: version 2 plus the detail law of
-/// ground shaped like the real place (#49: a cell's relief, the gain
-/// rolled off below the data).
-pub const VERSION: u16 = 4;
+/// The version a pack is written as: version 4 plus provenance per sample
+/// (#49): a tile holding voids keeps its measured samples measured, and a
+/// void mask after its payload's blocks says which samples were filled.
+pub const VERSION: u16 = 5;
+/// Version 2 plus the detail law of ground shaped like the real place (#49:
+/// a cell's relief, the gain rolled off below the data), provenance per
+/// tile: a tile with any void sample is not measured. Still read as it is
+/// (its tiles carry no void mask); `planet-pack upgrade` of a version 2 or
+/// 3 pack writes it, and a region patch keeps it.
+pub const VERSION_TILE_PROVENANCE: u16 = 4;
 /// Version 2 plus the law of the detail before #49 (white noise, a cell's
 /// twist, the gain unbent): still read, its law set aside and measured
 /// again when it is opened, as a version 2 pack's is (applied to the new
@@ -48,9 +54,17 @@ pub const DETAIL_EXPONENT_DEFAULT: u8 = 255;
 /// amplitude per metre of twist).
 pub const MAX_FIRST_OCTAVE: f32 = 120.0;
 
-/// Entry flag bit 0: every sample of this tile was measured at this tile's
-/// depth (clear: resampled from an ancestor, or invented).
+/// Entry flag bit 0: the tile's samples on the data's footprint were
+/// measured at this tile's depth, voids aside in version 5 (clear:
+/// resampled from an ancestor, or invented).
 pub const FLAG_MEASURED: u8 = 1;
+/// Entry flag bit 1 (version 5): the payload ends with a void block: how
+/// the bake filled voids, then a mask of one bit per stored sample, set
+/// where the sample was a void it filled.
+pub const FLAG_VOIDS: u8 = 2;
+/// Bytes of a void block: the fill code (u8), the void value (f32), and the
+/// mask, one bit per stored sample, least significant first.
+pub const VOID_BLOCK_LENGTH: usize = 5 + TILE_STORED_SAMPLE_COUNT.div_ceil(8);
 
 /// What a tile's payload holds. Each codec is the previous plus one block.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
@@ -91,10 +105,21 @@ impl Codec {
         2 * n + if self.has_classes() { n } else { 0 } + if self.has_colour() { 3 * n } else { 0 }
     }
 
+    /// Length of the decompressed payload of a tile with or without a void
+    /// mask ([`FLAG_VOIDS`]).
+    pub fn decoded_length_with(self, voids: bool) -> usize {
+        self.decoded_length() + if voids { VOID_BLOCK_LENGTH } else { 0 }
+    }
+
     /// Legal compressed payload lengths: a zstd frame no longer than zstd's
     /// bound for the decoded length.
     pub fn payload_length_range(self) -> (u32, u32) {
-        let bound = zstd::zstd_safe::compress_bound(self.decoded_length());
+        self.payload_length_range_with(false)
+    }
+
+    /// [`Codec::payload_length_range`] of a tile with or without a void mask.
+    pub fn payload_length_range_with(self, voids: bool) -> (u32, u32) {
+        let bound = zstd::zstd_safe::compress_bound(self.decoded_length_with(voids));
         (MIN_PAYLOAD_LENGTH, bound as u32)
     }
 }
@@ -179,6 +204,10 @@ pub struct PackHeader {
     /// (version 4); `None` in a version 2 pack and a version 3 one (whose
     /// law was for the detail before #49), whose law its reader measures.
     pub detail: Option<DetailLaw>,
+    /// Provenance per sample (version 5): a tile's `measured` flag leaves
+    /// its voids aside and its void mask names them. False in versions 2
+    /// to 4, whose tiles with voids are not measured and carry no mask.
+    pub sample_voids: bool,
 }
 
 /// The law of a pack's synthesized detail past its height data depth,
@@ -256,10 +285,15 @@ fn bf16_value(bits: u16) -> f32 {
 }
 
 impl PackHeader {
-    /// The version this header is written as: 4 with a detail law, 2
-    /// without.
+    /// The version this header is written as: 5 with void masks (its law
+    /// bytes zero until the bake records the law), 4 with a detail law but
+    /// no masks, 2 with neither.
     pub fn version(&self) -> u16 {
-        if self.detail.is_some() { VERSION } else { VERSION_WITHOUT_DETAIL_LAW }
+        match (self.sample_voids, self.detail.is_some()) {
+            (true, _) => VERSION,
+            (false, true) => VERSION_TILE_PROVENANCE,
+            (false, false) => VERSION_WITHOUT_DETAIL_LAW,
+        }
     }
 }
 
@@ -298,8 +332,12 @@ pub struct IndexEntry {
     /// How far the surface this tile draws departs from the finest data it
     /// stands for (metres).
     pub geometric_error: f32,
-    /// Every sample measured at this depth (not resampled or invented).
+    /// Every sample measured at this depth (not resampled or invented),
+    /// voids aside where the pack keeps them per sample (version 5).
     pub measured: bool,
+    /// The payload ends with a void mask (version 5): some samples were
+    /// voids the bake filled.
+    pub voids: bool,
 }
 
 impl IndexEntry {
@@ -446,19 +484,20 @@ pub fn encode_header(h: &PackHeader) -> [u8; HEADER_LENGTH] {
     b
 }
 
-/// Decodes and validates a header (version 4, version 3 with its law set
-/// aside, or version 2 without a detail law) against the length of the file it came from. Checks run in
-/// the order docs/planetpack.md lists them.
+/// Decodes and validates a header (version 5, version 4 without void masks,
+/// version 3 with its law set aside, or version 2 without a detail law)
+/// against the length of the file it came from. Checks run in the order
+/// docs/planetpack.md lists them.
 pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackError> {
     let found = bytes.get(at::VERSION..at::VERSION + 2).map(|v| get_u16(v, 0));
     let version = match found {
-        Some(v @ (VERSION_WITHOUT_DETAIL_LAW | VERSION_TWIST_LAW)) => v,
+        Some(v @ (VERSION_WITHOUT_DETAIL_LAW | VERSION_TWIST_LAW | VERSION_TILE_PROVENANCE)) => v,
         _ => VERSION,
     };
     decode_header_as(bytes, file_length, version)
 }
 
-/// Decodes a header of `version` (4, 3, 2, or the flat-index version 1 that
+/// Decodes a header of `version` (5 to 2, or the flat-index version 1 that
 /// `planet-pack upgrade` reads); the index's length and the detail law are
 /// the rules that differ between them.
 pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<PackHeader, PackError> {
@@ -617,6 +656,7 @@ pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<
         index_checksum: get_u32(b, at::INDEX_CHECKSUM),
         patches,
         detail,
+        sample_voids: version == VERSION,
     })
 }
 
@@ -628,6 +668,13 @@ fn decode_detail_law(b: &[u8], version: u16) -> Result<Option<DetailLaw>, PackEr
         offset: offset as u64,
         reason,
     };
+    let law_bytes_zero =
+        b[at::RESERVED_A..at::RADII].iter().chain(&b[at::RESERVED..HEADER_CHECKSUM_OFFSET]).all(|&c| c == 0);
+    if version == VERSION && law_bytes_zero {
+        // A version 5 pack between its assembly and the bake recording its
+        // law (read as a version 2 pack's: the law measured at open).
+        return Ok(None);
+    }
     if version < VERSION_TWIST_LAW {
         if b[at::RESERVED_A..at::RADII].iter().any(|&c| c != 0) {
             return Err(field("reserved", at::RESERVED_A, "reserved bytes must be zero".into()));
@@ -681,8 +728,13 @@ pub fn encode_entry(e: &IndexEntry) -> [u8; ENTRY_LENGTH] {
     b[24..28].copy_from_slice(&e.min_elevation.to_le_bytes());
     b[28..32].copy_from_slice(&e.max_elevation.to_le_bytes());
     b[32..36].copy_from_slice(&e.geometric_error.to_le_bytes());
-    b[36] = if e.measured { FLAG_MEASURED } else { 0 };
+    b[36] = entry_flags(e.measured, e.voids);
     b
+}
+
+/// An entry's flags byte (also a staged tile record's).
+pub fn entry_flags(measured: bool, voids: bool) -> u8 {
+    (if measured { FLAG_MEASURED } else { 0 }) | (if voids { FLAG_VOIDS } else { 0 })
 }
 
 /// Decodes and validates one entry in isolation (order, overlap and
@@ -707,6 +759,7 @@ pub fn decode_entry(b: &[u8], entry: u64, offset: u64, header: &PackHeader) -> R
         max_elevation: get_f32(b, 28),
         geometric_error: get_f32(b, 32),
         measured: b[36] & FLAG_MEASURED != 0,
+        voids: b[36] & FLAG_VOIDS != 0,
     };
     if !(e.min_elevation.is_finite() && e.max_elevation.is_finite()) || e.min_elevation > e.max_elevation {
         return Err(bad(
@@ -717,10 +770,18 @@ pub fn decode_entry(b: &[u8], entry: u64, offset: u64, header: &PackHeader) -> R
     if !(e.geometric_error.is_finite() && e.geometric_error >= 0.0) {
         return Err(bad("geometric_error", format!("{} must be finite and >= 0", e.geometric_error)));
     }
-    if b[36] & !FLAG_MEASURED != 0 || b[37..40].iter().any(|&c| c != 0) {
-        return Err(bad("flags", format!("{:#04x} sets undefined bits or reserved bytes are not zero", b[36])));
+    let defined = if header.sample_voids { FLAG_MEASURED | FLAG_VOIDS } else { FLAG_MEASURED };
+    if b[36] & !defined != 0 || b[37..40].iter().any(|&c| c != 0) {
+        return Err(bad(
+            "flags",
+            format!(
+                "{:#04x} sets undefined bits for version {} or reserved bytes are not zero",
+                b[36],
+                header.version()
+            ),
+        ));
     }
-    let (min, max) = header.codec.payload_length_range();
+    let (min, max) = header.codec.payload_length_range_with(e.voids);
     if !(min..=max).contains(&e.payload_length) {
         return Err(PackError::PayloadLength {
             entry,
@@ -760,6 +821,11 @@ mod tests {
         assert_eq!(Codec::Heights.payload_length_range(), (9, 34_503));
         assert_eq!(Codec::HeightsClasses.payload_length_range(), (9, 51_722));
         assert_eq!(Codec::HeightsClassesColour.payload_length_range(), (9, 103_381));
+        // With a void block (docs/planetpack.md, "Payloads").
+        assert_eq!(VOID_BLOCK_LENGTH, 2_151);
+        assert_eq!(Codec::Heights.payload_length_range_with(true), (9, 36_661));
+        assert_eq!(Codec::HeightsClasses.payload_length_range_with(true), (9, 53_880));
+        assert_eq!(Codec::HeightsClassesColour.payload_length_range_with(true), (9, 105_539));
     }
 
     #[test]

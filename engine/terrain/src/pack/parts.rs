@@ -106,6 +106,7 @@ pub fn merged_keys<'a>(
                 max_elevation: 0.0,
                 geometric_error: 0.0,
                 measured: false,
+                voids: false,
             })
             .map_err(|e| PackError::BadSpec(e.to_string()))
     });
@@ -187,6 +188,7 @@ mod tests {
             max_elevation: 0.0,
             geometric_error: 0.0,
             measured: false,
+            voids: false,
         }
     }
 

@@ -10,7 +10,7 @@
 use std::io::Read;
 
 use crate::geo::address::TileKey;
-use crate::pack::format::{IndexEntry, get_u32, get_u64};
+use crate::pack::format::{FLAG_MEASURED, FLAG_VOIDS, IndexEntry, get_u32, get_u64};
 use crate::pack::staged::Staged;
 
 pub(crate) const RECORD_MAGIC: u32 = u32::from_le_bytes(*b"TILE");
@@ -76,7 +76,8 @@ pub(crate) fn parse_record(bytes: &[u8], at: u64) -> Option<(usize, Staged)> {
         min_elevation: f32_at(20),
         max_elevation: f32_at(24),
         geometric_error: f32_at(28),
-        measured: bytes[32] != 0,
+        measured: bytes[32] & FLAG_MEASURED != 0,
+        voids: bytes[32] & FLAG_VOIDS != 0,
     };
     Some((total, Staged { payload_at: at + RECORD_HEAD as u64, entry }))
 }

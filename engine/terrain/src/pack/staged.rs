@@ -257,7 +257,7 @@ fn encode_slot(staged: &Staged) -> [u8; SLOT_BYTES] {
     slot[16..20].copy_from_slice(&e.min_elevation.to_le_bytes());
     slot[20..24].copy_from_slice(&e.max_elevation.to_le_bytes());
     slot[24..28].copy_from_slice(&e.geometric_error.to_le_bytes());
-    slot[28] = u8::from(e.measured);
+    slot[28] = crate::pack::format::entry_flags(e.measured, e.voids);
     slot
 }
 
@@ -274,7 +274,8 @@ fn decode_slot(key: TileKey, slot: &[u8]) -> Option<Staged> {
             min_elevation: f32::from_bits(u32_at(16)),
             max_elevation: f32::from_bits(u32_at(20)),
             geometric_error: f32::from_bits(u32_at(24)),
-            measured: slot[28] != 0,
+            measured: slot[28] & crate::pack::format::FLAG_MEASURED != 0,
+            voids: slot[28] & crate::pack::format::FLAG_VOIDS != 0,
         },
     })
 }
@@ -331,6 +332,7 @@ mod tests {
             max_elevation: 2.5,
             geometric_error: 0.25,
             measured: length.is_multiple_of(2),
+            voids: length.is_multiple_of(3),
         }
     }
 

@@ -95,6 +95,7 @@ impl PackSpec {
             // Measured from the assembled tiles, then recorded
             // (`Assembled::record_detail_law`).
             detail: None,
+            sample_voids: true,
         })
     }
 }
@@ -459,7 +460,7 @@ impl PackWriter {
         record.extend_from_slice(&tile.min_elevation.to_le_bytes());
         record.extend_from_slice(&tile.max_elevation.to_le_bytes());
         record.extend_from_slice(&tile.geometric_error.to_le_bytes());
-        record.extend_from_slice(&[u8::from(tile.measured), 0, 0, 0]);
+        record.extend_from_slice(&[crate::pack::format::entry_flags(tile.measured, tile.voids), 0, 0, 0]);
         record.extend_from_slice(&tile.payload);
         let crc = crc32fast::hash(&record);
         record.extend_from_slice(&crc.to_le_bytes());

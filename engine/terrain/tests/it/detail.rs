@@ -272,6 +272,7 @@ impl HeightSource for ProceduralData {
             classes: None,
             colour: None,
             provenance: Provenance::Resampled { from_depth: self.depth },
+            voids: None,
         })
     }
     fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
@@ -662,7 +663,7 @@ impl HeightSource for Slope {
             })
             .collect();
         let provenance = if tile.depth() <= 6 { Provenance::Measured } else { Provenance::Resampled { from_depth: 6 } };
-        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance })
+        Ok(SourceTile { tile, heights, classes: None, colour: None, provenance, voids: None })
     }
     fn bounds(&self, tile: TileAddress, _reads: planet_terrain::ground::Reads) -> Result<TileBounds, SourceError> {
         let t = self.tile(tile)?;
@@ -670,7 +671,13 @@ impl HeightSource for Slope {
             .heights
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(f64::from(h)), hi.max(f64::from(h))));
-        Ok(TileBounds { min_elevation: lo, max_elevation: hi, geometric_error: 0.0, provenance: t.provenance })
+        Ok(TileBounds {
+            min_elevation: lo,
+            max_elevation: hi,
+            geometric_error: 0.0,
+            provenance: t.provenance,
+            voids: false,
+        })
     }
     fn data_depth(&self) -> Option<u8> {
         Some(6)

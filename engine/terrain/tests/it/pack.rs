@@ -253,10 +253,10 @@ fn rule_magic() {
 #[test]
 fn rule_version() {
     let e = refusal(|b| {
-        b[8] = 5;
+        b[8] = 6;
         refresh_checksums(b);
     });
-    assert!(matches!(e, PackError::UnsupportedVersion { found: 5, supported: 4 }), "{e}");
+    assert!(matches!(e, PackError::UnsupportedVersion { found: 6, supported: 5 }), "{e}");
     let e = refusal(|b| {
         b[8] = 1;
         refresh_checksums(b);
@@ -549,6 +549,16 @@ fn rule_entry_fields() {
         refresh_checksums(b);
     });
     assert!(matches!(e, PackError::EntryField { entry: 13, field: "flags", .. }), "{e}");
+    // Bit 1 (a void block follows the payload) exists from version 5 on:
+    // a version 4 reader's pack that set it would be misread.
+    let e = refusal(|b| {
+        with_law(b);
+        b[entry_at(13) + 36] |= 0x02;
+        refresh_checksums(b);
+    });
+    let message = e.to_string();
+    assert!(matches!(e, PackError::EntryField { entry: 13, field: "flags", .. }), "{e}");
+    assert!(message.contains("undefined bits for version 4"), "{message}");
 }
 
 #[test]
@@ -731,6 +741,7 @@ fn spec_test_vector() -> Vec<u8> {
         colour: None,
         geometric_error: 0.0,
         measured: true,
+        voids: None,
     };
     writer.put(tile, &content).unwrap();
     let assembled = writer.assemble().unwrap();

@@ -571,6 +571,7 @@ impl HeightSource for Patchy {
             max_elevation: a + b,
             geometric_error: error,
             provenance: Provenance::Invented,
+            voids: false,
         })
     }
     fn data_depth(&self) -> Option<u8> {

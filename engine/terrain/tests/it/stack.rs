@@ -132,7 +132,12 @@ fn a_regional_pack_alone_answers_everywhere_and_says_where_it_invented() {
         assert_eq!((far.elevation_m, far.provenance), (0.0, Provenance::Invented), "({lat}, {lon})");
         assert_eq!(
             stack.origin_at(at).unwrap(),
-            GroundOrigin { provenance: Provenance::Invented, pack: None, tile: locate(stack.body(), at, 0).0 }
+            GroundOrigin {
+                provenance: Provenance::Invented,
+                pack: None,
+                tile: locate(stack.body(), at, 0).0,
+                filled: None,
+            }
         );
     }
     let root: TileAddress = "5/0/0/0".parse().unwrap();

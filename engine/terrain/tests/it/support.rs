@@ -55,6 +55,7 @@ impl OwnedContent {
             colour: codec.has_colour().then_some(&self.colour[..]),
             geometric_error: self.geometric_error,
             measured: true,
+            voids: None,
         }
     }
 }

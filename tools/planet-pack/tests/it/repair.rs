@@ -53,6 +53,7 @@ fn repair_completes_a_patch_killed_before_its_header_and_clears_leftovers() {
         colour: Some(&colour),
         geometric_error: 5.0,
         measured: false,
+        voids: None,
     };
     let tile = TileAddress::new(2, 1, 1, 0).unwrap();
     begin_patch(
