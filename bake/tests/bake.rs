@@ -939,6 +939,7 @@ fn a_regional_packs_voids_show_the_pack_below() {
     // Stacked, the global pack shows through: its height, its provenance.
     let origin = stacked.origin_at(hole).unwrap();
     assert_eq!((origin.pack.as_deref(), origin.filled), (Some("global"), None), "{origin:?}");
+    assert_eq!(origin.through_void_of.as_deref(), Some("regional"));
     assert!((height(&stacked, hole) - below).abs() < 1.0, "{} vs {below}", height(&stacked, hole));
     // Beside the void the regional pack's measured ground is untouched.
     let beside = planet_terrain::Geodetic::from_degrees(-38.3, -119.7, 0.0);

@@ -1,5 +1,6 @@
 //! Writes the fuzzer's seed corpus: one tiny pack per codec (0, 1 and 2),
-//! the first version 2, the others version 3 (a recorded detail law).
+//! all version 5, the first without a recorded detail law (its law bytes
+//! zero) and a void block (so mutations reach one), the others with a law.
 //!
 //! The key decision: seeds are made by the real writer, so they start the
 //! fuzzer on packs every rule accepts, one per payload layout, and they
@@ -9,6 +10,7 @@
 
 use std::path::PathBuf;
 
+use planet_terrain::pack::codec::{TileVoids, VoidFill};
 use planet_terrain::pack::{Codec, Coverage, DetailLaw, PackSpec, PackWriter, TileContent};
 use planet_terrain::{Body, TILE_STORED_SAMPLE_COUNT, TileAddress};
 
@@ -20,6 +22,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let heights: Vec<f64> = (0..n).map(|k| (k % 131) as f64 * 0.5 - 20.0).collect();
     let classes: Vec<u8> = (0..n).map(|k| u8::from(k % 131 > 60) + 1).collect();
     let colour: Vec<[u8; 3]> = classes.iter().map(|&c| if c == 1 { [10, 40, 90] } else { [60, 110, 40] }).collect();
+    // A small void in the middle of the ramp, filled with -5 m.
+    let voids: Vec<bool> = (0..n).map(|k| (60..64).contains(&(k % 131)) && (60..64).contains(&(k / 131))).collect();
     for codec in [Codec::Heights, Codec::HeightsClasses, Codec::HeightsClassesColour] {
         let path = dir.join(format!("seed-codec{}.planetpack", codec.code()));
         let spec = PackSpec {
@@ -41,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 colour: codec.has_colour().then_some(&colour[..]),
                 geometric_error: 1.0,
                 measured: true,
-                voids: None,
+                voids: (codec == Codec::Heights).then_some(TileVoids { fill: VoidFill::Value(-5.0), samples: &voids }),
             },
         )?;
         if codec == Codec::Heights {

@@ -59,12 +59,12 @@ enum Command {
         /// The pack file whose interrupted patch or bake to complete or clear.
         pack: PathBuf,
     },
-    /// Convert a version 1 pack (flat index) to version 2 (paged index), in
+    /// Convert a version 1 (flat index), 2 or 3 pack to version 4 (paged index, today's detail law), in
     /// place or to --out; the new file replaces nothing until it verified.
     Upgrade {
-        /// The version 1 pack file.
+        /// The pack file (version 1, 2 or 3).
         pack: PathBuf,
-        /// Write the version 2 pack here instead of replacing PACK.
+        /// Write the upgraded pack here instead of replacing PACK.
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -545,6 +545,9 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
         (None, Provenance::Resampled { from_depth }) => format!("resampled from depth {from_depth}"),
         (None, Provenance::Invented) => "invented: no pack covers it".to_owned(),
     };
+    if let Some(above) = &origin.through_void_of {
+        described = format!("{described}, seen through a void of {above}");
+    }
     // Detail synthesized past the data depth adds invented relief finer
     // than the data over the ground the point stands on; the point is still
     // where that ground came from (measured inside a DEM's footprint).

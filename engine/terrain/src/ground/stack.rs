@@ -181,6 +181,7 @@ impl GroundStack {
         if memo.last.len() != self.layers.len() + 1 {
             memo.last = vec![None; self.layers.len() + 1];
         }
+        let mut through_void_of = None;
         for (layer, pack) in self.layers.iter().enumerate().rev() {
             let header = pack.source.pack().header();
             if !header.coverage.contains(lat, lon) {
@@ -194,15 +195,16 @@ impl GroundStack {
             // The ground below shows through a void as `InsetSource` draws
             // it: over another pack, or a base with data.
             if filled.is_some() && (layer > 0 || self.base.data_depth().is_some()) {
+                through_void_of.get_or_insert_with(|| pack.name.clone());
                 continue;
             }
-            return Ok(GroundOrigin { provenance, pack: Some(pack.name.clone()), tile, filled });
+            return Ok(GroundOrigin { provenance, pack: Some(pack.name.clone()), tile, filled, through_void_of });
         }
         let (tile, _, _) = locate(self.body(), at, self.base.data_depth().unwrap_or(0));
         let base = self.layers.len();
         let (provenance, _) =
             memo.provenance(base, tile, || self.base.tile_bounds(tile))?.ok_or(SourceError::NoData { tile })?;
-        Ok(GroundOrigin { provenance, pack: None, tile, filled: None })
+        Ok(GroundOrigin { provenance, pack: None, tile, filled: None, through_void_of })
     }
 }
 
@@ -278,6 +280,9 @@ pub struct GroundOrigin {
     /// How the pack's bake filled the point, where it was a void of its
     /// DEM and no pack below shows through; `None` elsewhere.
     pub filled: Option<VoidFill>,
+    /// The topmost pack whose void the point shows this ground through
+    /// (its bake's fill set aside); `None` where no pack above had a void.
+    pub through_void_of: Option<String>,
 }
 
 fn same_body(a: &Body, b: &Body) -> bool {

@@ -137,6 +137,7 @@ fn a_regional_pack_alone_answers_everywhere_and_says_where_it_invented() {
                 pack: None,
                 tile: locate(stack.body(), at, 0).0,
                 filled: None,
+                through_void_of: None,
             }
         );
     }
