@@ -255,22 +255,7 @@ pub(crate) fn accuracy_audit_over(
                 let want: Vec<Option<f64>> =
                     source.heights.iter().zip(&source.filled).map(|(&h, &f)| (!f).then_some(h)).collect();
                 let (mut a, mut first) = compare(&decoded, &want, "source", codec, (&source.classes, &source.colour));
-                // The void mask names exactly the voids inside the DEM's
-                // footprint (past its edge the pack stores a continuation,
-                // which is neither).
-                let outside = |k: usize| source.outside.get(k).copied().unwrap_or(false);
-                let wrong = (0..source.filled.len()).find(|&k| decoded.is_void(k) != (source.filled[k] && !outside(k)));
-                if let Some(k) = wrong {
-                    a.violations += 1;
-                    let n = TILE_STORED_SAMPLES as usize;
-                    first.get_or_insert(format!(
-                        "tile {tile} sample ({}, {}): the void mask says {}, the source says {}",
-                        (k % n) as i32 - 1,
-                        (k / n) as i32 - 1,
-                        if decoded.is_void(k) { "a void" } else { "measured" },
-                        if source.filled[k] { "a void" } else { "measured" }
-                    ));
-                }
+                check_void_mask(&decoded, &source, &mut a, &mut first);
                 Ok((tile.depth(), a, first))
             })
             .collect::<Result<_, _>>()?;
@@ -308,6 +293,32 @@ pub(crate) fn accuracy_audit_over(
         })?;
     }
     Ok(audit)
+}
+
+/// Counts a violation where a tile's void mask is not the source's voids
+/// inside the DEM's footprint (past its edge the pack stores a
+/// continuation, which is neither), and says the first such sample.
+fn check_void_mask(
+    decoded: &DecodedTile,
+    source: &crate::sampling::Sampled,
+    audit: &mut DepthAudit,
+    first: &mut Option<String>,
+) {
+    let outside = |k: usize| source.outside.get(k).copied().unwrap_or(false);
+    let Some(k) = (0..source.filled.len()).find(|&k| decoded.is_void(k) != (source.filled[k] && !outside(k))) else {
+        return;
+    };
+    audit.violations += 1;
+    let n = TILE_STORED_SAMPLES as usize;
+    let what = |void: bool| if void { "a void" } else { "measured" };
+    first.get_or_insert(format!(
+        "tile {} sample ({}, {}): the void mask says {}, the source says {}",
+        decoded.tile,
+        (k % n) as i32 - 1,
+        (k / n) as i32 - 1,
+        what(decoded.is_void(k)),
+        what(source.filled[k])
+    ));
 }
 
 /// Compares one decoded tile with the heights it should hold (`None`: a

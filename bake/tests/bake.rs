@@ -126,16 +126,20 @@ fn check_filtered(pack: &Pack, parent: &planet_terrain::pack::DecodedTile) {
             let (ci, cj) = ((2 * i / 128).min(1), (2 * j / 128).min(1));
             let Some(child) = &children[(ci + 2 * cj) as usize] else { continue };
             let (li, lj) = (2 * i - 128 * ci, 2 * j - 128 * cj);
-            // A void in the child's apron holds the child's own fill, which
-            // the neighbour the bake read there filled by its own samples.
-            let taps = (-1..=1i32).flat_map(|b| (-1..=1i32).map(move |a| (a, b)));
-            let index = |(a, b): (i32, i32)| planet_terrain::pack::codec::stored_index(li + a, lj + b);
-            if taps.clone().any(|t| child.is_void(index(t))) {
+            // On a tile that holds voids (or reaches past the footprint), a
+            // sample whose taps reach the child's apron is checked by the
+            // bake's own audit alone: the bake reads the neighbour's samples
+            // there, and near a void or the raster's edge the child's apron
+            // holds its own fill or continuation.
+            let in_apron = |l: i32| l - 1 < 0 || l + 1 > 128;
+            if parent.voids.is_some() && (in_apron(li) || in_apron(lj)) {
                 continue;
             }
             let mut sum = 0.0;
-            for (a, b) in taps {
-                sum += f64::from((2 - a.abs()) * (2 - b.abs())) * child.elevation(li + a, lj + b);
+            for b in -1..=1i32 {
+                for a in -1..=1i32 {
+                    sum += f64::from((2 - a.abs()) * (2 - b.abs())) * child.elevation(li + a, lj + b);
+                }
             }
             let (want, got) = (sum / 16.0, parent.elevation(i, j));
             assert!(

@@ -411,6 +411,26 @@ fn within_margin(c: &Coverage, margin: f64, lat: f64, lon: f64) -> bool {
     east_of_west <= span || (east_of_west - span).min(360.0 - east_of_west) <= lon_margin
 }
 
+/// Stored sample `k` of `from` into `into`: its height, colour and class
+/// (where both have them) and whether it was a void.
+fn take_sample(into: &mut SourceTile, from: &SourceTile, k: usize) {
+    into.heights[k] = from.heights[k];
+    let void = from.voids.as_ref().is_some_and(|v| v.samples[k]);
+    if let Some(voids) = into.voids.as_mut() {
+        voids.samples[k] = void;
+    } else if let Some(v) = from.voids.as_ref().filter(|_| void) {
+        let mut samples = vec![false; into.heights.len()];
+        samples[k] = true;
+        into.voids = Some(crate::pack::codec::Voids { fill: v.fill, samples });
+    }
+    if let (Some(dst), Some(src)) = (into.colour.as_mut(), from.colour.as_ref()) {
+        dst[k] = src[k];
+    }
+    if let (Some(dst), Some(src)) = (into.classes.as_mut(), from.classes.as_ref()) {
+        dst[k] = src[k];
+    }
+}
+
 /// The provenance of ground where both `below` and `above` show: the
 /// above's where it is measured (a tile holding measured ground counts
 /// as measured ground), else the less measured of the two.
@@ -504,24 +524,33 @@ impl InsetSource {
             error = error.max(range);
         }
         if let Some(inset) = &inset {
-            error = error.max(inset.geometric_error);
-            // Through its voids the ground below shows with a step at their
-            // edge that no lattice coarser than the inset's samples follows
-            // (as at the box's edge).
-            if inset.voids && self.voids_show_below() && self.inset.data_depth().is_some_and(|d| tile.depth() < d) {
-                error = error.max(range);
-            }
+            error = error.max(inset.geometric_error).max(self.through_voids_error(tile, inset, range));
         }
-        let provenance = match &inset {
-            Some(inset) => mixed_provenance(base.provenance, inset.provenance),
-            None => least_measured(base.provenance, Provenance::Invented),
-        };
-        let voids = base.voids || inset.is_some_and(|i| i.voids && !self.voids_show_below());
+        let (provenance, voids) = self.mixed_origin(&base, inset.as_ref());
         Ok(TileBounds { min_elevation, max_elevation, geometric_error: error, provenance, voids })
     }
 }
 
 impl InsetSource {
+    /// The error of a tile over the inset's voids where the ground below
+    /// shows through them: their edge steps as the box's does, and no
+    /// lattice coarser than the inset's samples follows it.
+    fn through_voids_error(&self, tile: TileAddress, inset: &TileBounds, range: f64) -> f64 {
+        let coarser = self.inset.data_depth().is_some_and(|d| tile.depth() < d);
+        if inset.voids && self.voids_show_below() && coarser { range } else { 0.0 }
+    }
+
+    /// The provenance of a tile where both sides may show, and whether it
+    /// holds voids still filled (the inset's where nothing below shows
+    /// through them, the base's).
+    fn mixed_origin(&self, base: &TileBounds, inset: Option<&TileBounds>) -> (Provenance, bool) {
+        let provenance = match inset {
+            Some(inset) => mixed_provenance(base.provenance, inset.provenance),
+            None => least_measured(base.provenance, Provenance::Invented),
+        };
+        (provenance, base.voids || inset.is_some_and(|i| i.voids && !self.voids_show_below()))
+    }
+
     /// `inset`'s tile with the ground below in its voids, where a pack lies
     /// below ([`InsetSource::voids_show_below`]); the inset's colour and
     /// classes stay (the imagery of a void is the imagery of the place),
@@ -554,8 +583,7 @@ impl HeightSource for InsetSource {
         // A global inset covers everything: nothing of the base shows,
         // and there is no box to test.
         if self.coverage.is_global() {
-            let inset = self.inset.tile(tile)?;
-            return self.through_voids(inset);
+            return self.through_voids(self.inset.tile(tile)?);
         }
         // In the core the tile is the inset's samples exactly;
         // the base is read only for the colour or classes the inset lacks,
@@ -621,20 +649,7 @@ impl HeightSource for InsetSource {
                 continue;
             }
             used_inset = true;
-            base.heights[k] = inset.heights[k];
-            if let Some(voids) = base.voids.as_mut() {
-                voids.samples[k] = inset.voids.as_ref().is_some_and(|v| v.samples[k]);
-            } else if let Some(v) = inset.voids.as_ref().filter(|v| v.samples[k]) {
-                let mut samples = vec![false; base.heights.len()];
-                samples[k] = true;
-                base.voids = Some(crate::pack::codec::Voids { fill: v.fill, samples });
-            }
-            if let (Some(dst), Some(src)) = (base.colour.as_mut(), inset.colour.as_ref()) {
-                dst[k] = src[k];
-            }
-            if let (Some(dst), Some(src)) = (base.classes.as_mut(), inset.classes.as_ref()) {
-                dst[k] = src[k];
-            }
+            take_sample(&mut base, inset, k);
         }
         let below = if used_band { least_measured(base.provenance, Provenance::Invented) } else { base.provenance };
         base.provenance = match (&inset, used_base || used_band, used_inset) {

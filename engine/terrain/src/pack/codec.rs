@@ -229,26 +229,9 @@ fn encode_in_range(
     if !(content.geometric_error.is_finite() && content.geometric_error >= 0.0) {
         return Err(bad(format!("geometric error {} must be finite and >= 0", content.geometric_error)));
     }
-    let classes = match (codec.has_classes(), content.classes) {
-        (true, Some(c)) if c.len() == N => Some(c),
-        (true, Some(c)) => return Err(bad(format!("{} classes, expected {N}", c.len()))),
-        (true, None) => return Err(bad(format!("codec {} needs a class block", codec.code()))),
-        (false, _) => None,
-    };
-    let colour = match (codec.has_colour(), content.colour) {
-        (true, Some(c)) if c.len() == N => Some(c),
-        (true, Some(c)) => return Err(bad(format!("{} colours, expected {N}", c.len()))),
-        (true, None) => return Err(bad(format!("codec {} needs a colour block", codec.code()))),
-        (false, _) => None,
-    };
-    let voids = match content.voids {
-        Some(v) if v.samples.len() != N => return Err(bad(format!("{} void flags, expected {N}", v.samples.len()))),
-        Some(TileVoids { fill: VoidFill::Value(v), .. }) if !v.is_finite() => {
-            return Err(bad(format!("void value {v} must be finite")));
-        }
-        Some(v) if v.samples.contains(&true) => Some(v),
-        _ => None,
-    };
+    let classes = codec_block(codec, codec.has_classes(), content.classes, ("classes", "class")).map_err(bad)?;
+    let colour = codec_block(codec, codec.has_colour(), content.colour, ("colours", "colour")).map_err(bad)?;
+    let voids = stored_voids(content.voids).map_err(bad)?;
 
     let (lo, hi) =
         content.heights.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| (lo.min(h), hi.max(h)));
@@ -299,6 +282,36 @@ fn encode_in_range(
 /// Fill code 0: from the samples around the void; 1: the void value.
 const FILL_SURROUNDING: u8 = 0;
 const FILL_VALUE: u8 = 1;
+
+/// A block the codec stores (`stored`) as the content gives it, one value
+/// per sample; `None` where the codec stores none. `names`: the values'
+/// and the block's names, for the errors.
+fn codec_block<'a, T>(
+    codec: Codec,
+    stored: bool,
+    given: Option<&'a [T]>,
+    (values, block): (&str, &str),
+) -> Result<Option<&'a [T]>, String> {
+    match (stored, given) {
+        (true, Some(c)) if c.len() == N => Ok(Some(c)),
+        (true, Some(c)) => Err(format!("{} {values}, expected {N}", c.len())),
+        (true, None) => Err(format!("codec {} needs a {block} block", codec.code())),
+        (false, _) => Ok(None),
+    }
+}
+
+/// The voids a tile stores: none for a mask of all false (no block), or
+/// why they break the block's rules.
+fn stored_voids(voids: Option<TileVoids<'_>>) -> Result<Option<TileVoids<'_>>, String> {
+    match voids {
+        Some(v) if v.samples.len() != N => Err(format!("{} void flags, expected {N}", v.samples.len())),
+        Some(TileVoids { fill: VoidFill::Value(v), .. }) if !v.is_finite() => {
+            Err(format!("void value {v} must be finite"))
+        }
+        Some(v) if v.samples.contains(&true) => Ok(Some(v)),
+        _ => Ok(None),
+    }
+}
 
 /// A void block's bytes: the fill code, the void value (f32, 0 unless code
 /// 1), then the mask: bit `k % 8` of byte `k / 8` is sample `k`.

@@ -14,6 +14,7 @@ pub mod error;
 pub mod format;
 pub mod index;
 pub mod journal;
+mod law;
 pub mod parts;
 pub mod patch;
 pub mod ranged;

@@ -357,7 +357,9 @@ fn rule_header_fields() {
         (15, 3, "codec"),
         (16, 2, "compression"),
         (19, 29, "max_depth"),
-        (21, 1, "reserved"),
+        // Version 5 before its law is recorded: a law byte set alone makes
+        // a law that breaks its rules.
+        (21, 1, "detail_exponent"),
         (18, 1, "colour_data_depth"),
     ];
     for (at, value, field) in cases {
@@ -402,7 +404,9 @@ fn rule_patch_history() {
         refresh_checksums(b);
     });
     assert!(matches!(&e, PackError::HeaderField { field: "last_patch_region", offset: 216, .. }), "{e}");
+    // In version 2, bytes 248..252 are reserved.
     let e = refusal(|b| {
+        b[8] = 2;
         b[248] = 1;
         refresh_checksums(b);
     });
