@@ -139,7 +139,10 @@ pub(crate) fn fingerprint(options: &BakeOptions, depth: u8, codec: Codec) -> Res
 /// digests.
 pub(crate) fn fingerprint_of(options: &BakeOptions, digests: &InputDigests, depth: u8, codec: Codec) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update(b"planet-bake v3\n");
+    // The rules' version: v4 since provenance per sample (pack version 5,
+    // void masks), so `--if-unchanged` bakes earlier packs of the same
+    // inputs again.
+    h.update(b"planet-bake v4\n");
     for role in ["dem", "imagery", "classes"] {
         h.update(format!("{role}\n").as_bytes());
         for (_, tag, digest) in digests.0.iter().filter(|f| f.0 == role) {

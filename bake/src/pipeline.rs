@@ -142,10 +142,12 @@ pub(crate) struct TileBake<'a> {
 
 /// A coarse tile's heights: the filter of the level below, voids settled by
 /// the bake's policy; with its surface blocks still read from their rasters.
-/// Also says, per sample, whether it counts against the tile being
-/// measured: its taps are present (a stored tile of the level below lies
-/// there) and not all measured. An absent tap lies where the level below
-/// stored nothing, off the data's footprint.
+/// Also says, per sample, where it stands: measured where all its taps are
+/// present (a stored tile of the level below lies there) and measured; a
+/// void otherwise. A sample without taps lies where the level below stored
+/// nothing: past a regional raster's edge, or over tiles that were all
+/// voids (a clipped DEM's neighbour country), and holds the policy's fill
+/// like any void, so a stack shows the pack below there too.
 pub(crate) fn filtered_tile(
     inputs: &dyn TileSource,
     spec: &PackSpec,
@@ -156,9 +158,8 @@ pub(crate) fn filtered_tile(
     let footing = taps
         .iter()
         .map(|t| match t {
-            None => Footing::Off,
             Some(t) if t.measured => Footing::Measured,
-            Some(_) => Footing::Unmeasured,
+            _ => Footing::Unmeasured,
         })
         .collect();
     let (heights, filled) = inputs.settle_voids(tile, taps.iter().map(|t| t.map(|t| t.height)).collect())?;

@@ -57,6 +57,8 @@ pub const RESAMPLED: [u8; 3] = [235, 170, 40];
 pub const INVENTED: [u8; 3] = [200, 50, 50];
 /// A void of a pack's DEM its bake filled, where no pack below shows through.
 pub const FILLED: [u8; 3] = [150, 90, 200];
+/// Measured by a pack below, seen through a void of a pack above.
+pub const THROUGH_VOID: [u8; 3] = [60, 190, 190];
 /// Where no pack stores a tile (depth and error maps).
 pub const NO_DATA: [u8; 3] = [70, 70, 70];
 
@@ -319,6 +321,7 @@ fn provenance(stack: &GroundStack, spec: &MapSpec, picture: &mut Picture) -> Res
                                 stack.origin_at_with(at, &mut memo).context("reading where the ground comes from")?;
                             colours.push(match (origin.filled, origin.provenance) {
                                 (Some(_), _) => FILLED,
+                                (None, Provenance::Measured) if origin.through_void_of.is_some() => THROUGH_VOID,
                                 (None, Provenance::Measured) => MEASURED,
                                 (None, Provenance::Resampled { .. }) => RESAMPLED,
                                 (None, Provenance::Invented) => INVENTED,
@@ -458,6 +461,7 @@ pub fn provenance_legend() -> Legend {
         title: "PROVENANCE".into(),
         items: vec![
             (MEASURED, "MEASURED".into()),
+            (THROUGH_VOID, "MEASURED BELOW, THROUGH A VOID ABOVE".into()),
             (RESAMPLED, "RESAMPLED".into()),
             (FILLED, "VOID FILLED BY THE BAKE".into()),
             (INVENTED, "INVENTED (NO PACK)".into()),
