@@ -212,7 +212,10 @@ fn nodata_policy(void_value: Option<f64>) -> String {
     let kept = "measured samples stay measured; each tile's void mask names the filled ones";
     match void_value {
         Some(v) => format!("voids take {v} m (--void-value); {kept}"),
-        None => format!("voids filled from the surrounding samples of their tile; {kept}"),
+        None => format!(
+            "voids filled from the DEM around them (the nearest measured value in each of the face grid's four \
+             directions, weighted by inverse distance); {kept}"
+        ),
     }
 }
 

@@ -44,6 +44,7 @@ mod shard_bake;
 mod shard_file;
 mod shard_tiles;
 mod tile_set;
+mod void_fill;
 mod vsi;
 mod wave;
 

@@ -366,7 +366,17 @@ impl Inputs {
         } else {
             Vec::new()
         };
-        let (mut heights, filled) = self.settle_voids(tile, values)?;
+        // Voids filled from the DEM along the grid through them, the same in
+        // every tile that stores the place (`void_fill`); what that leaves,
+        // and every void under --void-value, by the policy.
+        // A tile of nothing but voids is refused without --void-value, as
+        // before (an ocean left out of a land-only DEM is not land).
+        let voids: Vec<bool> = values.iter().map(Option::is_none).collect();
+        if self.void_value.is_none() && voids.contains(&true) && voids.contains(&false) {
+            self.fill_along_the_grid(body, tile, &mut values)?;
+        }
+        let (mut heights, _) = self.settle_voids(tile, values)?;
+        let filled = voids;
         if !self.layers.is_empty() {
             self.apply_layers(body, tile, &mut heights);
         }

@@ -320,6 +320,45 @@ fn nodata_is_filled_reported_and_kept_per_sample() {
     assert!(bake(&options(&empty, &dir.path().join("e.planetpack")), &Quiet).is_err());
 }
 
+/// Regression (#49): voids were filled tile by tile, so a void across a
+/// tile edge gave the shared edge two heights and the ground cracked open
+/// there (the sky showed through a wall of Yosemite Valley). The fill is
+/// now a function of the place: both tiles store the same edge.
+#[test]
+fn a_void_across_a_tile_edge_is_filled_the_same_in_both_tiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let left = TileAddress::new(0, 2, 1, 1).unwrap();
+    let right = TileAddress::new(0, 2, 2, 1).unwrap();
+    let centre = planet_terrain::geo::cube::sample_direction(left.sample(128, 64));
+    let g = Body::earth().ellipsoid().direction_to_geodetic(centre);
+    let (lat0, lon0) = (g.latitude.to_degrees(), g.longitude.to_degrees());
+    let mut values = nodes().to_vec();
+    for row in 0..HEIGHT {
+        for column in 0..WIDTH {
+            let (lat, lon) = node(column, row);
+            if (lat - lat0).abs() < 3.0 && (lon - lon0).abs() < 3.0 {
+                values[row * WIDTH + column] = -32768.0;
+            }
+        }
+    }
+    let path = dir.path().join("void.tif");
+    write_tiff(&path, (WIDTH, HEIGHT), GEO, Some(4326), &[values], Some(-32768.0));
+    let out = dir.path().join("void.planetpack");
+    bake(&options(&path, &out), &Quiet).unwrap();
+    let pack = Pack::open(&out).unwrap();
+    let (a, b) = (pack.read_tile(left).unwrap(), pack.read_tile(right).unwrap());
+    let bound = 0.5 * (a.quantisation_step() + b.quantisation_step()) + 1e-6;
+    let mut voids_on_the_edge = 0;
+    for j in -1..=129 {
+        let k = planet_terrain::pack::codec::stored_index(128, j);
+        voids_on_the_edge += usize::from(a.is_void(k));
+        assert_eq!(a.is_void(k), b.is_void(planet_terrain::pack::codec::stored_index(0, j)), "row {j}");
+        let (ha, hb) = (a.elevation(128, j), b.elevation(0, j));
+        assert!((ha - hb).abs() <= bound, "row {j}: {ha} and {hb} on the shared edge (bound {bound})");
+    }
+    assert!(voids_on_the_edge > 10, "the void crosses the edge: {voids_on_the_edge} void samples on it");
+}
+
 #[test]
 fn a_projected_regional_raster_bakes_its_coverage() {
     let dir = tempfile::tempdir().unwrap();

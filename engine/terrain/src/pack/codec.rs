@@ -44,7 +44,7 @@ pub struct TileContent<'a> {
 /// filled the same way.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum VoidFill {
-    /// From the measured samples around the void, within its tile.
+    /// From the DEM's measured values around the void (the bake's default).
     Surrounding,
     /// Every void took this elevation (metres).
     Value(f32),
@@ -53,7 +53,7 @@ pub enum VoidFill {
 impl std::fmt::Display for VoidFill {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            VoidFill::Surrounding => f.write_str("filled from the samples around it"),
+            VoidFill::Surrounding => f.write_str("filled from the DEM around it"),
             VoidFill::Value(v) => write!(f, "filled with the void value {v} m"),
         }
     }
