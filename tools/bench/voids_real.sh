@@ -32,7 +32,7 @@ for packs in "$out/california.planetpack" "packs/earth.planetpack $out/californi
     # shellcheck disable=SC2086
     $bin/planet-pack sample $packs --lat "$lat" --lon "$lon" --detail off
     # shellcheck disable=SC2086
-    $bin/planet-pack sample $packs --lat "$lat" --lon "$(echo "$lon + 0.05" | bc)" --detail off
+    $bin/planet-pack sample $packs --lat "$lat" --lon "$(/usr/bin/python3 -c "print($lon + 0.05)")" --detail off
 done
 $bin/planet-pack map "$out/california.planetpack" --what provenance --region 36.7,-120.2,38.1,-118.4 \
     --width 900 --png "$out/provenance-alone.png"

@@ -8,6 +8,7 @@
 mod image;
 mod output;
 mod repair;
+mod slopes;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -116,6 +117,11 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Also the slopes of the triangles drawn over the packs' boxes
+        /// (each drawn node's 33 x 33 lattice, as the renderer draws it):
+        /// median, 99th and 99.9th percentile.
+        #[arg(long)]
+        drawn_slopes: bool,
         #[command(flatten)]
         detail: args::Detail,
     },
@@ -259,12 +265,15 @@ fn run(cli: Cli) -> Result<()> {
             ground_at_points(&stack.with_detail(detail.on), &points, spacing, &out)
                 .with_context(|| format!("reading the ground at the points of {}", points_path.display()))
         }
-        Command::Cut { packs, at, alt, orientation, budget, sse, size, json, detail } => {
+        Command::Cut { packs, at, alt, orientation, budget, sse, size, json, drawn_slopes, detail } => {
             let camera =
                 CameraArgs { lat: at.lat, lon: at.lon, alt, heading: orientation.heading, pitch: orientation.pitch };
-            let ground = open_stack(&packs)?.with_detail(detail.on);
+            let stack = open_stack(&packs)?;
+            let coverages: Vec<Coverage> = stack.packs().into_iter().map(|(_, c)| c).collect();
+            let slopes_over = drawn_slopes.then(|| map::stack_coverage(&coverages));
+            let ground = stack.with_detail(detail.on);
             let budget = budget.map_or_else(|| planet_terrain::lod::viewport_budget(size), u64::from);
-            cut(&ground, camera, budget as usize, sse, size, json)
+            cut(&ground, camera, CutAsked { budget: budget as usize, sse, size, json, slopes_over })
         }
     }
 }
@@ -735,20 +744,38 @@ fn npy_f32(values: &[f32], (rows, columns): (usize, usize)) -> Vec<u8> {
     bytes
 }
 
-fn cut(
-    source: &dyn HeightSource,
-    camera: CameraArgs,
+/// What `cut` is asked besides the camera.
+struct CutAsked {
     budget: usize,
     sse: f64,
-    (w, h): (u32, u32),
-    as_json: bool,
-) -> Result<()> {
+    size: (u32, u32),
+    json: bool,
+    /// `--drawn-slopes`: the slopes drawn over this box.
+    slopes_over: Option<Coverage>,
+}
+
+/// The deepest a camera may stand below its body's datum: deeper than any
+/// body's lowest ground (Earth's trenches reach 11 km), within its body's
+/// half radius.
+const DEEPEST_CAMERA_M: f64 = 20_000.0;
+
+fn cut(source: &dyn HeightSource, camera: CameraArgs, asked: CutAsked) -> Result<()> {
+    let deepest = DEEPEST_CAMERA_M.min(0.5 * source.body().ellipsoid().min_radius());
+    if camera.alt < -deepest {
+        bail!(
+            "--alt {}: the camera would stand inside the body (at most {deepest} m below its datum); a cut is of ground seen from outside",
+            camera.alt
+        );
+    }
     let at = Geodetic::from_degrees(camera.lat, camera.lon, camera.alt);
-    let view = View::looking_from(source.body(), at, camera.heading, camera.pitch, 60f64.to_radians(), (w, h));
-    let settings = SelectionSettings { target_error_px: sse, node_budget: budget, near_m: 0.1 };
+    let view = View::looking_from(source.body(), at, camera.heading, camera.pitch, 60f64.to_radians(), asked.size);
+    let settings = SelectionSettings { target_error_px: asked.sse, node_budget: asked.budget, near_m: 0.1 };
     let cut = select(source, &view, &settings)?;
-    let s = output::CutSummary::from(&cut);
-    if as_json {
+    let mut s = output::CutSummary::from(&cut);
+    if let Some(region) = &asked.slopes_over {
+        s.drawn_slopes = Some(slopes::drawn_slopes(source, &cut, region)?);
+    }
+    if asked.json {
         outln!("{}", serde_json::to_string_pretty(&s)?);
     } else {
         outln!(
@@ -763,6 +790,16 @@ fn cut(
             if s.stopped_by_budget { " (budget reached)" } else { "" },
             s.selection_cpu_ms
         );
+        if let Some(d) = &s.drawn_slopes {
+            outln!(
+                "drawn slopes over the packs' boxes ({} nodes, {} triangles): median {:.1}, 99th percentile {:.1}, 99.9th {:.1} degrees",
+                d.nodes,
+                d.triangles,
+                d.median_deg,
+                d.p99_deg,
+                d.p99_9_deg
+            );
+        }
     }
     Ok(())
 }

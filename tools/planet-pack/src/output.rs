@@ -124,6 +124,22 @@ pub struct CutSummary {
     pub effective_screen_error_pixels: f64,
     pub stopped_by_budget: bool,
     pub selection_cpu_ms: f64,
+    /// With `--drawn-slopes`: the slopes of the triangles drawn over the
+    /// packs' boxes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drawn_slopes: Option<SlopeSummary>,
+}
+
+/// The slopes of the triangles a cut draws (`slopes::drawn_slopes`).
+#[derive(Debug, Serialize)]
+pub struct SlopeSummary {
+    /// Drawn nodes with a lattice vertex in the packs' boxes.
+    pub nodes: usize,
+    /// Triangles with all three corners in the boxes, whose slopes these are.
+    pub triangles: usize,
+    pub median_deg: f64,
+    pub p99_deg: f64,
+    pub p99_9_deg: f64,
 }
 
 impl From<&Cut> for CutSummary {
@@ -140,6 +156,7 @@ impl From<&Cut> for CutSummary {
             effective_screen_error_pixels: s.effective_screen_error_pixels,
             stopped_by_budget: cut.stopped_by_budget,
             selection_cpu_ms: s.selection_cpu_ms,
+            drawn_slopes: None,
         }
     }
 }
@@ -204,6 +221,7 @@ mod tests {
             effective_screen_error_pixels: 1.0,
             stopped_by_budget: false,
             selection_cpu_ms: 0.1,
+            drawn_slopes: None,
         };
         assert_eq!(
             keys(&cut),

@@ -250,6 +250,33 @@ fn cut_reports_what_a_camera_would_draw() {
     assert_eq!(s, ground["nodes_drawn"].as_u64().unwrap() + ground["nodes_culled"].as_u64().unwrap());
     let out = planet_pack(&["cut", p, "--lat", "46", "--lon", "8", "--alt", "100", "--size", "wide"]);
     assert!(!out.status.success() && stderr(&out).contains("WIDTHxHEIGHT"));
+    // Regression (#50): a camera a million kilometres inside the body was
+    // given a cut.
+    let out = planet_pack(&["cut", p, "--lat", "46", "--lon", "8", "--alt", "-1e9"]);
+    assert!(!out.status.success() && stderr(&out).contains("inside the body"), "{}", stderr(&out));
+    // The drawn slopes (#49): over a global pack every drawn triangle counts.
+    let slopes = run("3000", "-10");
+    assert!(slopes.get("drawn_slopes").is_none(), "only when asked: {slopes}");
+    let out = planet_pack(&[
+        "cut",
+        p,
+        "--lat",
+        "46",
+        "--lon",
+        "8",
+        "--alt",
+        "3000",
+        "--pitch",
+        "-10",
+        "--drawn-slopes",
+        "--json",
+    ]);
+    let asked: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let d = &asked["drawn_slopes"];
+    assert_eq!(d["nodes"], asked["nodes_drawn"], "{asked}");
+    assert_eq!(d["triangles"].as_u64().unwrap(), 2048 * d["nodes"].as_u64().unwrap());
+    let (median, p999) = (d["median_deg"].as_f64().unwrap(), d["p99_9_deg"].as_f64().unwrap());
+    assert!(0.0 < median && median <= p999 && p999 < 90.0, "{d}");
 }
 
 /// Regression (#31): `verify` with its stderr closed (a log reader that
