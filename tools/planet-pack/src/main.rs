@@ -5,6 +5,15 @@
 //! about whether a pack is sound. Errors print their whole cause chain and
 //! exit non-zero.
 
+/// `println!` that returns the write's error, so a closed pipe ends the
+/// command quietly (see `planet_cli::report`) instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    };
+}
+
+mod cut;
 mod image;
 mod output;
 mod repair;
@@ -20,11 +29,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 use planet_cli::args::{self, GeoPoint, Orientation};
 use planet_cli::map;
 use planet_cli::stack::PackOpener;
-use planet_terrain::camera::View;
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, LawSummary, PackSource, Provenance, locate};
 use planet_terrain::layers::LayerStack;
-use planet_terrain::lod::{SelectionSettings, select};
 use planet_terrain::pack::{Coverage, Pack};
 use planet_terrain::{Geodetic, TileAddress};
 
@@ -203,14 +210,6 @@ fn main() -> ExitCode {
     planet_cli::exit_code(run(Cli::parse()))
 }
 
-/// `println!` that returns the write's error, so a closed pipe ends the
-/// command quietly (see `planet_cli::report`) instead of panicking.
-macro_rules! outln {
-    ($($arg:tt)*) => {
-        writeln!(std::io::stdout().lock(), $($arg)*)?
-    };
-}
-
 fn run(cli: Cli) -> Result<()> {
     let opener = PackOpener::new(&cli.remote);
     let open = |path: &Path| opener.open_pack(path);
@@ -273,7 +272,7 @@ fn run(cli: Cli) -> Result<()> {
             let slopes_over = drawn_slopes.then(|| map::stack_coverage(&coverages));
             let ground = stack.with_detail(detail.on);
             let budget = budget.map_or_else(|| planet_terrain::lod::viewport_budget(size), u64::from);
-            cut(&ground, camera, CutAsked { budget: budget as usize, sse, size, json, slopes_over })
+            cut::cut(&ground, camera, cut::CutAsked { budget: budget as usize, sse, size, json, slopes_over })
         }
     }
 }
@@ -642,7 +641,7 @@ fn picture(pack: &Pack, tile: TileAddress, out: &Path, scale: u32) -> Result<()>
     Ok(())
 }
 
-struct CameraArgs {
+pub(crate) struct CameraArgs {
     lat: f64,
     lon: f64,
     alt: f64,
@@ -742,66 +741,6 @@ fn npy_f32(values: &[f32], (rows, columns): (usize, usize)) -> Vec<u8> {
         bytes.extend_from_slice(&v.to_le_bytes());
     }
     bytes
-}
-
-/// What `cut` is asked besides the camera.
-struct CutAsked {
-    budget: usize,
-    sse: f64,
-    size: (u32, u32),
-    json: bool,
-    /// `--drawn-slopes`: the slopes drawn over this box.
-    slopes_over: Option<Coverage>,
-}
-
-/// The deepest a camera may stand below its body's datum: deeper than any
-/// body's lowest ground (Earth's trenches reach 11 km), within its body's
-/// half radius.
-const DEEPEST_CAMERA_M: f64 = 20_000.0;
-
-fn cut(source: &dyn HeightSource, camera: CameraArgs, asked: CutAsked) -> Result<()> {
-    let deepest = DEEPEST_CAMERA_M.min(0.5 * source.body().ellipsoid().min_radius());
-    if camera.alt < -deepest {
-        bail!(
-            "--alt {}: the camera would stand inside the body (at most {deepest} m below its datum); a cut is of ground seen from outside",
-            camera.alt
-        );
-    }
-    let at = Geodetic::from_degrees(camera.lat, camera.lon, camera.alt);
-    let view = View::looking_from(source.body(), at, camera.heading, camera.pitch, 60f64.to_radians(), asked.size);
-    let settings = SelectionSettings { target_error_px: asked.sse, node_budget: asked.budget, near_m: 0.1 };
-    let cut = select(source, &view, &settings)?;
-    let mut s = output::CutSummary::from(&cut);
-    if let Some(region) = &asked.slopes_over {
-        s.drawn_slopes = Some(slopes::drawn_slopes(source, &cut, region)?);
-    }
-    if asked.json {
-        outln!("{}", serde_json::to_string_pretty(&s)?);
-    } else {
-        outln!(
-            "{} nodes selected, {} drawn ({} culled; {} of measured ground, {} holding filled voids), deepest drawn depth {}, effective error {:.2} px{}, selected in {:.2} ms",
-            s.nodes_selected,
-            s.nodes_drawn,
-            s.nodes_culled,
-            s.nodes_drawn_measured,
-            s.nodes_drawn_with_filled_voids,
-            s.deepest_drawn_depth,
-            s.effective_screen_error_pixels,
-            if s.stopped_by_budget { " (budget reached)" } else { "" },
-            s.selection_cpu_ms
-        );
-        if let Some(d) = &s.drawn_slopes {
-            outln!(
-                "drawn slopes over the packs' boxes ({} nodes, {} triangles): median {:.1}, 99th percentile {:.1}, 99.9th {:.1} degrees",
-                d.nodes,
-                d.triangles,
-                d.median_deg,
-                d.p99_deg,
-                d.p99_9_deg
-            );
-        }
-    }
-    Ok(())
 }
 
 /// Every flag and argument `planet-pack --help` lists says what it does.
