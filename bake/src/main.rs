@@ -298,14 +298,14 @@ fn run(cli: Cli) -> Result<()> {
 /// or each other. A patch's --out is read and written in place: that is
 /// what a patch is.
 fn check_paths(cli: &Cli, out: &Path) -> Result<()> {
-    use planet_cli::paths::{named, raster};
+    use planet_cli::paths::{named, pack_output, raster};
     let rasters = [("--dem", &cli.dem), ("--imagery", &cli.imagery), ("--classes", &cli.classes)];
     let files = [("--scene", &cli.scene), ("--inputs-digest", &cli.inputs_digest)];
     let mut inputs: Vec<_> = rasters.iter().filter_map(|(flag, p)| p.as_deref().map(|p| raster(flag, p))).collect();
     inputs.extend(files.iter().filter_map(|(flag, p)| p.as_deref().map(|p| named(flag, p))));
     inputs.extend(cli.merge.iter().map(|shard| named("--merge", shard)));
     let picture = cli.report.as_ref().map(|r| r.with_extension("provenance.png"));
-    let mut outputs = vec![named("--out", out)];
+    let mut outputs = vec![pack_output("--out", out)];
     outputs.extend(cli.report.as_deref().map(|r| named("--report", r)));
     outputs.extend(picture.as_deref().map(|p| named("--report's provenance picture", p)));
     planet_cli::paths::check_paths(&inputs, &outputs).map_err(anyhow::Error::msg)

@@ -255,7 +255,8 @@ fn remove_markers(out: &Path) -> Result<(), BakeError> {
 
 fn remove_layout_record(out: &Path) -> Result<(), BakeError> {
     let layout = layout_path(out);
-    remove_if_there(&planet_cli::fs::partial_path(&layout), "removing the merge's layout")?;
+    // Where builds before the staging files became unique staged it.
+    remove_if_there(&planet_terrain::pack::writer::sibling(&layout, ".partial"), "removing the merge's layout")?;
     remove_if_there(&layout, "removing the merge's layout")
 }
 

@@ -1000,3 +1000,32 @@ fn a_regional_packs_voids_show_the_pack_below() {
     let (lo, hi) = t.heights.iter().fold((f32::MAX, f32::MIN), |(lo, hi), &h| (lo.min(h), hi.max(h)));
     assert!(b.min_elevation <= f64::from(lo) && f64::from(hi) <= b.max_elevation, "{b:?} vs {lo}..{hi}");
 }
+
+/// Regression (#50): the bake staged its pack at `OUT.partial` and
+/// `OUT.tmp` and never checked those names against its inputs, so
+/// `--dem o.planetpack.partial --out o.planetpack` exited 0 with the DEM
+/// gone. Such an input is refused by name before anything is read, and a
+/// pack is never renamed over a FIFO.
+#[test]
+fn an_input_named_like_the_outputs_staging_file_is_refused_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.planetpack");
+    for staging in ["o.planetpack.partial", "o.planetpack.tmp", "o.planetpack.patch-journal", "o.rejected"] {
+        let dem = earth_tiff(dir.path(), staging, nodes(), GEO);
+        let before = std::fs::read(&dem).unwrap();
+        let o = planet_bake(&["--dem", path_str(&dem), "--body", "earth", "--out", path_str(&out), "--depth", "1"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("where --out") && err.contains("is staged"), "{staging}: {err}");
+        assert_eq!(std::fs::read(&dem).unwrap(), before, "{staging} is kept");
+        assert!(!out.exists());
+        std::fs::remove_file(&dem).unwrap();
+    }
+    let dem = earth_tiff(dir.path(), "dem.tif", nodes(), GEO);
+    let fifo = dir.path().join("pack.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = planet_bake(&["--dem", path_str(&dem), "--body", "earth", "--out", path_str(&fifo), "--depth", "1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("is a FIFO: a pack is a file"), "{err}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
+}

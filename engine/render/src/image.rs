@@ -19,23 +19,19 @@ impl RgbaImage {
         [self.pixels[k], self.pixels[k + 1], self.pixels[k + 2], self.pixels[k + 3]]
     }
 
+    /// Writes the image as a PNG at `path`, whole or not at all, or into a
+    /// FIFO or a character device there (`planet_terrain::files`).
     pub fn save_png(&self, path: &Path) -> Result<()> {
         let fail = |message: String| RenderError::Image { path: path.display().to_string(), message };
-        let tmp = path.with_extension("png.partial");
-        let write = || -> std::result::Result<(), String> {
-            let file = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
-            let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
+        planet_terrain::files::write_whole(path, |out| {
+            let mut encoder = png::Encoder::new(out, self.width, self.height);
             encoder.set_color(png::ColorType::Rgba);
             encoder.set_depth(png::BitDepth::Eight);
-            let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
-            writer.write_image_data(&self.pixels).map_err(|e| e.to_string())?;
-            writer.finish().map_err(|e| e.to_string())
-        };
-        if let Err(message) = write() {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(fail(message));
-        }
-        std::fs::rename(&tmp, path).map_err(|e| fail(e.to_string()))
+            let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
+            writer.write_image_data(&self.pixels).map_err(std::io::Error::other)?;
+            writer.finish().map_err(std::io::Error::other)
+        })
+        .map_err(|e| fail(e.to_string()))
     }
 
     pub fn load_png(path: &Path) -> Result<RgbaImage> {

@@ -28,6 +28,7 @@ pub mod layout;
 
 pub mod abi;
 pub mod camera;
+pub mod files;
 pub mod geo;
 pub mod ground;
 pub mod layers;

@@ -1,36 +1,23 @@
 //! Files appear whole at their path or not at all.
 //!
 //! The key decision: every file a tool writes (a report, statistics, a
-//! scene, a picture) is written beside its destination under a `.partial`
-//! name, flushed to disk, and renamed over the destination, so a killed
-//! tool or a full disk never leaves a truncated file where a reader looks.
-//! The temporary file is removed when anything fails.
+//! scene, a picture) goes through `planet_terrain::files::write_whole`:
+//! staged beside its destination under a name no other file has, flushed
+//! to disk and renamed over the destination, so a killed tool or a full
+//! disk never leaves a truncated file where a reader looks and no input is
+//! ever written over; a FIFO or a device there is written into, never
+//! replaced. The staging file is removed when anything fails.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
-/// Where the bytes of `path` are staged before the rename.
-pub fn partial_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(".partial");
-    path.with_file_name(name)
-}
-
-/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
+/// Writes `bytes` to `path` atomically (a staging file no other file can
+/// be, fsync, rename), or into the FIFO or character device there
+/// (`planet_terrain::files`).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = partial_path(path);
-    let written = (|| -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written.with_context(|| format!("writing {}", path.display()))
+    planet_terrain::files::write_whole(path, |out| out.write_all(bytes))
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Why no file can be put at `path`, the value of `flag`, if none can: it
@@ -80,7 +67,45 @@ mod tests {
         std::fs::write(&path, "old").unwrap();
         write_json(&path, &serde_json::json!({"tiles": 3})).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n  \"tiles\": 3\n}\n");
-        assert!(!partial_path(&path).exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the staging file is gone");
+    }
+
+    /// Regression (#50): `--stats FIFO` (and a device node) was replaced by
+    /// a regular file. A stream is written into and stays what it was.
+    #[test]
+    fn a_fifo_is_written_into_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("stats.fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_json(&fifo, &serde_json::json!({"frames": 2})).unwrap();
+        assert_eq!(reader.join().unwrap(), b"{\n  \"frames\": 2\n}\n");
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing staged beside it");
+        // A directory (or a socket, a block device) is refused by name.
+        let error = write_atomic(dir.path(), b"x").unwrap_err();
+        assert!(format!("{error:#}").contains("is a directory"), "{error:#}");
+    }
+
+    /// A staging name is never an existing file's: one that is there is
+    /// left alone (it may be an input named like a staging file).
+    #[test]
+    fn staging_never_touches_a_file_that_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("map.png");
+        let bystanders = ["map.png.partial", ".map.png.partial", "map.png.tmp"];
+        for name in bystanders {
+            std::fs::write(dir.path().join(name), name).unwrap();
+        }
+        write_atomic(&path, b"png").unwrap();
+        for name in bystanders {
+            assert_eq!(std::fs::read_to_string(dir.path().join(name)).unwrap(), name);
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), b"png");
     }
 
     /// Regression (#31): a `--report` on a read-only filesystem was found
@@ -101,6 +126,6 @@ mod tests {
         let path = dir.path().join("missing-dir").join("report.json");
         let error = write_atomic(&path, b"x").unwrap_err();
         assert!(format!("{error:#}").contains("report.json"), "{error:#}");
-        assert!(!path.exists() && !partial_path(&path).exists());
+        assert!(!path.exists() && !path.parent().unwrap().exists());
     }
 }

@@ -25,16 +25,25 @@ pub struct Named<'a> {
     /// A directory is a valid input here (GDAL reads some rasters, an
     /// ESRI grid for one, as a directory).
     pub directory_ok: bool,
+    /// An output that is only ever renamed into place whole (a pack): a
+    /// FIFO or a device there is refused, not written into.
+    pub whole_only: bool,
 }
 
 /// `path`, as `flag` named it.
 pub fn named<'a>(flag: &'a str, path: &'a Path) -> Named<'a> {
-    Named { flag, path, directory_ok: false }
+    Named { flag, path, directory_ok: false, whole_only: false }
 }
 
 /// A raster `flag` names for GDAL: a file, or a directory GDAL reads.
 pub fn raster<'a>(flag: &'a str, path: &'a Path) -> Named<'a> {
-    Named { flag, path, directory_ok: true }
+    Named { flag, path, directory_ok: true, whole_only: false }
+}
+
+/// A pack (or another file renamed into place whole) that `flag` writes:
+/// never a stream.
+pub fn pack_output<'a>(flag: &'a str, path: &'a Path) -> Named<'a> {
+    Named { flag, path, directory_ok: false, whole_only: true }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,10 +82,14 @@ fn identity(path: &Path, links_left: u8) -> Identity {
     }
 }
 
-/// Refuses a command whose inputs are there but are not files, or whose
-/// outputs name one of its inputs, or each other. Inputs may name one file
-/// twice (reading it twice harms nothing); an input not there (or a URL) is
-/// left to whatever opens it to report.
+/// Refuses a command whose inputs are there but are not files, whose
+/// outputs name one of its inputs (or a name it stages an output at:
+/// `planet_terrain::files::staging_names`), or each other, or whose
+/// outputs are there but can be neither replaced nor written into (a
+/// directory, a socket; a FIFO or a device for a pack). Inputs may name
+/// one file twice (reading it twice harms nothing); an input not there
+/// (or a URL) is left to whatever opens it to report. An output that is a
+/// FIFO or a device is written into, so two outputs may name one.
 pub fn check_paths(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), String> {
     for input in inputs {
         let Ok(meta) = std::fs::metadata(input.path) else { continue };
@@ -88,7 +101,30 @@ pub fn check_paths(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), St
         return Err(format!("{} {} is {what}, not a file: give the path of a file", input.flag, input.path.display()));
     }
     let inputs_seen: Vec<(Named<'_>, Identity)> = inputs.iter().map(|i| (*i, identity(i.path, 8))).collect();
-    let outputs_seen: Vec<(Named<'_>, Identity)> = outputs.iter().map(|o| (*o, identity(o.path, 8))).collect();
+    let mut files = Vec::with_capacity(outputs.len());
+    for output in outputs {
+        use planet_terrain::files::{Destination, destination};
+        match destination(output.path) {
+            Destination::Refused(kind) => {
+                return Err(format!(
+                    "{} {} is {kind}: nothing is written there; give a file path",
+                    output.flag,
+                    output.path.display()
+                ));
+            }
+            Destination::Stream(kind) if output.whole_only => {
+                return Err(format!(
+                    "{} {} is {kind}: a pack is a file, made beside its path and renamed over it; give a file path",
+                    output.flag,
+                    output.path.display()
+                ));
+            }
+            Destination::Stream(_) => {}
+            Destination::File => files.push(*output),
+        }
+        refuse_staging_collision(&inputs_seen, output)?;
+    }
+    let outputs_seen: Vec<(Named<'_>, Identity)> = files.iter().map(|o| (*o, identity(o.path, 8))).collect();
     for (k, (output, id)) in outputs_seen.iter().enumerate() {
         if let Some((input, _)) = inputs_seen.iter().find(|(_, other)| other == id) {
             return Err(format!(
@@ -104,6 +140,25 @@ pub fn check_paths(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), St
                 "{} {} and {} {} are one file: each output needs its own path",
                 earlier.flag,
                 earlier.path.display(),
+                output.flag,
+                output.path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an input that is a file `output` is staged at beside it.
+fn refuse_staging_collision(inputs: &[(Named<'_>, Identity)], output: &Named<'_>) -> Result<(), String> {
+    for staging in planet_terrain::files::staging_names(output.path) {
+        let id = identity(&staging, 8);
+        if let Some((input, _)) = inputs.iter().find(|(_, other)| *other == id) {
+            return Err(format!(
+                "{} {} is {}, where {} {} is staged: a command never writes over what it reads; give the output \
+                 another name or move the input",
+                input.flag,
+                input.path.display(),
+                staging.display(),
                 output.flag,
                 output.path.display()
             ));
@@ -164,6 +219,24 @@ mod tests {
         let error = check_paths(&[named("--path", Path::new("/dev/zero"))], &[]).unwrap_err();
         assert!(error.contains("is a device, not a file"), "{error}");
         assert_eq!(check_paths(&[named("--dem", &dir.path().join("not-there.tif"))], &[]), Ok(()));
+    }
+
+    /// #50: a stream output is written into (two outputs may name one), a
+    /// pack is never a stream, and no input may be where an output is
+    /// staged.
+    #[test]
+    fn streams_are_outputs_packs_are_files_and_staging_names_are_nobodys() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("out.fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        assert_eq!(check_paths(&[], &[named("--stats", &fifo), named("--shot", &fifo)]), Ok(()));
+        let error = check_paths(&[], &[pack_output("--out", &fifo)]).unwrap_err();
+        assert!(error.contains("is a FIFO: a pack is a file"), "{error}");
+        let out = dir.path().join("o.planetpack");
+        let staged = dir.path().join("o.planetpack.partial");
+        std::fs::write(&staged, "dem").unwrap();
+        let error = check_paths(&[named("--dem", &staged)], &[pack_output("--out", &out)]).unwrap_err();
+        assert!(error.starts_with(&format!("--dem {} is", staged.display())) && error.contains("is staged"), "{error}");
     }
 
     #[test]

@@ -304,6 +304,14 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
         bail!("{}: upgrade rewrites a local file; download the pack first", pack.display());
     }
     let out = out.unwrap_or(pack);
+    // Before anything is read: the new pack is staged beside --out, so an
+    // input named like a staging file (`new.planetpack.tmp --out
+    // new.planetpack`) was truncated under the copy and the upgrade died.
+    if out != pack {
+        use planet_cli::paths::{named, pack_output};
+        planet_cli::paths::check_paths(&[named("PACK", pack)], &[pack_output("--out", out)])
+            .map_err(anyhow::Error::msg)?;
+    }
     // The version bytes decide, so a pack that fails to open for another
     // reason says that reason, not "version 1".
     let mut head = [0u8; 10];

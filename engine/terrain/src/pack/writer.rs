@@ -345,6 +345,14 @@ impl PackWriter {
         whole: bool,
     ) -> Result<(StagedSet, Vec<u8>), PackError> {
         spec.validate()?;
+        // A pack is renamed over its path at the end: over a FIFO or a
+        // device node that replaced the node (as root, `/dev/null`).
+        if let Some(kind) = std::fs::metadata(out).ok().and_then(|m| crate::pack::reader::not_a_file(&m.file_type())) {
+            return Err(PackError::BadSpec(format!(
+                "{} is {kind}: a pack is a file, made beside its path and renamed over it; give a file path",
+                out.display()
+            )));
+        }
         let dir = scratch_dir(out);
         let stem = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let tiles = StagedSet::declare(dir, &stem, tile_set.into_iter().map(TileAddress::key))
