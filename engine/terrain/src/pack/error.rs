@@ -13,6 +13,10 @@ use crate::geo::address::TileAddress;
 pub enum PackError {
     #[error("{path}: {cause}")]
     File { path: PathBuf, cause: Box<PackError> },
+    #[error(
+        "the pack changed while it was read ({opened} bytes when opened, {now} now: another program rewrote it); open it again: {cause}"
+    )]
+    ChangedWhileRead { opened: u64, now: u64, cause: Box<PackError> },
     #[error("I/O error while {doing}: {cause}")]
     Io { doing: &'static str, cause: std::io::Error },
     #[error("truncated: the {section} needs bytes {start}..{end} but the file has {file_length} bytes")]

@@ -24,7 +24,7 @@ use crate::pack::format::{
     decode_header_as, encode_header,
 };
 use crate::pack::index::{IndexBuilder, IndexLayout};
-use crate::pack::reader::{MappedFile, PackBytes};
+use crate::pack::reader::{PackBytes, ReadFile};
 use crate::pack::writer::tmp_path;
 
 /// What an upgrade wrote.
@@ -48,7 +48,7 @@ pub fn upgrade(src: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<UpgradeSumma
 }
 
 fn upgrade_inner(src: &Path, dst: &Path, law_of: LawOf<'_>) -> Result<UpgradeSummary, PackError> {
-    let bytes = MappedFile::open(src)?;
+    let bytes = ReadFile::open(src)?;
     let file_length = bytes.len();
     let head = bytes.read(0, (HEADER_LENGTH as u64).min(file_length) as usize)?;
     let mut header = decode_header_as(&head, file_length, VERSION_FLAT_INDEX)?;

@@ -846,3 +846,28 @@ fn a_pack_laid_out_then_copied_in_ranges_in_any_order_is_the_bytes_one_writer_wr
     assert!(std::fs::read(&out).unwrap() == std::fs::read(&source).unwrap());
     assert!(!partial_path(&out).exists() && !tmp_path(&out).exists());
 }
+
+/// Regression (#50): packs were memory-mapped, and `cp` over a pack while
+/// `verify` or the viewer read it killed the reader with SIGBUS and no
+/// message. Read with positioned reads, a pack truncated or rewritten under
+/// its reader is an error naming the change and the file.
+#[test]
+fn a_pack_rewritten_under_its_reader_is_an_error_not_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.planetpack");
+    std::fs::write(&path, valid()).unwrap();
+    let pack = Pack::open(&path).unwrap();
+    let entries = pack.all_entries().unwrap();
+    let last = entries.iter().max_by_key(|e| e.payload_offset).unwrap();
+    // Truncated (as `cp` does before it writes): the last payload is gone.
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(last.payload_offset).unwrap();
+    let error = pack.read_tile(last.tile()).unwrap_err().to_string();
+    assert!(error.contains("changed while it was read") && error.contains("p.planetpack"), "{error}");
+    // Rewritten whole with other bytes of the same length: an error too.
+    let mut other = valid().to_vec();
+    let at = last.payload_offset as usize;
+    other[at..at + 4].iter_mut().for_each(|b| *b ^= 0xff);
+    std::fs::write(&path, &other).unwrap();
+    assert!(pack.read_tile(last.tile()).is_err(), "a changed payload is never decoded");
+}
