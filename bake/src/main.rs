@@ -19,6 +19,7 @@ use planet_cli::map;
 use planet_cli::progress::JobProgress;
 use planet_cli::shard::{ShardArg, shard_from_scheduler};
 use planet_terrain::Body;
+use planet_terrain::pack::lock::{Contention, Sharing, WriterLock};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -84,6 +85,10 @@ struct Cli {
     /// Keep an existing --out baked from the same inputs and parameters.
     #[arg(long)]
     if_unchanged: bool,
+    /// When another command is writing --out (a bake, a patch, an
+    /// upgrade), wait for it to finish instead of refusing.
+    #[arg(long)]
+    wait: bool,
     /// Bake only part I of N of a sharded bake (0 <= I < N) into a shard file at --out,
     /// or `auto`: the part from a Slurm array task or a Kubernetes Indexed Job.
     /// `{i}` and `{count}` in --out become I and N (so does n in braces). Merge the shards
@@ -241,14 +246,21 @@ fn run(cli: Cli) -> Result<()> {
     if let (Some(wave), Some(task)) = (cli.wave, cli.task) {
         let out = PathBuf::from(out(&cli).to_string_lossy().replace("{j}", &task.to_string()));
         check_paths(&cli, &out)?;
+        let _lock = writer_lock(&cli, &out, &reporter)?;
         return run_wave(&cli, WaveOptions { wave, task, out, ..merge_options(&cli).into() }, &reporter);
     }
     if !cli.merge.is_empty() {
         check_paths(&cli, out(&cli))?;
+        // Copy tasks write disjoint ranges of one file at once: they share it.
+        let sharing = if cli.copy.is_some() { Sharing::Shared } else { Sharing::Exclusive };
+        let _lock = writer_lock_as(&cli, out(&cli), sharing, &reporter)?;
         return run_merge(&cli, &reporter);
     }
     let options = options(&cli)?;
     check_paths(&cli, &options.out)?;
+    // Held from here to the end: planning, baking or patching, the audit,
+    // the commit and the report (#50: two patches at once lost the first).
+    let _lock = (!cli.digest_inputs).then(|| writer_lock(&cli, &options.out, &reporter)).transpose()?;
     if cli.digest_inputs {
         reporter.stage("reading every input to digest it");
         let files = planet_bake::write_inputs_manifest(&options, &options.out)?;
@@ -291,6 +303,19 @@ fn run(cli: Cli) -> Result<()> {
         cli.report.as_ref().map(|p| format!("; report in {}", p.display())).unwrap_or_default()
     ));
     Ok(())
+}
+
+/// The writers' lock of `out` (`planet_terrain::pack::lock`), held while
+/// this command writes it: refused while another holds it, or waited for
+/// with `--wait`.
+fn writer_lock(cli: &Cli, out: &Path, reporter: &Reporter) -> Result<WriterLock> {
+    writer_lock_as(cli, out, Sharing::Exclusive, reporter)
+}
+
+fn writer_lock_as(cli: &Cli, out: &Path, sharing: Sharing, reporter: &Reporter) -> Result<WriterLock> {
+    let contention = if cli.wait { Contention::Wait } else { Contention::Refuse };
+    let waiting = |holder: &str| reporter.stage(&format!("waiting for {holder}, which is writing {}", out.display()));
+    Ok(WriterLock::acquire_as(out, "planet-bake", sharing, contention, waiting)?)
 }
 
 /// Refuses, before any work, a bake whose outputs (`out`: the pack, shard

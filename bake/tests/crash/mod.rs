@@ -221,3 +221,93 @@ fn absurd_depth_jobs_and_pixel_sizes_are_refused_with_the_rule() {
     let flat_args = ["--dem", path_str(&flat), "--body", "earth", "--out", path_str(&out)];
     refused(&flat_args, &["flat.tif", "zero size"]);
 }
+
+/// Waits (at most a minute) for a writer stopped by `PLANET_PAUSE_AT` to
+/// make its pause file.
+fn until_paused(file: &Path, writer: &mut std::process::Child) {
+    let start = std::time::Instant::now();
+    while !file.exists() {
+        if let Some(status) = writer.try_wait().unwrap() {
+            panic!("the writer ended ({status}) before its pause point");
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "the writer never reached its pause point");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A box of latitudes, one of longitudes, and metres to raise the field there.
+type Raise = ((f64, f64), (f64, f64), f32);
+
+/// Regression (#50): patches took no lock. Two patches of one pack at once
+/// both exited 0 and the first one's ground was gone; a patch beside a
+/// full bake replacing the pack wrote the old ground into the new one. One
+/// writer at a time now: a second refuses naming the first, or with
+/// `--wait` waits for it, and the pack ends as the two in turn make it.
+/// The race is driven by the pause hook, not by sleeps.
+#[test]
+fn a_second_writer_refuses_or_waits_and_nothing_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "before.tif", nodes(), GEO);
+    let raise = |boxes: &[Raise]| {
+        let mut v = nodes().to_vec();
+        for (k, h) in v.iter_mut().enumerate() {
+            let (lat, lon) = node(k % WIDTH, k / WIDTH);
+            for &((s, n), (w, e), by) in boxes {
+                if (s..=n).contains(&lat) && (w..=e).contains(&lon) {
+                    *h += by;
+                }
+            }
+        }
+        v
+    };
+    let first = earth_tiff(dir.path(), "first.tif", &raise(&[((10.0, 15.0), (20.0, 30.0), 750.0)]), GEO);
+    let both = raise(&[((10.0, 15.0), (20.0, 30.0), 750.0), ((-25.0, -20.0), (40.0, 50.0), -400.0)]);
+    let second = earth_tiff(dir.path(), "second.tif", &both, GEO);
+    let out = dir.path().join("p.planetpack");
+    assert_ok(&planet_bake(&[], &bake_args(&dem, &out, &[])), "base bake");
+    let reference = dir.path().join("reference.planetpack");
+    std::fs::copy(&out, &reference).unwrap();
+    assert_ok(&planet_bake(&[], &bake_args(&first, &reference, &["--region", REGION])), "first patch");
+    assert_ok(&planet_bake(&[], &bake_args(&second, &reference, &["--region", "-25,40,-20,50"])), "second patch");
+    let expected = std::fs::read(&reference).unwrap();
+
+    let pause = dir.path().join("paused");
+    let pause_env = [("PLANET_PAUSE_AT", "patch-compute"), ("PLANET_PAUSE_FILE", path_str(&pause))];
+    let mut a = Command::new(env!("CARGO_BIN_EXE_planet-bake"))
+        .envs(pause_env)
+        .args(bake_args(&first, &out, &["--region", REGION]))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    until_paused(&pause, &mut a);
+    let before = std::fs::read(&out).unwrap();
+    let refused = planet_bake(&[], &bake_args(&second, &out, &["--region", "-25,40,-20,50"]));
+    assert!(!refused.status.success(), "a second patch ran beside the first");
+    assert!(stderr(&refused).contains("is being written by pid"), "{}", stderr(&refused));
+    assert_eq!(std::fs::read(&out).unwrap(), before, "the refused patch touched the pack");
+    let full = planet_bake(&[], &bake_args(&dem, &out, &[]));
+    assert!(!full.status.success() && stderr(&full).contains("is being written by pid"), "{}", stderr(&full));
+    // The waiting patch says whom it waits for; the first goes on only then.
+    let mut b = Command::new(env!("CARGO_BIN_EXE_planet-bake"))
+        .args(bake_args(&second, &out, &["--region", "-25,40,-20,50", "--wait"]))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(b.stderr.take().unwrap()));
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains("waiting for pid") {
+            break;
+        }
+    }
+    assert!(said.contains("waiting for pid"), "{said}");
+    std::fs::remove_file(&pause).unwrap();
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert!(a.wait().unwrap().success(), "the first patch");
+    assert!(b.wait().unwrap().success(), "the waiting patch: {said}{}", rest.join("\n"));
+    assert_eq!(std::fs::read(&out).unwrap(), expected, "both patches, in turn");
+    assert!(!planet_terrain::pack::lock::lock_path(&out).exists(), "the lock file is gone");
+}

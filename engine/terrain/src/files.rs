@@ -111,6 +111,7 @@ pub fn staging_names(out: &Path) -> Vec<PathBuf> {
         crate::pack::writer::partial_path(out),
         crate::pack::writer::tmp_path(out),
         crate::pack::journal::journal_path(out),
+        crate::pack::lock::lock_path(out),
         out.with_extension("rejected"),
     ]
 }

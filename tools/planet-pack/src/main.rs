@@ -312,6 +312,13 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
         planet_cli::paths::check_paths(&[named("PACK", pack)], &[pack_output("--out", out)])
             .map_err(anyhow::Error::msg)?;
     }
+    // One writer at a time (#50): held until the upgraded pack is in place.
+    let _lock = planet_terrain::pack::lock::WriterLock::acquire(
+        out,
+        "planet-pack upgrade",
+        planet_terrain::pack::lock::Contention::Refuse,
+        |_| {},
+    )?;
     // The version bytes decide, so a pack that fails to open for another
     // reason says that reason, not "version 1".
     let mut head = [0u8; 10];

@@ -20,6 +20,14 @@ use planet_terrain::pack::{Pack, Pending, finish_patch, journal_path, partial_pa
 
 /// Repairs the pack at `pack` and prints one line per thing it did.
 pub(crate) fn repair(pack: &Path) -> Result<()> {
+    // Never under a running writer (#50): its journal and staging files are
+    // in use, not left over.
+    let _lock = planet_terrain::pack::lock::WriterLock::acquire(
+        pack,
+        "planet-pack repair",
+        planet_terrain::pack::lock::Contention::Refuse,
+        |_| {},
+    )?;
     let mut done = Vec::new();
     if !pack.exists() && !journal_path(pack).exists() {
         let partial = partial_path(pack);

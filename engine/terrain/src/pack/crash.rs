@@ -40,12 +40,31 @@ pub const WINDOWS: &[&str] = &[
     "patch-cleanup",
 ];
 
-/// Dies here when `PLANET_ABORT_AT` names `window` (a test hook).
+/// The variable naming the window to stop in (a test hook): the writer
+/// makes the file `PLANET_PAUSE_FILE` names there and waits until it is
+/// removed, so a test can run a second command against a writer that is
+/// surely in that window (races driven by hooks, not by sleeps).
+pub const PAUSE_AT: &str = "PLANET_PAUSE_AT";
+/// The file a paused writer makes and waits on.
+pub const PAUSE_FILE: &str = "PLANET_PAUSE_FILE";
+
+/// Dies here when `PLANET_ABORT_AT` names `window`, and stops here while
+/// `PLANET_PAUSE_AT` names it (test hooks).
 pub fn abort_point(window: &str) {
     debug_assert!(WINDOWS.contains(&window), "unknown crash window {window}");
     if std::env::var_os(ABORT_AT).is_some_and(|w| w == window) {
         eprintln!("{ABORT_AT}={window}: aborting (test hook)");
         std::process::abort();
+    }
+    if std::env::var_os(PAUSE_AT).is_some_and(|w| w == window)
+        && let Some(file) = std::env::var_os(PAUSE_FILE).map(std::path::PathBuf::from)
+    {
+        eprintln!("{PAUSE_AT}={window}: paused until {} is removed (test hook)", file.display());
+        if std::fs::write(&file, window).is_ok() {
+            while file.exists() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
     }
 }
 

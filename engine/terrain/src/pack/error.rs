@@ -17,6 +17,12 @@ pub enum PackError {
         "the pack changed while it was read ({opened} bytes when opened, {now} now: another program rewrote it); open it again: {cause}"
     )]
     ChangedWhileRead { opened: u64, now: u64, cause: Box<PackError> },
+    #[error(
+        "{} is being written by {holder} (its lock {}): one writer at a time; let it finish (planet-bake --wait waits for it)",
+        pack.display(),
+        lock.display()
+    )]
+    Busy { pack: PathBuf, holder: String, lock: PathBuf },
     #[error("I/O error while {doing}: {cause}")]
     Io { doing: &'static str, cause: std::io::Error },
     #[error("truncated: the {section} needs bytes {start}..{end} but the file has {file_length} bytes")]

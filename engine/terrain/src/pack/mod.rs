@@ -15,6 +15,7 @@ pub mod format;
 pub mod index;
 pub mod journal;
 mod law;
+pub mod lock;
 pub mod parts;
 pub mod patch;
 pub mod ranged;
