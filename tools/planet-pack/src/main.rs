@@ -319,6 +319,24 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
         planet_terrain::pack::lock::Contention::Refuse,
         |_| {},
     )?;
+    // An in-place upgrade killed in its journal windows finishes on a
+    // re-run (#50: it asked for `repair`, and could leave its journal).
+    // Under the writers' lock, a journal beside the pack is no running
+    // writer's: completed, or discarded when it never was complete, as
+    // `repair` does.
+    if out == pack && planet_terrain::pack::journal_path(pack).exists() {
+        use planet_terrain::pack::{Pending, finish_patch, replay_pending};
+        match replay_pending(pack).context("replaying the pending journal")? {
+            Pending::Replayed(_) => {
+                finish_patch(pack).context("removing the replayed journal")?;
+                outln!("{}: completed an interrupted write from its journal", pack.display());
+            }
+            Pending::Discarded { reason } | Pending::Stale { reason } => {
+                outln!("{}: discarded a journal that was never applied ({reason})", pack.display());
+            }
+            Pending::None => {}
+        }
+    }
     // The version bytes decide, so a pack that fails to open for another
     // reason says that reason, not "version 1".
     let mut head = [0u8; 10];

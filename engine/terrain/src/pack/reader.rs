@@ -324,6 +324,16 @@ impl Pack {
             Some((opened, now)) => PackError::ChangedWhileRead { opened, now, cause: Box::new(e) },
             None => e,
         };
+        // A patch journal beside the pack: a patch is under way or was
+        // interrupted, and a torn page or payload is that patch, which
+        // `planet-pack repair` completes (#50: `verify` said "torn or
+        // corrupt" without naming either).
+        let e = match self.path.as_deref().map(journal_path).filter(|j| j.exists()) {
+            Some(journal) if !matches!(e, PackError::Interrupted { .. }) => {
+                PackError::Interrupted { journal, cause: Box::new(e) }
+            }
+            _ => e,
+        };
         match &self.path {
             Some(path) => e.in_file(path),
             None => e,

@@ -871,3 +871,19 @@ fn a_pack_rewritten_under_its_reader_is_an_error_not_a_signal() {
     std::fs::write(&path, &other).unwrap();
     assert!(pack.read_tile(last.tile()).is_err(), "a changed payload is never decoded");
 }
+
+/// Regression (#50): beside a pending patch journal, a torn payload read
+/// "torn or corrupt" without naming the journal or `repair`.
+#[test]
+fn a_torn_tile_beside_a_patch_journal_names_the_journal_and_repair() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.planetpack");
+    let mut bytes = valid().to_vec();
+    let pack = Pack::from_bytes(bytes.clone()).unwrap();
+    let entry = pack.all_entries().unwrap()[3];
+    bytes[entry.payload_offset as usize + 5] ^= 0x5a;
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::write(planet_terrain::pack::journal_path(&path), b"journal").unwrap();
+    let error = Pack::open(&path).unwrap().read_tile(entry.tile()).unwrap_err().to_string();
+    assert!(error.contains("patch-journal") && error.contains("planet-pack repair"), "{error}");
+}

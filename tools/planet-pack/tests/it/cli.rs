@@ -809,19 +809,30 @@ fn info_verify_and_sample_read_a_pack_over_http() {
 /// header that journal expects would be replaced), done once, and a
 /// recorded law is never replaced.
 #[test]
-fn upgrade_in_place_records_the_law_once_and_never_over_a_pending_patch() {
+fn upgrade_in_place_records_the_law_once_and_never_beside_a_running_writer() {
     let v2 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../packs/samples/tethys.planetpack");
     let dir = tempfile::tempdir().unwrap();
     let pack = dir.path().join("tethys.planetpack");
     std::fs::copy(&v2, &pack).unwrap();
+    // A running writer holds the lock: the upgrade refuses, naming it.
+    let held = planet_terrain::pack::lock::WriterLock::acquire(
+        &pack,
+        "a test's patch",
+        planet_terrain::pack::lock::Contention::Refuse,
+        |_| {},
+    )
+    .unwrap();
+    let refused = planet_pack(&["upgrade", pack.to_str().unwrap()]);
+    assert!(!refused.status.success() && stderr(&refused).contains("a test's patch"), "{}", stderr(&refused));
+    assert_eq!(std::fs::read(&pack).unwrap(), std::fs::read(&v2).unwrap(), "the pack is untouched");
+    drop(held);
+    // A journal no writer holds (#50: a re-run asked for `repair`): one that
+    // was never complete is discarded, the pack untouched, and the upgrade
+    // goes on.
     let journal = planet_terrain::pack::journal_path(&pack);
     std::fs::write(&journal, b"a patch's journal").unwrap();
-    let refused = planet_pack(&["upgrade", pack.to_str().unwrap()]);
-    assert!(!refused.status.success() && stderr(&refused).contains("patch-journal"), "{}", stderr(&refused));
-    assert_eq!(std::fs::read(&pack).unwrap(), std::fs::read(&v2).unwrap(), "the pack is untouched");
-    std::fs::remove_file(&journal).unwrap();
-
     let o = planet_pack(&["upgrade", pack.to_str().unwrap()]);
+    assert!(o.status.success() && stdout(&o).contains("discarded a journal"), "{}{}", stdout(&o), stderr(&o));
     assert!(o.status.success() && stdout(&o).contains("version 2 -> 4"), "{}{}", stdout(&o), stderr(&o));
     assert!(!journal.exists(), "the header's journal is removed once the header is in place");
     let law = planet_terrain::pack::Pack::open(&pack).unwrap().header().detail.expect("a law");
