@@ -167,6 +167,7 @@ const TERRAIN_LAYERS: &[(&str, &[&str])] = &[
     ("geo", &["layout"]),
     ("abi", &["layout", "geo"]),
     ("pack", &["layout", "geo"]),
+    ("files", &["pack"]),
     ("layers", &["geo"]),
     ("ground", &["geo", "pack", "layers"]),
     ("camera", &["geo"]),

@@ -13,6 +13,13 @@ use planet_terrain::layers::{LayerStack, Scene};
 
 /// Reads and parses a scene, checking it is for the body named `body`.
 pub fn load_scene(path: &Path, body: &str) -> Result<(Scene, String)> {
+    // Told by type before it is opened (#50: a FIFO blocked `sample` and
+    // `planet-bake` forever, waiting for a writer).
+    if let Some(kind) =
+        std::fs::metadata(path).ok().and_then(|m| planet_terrain::pack::reader::not_a_file(&m.file_type()))
+    {
+        anyhow::bail!("the scene {} is {kind}, not a file: give the path of a scene file", path.display());
+    }
     let text = std::fs::read_to_string(path).with_context(|| format!("reading the scene {}", path.display()))?;
     let scene = Scene::from_json(&text, body).with_context(|| format!("the scene {}", path.display()))?;
     Ok((scene, text))

@@ -296,6 +296,17 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Before anything is read: the new pack is staged beside --out, so an
+/// input named like a staging file (`new.planetpack.tmp --out
+/// new.planetpack`) was truncated under the copy and the upgrade died.
+fn check_upgrade_paths(pack: &Path, out: &Path) -> Result<()> {
+    use planet_cli::paths::{named, pack_output};
+    if out == pack {
+        return Ok(());
+    }
+    planet_cli::paths::check_paths(&[named("PACK", pack)], &[pack_output("--out", out)]).map_err(anyhow::Error::msg)
+}
+
 fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
     use planet_terrain::pack::format::{
         VERSION, VERSION_FLAT_INDEX, VERSION_TILE_PROVENANCE, VERSION_TWIST_LAW, VERSION_WITHOUT_DETAIL_LAW,
@@ -304,38 +315,15 @@ fn upgrade(pack: &Path, out: Option<&Path>) -> Result<()> {
         bail!("{}: upgrade rewrites a local file; download the pack first", pack.display());
     }
     let out = out.unwrap_or(pack);
-    // Before anything is read: the new pack is staged beside --out, so an
-    // input named like a staging file (`new.planetpack.tmp --out
-    // new.planetpack`) was truncated under the copy and the upgrade died.
-    if out != pack {
-        use planet_cli::paths::{named, pack_output};
-        planet_cli::paths::check_paths(&[named("PACK", pack)], &[pack_output("--out", out)])
-            .map_err(anyhow::Error::msg)?;
-    }
+    check_upgrade_paths(pack, out)?;
     // One writer at a time (#50): held until the upgraded pack is in place.
-    let _lock = planet_terrain::pack::lock::WriterLock::acquire(
-        out,
-        "planet-pack upgrade",
-        planet_terrain::pack::lock::Contention::Refuse,
-        |_| {},
-    )?;
+    let _lock = repair::writer_lock(out, "planet-pack upgrade")?;
     // An in-place upgrade killed in its journal windows finishes on a
     // re-run (#50: it asked for `repair`, and could leave its journal).
-    // Under the writers' lock, a journal beside the pack is no running
-    // writer's: completed, or discarded when it never was complete, as
-    // `repair` does.
-    if out == pack && planet_terrain::pack::journal_path(pack).exists() {
-        use planet_terrain::pack::{Pending, finish_patch, replay_pending};
-        match replay_pending(pack).context("replaying the pending journal")? {
-            Pending::Replayed(_) => {
-                finish_patch(pack).context("removing the replayed journal")?;
-                outln!("{}: completed an interrupted write from its journal", pack.display());
-            }
-            Pending::Discarded { reason } | Pending::Stale { reason } => {
-                outln!("{}: discarded a journal that was never applied ({reason})", pack.display());
-            }
-            Pending::None => {}
-        }
+    if out == pack
+        && let Some(done) = repair::finish_left_journal(pack)?
+    {
+        outln!("{}: {done}", pack.display());
     }
     // The version bytes decide, so a pack that fails to open for another
     // reason says that reason, not "version 1".

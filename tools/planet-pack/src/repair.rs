@@ -19,15 +19,36 @@ use planet_terrain::pack::writer::partial_fingerprint;
 use planet_terrain::pack::{Pack, Pending, finish_patch, journal_path, partial_path, replay_pending, tmp_path};
 
 /// Repairs the pack at `pack` and prints one line per thing it did.
+/// The writers' lock of `pack` for `command`, refused while another
+/// writer holds it (`planet_terrain::pack::lock`).
+pub(crate) fn writer_lock(pack: &Path, command: &str) -> Result<planet_terrain::pack::lock::WriterLock> {
+    use planet_terrain::pack::lock::{Contention, WriterLock};
+    Ok(WriterLock::acquire(pack, command, Contention::Refuse, |_| {})?)
+}
+
+/// Completes, or discards when it never was complete, a journal left
+/// beside `pack` by a writer that is gone (the caller holds the writers'
+/// lock), as `repair` does; what it did, if anything.
+pub(crate) fn finish_left_journal(pack: &Path) -> Result<Option<String>> {
+    if !journal_path(pack).exists() {
+        return Ok(None);
+    }
+    Ok(match replay_pending(pack).context("replaying the pending journal")? {
+        Pending::Replayed(_) => {
+            finish_patch(pack).context("removing the replayed journal")?;
+            Some("completed an interrupted write from its journal".to_owned())
+        }
+        Pending::Discarded { reason } | Pending::Stale { reason } => {
+            Some(format!("discarded a journal that was never applied ({reason})"))
+        }
+        Pending::None => None,
+    })
+}
+
 pub(crate) fn repair(pack: &Path) -> Result<()> {
     // Never under a running writer (#50): its journal and staging files are
     // in use, not left over.
-    let _lock = planet_terrain::pack::lock::WriterLock::acquire(
-        pack,
-        "planet-pack repair",
-        planet_terrain::pack::lock::Contention::Refuse,
-        |_| {},
-    )?;
+    let _lock = writer_lock(pack, "planet-pack repair")?;
     let mut done = Vec::new();
     if !pack.exists() && !journal_path(pack).exists() {
         let partial = partial_path(pack);

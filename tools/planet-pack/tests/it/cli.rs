@@ -905,3 +905,16 @@ fn a_fifo_or_a_device_as_an_output_is_written_into_not_replaced() {
     let o = planet_pack(&["map", pack.to_str().unwrap(), "--png", dir.path().to_str().unwrap()]);
     assert!(!o.status.success() && stderr(&o).contains("is a directory"), "{}", stderr(&o));
 }
+
+/// Regression (#50): `--scene FIFO` blocked `planet-pack sample` forever,
+/// waiting for a writer. A scene that is no file is refused by its type.
+#[test]
+fn a_scene_that_is_a_fifo_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = write_fixture(dir.path(), Codec::Heights);
+    let fifo = dir.path().join("scene.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o =
+        planet_pack(&["sample", pack.to_str().unwrap(), "--lat", "1", "--lon", "2", "--scene", fifo.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("is a FIFO, not a file"), "{}", stderr(&o));
+}
