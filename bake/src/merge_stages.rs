@@ -323,6 +323,9 @@ pub(crate) fn commit(options: &MergeOptions, progress: &dyn Progress) -> Result<
     if let Some(report) = finish_cleanup(options, &parts, started)? {
         return Ok(report);
     }
+    if let Some(report) = committed_and_cleaned(options, &parts, started, progress)? {
+        return Ok(report);
+    }
     require_layout(out)?;
     // Locked first: every copy task has stopped and no layout can start, so
     // the record and the markers read next are this `PACK.tmp`'s.
@@ -427,6 +430,46 @@ fn committed_already(out: &Path, layout: &Layout) -> Option<planet_terrain::pack
     let law = pack.header().detail?;
     let same = pack.tile_count() == layout.tiles && pack.file_length() == layout.file_length;
     (same && pack.verify_batched(&mut |_, _| {}, &|_, _| Ok(())).is_ok()).then_some(law)
+}
+
+/// A commit run again after it finished (#50: it failed, "nothing is laid
+/// out here"): nothing staged is left, and the pack at `out` is these
+/// parts' (their fingerprint), with its law, and holds every rule.
+fn committed_and_cleaned(
+    options: &MergeOptions,
+    parts: &Parts,
+    started: Instant,
+    progress: &dyn Progress,
+) -> Result<Option<BakeReport>, BakeError> {
+    let out = &options.out;
+    let staged = [planet_terrain::pack::partial_path(out), planet_terrain::pack::tmp_path(out), layout_path(out)];
+    if staged.iter().any(|p| p.exists()) {
+        return Ok(None);
+    }
+    let Ok(pack) = Pack::open(out) else { return Ok(None) };
+    let ours = crate::shard_file::hex(&pack.header().fingerprint) == parts.meta().fingerprint;
+    let Some(law) = pack.header().detail.filter(|_| ours) else { return Ok(None) };
+    let verify_started = Instant::now();
+    progress.stage(&format!("{} is committed already: verifying it is whole", out.display()));
+    pack.verify_batched(&mut |done, total| progress.tiles(done as usize, total as usize), &|_, _| Ok(()))?;
+    let report = MergeReport {
+        out: out.display().to_string(),
+        shards: options.shards.iter().map(|p| p.display().to_string()).collect(),
+        tiles: pack.tile_count(),
+        tiles_from_shards: parts.shards.iter().filter_map(|s| s.pack.as_ref()).map(Pack::tile_count).sum(),
+        tiles_filtered: 0,
+        wave_files: parts.waves.iter().flatten().flatten().count(),
+        copy_tasks: None,
+        file_bytes: pack.file_length(),
+        accuracy_audit: AccuracyReport { passed: true, per_depth: Vec::new() },
+        seconds: started.elapsed().as_secs_f64(),
+        filter_seconds: 0.0,
+        assemble_seconds: 0.0,
+        verify_seconds: verify_started.elapsed().as_secs_f64(),
+        detail_law: LawSummary::of(&law),
+    };
+    progress.stage(&format!("done already: {} holds these parts' pack, verified; nothing to commit", out.display()));
+    Ok(Some(BakeReport::new(Report::Merge(Box::new(report)))))
 }
 
 fn commit_report(

@@ -614,6 +614,11 @@ fn a_merge_in_stages_names_unfinished_copies_foreign_parts_and_stale_markers() {
     }
     merge_stage(&parts, &out, MergeStage::Commit).unwrap();
     assert_same_bytes(&single(&base, dir.path()), &out, "4 shards of a depth-2 bake and their waves, in stages");
+    // Regression (#50): the finished commit run again said "nothing is laid
+    // out here"; it is done, and says so, the pack untouched.
+    let committed = std::fs::read(&out).unwrap();
+    merge_stage(&parts, &out, MergeStage::Commit).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), committed);
     // A copy or commit with nothing laid out, and a damaged layout record, are named.
     let elsewhere = dir.path().join("elsewhere.planetpack");
     for stage in [MergeStage::Copy { task: 0 }, MergeStage::Commit] {
