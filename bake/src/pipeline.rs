@@ -143,11 +143,12 @@ pub(crate) struct TileBake<'a> {
 /// A coarse tile's heights: the filter of the level below, voids settled by
 /// the bake's policy; with its surface blocks still read from their rasters.
 /// Also says, per sample, where it stands: measured where all its taps are
-/// present (a stored tile of the level below lies there) and measured; a
-/// void otherwise. A sample without taps lies where the level below stored
-/// nothing: past a regional raster's edge, or over tiles that were all
-/// voids (a clipped DEM's neighbour country), and holds the policy's fill
-/// like any void, so a stack shows the pack below there too.
+/// present (a stored tile of the level below lies there) and measured;
+/// otherwise, past the pack's box, off the footprint (the edge's
+/// continuation, as at the data depth), and inside it a void holding the
+/// policy's fill, so a stack shows the pack below there too: filtered from
+/// a void, or from nothing where the level below stored nothing (tiles
+/// that were all voids: a clipped DEM's neighbour country).
 pub(crate) fn filtered_tile(
     inputs: &dyn TileSource,
     spec: &PackSpec,
@@ -155,11 +156,17 @@ pub(crate) fn filtered_tile(
     tile: TileAddress,
 ) -> Result<(Sampled, Vec<Footing>), BakeError> {
     let taps = level.filter_tile(tile);
+    // A sample not filtered from measured taps alone: inside the box a
+    // void, past it off the footprint (the stored level ends past the edge).
+    let measured = |t: &Option<crate::filter::Tap>| t.is_some_and(|t| t.measured);
+    let places = (!taps.iter().all(measured)).then(|| crate::sampling::Places::of_tile(&spec.body, tile).pairs());
     let footing = taps
         .iter()
-        .map(|t| match t {
-            Some(t) if t.measured => Footing::Measured,
-            _ => Footing::Unmeasured,
+        .enumerate()
+        .map(|(k, t)| match (measured(t), places.as_ref().is_some_and(|p| spec.coverage.contains(p[k].0, p[k].1))) {
+            (true, _) => Footing::Measured,
+            (false, true) => Footing::Unmeasured,
+            (false, false) => Footing::Off,
         })
         .collect();
     let (heights, filled) = inputs.settle_voids(tile, taps.iter().map(|t| t.map(|t| t.height)).collect())?;
