@@ -126,13 +126,15 @@ fn check_filtered(pack: &Pack, parent: &planet_terrain::pack::DecodedTile) {
             let (ci, cj) = ((2 * i / 128).min(1), (2 * j / 128).min(1));
             let Some(child) = &children[(ci + 2 * cj) as usize] else { continue };
             let (li, lj) = (2 * i - 128 * ci, 2 * j - 128 * cj);
-            // On a tile that holds voids (or reaches past the footprint), a
-            // sample whose taps reach the child's apron is checked by the
-            // bake's own audit alone: the bake reads the neighbour's samples
-            // there, and near a void or the raster's edge the child's apron
-            // holds its own fill or continuation.
+            // On a tile that holds voids, or of a regional pack (whose
+            // tiles reach past its footprint), a sample whose taps reach the
+            // child's apron is checked by the bake's own audit alone: the
+            // bake reads the neighbour's samples there, and near a void or
+            // the raster's edge the child's apron holds its own fill or
+            // continuation.
             let in_apron = |l: i32| l - 1 < 0 || l + 1 > 128;
-            if parent.voids.is_some() && (in_apron(li) || in_apron(lj)) {
+            let regional = !pack.header().coverage.is_global();
+            if (parent.voids.is_some() || regional) && (in_apron(li) || in_apron(lj)) {
                 continue;
             }
             let mut sum = 0.0;
