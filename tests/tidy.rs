@@ -399,12 +399,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         137,
         "debt: the text form prints each PackInfo field by hand; to be derived from the typed PackInfo",
     ),
-    (
-        "tools/remote/src/http.rs",
-        "attempt",
-        83,
-        "one ranged request with its timeouts, retries and validator checks; its error cases read as one table",
-    ),
 ];
 
 #[test]

@@ -141,6 +141,11 @@ pub(crate) struct Cli {
     /// Write per-frame statistics as JSON here.
     #[arg(long)]
     pub(crate) stats: Option<PathBuf>,
+    /// Write a --shot that could not finish (the frame cap reached while
+    /// tiles stream, tiles that could not be read) and exit 0; without it
+    /// such a shot writes no picture, only --stats, and exits 1.
+    #[arg(long, requires = "shot")]
+    pub(crate) accept_incomplete: bool,
     /// Stop after this many frames even if tiles are still streaming.
     #[arg(long, default_value_t = 240, value_parser = |t: &str| count(t, 1..=1_000_000, "the frame cap"))]
     pub(crate) max_frames: u64,

@@ -30,7 +30,7 @@ use clap::Parser;
 use cli::{Cli, FRAMES_IN_FLIGHT, MIN_SLOTS, node_budget, slots, start_time};
 use planet_cli::args;
 use planet_cli::stack::PackOpener;
-use planet_render::scene::{FrameOptions, Loading, SceneSettings, ShadowMode, TerrainScene, sun_at};
+use planet_render::scene::{FrameOptions, Loading, SceneSettings, ShadowMode, TerrainScene, Unreachable, sun_at};
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, View};
 use planet_terrain::geo::body::{Body, Geodetic};
@@ -148,6 +148,8 @@ fn scene_settings(cli: &Cli, size: (u32, u32), near_m: f64) -> SceneSettings {
             "mask" => ShadowMode::Mask,
             _ => ShadowMode::On,
         },
+        // A shot does not wait on a source that failed: it ends and says so.
+        unreachable: if cli.shot.is_some() { Unreachable::GiveUp } else { Unreachable::RetryLater },
     }
 }
 
@@ -209,7 +211,7 @@ fn shot_mode(
     let (report, image, frames) =
         scene.render_until_resident_with(&mut renderer, &view, sun, cli.max_frames as u32, &mut tell)?;
     session::report_failures(&mut scene);
-    image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
+    let unfinished = stats::unfinished(&report);
     // Every frame completed: the newest is the one shot.
     let counts = renderer.take_completed().into_iter().max_by_key(|c| c.frame).and_then(|c| c.counts);
     if let Some(path) = &cli.stats {
@@ -223,6 +225,15 @@ fn shot_mode(
         };
         planet_cli::fs::write_json(path, &stats::ShotStats::new(context, &report, counts.as_ref()))?;
     }
+    check_validation(&renderer)?;
+    if !unfinished.is_empty() && !cli.accept_incomplete {
+        bail!(
+            "the shot could not finish ({}); {} was not written (--accept-incomplete writes it anyway)",
+            unfinished.join("; "),
+            shot.display()
+        );
+    }
+    image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
     planet_cli::report::message(&format!(
         "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}, {}, wrote {}",
         body.name(),
@@ -231,11 +242,11 @@ fn shot_mode(
         report.statistics.nodes_drawn,
         report.statistics.effective_screen_error_pixels,
         frames,
-        if report.complete { "" } else { " (frame cap reached while streaming)" },
+        if unfinished.is_empty() { String::new() } else { format!(" (incomplete: {})", unfinished.join("; ")) },
         gpu_counts::summary(counts.as_ref()),
         shot.display()
     ));
-    check_validation(&renderer)
+    Ok(())
 }
 
 fn start_pose(cli: &Cli, source: Option<&dyn HeightSource>, path: Option<&CameraPath>) -> Result<CameraPose> {

@@ -101,6 +101,8 @@ pub struct Session {
     /// extrapolation ahead.
     last_ground_at: Option<(f64, f64)>,
     pub log: Vec<FrameLog>,
+    /// What was said about the ground's source failing and answering again.
+    source_notices: Vec<String>,
     logged: HashMap<u64, usize>,
     /// When the session began ([`crate::stats::FrameTiming::wall_s`]).
     began: std::time::Instant,
@@ -125,6 +127,7 @@ impl Session {
             ground_ahead: crate::ground_ahead::GroundAhead::default(),
             last_ground_at: None,
             log: Vec::new(),
+            source_notices: Vec::new(),
             logged: HashMap::new(),
             began: std::time::Instant::now(),
             bodies: crate::bodies::Bodies::default(),
@@ -253,7 +256,7 @@ impl Session {
         let (view, sun) = self.aim(flight, above_ground);
         self.renderer.set_bodies(&self.bodies.draws(view.position));
         let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
-        report_failures(&mut self.scene);
+        self.source_notices.extend(report_failures(&mut self.scene));
         let at = crate::stats::FrameTiming {
             frame: self.log.len() as u64,
             t,
@@ -381,7 +384,7 @@ impl Session {
             width: self.renderer.settings().size.0,
             height: self.renderer.settings().size.1,
             gpu_counts_available: self.renderer.counts_work(),
-            summary: crate::stats::FlightSummary::of(&self.log, remote),
+            summary: crate::stats::FlightSummary::of(&self.log, remote, self.source_notices.clone()),
             frames: self.log.iter().map(crate::stats::FrameStats::from).collect(),
             bodies: self.bodies.log(&self.scene),
         }
@@ -389,14 +392,20 @@ impl Session {
 }
 
 /// One line on stderr per tile the scene found unreadable (each stored
-/// tile once): the run goes on, drawing the tile's ancestor there.
-pub fn report_failures(scene: &mut TerrainScene) {
+/// tile once): the run goes on, drawing the tile's ancestor there; and one
+/// per notice about the source failing or answering again, returned too.
+pub fn report_failures(scene: &mut TerrainScene) -> Vec<String> {
+    let notices = scene.take_source_notices();
+    for notice in &notices {
+        planet_cli::report::message(&format!("planet-view: {notice}"));
+    }
     for failure in scene.take_failures() {
         planet_cli::report::message(&format!(
             "planet-view: tile {} could not be read, drawing its nearest resident ancestor instead: {}",
             failure.tile, failure.message
         ));
     }
+    notices
 }
 
 /// The `q` quantile (nearest rank) of `values`; `None` when empty.

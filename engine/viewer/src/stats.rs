@@ -23,7 +23,11 @@ pub struct ShotStats {
     pub width: u32,
     pub height: u32,
     pub frames_rendered: u32,
+    /// The picture is the one asked for: nothing streams still, and no
+    /// tile was given up (its data unreadable, its source unreachable).
     pub complete: bool,
+    /// Why it is not, in words (empty when complete).
+    pub unfinished: Vec<String>,
     pub nodes_selected: usize,
     pub nodes_culled: usize,
     pub nodes_drawn: usize,
@@ -40,6 +44,8 @@ pub struct ShotStats {
     pub failed_tiles: usize,
     pub tiles_in_flight: usize,
     pub retrying_tiles: usize,
+    pub unreachable_tiles: usize,
+    pub source_failing: bool,
     pub analytic_body_drawn: bool,
     pub triangles: u64,
     pub draw_calls: ShotDrawCalls,
@@ -105,7 +111,8 @@ impl ShotStats {
             width: context.size.0,
             height: context.size.1,
             frames_rendered: context.frames,
-            complete: report.complete,
+            complete: unfinished(report).is_empty(),
+            unfinished: unfinished(report),
             nodes_selected: s.nodes_selected,
             nodes_culled: s.nodes_culled,
             nodes_drawn: s.nodes_drawn,
@@ -122,6 +129,8 @@ impl ShotStats {
             failed_tiles: s.failed_tiles,
             tiles_in_flight: s.tiles_in_flight,
             retrying_tiles: s.retrying_tiles,
+            unreachable_tiles: s.unreachable_tiles,
+            source_failing: s.source_failing,
             analytic_body_drawn: report.analytic_body,
             triangles: report.triangles,
             draw_calls: ShotDrawCalls {
@@ -138,6 +147,30 @@ impl ShotStats {
             gpu_counts: GpuCounts::of(counts, crate::gpu_counts::instances(report)),
         }
     }
+}
+
+/// Why the picture of `report`'s frame is not the one asked for, in
+/// words; empty when it is.
+pub fn unfinished(report: &FrameReport) -> Vec<String> {
+    let s = &report.statistics;
+    let mut why = Vec::new();
+    if !report.complete {
+        why.push(format!(
+            "the frame cap was reached with {} tiles still to stream and {} nodes on ancestors",
+            s.pending_requests + s.retrying_tiles,
+            report.nodes_on_ancestors
+        ));
+    }
+    if s.unreachable_tiles > 0 {
+        why.push(format!(
+            "{} tiles could not be read from their source, which is failing or slow",
+            s.unreachable_tiles
+        ));
+    }
+    if s.failed_tiles > 0 {
+        why.push(format!("{} tiles have unreadable data", s.failed_tiles));
+    }
+    why
 }
 
 /// `--stats` of a run (a path, a window): every frame and a summary.
@@ -165,13 +198,16 @@ pub struct FlightSummary {
     pub peak_uploads: usize,
     pub min_above_ground_m: f64,
     pub failed_tiles: usize,
+    /// What was said about the ground's source failing and answering
+    /// again, in order.
+    pub source_notices: Vec<String>,
     pub hole_pixels_total: u64,
     /// What reading remote packs cost (`null` when none was remote).
     pub remote: Option<RemoteTransfers>,
 }
 
 impl FlightSummary {
-    pub fn of(log: &[FrameLog], remote: Option<RemoteTransfers>) -> FlightSummary {
+    pub fn of(log: &[FrameLog], remote: Option<RemoteTransfers>, source_notices: Vec<String>) -> FlightSummary {
         let cpu: Vec<f64> = log.iter().map(|l| l.at.cpu_ms).collect();
         let thread_cpu: Vec<f64> = log.iter().map(|l| l.at.thread_cpu_ms).collect();
         let gpu: Vec<f64> = log.iter().filter_map(|l| l.gpu.map(|g| g.total_ms())).collect();
@@ -186,6 +222,7 @@ impl FlightSummary {
             peak_uploads: log.iter().map(|l| l.report.statistics.uploads).max().unwrap_or(0),
             min_above_ground_m: log.iter().map(|l| l.at.above_ground_m).fold(f64::INFINITY, f64::min),
             failed_tiles: log.last().map_or(0, |l| l.report.statistics.failed_tiles),
+            source_notices,
             hole_pixels_total: log.iter().filter_map(|l| l.hole_pixels).map(u64::from).sum(),
             remote,
         }
@@ -231,6 +268,8 @@ pub struct FrameStats {
     pub failed_tiles: usize,
     pub tiles_in_flight: usize,
     pub retrying_tiles: usize,
+    pub unreachable_tiles: usize,
+    pub source_failing: bool,
     pub analytic_body_drawn: bool,
     pub presented: bool,
     pub draw_calls: FrameDrawCalls,
@@ -286,6 +325,8 @@ impl From<&FrameLog> for FrameStats {
             failed_tiles: s.failed_tiles,
             tiles_in_flight: s.tiles_in_flight,
             retrying_tiles: s.retrying_tiles,
+            unreachable_tiles: s.unreachable_tiles,
+            source_failing: s.source_failing,
             analytic_body_drawn: l.report.analytic_body,
             presented: l.report.presented,
             draw_calls: FrameDrawCalls {
@@ -335,10 +376,12 @@ mod tests {
                 "retrying_tiles",
                 "selection_lagging",
                 "selection_wait_ms",
+                "source_failing",
                 "t",
                 "thread_cpu_ms",
                 "thread_cpu_phases_ms",
                 "tiles_in_flight",
+                "unreachable_tiles",
                 "upload_budget",
                 "uploads",
                 "wall_s",

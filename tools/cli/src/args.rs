@@ -349,6 +349,23 @@ pub struct Remote {
     /// The on-disk cache's budget (e.g. 512M, 2G); least recently used blocks go first.
     #[arg(long = "cache-bytes", value_name = "N", value_parser = bytes, default_value = "1G", global = true)]
     pub cache_bytes: u64,
+    /// One HTTP request's limit, connecting included (seconds).
+    #[arg(long = "request-timeout", value_name = "S", value_parser = seconds, default_value = "15", global = true)]
+    pub request_timeout_s: f64,
+    /// One read's limit over HTTP, every retry and wait included (seconds):
+    /// past it the server counts as slow and the read fails.
+    #[arg(long = "read-deadline", value_name = "S", value_parser = seconds, default_value = "30", global = true)]
+    pub read_deadline_s: f64,
+}
+
+/// A duration in seconds: finite, above zero, at most a day.
+fn seconds(text: &str) -> Result<f64, String> {
+    let s: f64 = text.parse().map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if s.is_finite() && s > 0.0 && s <= 86_400.0 {
+        Ok(s)
+    } else {
+        Err(format!("{text}: a duration must lie in (0, 86400] seconds"))
+    }
 }
 
 #[cfg(test)]

@@ -47,6 +47,8 @@ impl PackOpener {
         let remote = planet_remote::RemoteOptions {
             cache_dir: remote.cache.clone(),
             cache_bytes: remote.cache_bytes,
+            timeout: std::time::Duration::from_secs_f64(remote.request_timeout_s),
+            deadline: std::time::Duration::from_secs_f64(remote.read_deadline_s),
             ..Default::default()
         };
         PackOpener { remote, transfers: Mutex::default() }

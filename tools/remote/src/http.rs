@@ -10,11 +10,11 @@
 
 use std::borrow::Cow;
 use std::io::Read;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use planet_terrain::pack::{PackBytes, PackError};
+use planet_terrain::pack::{FetchFailure, PackBytes, PackError};
 
 use crate::cache::BlockCache;
 use crate::{BLOCK_BYTES, RemoteError, RemoteOptions};
@@ -62,12 +62,44 @@ pub struct HttpBytes {
     cache: BlockCache,
     stats: Arc<TransferStats>,
     options: RemoteOptions,
+    outage: Mutex<Option<Outage>>,
 }
 
-/// One failed attempt: whether trying again may help.
+/// A server that just failed a read past its retries, waited out: until
+/// `until` reads fail at once naming it, rather than each spending its own
+/// retries and deadline (a shot's 64 tiles over a server gone slow waited
+/// 32 deadlines in a row on each of two threads, minutes without a word).
+/// The first wait is as long as the failed read took (at least
+/// [`OUTAGE_SHORTEST`]); each failure after it doubles it up to
+/// [`OUTAGE_LONGEST`]; an answer ends the outage.
+#[derive(Debug)]
+struct Outage {
+    failure: FetchFailure,
+    last: String,
+    until: Instant,
+    wait: Duration,
+}
+
+const OUTAGE_SHORTEST: Duration = Duration::from_secs(1);
+const OUTAGE_LONGEST: Duration = Duration::from_secs(60);
+
+/// One failed attempt: whether trying again may help, and whether it was
+/// a timeout (the server slow rather than failing).
 enum Attempt {
-    Transient(String),
+    Transient { reason: String, timeout: bool },
     Fatal(RemoteError),
+}
+
+fn transient(reason: String) -> Attempt {
+    Attempt::Transient { reason, timeout: false }
+}
+
+/// Whether an I/O error out of ureq is one of its timeouts.
+fn is_timeout(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+            .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
 }
 
 /// Longest wait for a connection: a host that does not answer at all is
@@ -107,6 +139,7 @@ impl HttpBytes {
             cache,
             stats,
             options: options.clone(),
+            outage: Mutex::new(None),
         };
         bytes.keep(0, &first.body);
         Ok(bytes)
@@ -141,7 +174,7 @@ impl HttpBytes {
                 (k..blocks.len()).find(|&j| blocks[j].is_some() || j - k == MAX_RUN_BLOCKS).unwrap_or(blocks.len());
             let start = (first + k as u64) * BLOCK_BYTES;
             let end = ((first + run_end as u64) * BLOCK_BYTES).min(self.length);
-            let answer = fetch(&self.agent, &self.url, start, end, Some(&self.validator), &self.options, &self.stats)?;
+            let answer = self.fetch_unless_out(start, end)?;
             if answer.total != self.length {
                 return Err(RemoteError::Changed {
                     url: self.url.clone(),
@@ -159,8 +192,49 @@ impl HttpBytes {
     }
 }
 
+impl HttpBytes {
+    fn outage(&self) -> MutexGuard<'_, Option<Outage>> {
+        // A reader that panicked holding it left a consistent value.
+        self.outage.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Bytes `start..end`, unless the server is being waited out
+    /// ([`Outage`]); a failure past the retries starts or lengthens one.
+    fn fetch_unless_out(&self, start: u64, end: u64) -> Result<Answer, RemoteError> {
+        if let Some(outage) = self.outage().as_ref() {
+            let now = Instant::now();
+            if now < outage.until {
+                return Err(RemoteError::Unavailable {
+                    url: self.url.clone(),
+                    failure: outage.failure,
+                    last: outage.last.clone(),
+                    retry_in_s: (outage.until - now).as_secs_f64(),
+                });
+            }
+        }
+        let asked = Instant::now();
+        let result = fetch(&self.agent, &self.url, start, end, Some(&self.validator), &self.options, &self.stats);
+        match &result {
+            Ok(_) => *self.outage() = None,
+            Err(RemoteError::Request { failure, start, end, attempts, reason, .. }) => {
+                let mut outage = self.outage();
+                let wait = match outage.as_ref() {
+                    Some(before) => before.wait * 2,
+                    None => asked.elapsed().max(OUTAGE_SHORTEST),
+                };
+                let wait = wait.min(OUTAGE_LONGEST);
+                let last = format!("bytes {start}..{end}: {reason} (after {attempts} attempts)");
+                *outage = Some(Outage { failure: *failure, last, until: Instant::now() + wait, wait });
+            }
+            Err(_) => {}
+        }
+        result
+    }
+}
+
 fn to_pack_error(e: RemoteError) -> PackError {
-    PackError::Io { doing: "reading the pack over HTTP", cause: std::io::Error::other(e) }
+    let asked = !matches!(e, RemoteError::Unavailable { .. });
+    PackError::Fetch { failure: e.failure(), asked, message: e.to_string() }
 }
 
 impl PackBytes for HttpBytes {
@@ -227,14 +301,16 @@ fn fetch(
                 return Ok(answer);
             }
             Err(Attempt::Fatal(e)) => return Err(e),
-            Err(Attempt::Transient(reason)) if attempts > options.retries => {
-                return Err(RemoteError::Request { url: url.to_owned(), start, end, attempts, reason });
+            Err(Attempt::Transient { reason, timeout }) if attempts > options.retries => {
+                let failure = if timeout { FetchFailure::Slow } else { FetchFailure::Failing };
+                return Err(RemoteError::Request { url: url.to_owned(), failure, start, end, attempts, reason });
             }
-            Err(Attempt::Transient(reason)) if started.elapsed() + wait >= options.deadline => {
+            Err(Attempt::Transient { reason, .. }) if started.elapsed() + wait >= options.deadline => {
                 let reason = format!("{reason}; gave up at the {:?} deadline of one read", options.deadline);
-                return Err(RemoteError::Request { url: url.to_owned(), start, end, attempts, reason });
+                let failure = FetchFailure::Slow;
+                return Err(RemoteError::Request { url: url.to_owned(), failure, start, end, attempts, reason });
             }
-            Err(Attempt::Transient(_)) => {
+            Err(Attempt::Transient { .. }) => {
                 stats.retries.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(wait);
                 wait = (wait * 2).min(Duration::from_secs(10));
@@ -258,27 +334,8 @@ fn attempt(
         .build()
         .header("Range", format!("bytes={start}-{}", end - 1))
         .call()
-        .map_err(|e| Attempt::Transient(e.to_string()))?;
-    let status = response.status().as_u16();
-    match status {
-        206 => {}
-        500..=599 | 429 | 408 => return Err(Attempt::Transient(format!("HTTP {status}"))),
-        200 => {
-            return Err(Attempt::Fatal(RemoteError::NoRanges {
-                url: url.to_owned(),
-                reason: "it answered 200 with the whole file to a range request".into(),
-            }));
-        }
-        _ => {
-            return Err(Attempt::Fatal(RemoteError::Request {
-                url: url.to_owned(),
-                start,
-                end,
-                attempts: 1,
-                reason: format!("HTTP {status}"),
-            }));
-        }
-    }
+        .map_err(|e| Attempt::Transient { timeout: matches!(e, ureq::Error::Timeout(_)), reason: e.to_string() })?;
+    check_status(url, response.status().as_u16(), start, end, expect.is_some())?;
     let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let validator = match (header("etag"), header("last-modified")) {
         (Some(value), _) => Validator { header: "ETag", value },
@@ -316,13 +373,39 @@ fn attempt(
     let mut body = Vec::with_capacity(wanted);
     let read = response.body_mut().as_reader().take(wanted as u64 + 1).read_to_end(&mut body);
     if let Err(e) = read {
-        return Err(Attempt::Transient(format!("the body broke off: {e}")));
+        return Err(Attempt::Transient { timeout: is_timeout(&e), reason: format!("the body broke off: {e}") });
     }
     if body.len() != wanted {
-        return Err(Attempt::Transient(format!(
-            "a body of {} bytes where {wanted} were announced (truncated)",
-            body.len()
-        )));
+        return Err(transient(format!("a body of {} bytes where {wanted} were announced (truncated)", body.len())));
     }
     Ok(Answer { total, validator, body })
+}
+
+/// What a range answer's status means: 206 goes on; anything else is a
+/// failure, transient or not. `opened`: the pack was opened before this.
+fn check_status(url: &str, status: u16, start: u64, end: u64, opened: bool) -> Result<(), Attempt> {
+    match status {
+        206 => Ok(()),
+        500..=599 | 429 | 408 => Err(transient(format!("HTTP {status}"))),
+        200 => Err(Attempt::Fatal(RemoteError::NoRanges {
+            url: url.to_owned(),
+            reason: "it answered 200 with the whole file to a range request".into(),
+        })),
+        // The pack was there when opened: gone now is a change, not a
+        // failure to wait out.
+        404 | 410 if opened => Err(Attempt::Fatal(RemoteError::Changed {
+            url: url.to_owned(),
+            header: "status",
+            was: "206 (opened)".into(),
+            now: format!("HTTP {status}, the pack is gone"),
+        })),
+        _ => Err(Attempt::Fatal(RemoteError::Request {
+            url: url.to_owned(),
+            failure: FetchFailure::Failing,
+            start,
+            end,
+            attempts: 1,
+            reason: format!("HTTP {status}"),
+        })),
+    }
 }

@@ -115,6 +115,9 @@ pub struct Faults {
     pub delay_all: AtomicBool,
     /// Answer ranges with the whole file (200).
     pub ignore_ranges: AtomicBool,
+    /// The Nth answer from now on, and every one after it, carries a new
+    /// ETag (the same bytes): a pack replaced mid-session; 0 never.
+    pub change_after: AtomicU32,
 }
 
 fn take_one(counter: &AtomicU32) -> bool {
@@ -218,7 +221,10 @@ fn serve_connection(stream: TcpStream, faults: &Faults, content: &Mutex<(Arc<Vec
             continue;
         }
         let (bytes, version) = {
-            let content = content.lock().expect("content lock");
+            let mut content = content.lock().expect("content lock");
+            if faults.change_after.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)) == Ok(1) {
+                content.1 += 1;
+            }
             (Arc::clone(&content.0), content.1)
         };
         let total = bytes.len() as u64;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use planet_remote::testing::{FaultServer, Nginx, file_bytes};
 use planet_remote::{RemoteError, RemoteOptions, open_pack};
 use planet_terrain::ground::{PackSource, sample_ground};
-use planet_terrain::pack::{Codec, Coverage, Pack, PackSpec, PackWriter, TileContent};
+use planet_terrain::pack::{Codec, Coverage, FetchFailure, Pack, PackError, PackSpec, PackWriter, TileContent};
 use planet_terrain::{Body, Geodetic, TILE_STORED_SAMPLE_COUNT, TileAddress};
 
 /// Tiles of depths 0..=3 plus the first of depth 4: 1,000 tiles.
@@ -296,4 +296,60 @@ fn a_server_without_ranges_is_refused_by_name() {
     assert!(e.to_string().contains("does not serve byte ranges"), "{e}");
     let e = open_pack("http://127.0.0.1:9/none.planetpack", &RemoteOptions { retries: 1, ..quick() }).unwrap_err();
     assert!(e.to_string().contains("http://127.0.0.1:9/none.planetpack"), "{e}");
+}
+
+/// Regression (#50): a server that turned slow after the open cost each
+/// tile its own retries and deadline, one after another, minutes without a
+/// word. A read that failed past its retries now starts an outage: reads
+/// fail at once naming it until it ends, then the server is asked again.
+#[test]
+fn a_failed_read_starts_an_outage_that_later_reads_wait_out() {
+    let (_, path, _) = big_pack();
+    let server = FaultServer::serve(file_bytes(path));
+    let (pack, stats) = open_pack(&server.url(), &quick()).unwrap();
+    server.faults.fail_next.store(quick().retries + 1, Ordering::SeqCst);
+    let failed = pack.read_tile(tile_set()[300]).unwrap_err();
+    assert!(
+        matches!(failed.rule(), PackError::Fetch { failure: FetchFailure::Failing, .. }),
+        "a server answering 503 is failing, and may answer later: {failed}"
+    );
+    let requests = stats.requests();
+    let started = std::time::Instant::now();
+    let waited = pack.read_tile(tile_set()[600]).unwrap_err();
+    assert!(started.elapsed() < Duration::from_millis(200), "failed at once: {:?}", started.elapsed());
+    let message = waited.to_string();
+    assert!(
+        message.contains(&server.url()) && message.contains("failing") && message.contains("HTTP 503"),
+        "names the URL, what happened and the last answer: {message}"
+    );
+    assert_eq!(stats.requests(), requests, "nothing was asked during the outage");
+    std::thread::sleep(Duration::from_millis(1100));
+    pack.read_tile(tile_set()[600]).expect("after the outage the server is asked again, and answers");
+}
+
+#[test]
+fn a_read_past_its_deadline_is_slow_and_a_pack_replaced_is_changed() {
+    let (_, path, _) = big_pack();
+    let bytes = file_bytes(path);
+    let server = FaultServer::serve(bytes.clone());
+    let options =
+        RemoteOptions { timeout: Duration::from_millis(300), deadline: Duration::from_millis(800), ..quick() };
+    let (pack, _) = open_pack(&server.url(), &options).unwrap();
+    server.faults.delay_ms.store(2000, Ordering::SeqCst);
+    server.faults.delay_all.store(true, Ordering::SeqCst);
+    let slow = pack.read_tile(tile_set()[400]).unwrap_err();
+    assert!(matches!(slow.rule(), PackError::Fetch { failure: FetchFailure::Slow, .. }), "{slow}");
+    assert!(slow.to_string().contains("slow"), "{slow}");
+
+    let fresh = FaultServer::serve(bytes.clone());
+    let (pack, _) = open_pack(&fresh.url(), &quick()).unwrap();
+    let mut changed = bytes;
+    changed.push(0);
+    fresh.replace(changed);
+    let replaced = pack.read_tile(tile_set()[500]).unwrap_err();
+    assert!(
+        matches!(replaced.rule(), PackError::Fetch { failure: FetchFailure::Changed, .. }),
+        "a replaced pack is given up, not waited for: {replaced}"
+    );
+    assert!(!FetchFailure::Changed.is_transient() && FetchFailure::Slow.is_transient());
 }

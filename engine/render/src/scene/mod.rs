@@ -44,6 +44,22 @@ pub struct SceneSettings {
     pub loading: Loading,
     /// Cast shadows and ambient occlusion from the horizon map.
     pub shadows: ShadowMode,
+    /// What becomes of a tile its source could not be reached for.
+    pub unreachable: Unreachable,
+}
+
+/// What becomes of a tile whose source could not be reached for now (a
+/// server failing or slow past its own retries): its nodes draw their
+/// nearest resident ancestor either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Unreachable {
+    /// Asked for again after a backoff: a flight or a window goes on and
+    /// fills in when the source answers again.
+    #[default]
+    RetryLater,
+    /// Given up at once: a shot ends rather than wait on a source that is
+    /// failing, and counts the tile as not drawn.
+    GiveUp,
 }
 
 impl Default for SceneSettings {
@@ -53,6 +69,7 @@ impl Default for SceneSettings {
             uploads_per_frame: 32,
             loading: Loading::OnFrame,
             shadows: ShadowMode::On,
+            unreachable: Unreachable::RetryLater,
         }
     }
 }
@@ -101,6 +118,11 @@ pub struct TerrainScene {
     failures: Vec<TileFailure>,
     /// Transient failures per tile, for the backoff.
     retries: std::collections::HashMap<planet_terrain::geo::address::TileKey, u32>,
+    /// Tiles given up because their source could not be reached
+    /// ([`Unreachable::GiveUp`]).
+    unreachable: HashSet<TileAddress>,
+    /// What the scene says about its source failing for now.
+    trouble: crate::tiles::SourceTrouble,
     /// The workers of `Loading::Background`.
     loader: Option<TileLoader>,
     /// Where the cut is selected (on the frame, or on its own thread when
@@ -164,6 +186,8 @@ impl TerrainScene {
             unreadable: HashSet::new(),
             failures: Vec::new(),
             retries: std::collections::HashMap::new(),
+            unreachable: HashSet::new(),
+            trouble: Default::default(),
             selection: if loader.is_some() { CutSelection::on_thread() } else { CutSelection::on_frame() },
             loader,
             pacer: UploadPacer::new(uploads),
@@ -178,6 +202,13 @@ impl TerrainScene {
     /// the caller reports them (the scene draws on without them).
     pub fn take_failures(&mut self) -> Vec<TileFailure> {
         std::mem::take(&mut self.failures)
+    }
+
+    /// What happened to the source since the last call, for the caller to
+    /// say: that it began failing (naming it and how), that it answers
+    /// again. Said once per change, not once per tile.
+    pub fn take_source_notices(&mut self) -> Vec<String> {
+        self.trouble.take_notices()
     }
 
     pub fn body(&self) -> &Body {

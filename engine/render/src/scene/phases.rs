@@ -19,15 +19,15 @@ use planet_terrain::ground::{HeightSource, SourceError, SourceTile};
 use planet_terrain::lod::residency::FramePlan;
 use planet_terrain::lod::{Binding, Cut, FrameStatistics};
 
-use super::TerrainScene;
 use super::source_error;
+use super::{TerrainScene, Unreachable};
 use crate::conv::{EncodedUpload, TILE_UPLOAD_BYTES};
 use crate::error::{RenderError, Result};
 use crate::frame::TileFailure;
 use crate::loader::TileLoader;
 use crate::pacing::{FRAME_CPU_TARGET_MS, FramePhases, MIN_UPLOAD_MS, PhaseClock};
 use crate::renderer::Renderer;
-use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile};
+use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile, was_asked};
 
 /// The slots planned for a cut and the tiles produced for its uploads, one
 /// outcome per upload in the plan's order.
@@ -115,18 +115,14 @@ impl TerrainScene {
     /// reported once; any other error ends the frame.
     pub(super) fn sort_uploads<'a>(&mut self, streamed: &'a Streamed) -> Result<Uploads<'a>> {
         let mut uploads = Uploads { source: Vec::new(), encoded: Vec::new() };
+        let mut failed_for_now = false;
         for (upload, result) in streamed.plan.uploads.iter().zip(&streamed.produced) {
             match result {
                 Ok(Ready::Source(tile)) => uploads.source.push((upload.slot as u32, tile)),
                 Ok(Ready::Encoded(tile)) => uploads.encoded.push((upload.slot as u32, tile)),
                 Err(error) if is_transient(error) => {
-                    // The ancestor stands in, and the tile is asked for
-                    // again after a backoff that doubles with each failure
-                    // (8 frames to 512).
-                    let attempts = self.retries.entry(upload.tile.key()).or_insert(0);
-                    *attempts += 1;
-                    let wait = 8u64 << (*attempts - 1).min(6);
-                    self.residency.mark_unavailable(upload.tile, self.frame + wait);
+                    failed_for_now = true;
+                    self.unreachable_for_now(upload.tile, error);
                 }
                 Err(error) => {
                     let Some(stored) = unreadable_tile(error) else {
@@ -140,24 +136,60 @@ impl TerrainScene {
                 }
             }
         }
+        let read_some = !uploads.source.is_empty() || !uploads.encoded.is_empty();
+        if read_some && !failed_for_now {
+            self.trouble.read_again();
+        }
+        if self.settings.unreachable == Unreachable::RetryLater {
+            self.trouble.settle(self.residency.retrying());
+        }
         Ok(uploads)
+    }
+
+    /// A tile its source could not be reached for: its ancestor stands in,
+    /// and it is asked for again after a backoff that doubles with each
+    /// failure the source was asked (8 frames to 512), or given up (a shot).
+    fn unreachable_for_now(&mut self, tile: TileAddress, error: &SourceError) {
+        match self.settings.unreachable {
+            Unreachable::RetryLater => {
+                self.trouble.failed(error, "tiles that could not be read draw their ancestors and are asked for again");
+                // A read refused while the source waits a failure out was
+                // no attempt: asked again in 8 frames (it costs nothing).
+                let attempts = self.retries.entry(tile.key()).or_insert(0);
+                *attempts += u32::from(was_asked(error));
+                let wait = 8u64 << attempts.saturating_sub(1).min(6);
+                self.residency.mark_unavailable(tile, self.frame + wait);
+            }
+            Unreachable::GiveUp => {
+                self.trouble.failed(error, "tiles that could not be read are given up, their ancestors drawn instead");
+                self.residency.mark_failed(tile);
+                self.unreachable.insert(tile);
+            }
+        }
     }
 
     /// Whether the frame drawn from `cut` and `plan` is final.
     pub(super) fn completeness(&self, cut: &Cut, lagging: bool, plan: &FramePlan, uploads: &Uploads) -> Completeness {
         let on_ancestor = |b: &&Binding| b.source != b.tile;
         let nodes_on_ancestors = plan.bindings.iter().filter(on_ancestor).count();
-        // A node whose own tile failed has its ancestor for good: it waits for nothing.
+        // A node whose own tile failed has its ancestor for good: it waits
+        // for nothing. One whose tile failed for now waits for its retry.
         let waiting_on_ancestors =
-            plan.bindings.iter().filter(on_ancestor).filter(|b| !self.residency.is_failed(b.tile)).count();
+            plan.bindings.iter().filter(on_ancestor).filter(|b| !self.residency.is_given_up(b.tile)).count();
         let complete = uploads.source.is_empty()
             && uploads.encoded.is_empty()
             && !cut.deferred
             && !lagging
             && plan.pending == 0
             && waiting_on_ancestors == 0
-            && plan.covers_body;
+            && (plan.covers_body || self.a_root_is_given_up());
         Completeness { complete, nodes_on_ancestors, analytic_body: !plan.covers_body }
+    }
+
+    /// Whether a root tile was given up for good: the ground will not cover
+    /// the body, and waiting for it is pointless.
+    fn a_root_is_given_up(&self) -> bool {
+        TileAddress::roots().into_iter().any(|root| self.residency.is_given_up(root))
     }
 
     /// Frees the loader's tiles the renderer staged (the first
@@ -213,6 +245,8 @@ impl TerrainScene {
         let mut statistics = FrameStatistics::new(&cut.statistics, plan);
         statistics.uploads = uploaded;
         statistics.failed_tiles = self.unreadable.len();
+        statistics.unreachable_tiles = self.unreachable.len();
+        statistics.source_failing = self.trouble.is_failing();
         statistics.retrying_tiles = self.residency.retrying();
         statistics.tiles_in_flight = self.loader.as_ref().map_or(0, TileLoader::in_flight);
         statistics

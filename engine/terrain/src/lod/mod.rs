@@ -44,6 +44,11 @@ pub struct FrameStatistics {
     /// Tiles that failed for now (a network error) and wait, drawing an
     /// ancestor, to be asked for again after a backoff.
     pub retrying_tiles: usize,
+    /// Tiles given up because their source could not be reached (a shot
+    /// does not wait on a failing server); their nodes draw an ancestor.
+    pub unreachable_tiles: usize,
+    /// The source failed a read for now and has not answered since.
+    pub source_failing: bool,
 }
 
 impl FrameStatistics {
@@ -63,6 +68,8 @@ impl FrameStatistics {
             failed_tiles: 0,
             tiles_in_flight: 0,
             retrying_tiles: 0,
+            unreachable_tiles: 0,
+            source_failing: false,
         }
     }
 }

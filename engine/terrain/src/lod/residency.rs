@@ -230,6 +230,12 @@ impl Residency {
     }
 
     /// How many tiles failed for now and wait to be retried.
+    /// Whether `tile` was given up for good ([`Residency::mark_failed`]),
+    /// not only for now.
+    pub fn is_given_up(&self, tile: TileAddress) -> bool {
+        !self.failed.is_empty() && matches!(self.failed.get(&tile.identity()), Some(None))
+    }
+
     pub fn retrying(&self) -> usize {
         self.failed.values().filter(|f| f.is_some_and(|at| self.frame < at)).count()
     }

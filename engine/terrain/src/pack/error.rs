@@ -25,6 +25,12 @@ pub enum PackError {
     Busy { pack: PathBuf, holder: String, lock: PathBuf },
     #[error("I/O error while {doing}: {cause}")]
     Io { doing: &'static str, cause: std::io::Error },
+    /// Bytes fetched from elsewhere (a server) could not be had: the
+    /// message names where from and what happened. `asked`: the server was
+    /// asked this time; a read refused at once while a failure is waited
+    /// out was not (it costs the server nothing, and is no new attempt).
+    #[error("{message}")]
+    Fetch { failure: FetchFailure, asked: bool, message: String },
     #[error("truncated: the {section} needs bytes {start}..{end} but the file has {file_length} bytes")]
     Truncated { section: &'static str, start: u64, end: u64, file_length: u64 },
     #[error("bad magic at byte 0: expected \"PLNTPACK\", found {found:02x?}")]
@@ -116,6 +122,38 @@ pub enum PackError {
         "{cause}; an interrupted patch left its redo journal {journal}: run `planet-pack repair` on the pack, or re-run the same patch, to complete it"
     )]
     Interrupted { journal: PathBuf, cause: Box<PackError> },
+}
+
+/// Why bytes fetched from elsewhere could not be had: what a reader may
+/// do about it differs (wait and ask again, or give the pack up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FetchFailure {
+    /// The pack changed since it was opened (its validator or length):
+    /// nothing read now may be mixed with what was read before, so the
+    /// pack must be opened again.
+    Changed,
+    /// The server kept answering with errors or broken answers past its
+    /// retries; it may answer again later.
+    Failing,
+    /// The server answered too slowly: a read's deadline passed; it may
+    /// answer in time later.
+    Slow,
+}
+
+impl FetchFailure {
+    /// Whether asking again later may succeed.
+    pub fn is_transient(self) -> bool {
+        !matches!(self, FetchFailure::Changed)
+    }
+
+    /// One word for what happened, for messages and statistics.
+    pub fn word(self) -> &'static str {
+        match self {
+            FetchFailure::Changed => "changed",
+            FetchFailure::Failing => "failing",
+            FetchFailure::Slow => "slow",
+        }
+    }
 }
 
 impl PackError {

@@ -26,7 +26,7 @@ pub mod upgrade;
 pub mod writer;
 
 pub use codec::{DecodedTile, EncodedTile, TileContent, stored_index};
-pub use error::PackError;
+pub use error::{FetchFailure, PackError};
 pub use format::{Codec, Coverage, DetailLaw, IndexEntry, LastPatch, PackHeader, PatchHistory};
 pub use index::IndexLayout;
 pub use journal::{IndexWrite, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
