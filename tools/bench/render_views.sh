@@ -28,7 +28,7 @@ for pair in 1024:1 4096:0.25; do
         name=$1; agl=$2; pitch=$3
         "$view" "$pack" --lat 27.85 --lon 86.75 --agl "$agl" --heading 300 --pitch "$pitch" \
             --size 1920x1080 --budget "$budget" --sse "$sse" --uploads 256 --slots 2048 --max-frames "$max_frames" \
-            --shot "$out/$name.png" --stats "$out/$name.json" 2>/dev/null
+            --accept-incomplete --shot "$out/$name.png" --stats "$out/$name.json" 2>/dev/null
         python3 - "$out/$name.json" "$name" "$budget" "$sse" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
