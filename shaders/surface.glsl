@@ -12,8 +12,11 @@
 // Materials (earth palette; linear reflectances from the sRGB below):
 //   water  class 1 (ocean) or 3 (lake), or class 0 below 0 m; shaded as a
 //          reflecting surface by shade_water, inside the coast contour
-//   snow   above the snowline 5000 m * cos(latitude)^2 (5000 m at the
-//          equator, 3900 m at 28 deg, 2500 m at 45 deg, 0 m at the poles),
+//   snow   above the snowline of the date (seasonal_snowline_m: from
+//          5600 m * cos(latitude)^1.5 at the end of the melt down by up
+//          to 2300 m at the late-winter peak) or, with no date, the year's
+//          5000 m * cos(latitude)^2 (5000 m at the equator, 3900 m at
+//          28 deg, 2500 m at 45 deg, 0 m at the poles),
 //          lower on poleward slopes (by a quarter of it at full lean), its
 //          edge shaped by noise from 8 km cells to the pixel, on slopes
 //          under 40 deg (gone by 50)
@@ -143,9 +146,32 @@ vec3 srgb_to_linear(vec3 c) {
     return pow(c, vec3(2.2));
 }
 
+// The year's snowline: 5000 m * cos(latitude)^2. Vegetation's belts hang
+// from it whatever the date.
 float snowline_m(vec3 up) {
     float c = length(up.xy);
     return 5000.0 * c * c;
+}
+
+// The snowline of the date (FLAG_SEASON; without one, the year's). At the
+// end of the melt, mid-August in the north and mid-February in the south,
+// it is the climatic snowline, 5600 m * cos(latitude)^1.5 (5600 m at the
+// equator, 4000 m at 37 deg, 3200 m at 46 deg, 2000 m at 60 deg). At the
+// seasonal snow's peak half a year later it lies lower by the seasonal
+// snow's reach: none within 10 deg of the equator, growing to 2300 m past
+// 40 deg (the Sierra's winter line near 1700 m, the Alps' near 900 m, sea
+// level past about 55 deg). Between the two, a cosine of the year.
+float seasonal_snowline_m(vec3 up) {
+    if ((pc.flags & FLAG_SEASON) == 0u) return snowline_m(up);
+    float c = length(up.xy);
+    float late_summer = 5600.0 * c * sqrt(c);
+    float reach = 2300.0 * smoothstep(0.17, 0.64, abs(up.z));
+    // The peak: 35 days before the March equinox in the north, half a
+    // year from it in the south.
+    float year = float((pc.flags >> SEASON_SHIFT) & 255u) / 256.0;
+    float since_peak = year + 35.0 / 365.24 + (up.z < 0.0 ? 0.5 : 0.0);
+    float winter = 0.5 + 0.5 * cos(6.2831853 * since_peak);
+    return late_summer - reach * winter;
 }
 
 // A material: linear albedo and how rough its micro-relief is.
@@ -198,8 +224,8 @@ Material earth_material(float height_m, uint surface_class, vec3 ground, float s
     float strata = fractal(x, 16.0, 7, footprint, 37u) + 0.5 * broad;
     vec3 rock = srgb_to_linear(mix(vec3(0.28, 0.26, 0.25), vec3(0.46, 0.42, 0.38), clamp(0.5 + 0.4 * strata, 0.0, 1.0)));
     vec3 snow = srgb_to_linear(vec3(0.90, 0.92, 0.95));
-    float line = snowline_m(up);
-    vec3 albedo = mix(grass * (1.0 + 0.35 * fine), soil, smoothstep(0.45 * line, 0.8 * line, height_m + 300.0 * broad));
+    float belts = snowline_m(up);
+    vec3 albedo = mix(grass * (1.0 + 0.35 * fine), soil, smoothstep(0.45 * belts, 0.8 * belts, height_m + 300.0 * broad));
     float roughness = 0.12;
     albedo = mix(albedo, sand * (1.0 + 0.15 * fine), 1.0 - smoothstep(4.0, 16.0, height_m + 6.0 * broad));
     float rocky = smoothstep(0.134, 0.293, slope + 0.04 * broad);
@@ -209,12 +235,13 @@ Material earth_material(float height_m, uint surface_class, vec3 ground, float s
     // fading against the footprint), weighted toward the coarse; its finest
     // part (32 m cells down) only near the edge, where it can matter.
     float aspect = poleward(ground, up);
+    float line = seasonal_snowline_m(up);
     float coarse_edge = 0.45 * regional + 0.35 * broad;
-    float jitter = imagery_snow >= 0.0 ? 0.5 : (0.1 * line + 50.0) * 1.6;
+    float jitter = imagery_snow >= 0.0 ? 0.5 : (0.1 * max(line, 0.0) + 50.0) * 1.6;
     float band = imagery_snow >= 0.0 ? 0.12 : 60.0;
     float against = imagery_snow >= 0.0
         ? 2.0 * imagery_snow - 1.0 + 0.6 * aspect + jitter * coarse_edge
-        : height_m - line + 0.25 * line * aspect + jitter * coarse_edge;
+        : height_m - line + 0.25 * max(line, 0.0) * aspect + jitter * coarse_edge;
     if (abs(against) < band + 0.2 * jitter) against += 0.2 * jitter * fractal(x, 32.0, 6, footprint, 73u);
     float cover = smoothstep(-band, band, against);
     float snowy = cover * (1.0 - smoothstep(0.234, 0.357, slope + 0.05 * fine));

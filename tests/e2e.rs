@@ -174,7 +174,7 @@ fn a_geotiff_bakes_patches_verifies_and_draws() {
     assert!(mean > 10.0 && spread > 0.5, "the middle of the shot: mean luminance {mean:.1}, spread {spread:.2}");
 }
 
-fn decode_png(path: &Path) -> (usize, Vec<u8>) {
+pub(crate) fn decode_png(path: &Path) -> (usize, Vec<u8>) {
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("the shot exists")));
     let mut reader = decoder.read_info().expect("a PNG");
     let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];

@@ -44,7 +44,7 @@ pub(crate) fn dem(name: &str) -> PathBuf {
 
 /// A window of a raster, as a GeoTIFF of its own (the same pixels, the
 /// same CRS, the geotransform moved to the window).
-fn crop(source: &Path, out: &Path, origin: (usize, usize), size: (usize, usize)) {
+pub(crate) fn crop(source: &Path, out: &Path, origin: (usize, usize), size: (usize, usize)) {
     crop_averaged(source, out, origin, size, 1);
 }
 

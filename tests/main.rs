@@ -1,8 +1,9 @@
 //! The workspace's system tests, one binary: end-to-end runs of the tools
-//! ([`e2e`], [`regional`], [`fidelity`], [`ground_shape`]) and the tidy checks of the codebase's conventions ([`tidy`]).
+//! ([`e2e`], [`regional`], [`fidelity`], [`ground_shape`], [`light`]) and the tidy checks of the codebase's conventions ([`tidy`]).
 
 mod e2e;
 mod fidelity;
 mod ground_shape;
+mod light;
 mod regional;
 mod tidy;

@@ -49,3 +49,17 @@ for shadows in off on; do
         --heading 300 --pitch -12 --time 2026-03-20T19:53:00Z --shadows "$shadows" \
         --shot "$out/shadows-sierra-10km-noon-$shadows.png"
 done
+# Snow by season: the SRTM around North Palisade alone (a 78 km crop, wider
+# than the light tests' 43 km), local noon on 15 February, 21 June and 15 August.
+crop=$(mktemp -d)
+/usr/bin/python3 - "$crop/palisade.tif" <<'PY'
+import sys
+from osgeo import gdal
+gdal.Translate(sys.argv[1], "/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif", srcWin=[1100, 500, 940, 940])
+PY
+target/release/planet-bake --dem "$crop/palisade.tif" --body earth --out "$crop/palisade.planetpack"
+for date in 2026-02-15 2026-06-21 2026-08-15; do
+    "${view[@]}" "$crop/palisade.planetpack" --lat 37.02 --lon -118.62 --alt 7000 --heading 330 --pitch -12 \
+        --time "${date}T19:54:00Z" --shot "$out/snow-sierra-$date.png"
+done
+rm -r "$crop"

@@ -52,6 +52,17 @@ pub fn sky_turn_at(body: &Body, at: Instant) -> f64 {
     })
 }
 
+/// The season at `at`: the fraction of the tropical year since the March
+/// equinox (0 at it, 0.25 at the June solstice), which the earth palette's
+/// snow follows (`FLAG_SEASON`). The year is the Earth's: the sun of every
+/// body is placed from the Earth's clock too.
+pub fn season_at(at: Instant) -> f64 {
+    /// 2000-03-20 07:35 UT, in days after J2000 (2000-01-01 12:00).
+    const MARCH_EQUINOX_2000: f64 = 78.816;
+    const TROPICAL_YEAR_DAYS: f64 = 365.2422;
+    ((at.days_since_j2000() - MARCH_EQUINOX_2000) / TROPICAL_YEAR_DAYS).rem_euclid(1.0)
+}
+
 /// A relief sun, independent of time: about 37 degrees up over the point
 /// beneath the camera, from the south-east, low enough to show relief. The
 /// renderer's goldens and benches are drawn under it (a picture of the

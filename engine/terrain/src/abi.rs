@@ -54,6 +54,19 @@ pub const FLAG_SHADOW_MASK: u32 = 4;
 /// [`PushConstants::flags`]: the palette selector sits in bits 8..15
 /// (0 earth-like, 1 grey regolith, 2 rust).
 pub const PALETTE_SHIFT: u32 = 8;
+/// [`PushConstants::flags`]: the date is known, and [`SEASON_SHIFT`] holds
+/// the season: the snow follows it. Without it the snowline is the
+/// year's, whatever the date.
+pub const FLAG_SEASON: u32 = 8;
+/// [`PushConstants::flags`]: bits 16..23 hold the season, the fraction of
+/// the tropical year since the March equinox in 256ths ([`season_bits`]).
+pub const SEASON_SHIFT: u32 = 16;
+
+/// The [`SEASON_SHIFT`] bits of `year_fraction` (0..1 from the March
+/// equinox, wrapped): the nearest 256th, about a day and a half.
+pub fn season_bits(year_fraction: f64) -> u32 {
+    ((year_fraction.rem_euclid(1.0) * 256.0).round() as u32 % 256) << SEASON_SHIFT
+}
 
 /// Descriptor set 0, binding numbers.
 pub mod binding {
@@ -285,6 +298,8 @@ pub fn glsl_header() -> String {
         ("FLAG_ATMOSPHERE", FLAG_ATMOSPHERE),
         ("FLAG_SHADOW_MASK", FLAG_SHADOW_MASK),
         ("PALETTE_SHIFT", PALETTE_SHIFT),
+        ("FLAG_SEASON", FLAG_SEASON),
+        ("SEASON_SHIFT", SEASON_SHIFT),
         ("BODY_SPHERE", BODY_SPHERE),
         ("BODY_BOX", BODY_BOX),
         ("BODY_SPHERE_VERTICES", BODY_SPHERE_VERTICES),

@@ -195,6 +195,7 @@ fn shot_mode(
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
     let start = start_time(cli, &body, cli.lon);
     scene.set_sky_turn(planet_render::scene::sky_turn_at(&body, start));
+    scene.set_season(Some(planet_render::scene::season_at(start)));
     let sun = sun_at(&body, start);
     // A shot waiting on many tiles says how it is coming along, every 2 s.
     let mut said = std::time::Instant::now();

@@ -304,6 +304,7 @@ impl Session {
     fn aim(&mut self, flight: &Flight, above_ground: f64) -> (View, glam::DVec3) {
         self.scene.set_near(near_plane(above_ground));
         self.scene.set_sky_turn(planet_render::scene::sky_turn_at(self.body(), self.clock));
+        self.scene.set_season(Some(planet_render::scene::season_at(self.clock)));
         (self.view(flight), sun_at(self.body(), self.clock))
     }
 

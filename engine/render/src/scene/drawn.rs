@@ -15,7 +15,7 @@ use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::Body;
 
-use planet_terrain::abi::{FLAG_ANALYTIC_BODY, FLAG_ATMOSPHERE, PushConstants};
+use planet_terrain::abi::{FLAG_ANALYTIC_BODY, FLAG_ATMOSPHERE, FLAG_SEASON, PushConstants};
 
 use super::{FrameReport, ReadBack};
 use crate::error::Result;
@@ -49,6 +49,9 @@ impl super::TerrainScene {
         let mut flags = self.appearance.palette << 8 | self.shadows.flags();
         if analytic_body {
             flags |= FLAG_ANALYTIC_BODY;
+        }
+        if let Some(year_fraction) = self.season {
+            flags |= FLAG_SEASON | planet_terrain::abi::season_bits(year_fraction);
         }
         let (scale_height, density) = self.appearance.atmosphere.unwrap_or((8000.0, 0.0));
         if self.appearance.atmosphere.is_some() {

@@ -32,7 +32,7 @@ use crate::selection::CutSelection;
 pub use crate::shadows::ShadowMode;
 use crate::shadows::Shadows;
 
-pub use crate::look::{Appearance, sky_turn_at, sun_at, sun_for};
+pub use crate::look::{Appearance, season_at, sky_turn_at, sun_at, sun_for};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SceneSettings {
@@ -136,6 +136,8 @@ pub struct TerrainScene {
     coarsest_drawn: Option<u8>,
     /// [`TerrainScene::set_sky_turn`].
     sky_turn: f64,
+    /// [`TerrainScene::set_season`].
+    season: Option<f64>,
     /// The horizon map: cast shadows and ambient occlusion.
     shadows: Shadows,
 }
@@ -194,6 +196,7 @@ impl TerrainScene {
             last_cut: Default::default(),
             coarsest_drawn: None,
             sky_turn: 0.0,
+            season: None,
             shadows: Shadows::new(settings.shadows),
         }
     }
@@ -240,6 +243,13 @@ impl TerrainScene {
     /// [`sky_turn_at`]); 0 until set, the sky of the goldens.
     pub fn set_sky_turn(&mut self, radians: f64) {
         self.sky_turn = radians;
+    }
+
+    /// The season the snow follows ([`season_at`]: the fraction of the
+    /// year since the March equinox); `None` (until set, the goldens') the
+    /// year's snowline whatever the date.
+    pub fn set_season(&mut self, year_fraction: Option<f64>) {
+        self.season = year_fraction;
     }
 
     /// The selection's error target (pixels) and node budget.
