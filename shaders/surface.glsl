@@ -251,10 +251,37 @@ Material earth_material(float height_m, uint surface_class, vec3 ground, float s
     return Material(albedo, roughness);
 }
 
+// The sun's light under a sun whose elevation has sine `elevation`: from
+// 37 degrees up (the relief sun of the goldens) as it was, below that
+// weaker and warmer as its path through the air lengthens: an extinction
+// strongest in blue (optical depths 0.05, 0.10, 0.20 per air mass, a
+// clear mountain sky's Rayleigh and aerosol together) over the air mass
+// beyond 37 degrees' (Kasten and Young's air mass). At 10 degrees the sun
+// is (0.82, 0.65, 0.42) of its high light, at 2 degrees (0.41, 0.17, 0.03).
+// A body without air (FLAG_ATMOSPHERE off) keeps its sun to the horizon.
+vec3 sunlight(float elevation) {
+    if ((pc.flags & FLAG_ATMOSPHERE) == 0u) return vec3(1.0, 0.97, 0.92);
+    float up_degrees = max(degrees(asin(clamp(elevation, -1.0, 1.0))), 0.0);
+    float mass = 1.0 / (max(elevation, 0.0) + 0.50572 * pow(up_degrees + 6.07995, -1.6364));
+    return vec3(1.0, 0.97, 0.92) * exp(-vec3(0.05, 0.10, 0.20) * max(mass - 1.66, 0.0));
+}
+
+// How much of its high-sun light the sky sheds on the ground under a sun
+// of elevation sine `elevation`: all of it from 37 degrees up, about two
+// thirds at 10 degrees (clear-sky diffuse light falls with the sun, if
+// slower than the direct), fading through twilight to none (on a body
+// without air, the fill alone, as before).
+float skylight(float elevation) {
+    if ((pc.flags & FLAG_ATMOSPHERE) == 0u) return smoothstep(-0.08, 0.12, elevation);
+    return smoothstep(-0.08, 0.12, elevation) * mix(0.5, 1.0, smoothstep(0.0, 0.6, elevation));
+}
+
 // The sun on ground whose ellipsoid normal is `up`: the direct term (N.L)
 // and a sky fill that both fade as the sun sets, so ground whose sun is a
 // few degrees below its horizon goes black. The fill is the sky the normal
-// sees (a hemisphere: all of it facing up, half of it on a wall).
+// sees (a hemisphere: all of it facing up, half of it on a wall). In cast
+// shadow (shade.x 0) the ground has the sky's light alone; a low sun's
+// is weaker and warmer, and so its shadows read blue and deep.
 vec3 light_ground(vec3 albedo, vec3 normal, vec3 up, vec2 shade) {
     float elevation = dot(up, pc.sun.xyz);
     // shade: the sun's share the ground around leaves (cast shadows) and
@@ -262,16 +289,16 @@ vec3 light_ground(vec3 albedo, vec3 normal, vec3 up, vec2 shade) {
     // The sun's light is dimmed a little by openness too: a closed hollow's
     // floor loses the light its unresolved relief (boulders, runnels) shades.
     float direct = max(dot(normal, pc.sun.xyz), 0.0) * smoothstep(-0.02, 0.04, elevation) * shade.x * mix(1.0, shade.y, 0.5);
-    float fill = pc.sun.w * smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up)) * shade.y;
+    float fill = pc.sun.w * skylight(elevation) * (0.6 + 0.4 * dot(normal, up)) * shade.y;
     // Skylight: a slope turned from the sun is lit by the whole sky dome,
     // about a tenth of full sun on open ground, not the body's thin fill
     // (which left shadowed slopes black, 1:60 against sunlit ones).
-    float sky = smoothstep(-0.08, 0.12, elevation) * (0.6 + 0.4 * dot(normal, up)) * shade.y;
+    float sky = skylight(elevation) * (0.6 + 0.4 * dot(normal, up)) * shade.y;
     // Night: starlight and airglow, a few thousandths of the day's skylight,
     // so the dark side is dark ground, not a void against the stars.
     float night = (1.0 - smoothstep(-0.08, 0.12, elevation)) * (0.6 + 0.4 * dot(normal, up));
     vec3 night_light = vec3(0.0009, 0.0011, 0.0016) * night;
-    return albedo * (vec3(1.0, 0.97, 0.92) * direct * 2.4 + vec3(0.25, 0.3, 0.4) * (fill + 0.6 * sky) + night_light);
+    return albedo * (sunlight(elevation) * direct * 2.4 + vec3(0.25, 0.3, 0.4) * (fill + 0.6 * sky) + night_light);
 }
 
 // Water (oceans and lakes, `water_sample` in common.glsl): a surface that
