@@ -58,6 +58,12 @@ from osgeo import gdal
 gdal.Translate(sys.argv[1], "/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif", srcWin=[1100, 500, 940, 940])
 PY
 target/release/planet-bake --dem "$crop/palisade.tif" --body earth --out "$crop/palisade.planetpack"
+# The light test's view of the same ground at 17:00 local solar time on
+# the equinox: the sun 12 degrees up in the west, shadows off, on, mask.
+for shadows in off on mask; do
+    "${view[@]}" "$crop/palisade.planetpack" --lat 36.93 --lon -118.52 --alt 12000 --heading 300 --pitch -25 \
+        --time 2026-03-21T00:57:00Z --shadows "$shadows" --shot "$out/light-sierra-low-sun-$shadows.png"
+done
 for date in 2026-02-15 2026-06-21 2026-08-15; do
     "${view[@]}" "$crop/palisade.planetpack" --lat 37.02 --lon -118.62 --alt 7000 --heading 330 --pitch -12 \
         --time "${date}T19:54:00Z" --shot "$out/snow-sierra-$date.png"
