@@ -162,6 +162,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         tiles_resumed: resumed,
         samples,
         nodata_policy: nodata_policy(options.void_value),
+        void_value: options.void_value,
         samples_filled: filled,
         tiles_measured,
         tiles_with_filled_voids,

@@ -296,6 +296,9 @@ fn run(cli: Cli) -> Result<()> {
         "patch already applied" => "this patch was applied already; nothing changed",
         _ => "accuracy audit passed",
     };
+    if let Some(line) = report.voids_line() {
+        reporter.stage(&line);
+    }
     reporter.stage(&format!(
         "done: {} ({} tiles{rate}); {audit}{}",
         options.out.display(),

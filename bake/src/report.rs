@@ -21,6 +21,22 @@ pub struct BakeReport {
     provenance_png: Option<String>,
 }
 
+/// The share of voids past which a bake's voids line is a warning.
+pub(crate) const VOIDS_WARNING_SHARE: f64 = 0.05;
+
+/// `n` with thousands separated by commas.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 impl BakeReport {
     pub(crate) fn new(report: Report) -> BakeReport {
         BakeReport { report, provenance_png: None }
@@ -73,6 +89,35 @@ impl BakeReport {
             Report::Bake(r) => Some(r.output_samples_per_second),
             _ => None,
         }
+    }
+
+    /// A full bake's line on the voids it filled, for the terminal (the
+    /// report counts them too): how many samples were voids and what filled
+    /// them, a warning past 5% of the samples; `None` without voids.
+    pub fn voids_line(&self) -> Option<String> {
+        let Report::Bake(r) = &self.report else { return None };
+        if r.samples_filled == 0 {
+            return None;
+        }
+        let share = r.samples_filled as f64 / r.samples.max(1) as f64;
+        let how = match r.void_value {
+            Some(v) => format!("set to {v} m (--void-value)"),
+            None => "filled from the measured samples around them".to_owned(),
+        };
+        let line = format!(
+            "{} of {} samples ({:.1}%) were nodata in the DEM, {how}; each tile's void mask keeps them apart from measured ground",
+            thousands(r.samples_filled),
+            thousands(r.samples),
+            100.0 * share
+        );
+        Some(if share > VOIDS_WARNING_SHARE {
+            format!(
+                "warning: {line}. Past {:.0}%, check the DEM's nodata value and footprint (a clipped or rotated raster?)",
+                100.0 * VOIDS_WARNING_SHARE
+            )
+        } else {
+            format!("voids: {line}")
+        })
     }
 
     /// Names the provenance picture drawn for this report.
@@ -134,6 +179,9 @@ pub(crate) struct FullReport {
     pub(crate) tiles_resumed: usize,
     pub(crate) samples: usize,
     pub(crate) nodata_policy: String,
+    /// `--void-value`, for the terminal's line (`nodata_policy` says it in the report).
+    #[serde(skip)]
+    pub(crate) void_value: Option<f64>,
     /// Samples of every depth that were voids (at and below the data
     /// depth: of the DEM; above it, filtered from them), filled by the
     /// policy.
@@ -506,6 +554,7 @@ mod tests {
             tiles_resumed: 0,
             samples: 126 * 131 * 131,
             nodata_policy: "fill".into(),
+            void_value: None,
             samples_filled: 0,
             tiles_measured: 126,
             tiles_with_filled_voids: 0,

@@ -265,8 +265,16 @@ fn nodata_is_filled_reported_and_kept_per_sample() {
     let path = dir.path().join("void.tif");
     write_tiff(&path, (WIDTH, HEIGHT), GEO, Some(4326), &[values], Some(-32768.0));
     let out = dir.path().join("void.planetpack");
-    let report = bake(&options(&path, &out), &Quiet).unwrap().to_json();
-    assert!(report["samples_filled"].as_u64().unwrap() > 0);
+    let baked = bake(&options(&path, &out), &Quiet).unwrap();
+    // The terminal says so too (#55 item 4: 210,320 samples were filled in
+    // silence): how many, of how many, and what filled them.
+    let line = baked.voids_line().expect("a line on the voids");
+    assert!(line.starts_with("voids: ") && line.contains("filled from the measured samples around them"), "{line}");
+    let report = baked.to_json();
+    let filled = report["samples_filled"].as_u64().unwrap();
+    assert!(filled > 0);
+    let samples = report["samples"].as_u64().unwrap();
+    assert!(line.replace(',', "").contains(&format!("{filled} of {samples} samples (")), "{line}");
     assert!(report["nodata_policy"].as_str().unwrap().contains("fill"));
     assert!(report["tiles_with_filled_voids"].as_u64().unwrap() > 0, "{report}");
     assert_eq!(report["tiles_measured"], report["tiles"], "every tile holds measured samples: {report}");
@@ -920,7 +928,11 @@ fn a_land_only_dem_bakes_with_an_explicit_void_value() {
     // Without a policy for voids larger than a tile, the bake refuses and says what to do.
     let err = bake(&options(&path, &out), &Quiet).unwrap_err();
     assert!(matches!(err, BakeError::NoData { .. }) && err.to_string().contains("--void-value"), "{err}");
-    let report = bake(&BakeOptions { void_value: Some(0.0), ..options(&path, &out) }, &Quiet).unwrap().to_json();
+    let baked = bake(&BakeOptions { void_value: Some(0.0), ..options(&path, &out) }, &Quiet).unwrap();
+    // A third of the DEM void: the terminal warns, naming the policy.
+    let line = baked.voids_line().expect("a line on the voids");
+    assert!(line.starts_with("warning: ") && line.contains("set to 0 m (--void-value)"), "{line}");
+    let report = baked.to_json();
     assert!(report["samples_filled"].as_u64().unwrap() > 100_000);
     assert!(report["nodata_policy"].as_str().unwrap().contains("voids take 0 m"));
     let pack = std::sync::Arc::new(Pack::open(&out).unwrap());
