@@ -153,6 +153,41 @@ fn a_regional_pack_flies_alone_and_as_an_inset_over_a_global_one() {
     assert!(!dir.path().join("never.png").exists());
 }
 
+/// A regional pack given alone with no place opens over itself, in
+/// daylight (#55 item 3): the viewer opened on a beige ball at 0 N, 0 E.
+/// The camera frames the box's middle from high enough to see it whole,
+/// and the clock's default (10:00 local solar time) is the box's.
+#[test]
+fn a_regional_pack_alone_opens_over_itself_in_daylight() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    write_regional(Path::new(&p("valley.tif")));
+    run_ok(
+        "planet-bake",
+        &["--dem", &p("valley.tif"), "--radii", RADII, "--name", NAME, "--out", &p("valley.planetpack")],
+    );
+    let size = format!("{WIDTH}x{HEIGHT}");
+    let (png, stats) = (p("open.png"), p("open.json"));
+    let args = ["--headless", "--validation", "--size", &size, "--shot", &png, "--stats", &stats];
+    run_ok("planet-view", &[&[p("valley.planetpack").as_str()][..], &args].concat());
+    let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let at = |key: &str| stats[key].as_f64().unwrap_or_else(|| panic!("{key}: {stats:#}"));
+    assert_eq!((at("camera_lat"), at("camera_lon")), (15.0, 15.0), "over the box's middle: {stats:#}");
+    // The box is 10 degrees (about 590 km on this body): seen whole under
+    // the default 50 degrees, not from the default 20,000 km.
+    assert!((600_000.0..1_500_000.0).contains(&at("camera_alt_m")), "{stats:#}");
+    let pixels = crate::e2e::decode_png(Path::new(&png)).1;
+    let middle = (HEIGHT / 2 * WIDTH + WIDTH / 2) * 4;
+    let luminance = 0.2126 * f64::from(pixels[middle]) + 0.7152 * f64::from(pixels[middle + 1]);
+    assert!(luminance > 40.0, "the dome in daylight: {:?}", &pixels[middle..middle + 4]);
+    // A place on the command line is kept.
+    let placed = p("placed.json");
+    let args = ["--headless", "--size", &size, "--lat", "-30", "--shot", &p("placed.png"), "--stats", &placed];
+    run_ok("planet-view", &[&[p("valley.planetpack").as_str()][..], &args].concat());
+    let placed: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&placed).unwrap()).unwrap();
+    assert_eq!((&placed["camera_lat"], &placed["camera_alt_m"]), (&(-30.0).into(), &20_000_000.0.into()), "{placed:#}");
+}
+
 /// A pack of a few hundred metres flies alone: with no shallow tiles of
 /// its own it drew nothing (the roots took the ellipsoid's bounds with no
 /// error, and selection never descended). Now its ancestors lead selection

@@ -26,7 +26,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, FRAMES_IN_FLIGHT, MIN_SLOTS, node_budget, slots, start_time};
 use planet_cli::args;
 use planet_cli::stack::PackOpener;
@@ -39,7 +40,11 @@ use planet_terrain::ground::{EllipsoidSource, GroundStack, HeightSource, Procedu
 use planet_terrain::lod::SelectionSettings;
 
 fn main() -> ExitCode {
-    planet_cli::exit_code(run(Cli::parse()))
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // Where the user named no place, a regional pack alone is flown over.
+    let placed = ["lat", "lon"].iter().any(|id| matches.value_source(id) == Some(ValueSource::CommandLine));
+    planet_cli::exit_code(run(cli, placed))
 }
 
 /// A renderer error for a person: a setting the device cannot hold is
@@ -59,8 +64,48 @@ fn renderer_error(error: RenderError) -> anyhow::Error {
     }
 }
 
-fn open_source(cli: &Cli, opener: &PackOpener) -> Result<(Body, Option<Arc<dyn HeightSource>>)> {
+/// Where a camera frames a regional pack: over its box's middle, high
+/// enough that the box fills the default view.
+#[derive(Clone, Copy, Debug)]
+struct Framing {
+    lat: f64,
+    lon: f64,
+    alt: f64,
+}
+
+impl Framing {
+    /// The framing of `coverage` on `body` (`None` for a global pack).
+    fn of(coverage: planet_terrain::pack::Coverage, body: &Body) -> Option<Framing> {
+        if coverage.is_global() {
+            return None;
+        }
+        let width_deg = (coverage.east - coverage.west).rem_euclid(360.0);
+        let lat = 0.5 * (coverage.south + coverage.north);
+        let lon = coverage.west + 0.5 * width_deg;
+        let lon = if lon > 180.0 { lon - 360.0 } else { lon };
+        let metres_per_degree = body.ellipsoid().radii().x.to_radians();
+        let extent_m =
+            metres_per_degree * (coverage.north - coverage.south).max(width_deg * lat.to_radians().cos().abs());
+        // The default view's 50 degrees, with a margin, above the highest
+        // ground a range may hold.
+        let alt = 1.3 * extent_m / (2.0 * 25f64.to_radians().tan()) + 9_000.0;
+        Some(Framing { lat, lon, alt })
+    }
+}
+
+/// What the command line opens: the body, its ground, and where a camera
+/// given no place frames it.
+struct Opened {
+    body: Body,
+    source: Option<Arc<dyn HeightSource>>,
+    framing: Option<Framing>,
+}
+
+/// The packs' ground over the ellipsoid (or `--procedural`), and the
+/// framing of the top pack where every pack is regional.
+fn open_source(cli: &Cli, opener: &PackOpener) -> Result<Opened> {
     let packs = opener.open_packs(&cli.packs)?;
+    let all_regional = !packs.is_empty() && packs.iter().all(|p| !p.source.pack().header().coverage.is_global());
     let body = match packs.first() {
         Some(pack) => pack.source.body().clone(),
         None => Body::named(&cli.body).with_context(|| format!("--body '{}'", cli.body))?,
@@ -70,10 +115,13 @@ fn open_source(cli: &Cli, opener: &PackOpener) -> Result<(Body, Option<Arc<dyn H
         None => None,
     };
     if packs.is_empty() {
-        return Ok((body, procedural));
+        return Ok(Opened { body, source: procedural, framing: None });
     }
+    let framing =
+        packs.last().filter(|_| all_regional).and_then(|p| Framing::of(p.source.pack().header().coverage, &body));
     let base = procedural.unwrap_or_else(|| Arc::new(EllipsoidSource::new(body.clone())));
-    Ok((body, Some(Arc::new(GroundStack::new(base, packs)?.with_detail(cli.detail.on)))))
+    let source: Arc<dyn HeightSource> = Arc::new(GroundStack::new(base, packs)?.with_detail(cli.detail.on));
+    Ok(Opened { body, source: Some(source), framing })
 }
 
 /// The camera's height above the ellipsoid (given, or the ground plus
@@ -95,12 +143,19 @@ fn camera_height(cli: &Cli, source: Option<&dyn HeightSource>, at: Geodetic) -> 
     Ok((height, height - ground))
 }
 
-fn run(cli: Cli) -> Result<()> {
+/// `placed`: the command line named the camera's latitude or longitude.
+fn run(mut cli: Cli, placed: bool) -> Result<()> {
     debug_assert_eq!(MIN_SLOTS as usize, planet_terrain::lod::min_slots(FRAMES_IN_FLIGHT));
     let size = cli.size;
     let opener = PackOpener::new(&cli.remote);
     cli.check_paths()?;
-    let (body, source) = open_source(&cli, &opener)?;
+    let Opened { body, source, framing } = open_source(&cli, &opener)?;
+    if let Some(framing) = framing.filter(|_| !placed) {
+        (cli.lat, cli.lon) = (framing.lat, framing.lon);
+        if cli.alt.is_none() && cli.agl.is_none() {
+            cli.alt = Some(framing.alt);
+        }
+    }
     let path = match &cli.path {
         Some(file) => {
             let text = std::fs::read_to_string(file).with_context(|| format!("reading path {}", file.display()))?;
@@ -220,6 +275,7 @@ fn shot_mode(
         let context = stats::ShotContext {
             renderer: &renderer,
             size,
+            camera: (cli.lat, cli.lon, height),
             frames,
             horizon_map: stats::HorizonMapStats { builds, last_build_ms },
             remote: opener.remote_transfers(),

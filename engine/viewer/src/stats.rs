@@ -22,6 +22,11 @@ pub struct ShotStats {
     pub device: String,
     pub width: u32,
     pub height: u32,
+    /// Where the camera stood (degrees; metres above the ellipsoid): given,
+    /// or framing a regional pack when no place was.
+    pub camera_lat: f64,
+    pub camera_lon: f64,
+    pub camera_alt_m: f64,
     pub frames_rendered: u32,
     /// The picture is the one asked for: nothing streams still, and no
     /// tile was given up (its data unreadable, its source unreachable).
@@ -97,6 +102,8 @@ pub struct HorizonMapStats {
 pub struct ShotContext<'a> {
     pub renderer: &'a Renderer,
     pub size: (u32, u32),
+    /// The camera: latitude, longitude (degrees), height (m).
+    pub camera: (f64, f64, f64),
     pub frames: u32,
     pub horizon_map: HorizonMapStats,
     pub remote: Option<RemoteTransfers>,
@@ -110,6 +117,9 @@ impl ShotStats {
             device: context.renderer.device_name().to_owned(),
             width: context.size.0,
             height: context.size.1,
+            camera_lat: context.camera.0,
+            camera_lon: context.camera.1,
+            camera_alt_m: context.camera.2,
             frames_rendered: context.frames,
             complete: unfinished(report).is_empty(),
             unfinished: unfinished(report),
