@@ -488,6 +488,7 @@ fn window_mode(
         path: path.map(|p| (p, cli.fps)),
         start_time: start_time(cli, &body, start.lon),
         time_rate: cli.time_rate,
+        time_fixed: cli.time.is_some(),
         exit_at_end: cli.exit_at_end || cli.frames.is_some(),
         frames: cli.frames.clone(),
         panels: !cli.no_hud,

@@ -6,6 +6,8 @@
 //! so `,` and `.` always land on round figures.
 
 use planet_terrain::camera::Instant as UtcInstant;
+use planet_terrain::camera::sun::{instant_at_local_time, local_solar_time_hours};
+use planet_terrain::geo::body::Body;
 
 /// Rates the sky's clock runs at: seconds of sky time per second.
 pub(super) const RATES: [f64; 7] = [1.0, 10.0, 60.0, 600.0, 3600.0, 21_600.0, 86_400.0];
@@ -49,9 +51,59 @@ impl Clock {
     }
 }
 
+/// The instant, within half a solar day of `now`, whose local solar time
+/// at `to_lon` is the local solar time of `now` at `from_lon`: a Go to keeps
+/// the time of day the view had (a traveller's watch set to local time),
+/// where keeping the clock landed on Everest at 23:41, black ground under
+/// stars. A body that does not turn keeps `now`.
+pub(super) fn keeping_local_time(body: &Body, now: UtcInstant, from_lon: f64, to_lon: f64) -> UtcInstant {
+    let hours = local_solar_time_hours(body, now, from_lon);
+    instant_at_local_time(body, now, to_lon, hours)
+}
+
+/// The wall time since the last redraw (`last`), and the same held to a
+/// quarter second. The sky's clock runs by the first: x1 is wall time on a
+/// slow renderer too (held to a quarter second a frame, 304 s of wall time
+/// had made 21 s of sky time). Motion takes the second, so a stall is no
+/// jump.
+pub(super) fn redraw_times(last: Option<std::time::Instant>, now: std::time::Instant) -> (f64, f64) {
+    let wall = last.map_or(1.0 / 60.0, |l| (now - l).as_secs_f64());
+    (wall, wall.min(0.25))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (#55 item 3): on a renderer taking 4 s a frame the sky's
+    /// x1 clock ran 0.25 s a frame; it runs by the wall, motion still by at
+    /// most a quarter second.
+    #[test]
+    fn the_clock_runs_by_the_wall_while_motion_is_held_to_a_quarter_second() {
+        let before = std::time::Instant::now();
+        let (wall, motion) = redraw_times(Some(before), before + std::time::Duration::from_secs(4));
+        assert_eq!((wall, motion), (4.0, 0.25));
+        assert_eq!(redraw_times(None, before), (1.0 / 60.0, 1.0 / 60.0), "the first frame");
+    }
+
+    /// Regression (#55 item 3): Go to Everest from the demo's 10:00 at 0 E
+    /// arrived at 23:41 local; it arrives at 10:00 there.
+    #[test]
+    fn a_go_to_keeps_the_local_time_of_day() {
+        let earth = Body::earth();
+        let start = planet_terrain::camera::sun::instant_at_local_time(
+            &earth,
+            UtcInstant::from_civil(2026, 3, 20, 12, 0, 0.0),
+            0.0,
+            10.0,
+        );
+        let everest = keeping_local_time(&earth, start, 0.0, 86.925);
+        let there = local_solar_time_hours(&earth, everest, 86.925);
+        assert!((there - 10.0).abs() < 1e-3, "10:00 at Everest, not {there:.2} h");
+        let hours_moved = (everest.seconds_since_j2000() - start.seconds_since_j2000()) / 3600.0;
+        assert!(hours_moved.abs() <= 12.0, "within half a day: {hours_moved:.2} h");
+        assert_eq!(keeping_local_time(&earth, start, 20.0, 20.0).seconds_since_j2000(), start.seconds_since_j2000());
+    }
 
     #[test]
     fn the_clock_runs_at_its_rate_and_pauses() {

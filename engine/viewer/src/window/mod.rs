@@ -48,6 +48,9 @@ pub struct WindowRun {
     pub start_time: UtcInstant,
     /// Sky seconds per second at 1x (`--time-rate`).
     pub time_rate: f64,
+    /// `--time` fixed the clock: a Go to keeps it rather than the local
+    /// time of day.
+    pub time_fixed: bool,
     pub exit_at_end: bool,
     pub frames: Option<PathBuf>,
     /// Show the panels (H toggles them).
@@ -346,7 +349,7 @@ impl App {
         }
         let Some(live) = &mut self.live else { return Ok(()) };
         let now = Instant::now();
-        let dt = self.last.map_or(1.0 / 60.0, |l| (now - l).as_secs_f64()).min(0.25);
+        let (wall_dt, dt) = clock::redraw_times(self.last, now);
         self.last = Some(now);
         let session = &mut live.session;
         let mut t = 0.0;
@@ -376,7 +379,7 @@ impl App {
             self.run.flight.step(&body, &controls, dt, height, fov, |lat, lon| session.ground_height(lat, lon));
         }
         if self.run.path.is_none() {
-            self.clock.advance(dt);
+            self.clock.advance(wall_dt);
         }
         session.clock = self.clock.now;
         // Bodies move in the viewer's time: a path's fixed step, else real time.
@@ -462,6 +465,10 @@ impl App {
         let (name, lat, lon, above, heading, pitch) = PLACES[k];
         let ground = live.session.ground_height(lat, lon);
         let to = planet_terrain::camera::CameraPose { lat, lon, alt: ground + above, heading, pitch };
+        if !self.run.time_fixed {
+            let from_lon = self.run.flight.pose().lon;
+            self.clock.now = clock::keeping_local_time(live.session.body(), self.clock.now, from_lon, lon);
+        }
         let path = fly_to(self.run.flight.pose(), to, live.session.body(), 6.0);
         live.window.set_title(&format!("planet-view: {}", name.to_lowercase()));
         self.travel = Some((path, 0.0));
