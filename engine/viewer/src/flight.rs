@@ -234,8 +234,73 @@ pub fn fly_to(from: CameraPose, to: CameraPose, body: &Body, seconds: f64) -> pl
     CameraPath::new(keys).expect("valid keys from valid poses")
 }
 
-/// Places the go-to key cycles through: (name, lat, lon, height above the
-/// ground, heading, pitch).
+/// A place to go to: its name, where, and how the camera arrives there
+/// (metres above the ground, heading and pitch in degrees).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Place {
+    pub name: String,
+    pub lat: f64,
+    pub lon: f64,
+    pub above: f64,
+    pub heading: f64,
+    pub pitch: f64,
+}
+
+/// The places the go-to key cycles through and the places panel lists:
+/// the built-in ones ([`PLACES`]), then each regional pack by its name,
+/// over its box's middle, high enough to see the box whole (a new user's
+/// own DEM was not among them: "sier" found nothing).
+pub fn places(packs: &[(String, planet_terrain::pack::Coverage)], body: &Body) -> Vec<Place> {
+    let builtin = PLACES.iter().map(|&(name, lat, lon, above, heading, pitch)| Place {
+        name: name.to_owned(),
+        lat,
+        lon,
+        above,
+        heading,
+        pitch,
+    });
+    let regional = packs.iter().filter_map(|(name, coverage)| {
+        let framing = Framing::of(*coverage, body)?;
+        let above = framing.alt - FRAMING_CLEARANCE_M;
+        Some(Place { name: name.to_uppercase(), lat: framing.lat, lon: framing.lon, above, heading: 0.0, pitch: -90.0 })
+    });
+    builtin.chain(regional).collect()
+}
+
+/// Above the highest ground a range may hold: what a framing adds to the
+/// height that fits a box in the default view.
+const FRAMING_CLEARANCE_M: f64 = 9_000.0;
+
+/// Where a camera frames a regional pack: over its box's middle, high
+/// enough (above the ellipsoid) that the box fills the default view.
+#[derive(Clone, Copy, Debug)]
+pub struct Framing {
+    pub lat: f64,
+    pub lon: f64,
+    pub alt: f64,
+}
+
+impl Framing {
+    /// The framing of `coverage` on `body` (`None` for a global pack).
+    pub fn of(coverage: planet_terrain::pack::Coverage, body: &Body) -> Option<Framing> {
+        if coverage.is_global() {
+            return None;
+        }
+        let width_deg = (coverage.east - coverage.west).rem_euclid(360.0);
+        let lat = 0.5 * (coverage.south + coverage.north);
+        let lon = coverage.west + 0.5 * width_deg;
+        let lon = if lon > 180.0 { lon - 360.0 } else { lon };
+        let metres_per_degree = body.ellipsoid().radii().x.to_radians();
+        let extent_m =
+            metres_per_degree * (coverage.north - coverage.south).max(width_deg * lat.to_radians().cos().abs());
+        // The default view's 50 degrees, with a margin.
+        let alt = 1.3 * extent_m / (2.0 * 25f64.to_radians().tan()) + FRAMING_CLEARANCE_M;
+        Some(Framing { lat, lon, alt })
+    }
+}
+
+/// The built-in places: (name, lat, lon, height above the ground,
+/// heading, pitch).
 pub const PLACES: &[(&str, f64, f64, f64, f64, f64)] = &[
     ("MOUNT EVEREST", 27.95, 86.80, 3000.0, 90.0, -10.0),
     ("GRAND CANYON", 36.10, -112.20, 2500.0, 60.0, -15.0),
@@ -248,6 +313,24 @@ pub const PLACES: &[(&str, f64, f64, f64, f64, f64)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (#55 item 3): the demo's own Sierra was not among the
+    /// places ("sier" found nothing). Every regional pack is, by its name,
+    /// over its box's middle looking down; a global pack adds none.
+    #[test]
+    fn each_regional_pack_is_a_place_by_its_name() {
+        let sierra = planet_terrain::pack::Coverage { south: 36.0, west: -120.0, north: 38.0, east: -118.0 };
+        let packs = [("earth".to_owned(), planet_terrain::pack::Coverage::GLOBAL), ("sierra".to_owned(), sierra)];
+        let places = places(&packs, &Body::earth());
+        assert_eq!(places.len(), PLACES.len() + 1, "{places:?}");
+        let last = places.last().expect("a place");
+        assert_eq!((last.name.as_str(), last.lat, last.lon, last.pitch), ("SIERRA", 37.0, -119.0, -90.0));
+        // Two degrees of latitude (222 km) seen whole under 50 degrees.
+        assert!((200_000.0..400_000.0).contains(&last.above), "{last:?}");
+        let across = planet_terrain::pack::Coverage { south: -20.0, west: 170.0, north: -10.0, east: -170.0 };
+        let fiji = Framing::of(across, &Body::earth()).expect("a regional box");
+        assert_eq!(fiji.lon, 180.0, "a box across the antimeridian is framed at its middle");
+    }
 
     fn start(mode: Mode) -> Flight {
         Flight::new(CameraPose { lat: 10.0, lon: 20.0, alt: 500.0, heading: 45.0, pitch: -5.0 }, mode)

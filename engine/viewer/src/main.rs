@@ -29,6 +29,7 @@ use anyhow::{Context, Result, bail};
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, FRAMES_IN_FLIGHT, MIN_SLOTS, node_budget, slots, start_time};
+use flight::Framing;
 use planet_cli::args;
 use planet_cli::stack::PackOpener;
 use planet_render::scene::{FrameOptions, Loading, SceneSettings, ShadowMode, TerrainScene, Unreachable, sun_at};
@@ -64,41 +65,14 @@ fn renderer_error(error: RenderError) -> anyhow::Error {
     }
 }
 
-/// Where a camera frames a regional pack: over its box's middle, high
-/// enough that the box fills the default view.
-#[derive(Clone, Copy, Debug)]
-struct Framing {
-    lat: f64,
-    lon: f64,
-    alt: f64,
-}
-
-impl Framing {
-    /// The framing of `coverage` on `body` (`None` for a global pack).
-    fn of(coverage: planet_terrain::pack::Coverage, body: &Body) -> Option<Framing> {
-        if coverage.is_global() {
-            return None;
-        }
-        let width_deg = (coverage.east - coverage.west).rem_euclid(360.0);
-        let lat = 0.5 * (coverage.south + coverage.north);
-        let lon = coverage.west + 0.5 * width_deg;
-        let lon = if lon > 180.0 { lon - 360.0 } else { lon };
-        let metres_per_degree = body.ellipsoid().radii().x.to_radians();
-        let extent_m =
-            metres_per_degree * (coverage.north - coverage.south).max(width_deg * lat.to_radians().cos().abs());
-        // The default view's 50 degrees, with a margin, above the highest
-        // ground a range may hold.
-        let alt = 1.3 * extent_m / (2.0 * 25f64.to_radians().tan()) + 9_000.0;
-        Some(Framing { lat, lon, alt })
-    }
-}
-
 /// What the command line opens: the body, its ground, and where a camera
 /// given no place frames it.
 struct Opened {
     body: Body,
     source: Option<Arc<dyn HeightSource>>,
     framing: Option<Framing>,
+    /// The packs by name, bottom first, with their boxes.
+    packs: Vec<(String, planet_terrain::pack::Coverage)>,
 }
 
 /// The packs' ground over the ellipsoid (or `--procedural`), and the
@@ -115,13 +89,15 @@ fn open_source(cli: &Cli, opener: &PackOpener) -> Result<Opened> {
         None => None,
     };
     if packs.is_empty() {
-        return Ok(Opened { body, source: procedural, framing: None });
+        return Ok(Opened { body, source: procedural, framing: None, packs: Vec::new() });
     }
     let framing =
         packs.last().filter(|_| all_regional).and_then(|p| Framing::of(p.source.pack().header().coverage, &body));
     let base = procedural.unwrap_or_else(|| Arc::new(EllipsoidSource::new(body.clone())));
-    let source: Arc<dyn HeightSource> = Arc::new(GroundStack::new(base, packs)?.with_detail(cli.detail.on));
-    Ok(Opened { body, source: Some(source), framing })
+    let stack = GroundStack::new(base, packs)?;
+    let packs = stack.packs();
+    let source: Arc<dyn HeightSource> = Arc::new(stack.with_detail(cli.detail.on));
+    Ok(Opened { body, source: Some(source), framing, packs })
 }
 
 /// The camera's height above the ellipsoid (given, or the ground plus
@@ -149,7 +125,7 @@ fn run(mut cli: Cli, placed: bool) -> Result<()> {
     let size = cli.size;
     let opener = PackOpener::new(&cli.remote);
     cli.check_paths()?;
-    let Opened { body, source, framing } = open_source(&cli, &opener)?;
+    let Opened { body, source, framing, packs } = open_source(&cli, &opener)?;
     if let Some(framing) = framing.filter(|_| !placed) {
         (cli.lat, cli.lon) = (framing.lat, framing.lon);
         if cli.alt.is_none() && cli.agl.is_none() {
@@ -171,7 +147,8 @@ fn run(mut cli: Cli, placed: bool) -> Result<()> {
     }
     let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
     if display && !cli.headless {
-        return window_mode(&cli, &opener, body, source, size, path);
+        let places = flight::places(&packs, &body);
+        return window_mode(&cli, &opener, (body, source, places), size, path);
     }
     match path {
         Some(path) => path_mode(&cli, &opener, body, source, size, &path),
@@ -465,14 +442,15 @@ fn path_frames(duration: f64, fps: f64) -> Result<usize> {
     Ok(steps as usize + 1)
 }
 
+/// `ground`: the body, its ground and the places to go to.
 fn window_mode(
     cli: &Cli,
     opener: &PackOpener,
-    body: Body,
-    source: Option<Arc<dyn HeightSource>>,
+    ground: (Body, Option<Arc<dyn HeightSource>>, Vec<flight::Place>),
     size: (u32, u32),
     path: Option<CameraPath>,
 ) -> Result<()> {
+    let (body, source, places) = ground;
     let start = start_pose(cli, source.as_deref(), path.as_ref())?;
     let resize_at = cli.resize_at.as_deref().map(parse_resize_at).transpose()?;
     let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
@@ -489,6 +467,7 @@ fn window_mode(
         start_time: start_time(cli, &body, start.lon),
         time_rate: cli.time_rate,
         time_fixed: cli.time.is_some(),
+        places,
         exit_at_end: cli.exit_at_end || cli.frames.is_some(),
         frames: cli.frames.clone(),
         panels: !cli.no_hud,

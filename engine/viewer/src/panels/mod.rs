@@ -24,7 +24,7 @@ use planet_render::UiFrame;
 use planet_render::egui;
 
 use crate::authoring::{Authoring, Editor};
-use crate::flight::PLACES;
+use crate::flight::Place;
 
 /// What the panels show about the latest frame and the camera.
 #[derive(Clone, Debug, Default)]
@@ -76,7 +76,7 @@ pub struct ViewControls {
 /// What the panels ask the window to do.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Request {
-    /// Fly to `PLACES[k]`.
+    /// Fly to place `k` of [`Panels::places`].
     GoTo(usize),
     /// Fly out until the whole body is in view.
     FrameBody,
@@ -106,6 +106,9 @@ pub struct Panels {
     /// readouts only, in a corner box (nothing there could be clicked).
     pub interactive: bool,
     pub filter: String,
+    /// The places listed ([`crate::flight::places`]); the built-in ones
+    /// until the window sets its own.
+    pub places: Vec<Place>,
     /// The list of keys (F1), over the view.
     pub help_shown: bool,
     /// The layers panel on the right (L hides it alone, so the view gains
@@ -141,6 +144,7 @@ impl Panels {
             shown,
             interactive: true,
             filter: String::new(),
+            places: crate::flight::places(&[], &planet_terrain::geo::body::Body::earth()),
             help_shown: false,
             layers_shown: true,
             history: VecDeque::new(),
@@ -205,7 +209,7 @@ impl Panels {
         let (shown, interactive, layers_shown) = (self.shown, self.interactive, self.layers_shown);
         let help_shown = &mut self.help_shown;
         let mut hide_layers = false;
-        let (filter, history, layers) = (&mut self.filter, &self.history, &mut self.layers);
+        let (filter, history, layers, places) = (&mut self.filter, &self.history, &mut self.layers, &self.places);
         let mut edit = edit;
         let screen = input.screen_rect;
         let mut build = |ui: &mut egui::Ui| {
@@ -271,7 +275,7 @@ impl Panels {
                         .show(ui, |ui| readouts::view(ui, view, &mut rects));
                     egui::CollapsingHeader::new("Places")
                         .default_open(true)
-                        .show(ui, |ui| places(ui, filter, &mut requests, &mut rects));
+                        .show(ui, |ui| places_list(ui, places, filter, &mut requests, &mut rects));
                     if let Some(status) = &readout.status {
                         ui.separator();
                         ui.label(status);
@@ -304,13 +308,14 @@ impl Panels {
 }
 
 /// Places whose name holds `filter` (any case), with their index.
-pub fn matching_places(filter: &str) -> Vec<usize> {
+pub fn matching_places(places: &[Place], filter: &str) -> Vec<usize> {
     let needle = filter.trim().to_uppercase();
-    (0..PLACES.len()).filter(|&k| PLACES[k].0.contains(&needle)).collect()
+    (0..places.len()).filter(|&k| places[k].name.contains(&needle)).collect()
 }
 
-fn places(
+fn places_list(
     ui: &mut egui::Ui,
+    places: &[Place],
     filter: &mut String,
     requests: &mut Vec<Request>,
     rects: &mut HashMap<&'static str, egui::Rect>,
@@ -320,13 +325,13 @@ fn places(
         let field = ui.add(egui::TextEdit::singleline(filter).desired_width(160.0));
         rects.insert("places.filter", field.rect);
     });
-    let shown = matching_places(filter);
+    let shown = matching_places(places, filter);
     if shown.is_empty() {
         ui.label("no place matches");
     }
     egui::ScrollArea::vertical().id_salt("places").max_height(150.0).show(ui, |ui| {
         for (row, k) in shown.into_iter().enumerate() {
-            let (name, lat, lon, ..) = PLACES[k];
+            let Place { name, lat, lon, .. } = &places[k];
             let button = ui.button(format!("Go to {}", title_case(name))).on_hover_text(format!("{lat:.2}, {lon:.2}"));
             if row == 0 {
                 rects.insert("places.first", button.rect);

@@ -88,10 +88,11 @@ fn typing_a_filter_narrows_the_places_and_go_to_asks_for_the_first() {
     rig.frame(vec![Event::Text("canyon".into())]);
     assert_eq!(rig.panels.filter, "canyon");
     let requests = rig.click("places.first");
-    let canyon = PLACES.iter().position(|p| p.0 == "GRAND CANYON").expect("a place");
+    let places = &rig.panels.places;
+    let canyon = places.iter().position(|p| p.name == "GRAND CANYON").expect("a place");
     assert_eq!(requests, vec![Request::GoTo(canyon)]);
-    assert_eq!(matching_places("zzz"), Vec::<usize>::new());
-    assert_eq!(matching_places("").len(), PLACES.len());
+    assert_eq!(matching_places(places, "zzz"), Vec::<usize>::new());
+    assert_eq!(matching_places(places, "").len(), places.len());
 }
 
 #[test]

@@ -28,7 +28,7 @@ use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Window, WindowId};
 
 use crate::authoring::Authoring;
-use crate::flight::{Controls, Flight, Mode, PLACES, fly_to};
+use crate::flight::{Controls, Flight, Mode, fly_to};
 use crate::session::{Session, frame_path, read_back_for};
 
 mod clock;
@@ -51,6 +51,8 @@ pub struct WindowRun {
     /// `--time` fixed the clock: a Go to keeps it rather than the local
     /// time of day.
     pub time_fixed: bool,
+    /// Where G and the places panel go ([`crate::flight::places`]).
+    pub places: Vec<crate::flight::Place>,
     pub exit_at_end: bool,
     pub frames: Option<PathBuf>,
     /// Show the panels (H toggles them).
@@ -156,7 +158,8 @@ pub fn run(run: WindowRun) -> Result<Session> {
     let event_loop = EventLoop::new().context("opening the display (is DISPLAY set?)")?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let clock = Clock::new(run.start_time, run.time_rate);
-    let panels = crate::panels::Panels::new(run.panels);
+    let mut panels = crate::panels::Panels::new(run.panels);
+    panels.places = run.places.clone();
     let mut app = App {
         run,
         live: None,
@@ -454,15 +457,17 @@ impl App {
     }
 
     fn go_to_next_place(&mut self) {
-        let k = self.place % PLACES.len();
+        let k = self.place % self.run.places.len().max(1);
         self.place += 1;
         self.go_to_place(k);
     }
 
-    /// Flies to `PLACES[k]` (the G key steps through them; the places panel picks one).
+    /// Flies to place `k` (the G key steps through them; the places panel picks one).
     fn go_to_place(&mut self, k: usize) {
         let Some(live) = &mut self.live else { return };
-        let (name, lat, lon, above, heading, pitch) = PLACES[k];
+        let Some(place) = self.run.places.get(k) else { return };
+        let (name, lat, lon, above, heading, pitch) =
+            (place.name.clone(), place.lat, place.lon, place.above, place.heading, place.pitch);
         let ground = live.session.ground_height(lat, lon);
         let to = planet_terrain::camera::CameraPose { lat, lon, alt: ground + above, heading, pitch };
         if !self.run.time_fixed {
