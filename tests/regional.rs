@@ -89,15 +89,21 @@ fn mean_abs_difference(a: &[u8], b: &[u8]) -> f64 {
     sum / (a.len() / 4 * 3) as f64
 }
 
-#[test]
-fn a_regional_pack_flies_alone_and_as_an_inset_over_a_global_one() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+/// The fixture written and baked into `dir` as `valley.planetpack`.
+fn bake_valley(dir: &Path) {
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_owned();
     write_regional(Path::new(&p("valley.tif")));
     run_ok(
         "planet-bake",
         &["--dem", &p("valley.tif"), "--radii", RADII, "--name", NAME, "--out", &p("valley.planetpack")],
     );
+}
+
+#[test]
+fn a_regional_pack_flies_alone_and_as_an_inset_over_a_global_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    bake_valley(dir.path());
     let info = json(&run_ok("planet-pack", &["info", &p("valley.planetpack"), "--json"]));
     assert_eq!(info["coverage"]["north"], 20.0, "a regional pack: {info:#}");
 
@@ -161,11 +167,7 @@ fn a_regional_pack_flies_alone_and_as_an_inset_over_a_global_one() {
 fn a_regional_pack_alone_opens_over_itself_in_daylight() {
     let dir = tempfile::tempdir().expect("temp dir");
     let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
-    write_regional(Path::new(&p("valley.tif")));
-    run_ok(
-        "planet-bake",
-        &["--dem", &p("valley.tif"), "--radii", RADII, "--name", NAME, "--out", &p("valley.planetpack")],
-    );
+    bake_valley(dir.path());
     let size = format!("{WIDTH}x{HEIGHT}");
     let (png, stats) = (p("open.png"), p("open.json"));
     let args = ["--headless", "--validation", "--size", &size, "--shot", &png, "--stats", &stats];
