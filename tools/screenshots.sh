@@ -39,9 +39,9 @@ map() { # NAME ARGS...
     "$bin/planet-pack" map "$@" --png "$out/$name.png" >/dev/null
 }
 map earth-elevation "$work/earth.planetpack" --width 900
-map earth-provenance "$work/earth.planetpack" "$work/sierra.planetpack" --what provenance --width 900
-map earth-depth "$work/earth.planetpack" "$work/sierra.planetpack" --what depth --width 900
-map earth-error "$work/earth.planetpack" "$work/sierra.planetpack" --what error --width 900
+map earth-provenance "$work/earth.planetpack" "$work/sierra.planetpack" --region -90,-180,90,180 --what provenance --width 900
+map earth-depth "$work/earth.planetpack" "$work/sierra.planetpack" --region -90,-180,90,180 --what depth --width 900
+map earth-error "$work/earth.planetpack" "$work/sierra.planetpack" --region -90,-180,90,180 --what error --width 900
 map sierra-stack-elevation "$work/earth.planetpack" "$work/sierra.planetpack" --width 700
 map sierra-stack-depth "$work/earth.planetpack" "$work/sierra.planetpack" --what depth --width 700
 map sierra-patched-provenance "$work/patched.planetpack" --what provenance --width 700

@@ -98,16 +98,20 @@ impl MapSpec {
     }
 }
 
-/// The box a stack's map shows when none is asked for: the whole body if
-/// any pack is global, else the box around every pack's coverage (a small
-/// regional pack drawn at world scale is a pixel in a blank rectangle).
+/// The box a stack's map shows when none is asked for (bottom pack first):
+/// the box around the regional packs above the stack's last global pack,
+/// or the whole body when the top pack is global. A small regional pack
+/// drawn at world scale is a pixel in a blank rectangle, over a global pack
+/// too (the Sierra over the demo Earth was drawn whole-world, though the
+/// docs said it was framed).
 pub fn stack_coverage(coverages: &[Coverage]) -> Coverage {
-    let Some(first) = coverages.first() else { return Coverage::GLOBAL };
-    if coverages.iter().any(Coverage::is_global) {
-        return Coverage::GLOBAL;
-    }
+    let above = match coverages.iter().rposition(Coverage::is_global) {
+        Some(k) => &coverages[k + 1..],
+        None => coverages,
+    };
+    let Some(first) = above.first() else { return Coverage::GLOBAL };
     let mut union = *first;
-    for c in &coverages[1..] {
+    for c in &above[1..] {
         union.south = union.south.min(c.south);
         union.north = union.north.max(c.north);
         // Boxes across the antimeridian, or apart by more than half a turn,
@@ -754,12 +758,15 @@ mod tests {
     }
 
     #[test]
-    fn a_stacks_default_map_frames_its_packs_unless_one_is_global() {
+    fn a_stacks_default_map_frames_its_regional_packs_above_the_last_global_one() {
         let alps = Coverage { south: 44.0, west: 5.0, north: 48.0, east: 12.0 };
         let park = Coverage { south: 46.5, west: 7.5, north: 46.6, east: 7.6 };
         assert_eq!(stack_coverage(&[park]), park);
         assert_eq!(stack_coverage(&[park, alps]), alps);
-        assert_eq!(stack_coverage(&[Coverage::GLOBAL, park]), Coverage::GLOBAL);
+        assert_eq!(stack_coverage(&[Coverage::GLOBAL, park]), park, "a regional top over a global base");
+        assert_eq!(stack_coverage(&[Coverage::GLOBAL, park, alps]), alps);
+        assert_eq!(stack_coverage(&[alps, Coverage::GLOBAL]), Coverage::GLOBAL, "a global top");
+        assert_eq!(stack_coverage(&[Coverage::GLOBAL]), Coverage::GLOBAL);
         let pacific = Coverage { south: -5.0, west: 179.0, north: 5.0, east: -179.0 };
         let both = stack_coverage(&[pacific, park]);
         assert_eq!((both.south, both.west, both.north, both.east), (-5.0, -180.0, 46.6, 180.0));

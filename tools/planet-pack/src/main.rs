@@ -146,8 +146,9 @@ enum Command {
         /// What the colours say.
         #[arg(long, value_enum, default_value = "elevation")]
         what: map::What,
-        /// The box drawn, S,W,N,E in degrees (default: the whole body, or
-        /// for regional packs alone their coverage with a margin).
+        /// The box drawn, S,W,N,E in degrees (default: the box of the
+        /// regional packs above the stack's last global pack, with a
+        /// margin; the whole body when the top pack is global).
         #[arg(long, value_parser = args::region, allow_hyphen_values = true, value_name = "S,W,N,E")]
         region: Option<Coverage>,
         /// Width of the map in pixels (its height follows from the box).

@@ -675,8 +675,13 @@ fn a_provenance_map_shows_measured_inside_a_regional_pack_and_invented_outside()
     let deepest = planet_cli::picture::ramp_colour(1.0);
     assert_eq!(colour_at(&spec, (w, &rgb), 46.0, 8.5), deepest);
     assert_ne!(colour_at(&spec, (w, &rgb), 35.0, 0.0), deepest);
+    // With no box asked for, the stack's map frames its regional top.
     let (w, h, _) = map_png(&[&base, &alps], &out, &["--what", "error", "--width", "64"]);
-    assert_eq!((w, h), (64, 32 + planet_cli::picture::legend_height(64)));
+    let alps_box = planet_terrain::pack::Pack::open(&alps).unwrap().header().coverage;
+    let region = planet_cli::map::overview(What::Error, &alps_box, 64).region;
+    let framed = MapSpec { what: What::Error, region, width: 64, detail: true, range: None };
+    assert_eq!((w, h), (64, framed.map_height() + planet_cli::picture::legend_height(64)));
+    assert_ne!(framed.map_height(), 32, "not the whole body");
 }
 
 #[test]
