@@ -21,7 +21,9 @@
 //          edge shaped by noise from 8 km cells to the pixel, on slopes
 //          under 40 deg (gone by 50)
 //   rock   slopes steeper than 30 deg, fully rock from 45 deg
-//   sand   land within about 10 m of sea level
+//   sand   beaches only: a narrow band on the land side of the coast's
+//          contour within about 10 m of sea level, pale in any imagery
+//          (terrain.frag); inland lowlands keep their grass or imagery
 //   grass  low flat land, turning to bare alpine soil from 45 % to 80 % of
 //          the snowline
 // Include after common.glsl.
@@ -220,14 +222,12 @@ Material earth_material(float height_m, uint surface_class, vec3 ground, float s
     vec3 grass = srgb_to_linear(mix(lush, dry, smoothstep(-0.4, 0.6, regional)));
     vec3 soil = srgb_to_linear(mix(mix(vec3(0.36, 0.30, 0.22), vec3(0.45, 0.38, 0.28), 0.5 + 0.5 * fine),
         vec3(0.40, 0.33, 0.27), 0.5 + 0.5 * regional));
-    vec3 sand = srgb_to_linear(vec3(0.76, 0.68, 0.50));
     float strata = fractal(x, 16.0, 7, footprint, 37u) + 0.5 * broad;
     vec3 rock = srgb_to_linear(mix(vec3(0.28, 0.26, 0.25), vec3(0.46, 0.42, 0.38), clamp(0.5 + 0.4 * strata, 0.0, 1.0)));
     vec3 snow = srgb_to_linear(vec3(0.90, 0.92, 0.95));
     float belts = snowline_m(up);
     vec3 albedo = mix(grass * (1.0 + 0.35 * fine), soil, smoothstep(0.45 * belts, 0.8 * belts, height_m + 300.0 * broad));
     float roughness = 0.12;
-    albedo = mix(albedo, sand * (1.0 + 0.15 * fine), 1.0 - smoothstep(4.0, 16.0, height_m + 6.0 * broad));
     float rocky = smoothstep(0.134, 0.293, slope + 0.04 * broad);
     albedo = mix(albedo, rock, rocky);
     roughness = mix(roughness, 0.22, rocky);

@@ -119,6 +119,18 @@ void main() {
         float rocky = smoothstep(0.134, 0.293, slope);
         m = Material(base * (1.0 - 0.25 * rocky), mix(0.12, 0.22, rocky));
     }
+    // Water where the class samples' contour says so (earth palette).
+    float cover = which == 0u ? water_cover(r, t, has_classes) : 0.0;
+    // Beaches: sand in a narrow band on the land side of the coast's
+    // contour, within about 10 m of sea level and, where there is imagery,
+    // where it is pale; never inland lowlands (all land below 10 m was
+    // sand: the Netherlands and the Nile delta were deserts at 150 km).
+    if (which == 0u && has_classes) {
+        float shore = smoothstep(0.1, 0.35, cover) * (1.0 - smoothstep(0.4, 0.5, cover));
+        float low = 1.0 - smoothstep(4.0, 16.0, height_m);
+        float pale = has_imagery ? smoothstep(0.2, 0.35, dot(imagery, vec3(0.2126, 0.7152, 0.0722))) : 1.0;
+        m.albedo = mix(m.albedo, srgb_to_linear(vec3(0.76, 0.68, 0.50)), shore * low * pale);
+    }
     vec3 albedo = m.albedo;
     if (has_imagery) {
         // The imagery where its texel is about a pixel or smaller; the
@@ -140,8 +152,6 @@ void main() {
         return;
     }
     vec3 lit = light_ground(albedo, normal, up, shade);
-    // Water where the class samples' contour says so (earth palette).
-    float cover = which == 0u ? water_cover(r, t, has_classes) : 0.0;
     // A pixel's width of the contour: the cover changes by at most about
     // one per class sample (fwidth of the cover itself jumps where a quad
     // straddles a triangle edge, and drew lines across the sea).

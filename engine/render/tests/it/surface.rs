@@ -442,3 +442,31 @@ fn poleward_slopes_hold_more_snow() {
     assert!(south > 20, "snow on the peak at all: {south}");
     assert!(north as f64 > 1.25 * south as f64, "the poleward face holds more snow: north {north}, south {south}");
 }
+
+/// Sand only on beaches (#55 item 1): all land within about 10 m of sea
+/// level was sand, so the Netherlands and the Nile delta were deserts at
+/// 150 km. Over a coast whose land lies at 10 m, seen from 300 km straight
+/// down, the land keeps its grass but for a narrow band of sand on the
+/// land side of the coast.
+#[test]
+fn lowlands_keep_their_grass_and_only_the_shore_is_sand() {
+    let (lat, lon) = (10.0, 20.0);
+    let source = Arc::new(coast(lat + 0.6 * lon));
+    let view = view_at(source.body(), lat, lon, 300_000.0, 0.0, -90.0, SIZE);
+    let image = render("lowland-coast", source, &view, None);
+    let pixels = rows(&image, 0.0, 1.0);
+    let sea = pixels.iter().filter(|p| p[2] > p[0] + 20).count();
+    let green = pixels.iter().filter(|p| p[1] > p[0] && p[1] > p[2]).count();
+    // Sand: land neither green nor sea, and brighter than the grass.
+    let grass_luminance =
+        pixels.iter().filter(|p| p[1] > p[0] && p[1] > p[2]).map(|p| luminance(p)).sum::<f64>() / green.max(1) as f64;
+    let sand = pixels
+        .iter()
+        .filter(|p| p[2] <= p[0] + 20 && !(p[1] > p[0] && p[1] > p[2]) && luminance(*p) > grass_luminance + 0.1)
+        .count();
+    let land = pixels.len() - sea;
+    eprintln!("sea {sea}, land {land}: green {green}, sand {sand}");
+    assert!(sea > pixels.len() / 5 && land > pixels.len() / 5, "the coast crosses the view: sea {sea}, land {land}");
+    assert!(green as f64 > 0.6 * land as f64, "the lowland is grass: {green} of {land}");
+    assert!(sand > 20 && (sand as f64) < 0.3 * land as f64, "a beach, narrow: {sand} of {land}");
+}
