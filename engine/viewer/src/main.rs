@@ -253,6 +253,7 @@ fn shot_mode(
             renderer: &renderer,
             size,
             camera: (cli.lat, cli.lon, height),
+            unfinished: &unfinished,
             frames,
             horizon_map: stats::HorizonMapStats { builds, last_build_ms },
             remote: opener.remote_transfers(),

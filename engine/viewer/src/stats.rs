@@ -104,6 +104,8 @@ pub struct ShotContext<'a> {
     pub size: (u32, u32),
     /// The camera: latitude, longitude (degrees), height (m).
     pub camera: (f64, f64, f64),
+    /// Why the picture is not the one asked for ([`unfinished`]).
+    pub unfinished: &'a [String],
     pub frames: u32,
     pub horizon_map: HorizonMapStats,
     pub remote: Option<RemoteTransfers>,
@@ -121,8 +123,8 @@ impl ShotStats {
             camera_lon: context.camera.1,
             camera_alt_m: context.camera.2,
             frames_rendered: context.frames,
-            complete: unfinished(report).is_empty(),
-            unfinished: unfinished(report),
+            complete: context.unfinished.is_empty(),
+            unfinished: context.unfinished.to_vec(),
             nodes_selected: s.nodes_selected,
             nodes_culled: s.nodes_culled,
             nodes_drawn: s.nodes_drawn,

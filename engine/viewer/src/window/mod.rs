@@ -51,7 +51,8 @@ pub struct WindowRun {
     /// `--time` fixed the clock: a Go to keeps it rather than the local
     /// time of day.
     pub time_fixed: bool,
-    /// Where G and the places panel go ([`crate::flight::places`]).
+    /// Where G and the places panel go ([`crate::flight::places`]): moved
+    /// into the panels when the window opens.
     pub places: Vec<crate::flight::Place>,
     pub exit_at_end: bool,
     pub frames: Option<PathBuf>,
@@ -154,12 +155,13 @@ pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
 }
 
 /// Opens the window and runs until it closes (or the path ends).
-pub fn run(run: WindowRun) -> Result<Session> {
+pub fn run(mut run: WindowRun) -> Result<Session> {
     let event_loop = EventLoop::new().context("opening the display (is DISPLAY set?)")?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let clock = Clock::new(run.start_time, run.time_rate);
     let mut panels = crate::panels::Panels::new(run.panels);
-    panels.places = run.places.clone();
+    // The places panel's list is the one G steps through too.
+    panels.places = std::mem::take(&mut run.places);
     let mut app = App {
         run,
         live: None,
@@ -457,7 +459,7 @@ impl App {
     }
 
     fn go_to_next_place(&mut self) {
-        let k = self.place % self.run.places.len().max(1);
+        let k = self.place % self.panels.places.len().max(1);
         self.place += 1;
         self.go_to_place(k);
     }
@@ -465,7 +467,7 @@ impl App {
     /// Flies to place `k` (the G key steps through them; the places panel picks one).
     fn go_to_place(&mut self, k: usize) {
         let Some(live) = &mut self.live else { return };
-        let Some(place) = self.run.places.get(k) else { return };
+        let Some(place) = self.panels.places.get(k) else { return };
         let (name, lat, lon, above, heading, pitch) =
             (place.name.clone(), place.lat, place.lon, place.above, place.heading, place.pitch);
         let ground = live.session.ground_height(lat, lon);
