@@ -12,7 +12,7 @@
 #include "generated/abi.glsl"
 
 // Binding CAPTURED: captured vertices (terrain.vert CAPTURE); binding
-// COUNTERS: the frame's counters (sky.frag).
+// COUNTERS: the frame's counters (sky.frag, terrain.frag).
 layout(set = 0, binding = BINDING_SLOT_HEIGHTS) uniform utexture2DArray slot_heights;
 layout(set = 0, binding = BINDING_SLOT_COLOUR) uniform sampler2DArray slot_colour;
 layout(set = 0, binding = BINDING_SLOT_CLASSES) uniform utexture2DArray slot_classes;

@@ -13,6 +13,25 @@ float decode(NodeRecord r, int x, int y) {
     return h;
 }
 
+// The surface drawn at stored sample (x, y) whose ground is `h`: the sea's,
+// 0 m, where the body has one and the sample lies under it (below 0 m,
+// class ocean or none), else the ground: planet_terrain::ground::water::
+// drawn_height, applied per sample before any blend so the host's queries
+// place the same surface. The class is fetched only below 0 m, and a
+// slot with no sample below 0 m (its lowest, `height_base`) skips the test
+// for the whole node: a branch every lane takes alike, where a per-sample
+// one cost a class fetch per sample on land too (lavapipe runs both sides).
+float drawn_from(NodeRecord r, int x, int y, float h) {
+    if ((pc.flags & FLAG_SEA) == 0u || r.height_base >= 0.0 || h >= 0.0) return h;
+    ivec3 origin = slot_origin(r.slot);
+    uint c = (r.slot_flags & SLOT_HAS_CLASSES) != 0u ? texelFetch(slot_classes, ivec3(origin.xy + ivec2(x, y), origin.z), 0).r : 0u;
+    return (c == 0u || c == 1u) ? 0.0 : h;
+}
+
+float drawn_sample(NodeRecord r, int x, int y) {
+    return drawn_from(r, x, y, decode(r, x, y));
+}
+
 // Stored-texel coordinate of lattice coordinate u (0..32) in the bound slot.
 vec2 texel_of(NodeRecord r, float u, float v) {
     precise float tu = 1.0 + TILE_CELLS * (r.uv_offset.x + r.uv_scale * u / float(LATTICE_CELLS));
@@ -20,8 +39,9 @@ vec2 texel_of(NodeRecord r, float u, float v) {
     return vec2(tu, tv);
 }
 
-// Four integer fetches blended bilinearly (never a filtered sampler);
-// `last` is the highest cell origin allowed.
+// The drawn surface (`drawn_sample`) at stored-texel coordinate t: four
+// integer fetches blended bilinearly (never a filtered sampler); `last` is
+// the highest cell origin allowed.
 float bilinear_height(NodeRecord r, vec2 t, float last) {
     precise float u0 = min(floor(t.x), last);
     precise float v0 = min(floor(t.y), last);
@@ -29,17 +49,31 @@ float bilinear_height(NodeRecord r, vec2 t, float last) {
     precise float fv = t.y - v0;
     int x = int(u0);
     int y = int(v0);
-    float h00 = decode(r, x, y);
+    float h00 = drawn_sample(r, x, y);
     // On a texel exactly (every vertex of a node reading its own tile) the
     // blend is h00 + 0 * (...) = h00: one fetch instead of four, same bits.
     if (fu == 0.0 && fv == 0.0) return h00;
-    float h10 = decode(r, x + 1, y);
-    float h01 = decode(r, x, y + 1);
-    float h11 = decode(r, x + 1, y + 1);
+    float h10 = drawn_sample(r, x + 1, y);
+    float h01 = drawn_sample(r, x, y + 1);
+    float h11 = drawn_sample(r, x + 1, y + 1);
     precise float bottom = h00 + fu * (h10 - h00);
     precise float top = h01 + fu * (h11 - h01);
     precise float h = bottom + fv * (top - bottom);
     return h;
+}
+
+// The drawn surface at stored-texel coordinate t (as bilinear_height), and
+// the ground beneath it (the sea floor under water), from one set of four
+// fetches: what the fragments shade and measure the water's depth to.
+float height_and_floor(NodeRecord r, vec2 t, out float floor_m) {
+    vec2 cell = min(floor(t), vec2(TILE_CELLS));
+    vec2 f = t - cell;
+    ivec2 i = ivec2(cell);
+    vec4 g = vec4(decode(r, i.x, i.y), decode(r, i.x + 1, i.y), decode(r, i.x, i.y + 1), decode(r, i.x + 1, i.y + 1));
+    floor_m = mix(mix(g.x, g.y, f.x), mix(g.z, g.w, f.x), f.y);
+    vec4 d = vec4(drawn_from(r, i.x, i.y, g.x), drawn_from(r, i.x + 1, i.y, g.y), drawn_from(r, i.x, i.y + 1, g.z),
+        drawn_from(r, i.x + 1, i.y + 1, g.w));
+    return mix(mix(d.x, d.y, f.x), mix(d.z, d.w, f.x), f.y);
 }
 
 // The ground spacing (metres) of one stored texel along the face's u and v

@@ -10,7 +10,8 @@
 layout(early_fragment_tests) in;
 layout(location = 0) noperspective in vec3 in_ray;
 layout(location = 0) out vec4 out_colour;
-layout(set = 0, binding = BINDING_COUNTERS) buffer Counters { uint hole_pixels; };
+// The frame's counters (terrain.frag counts the no-data pixels).
+layout(set = 0, binding = BINDING_COUNTERS) buffer Counters { uint hole_pixels; uint no_data_pixels; };
 
 // What the sky holds besides its scattered light: the sun's disc and its
 // glow, the stars, and a faint airglow. The key decision: all three are

@@ -341,6 +341,20 @@ vec3 wave_normal(vec3 up, vec3 x, float footprint, float resolved) {
     return normalize(up - grad);
 }
 
+// The water's albedo over a floor `depth_m` below its surface (0 where the
+// floor is not known). The floor, sand, shows through shallow water,
+// absorbed red first over the way down and back (clear coastal water,
+// about 0.35, 0.07 and 0.04 per metre): green over 3 m, blue over 10 m,
+// the water's own colour past about 40 m, which darkens toward the abyss.
+// The show-through fades in over the first 3 m, so where the depth is not
+// known (0) the water is its own colour and a coast against it has no seam.
+vec3 water_body(float depth_m) {
+    vec3 own = mix(srgb_to_linear(vec3(0.05, 0.18, 0.32)), srgb_to_linear(vec3(0.01, 0.04, 0.14)),
+        clamp(depth_m / 6000.0, 0.0, 1.0));
+    vec3 through = exp(-vec3(0.35, 0.07, 0.04) * (2.0 * depth_m)) * smoothstep(0.0, 3.0, depth_m);
+    return srgb_to_linear(vec3(0.62, 0.56, 0.42)) * through + own * (1.0 - through);
+}
+
 // Water lit and reflecting: its body colour under sun and sky, the sky by
 // Fresnel (Schlick, F0 0.02), and the sun's glint, a lobe that widens
 // where the waves are not resolved (from afar the glint is the spread of

@@ -6,8 +6,9 @@
 // pack's colour as the colour texel grows beyond a few pixels; a sun whose
 // light and sky fill go out below the horizon; water that reflects the sky
 // and the sun's glint, inside coasts drawn as the contour of the class
-// samples (surface.glsl); cast shadows and ambient occlusion from the
-// horizon map (horizon.glsl); aerial perspective.
+// samples (surface.glsl), at the sea's level over the floor the samples
+// keep, the floor showing through shallow water; cast shadows and ambient
+// occlusion from the horizon map (horizon.glsl); aerial perspective.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "heights.glsl"
@@ -28,6 +29,32 @@ layout(location = 3) flat in uint in_node;
 layout(location = 4) in vec3 in_up;
 
 layout(location = 0) out vec4 out_colour;
+// The frame's counters (sky.frag counts the holes).
+layout(set = 0, binding = BINDING_COUNTERS) buffer Counters { uint hole_pixels; uint no_data_pixels; };
+
+// planet_terrain::ground::NO_DATA_CLASS: ground no pack measured.
+const uint NO_DATA_CLASS = 255u;
+
+// Ground no pack measured, as what it is: a neutral grey, lit so its shape
+// shows, under a faint graticule of 10, 1, 0.1 and 0.01 degrees, each
+// family a pixel wide and fading out where its lines come closer than
+// about 40 pixels (so no line ends where the spacing changes).
+vec3 no_data_albedo(vec3 up, float footprint) {
+    float lat = degrees(asin(clamp(up.z, -1.0, 1.0)));
+    float lon = degrees(atan(up.y, up.x));
+    float degrees_per_pixel = max(footprint, 1e-3) / 111320.0;
+    float line = 0.0;
+    float spacing = 10.0;
+    for (int k = 0; k < 4; ++k) {
+        float apart_px = spacing / degrees_per_pixel;
+        float off_lat = abs(fract(lat / spacing + 0.5) - 0.5) * apart_px;
+        float off_lon = abs(fract(lon / spacing + 0.5) - 0.5) * apart_px * cos(radians(lat));
+        float family = 1.0 - smoothstep(0.5, 1.5, min(off_lat, off_lon));
+        line = max(line, family * smoothstep(15.0, 60.0, apart_px));
+        spacing *= 0.1;
+    }
+    return srgb_to_linear(vec3(0.50, 0.50, 0.48)) * (1.0 - 0.2 * line);
+}
 
 // Whether stored sample `at` of the bound slot is water (ground below 0 m
 // where the slot has no classes); indices clamped to the stored square.
@@ -74,42 +101,28 @@ float water_cover(NodeRecord r, vec2 t, bool has_classes) {
     return cover;
 }
 
-void main() {
-    NodeRecord r = records[in_node];
-    vec3 up = normalize(in_up);
-    vec2 t = clamp(in_texel, vec2(1.0), vec2(TILE_CELLS + 1.0));
-    float height_m = bilinear_height(r, t, TILE_CELLS);
+// The land's colour, lit: its height normal, a material by palette (for
+// the earth's, by class, slope, elevation and imagery, with beaches at the
+// coast's contour `cover`), the imagery where its texel is small, micro-
+// relief near the camera and the horizon map's openness at the fragment's
+// own scale. Derivatives are taken by the caller (this runs where some
+// land is in the pixel, not everywhere).
+vec3 shade_land(NodeRecord r, vec2 t, vec3 up, float height_m, float floor_m, uint surface_class, bool has_classes,
+    vec3 imagery, bool has_imagery, float texel_px, float cover, float footprint, float distance_m, vec2 shade) {
     vec3 ground = height_normal(r, t, up);
     float slope = 1.0 - clamp(dot(ground, up), 0.0, 1.0);
-    // The pixel's size on the ground (metres) and the colour texel's size
-    // in pixels (the colour block shares the heights' stored-texel grid).
-    float footprint = max(length(dFdx(in_detail)), length(dFdy(in_detail)));
-    vec2 texels_per_pixel = fwidth(in_texel);
-    // A slot deeper than the colour data holds it resampled: one texel of
-    // the imagery spans 2^levels of the slot's.
-    float imagery_levels = float((r.slot_flags >> SLOT_COLOUR_LEVELS_SHIFT) & 31u);
-    float texel_px = exp2(imagery_levels) / max(max(texels_per_pixel.x, texels_per_pixel.y), 1e-6);
-    // t stays within texel centres 1.5..STORED_SAMPLES - 0.5 of the slot's
-    // square, so the filter never reaches a neighbouring slot's.
-    ivec3 origin = slot_origin(r.slot);
-    vec3 colour_uvw = vec3((vec2(origin.xy) + t + 0.5) / vec2(textureSize(slot_colour, 0).xy), float(origin.z));
-    uint surface_class = 0u;
-    bool has_classes = (r.slot_flags & SLOT_HAS_CLASSES) != 0u;
-    if (has_classes) {
-        surface_class = texelFetch(slot_classes, ivec3(origin.xy + ivec2(t + 0.5), origin.z), 0).r;
-    }
-    bool has_imagery = (r.slot_flags & SLOT_HAS_COLOUR) != 0u;
-    vec3 imagery = has_imagery ? srgb_to_linear(texture(slot_colour, colour_uvw).rgb) : vec3(0.0);
     uint which = (pc.flags >> PALETTE_SHIFT) & 255u;
     Material m;
-    if (which == 0u) {
+    if (surface_class == NO_DATA_CLASS) {
+        return light_ground(no_data_albedo(up, footprint), ground, up, shade);
+    } else if (which == 0u) {
         // Snow in the imagery: bright and nearly grey (linear reflectance).
         float lightest = max(imagery.r, max(imagery.g, imagery.b));
         float grey = 1.0 - (lightest - min(imagery.r, min(imagery.g, imagery.b))) / max(lightest, 1e-3);
         float imagery_snow = has_imagery ? smoothstep(0.35, 0.6, lightest) * smoothstep(0.6, 0.85, grey) : -1.0;
         // Land's material even where the nearest sample is water: the
-        // coast's contour blends it with the water's below.
-        bool nearest_wet = water_sample(surface_class, height_m);
+        // coast's contour blends it with the water's.
+        bool nearest_wet = water_sample(surface_class, floor_m);
         m = earth_material(nearest_wet ? max(height_m, 0.5) : height_m, nearest_wet ? 2u : surface_class, ground, slope, up, in_detail, footprint, imagery_snow);
     } else {
         // Airless palettes: their colour by elevation, varied by noise,
@@ -119,8 +132,6 @@ void main() {
         float rocky = smoothstep(0.134, 0.293, slope);
         m = Material(base * (1.0 - 0.25 * rocky), mix(0.12, 0.22, rocky));
     }
-    // Water where the class samples' contour says so (earth palette).
-    float cover = which == 0u ? water_cover(r, t, has_classes) : 0.0;
     // Beaches: sand in a narrow band on the land side of the coast's
     // contour, within about 10 m of sea level and, where there is imagery,
     // where it is pale; never inland lowlands (all land below 10 m was
@@ -139,28 +150,68 @@ void main() {
         albedo = mix(imagery, tinted, smoothstep(1.5, 8.0, texel_px));
     }
     // Micro-relief fades with distance as well as with the footprint.
-    float distance_m = length(in_from_camera);
     float roughness = m.roughness * (1.0 - smoothstep(150.0, 600.0, distance_m));
     vec3 normal = perturb_normal(ground, in_detail, footprint, roughness);
+    if (horizon.east.w > 0.0) shade.y *= fine_openness(r, t, up, height_m);
+    return light_ground(albedo, normal, up, shade);
+}
+
+void main() {
+    NodeRecord r = records[in_node];
+    vec3 up = normalize(in_up);
+    vec2 t = clamp(in_texel, vec2(1.0), vec2(TILE_CELLS + 1.0));
+    // The drawn surface (the sea's over samples under it) and the ground.
+    float floor_m;
+    float height_m = height_and_floor(r, t, floor_m);
+    // The pixel's size on the ground (metres) and the colour texel's size
+    // in pixels (the colour block shares the heights' stored-texel grid).
+    float footprint = max(length(dFdx(in_detail)), length(dFdy(in_detail)));
+    vec2 texels_per_pixel = fwidth(in_texel);
+    // A slot deeper than the colour data holds it resampled: one texel of
+    // the imagery spans 2^levels of the slot's.
+    float imagery_levels = float((r.slot_flags >> SLOT_COLOUR_LEVELS_SHIFT) & 31u);
+    float texel_px = exp2(imagery_levels) / max(max(texels_per_pixel.x, texels_per_pixel.y), 1e-6);
+    // t stays within texel centres 1.5..STORED_SAMPLES - 0.5 of the slot's
+    // square, so the filter never reaches a neighbouring slot's.
+    ivec3 origin = slot_origin(r.slot);
+    vec3 colour_uvw = vec3((vec2(origin.xy) + t + 0.5) / vec2(textureSize(slot_colour, 0).xy), float(origin.z));
+    uint surface_class = 0u;
+    bool has_classes = (r.slot_flags & SLOT_HAS_CLASSES) != 0u;
+    if (has_classes) {
+        surface_class = texelFetch(slot_classes, ivec3(origin.xy + ivec2(t + 0.5), origin.z), 0).r;
+    }
+    // The share of the picture no pack measured (--stats, the panel).
+    if (surface_class == NO_DATA_CLASS) atomicAdd(no_data_pixels, 1u);
+    bool has_imagery = (r.slot_flags & SLOT_HAS_COLOUR) != 0u;
+    vec3 imagery = has_imagery ? srgb_to_linear(texture(slot_colour, colour_uvw).rgb) : vec3(0.0);
+    uint which = (pc.flags >> PALETTE_SHIFT) & 255u;
+    // Water where the class samples' contour says so (earth palette), over
+    // a pixel's width of the contour: the cover changes by at most about
+    // one per class sample (fwidth of the cover itself jumps where a quad
+    // straddles a triangle edge, and drew lines across the sea).
+    float cover = which == 0u ? water_cover(r, t, has_classes) : 0.0;
+    float class_texels = exp2(float((r.slot_flags >> SLOT_CLASS_LEVELS_SHIFT) & 7u));
+    float aa = clamp(0.75 * max(texels_per_pixel.x, texels_per_pixel.y) / class_texels, 1e-3, 0.15);
+    float wet = smoothstep(0.5 - aa, 0.5 + aa, cover);
+    float distance_m = length(in_from_camera);
     vec3 view_dir = in_from_camera / distance_m;
     // Cast shadow and openness from the horizon map; its debug view paints
     // the sun's share white and the shadow black (the conformance test's).
     vec2 shade = horizon_light(in_from_camera, up);
-    if (horizon.east.w > 0.0) shade.y *= fine_openness(r, t, up, height_m);
     if ((pc.flags & FLAG_SHADOW_MASK) != 0u) {
         out_colour = vec4(vec3(shade.x), 1.0);
         return;
     }
-    vec3 lit = light_ground(albedo, normal, up, shade);
-    // A pixel's width of the contour: the cover changes by at most about
-    // one per class sample (fwidth of the cover itself jumps where a quad
-    // straddles a triangle edge, and drew lines across the sea).
-    float class_texels = exp2(float((r.slot_flags >> SLOT_CLASS_LEVELS_SHIFT) & 7u));
-    float aa = clamp(0.75 * max(texels_per_pixel.x, texels_per_pixel.y) / class_texels, 1e-3, 0.15);
-    float wet = smoothstep(0.5 - aa, 0.5 + aa, cover);
+    // Land, wherever some of the pixel is (open water skips its normal,
+    // material and openness: the sea's fragments cost less than the land's).
+    vec3 lit = vec3(0.0);
+    if (wet < 1.0) lit = shade_land(r, t, up, height_m, floor_m, surface_class, has_classes, imagery, has_imagery,
+        texel_px, cover, footprint, distance_m, shade);
     if (wet > 0.0) {
-        float deep = clamp(-height_m / 6000.0, 0.0, 1.0);
-        vec3 body = mix(srgb_to_linear(vec3(0.05, 0.18, 0.32)), srgb_to_linear(vec3(0.01, 0.04, 0.14)), deep);
+        // The sea's depth over the floor; a lake's is not known (its DEM
+        // height is its surface), nor a sea's over ground the DEM puts at
+        // or above 0 m (a coarse DEM's coast against its classes).
+        vec3 body = water_body(surface_class == 3u ? 0.0 : max(-floor_m, 0.0));
         if (has_imagery) body = mix(imagery, body, smoothstep(1.5, 8.0, texel_px));
         // The sea is level whatever the bed beneath it does.
         float resolved = waves_resolved(footprint, distance_m);

@@ -30,7 +30,7 @@ fn regional_field(lat: f64, lon: f64) -> f64 {
     400.0 + 2000.0 * (-r2).exp()
 }
 
-fn write_regional(path: &Path) {
+pub(crate) fn write_regional(path: &Path) {
     let mut values = vec![0f32; SIDE * SIDE];
     for row in 0..SIDE {
         for column in 0..SIDE {
@@ -118,6 +118,9 @@ fn a_regional_pack_flies_alone_and_as_an_inset_over_a_global_one() {
     // Flown alone from orbit and from 8 km, as a user first tries it.
     shot(dir.path(), "alone-orbit", &[&regional], 15.0, 15.0, 4.0e6);
     shot(dir.path(), "alone-8km", &[&regional], 15.0, 15.0, 8_000.0 + 2_400.0);
+    let inside: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("alone-8km.json")).unwrap()).unwrap();
+    assert_eq!(inside["no_data_pixels"], 0, "all of it measured ground: {inside:#}");
     let out = run_ok("planet-pack", &["cut", &regional, "--lat", "15", "--lon", "15", "--alt", "8000", "--json"]);
     assert!(json(&out)["nodes_drawn"].as_u64().unwrap() > 0);
 
@@ -160,7 +163,9 @@ fn a_regional_pack_flies_alone_and_as_an_inset_over_a_global_one() {
 }
 
 /// A regional pack given alone with no place opens over itself, in
-/// daylight (#55 item 3): the viewer opened on a beige ball at 0 N, 0 E.
+/// daylight (#55 item 3): the viewer opened on a beige ball at 0 N, 0 E;
+/// around the box the ground no pack measured is drawn and counted as no
+/// data (#51 item 4).
 /// The camera frames the box's middle from high enough to see it whole,
 /// and the clock's default (10:00 local solar time) is the box's.
 #[test]
@@ -182,6 +187,13 @@ fn a_regional_pack_alone_opens_over_itself_in_daylight() {
     let middle = (HEIGHT / 2 * WIDTH + WIDTH / 2) * 4;
     let luminance = 0.2126 * f64::from(pixels[middle]) + 0.7152 * f64::from(pixels[middle + 1]);
     assert!(luminance > 40.0, "the dome in daylight: {:?}", &pixels[middle..middle + 4]);
+    // Around the box, ground no pack measured is drawn as no data, grey
+    // (it was a beige plain, shaded like the ground), and its share said.
+    let share = at("no_data_share");
+    assert!((0.05..0.9).contains(&share), "the no-data share: {stats:#}");
+    let corner = &pixels[(WIDTH + 1) * 4..(WIDTH + 1) * 4 + 3];
+    let spread = corner.iter().max().unwrap() - corner.iter().min().unwrap();
+    assert!(spread < 16, "no data is a neutral grey, not ground: {corner:?}");
     // A place on the command line is kept.
     let placed = p("placed.json");
     let args = ["--headless", "--size", &size, "--lat", "-30", "--shot", &p("placed.png"), "--stats", &placed];

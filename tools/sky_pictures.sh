@@ -2,8 +2,9 @@
 # The sky, water and shadow pictures of docs/ground.md: the sun rising
 # over the Himalaya (looking into it, 3 km over the ground), the night side
 # of the demo Earth from orbit, the terminator, the High Sierra under a low
-# evening sun, the Pacific toward a low sun from 10 km, the Aegean's
-# coasts from 120 km, and the cast shadows and ambient occlusion (off, on,
+# evening sun, the Pacific toward a low sun from 10 km and level from
+# 100 m, the Great Bahama Bank's shallows from 40 km, the Aegean's
+# coasts from 120 km, the Sierra's SRTM alone among no data, the cast shadows and ambient occlusion (off, on,
 # mask) over the Sierra at a low sun, and at noon.
 #
 #   tools/sky_pictures.sh [OUT_DIR]     (default: docs/images)
@@ -32,9 +33,22 @@ view=(target/release/planet-view --size 640x360 --validation)
 # The same sea with the sun behind the camera: the sky reflected, no glint.
 "${view[@]}" packs/earth.planetpack --lat 0 --lon -140 --alt 10000 --heading 270 --pitch -8 \
     --time 2026-03-20T16:12:00Z --shot "$out/water-pacific-away.png"
+# 100 m over the Pacific at midday, looking level: the horizon where a sea
+# at 0 m puts it, 0.32 degrees below level (drawn on its floor, 4.3 km
+# down, it lay 2.1 degrees below).
+"${view[@]}" packs/earth.planetpack --lat 0 --lon -140 --agl 100 --heading 90 --pitch 0 \
+    --time 2026-03-20T20:00:00Z --shot "$out/water-pacific-100m.png"
+# The Great Bahama Bank's edge from 40 km: its floor 10 m down shows through
+# the water; the Tongue of the Ocean, 2 km deep, does not.
+"${view[@]}" packs/earth.planetpack --lat 23.6 --lon -78.9 --alt 40000 --heading 20 --pitch -50 \
+    --time 2026-03-20T17:15:00Z --shot "$out/water-bahama-bank.png"
 # Midday over the Peloponnese: coasts drawn from the 5' land mask.
 "${view[@]}" packs/earth.planetpack --lat 36.6 --lon 23.3 --alt 120000 --heading 20 --pitch -40 \
     --time 2026-06-21T12:30:00Z --shot "$out/water-aegean-coasts.png"
+# The Sierra's SRTM alone from 30 km: beyond its box, no data, met on a
+# gentle slope (no cliff), under a faint graticule.
+"${view[@]}" packs/sierra.planetpack --lat 36.3 --lon -118.9 --alt 30000 --heading 30 --pitch -20 \
+    --time 2026-06-21T18:00:00Z --shot "$out/no-data-sierra-alone.png"
 # 17:06 local solar time at 118.25 W on the equinox: the sun 10 degrees up
 # in the west, the Sierra crest's shadow across Owens Valley.
 for shadows in off on mask; do

@@ -22,6 +22,7 @@ const uint FLAG_ATMOSPHERE = 2u;
 const uint FLAG_SHADOW_MASK = 4u;
 const uint PALETTE_SHIFT = 8u;
 const uint FLAG_SEASON = 8u;
+const uint FLAG_SEA = 16u;
 const uint SEASON_SHIFT = 16u;
 const uint BODY_SPHERE = 0u;
 const uint BODY_BOX = 1u;

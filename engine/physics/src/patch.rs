@@ -104,7 +104,7 @@ impl PatchGrid {
             for i in e0..=e1 {
                 let plane = frame.to_body_fixed(DVec3::new(i as f64 * self.spacing_m, j as f64 * self.spacing_m, 0.0));
                 let g = Geodetic { height: 0.0, ..ellipsoid.point_to_geodetic(plane) };
-                let h = reader.height(g).map_err(|source| PhysicsError::Ground {
+                let h = reader.top(g).map_err(|source| PhysicsError::Ground {
                     lat: g.latitude.to_degrees(),
                     lon: g.longitude.to_degrees(),
                     source,

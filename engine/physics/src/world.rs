@@ -420,7 +420,7 @@ impl GroundWorld {
             let centre = self.frame.to_body_fixed(from_rapier(rigid.translation()));
             let g = ellipsoid.point_to_geodetic(centre);
             let foot = Geodetic { height: 0.0, ..g };
-            let ground_m = reader.height(foot).map_err(|source| PhysicsError::Ground {
+            let ground_m = reader.top(foot).map_err(|source| PhysicsError::Ground {
                 lat: g.latitude.to_degrees(),
                 lon: g.longitude.to_degrees(),
                 source,

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use planet_terrain::geo::address::{TileAddress, TileMap};
 use planet_terrain::geo::body::Body;
+use planet_terrain::ground::water::has_sea;
 use planet_terrain::ground::{HeightSource, Reads, SourceError, SourceTile, TileBounds, narrowed_bounds};
 
 /// Bounds kept at most (about 40 bytes each); past it they start again.
@@ -93,7 +94,9 @@ impl HeightSource for KeptView<'_> {
     }
 
     /// The view reads as the frame that made it asked (`Ask`), whatever
-    /// `reads` says: selection asks it for plain bounds.
+    /// `reads` says: selection asks it for plain bounds. They are the
+    /// bounds of the surface drawn ([`planet_terrain::ground::water::drawn_bounds`]):
+    /// raised to the sea over ground under it.
     fn bounds(&self, tile: TileAddress, _reads: Reads) -> Result<TileBounds, SourceError> {
         let mut kept = self.kept.lock();
         if let Some(&bounds) = kept.get(&tile.identity()) {
@@ -101,10 +104,14 @@ impl HeightSource for KeptView<'_> {
         }
         // Errors are not kept: the frame reports them when it asks again.
         self.kept.from_source.fetch_add(1, Ordering::Relaxed);
-        let bounds = match self.ask {
+        let ground = match self.ask {
             Ask::Unread => self.source.tile_bounds_unread(tile)?,
             Ask::Exact => self.source.tile_bounds(tile)?,
         };
+        // Selection draws the sea's surface over ground under it.
+        let body = self.source.body();
+        let sag = planet_terrain::geo::lattice::lattice_sag_m(body, tile.depth());
+        let bounds = planet_terrain::ground::water::drawn_bounds(has_sea(body), ground, sag);
         kept.insert(tile.identity(), bounds);
         Ok(bounds)
     }
@@ -130,6 +137,13 @@ mod tests {
 
     use super::*;
 
+    /// What selection is given for ground bounds `ground` of `tile`.
+    fn drawn(source: &dyn HeightSource, tile: TileAddress, ground: TileBounds) -> TileBounds {
+        let body = source.body();
+        let sag = planet_terrain::geo::lattice::lattice_sag_m(body, tile.depth());
+        planet_terrain::ground::water::drawn_bounds(has_sea(body), ground, sag)
+    }
+
     /// Kept bounds follow the source: a frame after the exact bounds were
     /// computed, and after the tile was produced, selection sees them (a
     /// kept loose bound would refine near the ground for ever).
@@ -148,11 +162,11 @@ mod tests {
         assert_eq!(seen(), loose, "kept while nothing narrowed");
         assert_eq!(kept.asked_of_source(), 0, "the second frame asked nothing of the source");
         planet_terrain::ground::warm_bounds(&*source);
-        let exact = source.tile_bounds(tile).expect("exact bounds");
+        let exact = drawn(&*source, tile, source.tile_bounds(tile).expect("exact bounds"));
         assert!(exact.max_elevation - exact.min_elevation < loose.max_elevation - loose.min_elevation);
         assert_eq!(seen(), exact, "the exact bounds, once computed");
         source.tile(tile).expect("produced");
-        let produced = source.tile_bounds_unread(tile).expect("narrowed to the tile");
+        let produced = drawn(&*source, tile, source.tile_bounds_unread(tile).expect("narrowed to the tile"));
         assert_ne!(produced, exact, "a produced tile narrows its bounds");
         assert_eq!(seen(), produced, "and selection sees that too");
     }
@@ -165,7 +179,7 @@ mod tests {
         let first: Arc<dyn HeightSource> = Arc::new(planet_terrain::ground::ProceduralSource::new(body.clone(), 7));
         let kept = KeptBounds::default();
         let tile = TileAddress::new(3, 5, 3, 2).expect("a tile");
-        let want = first.tile_bounds(tile).expect("bounds");
+        let want = drawn(&*first, tile, first.tile_bounds(tile).expect("bounds"));
         assert_eq!(kept.view(&*first, Ask::Exact).tile_bounds(tile).expect("asked"), want);
         assert_eq!(kept.asked_of_source(), 1);
         assert_eq!(kept.view(&*first, Ask::Exact).tile_bounds(tile).expect("kept"), want);
@@ -175,7 +189,7 @@ mod tests {
         assert_eq!(kept.view(&*other, Ask::Exact).tile_bounds(tile).expect("kept"), want, "kept until cleared");
         kept.clear();
         let changed = kept.view(&*other, Ask::Exact).tile_bounds(tile).expect("asked again");
-        assert_eq!(changed, other.tile_bounds(tile).expect("bounds"));
+        assert_eq!(changed, drawn(&*other, tile, other.tile_bounds(tile).expect("bounds")));
         assert_ne!(changed, want, "another ground, other bounds");
     }
 }

@@ -203,6 +203,8 @@ pub struct CompletedFrame {
     /// Pixels whose ray met the body below its deepest ground and showed
     /// the sky: holes in the cover (0 while the analytic body is drawn).
     pub hole_pixels: u32,
+    /// Pixels of ground no pack measured (`NO_DATA_CLASS`), drawn as no data.
+    pub no_data_pixels: u32,
     /// The terrain passes' work as counted by the device; `None` where it
     /// has no pipeline statistics queries.
     pub counts: Option<WorkCounts>,

@@ -58,6 +58,11 @@ pub const PALETTE_SHIFT: u32 = 8;
 /// the season: the snow follows it. Without it the snowline is the
 /// year's, whatever the date.
 pub const FLAG_SEASON: u32 = 8;
+/// [`PushConstants::flags`]: the body has a sea at 0 m
+/// ([`crate::ground::water`]): the vertex shader draws its surface over
+/// stored samples under it, and the fragments shade it as water over the
+/// floor the samples keep.
+pub const FLAG_SEA: u32 = 16;
 /// [`PushConstants::flags`]: bits 16..23 hold the season, the fraction of
 /// the tropical year since the March equinox in 256ths ([`season_bits`]).
 pub const SEASON_SHIFT: u32 = 16;
@@ -299,6 +304,7 @@ pub fn glsl_header() -> String {
         ("FLAG_SHADOW_MASK", FLAG_SHADOW_MASK),
         ("PALETTE_SHIFT", PALETTE_SHIFT),
         ("FLAG_SEASON", FLAG_SEASON),
+        ("FLAG_SEA", FLAG_SEA),
         ("SEASON_SHIFT", SEASON_SHIFT),
         ("BODY_SPHERE", BODY_SPHERE),
         ("BODY_BOX", BODY_BOX),

@@ -68,7 +68,7 @@ impl Bodies {
         };
         let e = *scene.body().ellipsoid();
         let ground_m = GroundReader::new(ground.as_ref(), world.ground_depth())
-            .height(at)
+            .top(at)
             .context("reading the ground under the cursor")?;
         let start = e.geodetic_to_point(Geodetic { height: ground_m + 3.0 * shape.reach_m(), ..at });
         if world.len() >= MAX_BODIES
@@ -134,7 +134,7 @@ impl Bodies {
             .iter()
             .map(|s| {
                 let g = e.point_to_geodetic(s.position);
-                let ground_m = reader.height(Geodetic { height: 0.0, ..g }).ok();
+                let ground_m = reader.top(Geodetic { height: 0.0, ..g }).ok();
                 let (kind, size) = match s.shape {
                     Shape::Sphere { radius_m } => ("ball", radius_m),
                     Shape::Box { half_extents_m } => ("crate", half_extents_m.min_element()),

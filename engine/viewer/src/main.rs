@@ -101,13 +101,14 @@ fn open_source(cli: &Cli, opener: &PackOpener) -> Result<Opened> {
 }
 
 /// The camera's height above the ellipsoid (given, or the ground plus
-/// `--agl`) and above the ground. The ground is read where the camera
+/// `--agl`) and above the ground; over the sea "the ground" is the water's
+/// surface. The ground is read where the camera
 /// reads it in flight ([`session::GROUND_SPACING_M`]), not at the view's detail.
 fn camera_height(cli: &Cli, source: Option<&dyn HeightSource>, at: Geodetic) -> Result<(f64, f64)> {
     let ground = match source {
         Some(source) => {
             let depth = depth_for_spacing(source, session::GROUND_SPACING_M);
-            GroundReader::new(source, depth).height(at).context("reading the ground under the camera")?
+            GroundReader::new(source, depth).top(at).context("reading the ground under the camera")?
         }
         None => 0.0,
     };
@@ -246,7 +247,8 @@ fn shot_mode(
     session::report_failures(&mut scene);
     let unfinished = stats::unfinished(&report);
     // Every frame completed: the newest is the one shot.
-    let counts = renderer.take_completed().into_iter().max_by_key(|c| c.frame).and_then(|c| c.counts);
+    let last = renderer.take_completed().into_iter().max_by_key(|c| c.frame);
+    let (counts, no_data_pixels) = (last.and_then(|c| c.counts), last.map(|c| c.no_data_pixels));
     if let Some(path) = &cli.stats {
         let (builds, last_build_ms) = scene.horizon_map().1;
         let context = stats::ShotContext {
@@ -257,6 +259,7 @@ fn shot_mode(
             frames,
             horizon_map: stats::HorizonMapStats { builds, last_build_ms },
             remote: opener.remote_transfers(),
+            no_data_pixels,
         };
         planet_cli::fs::write_json(path, &stats::ShotStats::new(context, &report, counts.as_ref()))?;
     }
@@ -270,7 +273,7 @@ fn shot_mode(
     }
     image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
     planet_cli::report::message(&format!(
-        "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}, {}, wrote {}",
+        "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}{}, {}, wrote {}",
         body.name(),
         renderer.device_name(),
         report.statistics.nodes_selected,
@@ -278,10 +281,23 @@ fn shot_mode(
         report.statistics.effective_screen_error_pixels,
         frames,
         if unfinished.is_empty() { String::new() } else { format!(" (incomplete: {})", unfinished.join("; ")) },
+        no_data_said(no_data_pixels, size),
         gpu_counts::summary(counts.as_ref()),
         shot.display()
     ));
     Ok(())
+}
+
+/// ", 23% of the picture no data" where some of it was ground no pack
+/// measured, else nothing.
+fn no_data_said(pixels: Option<u32>, size: (u32, u32)) -> String {
+    match pixels.filter(|&p| p > 0) {
+        Some(p) => {
+            let share = 100.0 * f64::from(p) / (f64::from(size.0) * f64::from(size.1)).max(1.0);
+            format!(", {share:.1}% of the picture no data (no pack covers it)")
+        }
+        None => String::new(),
+    }
 }
 
 fn start_pose(cli: &Cli, source: Option<&dyn HeightSource>, path: Option<&CameraPath>) -> Result<CameraPose> {

@@ -71,6 +71,8 @@ pub struct FrameLog {
     pub report: FrameReport,
     pub gpu: Option<PassTimes>,
     pub hole_pixels: Option<u32>,
+    /// Pixels of ground no pack measured, drawn as no data.
+    pub no_data_pixels: Option<u32>,
     /// The terrain passes' work as the device counted it.
     pub counts: Option<WorkCounts>,
 }
@@ -139,8 +141,9 @@ impl Session {
         self.scene.body()
     }
 
-    /// The ground's elevation (metres) under a latitude/longitude
-    /// (degrees): the edited ground, as the renderer draws it.
+    /// The top of the surface (metres) under a latitude/longitude
+    /// (degrees): the sea's over water, else the edited ground, as the
+    /// renderer draws them.
     pub fn ground_height(&mut self, lat: f64, lon: f64) -> f64 {
         let Some(source) = self.scene.source().cloned() else { return 0.0 };
         let generation = self.scene.edits();
@@ -185,14 +188,14 @@ impl Session {
         }
         self.last_ground_at = Some((lat, lon));
         let mut reader = GroundReader::with_cache(source.as_ref(), depth, cache);
-        let height = reader.height(at);
+        let height = reader.top(at);
         self.ground_cache = reader.into_cache();
         // A tile that cannot be read (a bad payload; the renderer reports it
         // once) is stood in for by the nearest shallower ground that can, as
         // the renderer draws its ancestor: the camera keeps clear of what is
         // drawn. Only with nothing readable at all is it the ellipsoid.
         let height = height.unwrap_or_else(|_| {
-            (0..depth).rev().find_map(|d| GroundReader::new(source.as_ref(), d).height(at).ok()).unwrap_or(0.0)
+            (0..depth).rev().find_map(|d| GroundReader::new(source.as_ref(), d).top(at).ok()).unwrap_or(0.0)
         });
         // The frame draws a coarser ground than the finest where the cut is
         // coarse (a budget, slot pressure) or the tile under the camera is
@@ -207,7 +210,7 @@ impl Session {
         let mut highest = height;
         for drawn_depth in self.scene.drawn_ground_depths_at(at).into_iter().flatten().filter(|&d| d < depth) {
             let mut reader = GroundReader::with_cache(source.as_ref(), drawn_depth, cache);
-            if let Ok(drawn) = reader.height(at) {
+            if let Ok(drawn) = reader.top(at) {
                 highest = highest.max(drawn);
             }
             cache = reader.into_cache();
@@ -271,7 +274,8 @@ impl Session {
             // time the OS gave other threads (lavapipe's, the loader's).
             thread_cpu_ms: (planet_render::clock::thread_cpu_time() - cpu_started).as_secs_f64() * 1e3,
         };
-        let entry = FrameLog { at, ground_ms, report, gpu: None, hole_pixels: None, counts: None };
+        let entry =
+            FrameLog { at, ground_ms, report, gpu: None, hole_pixels: None, no_data_pixels: None, counts: None };
         self.logged.insert(self.renderer_frame_of_last(), self.log.len());
         self.log.push(entry);
         self.collect();
@@ -318,6 +322,7 @@ impl Session {
             if let Some(&k) = self.logged.get(&done.frame) {
                 self.log[k].gpu = done.gpu;
                 self.log[k].hole_pixels = Some(done.hole_pixels);
+                self.log[k].no_data_pixels = Some(done.no_data_pixels);
                 self.log[k].counts = done.counts;
                 self.logged.remove(&done.frame);
             }
@@ -354,6 +359,13 @@ impl Session {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         let last = self.log.last().copied().unwrap_or_default();
         let gpu_ms = self.log.iter().rev().find_map(|l| l.gpu).map(|g| g.total_ms());
+        let (w, h) = self.renderer.settings().size;
+        let no_data_share = self
+            .log
+            .iter()
+            .rev()
+            .find_map(|l| l.no_data_pixels)
+            .map(|p| f64::from(p) / (f64::from(w) * f64::from(h)).max(1.0));
         let s = last.report.statistics;
         crate::panels::Readout {
             lat: flight.lat,
@@ -371,6 +383,7 @@ impl Session {
             uploads: s.uploads,
             pending: s.pending_requests,
             error_px: s.effective_screen_error_pixels,
+            no_data_share,
             aim: None,
             cursor: cursor.map(str::to_string),
             status: None,

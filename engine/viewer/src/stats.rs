@@ -52,6 +52,11 @@ pub struct ShotStats {
     pub unreachable_tiles: usize,
     pub source_failing: bool,
     pub analytic_body_drawn: bool,
+    /// Pixels of ground no pack measured (drawn as no data: a neutral grey
+    /// under a graticule), and their share of the picture; `None` where
+    /// the frame's counters were not read back.
+    pub no_data_pixels: Option<u32>,
+    pub no_data_share: Option<f64>,
     pub triangles: u64,
     pub draw_calls: ShotDrawCalls,
     pub gpu_ms: Option<GpuMs>,
@@ -109,6 +114,8 @@ pub struct ShotContext<'a> {
     pub frames: u32,
     pub horizon_map: HorizonMapStats,
     pub remote: Option<RemoteTransfers>,
+    /// The shot frame's no-data pixels (`CompletedFrame::no_data_pixels`).
+    pub no_data_pixels: Option<u32>,
 }
 
 impl ShotStats {
@@ -144,6 +151,10 @@ impl ShotStats {
             unreachable_tiles: s.unreachable_tiles,
             source_failing: s.source_failing,
             analytic_body_drawn: report.analytic_body,
+            no_data_pixels: context.no_data_pixels,
+            no_data_share: context
+                .no_data_pixels
+                .map(|p| f64::from(p) / (f64::from(context.size.0) * f64::from(context.size.1)).max(1.0)),
             triangles: report.triangles,
             draw_calls: ShotDrawCalls {
                 terrain_depth: d.terrain_depth,
@@ -270,6 +281,8 @@ pub struct FrameStats {
     pub selection_wait_ms: f64,
     pub gpu_ms: Option<f64>,
     pub hole_pixels: Option<u32>,
+    /// Pixels of ground no pack measured, drawn as no data.
+    pub no_data_pixels: Option<u32>,
     pub gpu_counts: Option<GpuCounts>,
     pub nodes_selected: usize,
     pub nodes_drawn: usize,
@@ -327,6 +340,7 @@ impl From<&FrameLog> for FrameStats {
             selection_wait_ms: p.selection_wait_ms,
             gpu_ms: l.gpu.map(|g| g.total_ms()),
             hole_pixels: l.hole_pixels,
+            no_data_pixels: l.no_data_pixels,
             gpu_counts: GpuCounts::of(l.counts.as_ref(), crate::gpu_counts::instances(&l.report)),
             nodes_selected: s.nodes_selected,
             nodes_drawn: s.nodes_drawn,
@@ -381,6 +395,7 @@ mod tests {
                 "hole_pixels",
                 "lat",
                 "lon",
+                "no_data_pixels",
                 "nodes_drawn",
                 "nodes_selected",
                 "pending_requests",

@@ -564,7 +564,8 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
     let layers_applied = layers.len();
     let function = HeightFunction::new(Arc::new(stack.with_detail(detail)), layers);
     let read_depth = depth_for_spacing(&function, 1.0);
-    let elevation = GroundReader::new(&function, read_depth).height(at)?;
+    let surface = GroundReader::new(&function, read_depth).surface(at)?;
+    let elevation = surface.ground_m;
     let origin = stack.origin_at(at)?;
     let (provenance, tile) = (origin.provenance, origin.tile);
     let mut described = match (origin.filled, provenance) {
@@ -592,6 +593,8 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
             lat,
             lon,
             elevation_m: elevation,
+            water_surface_m: surface.water_m,
+            water_depth_m: surface.water_m.map(|_| surface.depth_m()),
             depth: tile.depth(),
             tile: tile.to_string(),
             pack: origin.pack,
@@ -607,7 +610,11 @@ fn sample(stack: &GroundStack, lat: f64, lon: f64, as_json: bool, scene: Option<
         };
         outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        outln!("{elevation:.2} m at {lat}, {lon} ({described}; tile {tile})");
+        let water = match surface.water_m {
+            Some(level) => format!(", under the sea: its surface at {level:.2} m, {:.2} m deep", surface.depth_m()),
+            None => String::new(),
+        };
+        outln!("{elevation:.2} m at {lat}, {lon}{water} ({described}; tile {tile})");
     }
     Ok(())
 }

@@ -93,7 +93,13 @@ impl From<&IndexEntry> for TileEntry {
 pub struct Sample {
     pub lat: f64,
     pub lon: f64,
+    /// The ground: the sea floor under water.
     pub elevation_m: f64,
+    /// The water's surface over the point, where it is under the sea
+    /// (`planet_terrain::ground::water`); absent on dry ground.
+    pub water_surface_m: Option<f64>,
+    /// How deep the water is there; absent on dry ground.
+    pub water_depth_m: Option<f64>,
     pub depth: u8,
     pub tile: String,
     pub pack: Option<String>,
@@ -178,6 +184,8 @@ mod tests {
             lat: 1.0,
             lon: 2.0,
             elevation_m: 3.0,
+            water_surface_m: None,
+            water_depth_m: None,
             depth: 4,
             tile: "0/0/0/0".into(),
             pack: None,
@@ -208,7 +216,9 @@ mod tests {
                 "packs",
                 "provenance",
                 "read_depth",
-                "tile"
+                "tile",
+                "water_depth_m",
+                "water_surface_m"
             ]
         );
         let cut = CutSummary {

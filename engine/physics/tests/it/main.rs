@@ -5,6 +5,7 @@
 mod crater;
 mod edits;
 mod refusals;
+mod sea;
 mod seams;
 mod slope;
 mod support;

@@ -21,7 +21,9 @@ pub fn uniform_slope(body: Body, at: Geodetic, grade: f64) -> AnalyticSource {
     let height = move |d: DVec3| {
         (grade * (ellipsoid.surface_point_from_direction(d) - origin).dot(east)).clamp(-limit_m, limit_m)
     };
-    AnalyticSource::within(body, height, (-limit_m, limit_m), |_| 0.0)
+    // Land, all of it: on the Earth unclassified ground below 0 m is sea.
+    let land = planet_terrain::ground::water::LAND_CLASS;
+    AnalyticSource::within(body, height, (-limit_m, limit_m), |_| 0.0).with_classes(move |_| land)
 }
 
 /// The ellipsoid at 0 m with `layers` on it: the authoritative ground.

@@ -13,9 +13,8 @@
 use glam::DVec3;
 use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
-use planet_terrain::geo::body::Body;
 
-use planet_terrain::abi::{FLAG_ANALYTIC_BODY, FLAG_ATMOSPHERE, FLAG_SEASON, PushConstants};
+use planet_terrain::abi::{FLAG_ANALYTIC_BODY, FLAG_ATMOSPHERE, FLAG_SEA, FLAG_SEASON, PushConstants};
 
 use super::{FrameReport, ReadBack};
 use crate::error::Result;
@@ -42,13 +41,17 @@ impl super::TerrainScene {
         // pixel at the limb from orbit is their resolution, not a hole; a
         // ray down through a hole near the camera meets the floor anyway.)
         let mean = (radii.x + radii.y + radii.z) / 3.0;
-        let sag = self.coarsest_drawn.map_or(0.0, |depth| lattice_sag_m(&self.body, depth));
+        let sag =
+            self.coarsest_drawn.map_or(0.0, |depth| planet_terrain::geo::lattice::lattice_sag_m(&self.body, depth));
         let floor_scale = 1.0 + (self.deepest_ground_m - sag) / mean;
         let floor_c_term = (view.position / (radii * floor_scale)).length_squared() - 1.0;
         let sun = sun.normalize();
         let mut flags = self.appearance.palette << 8 | self.shadows.flags();
         if analytic_body {
             flags |= FLAG_ANALYTIC_BODY;
+        }
+        if planet_terrain::ground::water::has_sea(&self.body) {
+            flags |= FLAG_SEA;
         }
         if let Some(year_fraction) = self.season {
             flags |= FLAG_SEASON | planet_terrain::abi::season_bits(year_fraction);
@@ -134,15 +137,4 @@ impl super::TerrainScene {
             }
         }
     }
-}
-
-/// How far a node's drawn lattice can lie inside the surface through its
-/// vertices at `depth`: the sag of a cell's diagonal chord on the body's
-/// largest radius, cells taken half as large again as nominal (the warp's
-/// spread).
-pub(super) fn lattice_sag_m(body: &Body, depth: u8) -> f64 {
-    let radius = body.ellipsoid().radii().max_element();
-    let cell = body.tile_size_m(depth) / f64::from(planet_terrain::geo::lattice::LATTICE_CELLS);
-    let diagonal = 1.5 * std::f64::consts::SQRT_2 * cell;
-    radius * (1.0 - (0.5 * diagonal / radius).cos())
 }

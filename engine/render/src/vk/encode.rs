@@ -84,8 +84,8 @@ impl Backend {
             self.record_horizon_upload(commands, frame.horizon_staging, (texels.len() / HORIZON_LAYER_BYTES) as u32);
         }
         let counters_ready = [memory_barrier(MemoryUse::TransferDst, MemoryUse::FragmentStorage)];
-        // SAFETY: recording; the barrier orders the counter's clear before
-        // the sky's increments.
+        // SAFETY: recording; the barrier orders the counters' clear before
+        // the terrain's and the sky's increments.
         unsafe {
             device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().memory_barriers(&counters_ready));
             device.cmd_write_timestamp2(

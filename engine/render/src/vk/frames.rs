@@ -377,7 +377,8 @@ impl Backend {
         }
         self.gpu.wait_for_fence(frame.fence, "waiting for a frame")?;
         frame.submitted = false;
-        let hole_pixels = u32::from_le_bytes(frame.counters.bytes()[0..4].try_into().expect("4 bytes"));
+        let counter = |at: usize| u32::from_le_bytes(frame.counters.bytes()[at..at + 4].try_into().expect("4 bytes"));
+        let (hole_pixels, no_data_pixels) = (counter(0), counter(4));
         let times = self.gpu.timestamp_period_ns.and_then(|period| {
             let mut stamps = [0u64; timestamp::COUNT as usize];
             // SAFETY: the frame completed, so its queries are available.
@@ -401,7 +402,7 @@ impl Backend {
         } else {
             None
         };
-        self.completed.push(CompletedFrame { frame: frame.frame, gpu: times, hole_pixels, counts });
+        self.completed.push(CompletedFrame { frame: frame.frame, gpu: times, hole_pixels, no_data_pixels, counts });
         Ok(times)
     }
 }

@@ -1,13 +1,14 @@
 //! planet-render's integration tests, one binary, on lavapipe with the
 //! validation layers on: the vertex shader held to its CPU reference
 //! ([`conformance`]), and pictures, holes, draws and validation
-//! ([`render`]), sharing the fixtures and golden check in [`support`].
+//! ([`render`]), the sea at sea level ([`sea`]), sharing the fixtures and golden check in [`support`].
 //!
 //! One binary links the renderer once instead of once per area.
 
 mod bodies;
 mod conformance;
 mod render;
+mod sea;
 mod statistics;
 mod support;
 mod surface;

@@ -178,6 +178,14 @@ pub fn shoot(
     Shot { report, image, frames }
 }
 
+/// Writes `image` for a reviewer to `<scratch>/<area>/<name>.png`: the
+/// picture a statistic was taken from.
+pub fn save_for_review(area: &str, name: &str, image: &RgbaImage) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(area);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    image.save_png(&dir.join(format!("{name}.png"))).expect("png");
+}
+
 pub fn settings(budget: usize, sse: f64, near_m: f64) -> SceneSettings {
     SceneSettings {
         selection: SelectionSettings { target_error_px: sse, node_budget: budget, near_m },

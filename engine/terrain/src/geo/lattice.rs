@@ -24,6 +24,17 @@ pub const NODE_VERTICES: u32 = LATTICE_VERTICES + SKIRT_VERTICES;
 
 const _: () = assert!(TILE_CELLS.is_multiple_of(LATTICE_STEP), "the lattice steps evenly through a tile");
 
+/// How far a node's drawn lattice can lie inside the surface through its
+/// vertices at `depth`: the sag of a cell's diagonal chord on the body's
+/// largest radius, cells taken half as large again as nominal (the warp's
+/// spread).
+pub fn lattice_sag_m(body: &crate::geo::body::Body, depth: u8) -> f64 {
+    let radius = body.ellipsoid().radii().max_element();
+    let cell = body.tile_size_m(depth) / f64::from(LATTICE_CELLS);
+    let diagonal = 1.5 * std::f64::consts::SQRT_2 * cell;
+    radius * (1.0 - (0.5 * diagonal / radius).cos())
+}
+
 /// Face-grid step of lattice vertex `index` (0..=LATTICE_CELLS) from the
 /// centre of a node at `depth`: exact in f32 for every depth up to 28.
 pub fn lattice_step(depth: u8, index: u32) -> f32 {

@@ -112,7 +112,19 @@ impl HeightSource for HeightFunction {
             sample_directions(tile).into_iter().map(|d| ellipsoid.surface_point_from_direction(d)).collect();
         let mut heights: Vec<f64> = t.heights.iter().map(|&h| f64::from(h)).collect();
         self.layers.apply(&ellipsoid, &points, &mut heights, &|layer| self.mean_below(layer));
-        t.heights = heights.into_iter().map(|h| h as f32).collect();
+        let edited: Vec<f32> = heights.into_iter().map(|h| h as f32).collect();
+        // Ground an edit made is made, not missing: no longer "no data".
+        if let Some(classes) = t.classes.as_mut() {
+            for ((class, was), now) in classes.iter_mut().zip(&t.heights).zip(&edited) {
+                if *class == crate::ground::NO_DATA_CLASS && was != now {
+                    *class = 0;
+                }
+            }
+        }
+        if crate::ground::water::has_sea(self.body()) {
+            crate::ground::water::keep_edits_dry(&t.heights, &edited, &mut t.classes);
+        }
+        t.heights = edited;
         Ok(t)
     }
 

@@ -162,7 +162,8 @@ fn bilinear(raster: &[f32], t: DVec2) -> Option<f64> {
     (!h.is_nan()).then_some(h)
 }
 
-/// Reads the ground at one depth; where a tile cannot be read, its
+/// Reads the top of the surface (the water over the sea, the ground
+/// elsewhere) at one depth; where a tile cannot be read, its
 /// nearest readable ancestor stands in (NaN when none can), and a tile
 /// that failed once is not asked for again.
 struct StandInReader<'a> {
@@ -184,7 +185,8 @@ impl<'a> StandInReader<'a> {
             if self.unreadable.contains(&tile) {
                 continue;
             }
-            match reader.height(at) {
+            // The top of the surface: the sea's shadows fall on the water.
+            match reader.top(at) {
                 Ok(h) => return h,
                 Err(_) => {
                     self.unreadable.insert(tile);
@@ -524,7 +526,8 @@ mod tests {
     }
 
     /// Ridges under a sun 8 degrees up from the south-west: the map's
-    /// shadow agrees with a ray cast toward the sun from each ground point.
+    /// shadow agrees with a ray cast toward the sun from each point of the
+    /// surface (the ground, or the sea over ridges below 0 m).
     #[test]
     fn the_maps_shadows_agree_with_ray_casts_toward_the_sun() {
         let source = Ridges(Body::earth(), None);
@@ -548,7 +551,8 @@ mod tests {
                 let p = (DVec2::new(i as f64, j as f64) / 15.0 - 0.5) * 0.85 * level.extent_m;
                 let surface = map.surface_under(&e, p).expect("inside the limb");
                 let g = e.surface_point_to_geodetic(surface);
-                let ground = e.geodetic_to_point(Geodetic { height: source.height(g), ..g });
+                // The top of the surface: the sea over the ridges below 0 m.
+                let ground = e.geodetic_to_point(Geodetic { height: source.height(g).max(0.0), ..g });
                 let up = g.normal();
                 let cast = raycast(&source, ground + up * 1.0, sun, 30_000.0, depth, 1_000_000).expect("cast");
                 assert!(!matches!(cast, RayHit::Incomplete { .. }), "the cast finished");

@@ -11,7 +11,7 @@
 //! A tile reads `Measured` where the inset's ground in it is measured.
 //!
 //! The second decision: the transition happens outside, in the ground
-//! below. Within [`TRANSITION_M`] of the box the base's ground bends toward
+//! below. Within [`TRANSITION_M`] of the box ([`NO_DATA_TRANSITION_M`] over the bare ellipsoid) the base's ground bends toward
 //! the inset's edge (at the nearest point of the box) with a smoothstep
 //! weight, so two DEMs that disagree by a kilometre meet on a slope outside
 //! the measured footprint instead of a vertical curtain of stretched texture
@@ -39,6 +39,12 @@ pub const INVENTED_COLOUR: [u8; 3] = [118, 118, 112];
 /// a kilometre's disagreement between two DEMs becomes a slope of about 14
 /// degrees on average.
 pub const TRANSITION_M: f64 = 4_000.0;
+
+/// How far the edge bends ground no pack measured (the bare ellipsoid under
+/// a regional pack alone): a range 3 km high meets the ellipsoid on a slope
+/// of 4.3 degrees on average, 6.4 at most, where the 4 km band drew a cliff
+/// of 37 degrees, 48 at most, behind every edge. The band is no-data ground.
+pub const NO_DATA_TRANSITION_M: f64 = 40_000.0;
 
 /// The largest axis ratio for which a tile's place against the box is
 /// decided from the cap around its centre (and a band drawn outside it).
@@ -105,13 +111,20 @@ impl InsetSource {
         (1.5 * body.sample_spacing_m(depth) / body.ellipsoid().min_radius()).to_degrees()
     }
 
-    /// [`TRANSITION_M`] in degrees of arc (on the smallest radius, so never
-    /// less than the band).
+    /// How far outside the box its edge bends the ground below:
+    /// [`TRANSITION_M`] over ground some pack measured,
+    /// [`NO_DATA_TRANSITION_M`] over the bare ellipsoid.
+    pub fn transition_m(&self) -> f64 {
+        if self.voids_show_below() { TRANSITION_M } else { NO_DATA_TRANSITION_M }
+    }
+
+    /// [`InsetSource::transition_m`] in degrees of arc (on the smallest
+    /// radius, so never less than the band).
     fn transition_degrees(&self) -> f64 {
         // The band is measured between directions, the margins in geodetic
         // degrees, which stretch against directions by up to the axis
         // ratio (squared, with room).
-        (TRANSITION_M / self.body().ellipsoid().min_radius()).to_degrees() * self.geodetic_stretch()
+        (self.transition_m() / self.body().ellipsoid().min_radius()).to_degrees() * self.geodetic_stretch()
     }
 
     /// How far geodetic degrees can stretch against angles between
@@ -140,7 +153,7 @@ impl InsetSource {
     /// Where a point (degrees, with its unit direction) outside the box
     /// takes part of the inset's edge, for a box that [has a
     /// band](InsetSource::has_band): the weight (1 at the box, 0 at
-    /// [`TRANSITION_M`], a smoothstep between) and the nearest point of the
+    /// [`InsetSource::transition_m`], a smoothstep between) and the nearest point of the
     /// box. `None` inside the box or beyond the band.
     fn ramp(&self, lat: f64, lon: f64, direction: glam::DVec3) -> Option<(f64, crate::geo::body::Geodetic)> {
         let c = &self.coverage;
@@ -151,10 +164,11 @@ impl InsetSource {
         }
         let q = crate::geo::body::Geodetic::from_degrees(q_lat, q_lon, 0.0);
         let distance = direction.angle_between(ellipsoid.geodetic_to_direction(q)) * ellipsoid.min_radius();
-        if distance.is_nan() || distance >= TRANSITION_M {
+        let band = self.transition_m();
+        if distance.is_nan() || distance >= band {
             return None;
         }
-        let s = 1.0 - distance / TRANSITION_M;
+        let s = 1.0 - distance / band;
         Some((s * s * (3.0 - 2.0 * s), q))
     }
 
@@ -164,7 +178,7 @@ impl InsetSource {
     /// its ancestor there.
     fn edge_depth(&self, depth: u8) -> u8 {
         let body = self.body();
-        let wide = (0..=depth).rev().find(|&d| body.tile_size_m(d) >= 2.0 * TRANSITION_M).unwrap_or(0);
+        let wide = (0..=depth).rev().find(|&d| body.tile_size_m(d) >= 2.0 * self.transition_m()).unwrap_or(0);
         wide.min(depth)
     }
 
@@ -235,7 +249,7 @@ impl InsetSource {
         }
         let Some(extent) = self.extent(tile) else { return Reach::Mixed };
         // The inset shows a little past its box (`shows_inset`) and bends
-        // the ground below it for TRANSITION_M more: a tile is outside only
+        // the ground below it for `transition_m` more: a tile is outside only
         // beyond both.
         if self.beyond(&extent, self.margin_degrees(tile.depth()) + self.transition_degrees()) {
             return Reach::Outside;
@@ -315,10 +329,11 @@ impl InsetSource {
         // on the smallest radius): never more than the stretch.
         let degrees = lat.max(lon * cos_max) / self.geodetic_stretch();
         let distance = degrees.to_radians() * self.body().ellipsoid().min_radius();
-        if distance >= TRANSITION_M {
+        let band = self.transition_m();
+        if distance >= band {
             return 0.0;
         }
-        let s = 1.0 - distance / TRANSITION_M;
+        let s = 1.0 - distance / band;
         s * s * (3.0 - 2.0 * s)
     }
 
@@ -426,9 +441,24 @@ fn take_sample(into: &mut SourceTile, from: &SourceTile, k: usize) {
     if let (Some(dst), Some(src)) = (into.colour.as_mut(), from.colour.as_ref()) {
         dst[k] = src[k];
     }
-    if let (Some(dst), Some(src)) = (into.classes.as_mut(), from.classes.as_ref()) {
-        dst[k] = src[k];
+    if let Some(dst) = into.classes.as_mut() {
+        // Measured ground is never "no data": without classes of its own it
+        // keeps the ground below's, or none.
+        dst[k] = from.classes.as_ref().map_or(dst[k], |src| src[k]);
+        if dst[k] == crate::ground::NO_DATA_CLASS {
+            dst[k] = 0;
+        }
     }
+}
+
+/// The ground below's classes under measured samples: its own, but "no
+/// data" turned unknown (0); `None` where nothing is left to say.
+fn measured_classes(classes: Option<Vec<u8>>) -> Option<Vec<u8>> {
+    let mut classes = classes?;
+    for class in classes.iter_mut().filter(|c| **c == crate::ground::NO_DATA_CLASS) {
+        *class = 0;
+    }
+    classes.iter().any(|&c| c != 0).then_some(classes)
 }
 
 /// The provenance of ground where both `below` and `above` show: the
@@ -493,7 +523,7 @@ impl InsetSource {
         // cells for what is a step, or (a raster smaller than its cells) no
         // inset at all. Its error holds the largest difference, so selection
         // descends to the data. Finer, the band's smoothstep bends by at
-        // most 6 x range / TRANSITION_M^2 (its largest second derivative),
+        // most 6 x range / band^2 (`transition_m`) (its largest second derivative),
         // and a lattice cell of side L departs from a curve by its bend x
         // L^2 / 8; twice that, for the edge's own course along the box.
         //
@@ -512,7 +542,8 @@ impl InsetSource {
         // Where the tile lies, worked out once for both rules below.
         let extent = self.extent(tile);
         let cell = body.tile_size_m(tile.depth()) / f64::from(crate::geo::lattice::LATTICE_CELLS);
-        error = error.max(6.0 * range / (TRANSITION_M * TRANSITION_M) * cell * cell / 8.0 * 2.0);
+        let band = self.transition_m();
+        error = error.max(6.0 * range / (band * band) * cell * cell / 8.0 * 2.0);
         if let Some(e) = &edge {
             let spacing = body.sample_spacing_m(self.edge_depth(tile.depth()));
             let kinks = if cell <= 2.0 * spacing { e.error * cell / (2.0 * spacing) } else { f64::INFINITY };
@@ -597,7 +628,7 @@ impl HeightSource for InsetSource {
                     if inset.colour.is_none() || inset.classes.is_none() {
                         let base = self.base.tile(tile)?;
                         inset.colour = inset.colour.or(base.colour);
-                        inset.classes = inset.classes.or(base.classes);
+                        inset.classes = inset.classes.or_else(|| measured_classes(base.classes));
                     }
                     return Ok(inset);
                 }

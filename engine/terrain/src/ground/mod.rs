@@ -19,6 +19,7 @@ mod procedural;
 pub mod query;
 pub mod roughness;
 mod stack;
+pub mod water;
 
 pub use analytic::AnalyticSource;
 pub use detail::{
@@ -26,7 +27,7 @@ pub use detail::{
     ROLL_OFF_64THS, SMOOTH_BELOW_M, SMOOTH_GAIN, WATER_CLASSES, rolled_off_ratio,
 };
 pub use function::HeightFunction;
-pub use inset::{INVENTED_COLOUR, InsetSource, Reach, TRANSITION_M};
+pub use inset::{INVENTED_COLOUR, InsetSource, NO_DATA_TRANSITION_M, Reach, TRANSITION_M};
 pub use pack::PackSource;
 pub use procedural::ProceduralSource;
 pub use stack::{EllipsoidSource, GroundOrigin, GroundStack, OriginMemo, StackError, StackedPack};
@@ -36,6 +37,12 @@ use crate::geo::body::{Body, Geodetic};
 use crate::geo::cube::{direction_to_face_grid, sample_direction};
 use crate::pack::PackError;
 use crate::pack::codec::{Voids, stored_index};
+
+/// The surface class of ground no pack measured (the bare ellipsoid, and
+/// the band outside a regional pack where its edge meets it): drawn as "no
+/// data", never shaded as ground. A stack's measured samples never carry
+/// it.
+pub const NO_DATA_CLASS: u8 = 255;
 
 /// Where a tile's samples came from.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -10,6 +10,11 @@
 //! distance), refines a crossing by bisection, and counts every ground
 //! evaluation against a budget: when the budget runs out it answers
 //! `Incomplete` with how far it checked, never a miss it did not check.
+//!
+//! What a body, a ray or a camera meets is the *top* of the surface: the
+//! sea's over ground under it ([`crate::ground::water`]), the ground
+//! elsewhere. [`GroundReader::height`] stays the ground itself (the sea
+//! floor), for those that measure it.
 
 use std::collections::HashMap;
 
@@ -18,6 +23,7 @@ use glam::DVec3;
 use crate::geo::address::TileAddress;
 use crate::geo::body::Geodetic;
 use crate::geo::body::east_north_up;
+use crate::ground::water::{Surface, has_sea, surface_at};
 use crate::ground::{HeightSource, SourceError, SourceTile, locate};
 
 /// The depth whose sample spacing is at most `spacing_m`.
@@ -73,6 +79,8 @@ impl GroundCache {
 pub struct GroundReader<'a> {
     source: &'a dyn HeightSource,
     depth: u8,
+    /// The body has a sea ([`has_sea`]).
+    sea: bool,
     tiles: HashMap<TileAddress, SourceTile>,
     /// Ground evaluations made.
     pub evaluations: usize,
@@ -80,7 +88,7 @@ pub struct GroundReader<'a> {
 
 impl<'a> GroundReader<'a> {
     pub fn new(source: &'a dyn HeightSource, depth: u8) -> GroundReader<'a> {
-        GroundReader { source, depth, tiles: HashMap::new(), evaluations: 0 }
+        GroundReader { source, depth, sea: has_sea(source.body()), tiles: HashMap::new(), evaluations: 0 }
     }
 
     /// The depth this reader reads.
@@ -96,14 +104,34 @@ impl<'a> GroundReader<'a> {
     /// Elevation (metres) at a latitude/longitude, and the surface class of
     /// the nearest stored sample (`None` where the ground holds no classes).
     pub fn height_and_class(&mut self, at: Geodetic) -> Result<(f64, Option<u8>), SourceError> {
+        let (t, u, v) = self.tile_at(at)?;
+        Ok((t.bilinear(u, v), t.nearest_class(u, v)))
+    }
+
+    /// The ground and the water over it at a latitude/longitude, as the
+    /// renderer draws them ([`surface_at`]).
+    pub fn surface(&mut self, at: Geodetic) -> Result<Surface, SourceError> {
+        let sea = self.sea;
+        let (t, u, v) = self.tile_at(at)?;
+        Ok(surface_at(sea, &t.heights, t.classes.as_deref(), u, v))
+    }
+
+    /// What a body dropped from above meets at a latitude/longitude: the
+    /// water's surface, or the ground.
+    pub fn top(&mut self, at: Geodetic) -> Result<f64, SourceError> {
+        Ok(self.surface(at)?.top_m())
+    }
+
+    /// The tile holding `at` at this reader's depth (read once, then kept)
+    /// and `at`'s fractional stored coordinates in it; one evaluation.
+    fn tile_at(&mut self, at: Geodetic) -> Result<(&SourceTile, f64, f64), SourceError> {
         self.evaluations += 1;
         let (tile, u, v) = locate(self.source.body(), at, self.depth);
         if !self.tiles.contains_key(&tile) {
             let t = self.source.tile(tile)?;
             self.tiles.insert(tile, t);
         }
-        let t = &self.tiles[&tile];
-        Ok((t.bilinear(u, v), t.nearest_class(u, v)))
+        Ok((&self.tiles[&tile], u, v))
     }
 
     /// A reader that starts with the tiles an earlier reader of the same
@@ -111,7 +139,7 @@ impl<'a> GroundReader<'a> {
     /// caller reads the ground every frame without re-reading its tiles.
     pub fn with_cache(source: &'a dyn HeightSource, depth: u8, cache: GroundCache) -> GroundReader<'a> {
         let tiles = cache.tiles;
-        GroundReader { source, depth, tiles, evaluations: 0 }
+        GroundReader { source, depth, sea: has_sea(source.body()), tiles, evaluations: 0 }
     }
 
     /// The tiles this reader holds, to hand to the next reader.
@@ -119,10 +147,12 @@ impl<'a> GroundReader<'a> {
         GroundCache { tiles: self.tiles }
     }
 
-    /// Highest elevation the ground can reach near `at` (from bounds).
+    /// Highest the top of the surface can reach near `at` (from bounds,
+    /// raised to the sea's level where the body has one).
     fn ceiling(&self, at: Geodetic) -> Result<f64, SourceError> {
         let (tile, _, _) = locate(self.source.body(), at, self.depth.min(6));
-        Ok(self.source.tile_bounds(tile)?.max_elevation)
+        let highest = self.source.tile_bounds(tile)?.max_elevation;
+        Ok(if self.sea { highest.max(f64::from(crate::ground::water::SEA_LEVEL_M)) } else { highest })
     }
 
     /// Elevation and unit surface normal (body-fixed) at a latitude/longitude,
@@ -146,13 +176,14 @@ impl<'a> GroundReader<'a> {
 }
 
 /// `point` (body-fixed), lifted along the geodetic normal if needed so it
-/// stands at least `clearance_m` above the ground read by `reader`: the
-/// viewer's rule that the camera never goes below the ground. Returns the
-/// point unchanged when it is already clear.
+/// stands at least `clearance_m` above the top of the surface read by
+/// `reader` (the water over the sea, the ground elsewhere): the viewer's
+/// rule that the camera never goes below the ground or under the sea.
+/// Returns the point unchanged when it is already clear.
 pub fn keep_above_ground(reader: &mut GroundReader, point: DVec3, clearance_m: f64) -> Result<DVec3, SourceError> {
     let e = *reader.source.body().ellipsoid();
     let g = e.point_to_geodetic(point);
-    let ground = reader.height(Geodetic { height: 0.0, ..g })?;
+    let ground = reader.top(Geodetic { height: 0.0, ..g })?;
     let lowest = ground + clearance_m;
     Ok(if g.height < lowest { e.geodetic_to_point(Geodetic { height: lowest, ..g }) } else { point })
 }
@@ -168,8 +199,8 @@ pub enum RayHit {
     Incomplete { checked: f64 },
 }
 
-/// Casts a ray (body-fixed origin and direction) against the ground read at
-/// `depth`, up to `max_distance` metres, with at most `budget` ground
+/// Casts a ray (body-fixed origin and direction) against the top of the
+/// surface (water, or ground) read at `depth`, up to `max_distance` metres, with at most `budget` ground
 /// evaluations.
 pub fn raycast(
     source: &dyn HeightSource,
@@ -185,7 +216,7 @@ pub fn raycast(
     let step = 0.5 * source.body().sample_spacing_m(depth);
     let above = |reader: &mut GroundReader, t: f64| -> Result<f64, SourceError> {
         let g = e.point_to_geodetic(origin + d * t);
-        Ok(g.height - reader.height(Geodetic { height: 0.0, ..g })?)
+        Ok(g.height - reader.top(Geodetic { height: 0.0, ..g })?)
     };
     let mut t = 0.0;
     if above(&mut reader, t)? <= 0.0 {
@@ -234,7 +265,8 @@ pub struct CollisionPatch {
 }
 
 /// A square patch `2 * half_extent_m` across centred on `at`, with vertices
-/// one sample spacing of `depth` apart, each on the ground read at `depth`.
+/// one sample spacing of `depth` apart, each on the top of the surface
+/// read at `depth` (a body dropped on the sea floats on its surface).
 pub fn collision_patch(
     source: &dyn HeightSource,
     at: Geodetic,
@@ -254,7 +286,7 @@ pub fn collision_patch(
         for i in -n..=n {
             let p = origin + enu.col(0) * (i as f64 * spacing) + enu.col(1) * (j as f64 * spacing);
             let g = Geodetic { height: 0.0, ..e.point_to_geodetic(p) };
-            let h = reader.height(g)?;
+            let h = reader.top(g)?;
             vertices.push(e.geodetic_to_point(Geodetic { height: h, ..g }));
         }
     }

@@ -17,7 +17,8 @@ use crate::ground::{HeightSource, InsetSource, PackSource, Provenance, SourceErr
 use crate::pack::Coverage;
 use crate::pack::codec::{VoidFill, Voids};
 
-/// The body's reference ellipsoid as ground: 0 m everywhere, invented.
+/// The body's reference ellipsoid as ground: 0 m everywhere, invented, its
+/// every sample of the [no-data class](crate::ground::NO_DATA_CLASS).
 #[derive(Clone, Debug)]
 pub struct EllipsoidSource {
     body: Body,
@@ -41,7 +42,7 @@ impl HeightSource for EllipsoidSource {
         Ok(SourceTile {
             tile,
             heights: vec![0.0; TILE_STORED_SAMPLE_COUNT],
-            classes: None,
+            classes: Some(vec![crate::ground::NO_DATA_CLASS; TILE_STORED_SAMPLE_COUNT]),
             colour: None,
             provenance: Provenance::Invented,
             voids: None,
@@ -156,6 +157,11 @@ impl GroundStack {
         let Some(first) = packs.first() else { return Ok(None) };
         let base = Arc::new(EllipsoidSource::new(first.source.body().clone()));
         GroundStack::new(base, packs).map(Some)
+    }
+
+    /// The packs themselves, bottom first.
+    pub fn stacked_packs(&self) -> &[StackedPack] {
+        &self.layers
     }
 
     /// The packs, bottom first: (name, coverage).

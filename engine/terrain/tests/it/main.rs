@@ -12,6 +12,7 @@ mod journal;
 mod layers;
 mod pack;
 mod precision;
+mod sea;
 mod seams;
 mod select;
 mod select_reference;

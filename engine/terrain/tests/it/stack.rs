@@ -69,11 +69,12 @@ fn global(dir: &tempfile::TempDir) -> StackedPack {
 }
 
 /// Outside its box an inset bends the ground below toward its edge, a
-/// smoothstep over `TRANSITION_M` (a slope, not a wall of stretched
-/// texture), and leaves it alone beyond; inside, its samples are its own.
+/// smoothstep over `NO_DATA_TRANSITION_M` over the bare ellipsoid (a gentle
+/// slope, not a cliff behind a regional pack alone), and leaves it alone
+/// beyond; inside, its samples are its own. The band is no data.
 #[test]
 fn an_inset_edge_meets_the_ground_below_on_a_slope_outside_its_box() {
-    use planet_terrain::ground::TRANSITION_M;
+    use planet_terrain::ground::{NO_DATA_CLASS, NO_DATA_TRANSITION_M as TRANSITION_M};
     let dir = tempfile::tempdir().unwrap();
     let stack = GroundStack::of_packs(vec![alps(&dir, Codec::Heights, Body::earth())]).unwrap().unwrap();
     let height = |km: f64| {
@@ -96,6 +97,16 @@ fn an_inset_edge_meets_the_ground_below_on_a_slope_outside_its_box() {
     for km in [1.01 * band_km, 2.0 * band_km] {
         assert_eq!(height(km), 0.0, "{km} km out: the ellipsoid");
     }
+    // The steepest the band gets, 1.5 x 1,234 m / 40 km: under 3 degrees.
+    let steepest = (0..40)
+        .map(|k| (height(f64::from(k)) - height(f64::from(k + 1))).abs() / 1000.0)
+        .fold(0.0, f64::max)
+        .atan()
+        .to_degrees();
+    assert!(steepest < 3.0, "the band is a slope, not a cliff: {steepest:.1} degrees");
+    let (tile, u, v) = locate(stack.body(), Geodetic::from_degrees(44.0 - 10.0 / 111.0, 8.5, 0.0), 8);
+    let band = stack.tile(tile).unwrap();
+    assert_eq!(band.nearest_class(u, v), Some(NO_DATA_CLASS), "the band is no data");
 }
 
 #[test]
@@ -264,7 +275,8 @@ fn a_coloured_inset_over_the_bare_ellipsoid_meets_a_stated_colour() {
     let (colour, classes) = (t.colour.unwrap(), t.classes.unwrap());
     assert!(colour.contains(&INVENTED_COLOUR), "outside the box");
     assert!(colour.iter().any(|&c| c != INVENTED_COLOUR), "inside the box");
-    assert!(classes.contains(&0) && classes.iter().any(|&c| c != 0));
+    let no_data = planet_terrain::ground::NO_DATA_CLASS;
+    assert!(classes.contains(&no_data) && classes.iter().any(|&c| c != no_data), "no data outside, the pack's inside");
 }
 
 #[test]

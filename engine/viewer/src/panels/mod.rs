@@ -46,6 +46,9 @@ pub struct Readout {
     pub uploads: usize,
     pub pending: usize,
     pub error_px: f64,
+    /// The share of the picture that is ground no pack measured (drawn as
+    /// no data), when the GPU has said.
+    pub no_data_share: Option<f64>,
     /// Where the ray through the view's centre meets the ground (latitude,
     /// longitude), when known: where "Add here" puts a new layer (under the
     /// camera it would be out of view).

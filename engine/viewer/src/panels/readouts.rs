@@ -49,6 +49,7 @@ pub(super) fn frame(ui: &mut egui::Ui, r: &Readout, history: &VecDeque<(f64, Opt
             ("Error", format!("{:.2} px", r.error_px)),
             ("Slots", r.slots.to_string()),
             ("Uploads", format!("{} ({} pending)", r.uploads, r.pending)),
+            ("No data", r.no_data_share.map_or("-".to_string(), |s| format!("{:.1}% of the picture", 100.0 * s))),
             ("Under the cursor", r.cursor.clone().unwrap_or_else(|| "-".to_string()).to_lowercase()),
         ];
         for (name, value) in rows {

@@ -2,7 +2,7 @@
 //! it: scripted flights from orbit to the ground over a coarse pack (with
 //! plenty of slots and with nearly the fewest), a pack with one corrupt
 //! tile, the sun at a given time (the night side dark from orbit), and
-//! every bound on the command line.
+//! every bound on the command line, and `--agl` over the sea.
 //!
 //! The key decision: each test runs the real binary over a pack it wrote
 //! itself (depth 2, a few seconds on lavapipe), and judges only what the
@@ -425,4 +425,35 @@ fn no_sky_shows_through_the_ground_at_any_slot_count() {
             }
         }
     }
+}
+
+/// `--agl` over the sea is above the water, not its floor (issue #51,
+/// item 1): over the deepest point of the test Earth's oceans the shot's
+/// camera stands 100 m above the ellipsoid (the sea's surface), where it
+/// stood 100 m above a floor kilometres down, under the water it drew.
+#[test]
+fn agl_over_the_sea_is_above_the_water() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = pack(dir.path());
+    let source = planet_terrain::ground::PackSource::new(std::sync::Arc::new(Pack::open(&pack).expect("open")));
+    let mut reader = planet_terrain::ground::query::GroundReader::new(&source, 2);
+    let (lat, lon, floor) = (-6..=6)
+        .flat_map(|i| (-9..9).map(move |j| (f64::from(i) * 10.0, f64::from(j) * 20.0)))
+        .map(|(lat, lon)| (lat, lon, reader.height(Geodetic::from_degrees(lat, lon, 0.0)).expect("ground")))
+        .min_by(|a, b| a.2.total_cmp(&b.2))
+        .expect("points");
+    assert!(floor < -1000.0, "an ocean to stand over: {floor} m at {lat}, {lon}");
+    let shot_stats = dir.path().join("sea.json");
+    run_ok(
+        viewer()
+            .arg(&pack)
+            .args(["--lat", &lat.to_string(), "--lon", &lon.to_string(), "--agl", "100", "--pitch", "0"])
+            .args(["--size", "96x54", "--validation", "--max-frames", "30", "--shot"])
+            .arg(dir.path().join("sea.png"))
+            .arg("--stats")
+            .arg(&shot_stats),
+    );
+    let altitude = stats(&shot_stats)["camera_alt_m"].as_f64().expect("camera_alt_m");
+    eprintln!("--agl 100 over the sea at {lat}, {lon} (floor {floor:.0} m): camera at {altitude:.2} m");
+    assert!((altitude - 100.0).abs() < 0.5, "the camera stands 100 m above the water, not at {altitude} m");
 }

@@ -134,7 +134,17 @@ fn sample_answers_where_a_person_stands() {
         assert!((got - expected).abs() < 25.0, "({lat}, {lon}): {got} vs {expected}");
         assert_eq!(v["depth"], 1);
         assert_eq!(v["measured"], true);
+        assert_eq!((v["water_surface_m"].is_null(), v["water_depth_m"].is_null()), (true, true), "dry land");
     }
+    // Under the sea (the fixture's ground 2.5 km down at 60 S, 180 E): the
+    // floor, and the water's surface at 0 m over it.
+    let v = sample_json(&[&pack], -60.0, 180.0, &["--detail", "off"]);
+    let floor = v["elevation_m"].as_f64().unwrap();
+    assert!(floor < -2000.0, "{v:#}");
+    assert_eq!(v["water_surface_m"].as_f64(), Some(0.0), "{v:#}");
+    assert!((v["water_depth_m"].as_f64().unwrap() + floor).abs() < 1e-6, "{v:#}");
+    let out = planet_pack(&["sample", p, "--lat", "-60", "--lon", "180", "--detail", "off"]);
+    assert!(stdout(&out).contains("under the sea: its surface at 0.00 m"), "{}", stdout(&out));
     let out = planet_pack(&["sample", p, "--lat", "95", "--lon", "0"]);
     assert!(!out.status.success() && stderr(&out).contains("--lat"));
 }

@@ -37,7 +37,7 @@
 //! stored alike by every tile sharing the cell, depart from a plane, or
 //! where more a share of its rise, `roughness::cell_relief`; capped at the
 //! data's RMS relief, `roughness::twist_cap`), times the fraction of its
-//! corners not water (classes 1 ocean and 3 lake), times the amplitude per
+//! corners not water (classes 1 ocean and 3 lake) nor no data, times the amplitude per
 //! metre of relief that continues the data's roughness law bent as real
 //! ground smooths ([`crate::ground::roughness::continuing_amplitude`],
 //! measured per source), down to samples of [`SMOOTH_BELOW_M`]; finer
@@ -370,7 +370,7 @@ impl DetailSource {
                 let land = match &data.classes {
                     Some(c) => [at(0, 0), at(1, 0), at(0, 1), at(1, 1)]
                         .iter()
-                        .filter(|&&k| !WATER_CLASSES.contains(&c[k]))
+                        .filter(|&&k| !WATER_CLASSES.contains(&c[k]) && c[k] != crate::ground::NO_DATA_CLASS)
                         .count(),
                     None => 4,
                 };
