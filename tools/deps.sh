@@ -31,7 +31,11 @@ want_basemap=0
 FIDELITY=(python3-gdal python3-numpy)
 # The memory tests read a run's peak resident memory from GNU time.
 MEASURE=(time)
-PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}" "${CLUSTER[@]}" "${FIDELITY[@]}" "${MEASURE[@]}")
+# Quantized-mesh exports are read by clients nobody here wrote: a decoder
+# under node and CesiumJS in headless Chromium (tools/web, its npm packages
+# pinned by tools/web/package-lock.json).
+WEB=(nodejs npm chromium)
+PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}" "${CLUSTER[@]}" "${FIDELITY[@]}" "${MEASURE[@]}" "${WEB[@]}")
 for arg in "$@"; do
     case "$arg" in
         --bench) PACKAGES+=("${BENCH[@]}") ;;
@@ -124,3 +128,10 @@ for tool in cargo rustc cargo-fmt cargo-clippy cargo-nextest; do
         exit 1
     fi
 done
+
+# The web checks' npm packages, as the lock file pins them (tools/web/node_modules).
+web_dir=$(cd "$(dirname "$0")/web" && pwd)
+if [[ ! -f $web_dir/node_modules/.package-lock.json || $web_dir/package-lock.json -nt $web_dir/node_modules/.package-lock.json ]]; then
+    echo "deps: installing tools/web's npm packages"
+    (cd "$web_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi

@@ -14,6 +14,7 @@ macro_rules! outln {
 }
 
 mod cut;
+mod export;
 mod image;
 mod output;
 mod repair;
@@ -184,6 +185,9 @@ enum Command {
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=16))]
         scale: u32,
     },
+    /// The stack as Cesium quantized-mesh-1.0 tiles for web globes
+    /// (--quantized-mesh DIR: layer.json and {z}/{x}/{y}.terrain).
+    Export(export::ExportArgs),
     /// The ground's elevation at many latitude/longitude points at once,
     /// read at one spacing (as `sample` reads one point at 1 m): how a DEM's
     /// grid is compared with what a pack draws there.
@@ -227,6 +231,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             upgrade(&pack, out.as_deref())
         }
+        Command::Export(args) => export::export(&open_stack(&args.packs)?, &args),
         Command::Sample { packs, at, json, scene, detail } => {
             sample(&open_stack(&packs)?, at.lat, at.lon, json, scene.as_deref(), detail.on)
         }
