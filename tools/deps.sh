@@ -34,7 +34,11 @@ MEASURE=(time)
 # Quantized-mesh exports are read by clients nobody here wrote: a decoder
 # under node and CesiumJS in headless Chromium (tools/web, its npm packages
 # pinned by tools/web/package-lock.json).
-WEB=(nodejs npm chromium)
+# A machine with its own node and npm (not Debian's) keeps them: Debian's
+# npm cannot be installed beside another vendor's nodejs.
+WEB=(chromium)
+command -v node >/dev/null 2>&1 || WEB+=(nodejs)
+command -v npm >/dev/null 2>&1 || WEB+=(npm)
 PACKAGES=("${BUILD[@]}" "${RENDER[@]}" "${HTTP[@]}" "${CLUSTER[@]}" "${FIDELITY[@]}" "${MEASURE[@]}" "${WEB[@]}")
 for arg in "$@"; do
     case "$arg" in
