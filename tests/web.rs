@@ -44,16 +44,23 @@ fn every_file(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The stack both tests export, written into `dir`: the test Earth
+/// (procedural, 39 km samples: level 3) and the regional fixture (5.5 km:
+/// level 7) over it. Returns their paths, bottom first.
+fn stack(dir: &Path) -> (String, String) {
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    planet_terrain::testing::write_procedural_pack(Path::new(&p("base.planetpack")), 1).expect("the test pack");
+    crate::regional::write_regional(Path::new(&p("valley.tif")));
+    run_ok("planet-bake", &["--dem", &p("valley.tif"), "--body", "earth", "--out", &p("valley.planetpack")]);
+    (p("base.planetpack"), p("valley.planetpack"))
+}
+
 #[test]
 fn an_export_is_read_by_an_independent_decoder_and_matches_the_packs_ground() {
     let check = node_checks();
     let dir = tempfile::tempdir().expect("temp dir");
     let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
-    // The global pack: the test Earth (procedural, 39 km samples: level 3).
-    planet_terrain::testing::write_procedural_pack(Path::new(&p("base.planetpack")), 1).expect("the test pack");
-    crate::regional::write_regional(Path::new(&p("valley.tif")));
-    run_ok("planet-bake", &["--dem", &p("valley.tif"), "--body", "earth", "--out", &p("valley.planetpack")]);
-    let (base, valley) = (p("base.planetpack"), p("valley.planetpack"));
+    let (base, valley) = stack(dir.path());
     let started = std::time::Instant::now();
     let export = run_ok("planet-pack", &["export", &base, &valley, "--quantized-mesh", &p("tiles")]);
     eprintln!("web: {:.1} s: {}", started.elapsed().as_secs_f64(), String::from_utf8_lossy(&export.stderr).trim());
@@ -172,11 +179,7 @@ fn cesium_reads_the_export_in_headless_chromium_and_agrees_with_the_packs() {
     let cesium = web.join("node_modules/cesium/Build/Cesium");
     assert!(cesium.exists(), "CesiumJS is missing: run tools/deps.sh (npm ci in tools/web)");
     let dir = tempfile::tempdir().expect("temp dir");
-    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
-    planet_terrain::testing::write_procedural_pack(Path::new(&p("base.planetpack")), 1).expect("the test pack");
-    crate::regional::write_regional(Path::new(&p("valley.tif")));
-    run_ok("planet-bake", &["--dem", &p("valley.tif"), "--body", "earth", "--out", &p("valley.planetpack")]);
-    let (base, valley) = (p("base.planetpack"), p("valley.planetpack"));
+    let (base, valley) = stack(dir.path());
     let site = dir.path().join("site");
     std::fs::create_dir_all(&site).unwrap();
     run_ok("planet-pack", &["export", &base, &valley, "--quantized-mesh", site.join("tiles").to_str().unwrap()]);
