@@ -681,6 +681,16 @@ impl HeightSource for InsetSource {
             }
             used_inset = true;
             take_sample(&mut base, inset, k);
+            // Past the box a coarse tile shows the bake's continuation of
+            // the edge (its margin is a sample and a half of the tile's
+            // depth: kilometres at coarse depths). Over ground no pack
+            // measured, that continuation is no data too, not land.
+            if !self.voids_show_below()
+                && !self.covers(lat, lon)
+                && let Some(classes) = base.classes.as_mut()
+            {
+                classes[k] = crate::ground::NO_DATA_CLASS;
+            }
         }
         let below = if used_band { least_measured(base.provenance, Provenance::Invented) } else { base.provenance };
         base.provenance = match (&inset, used_base || used_band, used_inset) {

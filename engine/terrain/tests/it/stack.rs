@@ -107,6 +107,13 @@ fn an_inset_edge_meets_the_ground_below_on_a_slope_outside_its_box() {
     let (tile, u, v) = locate(stack.body(), Geodetic::from_degrees(44.0 - 10.0 / 111.0, 8.5, 0.0), 8);
     let band = stack.tile(tile).unwrap();
     assert_eq!(band.nearest_class(u, v), Some(NO_DATA_CLASS), "the band is no data");
+    // A coarse tile shows the bake's continuation of the edge a sample and
+    // a half (here 15 km) past the box: heights, but no data all the same.
+    let (tile, u, v) = locate(stack.body(), Geodetic::from_degrees(44.0 - 5.0 / 111.0, 8.5, 0.0), 3);
+    let coarse = stack.tile(tile).unwrap();
+    assert_eq!(coarse.nearest_class(u, v), Some(NO_DATA_CLASS), "the edge's continuation is no data");
+    let (tile, u, v) = locate(stack.body(), Geodetic::from_degrees(44.0 + 5.0 / 111.0, 8.5, 0.0), 3);
+    assert_ne!(stack.tile(tile).unwrap().nearest_class(u, v), Some(NO_DATA_CLASS), "inside the box: measured");
 }
 
 #[test]
