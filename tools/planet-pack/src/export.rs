@@ -184,7 +184,8 @@ fn read_tile(
 /// Data tiles a worker keeps from one export tile to the next.
 const CACHED_TILES: usize = 2048;
 
-/// Writes the export; returns (tiles written, tiles kept, bytes written).
+/// Writes the export and says on stderr how many tiles it wrote and kept,
+/// how fast, and how large they are.
 pub fn export(stack: &GroundStack, args: &ExportArgs) -> Result<()> {
     let dir = &args.quantized_mesh;
     std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
@@ -234,6 +235,7 @@ pub fn export(stack: &GroundStack, args: &ExportArgs) -> Result<()> {
         None => [c.west, c.south, c.east, c.north],
     };
     let names: Vec<String> = stack.packs().into_iter().map(|p| p.0).collect();
+    let levels = available.len();
     let layer = Layer::new(
         "planet".to_owned(),
         format!("exported by planet-pack from {}", names.join(", ")),
@@ -249,18 +251,12 @@ pub fn export(stack: &GroundStack, args: &ExportArgs) -> Result<()> {
     planet_cli::report::message(&format!(
         "export: {} tiles in {} levels to {} ({written} written, {kept} already there), {:.1} tiles/s, {} bytes a tile written",
         tiles.len(),
-        layer_levels(dir)?,
+        levels,
         dir.display(),
         written as f64 / seconds.max(1e-9),
         if written > 0 { bytes / written as u64 } else { 0 },
     ));
     Ok(())
-}
-
-fn layer_levels(dir: &Path) -> Result<usize> {
-    let text = std::fs::read(dir.join("layer.json"))?;
-    let v: serde_json::Value = serde_json::from_slice(&text)?;
-    Ok(v["available"].as_array().map_or(0, Vec::len))
 }
 
 /// A tile's file, written whole: a killed export never leaves half a tile.

@@ -28,11 +28,6 @@ impl Extent {
     pub fn touches(&self, other: &Extent) -> bool {
         self.west <= other.east && other.west <= self.east && self.south <= other.north && other.south <= self.north
     }
-
-    /// Whether the two extents share area (not only an edge).
-    pub fn overlaps(&self, other: &Extent) -> bool {
-        self.west < other.east && other.west < self.east && self.south < other.north && other.south < self.north
-    }
 }
 
 impl TileId {
@@ -55,12 +50,6 @@ impl TileId {
         let west = -180.0 + f64::from(self.x) * side;
         let south = -90.0 + f64::from(self.y) * side;
         Extent { west, south, east: west + side, north: south + side }
-    }
-
-    /// The four tiles of the next level inside this one.
-    pub fn children(&self) -> [TileId; 4] {
-        let (z, x, y) = (self.z + 1, 2 * self.x, 2 * self.y);
-        [TileId { z, x, y }, TileId { z, x: x + 1, y }, TileId { z, x, y: y + 1 }, TileId { z, x: x + 1, y: y + 1 }]
     }
 
     /// The range of tiles of level `z` whose extents share area with
@@ -103,20 +92,9 @@ pub struct TileRange {
 }
 
 impl TileRange {
-    pub fn contains(&self, x: u32, y: u32) -> bool {
-        (self.start_x..=self.end_x).contains(&x) && (self.start_y..=self.end_y).contains(&y)
-    }
-
+    /// The range's tiles at level `z`, row by row from the south.
     pub fn tiles(&self, z: u8) -> impl Iterator<Item = TileId> + '_ {
         (self.start_y..=self.end_y).flat_map(move |y| (self.start_x..=self.end_x).map(move |x| TileId { z, x, y }))
-    }
-
-    pub fn len(&self) -> u64 {
-        u64::from(self.end_x - self.start_x + 1) * u64::from(self.end_y - self.start_y + 1)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        false
     }
 }
 
@@ -139,7 +117,6 @@ mod tests {
         assert_eq!((east.west, east.south, east.east, east.north), (0.0, -90.0, 180.0, 90.0));
         let t = TileId { z: 3, x: 2, y: 5 }.extent();
         assert_eq!((t.west, t.south, t.east, t.north), (-135.0, 22.5, -112.5, 45.0));
-        assert_eq!(TileId { z: 3, x: 2, y: 5 }.children()[3], TileId { z: 4, x: 5, y: 11 });
     }
 
     #[test]
