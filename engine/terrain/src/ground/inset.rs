@@ -582,6 +582,21 @@ impl InsetSource {
         (provenance, base.voids || inset.is_some_and(|i| i.voids && !self.voids_show_below()))
     }
 
+    /// Stored sample `k` of `inset` into `base` ([`take_sample`]), at
+    /// `(lat, lon)` degrees. Past the box a coarse tile shows the bake's
+    /// continuation of the edge (its margin is a sample and a half of the
+    /// tile's depth: kilometres at coarse depths); over ground no pack
+    /// measured, that continuation is no data too, not land.
+    fn take_inset_sample(&self, base: &mut SourceTile, inset: &SourceTile, k: usize, (lat, lon): (f64, f64)) {
+        take_sample(base, inset, k);
+        if !self.voids_show_below()
+            && !self.covers(lat, lon)
+            && let Some(classes) = base.classes.as_mut()
+        {
+            classes[k] = crate::ground::NO_DATA_CLASS;
+        }
+    }
+
     /// `inset`'s tile with the ground below in its voids, where a pack lies
     /// below ([`InsetSource::voids_show_below`]); the inset's colour and
     /// classes stay (the imagery of a void is the imagery of the place),
@@ -680,17 +695,7 @@ impl HeightSource for InsetSource {
                 continue;
             }
             used_inset = true;
-            take_sample(&mut base, inset, k);
-            // Past the box a coarse tile shows the bake's continuation of
-            // the edge (its margin is a sample and a half of the tile's
-            // depth: kilometres at coarse depths). Over ground no pack
-            // measured, that continuation is no data too, not land.
-            if !self.voids_show_below()
-                && !self.covers(lat, lon)
-                && let Some(classes) = base.classes.as_mut()
-            {
-                classes[k] = crate::ground::NO_DATA_CLASS;
-            }
+            self.take_inset_sample(&mut base, inset, k, (lat, lon));
         }
         let below = if used_band { least_measured(base.provenance, Provenance::Invented) } else { base.provenance };
         base.provenance = match (&inset, used_base || used_band, used_inset) {
