@@ -323,8 +323,7 @@ def main():
     mid = (lat.shape[0] // 2, lat.shape[1] // 2)
     report["flight_300m"] = flight(args, src, name, float(lat[mid]), float(lon[mid]))
     excess = report["flight_300m"]["drawn-detail-on"]["p999_deg"] - report["flight_300m"]["real"]["p999_deg"]
-    # Apart from the re-synthesis's misses: the small DEMs' flight is not
-    # yet within its bound (docs/performance/ground-shape.md says which).
+    # Apart from the re-synthesis's misses, so a report says which failed.
     report["flight_misses"] = [] if excess <= SLOPE_P999_EXCESS_DEG else [
         f"300 m up, the drawn 99.9th percentile slope {excess:.1f} degrees above the real (at most "
         f"{SLOPE_P999_EXCESS_DEG})"]

@@ -24,7 +24,8 @@ pub mod water;
 pub use analytic::AnalyticSource;
 pub use detail::{
     CALIBRATION_ROLL_OFF_64THS, DEFAULT_FIRST_OCTAVE, DEFAULT_OCTAVE_GAIN, DETAIL_SEED, DetailSource, LawSummary,
-    ROLL_OFF_64THS, SMOOTH_BELOW_M, SMOOTH_GAIN, WATER_CLASSES, rolled_off_ratio,
+    ROLL_OFF_64THS, SMOOTH_BELOW_M, SMOOTH_GAIN, SMOOTH_WINDOW_GAIN, SMOOTH_WINDOWS_BELOW_M, WATER_CLASSES,
+    calibration_ratio, rolled_off_ratio,
 };
 pub use function::HeightFunction;
 pub use inset::{INVENTED_COLOUR, InsetSource, NO_DATA_TRANSITION_M, Reach, TRANSITION_M};

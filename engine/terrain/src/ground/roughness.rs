@@ -331,8 +331,8 @@ pub fn continuing_amplitude(
     let synthesized = (sum / count.max(1) as f64).sqrt();
     // Three halvings from windows of 16 samples (depth data + 3's tiles),
     // each rolled off as real ground smooths.
-    use crate::ground::{CALIBRATION_ROLL_OFF_64THS, rolled_off_ratio};
-    let wanted = law.roughness_16 * (1..=3).fold(1.0, |r, k| r * rolled_off_ratio(gain, k, CALIBRATION_ROLL_OFF_64THS));
+    let spacing = inner.body().sample_spacing_m(data);
+    let wanted = law.roughness_16 * (1..=3).fold(1.0, |r, k| r * crate::ground::calibration_ratio(gain, k, spacing));
     Ok((synthesized > 0.0).then(|| (wanted / synthesized).min(MAX_CONTINUING_AMPLITUDE)))
 }
 

@@ -289,15 +289,15 @@ impl HeightSource for ProceduralData {
 /// Roughness continues the data's power law rolled off as real ground
 /// smooths (#49): at windows of two data samples (the calibration's probe,
 /// three halvings below the law's anchor at 16) it is the law's line bent
-/// by [`CALIBRATION_ROLL_OFF_64THS`] a halving, within a factor 1.5 (the
+/// by `calibration_ratio` a halving, within a factor 1.5 (the
 /// calibration samples other tiles); finer, it falls faster than the
 /// unbent law, level after level. Before #49 it continued the unbent law,
 /// and a 90 m DEM averaged to 720 m grew 2.8 times the real ground's
 /// relief in 4-pixel windows.
 #[test]
 fn synthesized_roughness_continues_the_measured_law_rolled_off() {
+    use planet_terrain::ground::calibration_ratio;
     use planet_terrain::ground::roughness::{high_ground_seeds, roughness_by_depth, window_roughness};
-    use planet_terrain::ground::{CALIBRATION_ROLL_OFF_64THS, rolled_off_ratio};
     let data = ProceduralData::new(3);
     let seeds = high_ground_seeds(&data, 4);
     let (measured, gain) = DetailSource::exponent_of(&data).unwrap();
@@ -310,7 +310,8 @@ fn synthesized_roughness_continues_the_measured_law_rolled_off() {
         let s: f64 = seeds.iter().map(|&t| window_roughness(&data.tile(t).unwrap(), 16).powi(2)).sum();
         (s / seeds.len() as f64).sqrt()
     };
-    let bent = anchor * (1..=3).fold(1.0, |r, k| r * rolled_off_ratio(gain, k, CALIBRATION_ROLL_OFF_64THS));
+    let spacing = data.body().sample_spacing_m(data.data_depth().unwrap());
+    let bent = anchor * (1..=3).fold(1.0, |r, k| r * calibration_ratio(gain, k, spacing));
     let (probe, sigma) = on[0];
     assert_eq!(probe, 9);
     assert!((sigma / bent).max(bent / sigma) <= 1.5, "depth 9: {sigma} m against the bent line's {bent} m");

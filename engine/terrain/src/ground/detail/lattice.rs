@@ -39,6 +39,32 @@ pub const SMOOTH_GAIN: f64 = 0.25;
 /// (docs/ground.md).
 pub const CALIBRATION_ROLL_OFF_64THS: u32 = 8;
 
+/// Windows narrower than this many metres are as smooth as a 1 m lidar
+/// measures real ground there: where the calibration's roll-off reaches
+/// them, its ratio is at most [`SMOOTH_WINDOW_GAIN`] a halving. The lidar's
+/// windows of 4 to 64 m hold `H` 1.33-1.53; a law fitted over kilometres
+/// and rolled off at the calibration's rate still had `H` 0.75 at 76 m
+/// windows for a 90 m city DEM, and 300 m above it the drawn ground's
+/// 99.9th percentile slope was 15 degrees steeper than the DEM's own
+/// (docs/performance/ground-shape.md).
+pub const SMOOTH_WINDOWS_BELOW_M: f64 = 200.0;
+
+/// `2^-H` for `H = 90/64` (1.40625), the lidar's windows under
+/// [`SMOOTH_WINDOWS_BELOW_M`].
+pub const SMOOTH_WINDOW_GAIN: f64 = 0.377_291_106_898_355_7;
+
+/// The roughness ratio the calibration (`roughness::continuing_amplitude`)
+/// takes across the `halving`-th halving below the law's anchor (windows of
+/// 16 data samples of `spacing_m`): [`rolled_off_ratio`] at
+/// [`CALIBRATION_ROLL_OFF_64THS`] a halving, at most
+/// [`SMOOTH_WINDOW_GAIN`] where the halved window is narrower than
+/// [`SMOOTH_WINDOWS_BELOW_M`].
+pub fn calibration_ratio(gain: f64, halving: u32, spacing_m: f64) -> f64 {
+    let ratio = rolled_off_ratio(gain, halving, CALIBRATION_ROLL_OFF_64THS);
+    let window_m = f64::from(16u32 >> halving.min(4)) * spacing_m;
+    if window_m < SMOOTH_WINDOWS_BELOW_M { ratio.min(SMOOTH_WINDOW_GAIN) } else { ratio }
+}
+
 /// The same rise between the octaves themselves, faster than the
 /// calibration's, up to `ROLLED_OFF_GAIN` within two levels: the octaves
 /// past the first carry the small-scale roughness of the bilinear lattice
@@ -286,4 +312,32 @@ pub(super) fn surplus(value: impl Fn(FaceSample) -> f64, s: FaceSample, coarse: 
         }
     };
     0.5 * (value(s) - refined)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_smooth_window_gain_is_two_to_the_minus_90_64ths() {
+        let by_steps = (0..90).fold(1.0, |g, _| g * STEP_GAIN);
+        assert!((by_steps / SMOOTH_WINDOW_GAIN - 1.0).abs() < 1e-12, "{by_steps}");
+    }
+
+    /// Data of 38 m (a 90 m DEM baked at depth 11): the law's anchor is a
+    /// 611 m window; the halvings to 153 m and 76 m are under 200 m and take
+    /// the lidar's smoothness. Data of 305 m keeps the rolled-off law all
+    /// the way (its narrowest window, 610 m, is wide).
+    #[test]
+    fn narrow_windows_take_the_smooth_gain_and_wide_ones_the_rolled_law() {
+        let gain = 0.7711; // H 0.375
+        let rolled = |k| rolled_off_ratio(gain, k, CALIBRATION_ROLL_OFF_64THS);
+        let ratios = |spacing| [1, 2, 3].map(|k| calibration_ratio(gain, k, spacing));
+        assert_eq!(ratios(38.2), [rolled(1), SMOOTH_WINDOW_GAIN, SMOOTH_WINDOW_GAIN]);
+        assert_eq!(ratios(305.0), [rolled(1), rolled(2), rolled(3)]);
+        // Smoother data than the lidar keeps its own, smaller ratio.
+        let smooth = rolled_off_ratio(0.2, 3, CALIBRATION_ROLL_OFF_64THS);
+        assert_eq!(calibration_ratio(0.2, 3, 1.0), smooth.min(SMOOTH_WINDOW_GAIN));
+        assert!(smooth < SMOOTH_WINDOW_GAIN);
+    }
 }

@@ -665,4 +665,7 @@ mod lattice;
 
 use gullies::NodeValues;
 use lattice::window;
-pub use lattice::{CALIBRATION_ROLL_OFF_64THS, ROLL_OFF_64THS, SMOOTH_BELOW_M, SMOOTH_GAIN, rolled_off_ratio};
+pub use lattice::{
+    CALIBRATION_ROLL_OFF_64THS, ROLL_OFF_64THS, SMOOTH_BELOW_M, SMOOTH_GAIN, SMOOTH_WINDOW_GAIN,
+    SMOOTH_WINDOWS_BELOW_M, calibration_ratio, rolled_off_ratio,
+};
