@@ -89,6 +89,9 @@ fn an_export_is_read_by_an_independent_decoder_and_matches_the_packs_ground() {
     assert!(out.status.success(), "{report}\n{}", String::from_utf8_lossy(&out.stderr));
     let summary: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
     assert!(summary["tiles"].as_u64().unwrap() > 170 && summary["edges_compared"].as_u64().unwrap() > 200, "{summary}");
+    // The two root tiles carry the levels under them (layer.json's
+    // metadataAvailability 10): CesiumJS, below, finds the deep tiles by them.
+    assert_eq!(summary["metadata_tiles"], 2, "{summary}");
 
     // Each vertex against the measured ground planet-pack reads there, at
     // the finest pack's sample spacing.
@@ -128,6 +131,89 @@ fn an_export_is_read_by_an_independent_decoder_and_matches_the_packs_ground() {
     let said = String::from_utf8_lossy(&again.stderr);
     assert!(said.contains("already there"), "{said}");
     assert_eq!(every_file(Path::new(&p("tiles"))), whole, "a resumed export writes the same bytes");
+}
+
+/// The figures an export's last line states: `(peak, budget)` memory in
+/// bytes ("peak memory 21.3 MiB of a 98.0 MiB budget").
+fn peak_and_budget(stderr: &str) -> (f64, f64) {
+    let after = stderr.split_once("peak memory ").unwrap_or_else(|| panic!("no peak memory in: {stderr}")).1;
+    let words: Vec<&str> = after.split_whitespace().collect();
+    let value = |number: &str, unit: &str| {
+        let scale = match unit {
+            "KiB" => 1024.0,
+            "MiB" => 1024.0 * 1024.0,
+            "GiB" => 1024.0 * 1024.0 * 1024.0,
+            _ => 1.0,
+        };
+        number.parse::<f64>().unwrap() * scale
+    };
+    (value(words[0], words[1]), value(words[4], words[5]))
+}
+
+/// `--gzip` writes the same tiles compressed (the decoder reads them
+/// gunzipped, every check passing); a re-run into that directory without
+/// it is refused rather than mixing two exports; a memory budget too
+/// small is refused naming what it must hold and writing nothing, and
+/// the smallest one it names writes the same bytes within it.
+#[test]
+fn gzip_and_memory_budgets_change_no_tile_and_a_mixed_export_is_refused() {
+    let check = node_checks();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let (base, valley) = stack(dir.path());
+    let export = |out: &str, extra: &[&str]| {
+        let mut args = vec!["export", &base, &valley, "--quantized-mesh", out, "--max-level", "5", "--jobs", "2"];
+        args.extend_from_slice(extra);
+        planet_system_tests::run("planet-pack", &args)
+    };
+    let plain = export(&p("plain"), &[]);
+    assert!(plain.status.success(), "{}", String::from_utf8_lossy(&plain.stderr));
+    let zipped = export(&p("zipped"), &["--gzip"]);
+    assert!(zipped.status.success(), "{}", String::from_utf8_lossy(&zipped.stderr));
+    let (plain_files, zipped_files) = (every_file(Path::new(&p("plain"))), every_file(Path::new(&p("zipped"))));
+    assert_eq!(plain_files.len(), zipped_files.len());
+    let mut saved = 0usize;
+    for ((name, bytes), (zipped_name, zipped_bytes)) in plain_files.iter().zip(&zipped_files) {
+        assert_eq!(name, zipped_name);
+        if !name.ends_with(".terrain") {
+            continue;
+        }
+        let mut unzipped = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&zipped_bytes[..]), &mut unzipped).unwrap();
+        assert!(unzipped == *bytes, "{name}: gunzipped, not the plain export's tile");
+        saved += bytes.len() - zipped_bytes.len().min(bytes.len());
+    }
+    assert!(saved > 0, "gzip saved nothing");
+    let out = Command::new("node").arg(&check).args([&p("zipped"), &p("points.f64"), &p("heights.json")]).output();
+    let out = out.expect("node runs");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{report}
+{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
+    assert_eq!(summary["gzipped"], summary["tiles"], "{summary}");
+
+    let mixed = export(&p("zipped"), &[]);
+    let said = String::from_utf8_lossy(&mixed.stderr);
+    assert!(!mixed.status.success() && said.contains("--gzip on") && said.contains("another directory"), "{said}");
+    assert_eq!(every_file(Path::new(&p("zipped"))), zipped_files, "a refused export changed the directory");
+
+    let refused = export(&p("small"), &["--memory", "8M"]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    for needle in ["--memory 8.0 MiB is too small", "the process itself", "2 worker threads", "give --memory "] {
+        assert!(said.contains(needle), "'{needle}' missing from: {said}");
+    }
+    assert!(!Path::new(&p("small")).exists(), "a refused export writes nothing");
+    let smallest = said.split_once("give --memory ").unwrap().1.split_whitespace().next().unwrap().to_owned();
+    let small = export(&p("small"), &["--memory", &smallest]);
+    let said = String::from_utf8_lossy(&small.stderr);
+    assert!(small.status.success(), "--memory {smallest}: {said}");
+    assert_eq!(every_file(Path::new(&p("small"))), plain_files, "the budget changed the tiles");
+    let (peak, budget) = peak_and_budget(&said);
+    assert!(peak <= budget, "peak memory {peak} past the {budget} budget: {said}");
 }
 
 /// Serves `root` over HTTP on loopback (GET only, the query ignored) until

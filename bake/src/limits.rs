@@ -25,6 +25,7 @@
 //! named in the refusal, but disk space is not checked (that needs statvfs,
 //! outside safe std).
 
+use planet_cli::memory::{human_bytes as bytes, meminfo, whole_mib};
 use planet_terrain::pack::{Codec, Coverage};
 
 use crate::error::BakeError;
@@ -118,14 +119,6 @@ pub(crate) fn estimated_tiles(coverage: &Coverage, depth: u8) -> f64 {
         .sum()
 }
 
-/// A field of /proc/meminfo (`MemTotal`, `MemAvailable`), in bytes.
-fn meminfo(field: &str) -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.strip_prefix(field).is_some_and(|rest| rest.starts_with(':')))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024.0)
-}
-
 /// The budget without `--memory`: this fraction of `MemTotal`.
 pub(crate) const DEFAULT_FRACTION: f64 = 0.5;
 /// The budget without `--memory` where /proc/meminfo cannot be read.
@@ -213,23 +206,6 @@ impl MemoryPlan {
         // Only fails on a NUL byte in the key or value, which these lack.
         let _ = gdal::config::set_config_option("GDAL_CACHEMAX", &format!("{mib:.0}"));
     }
-}
-
-/// `n` bytes rounded up to whole MiB, as `--memory` takes them: "200M".
-fn whole_mib(n: f64) -> String {
-    format!("{}M", (n / MIB).ceil())
-}
-
-/// A byte count for people: 3.2 GiB.
-pub(crate) fn bytes(n: f64) -> String {
-    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut value = n;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{value:.0} {}", units[0]) } else { format!("{value:.1} {}", units[unit]) }
 }
 
 /// The memory that grows with the pack, for `tiles` tiles.

@@ -8,7 +8,11 @@
 //   - every index is in range, every triangle counter-clockwise seen from
 //     above, the edge lists hold exactly the vertices on each edge;
 //   - two tiles of one level that share an edge place the same vertices on
-//     it (longitude, latitude, and height within their quantization).
+//     it (longitude, latitude, and height within their quantization);
+//   - where layer.json names the metadata extension, every tile of a level
+//     that is a multiple of metadataAvailability carries the next levels'
+//     tiles under it, exactly layer.json's `available` clipped to it.
+// Tiles written with --gzip (a gzip header) are gunzipped first.
 // Writes the position of every 64th vertex (latitude and longitude,
 // little-endian f64 pairs) to POINTS and a JSON list of [height, allowed
 // error] to HEIGHTS, for the caller to compare with planet-pack's own ground.
@@ -16,6 +20,7 @@
 //   node tools/web/check_tiles.mjs DIR POINTS HEIGHTS
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import decoderModule from '@here/quantized-mesh-decoder';
 
 const decode = decoderModule.default ?? decoderModule;
@@ -48,6 +53,25 @@ function ecef(latDeg, lonDeg, h) {
 // Cesium's estimate of a level's geometric error for 65-sample tiles.
 const levelError = (z) => (A * 2 * Math.PI * 0.25) / (65 * 2) / 2 ** z;
 
+// layer.json's ranges at level `level` under tile (z, x, y), as a client
+// reading them would clip them.
+function rangesUnder(z, x, y, level) {
+  const k = level - z;
+  const under = { startX: x << k, startY: y << k, endX: ((x + 1) << k) - 1, endY: ((y + 1) << k) - 1 };
+  return (layer.available[level] ?? [])
+    .map((r) => ({
+      startX: Math.max(r.startX, under.startX),
+      startY: Math.max(r.startY, under.startY),
+      endX: Math.min(r.endX, under.endX),
+      endY: Math.min(r.endY, under.endY),
+    }))
+    .filter((r) => r.startX <= r.endX && r.startY <= r.endY);
+}
+const metadataLevels = (layer.extensions ?? []).includes('metadata') ? layer.metadataAvailability : undefined;
+if ((layer.extensions ?? []).includes('metadata') && !(metadataLevels > 0)) fail('layer.json names the metadata extension without metadataAvailability');
+let metadataTiles = 0;
+let gzipped = 0;
+
 const tiles = new Map();
 let vertexTotal = 0;
 const points = [];
@@ -61,7 +85,11 @@ for (let z = 0; z < layer.available.length; z++) {
           fail(`${z}/${x}/${y}: listed in layer.json, no file`);
           continue;
         }
-        const bytes = fs.readFileSync(file);
+        let bytes = fs.readFileSync(file);
+        if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+          bytes = zlib.gunzipSync(bytes);
+          gzipped++;
+        }
         let t;
         try {
           t = decode(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
@@ -123,6 +151,17 @@ for (let z = 0; z < layer.available.length; z++) {
           if (listed.size !== expected.length || expected.some((k) => !listed.has(k))) fail(`${z}/${x}/${y}: the ${name} edge list is not the vertices on it`);
         }
         if (!t.extensions || !t.extensions.vertexNormals) fail(`${z}/${x}/${y}: no vertex normals`);
+        if (metadataLevels > 0 && z % metadataLevels === 0) {
+          const said = t.extensions?.metadata?.available;
+          const expected = [];
+          for (let level = z + 1; level <= z + metadataLevels; level++) {
+            const ranges = rangesUnder(z, x, y, level);
+            if (ranges.length === 0) break;
+            expected.push(ranges);
+          }
+          if (JSON.stringify(said) !== JSON.stringify(expected)) fail(`${z}/${x}/${y}: its metadata's availability ${JSON.stringify(said)} is not layer.json's under it, ${JSON.stringify(expected)}`);
+          metadataTiles++;
+        }
         tiles.set(`${z}/${x}/${y}`, { verts, step });
       }
     }
@@ -157,5 +196,5 @@ for (const [name, tile] of tiles) {
 
 fs.writeFileSync(pointsOut, Buffer.from(new Float64Array(points).buffer));
 fs.writeFileSync(heightsOut, JSON.stringify(heights));
-console.log(JSON.stringify({ tiles: tiles.size, vertices: vertexTotal, edges_compared: edgesCompared, failures: failures.length }));
+console.log(JSON.stringify({ tiles: tiles.size, vertices: vertexTotal, edges_compared: edgesCompared, metadata_tiles: metadataTiles, gzipped, failures: failures.length }));
 process.exit(failures.length ? 1 : 0);

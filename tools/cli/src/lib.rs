@@ -13,12 +13,14 @@
 //! bitmap font, [`picture`] rasters, palettes, legends and PNGs, [`map`] the
 //! maps of a stack that `planet-pack map` and the bake's report draw, [`shard`]
 //! which part of a sharded bake a process bakes (`--shard I/N|auto`),
-//! [`progress`] a long job's progress (a bar on a terminal, log lines otherwise).
+//! [`progress`] a long job's progress (a bar on a terminal, log lines otherwise),
+//! [`memory`] the machine's memory and byte counts for people.
 
 pub mod args;
 pub mod font;
 pub mod fs;
 pub mod map;
+pub mod memory;
 pub mod paths;
 pub mod picture;
 pub mod progress;

@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::{Context, Result};
+use planet_cli::memory::{MIB, human_bytes, meminfo, whole_mib};
 use planet_qmesh::GRID;
 use planet_qmesh::encode::{SAMPLED, TileInput, encode, sample_position};
-use planet_qmesh::layer::Layer;
+use planet_qmesh::layer::{Layer, child_availability};
 use planet_qmesh::tiling::{Extent, TileId, TileRange, level_error_m};
 use planet_terrain::geo::body::Geodetic;
 use planet_terrain::ground::query::{GroundCache, GroundReader, depth_for_spacing};
@@ -55,6 +56,140 @@ pub struct ExportArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
+    /// The export's memory budget (e.g. 512M, 2G; default: half the
+    /// machine's memory). It sizes the packs' data tiles each worker keeps
+    /// between tiles; a budget too small for the fixed needs is refused.
+    #[arg(long, value_parser = planet_cli::args::bytes, value_name = "BYTES")]
+    pub memory: Option<u64>,
+    /// Write each tile gzip-compressed, for a server that sends `.terrain`
+    /// files with `Content-Encoding: gzip` (docs/web.md has an nginx
+    /// example); uncompressed by default, which any static server serves.
+    #[arg(long)]
+    pub gzip: bool,
+}
+
+/// The process before it holds any tile: code, the packs' index pages,
+/// allocator arenas and thread stacks (a small export peaks at about 20 MiB).
+const BASELINE_BYTES: f64 = 48.0 * MIB;
+/// Synthesized detail's caches (`detail/cache.rs`: a 50 MiB budget and its
+/// queues), held only with `--detail on`.
+const DETAIL_CACHE_BYTES: f64 = 80.0 * MIB;
+/// One worker's tile in the making: its 67 x 67 grid, the network's
+/// errors, the mesh and its bytes.
+const WORKING_BYTES: f64 = 2.0 * MIB;
+/// One of the packs' data tiles as a worker keeps it decoded: 131 x 131
+/// heights, classes and colour.
+const DATA_TILE_BYTES: f64 = 160.0 * 1024.0;
+/// Data tiles one export tile reads at most: its grid is read eight samples
+/// to a grid step, 512 samples across, four or five data tiles a side, and
+/// six where it straddles a cube edge.
+const TILES_READ_PER_TILE: f64 = 36.0;
+/// What a worker keeps between export tiles, at least and at most.
+const MIN_KEPT_TILES: usize = 16;
+const MAX_KEPT_TILES: usize = 2048;
+
+/// How the export's memory budget is shared out.
+#[derive(Clone, Copy, Debug)]
+struct MemoryPlan {
+    budget: f64,
+    /// Data tiles each worker keeps from one export tile to the next.
+    kept_tiles: usize,
+}
+
+impl MemoryPlan {
+    /// The plan for `workers` threads, or the refusal that names the flag,
+    /// the value, what it must hold and the smallest budget that does.
+    fn new(args: &ExportArgs, workers: usize) -> Result<MemoryPlan> {
+        let budget = match args.memory {
+            Some(b) => b as f64,
+            None => meminfo("MemTotal").map_or(2048.0 * MIB, |total| total * 0.5),
+        };
+        let detail = if args.detail { DETAIL_CACHE_BYTES } else { 0.0 };
+        let per_worker = WORKING_BYTES + TILES_READ_PER_TILE * DATA_TILE_BYTES;
+        let fixed = BASELINE_BYTES + detail + workers as f64 * per_worker;
+        let kept = ((budget - fixed) / (workers as f64 * DATA_TILE_BYTES)).floor();
+        if kept < MIN_KEPT_TILES as f64 {
+            let minimum = fixed + (workers * MIN_KEPT_TILES) as f64 * DATA_TILE_BYTES;
+            let named = match args.memory {
+                Some(_) => format!("--memory {}", human_bytes(budget)),
+                None => format!("the default memory budget ({}, half of MemTotal)", human_bytes(budget)),
+            };
+            anyhow::bail!(
+                "{named} is too small for the export: it needs the process itself ({}){}, {workers} worker threads \
+                 ({} each: a tile's buffers and the {TILES_READ_PER_TILE} data tiles it reads) and {MIN_KEPT_TILES} \
+                 data tiles kept per worker ({} each); give --memory {} or more, or fewer --jobs",
+                human_bytes(BASELINE_BYTES),
+                if args.detail {
+                    format!(", synthesized detail's caches ({})", human_bytes(DETAIL_CACHE_BYTES))
+                } else {
+                    String::new()
+                },
+                human_bytes(per_worker),
+                human_bytes(DATA_TILE_BYTES),
+                whole_mib(minimum),
+            );
+        }
+        Ok(MemoryPlan { budget, kept_tiles: (kept as usize).min(MAX_KEPT_TILES) })
+    }
+}
+
+/// What shapes a tile's bytes, kept beside the tiles: a re-run into the
+/// same directory must ask for the same, or the directory would hold two
+/// exports.
+#[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+struct Settings {
+    /// The packs' fingerprints, bottom first.
+    packs: Vec<String>,
+    detail: bool,
+    gzip: bool,
+}
+
+/// The settings file's name in the export's directory.
+const SETTINGS_FILE: &str = ".planet-export.json";
+
+impl Settings {
+    fn of(stack: &GroundStack, args: &ExportArgs) -> Settings {
+        let packs = stack
+            .stacked_packs()
+            .iter()
+            .map(|p| p.source.pack().header().fingerprint.iter().map(|b| format!("{b:02x}")).collect())
+            .collect();
+        Settings { packs, detail: args.detail, gzip: args.gzip }
+    }
+
+    /// Records these settings in `dir`, or refuses where it holds an export
+    /// made with others.
+    fn claim(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(SETTINGS_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                let before: Settings = serde_json::from_slice(&bytes).with_context(|| {
+                    format!("{}: not an export's settings (remove the directory to start over)", path.display())
+                })?;
+                if before == *self {
+                    return Ok(());
+                }
+                let differs = if before.packs != self.packs {
+                    "other packs (their fingerprints differ)".to_owned()
+                } else if before.gzip != self.gzip {
+                    format!("--gzip {}", if before.gzip { "on" } else { "off" })
+                } else {
+                    format!("--detail {}", if before.detail { "on" } else { "off" })
+                };
+                anyhow::bail!(
+                    "{} holds an export made from {differs}; its tiles would mix with this one's: export into another \
+                     directory, or remove this one to start over",
+                    dir.display()
+                )
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let json = serde_json::to_vec_pretty(self)?;
+                planet_terrain::files::write_whole(&path, |out| out.write_all(&json))
+                    .with_context(|| format!("writing {}", path.display()))
+            }
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
 }
 
 /// The tiles of each level, from 0: rectangles of tiles that exist.
@@ -146,6 +281,7 @@ fn read_tile(
     id: TileId,
     depth: u8,
     cache: GroundCache,
+    kept_tiles: usize,
 ) -> Result<(Vec<f32>, Vec<bool>, GroundCache)> {
     let mut reader = GroundReader::with_cache(ground, depth, cache);
     let mut heights = Vec::with_capacity(SAMPLED * SAMPLED);
@@ -174,21 +310,21 @@ fn read_tile(
         }
     }
     let mut cache = reader.into_cache();
-    if cache.len() > CACHED_TILES {
-        // Not kept across export tiles past a bound (a data tile is 70 kB).
+    if cache.len() > kept_tiles {
+        // Not kept across export tiles past the memory plan's share.
         cache = GroundCache::default();
     }
     Ok((heights, water, cache))
 }
 
-/// Data tiles a worker keeps from one export tile to the next.
-const CACHED_TILES: usize = 2048;
-
 /// Writes the export and says on stderr how many tiles it wrote and kept,
 /// how fast, and how large they are.
 pub fn export(stack: &GroundStack, args: &ExportArgs) -> Result<()> {
     let dir = &args.quantized_mesh;
+    let pool = rayon_pool(args.jobs)?;
+    let plan = MemoryPlan::new(args, pool.current_num_threads())?;
     std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
+    Settings::of(stack, args).claim(dir)?;
     let available = availability(stack, args);
     let tiles: Vec<TileId> = available
         .iter()
@@ -208,13 +344,17 @@ pub fn export(stack: &GroundStack, args: &ExportArgs) -> Result<()> {
         }
         let cache = CACHES.with(|c| std::mem::take(&mut *c.borrow_mut()));
         let depth = read_depth(stack, &ground, *id);
-        let (heights, water, cache) = read_tile(&ground, *id, depth, cache).with_context(|| format!("tile {id}"))?;
+        let (heights, water, cache) =
+            read_tile(&ground, *id, depth, cache, plan.kept_tiles).with_context(|| format!("tile {id}"))?;
         CACHES.with(|c| *c.borrow_mut() = cache);
         let max_error_m = level_error_m(radius, id.z) as f32;
-        let input = TileInput { id: *id, heights: &heights, water: Some(&water), max_error_m };
+        let metadata = child_availability(&available, *id);
+        let input =
+            TileInput { id: *id, heights: &heights, water: Some(&water), max_error_m, metadata: metadata.as_deref() };
         let tile = encode(stack.body().ellipsoid(), &input);
-        write_tile(&path, &tile.bytes)?;
-        bytes.fetch_add(tile.bytes.len() as u64, Ordering::Relaxed);
+        let stored = if args.gzip { gzip(&tile.bytes)? } else { tile.bytes };
+        write_tile(&path, &stored)?;
+        bytes.fetch_add(stored.len() as u64, Ordering::Relaxed);
         let done = written.fetch_add(1, Ordering::Relaxed) + kept.load(Ordering::Relaxed) + 1;
         let mut said = progress.lock().unwrap_or_else(|p| p.into_inner());
         if said.elapsed().as_secs_f64() >= 2.0 {
@@ -223,11 +363,32 @@ pub fn export(stack: &GroundStack, args: &ExportArgs) -> Result<()> {
         }
         Ok(())
     };
-    let pool = rayon_pool(args.jobs)?;
     pool.install(|| {
         use rayon::prelude::*;
         tiles.par_iter().try_for_each(one)
     })?;
+    let levels = available.len();
+    write_layer(stack, args, available)?;
+    let (written, kept, bytes) = (written.into_inner(), kept.into_inner(), bytes.into_inner());
+    let seconds = started.elapsed().as_secs_f64();
+    let peak = planet_cli::memory::peak_resident_bytes().map_or_else(|| "unknown".to_owned(), human_bytes);
+    planet_cli::report::message(&format!(
+        "export: {} tiles in {} levels to {} ({written} written, {kept} already there), {:.1} tiles/s, {} bytes a tile written{}; \
+         peak memory {peak} of a {} budget",
+        tiles.len(),
+        levels,
+        dir.display(),
+        written as f64 / seconds.max(1e-9),
+        if written > 0 { bytes / written as u64 } else { 0 },
+        if args.gzip { " (gzip)" } else { "" },
+        human_bytes(plan.budget),
+    ));
+    Ok(())
+}
+
+/// `layer.json`, last: the tiles it lists are all there.
+fn write_layer(stack: &GroundStack, args: &ExportArgs, available: Vec<Vec<TileRange>>) -> Result<()> {
+    let dir = &args.quantized_mesh;
     let c = stack.packs().first().map(|p| p.1).unwrap_or(Coverage::GLOBAL);
     let bounds = match args.region {
         Some(r) => [r.west, r.south, r.east, r.north],
@@ -235,28 +396,20 @@ pub fn export(stack: &GroundStack, args: &ExportArgs) -> Result<()> {
         None => [c.west, c.south, c.east, c.north],
     };
     let names: Vec<String> = stack.packs().into_iter().map(|p| p.0).collect();
-    let levels = available.len();
-    let layer = Layer::new(
-        "planet".to_owned(),
-        format!("exported by planet-pack from {}", names.join(", ")),
-        available,
-        bounds,
-        true,
-    );
+    let description = format!("exported by planet-pack from {}", names.join(", "));
+    let layer = Layer::new("planet".to_owned(), description, available, bounds, true);
     let json = serde_json::to_vec_pretty(&layer)?;
     planet_terrain::files::write_whole(&dir.join("layer.json"), |out| out.write_all(&json))
-        .with_context(|| format!("writing {}", dir.join("layer.json").display()))?;
-    let (written, kept, bytes) = (written.into_inner(), kept.into_inner(), bytes.into_inner());
-    let seconds = started.elapsed().as_secs_f64();
-    planet_cli::report::message(&format!(
-        "export: {} tiles in {} levels to {} ({written} written, {kept} already there), {:.1} tiles/s, {} bytes a tile written",
-        tiles.len(),
-        levels,
-        dir.display(),
-        written as f64 / seconds.max(1e-9),
-        if written > 0 { bytes / written as u64 } else { 0 },
-    ));
-    Ok(())
+        .with_context(|| format!("writing {}", dir.join("layer.json").display()))
+}
+
+/// A tile's bytes gzip-compressed with no name and no time in the header,
+/// so the same tile is the same bytes on every run.
+fn gzip(bytes: &[u8]) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut encoder = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).context("compressing a tile")?;
+    encoder.finish().context("compressing a tile")
 }
 
 /// A tile's file, written whole: a killed export never leaves half a tile.

@@ -3,7 +3,8 @@
 //! deltas of 15-bit `u`, `v` and height, the triangles' indices by
 //! high-water mark (16-bit, or 32-bit past 65,536 vertices, after the
 //! padding the format asks for), the four edges' vertex indices, and the
-//! extensions: oct-encoded vertex normals (1) and the water mask (2).
+//! extensions: oct-encoded vertex normals (1), the water mask (2) and the
+//! metadata (4, child availability).
 //! All little-endian.
 
 use glam::DVec3;
@@ -35,6 +36,9 @@ pub struct TileInput<'a> {
     pub water: Option<&'a [bool]>,
     /// How far the mesh may depart from the grid (metres).
     pub max_error_m: f32,
+    /// The metadata extension's JSON (`layer::child_availability`), where
+    /// the tile carries one.
+    pub metadata: Option<&'a str>,
 }
 
 /// A tile's mesh and bytes.
@@ -278,6 +282,13 @@ pub fn encode(ellipsoid: &Ellipsoid, input: &TileInput<'_>) -> Encoded {
     if let Some(water) = input.water {
         put_water_mask(&mut out, water);
     }
+    if let Some(json) = input.metadata {
+        // Extension 4: the JSON's length, then the JSON.
+        out.push(4);
+        out.extend_from_slice(&(4 + json.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(json.as_bytes());
+    }
     Encoded { bytes: out, vertices: points.len(), triangles: triangles.len(), min_height_m: lo, max_height_m: hi }
 }
 
@@ -299,7 +310,10 @@ mod tests {
         let body = Body::earth();
         let id = TileId { z: 5, x: 11, y: 20 };
         let heights: Vec<f32> = (0..SAMPLED * SAMPLED).map(|k| 100.0 + (k % 7) as f32 * 3.0).collect();
-        let t = encode(body.ellipsoid(), &TileInput { id, heights: &heights, water: None, max_error_m: 1.0 });
+        let t = encode(
+            body.ellipsoid(),
+            &TileInput { id, heights: &heights, water: None, max_error_m: 1.0, metadata: None },
+        );
         let b = &t.bytes;
         let f32_at = |at: usize| f32::from_le_bytes(b[at..at + 4].try_into().unwrap());
         let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());

@@ -92,6 +92,17 @@ pub struct TileRange {
 }
 
 impl TileRange {
+    /// The tiles both ranges hold; `None` where they share none.
+    pub fn intersection(&self, other: &TileRange) -> Option<TileRange> {
+        let r = TileRange {
+            start_x: self.start_x.max(other.start_x),
+            start_y: self.start_y.max(other.start_y),
+            end_x: self.end_x.min(other.end_x),
+            end_y: self.end_y.min(other.end_y),
+        };
+        (r.start_x <= r.end_x && r.start_y <= r.end_y).then_some(r)
+    }
+
     /// The range's tiles at level `z`, row by row from the south.
     pub fn tiles(&self, z: u8) -> impl Iterator<Item = TileId> + '_ {
         (self.start_y..=self.end_y).flat_map(move |y| (self.start_x..=self.end_x).map(move |x| TileId { z, x, y }))
