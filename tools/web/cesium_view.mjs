@@ -1,7 +1,8 @@
 // A rendered CesiumJS view of a planet-pack export: drives headless
 // Chromium (Debian's, through npm's puppeteer-core) to URL (a
-// cesium_view.html served beside the tiles), waits until Cesium says its
-// tiles are loaded for three seconds running, saves a screenshot to OUT and
+// cesium_view.html served beside the tiles), waits until the camera has
+// arrived (a flight, `to=`, has ended) and Cesium says its tiles are loaded
+// for three seconds running, saves a screenshot to OUT and
 // prints JSON: whether the tiles loaded, in how long, the page's errors and
 // the heights Cesium draws at POINTS ("lat,lon;lat,lon", from the rendered
 // tiles: globe.getHeight).
@@ -29,7 +30,9 @@ try {
   let loadedFor = 0;
   while (Date.now() - started < 180000 && loadedFor < 3) {
     await new Promise((r) => setTimeout(r, 1000));
-    const loaded = await page.evaluate(() => Boolean(window.viewer && window.viewer.scene.globe.tilesLoaded));
+    const loaded = await page.evaluate(
+      () => Boolean(window.viewer && window.arrived !== false && window.viewer.scene.globe.tilesLoaded),
+    );
     loadedFor = loaded ? loadedFor + 1 : 0;
   }
   const at = points.split(';').filter(Boolean).map((p) => p.split(',').map(Number));
