@@ -11,8 +11,8 @@
 # serves until interrupted. Where there is none it drives headless Chromium
 # (npm's puppeteer-core, tools/web/cesium_view.mjs) through the page: a
 # picture from orbit (packs/web/orbit.png) and one at the flight's end
-# (packs/web/palisades.png), each with the heights CesiumJS draws at North
-# Palisade beside what `planet-pack sample` says there.
+# (packs/web/palisades.png), with the height CesiumJS draws at North
+# Palisade there beside what `planet-pack sample` says.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 serve=0
@@ -32,11 +32,11 @@ source tools/demo/packs.sh
 site=packs/web/site
 mkdir -p "$site"
 # Resumable: a killed export run again writes only the tiles it lacks. A
-# directory exported from packs that have changed since is refused; start
-# that one over.
+# directory exported from packs that have changed since (or by another
+# planet-pack) is refused; start that one over.
 if ! $bin/planet-pack export "${stack[@]}" --quantized-mesh "$site/tiles" 2>packs/web/export.log; then
     if grep -q "holds an export made from" packs/web/export.log; then
-        echo "demo_web: the packs changed since the last export; exporting again"
+        echo "demo_web: the packs or planet-pack changed since the last export; exporting again"
         rm -rf "$site/tiles"
         $bin/planet-pack export "${stack[@]}" --quantized-mesh "$site/tiles"
     else
@@ -74,7 +74,7 @@ if ((serve)) || [[ -n ${DISPLAY:-}${WAYLAND_DISPLAY:-} ]]; then
 fi
 echo "No display: headless Chromium through the page instead."
 north_palisade="37.0942,-118.5142"
-node tools/web/cesium_view.mjs "$base?$orbit" packs/web/orbit.png "$north_palisade"
+node tools/web/cesium_view.mjs "$base?$orbit" packs/web/orbit.png
 node tools/web/cesium_view.mjs "$base?$orbit&to=$palisades&seconds=20" packs/web/palisades.png "$north_palisade"
 printf 'planet-pack sample at North Palisade: '
 $bin/planet-pack sample "${stack[@]}" --lat 37.0942 --lon -118.5142 --detail off

@@ -138,11 +138,19 @@ impl MemoryPlan {
 /// exports.
 #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
 struct Settings {
+    /// [`TILES_REVISION`] of the planet-pack that wrote the tiles (0 for
+    /// one before it was kept).
+    #[serde(default)]
+    tiles_revision: u32,
     /// The packs' fingerprints, bottom first.
     packs: Vec<String>,
     detail: bool,
     gzip: bool,
 }
+
+/// Raised whenever the same ground makes other tile bytes (2: chords sag
+/// with the body's curvature), so a resumed export never mixes the two.
+const TILES_REVISION: u32 = 2;
 
 /// The settings file's name in the export's directory.
 const SETTINGS_FILE: &str = ".planet-export.json";
@@ -154,7 +162,7 @@ impl Settings {
             .iter()
             .map(|p| p.source.pack().header().fingerprint.iter().map(|b| format!("{b:02x}")).collect())
             .collect();
-        Settings { packs, detail: args.detail, gzip: args.gzip }
+        Settings { tiles_revision: TILES_REVISION, packs, detail: args.detail, gzip: args.gzip }
     }
 
     /// Records these settings in `dir`, or refuses where it holds an export
@@ -169,7 +177,12 @@ impl Settings {
                 if before == *self {
                     return Ok(());
                 }
-                let differs = if before.packs != self.packs {
+                let differs = if before.tiles_revision != self.tiles_revision {
+                    format!(
+                        "another planet-pack (tiles revision {}, this one writes {})",
+                        before.tiles_revision, self.tiles_revision
+                    )
+                } else if before.packs != self.packs {
                     "other packs (their fingerprints differ)".to_owned()
                 } else if before.gzip != self.gzip {
                     format!("--gzip {}", if before.gzip { "on" } else { "off" })

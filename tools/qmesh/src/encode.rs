@@ -241,13 +241,30 @@ fn put_water_mask(out: &mut Vec<u8>, water: &[bool]) {
     }
 }
 
+/// The network of `core` (the grid's heights without the margin) within
+/// `max_error_m` of the ground as a client draws it: flat triangles between
+/// vertices on the curved body.
+fn triangulate(ellipsoid: &Ellipsoid, grid: &Grid<'_>, core: &[f32], max_error_m: f32) -> (Vec<Point>, Vec<[u32; 3]>) {
+    // Each grid point at zero height, for the sag of the chords between them.
+    let zero: Vec<DVec3> = (0..GRID as i32)
+        .flat_map(|j| (0..GRID as i32).map(move |i| (i, j)))
+        .map(|(i, j)| grid.point(ellipsoid, i, j, 0.0))
+        .collect();
+    let at = |(i, j): Point| zero[j as usize * GRID + i as usize];
+    let sag = |a: Point, b: Point| {
+        let middle = at(((a.0 + b.0) / 2, (a.1 + b.1) / 2));
+        (middle.length() - (0.5 * (at(a) + at(b))).length()) as f32
+    };
+    Rtin::with_sag(core, sag).mesh(max_error_m)
+}
+
 /// The tile's quantized-mesh bytes.
 pub fn encode(ellipsoid: &Ellipsoid, input: &TileInput<'_>) -> Encoded {
     assert_eq!(input.heights.len(), SAMPLED * SAMPLED, "a {SAMPLED} x {SAMPLED} grid with its margin");
     let grid = Grid { id: input.id, heights: input.heights };
     let core: Vec<f32> =
         (0..GRID as i32).flat_map(|j| (0..GRID as i32).map(move |i| (i, j))).map(|(i, j)| grid.height(i, j)).collect();
-    let (points, triangles) = Rtin::new(&core).mesh(input.max_error_m);
+    let (points, triangles) = triangulate(ellipsoid, &grid, &core, input.max_error_m);
     let height_of = |&(i, j): &Point| grid.height(i as i32, j as i32);
     let (lo, hi) =
         points.iter().map(height_of).fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), h| (a.min(h), b.max(h)));
@@ -323,5 +340,36 @@ mod tests {
         assert_eq!(u32_at(indices_at) as usize, t.triangles);
         let west_at = indices_at + 4 + 6 * t.triangles;
         assert_eq!(u32_at(west_at), GRID as u32, "every western sample is a vertex");
+    }
+
+    /// A level-0 hemisphere of flat sea on a sphere: every triangle's
+    /// hypotenuse (a right triangle's deepest chord) stays within the
+    /// level's 77 km of the surface. Taking heights alone, the tile's inner
+    /// triangles cut 854 km into the body, and CesiumJS drew the limb as a
+    /// polygon.
+    #[test]
+    fn flat_triangles_on_a_curved_body_stay_within_the_error() {
+        let radius = 6_371_000.0;
+        let sphere = Ellipsoid::new(radius, radius, radius).unwrap();
+        let id = TileId { z: 0, x: 0, y: 0 };
+        let heights = vec![0f32; SAMPLED * SAMPLED];
+        let grid = Grid { id, heights: &heights };
+        let core = vec![0f32; GRID * GRID];
+        let max_error = crate::tiling::level_error_m(radius, 0) as f32;
+        let (points, triangles) = triangulate(&sphere, &grid, &core, max_error);
+        let at = |k: u32| {
+            let (i, j) = points[k as usize];
+            grid.point(&sphere, i as i32, j as i32, 0.0)
+        };
+        let mut deepest = 0f64;
+        for t in &triangles {
+            let corners = t.map(at);
+            // The hypotenuse: the longest side.
+            let sides = [(0, 1), (1, 2), (2, 0)].map(|(a, b)| (corners[a], corners[b]));
+            let (a, b) = sides.into_iter().max_by(|x, y| x.0.distance(x.1).total_cmp(&y.0.distance(y.1))).unwrap();
+            deepest = deepest.max(radius - (0.5 * (a + b)).length());
+        }
+        assert!(deepest <= f64::from(max_error) * 1.001, "a chord {deepest:.0} m deep; {max_error} m allowed");
+        assert!(points.len() > 4 * (GRID - 1), "curvature keeps inner vertices: {}", points.len());
     }
 }

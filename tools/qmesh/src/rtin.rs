@@ -1,7 +1,11 @@
 //! A right-triangulated irregular network over a [`GRID`] x [`GRID`] grid:
 //! the square split along its diagonal, each right triangle split at the
 //! midpoint of its hypotenuse while the surface there departs from the
-//! hypotenuse's chord by more than the error asked for.
+//! hypotenuse's chord by more than the error asked for. The chord is the
+//! straight line a client draws: on a curved body it passes below the
+//! ground by the body's sag between its ends as well as by the heights'
+//! departure (a level-0 tile's inner triangles over a flat ocean cut 854 km
+//! into the Earth, and Cesium drew the globe's limb as a polygon).
 //!
 //! The key decision: a midpoint's error is the largest of its own and those
 //! of every midpoint below it (taken level by level, finest first), so a
@@ -57,8 +61,16 @@ fn on_border((i, j): Point) -> bool {
 }
 
 impl Rtin {
-    /// The errors of `heights` (`GRID * GRID`, row by row from the south).
+    /// The errors of `heights` (`GRID * GRID`, row by row from the south)
+    /// on a flat grid.
     pub fn new(heights: &[f32]) -> Rtin {
+        Rtin::with_sag(heights, |_, _| 0.0)
+    }
+
+    /// The errors of `heights` where the straight chord between grid points
+    /// `a` and `b` passes `sag(a, b)` metres below the surface of zero
+    /// height at their middle.
+    pub fn with_sag(heights: &[f32], sag: impl Fn(Point, Point) -> f32) -> Rtin {
         assert_eq!(heights.len(), GRID * GRID, "a grid of {GRID} x {GRID} heights");
         // Every splittable triangle, by level, coarsest first.
         let mut levels: Vec<Vec<Triangle>> = vec![roots().to_vec()];
@@ -74,7 +86,8 @@ impl Rtin {
             for &t in level.iter().filter(|t| splits(**t)) {
                 let (a, b, _) = t;
                 let m = midpoint(a, b);
-                let chord = 0.5 * (heights[index(a)] + heights[index(b)]);
+                // Where a client draws the middle of the hypotenuse.
+                let chord = 0.5 * (heights[index(a)] + heights[index(b)]) - sag(a, b);
                 let mut e = (heights[index(m)] - chord).abs();
                 if on_border(m) {
                     e = f32::INFINITY;
