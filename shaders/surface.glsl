@@ -26,6 +26,10 @@
 //          (terrain.frag); inland lowlands keep their grass or imagery
 //   grass  low flat land, turning to bare alpine soil from 45 % to 80 % of
 //          the snowline
+//   talus  the bare alpine ground's steep slopes short of a cliff
+// Up close each has its structure (ground_structure): jointed rock
+// blocks, stones, gravel, grass tufts, from cellular and value noise of
+// the same position.
 // Include after common.glsl.
 
 float lattice_value(ivec3 i, int mask, uint seed) {
@@ -119,6 +123,147 @@ float fractal(vec3 x, float coarse, int octaves, float footprint, uint seed) {
     return sum / norm;
 }
 
+// Cellular noise over a jittered lattice of `cell`-metre cells (a power
+// of two no larger than DETAIL_PERIOD_M, periodic like value_noise): x the
+// distance to the nearest feature point and y to the border with the
+// second nearest's cell (in cells) along the surface whose normal is
+// `n`, z and w two hashes (0..1) of the nearest; `toward` the vector from
+// the nearest point to `p` (in cells). Where y is small, `p` lies on the
+// border of two cells: a joint between blocks, a gap between stones. The
+// surface slices 3D cells, so a border plane can meet it at a grazing
+// angle: the distance to the plane itself (or the difference of the two
+// distances) drew joints several times as wide as asked.
+vec4 cellular(vec3 p, float cell, uint seed, vec3 n, out vec3 toward) {
+    vec3 q = p / cell;
+    vec3 fl = floor(q);
+    vec3 f = q - fl;
+    ivec3 i = ivec3(fl);
+    int mask = int(DETAIL_PERIOD_M / cell) - 1;
+    float f1 = 64.0;
+    float f2 = 64.0;
+    vec3 second = vec3(8.0);
+    vec2 id = vec2(0.0);
+    toward = vec3(8.0);
+    for (int z = -1; z <= 1; ++z) {
+        for (int y = -1; y <= 1; ++y) {
+            for (int x = -1; x <= 1; ++x) {
+                ivec3 o = ivec3(x, y, z);
+                uvec3 h = pcg3d(uvec3((i + o) & ivec3(mask)) + uvec3(seed, seed * 7u, seed * 13u));
+                vec3 d = f - (vec3(o) + vec3(h >> 8u) * (1.0 / 16777215.0));
+                float dd = dot(d, d);
+                if (dd < f1) {
+                    f2 = f1;
+                    second = toward;
+                    f1 = dd;
+                    toward = d;
+                    id = vec2(float((h.x ^ h.y) & 65535u), float((h.y ^ h.z) & 65535u)) * (1.0 / 65535.0);
+                } else if (dd < f2) {
+                    f2 = dd;
+                    second = d;
+                }
+            }
+        }
+    }
+    vec3 across = normalize(toward - second);
+    float to_plane = abs(dot(0.5 * (toward + second), across));
+    // Along the surface: the plane's distance over the sine of its angle
+    // with the surface.
+    float border = to_plane / max(length(across - n * dot(across, n)), 0.05);
+    return vec4(sqrt(f1), border, id);
+}
+
+// The ground's structure from 10 cm to 10 m, where a pixel resolves it:
+// what the material looks like to a person standing on it. `weights` are
+// the shares of rock, scree (talus below cliffs and on steep alpine
+// ground), bare soil and grass; the result multiplies the albedo (rgb) and
+// tilts the normal (`bump`, a gradient per metre). Every feature is a
+// function of the place: joints between rock blocks and a tilt per block,
+// lichen on the rock; stones with dark gaps between them, domed, on
+// scree; gravel in soil; tufts in grass. Each fades out as its size nears
+// the pixel's footprint, so the structure never shimmers and costs
+// nothing once the ground is farther than a few tens of metres.
+vec3 ground_structure(vec4 weights, vec3 x, vec3 n, float footprint, out vec3 bump) {
+    bump = vec3(0.0);
+    vec3 tint = vec3(1.0);
+    float rock = weights.x;
+    float scree = weights.y;
+    float soil = weights.z;
+    float grass = weights.w;
+    if (rock > 0.01 && footprint < 0.6) {
+        // (Each branch's `seen` is zero where its test stops it: no edge.)
+        vec3 toward;
+        // Joints between blocks of about 2 m, their lines bent by a warp of
+        // the place (straight cell borders read as paving; a warp whose
+        // slope nears one folds a joint into a band); finer fractures at
+        // 50 cm.
+        vec3 warp = vec3(value_noise(x, 8.0, 251u).x, value_noise(x, 8.0, 253u).x, value_noise(x, 8.0, 255u).x);
+        vec3 w = x + 0.3 * warp + 0.04 * vec3(value_noise(x, 0.5, 257u).x, value_noise(x, 0.5, 259u).x, 0.0);
+        vec4 block = cellular(w, 2.0, 201u, n, toward);
+        // Some joints are tight and unseen, so blocks merge into slabs of
+        // irregular size; the open ones are dark, 1 to 5 cm wide.
+        float open = smoothstep(-0.3, 0.4, value_noise(w, 4.0, 261u).x + 0.5 * value_noise(w, 1.0, 262u).x);
+        float width_m = mix(0.004, 0.025, open);
+        float joint = (1.0 - smoothstep(width_m, width_m + 1.5 * footprint, 2.0 * block.y)) * open;
+        vec4 chip = cellular(w, 0.5, 203u, n, toward);
+        float fracture = (1.0 - smoothstep(0.008, 0.008 + 1.5 * footprint, 0.5 * chip.y)) * octave_weight(0.5, footprint)
+            * smoothstep(0.0, 0.6, value_noise(w, 1.0, 263u).x);
+        float seen = 1.0 - smoothstep(0.2, 0.6, footprint);
+        // Each block its own shade and lean.
+        float shade = mix(0.78, 1.18, block.z) * mix(0.92, 1.05, chip.z * octave_weight(0.5, footprint));
+        vec3 lean = vec3(block.z - 0.5, block.w - 0.5, fract(block.z * 7.13 + block.w * 3.7) - 0.5);
+        // Lichen: pale grey-green blotches on the faces.
+        float lichen = smoothstep(0.35, 0.6, value_noise(x, 0.5, 207u).x + 0.5 * value_noise(x, 0.125, 209u).x) * octave_weight(0.25, footprint);
+        // Granite's grain: feldspar, quartz and mica speckle at a few centimetres.
+        float grain = 1.0 + 0.18 * value_noise(x, 0.03125, 271u).x * octave_weight(0.03125, footprint);
+        // Weathering: broad darker and paler stains across the slabs.
+        float stain = value_noise(x, 4.0, 273u).x + 0.5 * value_noise(x, 1.0, 275u).x;
+        vec3 rock_tint = vec3(shade * grain * (1.0 + 0.12 * stain)) * (1.0 - 0.7 * joint) * (1.0 - 0.35 * fracture);
+        rock_tint = mix(rock_tint, vec3(1.25, 1.28, 1.1) * shade, 0.45 * lichen * (1.0 - joint));
+        tint = mix(tint, mix(vec3(1.0), rock_tint, seen), rock);
+        bump += rock * seen * 0.4 * lean;
+    }
+    if (scree > 0.01 && footprint < 0.25) {
+        vec3 toward;
+        // Stones of 20-60 cm, domed, with dark gaps, in patches: where the
+        // patches thin out, the soil between shows and the gaps fill.
+        vec3 w = x + 0.05 * vec3(value_noise(x, 0.5, 265u).x, value_noise(x, 0.5, 267u).x, value_noise(x, 0.5, 269u).x);
+        float coarse = smoothstep(-0.3, 0.3, value_noise(x, 8.0, 279u).x);
+        float size = mix(0.25, 0.5, coarse);
+        vec4 stone = cellular(w, coarse > 0.5 ? 0.5 : 0.25, 221u, n, toward);
+        float seen = 1.0 - smoothstep(0.08, 0.25, footprint);
+        float stones = smoothstep(-0.5, 0.3, value_noise(x, 4.0, 277u).x + 0.4 * value_noise(x, 1.0, 278u).x);
+        float gap = (1.0 - smoothstep(0.02, 0.02 + 1.5 * footprint, size * stone.y)) * mix(0.4, 1.0, stones);
+        vec3 stone_tint = vec3(mix(0.72, 1.2, stone.z)) * mix(vec3(1.0), vec3(1.05, 1.0, 0.92), stone.w);
+        stone_tint = mix(vec3(1.0), stone_tint, stones) * (1.0 - 0.6 * gap);
+        tint = mix(tint, mix(vec3(1.0), stone_tint, seen), scree);
+        // A dome's gradient points to its centre: -toward, in cells.
+        bump -= scree * seen * stones * 1.2 * toward * (1.0 - gap);
+    }
+    if (soil > 0.01 && footprint < 0.056) {
+        vec3 toward;
+        // Gravel of a few centimetres in the soil.
+        vec4 pebble = cellular(x, 0.0625, 231u, n, toward);
+        float seen = octave_weight(0.0625, footprint);
+        float grain = mix(0.8, 1.2, pebble.z) * (1.0 - 0.3 * (1.0 - smoothstep(0.003, 0.003 + 1.5 * footprint, 0.0625 * pebble.y)));
+        tint = mix(tint, mix(vec3(1.0), vec3(grain), seen), soil);
+        bump -= soil * seen * 0.5 * toward;
+    }
+    if (grass > 0.01 && footprint < 0.225) {
+        // Tufts: shaded bases and straw-coloured tips, by noise at 12 and
+        // 3 cm; bare patches between them at 1 m.
+        float tuft = value_noise(x, 0.125, 241u).x + 0.7 * value_noise(x, 0.03125, 243u).x * octave_weight(0.03125, footprint);
+        float seen = octave_weight(0.25, footprint);
+        float bare = smoothstep(0.45, 0.75, value_noise(x, 1.0, 245u).x);
+        vec3 grass_tint = mix(vec3(0.78, 0.84, 0.76), vec3(1.25, 1.18, 0.95), smoothstep(-0.7, 0.9, tuft));
+        grass_tint = mix(grass_tint, vec3(1.25, 1.05, 0.9), 0.5 * bare);
+        tint = mix(tint, mix(vec3(1.0), grass_tint, seen), grass);
+        // Blades lean every way: a relief of 12 cm cells, its slope at most
+        // about 0.45 (the gradient is per metre: times the cell).
+        bump += grass * seen * 0.12 * 0.125 * value_noise(x, 0.125, 247u).yzw;
+    }
+    return tint;
+}
+
 // The gradient (per metre) of a micro-relief whose height amplitude is
 // proportional to its cell (so every octave tilts the surface alike):
 // `roughness` is the slope each octave contributes. Octaves from 8 m down
@@ -135,11 +280,12 @@ vec3 micro_relief_gradient(vec3 x, float footprint, float roughness) {
     return grad;
 }
 
-// The ground normal tilted by the micro-relief: the relief's gradient
-// taken in the tangent plane.
-vec3 perturb_normal(vec3 normal, vec3 x, float footprint, float roughness) {
-    if (roughness <= 0.0) return normal;
-    vec3 grad = micro_relief_gradient(x, footprint, roughness);
+// The ground normal tilted by the micro-relief and the material's own
+// structure (`bump`, a gradient per metre): taken in the tangent plane.
+vec3 perturb_normal(vec3 normal, vec3 x, float footprint, float roughness, vec3 bump) {
+    if (roughness <= 0.0 && bump == vec3(0.0)) return normal;
+    vec3 grad = bump;
+    if (roughness > 0.0) grad += micro_relief_gradient(x, footprint, roughness);
     grad -= normal * dot(normal, grad);
     return normalize(normal - grad);
 }
@@ -176,10 +322,15 @@ float seasonal_snowline_m(vec3 up) {
     return late_summer - reach * winter;
 }
 
-// A material: linear albedo and how rough its micro-relief is.
+// A material: linear albedo, how rough its micro-relief is, and its
+// structure where a pixel resolves it (ground_structure): a factor on the
+// albedo, applied after any imagery (a 500 m texel would flatten it), and
+// a tilt of the normal (a gradient per metre).
 struct Material {
     vec3 albedo;
     float roughness;
+    vec3 structure;
+    vec3 bump;
 };
 
 // How far a slope faces the pole: the lean of the ground normal `ground`
@@ -213,7 +364,7 @@ Material earth_material(float height_m, uint surface_class, vec3 ground, float s
         float deep = clamp(-height_m / 6000.0, 0.0, 1.0);
         vec3 shallow = srgb_to_linear(vec3(0.05, 0.18, 0.32));
         vec3 abyss = srgb_to_linear(vec3(0.01, 0.04, 0.14));
-        return Material(mix(shallow, abyss, deep) * (1.0 + 0.08 * fine), 0.02);
+        return Material(mix(shallow, abyss, deep) * (1.0 + 0.08 * fine), 0.02, vec3(1.0), vec3(0.0));
     }
     // Lush to dry grass and two soils by the regional noise, each varied
     // at 256 m and at 4 m, so 10 km, 100 m and 2 m each see their own scale.
@@ -226,11 +377,19 @@ Material earth_material(float height_m, uint surface_class, vec3 ground, float s
     vec3 rock = srgb_to_linear(mix(vec3(0.28, 0.26, 0.25), vec3(0.46, 0.42, 0.38), clamp(0.5 + 0.4 * strata, 0.0, 1.0)));
     vec3 snow = srgb_to_linear(vec3(0.90, 0.92, 0.95));
     float belts = snowline_m(up);
-    vec3 albedo = mix(grass * (1.0 + 0.35 * fine), soil, smoothstep(0.45 * belts, 0.8 * belts, height_m + 300.0 * broad));
+    float bare = smoothstep(0.45 * belts, 0.8 * belts, height_m + 300.0 * broad);
+    vec3 albedo = mix(grass * (1.0 + 0.35 * fine), soil, bare);
     float roughness = 0.12;
     float rocky = smoothstep(0.134, 0.293, slope + 0.04 * broad);
     albedo = mix(albedo, rock, rocky);
     roughness = mix(roughness, 0.22, rocky);
+    // Talus on the bare alpine ground's steep slopes short of a cliff
+    // (lowland slopes keep their grass).
+    float talus = (1.0 - rocky) * smoothstep(0.03, 0.09, slope + 0.03 * fine) * bare;
+    albedo = mix(albedo, mix(rock, soil, 0.3), 0.6 * talus);
+    vec3 bump;
+    vec4 shares = vec4(rocky, talus, (1.0 - rocky) * (1.0 - talus) * bare, (1.0 - rocky) * (1.0 - talus) * (1.0 - bare));
+    vec3 structure = ground_structure(shares, x, ground, footprint, bump);
     // The snow edge's noise: 8 km cells down to the pixel (each octave
     // fading against the footprint), weighted toward the coarse; its finest
     // part (32 m cells down) only near the edge, where it can matter.
@@ -248,7 +407,7 @@ Material earth_material(float height_m, uint surface_class, vec3 ground, float s
     // Wind-packed snow: drifts and sastrugi, not a mirror-smooth sheet.
     albedo = mix(albedo, snow * (1.0 + 0.10 * fine), snowy);
     roughness = mix(roughness, 0.16, snowy);
-    return Material(albedo, roughness);
+    return Material(albedo, roughness, mix(structure, vec3(1.0), snowy), bump * (1.0 - snowy));
 }
 
 // The sun's light under a sun whose elevation has sine `elevation`: from

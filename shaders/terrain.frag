@@ -130,7 +130,7 @@ vec3 shade_land(NodeRecord r, vec2 t, vec3 up, float height_m, float floor_m, ui
         float grain = fractal(in_detail, 64.0, 8, footprint, 53u);
         vec3 base = palette(height_m, surface_class, ground, up) * (1.0 + 0.3 * grain);
         float rocky = smoothstep(0.134, 0.293, slope);
-        m = Material(base * (1.0 - 0.25 * rocky), mix(0.12, 0.22, rocky));
+        m = Material(base * (1.0 - 0.25 * rocky), mix(0.12, 0.22, rocky), vec3(1.0), vec3(0.0));
     }
     // Beaches: sand in a narrow band on the land side of the coast's
     // contour, within about 10 m of sea level and, where there is imagery,
@@ -149,9 +149,13 @@ vec3 shade_land(NodeRecord r, vec2 t, vec3 up, float height_m, float floor_m, ui
         vec3 tinted = mix(m.albedo, imagery, 0.35);
         albedo = mix(imagery, tinted, smoothstep(1.5, 8.0, texel_px));
     }
+    albedo *= m.structure;
     // Micro-relief fades with distance as well as with the footprint.
-    float roughness = m.roughness * (1.0 - smoothstep(150.0, 600.0, distance_m));
-    vec3 normal = perturb_normal(ground, in_detail, footprint, roughness);
+    // Where the material's own structure shows, it is the relief: the
+    // noise's softer relief steps back.
+    float structured = length(m.bump) > 0.0 ? 1.0 - smoothstep(0.05, 0.5, footprint) : 0.0;
+    float roughness = m.roughness * (1.0 - smoothstep(150.0, 600.0, distance_m)) * (1.0 - 0.4 * structured);
+    vec3 normal = perturb_normal(ground, in_detail, footprint, roughness, m.bump);
     if (horizon.east.w > 0.0) shade.y *= fine_openness(r, t, up, height_m);
     return light_ground(albedo, normal, up, shade);
 }
