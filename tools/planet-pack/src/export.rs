@@ -149,8 +149,9 @@ struct Settings {
 }
 
 /// Raised whenever the same ground makes other tile bytes (2: chords sag
-/// with the body's curvature), so a resumed export never mixes the two.
-const TILES_REVISION: u32 = 2;
+/// with the body's curvature; 3: every sample within the error of the
+/// triangle over it), so a resumed export never mixes the two.
+const TILES_REVISION: u32 = 3;
 
 /// The settings file's name in the export's directory.
 const SETTINGS_FILE: &str = ".planet-export.json";

@@ -11,7 +11,7 @@ use glam::DVec3;
 use planet_terrain::geo::body::{Ellipsoid, Geodetic, east_north_up};
 
 use crate::GRID;
-use crate::rtin::{Point, Rtin};
+use crate::rtin::{Point, Rtin, points_of};
 use crate::tiling::TileId;
 
 /// Samples along a side of the grid a tile is made from: [`GRID`] and one
@@ -243,19 +243,36 @@ fn put_water_mask(out: &mut Vec<u8>, water: &[bool]) {
 
 /// The network of `core` (the grid's heights without the margin) within
 /// `max_error_m` of the ground as a client draws it: flat triangles between
-/// vertices on the curved body.
+/// vertices on the curved body. A sample's error is its height's departure
+/// from the triangle over it, along its own vertical.
 fn triangulate(ellipsoid: &Ellipsoid, grid: &Grid<'_>, core: &[f32], max_error_m: f32) -> (Vec<Point>, Vec<[u32; 3]>) {
-    // Each grid point at zero height, for the sag of the chords between them.
-    let zero: Vec<DVec3> = (0..GRID as i32)
-        .flat_map(|j| (0..GRID as i32).map(move |i| (i, j)))
-        .map(|(i, j)| grid.point(ellipsoid, i, j, 0.0))
+    let samples: Vec<(i32, i32)> = (0..GRID as i32).flat_map(|j| (0..GRID as i32).map(move |i| (i, j))).collect();
+    let ground: Vec<DVec3> = samples
+        .iter()
+        .map(|&(i, j)| grid.point(ellipsoid, i, j, f64::from(core[j as usize * GRID + i as usize])))
         .collect();
-    let at = |(i, j): Point| zero[j as usize * GRID + i as usize];
-    let sag = |a: Point, b: Point| {
-        let middle = at(((a.0 + b.0) / 2, (a.1 + b.1) / 2));
-        (middle.length() - (0.5 * (at(a) + at(b))).length()) as f32
-    };
-    Rtin::with_sag(core, sag).mesh(max_error_m)
+    let up: Vec<DVec3> = samples
+        .iter()
+        .map(|&(i, j)| {
+            let (lat, lon) = sample_position(grid.id, i, j);
+            east_north_up(Geodetic::from_degrees(lat, lon, 0.0)).col(2)
+        })
+        .collect();
+    let at = |(i, j): Point| j as usize * GRID + i as usize;
+    Rtin::with_error(|t| {
+        let (a, b, c) = t;
+        let normal = (ground[at(b)] - ground[at(a)]).cross(ground[at(c)] - ground[at(a)]).normalize_or_zero();
+        points_of(t)
+            .map(|p| {
+                let k = at(p);
+                // Along the sample's vertical to the triangle's plane (a
+                // near-vertical triangle counted at ten times its distance).
+                let across = (ground[k] - ground[at(a)]).dot(normal);
+                (across / up[k].dot(normal).abs().max(0.1)).abs() as f32
+            })
+            .fold(0.0, f32::max)
+    })
+    .mesh(max_error_m)
 }
 
 /// The tile's quantized-mesh bytes.
