@@ -14,10 +14,15 @@
 #        sea - the demo Earth (tools/demo.sh's packs/earth.planetpack):
 #            100 m over the Pacific looking level, and the Aegean's coasts
 #            from 120 km (e.g. REV 004c9b3, the shaders before the sea at
-#            sea level).
+#            sea level);
+#        ground - the demo's stack (packs/earth.planetpack and
+#            packs/sierra.planetpack) 2 m above the granite below North
+#            Palisade and Yosemite Valley's meadow (e.g. REV 6129fc8, the
+#            shaders before the ground's structure at 2 m).
+# SHOTS (environment, default 5): shots per view and build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rev=${1:?usage: tools/bench/shader_cost.sh REV [palisade|sea]}
+rev=${1:?usage: tools/bench/shader_cost.sh REV [palisade|sea|ground]}
 scene=${2:-palisade}
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
 work=$(mktemp -d)
@@ -41,14 +46,22 @@ sea)
     views=("packs/earth.planetpack --lat 0 --lon -140 --agl 100 --heading 90 --pitch 0 --time 2026-03-20T20:00:00Z"
         "packs/earth.planetpack --lat 36.6 --lon 23.3 --alt 120000 --heading 20 --pitch -40 --time 2026-06-21T12:30:00Z")
     ;;
+ground)
+    for p in packs/earth.planetpack packs/sierra.planetpack; do
+        [[ -f $p ]] || { echo "shader_cost.sh: $p is missing; run tools/demo.sh" >&2; exit 2; }
+    done
+    views=("packs/earth.planetpack packs/sierra.planetpack --lat 37.085 --lon -118.505 --agl 2 --heading 330 --pitch -4"
+        "packs/earth.planetpack packs/sierra.planetpack --lat 37.735 --lon -119.60 --agl 2 --heading 60 --pitch -6")
+    ;;
 *)
-    echo "shader_cost.sh: unknown scene '$scene' (palisade or sea)" >&2
+    echo "shader_cost.sh: unknown scene '$scene' (palisade, sea or ground)" >&2
     exit 2
     ;;
 esac
+shots=${SHOTS:-5}
 shots() {
     for v in "${!views[@]}"; do
-        for k in 1 2 3 4 5; do
+        for k in $(seq "$shots"); do
             # shellcheck disable=SC2086 # each view is its words
             target/release/planet-view ${views[$v]} --size 960x540 --shot "$work/$1.png" \
                 --stats "$work/$1-$v-$k.json" 2>/dev/null
@@ -56,14 +69,15 @@ shots() {
         /usr/bin/python3 - "$work" "$1" "$v" <<'PY'
 import json, statistics, sys
 work, label, view = sys.argv[1:]
-runs = [json.load(open(f"{work}/{label}-{view}-{k}.json"))["gpu_ms"] for k in range(1, 6)]
+import glob
+runs = [json.load(open(f))["gpu_ms"] for f in sorted(glob.glob(f"{work}/{label}-{view}-*.json"))]
 shaded = [r["terrain_shaded"] for r in runs]
 print(f"| view {view} | {label} | {statistics.median(shaded):,.0f} ms | {min(shaded):,.0f}-{max(shaded):,.0f} | "
       f"{statistics.median(r['terrain_depth'] for r in runs):,.0f} ms | {statistics.median(r['total'] for r in runs):,.0f} ms |")
 PY
     done
 }
-echo "| view | shaders | shaded terrain pass, median of 5 | runs | depth prepass, median | whole frame, median |"
+echo "| view | shaders | shaded terrain pass, median of $shots | runs | depth prepass, median | whole frame, median |"
 echo "|---|---|---:|---|---:|---:|"
 for s in "${shaders[@]}"; do git show "$rev:$s" > "$s"; done
 cargo build --release --locked -q -p planet-view
