@@ -196,6 +196,20 @@ fn up_to_date(run: &Run, spec: &PackSpec, landmarks: &crate::landmarks::Landmark
         let h = p.header();
         h.fingerprint == spec.fingerprint && h.detail.is_some() && h.sample_voids
     })?;
+    // So is a pack whose recorded detail law this planet-bake would not
+    // record: the same inputs, measured by a later calibration, draw other
+    // ground past the data (the demo's Sierra kept an older first octave).
+    let recorded = pack.header().detail;
+    let measured = planet_terrain::ground::PackSource::measure_detail_law_at(&options.out).ok();
+    if measured != recorded {
+        progress.stage(&format!(
+            "{}: the detail law recorded ({}) is not the one this planet-bake measures ({}); baking again",
+            options.out.display(),
+            recorded.map_or_else(|| "none".to_owned(), |l| LawSummary::of(&l).to_string()),
+            measured.map_or_else(|| "none".to_owned(), |l| LawSummary::of(&l).to_string()),
+        ));
+        return None;
+    }
     progress.stage(&format!(
         "{} is up to date (same inputs and parameters, audited before it was put there); not baking again",
         options.out.display()

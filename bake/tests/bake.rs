@@ -171,6 +171,21 @@ fn a_global_bake_reproduces_the_analytic_field_and_reports() {
     assert_eq!(report["coverage"]["global"], true);
     let again = bake(&BakeOptions { if_unchanged: true, ..options(&dem, &out) }, &Quiet).unwrap().to_json();
     assert_eq!(again["mode"], "up to date", "an unchanged bake is reused");
+    // A pack whose recorded detail law this bake would not record (an
+    // older calibration's) is baked again, and gets today's law back.
+    let law = Pack::open(&out).unwrap().header().detail.expect("a law");
+    // The header's `detail_first_octave` (f32 at byte 248, docs/planetpack.md)
+    // halved, its checksum (bytes 252..256) made good: a law is never
+    // replaced through the writer.
+    let mut bytes = std::fs::read(&out).unwrap();
+    bytes[248..252].copy_from_slice(&(law.first_octave * 0.5).to_le_bytes());
+    let checksum = crc32fast::hash(&bytes[..252]);
+    bytes[252..256].copy_from_slice(&checksum.to_le_bytes());
+    std::fs::write(&out, bytes).unwrap();
+    assert_ne!(Pack::open(&out).unwrap().header().detail, Some(law));
+    let rebaked = bake(&BakeOptions { if_unchanged: true, ..options(&dem, &out) }, &Quiet).unwrap().to_json();
+    assert_eq!(rebaked["mode"], "bake", "a pack with another calibration's law is baked again");
+    assert_eq!(Pack::open(&out).unwrap().header().detail, Some(law));
     let deeper = bake(
         &BakeOptions { if_unchanged: true, depth: Some(1), ..options(&dem, &dir.path().join("d1.planetpack")) },
         &Quiet,
