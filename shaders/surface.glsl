@@ -199,14 +199,14 @@ vec3 ground_structure(vec4 weights, vec3 x, vec3 n, float footprint, out vec3 bu
         vec3 warp = vec3(value_noise(x, 8.0, 251u).x, value_noise(x, 8.0, 253u).x, value_noise(x, 8.0, 255u).x);
         vec3 w = x + 0.3 * warp + 0.04 * vec3(value_noise(x, 0.5, 257u).x, value_noise(x, 0.5, 259u).x, 0.0);
         vec4 block = cellular(w, 2.0, 201u, n, toward);
-        // Some joints are tight and unseen, so blocks merge into slabs of
+        // Most joints are tight and unseen, so blocks merge into slabs of
         // irregular size; the open ones are dark, 1 to 5 cm wide.
-        float open = smoothstep(-0.3, 0.4, value_noise(w, 4.0, 261u).x + 0.5 * value_noise(w, 1.0, 262u).x);
+        float open = smoothstep(-0.1, 0.5, value_noise(w, 4.0, 261u).x + 0.5 * value_noise(w, 1.0, 262u).x);
         float width_m = mix(0.004, 0.025, open);
         float joint = (1.0 - smoothstep(width_m, width_m + 1.5 * footprint, 2.0 * block.y)) * open;
         vec4 chip = cellular(w, 0.5, 203u, n, toward);
         float fracture = (1.0 - smoothstep(0.008, 0.008 + 1.5 * footprint, 0.5 * chip.y)) * octave_weight(0.5, footprint)
-            * smoothstep(0.0, 0.6, value_noise(w, 1.0, 263u).x);
+            * smoothstep(0.3, 0.8, value_noise(w, 1.0, 263u).x);
         float seen = 1.0 - smoothstep(0.2, 0.6, footprint);
         // Each block its own shade and lean.
         float shade = mix(0.78, 1.18, block.z) * mix(0.92, 1.05, chip.z * octave_weight(0.5, footprint));
@@ -217,7 +217,7 @@ vec3 ground_structure(vec4 weights, vec3 x, vec3 n, float footprint, out vec3 bu
         float grain = 1.0 + 0.18 * value_noise(x, 0.03125, 271u).x * octave_weight(0.03125, footprint);
         // Weathering: broad darker and paler stains across the slabs.
         float stain = value_noise(x, 4.0, 273u).x + 0.5 * value_noise(x, 1.0, 275u).x;
-        vec3 rock_tint = vec3(shade * grain * (1.0 + 0.12 * stain)) * (1.0 - 0.7 * joint) * (1.0 - 0.35 * fracture);
+        vec3 rock_tint = vec3(shade * grain * (1.0 + 0.12 * stain)) * (1.0 - 0.7 * joint) * (1.0 - 0.25 * fracture);
         rock_tint = mix(rock_tint, vec3(1.25, 1.28, 1.1) * shade, 0.45 * lichen * (1.0 - joint));
         tint = mix(tint, mix(vec3(1.0), rock_tint, seen), rock);
         bump += rock * seen * 0.4 * lean;
