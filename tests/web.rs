@@ -27,6 +27,17 @@ fn node_checks() -> std::path::PathBuf {
     web.join("check_tiles.mjs")
 }
 
+/// Every tile of the export in `dir` decoded and checked by
+/// `check_tiles.mjs` under node, which writes every 64th vertex's position
+/// to `points` and its height and allowed error to `heights`; its summary.
+fn decode_every_tile(dir: &str, points: &str, heights: &str) -> serde_json::Value {
+    let out = Command::new("node").arg(node_checks()).args([dir, points, heights]).output();
+    let out = out.expect("node runs (tools/deps.sh installs nodejs)");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(report.trim()).expect("check_tiles.mjs's JSON summary")
+}
+
 fn every_file(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -57,7 +68,6 @@ fn stack(dir: &Path) -> (String, String) {
 
 #[test]
 fn an_export_is_read_by_an_independent_decoder_and_matches_the_packs_ground() {
-    let check = node_checks();
     let dir = tempfile::tempdir().expect("temp dir");
     let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
     let (base, valley) = stack(dir.path());
@@ -82,12 +92,8 @@ fn an_export_is_read_by_an_independent_decoder_and_matches_the_packs_ground() {
         }
     }
 
-    let out = Command::new("node").arg(&check).args([&p("tiles"), &p("points.f64"), &p("heights.json")]).output();
-    let out = out.expect("node runs (tools/deps.sh installs nodejs)");
-    let report = String::from_utf8_lossy(&out.stdout);
+    let summary = decode_every_tile(&p("tiles"), &p("points.f64"), &p("heights.json"));
     eprintln!("web: decoded and checked at {:.1} s", started.elapsed().as_secs_f64());
-    assert!(out.status.success(), "{report}\n{}", String::from_utf8_lossy(&out.stderr));
-    let summary: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
     assert!(summary["tiles"].as_u64().unwrap() > 170 && summary["edges_compared"].as_u64().unwrap() > 200, "{summary}");
     // The two root tiles carry the levels under them (layer.json's
     // metadataAvailability 10): CesiumJS, below, finds the deep tiles by them.
@@ -157,7 +163,6 @@ fn peak_and_budget(stderr: &str) -> (f64, f64) {
 /// the smallest one it names writes the same bytes within it.
 #[test]
 fn gzip_and_memory_budgets_change_no_tile_and_a_mixed_export_is_refused() {
-    let check = node_checks();
     let dir = tempfile::tempdir().expect("temp dir");
     let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
     let (base, valley) = stack(dir.path());
@@ -184,16 +189,7 @@ fn gzip_and_memory_budgets_change_no_tile_and_a_mixed_export_is_refused() {
         saved += bytes.len() - zipped_bytes.len().min(bytes.len());
     }
     assert!(saved > 0, "gzip saved nothing");
-    let out = Command::new("node").arg(&check).args([&p("zipped"), &p("points.f64"), &p("heights.json")]).output();
-    let out = out.expect("node runs");
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{report}
-{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary: serde_json::Value = serde_json::from_str(report.trim()).unwrap();
+    let summary = decode_every_tile(&p("zipped"), &p("points.f64"), &p("heights.json"));
     assert_eq!(summary["gzipped"], summary["tiles"], "{summary}");
 
     let mixed = export(&p("zipped"), &[]);

@@ -25,7 +25,7 @@
 //! named in the refusal, but disk space is not checked (that needs statvfs,
 //! outside safe std).
 
-use planet_cli::memory::{human_bytes as bytes, meminfo, whole_mib};
+use planet_cli::memory::{DEFAULT_FRACTION, budget_or_default, human_bytes as bytes, whole_mib};
 use planet_terrain::pack::{Codec, Coverage};
 
 use crate::error::BakeError;
@@ -119,11 +119,6 @@ pub(crate) fn estimated_tiles(coverage: &Coverage, depth: u8) -> f64 {
         .sum()
 }
 
-/// The budget without `--memory`: this fraction of `MemTotal`.
-pub(crate) const DEFAULT_FRACTION: f64 = 0.5;
-/// The budget without `--memory` where /proc/meminfo cannot be read.
-const FALLBACK_BUDGET: f64 = 2048.0 * MIB;
-
 /// How one bake's memory budget is shared out.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct MemoryPlan {
@@ -147,10 +142,7 @@ impl MemoryPlan {
     /// `rasters` source rasters; refuses a budget that cannot hold even the
     /// process, the workers and the smallest caches.
     pub(crate) fn new(memory: Option<u64>, jobs: usize, rasters: usize) -> Result<MemoryPlan, BakeError> {
-        let budget = match memory {
-            Some(bytes) => bytes as f64,
-            None => meminfo("MemTotal").map_or(FALLBACK_BUDGET, |total| total * DEFAULT_FRACTION),
-        };
+        let budget = budget_or_default(memory);
         let min_chunks = (rasters.max(1) * MIN_CACHED_CHUNKS * CHUNK_BYTES) as f64;
         let held_level = (HELD_LEVEL_TILES + jobs * HELD_LEVEL_TILES_PER_WORKER) as f64 * BYTES_PER_LEVEL_TILE;
         let workers = jobs as f64 * BYTES_PER_WORKER + held_level;
@@ -283,7 +275,7 @@ mod tests {
         assert!(MemoryPlan::new(Some(smallest - (1 << 20)), 2, 1).is_err(), "a MiB less is not");
         let default = MemoryPlan::new(None, 1, 1).unwrap();
         assert!(!default.given);
-        if let Some(total) = meminfo("MemTotal") {
+        if let Some(total) = planet_cli::memory::meminfo("MemTotal") {
             assert_eq!(default.budget, total * DEFAULT_FRACTION);
         }
     }

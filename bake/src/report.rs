@@ -227,7 +227,7 @@ impl MemoryReport {
             budget_from: if plan.given {
                 "--memory".into()
             } else {
-                format!("default: {} of MemTotal", crate::limits::DEFAULT_FRACTION)
+                format!("default: {} of MemTotal", planet_cli::memory::DEFAULT_FRACTION)
             },
             chunk_cache: plan.chunk_cache as u64,
             gdal_cache: plan.gdal_cache as u64,

@@ -4,6 +4,22 @@
 /// A mebibyte, in the f64 budgets are reckoned in.
 pub const MIB: f64 = 1024.0 * 1024.0;
 
+/// The share of `MemTotal` a memory budget takes without `--memory`.
+pub const DEFAULT_FRACTION: f64 = 0.5;
+
+/// The budget without `--memory` where /proc/meminfo cannot be read.
+const FALLBACK_BUDGET: f64 = 2048.0 * MIB;
+
+/// `--memory`'s value in bytes, or without it [`DEFAULT_FRACTION`] of the
+/// machine's `MemTotal` (2 GiB where /proc/meminfo cannot be read): the one
+/// default the bake and the export share.
+pub fn budget_or_default(memory: Option<u64>) -> f64 {
+    match memory {
+        Some(bytes) => bytes as f64,
+        None => meminfo("MemTotal").map_or(FALLBACK_BUDGET, |total| total * DEFAULT_FRACTION),
+    }
+}
+
 /// A field of /proc/meminfo (`MemTotal`, `MemAvailable`), in bytes.
 pub fn meminfo(field: &str) -> Option<f64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;

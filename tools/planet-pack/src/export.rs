@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::{Context, Result};
-use planet_cli::memory::{MIB, human_bytes, meminfo, whole_mib};
+use planet_cli::memory::{MIB, budget_or_default, human_bytes, whole_mib};
 use planet_qmesh::GRID;
 use planet_qmesh::encode::{SAMPLED, TileInput, encode, sample_position};
 use planet_qmesh::layer::{Layer, child_availability};
@@ -100,10 +100,7 @@ impl MemoryPlan {
     /// The plan for `workers` threads, or the refusal that names the flag,
     /// the value, what it must hold and the smallest budget that does.
     fn new(args: &ExportArgs, workers: usize) -> Result<MemoryPlan> {
-        let budget = match args.memory {
-            Some(b) => b as f64,
-            None => meminfo("MemTotal").map_or(2048.0 * MIB, |total| total * 0.5),
-        };
+        let budget = budget_or_default(args.memory);
         let detail = if args.detail { DETAIL_CACHE_BYTES } else { 0.0 };
         let per_worker = WORKING_BYTES + TILES_READ_PER_TILE * DATA_TILE_BYTES;
         let fixed = BASELINE_BYTES + detail + workers as f64 * per_worker;
