@@ -42,7 +42,6 @@ use crate::limits::MemoryPlan;
 use crate::patch::patch_region;
 use crate::raster::{Extent, PixelSpacing};
 use crate::sampling::Inputs;
-use planet_terrain::pack::writer::scratch_dir;
 
 /// One run: what it was told, where its progress goes, and when it began.
 pub(crate) struct Run<'a> {
@@ -120,10 +119,10 @@ impl Run<'_> {
         });
         if let Some((depth, footprint)) = coarser.filter(|(_, f)| f.0.max(f.1) > 1.0) {
             progress.stage(&format!(
-                "--depth {depth}: each sample is the DEM's mean over its {:.1} x {:.1} pixel footprint, so finer detail cannot alias",
+                "--depth {depth}: each sample is the DEM's mean over its {:.1} x {:.1} pixel footprint, so finer detail cannot alias (averaged as it is read, only where the bake reads)",
                 footprint.0, footprint.1
             ));
-            inputs.average_dem(options, &self.memory, footprint, scratch_dir(&options.out))?;
+            inputs.dem.read_averaged(footprint);
         }
         Ok(Prepared { inputs, data_depth, pixel_spacing, landmarks, extent })
     }

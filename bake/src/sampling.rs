@@ -32,9 +32,6 @@ use crate::raster::RasterError;
 /// The open rasters and the layers applied on top of them.
 pub(crate) struct Inputs {
     pub(crate) dem: Raster,
-    /// The scratch file `dem` reads when it is the source averaged for a
-    /// bake coarser than its pixels ([`Inputs::average_dem`]).
-    averaged: Option<tempfile::TempPath>,
     pub(crate) imagery: Option<Raster>,
     pub(crate) classes: Option<Raster>,
     layers: LayerStack,
@@ -278,26 +275,7 @@ impl Inputs {
             .map(|p| Raster::open(p, memory.raster_cache(classes_weight, total)))
             .transpose()?;
         let layers = options.scene.as_ref().map(|(stack, _)| stack.clone()).unwrap_or_default();
-        Ok(Inputs { dem, averaged: None, imagery, classes, layers, void_value: options.void_value })
-    }
-
-    /// Samples from now on read the DEM averaged over a footprint of
-    /// `footprint` pixels (across, down) around each pixel
-    /// ([`Raster::footprint_averaged`], in a scratch file in `dir`), for a
-    /// bake whose spacing is that much coarser than the pixels: each sample
-    /// is then the footprint's mean, not a point.
-    pub(crate) fn average_dem(
-        &mut self,
-        options: &BakeOptions,
-        memory: &MemoryPlan,
-        footprint: (f64, f64),
-        dir: &std::path::Path,
-    ) -> Result<(), BakeError> {
-        let (dem_weight, imagery_weight, classes_weight) = options.raster_weights();
-        let cache = memory.raster_cache(dem_weight, dem_weight + imagery_weight + classes_weight);
-        let (dem, scratch) = self.dem.footprint_averaged(footprint, dir, cache)?;
-        (self.dem, self.averaged) = (dem, Some(scratch));
-        Ok(())
+        Ok(Inputs { dem, imagery, classes, layers, void_value: options.void_value })
     }
 
     /// The mean of the source, with the layers below `layer` applied, over a

@@ -15,7 +15,9 @@
 # and whether the merged pack is byte-identical to the single-process one
 # (cmp). The raster is ETOPO5 resampled with GDAL to WIDTH x WIDTH/2 (8640:
 # data depth 5, 8,190 tiles; 17280: depth 6, 32,766 tiles), or any DEM
-# given as RASTER=PATH (WIDTH is then ignored).
+# given as RASTER=PATH (WIDTH is then ignored). FLAGS adds bake flags to
+# the single process and every shard (FLAGS="--depth 5": a bake coarser
+# than the raster, which averages it as it reads).
 #
 # usage: tools/bench/shard_scaling.sh [OUT_DIR] [WIDTH] [N...]   defaults: target/shard-scaling 8640 4 8
 #        RASTER=/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif tools/bench/shard_scaling.sh target/sierra 0 2 4
@@ -38,7 +40,8 @@ if [[ ! -f $raster ]]; then
     gdalwarp -q -overwrite -r bilinear -ts "$width" "$height" -te -180 -90 180 90 -t_srs EPSG:4326 \
         -co TILED=YES -ot Float32 "$out/etopo5-180.tif" "$raster"
 fi
-common=(--dem "$raster" --body earth --tier bench --memory 1G)
+read -ra flags <<<"${FLAGS:-}"
+common=(--dem "$raster" --body earth --tier bench --memory 1G "${flags[@]}")
 
 # cpu FILE: user + sys seconds from /usr/bin/time -f '%e %U %S %M'.
 cpu() { awk '{printf "%.1f", $2 + $3}' "$1"; }

@@ -77,6 +77,9 @@ pub struct Raster {
     scale_offset: Vec<(f64, f64)>,
     pool: Mutex<Vec<Dataset>>,
     cache: Mutex<ChunkCache>,
+    /// Each pixel read as the mean over a footprint around it
+    /// ([`Raster::read_averaged`]).
+    averaging: Option<average::Averaging>,
 }
 
 /// A chunk is addressed by (band, chunk column, chunk row).
@@ -365,6 +368,7 @@ impl Raster {
                 capacity: (cache_bytes / CHUNK_BYTES).max(MIN_CACHED_CHUNKS),
                 ..Default::default()
             }),
+            averaging: None,
         })
     }
 
@@ -543,10 +547,15 @@ impl Raster {
             None => Dataset::open(&self.path)
                 .map_err(|source| RasterError::Open { path: self.path.clone(), cause: Box::new(source) })?,
         };
-        let read =
-            dataset.rasterband(band).and_then(|b| b.read_as::<f64>((x as isize, y as isize), (w, h), (w, h), None));
+        let read = match &self.averaging {
+            None => dataset
+                .rasterband(band)
+                .and_then(|b| b.read_as::<f64>((x as isize, y as isize), (w, h), (w, h), None))
+                .map(|b| b.into_shape_and_vec().1),
+            Some(averaging) => self.averaged_window(&dataset, band, averaging, (x, y), (w, h)),
+        };
         self.pool.lock().expect("pool lock").push(dataset);
-        let buffer = read.map_err(|source| RasterError::Read {
+        let raws = read.map_err(|source| RasterError::Read {
             path: self.path.clone(),
             band,
             x,
@@ -560,7 +569,7 @@ impl Raster {
         let mut values = vec![f32::NAN; CHUNK * CHUNK];
         for row in 0..h {
             for col in 0..w {
-                let raw = buffer.data()[row * w + col];
+                let raw = raws[row * w + col];
                 // Fill values are often stored at f32 precision while the declared
                 // nodata is an f64 (ETOPO5: -9.9999998e33 vs -1e34); compare both ways.
                 let is_nodata = !raw.is_finite() || nodata.is_some_and(|n| raw == n || (raw as f32) == (n as f32));

@@ -637,3 +637,71 @@ fn a_merge_in_stages_names_unfinished_copies_foreign_parts_and_stale_markers() {
     );
     assert!(e.contains("bake the waves first"), "{e}");
 }
+
+/// #56: a bake coarser than its raster (the fixture's 0.25-degree pixels
+/// at depth 1, 1.4 pixels a sample) reads each sample as the mean over its
+/// footprint. The shards average only the ground they read, as they read
+/// it: their merge is the single process's bytes, and a shard killed
+/// mid-bake leaves its journal (and lock file) beside its output and
+/// nothing else (until
+/// #56 every shard first averaged the whole raster into a scratch GeoTIFF
+/// there), then resumes to the same bytes.
+#[test]
+fn a_bake_coarser_than_its_raster_shards_to_the_single_process_bytes_and_leaves_no_scratch() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
+    let run = |out: &Path, env: &[(&str, &str)], extra: &[&str]| {
+        let mut args = vec!["--dem", path_str(&dem), "--out", path_str(out), "--body", "earth", "--depth", "1"];
+        args.extend_from_slice(&["--tier", "test", "--level", "3", "--jobs", "2"]);
+        args.extend_from_slice(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_planet-bake"))
+            .envs(env.iter().copied())
+            .args(&args)
+            .output()
+            .unwrap()
+    };
+    let single = dir.path().join("single.planetpack");
+    let baked = run(&single, &[], &[]);
+    assert!(baked.status.success(), "{}", String::from_utf8_lossy(&baked.stderr));
+    assert!(
+        String::from_utf8_lossy(&baked.stderr).contains("mean over its 1.4 x 1.4 pixel footprint"),
+        "the bake averages: {}",
+        String::from_utf8_lossy(&baked.stderr)
+    );
+    let shards: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let out = dir.path().join(format!("part-{i}-of-3.planetshard"));
+            let shard = format!("{i}/3");
+            let o = run(&out, &[], &["--shard", &shard]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            out
+        })
+        .collect();
+    // The merge by the same build as the shards (the binary), as a merge must be.
+    let merged = dir.path().join("merged.planetpack");
+    let merge = std::process::Command::new(env!("CARGO_BIN_EXE_planet-bake"))
+        .arg("--merge")
+        .args(&shards)
+        .args(["--out", path_str(&merged)])
+        .output()
+        .unwrap();
+    assert!(merge.status.success(), "{}", String::from_utf8_lossy(&merge.stderr));
+    assert_same_bytes(&std::fs::read(&single).unwrap(), &merged, "3 shards of a bake coarser than its raster");
+
+    let killed = dir.path().join("killed.planetshard");
+    let died = run(&killed, &[("PLANET_ABORT_AFTER_TILES", "3")], &["--shard", "1/3"]);
+    assert!(!died.status.success() && !killed.exists(), "the shard died before its file appeared");
+    let mut left: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.retain(|n| {
+        n != "earth.tif" && !n.starts_with("part-") && !n.starts_with("single.") && !n.starts_with("merged.")
+    });
+    left.sort();
+    let name = |p: PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+    let journal =
+        [name(planet_terrain::pack::lock::lock_path(&killed)), name(planet_terrain::pack::partial_path(&killed))];
+    assert_eq!(left, journal, "the killed shard leaves its journal (and the writers' lock file) alone");
+    let resumed = run(&killed, &[], &["--shard", "1/3", "--resume"]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(std::fs::read(&shards[1]).unwrap(), std::fs::read(&killed).unwrap(), "resumed shard, byte for byte");
+}
