@@ -478,7 +478,7 @@ fn share_of(path: &Path, xs: std::ops::Range<usize>, rgb: [u8; 3]) -> f64 {
 /// The panels in a real window under Xvfb: the frames the window presented
 /// (read back) carry egui's panels down both sides, the ground between
 /// them. `PLANET_BLESS=1` keeps the last frame as docs/images/panels.png,
-/// the README's picture of the panels.
+/// docs/tools.md's picture of the panels.
 #[test]
 fn the_panels_show_in_a_real_window() {
     let dir = tempfile::tempdir().expect("temp dir");
