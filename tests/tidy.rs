@@ -13,8 +13,8 @@
 //!   reaching up), and its dependencies stay GPU-, GDAL- and window-free;
 //! - crates depend one way (viewer -> render -> terrain, viewer -> physics
 //!   -> terrain, bake -> terrain), and only planet-physics links Rapier:
-//!   what each crate links, transitively, with the features a build of it
-//!   alone turns on ([`graph`]), so the bake links no HTTP client;
+//!   what each crate links, transitively, as `cargo tree` resolves it
+//!   ([`graph`]), and the bake no HTTP client in any build a script runs;
 //! - no source file grows past the size where it starts mixing concerns,
 //!   and no function past the length where reading gets hard (the long few
 //!   listed with their reasons, [`functions`] measures them);
@@ -241,8 +241,7 @@ fn is(name: &str, pattern: &str) -> bool {
 
 #[test]
 fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_window_or_physics_engine() {
-    let graph = graph::Graph::of_workspace();
-    let core = graph.direct_dependencies("planet-terrain");
+    let core = graph::direct_dependencies("planet-terrain");
     let allowed: BTreeSet<String> =
         ["glam", "bytemuck", "thiserror", "zstd", "crc32fast", "serde", "serde_json", "rayon"].map(String::from).into();
     let mut offences: Vec<String> =
@@ -263,7 +262,7 @@ fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_window_or_physics_engine
         // Physics runs without a GPU or a window (a server can simulate).
         ("planet-physics", all(&[&GPU, &UI, &HTTP, &["gdal", "planet-render", "planet-view"]])),
     ] {
-        let linked = graph.linked_by(package);
+        let linked = graph::linked_alone(package);
         assert!(linked.contains("planet-terrain") || package == "planet-terrain", "{package} links the core");
         for name in linked.iter().filter(|name| forbidden.iter().any(|f| is(name, f))) {
             offences.push(format!("{package} links `{name}`"));
@@ -271,25 +270,44 @@ fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_window_or_physics_engine
     }
     // The physics engine stays behind planet-physics: no other crate names it.
     for package in ["planet-terrain", "planet-render", "planet-view", "planet-bake", "planet-pack", "planet-cli"] {
-        if graph.direct_dependencies(package).iter().any(|d| PHYSICS.iter().any(|f| is(d, f))) {
+        if graph::direct_dependencies(package).iter().any(|d| PHYSICS.iter().any(|f| is(d, f))) {
             offences.push(format!("{package} depends on a physics engine (only planet-physics may)"));
         }
     }
     check("dependency direction (ARCHITECTURE.md invariants), on the resolved graph", offences);
 }
 
-/// The graph check can fail: what the binaries that read over HTTP link
-/// holds the client, and the feature that brings it is planet-cli's.
+/// The HTTP client is injected where packs are read by URL (planet-remote's
+/// `HttpPacks`, handed to planet-cli's `PackOpener`), not turned on by a
+/// feature, so no build links it into the bake: every `cargo build` a
+/// script runs, asked as that command builds it (features unify across the
+/// packages one command selects). The check can fail: the viewer and
+/// planet-pack, built by the same commands, link the client.
 #[test]
-fn the_resolved_graph_sees_a_client_through_a_feature() {
-    let graph = graph::Graph::of_workspace();
-    for package in ["planet-view", "planet-pack"] {
-        let linked = graph.linked_by(package);
-        assert!(linked.contains("ureq") && linked.contains("planet-remote"), "{package} reads packs over HTTP");
+fn no_build_a_script_runs_links_an_http_client_into_the_bake() {
+    let builds = graph::script_builds(&workspace());
+    assert!(builds.iter().any(|(script, _)| script == "tools/demo/packs.sh"), "the demo's build is read: {builds:?}");
+    let mut offences = Vec::new();
+    let mut readers = 0;
+    for (script, selection) in &builds {
+        for (root, linked) in graph::linked(selection) {
+            let http: Vec<&String> = linked.iter().filter(|name| HTTP.iter().any(|f| is(name, f))).collect();
+            match root.as_str() {
+                "planet-view" | "planet-pack" => {
+                    assert!(!http.is_empty(), "{script}: {root} reads packs over HTTP");
+                    readers += 1;
+                }
+                "planet-bake" | "planet-cli" | "planet-terrain" if !http.is_empty() => {
+                    offences.push(format!("{script}: `cargo build {}` links {http:?} into {root}", selection.join(" ")))
+                }
+                _ => {}
+            }
+        }
     }
-    assert!(!graph.linked_by("planet-cli").contains("ureq"), "planet-cli without `remote` links no client");
+    assert!(readers >= 2, "the scripts build the binaries that read over HTTP ({readers})");
+    check("no HTTP client in the bake, built as the scripts build it", offences);
     assert!(
-        graph.linked_by("planet-view").iter().any(|name| is(name, "rapier*")),
+        graph::linked_alone("planet-view").iter().any(|name| is(name, "rapier*")),
         "the viewer links physics through planet-physics"
     );
 }
@@ -483,7 +501,7 @@ fn each_crate_has_at_most_one_integration_test_binary() {
 /// The terrain core's test fixtures (`planet_terrain::testing`) are built
 /// only for tests, benches and fuzzers: no crate's normal dependency on the
 /// core turns on its `testing` feature (the fuzz crate's targets are
-/// fuzzers), so no binary links them.
+/// fuzzers, and it is not a default member), so no binary links them.
 #[test]
 fn test_fixtures_stay_out_of_production_builds() {
     let metadata = workspace_metadata();
@@ -509,6 +527,11 @@ fn test_fixtures_stay_out_of_production_builds() {
     }
     assert!(dev_uses >= 4, "the crates whose tests use the fixtures ask for them ({dev_uses})");
     check("test fixtures only in dev-dependencies", offences);
+    // A root `cargo build` (the default members) builds the core without
+    // them; the whole workspace, fuzzers included, with them (so this can fail).
+    assert!(!graph::features_of("planet-terrain", &[]).contains("testing"), "a root build links the fixtures");
+    let workspace = graph::features_of("planet-terrain", &["--workspace".to_owned()]);
+    assert!(workspace.contains("testing"), "the fuzzers' build links them: {workspace:?}");
 }
 
 /// The shared CLI crate keeps no process-global state: what a binary

@@ -132,6 +132,12 @@ for tool in cargo rustc cargo-fmt cargo-clippy cargo-nextest; do
         exit 1
     fi
 done
+# Unused dependencies are found by cargo-machete (tools/test.sh), from crates.io at a pinned version.
+MACHETE_VERSION=0.9.2
+if [[ $(cargo-machete --version 2>/dev/null) != *"$MACHETE_VERSION"* ]]; then
+    echo "deps: installing cargo-machete $MACHETE_VERSION"
+    cargo install -q --locked cargo-machete --version "$MACHETE_VERSION"
+fi
 
 # The web checks' npm packages, as the lock file pins them (tools/web/node_modules).
 web_dir=$(cd "$(dirname "$0")/web" && pwd)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: system packages, formatting,
-# lints as errors, documentation with warnings as errors, the doc tests, a
+# lints as errors, unused dependencies, documentation with warnings as errors, the doc tests, a
 # time-boxed fuzz run of the pack reader, then every test in the workspace
 # (per-test time limits in .config/nextest.toml).
 set -euo pipefail
@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 tools/deps.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# Dependencies a crate declares and never names (cargo-machete reads the sources).
+cargo machete
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 cargo test --workspace --locked --doc
 # The pack reader under coverage-guided fuzzing, seeded with a tiny pack of

@@ -1,215 +1,130 @@
-//! What a crate links, read from the graph `cargo metadata` resolves.
+//! What a build links, as cargo itself resolves it (`cargo tree`).
 //!
-//! The key decision: follow features, not manifests. `cargo metadata`
-//! resolves one graph for the whole workspace, with every feature any member
-//! asks for turned on, so the viewer's `planet-cli/remote` would show the
-//! bake linking an HTTP client it does not link. [`Graph::linked_by`]
-//! therefore redoes cargo's feature resolution for one package built alone
-//! (`cargo build -p NAME`): from its default features, through each
-//! dependency's requested and default features, optional dependencies only
-//! where a turned-on feature names them. Normal and build dependencies, for
-//! the host's platform; dev-dependencies are not linked into what ships. A
-//! declaration whose `cfg` cargo cannot decide without building is followed
-//! as if it held (errno under rustix): the set can only grow, so a rule can
-//! only get stricter.
+//! The key decision: ask cargo, with the package selection and features a
+//! command builds with, instead of redoing its feature resolution here.
+//! Features unify across the packages one `cargo build` selects, so what
+//! a binary links depends on what is built beside it: each selection a
+//! script builds is asked about as that script builds it
+//! ([`script_builds`]). Normal and build dependencies, for the host's
+//! platform: dev-dependencies are not linked into what ships.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
-use serde_json::Value;
-
-/// The resolved graph of the workspace and everything it depends on.
-pub struct Graph {
-    packages: BTreeMap<String, Value>,
-    /// Package id -> the ids its resolved dependencies name, by package name.
-    resolved: BTreeMap<String, Vec<(String, String)>>,
+/// Runs `cargo tree` offline (the build already fetched everything) in the
+/// workspace with `args`; its standard output.
+fn cargo_tree(args: &[String]) -> String {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "--locked", "-e", "normal,build"])
+        .args(args)
+        .current_dir(planet_system_tests::workspace())
+        .output()
+        .expect("cargo tree runs");
+    assert!(output.status.success(), "cargo tree {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).expect("cargo tree's output is UTF-8")
 }
 
-impl Graph {
-    /// `cargo metadata` of the workspace, dependencies included, for the
-    /// host platform, offline (the build already fetched everything).
-    pub fn of_workspace() -> Graph {
-        let host = std::process::Command::new("rustc").arg("-vV").output().expect("rustc -vV runs");
-        let host = String::from_utf8_lossy(&host.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
-            .expect("rustc -vV names the host");
-        let output = std::process::Command::new(env!("CARGO"))
-            .args(["metadata", "--format-version", "1", "--offline", "--filter-platform", &host])
-            .current_dir(planet_system_tests::workspace())
-            .output()
-            .expect("cargo metadata runs");
-        assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
-        let metadata: Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
-        let packages: BTreeMap<String, Value> = metadata["packages"]
-            .as_array()
-            .expect("packages")
-            .iter()
-            .map(|p| (p["id"].as_str().expect("an id").to_owned(), p.clone()))
-            .collect();
-        let name_of = |id: &str| packages[id]["name"].as_str().expect("a name").to_owned();
-        let resolved = metadata["resolve"]["nodes"]
-            .as_array()
-            .expect("resolve nodes")
-            .iter()
-            .map(|node| {
-                let deps = node["deps"]
-                    .as_array()
-                    .expect("deps")
-                    .iter()
-                    .map(|d| {
-                        let id = d["pkg"].as_str().expect("a dependency id");
-                        (name_of(id), id.to_owned())
-                    })
-                    .collect();
-                (node["id"].as_str().expect("a node id").to_owned(), deps)
-            })
-            .collect();
-        Graph { packages, resolved }
-    }
+/// Each line of a `--prefix depth` tree as (depth, package name, its
+/// enabled features when the format asked for them).
+fn lines_of(tree: &str) -> impl Iterator<Item = (usize, &str, &str)> {
+    tree.lines().filter(|l| !l.is_empty()).map(|line| {
+        let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+        let depth = line[..digits].parse().expect("a depth prefix");
+        let mut fields = line[digits..].split(' ');
+        let name = fields.next().expect("a package name");
+        // "name vX.Y.Z [(path)] [(*)] features": the features are the last field.
+        let features = if line.ends_with(')') { "" } else { line.rsplit(' ').next().unwrap_or("") };
+        (depth, name, features)
+    })
+}
 
-    fn workspace_package(&self, name: &str) -> &str {
-        let mut ids =
-            self.packages.iter().filter(|(_, p)| p["name"] == name && p["source"].is_null()).map(|(id, _)| id.as_str());
-        ids.next().unwrap_or_else(|| panic!("no workspace package {name}"))
-    }
-
-    /// The names of the normal dependencies `name`'s manifest declares.
-    pub fn direct_dependencies(&self, name: &str) -> BTreeSet<String> {
-        let package = &self.packages[self.workspace_package(name)];
-        package["dependencies"]
-            .as_array()
-            .expect("dependencies")
-            .iter()
-            .filter(|d| d["kind"].is_null())
-            .map(|d| d["name"].as_str().expect("a dependency name").to_owned())
-            .collect()
-    }
-
-    /// The names of every package building `name` alone links.
-    pub fn linked_by(&self, name: &str) -> BTreeSet<String> {
-        let root = self.workspace_package(name).to_owned();
-        let mut resolution = Resolution::default();
-        resolution.reach(self, &root, ["default".to_owned()]);
-        loop {
-            while let Some((id, feature)) = resolution.queue.pop() {
-                self.turn_on(&mut resolution, &id, &feature);
-            }
-            // A weak `dep?/feature` applies once something else turned the
-            // dependency on; retry them until none newly applies.
-            let weak = std::mem::take(&mut resolution.weak);
-            for (id, key, feature) in weak {
-                if resolution.enabled.contains(&(id.clone(), key.clone())) {
-                    self.enable(&mut resolution, &id, &key, [feature]);
-                } else {
-                    resolution.weak.push((id, key, feature));
-                }
-            }
-            if resolution.queue.is_empty() {
-                break;
-            }
+/// What each root of `selection` (cargo's package selection and feature
+/// flags: `-p NAME`, `--workspace`, `--features F`; none: the default
+/// members) links, transitively, built as that one command builds it.
+pub fn linked(selection: &[String]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut args = vec!["--prefix".to_owned(), "depth".to_owned(), "--format".to_owned(), "{p}".to_owned()];
+    args.extend_from_slice(selection);
+    let tree = cargo_tree(&args);
+    let mut roots: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut root = String::new();
+    for (depth, name, _) in lines_of(&tree) {
+        if depth == 0 {
+            root = name.to_owned();
+            roots.entry(root.clone()).or_default();
+        } else {
+            roots.get_mut(&root).expect("a root before its dependencies").insert(name.to_owned());
         }
-        resolution
-            .features
-            .keys()
-            .filter(|id| **id != root)
-            .map(|id| self.packages[id]["name"].as_str().expect("a name").to_owned())
-            .collect()
     }
+    roots
+}
 
-    /// Turns on `feature` of package `id` (once), and what it names.
-    fn turn_on(&self, resolution: &mut Resolution, id: &str, feature: &str) {
-        let newly = resolution.features.entry(id.to_owned()).or_default().insert(feature.to_owned());
-        if !newly {
-            return;
-        }
-        let package = &self.packages[id];
-        let Some(items) = package["features"][feature].as_array() else {
-            // A feature no table declares is an optional dependency's
-            // implicit one (or `default` of a package without defaults).
-            self.enable(resolution, id, feature, []);
-            return;
-        };
-        for item in items.iter().filter_map(Value::as_str) {
-            if let Some(dependency) = item.strip_prefix("dep:") {
-                self.enable(resolution, id, dependency, []);
-            } else if let Some((dependency, its)) = item.split_once('/') {
-                match dependency.strip_suffix('?') {
-                    Some(weak) => resolution.weak.push((id.to_owned(), weak.to_owned(), its.to_owned())),
-                    None => self.enable(resolution, id, dependency, [its.to_owned()]),
-                }
-            } else {
-                resolution.queue.push((id.to_owned(), item.to_owned()));
+/// What `package`, built alone (`cargo build -p NAME`), links.
+pub fn linked_alone(package: &str) -> BTreeSet<String> {
+    linked(&["-p".to_owned(), package.to_owned()]).remove(package).expect("the package is its tree's root")
+}
+
+/// The packages `package` names as normal or build dependencies.
+pub fn direct_dependencies(package: &str) -> BTreeSet<String> {
+    let tree = cargo_tree(&["-p", package, "--depth", "1", "--prefix", "depth", "--format", "{p}"].map(String::from));
+    lines_of(&tree).filter(|(depth, ..)| *depth == 1).map(|(_, name, _)| name.to_owned()).collect()
+}
+
+/// The features of `package` turned on in the build `selection` makes.
+pub fn features_of(package: &str, selection: &[String]) -> BTreeSet<String> {
+    let mut args = vec!["--prefix".to_owned(), "depth".to_owned(), "--format".to_owned(), "{p} {f}".to_owned()];
+    args.extend_from_slice(selection);
+    let tree = cargo_tree(&args);
+    lines_of(&tree)
+        .filter(|(_, name, _)| *name == package)
+        .flat_map(|(.., features)| features.split(',').filter(|f| !f.is_empty()).map(str::to_owned))
+        .collect()
+}
+
+/// Every `cargo build` a script of the repository runs (`tools/`, `.ci/`),
+/// as (the script, its selection: the `-p`, `--workspace` and `--features`
+/// arguments), skipping builds for another target (the fuzzers').
+pub fn script_builds(root: &Path) -> Vec<(String, Vec<String>)> {
+    let mut scripts = Vec::new();
+    let mut folders = vec![root.join("tools"), root.join(".ci")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).expect("a scripts folder").map(|e| e.expect("an entry").path()) {
+            if entry.is_dir() {
+                folders.push(entry);
+            } else if entry.extension().is_some_and(|e| e == "sh") || entry.file_name().is_some_and(|n| n == "run") {
+                scripts.push(entry);
             }
         }
     }
-
-    /// Turns on package `id`'s dependency `key` (its name, or its rename),
-    /// optional or not, with `features` and what its declaration asks for.
-    fn enable(&self, resolution: &mut Resolution, id: &str, key: &str, features: impl IntoIterator<Item = String>) {
-        let features: Vec<String> = features.into_iter().collect();
-        for declared in linked_declarations(&self.packages[id]) {
-            if declared["rename"].as_str().unwrap_or(declared["name"].as_str().expect("a name")) != key {
+    scripts.sort();
+    let mut builds = Vec::new();
+    for script in scripts {
+        // A command continued over several lines is one line.
+        let text = std::fs::read_to_string(&script).expect("a readable script").replace("\\\n", " ");
+        let name = script.strip_prefix(root).unwrap_or(&script).display().to_string();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            let Some((before, command)) = line.split_once("cargo build") else { continue };
+            // A build named inside a message (an odd number of quotes before it) is not run.
+            if before.matches('"').count() % 2 == 1 {
                 continue;
             }
-            resolution.enabled.insert((id.to_owned(), key.to_owned()));
-            self.follow(resolution, id, declared, features.iter().cloned());
-        }
-    }
-
-    /// Reaches the package `declared` resolves to from `id`, with its
-    /// declared features, its defaults unless turned off, and `extra`.
-    fn follow(&self, resolution: &mut Resolution, id: &str, declared: &Value, extra: impl Iterator<Item = String>) {
-        let name = declared["name"].as_str().expect("a name");
-        // Declarations for another platform resolve to nothing here.
-        let targets: Vec<String> =
-            self.resolved[id].iter().filter(|(n, _)| n == name).map(|(_, target)| target.clone()).collect();
-        let mut features: Vec<String> = declared["features"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f.as_str().map(str::to_owned))
-            .collect();
-        if declared["uses_default_features"] != false {
-            features.push("default".to_owned());
-        }
-        features.extend(extra);
-        for target in targets {
-            resolution.reach(self, &target, features.iter().cloned());
-        }
-    }
-}
-
-/// The dependencies of `package` that a build of it links: normal and
-/// build, not dev.
-fn linked_declarations(package: &Value) -> impl Iterator<Item = &Value> {
-    package["dependencies"].as_array().expect("dependencies").iter().filter(|d| d["kind"] != "dev")
-}
-
-/// A feature resolution in progress.
-#[derive(Default)]
-struct Resolution {
-    /// Reached packages and their features turned on so far.
-    features: BTreeMap<String, BTreeSet<String>>,
-    /// Features to turn on.
-    queue: Vec<(String, String)>,
-    /// Optional dependencies turned on: (package id, dependency key).
-    enabled: BTreeSet<(String, String)>,
-    /// Weak features waiting for their dependency: (package id, key, feature).
-    weak: Vec<(String, String, String)>,
-}
-
-impl Resolution {
-    /// Reaches package `id` (its non-optional dependencies follow the first
-    /// time) and queues `features` on it.
-    fn reach(&mut self, graph: &Graph, id: &str, features: impl IntoIterator<Item = String>) {
-        if !self.features.contains_key(id) {
-            self.features.insert(id.to_owned(), BTreeSet::new());
-            for declared in linked_declarations(&graph.packages[id]).filter(|d| d["optional"] != true) {
-                graph.follow(self, id, declared, std::iter::empty());
+            let words: Vec<&str> = command.split_whitespace().take_while(|w| !w.starts_with(['|', '&', ';'])).collect();
+            if words.iter().any(|w| w.starts_with("--target")) {
+                continue;
             }
-        }
-        for feature in features {
-            self.queue.push((id.to_owned(), feature));
+            let mut selection = Vec::new();
+            let mut words = words.into_iter();
+            while let Some(word) = words.next() {
+                match word {
+                    "-p" | "--package" | "--features" | "-F" => {
+                        selection.push(word.to_owned());
+                        selection.push(words.next().expect("a flag's value").trim_matches('"').to_owned());
+                    }
+                    "--workspace" | "--all-features" => selection.push(word.to_owned()),
+                    _ => {}
+                }
+            }
+            builds.push((name.clone(), selection));
         }
     }
+    builds
 }

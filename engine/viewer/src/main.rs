@@ -32,6 +32,7 @@ use cli::{Cli, FRAMES_IN_FLIGHT, MIN_SLOTS, node_budget, slots, start_time};
 use flight::Framing;
 use planet_cli::args;
 use planet_cli::stack::PackOpener;
+use planet_remote::{HttpPacks, RemoteOptions};
 use planet_render::scene::{FrameOptions, Loading, SceneSettings, ShadowMode, TerrainScene, Unreachable, sun_at};
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, View};
@@ -124,7 +125,14 @@ fn camera_height(cli: &Cli, source: Option<&dyn HeightSource>, at: Geodetic) -> 
 fn run(mut cli: Cli, placed: bool) -> Result<()> {
     debug_assert_eq!(MIN_SLOTS as usize, planet_terrain::lod::min_slots(FRAMES_IN_FLIGHT));
     let size = cli.size;
-    let opener = PackOpener::new(&cli.remote);
+    let r = &cli.remote;
+    let http = HttpPacks::new(RemoteOptions::from_flags(
+        r.cache.clone(),
+        r.cache_bytes,
+        r.request_timeout_s,
+        r.read_deadline_s,
+    ));
+    let opener = PackOpener::reading_urls(http.opener());
     cli.check_paths()?;
     let Opened { body, source, framing, packs } = open_source(&cli, &opener)?;
     if let Some(framing) = framing.filter(|_| !placed) {
@@ -144,15 +152,15 @@ fn run(mut cli: Cli, placed: bool) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     if let Some(shot) = cli.shot.clone() {
-        return shot_mode(&cli, &opener, body, source, size, &shot);
+        return shot_mode(&cli, &http, body, source, size, &shot);
     }
     let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
     if display && !cli.headless {
         let places = flight::places(&packs, &body);
-        return window_mode(&cli, &opener, (body, source, places), size, path);
+        return window_mode(&cli, &http, (body, source, places), size, path);
     }
     match path {
-        Some(path) => path_mode(&cli, &opener, body, source, size, &path),
+        Some(path) => path_mode(&cli, &http, body, source, size, &path),
         None => bail!(
             "no display to open a window on (DISPLAY is not set); pass --shot OUT.png for one frame, \
              or --path FILE.json --frames DIR for a headless fly-through"
@@ -209,7 +217,7 @@ fn check_validation(renderer: &Renderer) -> Result<()> {
 
 fn shot_mode(
     cli: &Cli,
-    opener: &PackOpener,
+    http: &HttpPacks,
     body: Body,
     source: Option<Arc<dyn HeightSource>>,
     size: (u32, u32),
@@ -258,7 +266,7 @@ fn shot_mode(
             unfinished: &unfinished,
             frames,
             horizon_map: stats::HorizonMapStats { builds, last_build_ms },
-            remote: opener.remote_transfers(),
+            remote: http.transfers(),
             no_data_pixels,
         };
         planet_cli::fs::write_json(path, &stats::ShotStats::new(context, &report, counts.as_ref()))?;
@@ -348,7 +356,7 @@ fn new_session(
 /// --frames), at fixed steps of 1/fps seconds of path time.
 fn path_mode(
     cli: &Cli,
-    opener: &PackOpener,
+    http: &HttpPacks,
     body: Body,
     source: Option<Arc<dyn HeightSource>>,
     size: (u32, u32),
@@ -416,7 +424,7 @@ fn path_mode(
         }
     }
     session.finish()?;
-    finish_run(cli, &session, &body, opener)
+    finish_run(cli, &session, &body, http)
 }
 
 /// The panels over a headless frame: no input, the path's figures.
@@ -462,7 +470,7 @@ fn path_frames(duration: f64, fps: f64) -> Result<usize> {
 /// `ground`: the body, its ground and the places to go to.
 fn window_mode(
     cli: &Cli,
-    opener: &PackOpener,
+    http: &HttpPacks,
     ground: (Body, Option<Arc<dyn HeightSource>>, Vec<flight::Place>),
     size: (u32, u32),
     path: Option<CameraPath>,
@@ -502,7 +510,7 @@ fn window_mode(
         ),
     };
     let session = window::run(run)?;
-    finish_run(cli, &session, &body, opener)
+    finish_run(cli, &session, &body, http)
 }
 
 fn parse_resize_at(text: &str) -> Result<(usize, (u32, u32))> {
@@ -515,8 +523,8 @@ fn parse_resize_at(text: &str) -> Result<(usize, (u32, u32))> {
 
 /// Writes the per-frame log (--stats), prints a summary line and fails on
 /// validation messages.
-fn finish_run(cli: &Cli, session: &session::Session, body: &Body, opener: &PackOpener) -> Result<()> {
-    let log = session.flight_log(opener.remote_transfers());
+fn finish_run(cli: &Cli, session: &session::Session, body: &Body, http: &HttpPacks) -> Result<()> {
+    let log = session.flight_log(http.transfers());
     if let Some(path) = &cli.stats {
         planet_cli::fs::write_json(path, &log)?;
     }

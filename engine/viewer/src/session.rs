@@ -392,7 +392,7 @@ impl Session {
 
     /// Per-frame figures and their summary, as `--stats` writes them
     /// (`remote`: what reading remote packs cost).
-    pub fn flight_log(&self, remote: Option<planet_cli::stack::RemoteTransfers>) -> crate::stats::FlightLog {
+    pub fn flight_log(&self, remote: Option<planet_remote::Transfers>) -> crate::stats::FlightLog {
         crate::stats::FlightLog {
             device: self.renderer.device_name().to_owned(),
             width: self.renderer.settings().size.0,

@@ -7,7 +7,7 @@
 //! cannot be spelt one way in the shot and another in the log; and the
 //! summary line the run prints reads the same fields, not keys of a map.
 
-use planet_cli::stack::RemoteTransfers;
+use planet_remote::Transfers;
 use planet_render::scene::FrameReport;
 use planet_render::{PassTimes, Renderer, WorkCounts};
 use serde::Serialize;
@@ -61,7 +61,7 @@ pub struct ShotStats {
     pub draw_calls: ShotDrawCalls,
     pub gpu_ms: Option<GpuMs>,
     pub horizon_map: HorizonMapStats,
-    pub remote: Option<RemoteTransfers>,
+    pub remote: Option<Transfers>,
     pub gpu_counts_available: bool,
     pub gpu_counts: Option<GpuCounts>,
 }
@@ -113,7 +113,7 @@ pub struct ShotContext<'a> {
     pub unfinished: &'a [String],
     pub frames: u32,
     pub horizon_map: HorizonMapStats,
-    pub remote: Option<RemoteTransfers>,
+    pub remote: Option<Transfers>,
     /// The shot frame's no-data pixels (`CompletedFrame::no_data_pixels`).
     pub no_data_pixels: Option<u32>,
 }
@@ -226,11 +226,11 @@ pub struct FlightSummary {
     pub source_notices: Vec<String>,
     pub hole_pixels_total: u64,
     /// What reading remote packs cost (`null` when none was remote).
-    pub remote: Option<RemoteTransfers>,
+    pub remote: Option<Transfers>,
 }
 
 impl FlightSummary {
-    pub fn of(log: &[FrameLog], remote: Option<RemoteTransfers>, source_notices: Vec<String>) -> FlightSummary {
+    pub fn of(log: &[FrameLog], remote: Option<Transfers>, source_notices: Vec<String>) -> FlightSummary {
         let cpu: Vec<f64> = log.iter().map(|l| l.at.cpu_ms).collect();
         let thread_cpu: Vec<f64> = log.iter().map(|l| l.at.thread_cpu_ms).collect();
         let gpu: Vec<f64> = log.iter().filter_map(|l| l.gpu.map(|g| g.total_ms())).collect();

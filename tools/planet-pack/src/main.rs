@@ -30,6 +30,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use planet_cli::args::{self, GeoPoint, Orientation};
 use planet_cli::map;
 use planet_cli::stack::PackOpener;
+use planet_remote::{HttpPacks, RemoteOptions};
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{GroundStack, HeightFunction, HeightSource, LawSummary, PackSource, Provenance, locate};
 use planet_terrain::layers::LayerStack;
@@ -216,7 +217,14 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let opener = PackOpener::new(&cli.remote);
+    let r = &cli.remote;
+    let http = HttpPacks::new(RemoteOptions::from_flags(
+        r.cache.clone(),
+        r.cache_bytes,
+        r.request_timeout_s,
+        r.read_deadline_s,
+    ));
+    let opener = PackOpener::reading_urls(http.opener());
     let open = |path: &Path| opener.open_pack(path);
     let open_stack = |paths: &[PathBuf]| opener.open_stack(paths)?.context("give at least one pack");
     match cli.command {

@@ -23,7 +23,7 @@ mod http;
 pub mod testing;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use error::RemoteError;
@@ -65,6 +65,73 @@ impl Default for RemoteOptions {
             retries: 4,
             backoff: Duration::from_millis(100),
         }
+    }
+}
+
+impl RemoteOptions {
+    /// The defaults with what a command line sets: the disk cache (none:
+    /// memory only) and its budget, one request's timeout and one read's
+    /// deadline, in seconds.
+    pub fn from_flags(cache_dir: Option<PathBuf>, cache_bytes: u64, timeout_s: f64, deadline_s: f64) -> RemoteOptions {
+        RemoteOptions {
+            cache_dir,
+            cache_bytes,
+            timeout: Duration::from_secs_f64(timeout_s),
+            deadline: Duration::from_secs_f64(deadline_s),
+            ..RemoteOptions::default()
+        }
+    }
+}
+
+/// Remote packs opened with one set of options, and what reading them has
+/// cost. A binary that reads packs over HTTP makes one and hands
+/// [`HttpPacks::opener`] to its pack opener (`planet_cli::stack::PackOpener`):
+/// the client is injected, not switched on by a feature of the shared CLI
+/// crate, so no build of several binaries together (feature unification)
+/// links it into the bake, which reads files only.
+#[derive(Debug, Default)]
+pub struct HttpPacks {
+    options: RemoteOptions,
+    /// The transfer counters of every pack opened so far.
+    opened: Mutex<Vec<Arc<TransferStats>>>,
+}
+
+/// What reading remote packs cost, summed over the packs opened.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Transfers {
+    pub packs: usize,
+    pub requests: u64,
+    pub bytes: u64,
+    pub retries: u64,
+}
+
+impl HttpPacks {
+    pub fn new(options: RemoteOptions) -> Arc<HttpPacks> {
+        Arc::new(HttpPacks { options, opened: Mutex::default() })
+    }
+
+    /// Opens the pack at `url` ([`open_pack`]) and keeps its counters.
+    pub fn open(&self, url: &str) -> Result<Pack, RemoteError> {
+        let (pack, stats) = open_pack(url, &self.options)?;
+        self.opened.lock().unwrap_or_else(|p| p.into_inner()).push(stats);
+        Ok(pack)
+    }
+
+    /// [`HttpPacks::open`] as a function a pack opener keeps.
+    pub fn opener(self: &Arc<Self>) -> impl Fn(&str) -> Result<Pack, RemoteError> + Send + Sync + 'static {
+        let packs = Arc::clone(self);
+        move |url| packs.open(url)
+    }
+
+    /// What every pack opened so far cost; `None` when none was.
+    pub fn transfers(&self) -> Option<Transfers> {
+        let all = self.opened.lock().unwrap_or_else(|p| p.into_inner());
+        (!all.is_empty()).then(|| Transfers {
+            packs: all.len(),
+            requests: all.iter().map(|t| t.requests()).sum(),
+            bytes: all.iter().map(|t| t.bytes()).sum(),
+            retries: all.iter().map(|t| t.retries()).sum(),
+        })
     }
 }
 
