@@ -86,6 +86,7 @@ fn audit_after_tampering(dir: &std::path::Path, by: f64) -> Option<String> {
         void_value: None,
         shard: None,
         inputs_digest: None,
+        base: None,
     };
     let memory = crate::limits::MemoryPlan::new(options.memory, 1, 1).unwrap();
     let inputs = Inputs::open(&options, &memory).unwrap();

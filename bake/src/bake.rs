@@ -29,6 +29,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use crate::base_audit::run_base_audit;
 pub use crate::error::BakeError;
 pub use crate::options::{BakeOptions, Progress, Region, parse_region};
 pub use crate::report::BakeReport;
@@ -61,6 +62,8 @@ pub(crate) struct Prepared {
     /// The DEM's ground distance between pixels.
     pub(crate) pixel_spacing: PixelSpacing,
     pub(crate) landmarks: LandmarkAudit,
+    /// The comparison with `--base`'s pack, when one was given.
+    pub(crate) base: Option<crate::base_audit::BaseAudit>,
     pub(crate) extent: Extent,
 }
 
@@ -110,6 +113,15 @@ impl Run<'_> {
             progress.stage("no landmark lies inside this raster; pass --landmark LAT,LON,MIN,MAX to have it checked");
         }
         let extent = inputs.dem.extent()?;
+        let base = match &options.base {
+            Some(base) => {
+                progress.stage(&format!("comparing the raster with the ground of {} (--base)", base.display()));
+                let audit = run_base_audit(&options.dem, base, &options.body, &inputs, extent.bounds)?;
+                progress.stage(&format!("--base: {}", audit.summary()));
+                Some(audit)
+            }
+            None => None,
+        };
         let mut inputs = inputs;
         // Coarser than the pixels: each sample the mean over its footprint
         // (within one pixel, the mean is the point's value).
@@ -124,7 +136,7 @@ impl Run<'_> {
             ));
             inputs.dem.read_averaged(footprint);
         }
-        Ok(Prepared { inputs, data_depth, pixel_spacing, landmarks, extent })
+        Ok(Prepared { inputs, data_depth, pixel_spacing, landmarks, base, extent })
     }
 
     /// [`Run::prepare`], with the inputs' digests for the fingerprint

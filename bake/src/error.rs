@@ -48,6 +48,12 @@ pub enum BakeError {
     BuildId(String),
     #[error("{path}: landmark audit refused the raster: {message}")]
     Landmarks { path: PathBuf, message: String },
+    /// The raster does not fit the ground of the pack given with `--base`.
+    #[error("{path}: checked against the base pack {base} (--base), refused: {message}")]
+    Base { path: PathBuf, base: PathBuf, message: String },
+    /// The pack given with `--base` cannot be compared with.
+    #[error("--base {base}: {message}")]
+    BaseUnusable { base: PathBuf, message: String },
     #[error(
         "{path}: tile {tile} has no data at all (a void larger than a tile); give --void-value METRES to say what voids are (e.g. 0 for a land-only DEM's oceans), or fill the raster's voids first"
     )]

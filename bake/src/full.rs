@@ -92,7 +92,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
     let (prepared, digests) = run.prepare_and_digest()?;
     let (spec, depth, tile_state) = settle_spec(run, &prepared, &digests)?;
-    let Prepared { inputs, data_depth, landmarks, pixel_spacing, .. } = prepared;
+    let Prepared { inputs, data_depth, landmarks, pixel_spacing, base, .. } = prepared;
     let (codec, coverage) = (spec.codec, spec.coverage);
     if let Some(kept) = up_to_date(run, &spec, &landmarks) {
         return Ok(kept);
@@ -168,6 +168,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         tiles_with_filled_voids,
         bytes: BytesReport { file: summary.file_length, payload: summary.payload_bytes },
         landmarks: LandmarkReport::from(&landmarks),
+        base_audit: base,
         accuracy_audit: AccuracyReport { passed: true, per_depth },
         timings_s: Timings {
             bake: bake_seconds,

@@ -19,6 +19,7 @@
 
 mod audit;
 pub mod bake;
+mod base_audit;
 mod composite;
 mod digest;
 mod error;

@@ -103,7 +103,7 @@ struct Cli {
     /// waves were baked: then the merge only lays out) into the pack at --out, the bytes a
     /// single-process bake writes. Reads no raster: give only --out (and --jobs, --memory,
     /// --resume). With --wave, the parts a wave task reads.
-    #[arg(long, value_name = "PART", num_args = 1.., conflicts_with_all = ["dem", "imagery", "classes", "shard", "shard_count", "region", "scene", "body", "radii", "name", "depth", "tier", "level", "void_value", "landmarks", "if_unchanged", "inputs_digest", "digest_inputs"])]
+    #[arg(long, value_name = "PART", num_args = 1.., conflicts_with_all = ["dem", "imagery", "classes", "shard", "shard_count", "region", "scene", "body", "radii", "name", "depth", "tier", "level", "void_value", "landmarks", "if_unchanged", "inputs_digest", "digest_inputs", "base"])]
     merge: Vec<PathBuf>,
     /// With --merge: bake wave W of the levels above the shards (task --task J of it) into a
     /// wave file at --out instead of merging, from the shard files and every earlier wave's
@@ -139,6 +139,11 @@ struct Cli {
     /// file's length and a sample of its chunks instead of reading it whole. Same pack bytes.
     #[arg(long, value_name = "MANIFEST")]
     inputs_digest: Option<PathBuf>,
+    /// A pack of the ground under the raster (a global pack under a regional DEM): the raster
+    /// is compared with its shape at its resolution before anything is written, and refused
+    /// when it reads better flipped, rotated, with axes swapped or shifted, or in feet.
+    #[arg(long, value_name = "PACK")]
+    base: Option<PathBuf>,
     /// zstd level for tile payloads. 4 by measurement (PERFORMANCE.md, "Bake throughput"):
     /// on ETOPO5 and an 8192 x 4096 raster, 1.0-1.2% larger packs than level 9 at a
     /// quarter of its encode time.
@@ -228,6 +233,7 @@ fn options(cli: &Cli) -> Result<BakeOptions> {
         void_value: cli.void_value,
         shard,
         inputs_digest: cli.inputs_digest.clone(),
+        base: cli.base.clone(),
     })
 }
 
@@ -328,7 +334,7 @@ fn writer_lock_as(cli: &Cli, out: &Path, sharing: Sharing, reporter: &Reporter) 
 fn check_paths(cli: &Cli, out: &Path) -> Result<()> {
     use planet_cli::paths::{named, pack_output, raster};
     let rasters = [("--dem", &cli.dem), ("--imagery", &cli.imagery), ("--classes", &cli.classes)];
-    let files = [("--scene", &cli.scene), ("--inputs-digest", &cli.inputs_digest)];
+    let files = [("--scene", &cli.scene), ("--inputs-digest", &cli.inputs_digest), ("--base", &cli.base)];
     let mut inputs: Vec<_> = rasters.iter().filter_map(|(flag, p)| p.as_deref().map(|p| raster(flag, p))).collect();
     inputs.extend(files.iter().filter_map(|(flag, p)| p.as_deref().map(|p| named(flag, p))));
     inputs.extend(cli.merge.iter().map(|shard| named("--merge", shard)));

@@ -60,6 +60,10 @@ pub struct BakeOptions {
     /// `--digest-inputs`): each input is checked against it by its length
     /// and a sample of its chunks instead of being read whole.
     pub inputs_digest: Option<PathBuf>,
+    /// A pack of the ground under the raster (`--base`): a raster the
+    /// landmark audit cannot check (no landmark inside) is compared with its
+    /// shape before anything is written ([`crate::base_audit`]).
+    pub base: Option<PathBuf>,
 }
 
 impl BakeOptions {

@@ -194,6 +194,9 @@ pub(crate) struct FullReport {
     pub(crate) tiles_with_filled_voids: usize,
     pub(crate) bytes: BytesReport,
     pub(crate) landmarks: LandmarkReport,
+    /// The raster against `--base`'s pack, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) base_audit: Option<crate::base_audit::BaseAudit>,
     pub(crate) accuracy_audit: AccuracyReport,
     pub(crate) timings_s: Timings,
     pub(crate) output_samples_per_second: f64,
@@ -560,6 +563,7 @@ mod tests {
             tiles_with_filled_voids: 0,
             bytes: BytesReport { file: 1, payload: 1 },
             landmarks: landmarks(),
+            base_audit: None,
             accuracy_audit: accuracy(),
             timings_s: Timings { bake: 1.0, audit: Some(1.0), total: 2.0 },
             output_samples_per_second: 1.0,

@@ -3,6 +3,7 @@
 //! projected rasters, imagery and classes, kill and resume, region patches,
 //! and bad input.
 
+mod base;
 mod cluster;
 mod crash;
 mod filter;
@@ -53,6 +54,7 @@ fn options(dem: &Path, out: &Path) -> BakeOptions {
         void_value: None,
         shard: None,
         inputs_digest: None,
+        base: None,
     }
 }
 

@@ -28,7 +28,8 @@ cargo build --release --locked -q -p planet-bake -p planet-pack -p planet-view
 bin=${CARGO_TARGET_DIR:-target}/release
 $bin/planet-bake --dem "$etopo5" --imagery packs/demo/bmng.tif --classes packs/demo/lsmask.tif \
     --body earth --tier demo --out packs/earth.planetpack --report packs/earth.report.json --if-unchanged
+# No landmark lies in the Sierra: --base checks it against the Earth's ground under it instead.
 $bin/planet-bake --dem "$sierra_dem" --body earth --tier demo --out packs/sierra.planetpack \
-    --report packs/sierra.report.json --if-unchanged
+    --base packs/earth.planetpack --report packs/sierra.report.json --if-unchanged
 # shellcheck disable=SC2034 # used by the scripts that source this one
 stack=(packs/earth.planetpack packs/sierra.planetpack)
