@@ -406,12 +406,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "one validation per header field in layout order, line for line with docs/planetpack.md's header table",
     ),
     (
-        "engine/viewer/src/window/mod.rs",
-        "redraw",
-        85,
-        "one window frame in order: input, camera, HUD, panels, render, present",
-    ),
-    (
         "tools/planet-pack/src/main.rs",
         "info",
         137,

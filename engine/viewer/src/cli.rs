@@ -15,39 +15,12 @@ use planet_terrain::lod::residency::ROOTS;
 use planet_terrain::lod::viewport_budget;
 use std::path::PathBuf;
 
-/// The keys of a window, as `--help` lists them (the README and the
-/// window's handlers, `window/mod.rs`, say the same).
-pub(crate) const KEYS: &str = "\
-Keys in a window:
-  Tab                 switch orbit (drag turns the body, wheel zooms) and free flight
-  W A S D, arrows     fly forward, left, back, right (free flight)
-  Q E, PgDn PgUp      sink, climb
-  Shift               faster
-  right-drag          look around
-  + -                 zoom (the wheel)
-  G                   fly to the next listed place
-  F                   frame the whole body
-  H                   show or hide the panels
-  L                   show or hide the layers panel (the view centres in the strip left free)
-  F1                  show or hide this list of keys
-  T                   wireframe
-  C                   freeze the cut (look around it)
-  . , /               run the clock faster, slower; pause it
-  K P                 dig a crater, flatten a pad where the cursor meets the ground
-  N, click            select the next layer, the layer under the cursor
-  [ ]                 shrink, grow the selected layer
-  M                   move the selected layer to the cursor
-  Delete              remove the selected layer
-  Ctrl+Z Ctrl+Y       undo, redo
-  Ctrl+S              save the scene to --scene
-  B V                 drop a ball, a crate where the cursor meets the ground
-  Esc                 quit";
-
 #[derive(Debug, Parser)]
 #[command(
     name = "planet-view",
     about = "Draw a planet from orbit to the ground; headless to PNG with --shot",
-    after_help = KEYS
+    // The window's keys, from their one table (`crate::keys`).
+    after_help = crate::keys::help_text()
 )]
 pub(crate) struct Cli {
     /// Packs to draw, as a stack: later packs lie over earlier ones inside
@@ -115,10 +88,11 @@ pub(crate) struct Cli {
     pub(crate) scene: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) detail: args::Detail,
-    /// Test hook: authoring input at given frames, as
-    /// `FRAME:ACTION[@X,Y];...` with ACTION one of K, P, N, M, DELETE,
-    /// UNDO, REDO, SAVE, CLICK, BALL, CRATE and X,Y the cursor in pixels
-    /// (headless paths take BALL and CRATE).
+    /// Test hook: input at given frames, as `FRAME:ACTION[@X,Y];...` with
+    /// ACTION a bound key by winit's name (K, F12, DELETE, CTRL+Z), an
+    /// action by its name (UNDO, REDO, SAVE, BALL, CRATE, SCREENSHOT; see
+    /// `keys.rs`) or CLICK, and X,Y the cursor in pixels (headless paths
+    /// take BALL and CRATE).
     #[arg(long, hide = true)]
     pub(crate) script: Option<String>,
     /// Test hook: at frame N ask the window for a new size, as N:WxH.

@@ -16,6 +16,7 @@ mod flight;
 mod gpu_counts;
 mod ground_ahead;
 mod hud;
+mod keys;
 mod panels;
 mod session;
 mod stats;

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use planet_render::egui;
 use planet_terrain::layers::{LayerKind, Target};
 
-use super::LayerEdit;
+use super::{LayerEdit, named_slider};
 
 /// The kinds a new layer can be.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,7 +85,8 @@ impl LayersState {
         {
             self.path = file.display().to_string();
         }
-        ui.horizontal(|ui| {
+        // Rows wrap rather than run past the edge of a narrow panel.
+        ui.horizontal_wrapped(|ui| {
             egui::ComboBox::from_id_salt("new kind").selected_text(self.new_kind.label()).show_ui(ui, |ui| {
                 for kind in NewKind::ALL {
                     ui.selectable_value(&mut self.new_kind, kind, kind.label());
@@ -98,7 +99,7 @@ impl LayersState {
                 self.say(result.map(|o| format!("added layer {o}")));
             }
         });
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let undo = ui.button("Undo");
             rects.insert("layers.undo", undo.rect);
             if undo.clicked() {
@@ -121,10 +122,11 @@ impl LayersState {
         ui.separator();
         ui.horizontal(|ui| {
             ui.label("Scene");
-            let field = ui.add(egui::TextEdit::singleline(&mut self.path).desired_width(180.0));
+            // The field takes what the label leaves of the panel's width.
+            let field = ui.add(egui::TextEdit::singleline(&mut self.path).desired_width(ui.available_width()));
             rects.insert("layers.path", field.rect);
         });
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let path = PathBuf::from(self.path.trim());
             let save = ui.button("Save");
             rects.insert("layers.save", save.rect);
@@ -162,7 +164,7 @@ impl LayersState {
             ui.label("no layers");
         }
         for (k, &(order, name)) in rows.iter().enumerate() {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 let selected = edit.authoring.selected == Some(order);
                 let row = ui.selectable_label(selected, format!("{order}: {name}"));
                 if k == 0 {
@@ -208,43 +210,45 @@ impl LayersState {
         let mut responses = Vec::new();
         match &mut kind {
             LayerKind::Crater { lat, lon, radius_m, depth_m, rim_m } => {
-                responses.push(ui.horizontal(|ui| ui.add(degrees(lat)) | ui.add(degrees(lon))).inner);
-                let r = ui.add(radius(radius_m, "radius, m"));
+                responses.push(ui.horizontal_wrapped(|ui| ui.add(degrees(lat)) | ui.add(degrees(lon))).inner);
+                let r = named_slider(ui, "radius, m", radius(radius_m));
                 rects.insert("layers.radius", r.rect);
                 responses.push(r);
-                responses.push(ui.add(height(depth_m, "depth, m")));
-                responses.push(ui.add(height(rim_m, "rim, m")));
+                responses.push(named_slider(ui, "depth, m", height(depth_m)));
+                responses.push(named_slider(ui, "rim, m", height(rim_m)));
             }
             LayerKind::Flatten { lat, lon, radius_m, target, blend_m } => {
-                responses.push(ui.horizontal(|ui| ui.add(degrees(lat)) | ui.add(degrees(lon))).inner);
-                let r = ui.add(radius(radius_m, "radius, m"));
+                responses.push(ui.horizontal_wrapped(|ui| ui.add(degrees(lat)) | ui.add(degrees(lon))).inner);
+                let r = named_slider(ui, "radius, m", radius(radius_m));
                 rects.insert("layers.radius", r.rect);
                 responses.push(r);
-                responses.push(ui.add(radius(blend_m, "blend, m")));
+                responses.push(named_slider(ui, "blend, m", radius(blend_m)));
                 let mut mean = *target == Target::FootprintMean;
                 responses.push(ui.checkbox(&mut mean, "to the mean of the ground beneath"));
                 let mut elevation = match *target {
                     Target::Elevation(e) => e,
                     Target::FootprintMean => 0.0,
                 };
-                responses.push(ui.add_enabled(!mean, height(&mut elevation, "elevation, m")));
+                let elevation_slider = |ui: &mut egui::Ui| named_slider(ui, "elevation, m", height(&mut elevation));
+                responses.push(ui.add_enabled_ui(!mean, elevation_slider).inner);
                 *target = if mean { Target::FootprintMean } else { Target::Elevation(elevation) };
             }
             LayerKind::Raise { lat, lon, radius_m, amount_m } => {
-                responses.push(ui.horizontal(|ui| ui.add(degrees(lat)) | ui.add(degrees(lon))).inner);
-                let r = ui.add(radius(radius_m, "radius, m"));
+                responses.push(ui.horizontal_wrapped(|ui| ui.add(degrees(lat)) | ui.add(degrees(lon))).inner);
+                let r = named_slider(ui, "radius, m", radius(radius_m));
                 rects.insert("layers.radius", r.rect);
                 responses.push(r);
-                responses.push(ui.add(height(amount_m, "raise (lower < 0), m")));
+                responses.push(named_slider(ui, "raise (lower < 0), m", height(amount_m)));
             }
             LayerKind::PolygonFlatten { vertices, elevation_m, blend_m } => {
                 for (k, (lat, lon)) in vertices.iter_mut().enumerate() {
-                    let row =
-                        ui.horizontal(|ui| ui.label(format!("{k}")) | ui.add(degrees(lat)) | ui.add(degrees(lon)));
+                    let row = ui.horizontal_wrapped(|ui| {
+                        ui.label(format!("{k}")) | ui.add(degrees(lat)) | ui.add(degrees(lon))
+                    });
                     responses.push(row.inner);
                 }
-                responses.push(ui.add(height(elevation_m, "elevation, m")));
-                responses.push(ui.add(radius(blend_m, "blend, m")));
+                responses.push(named_slider(ui, "elevation, m", height(elevation_m)));
+                responses.push(named_slider(ui, "blend, m", radius(blend_m)));
             }
         }
         if responses.iter().any(egui::Response::changed) {
@@ -256,12 +260,12 @@ impl LayersState {
     }
 }
 
-fn radius<'a>(v: &'a mut f64, label: &str) -> egui::Slider<'a> {
-    egui::Slider::new(v, 1.0..=200_000.0).logarithmic(true).text(label.to_owned())
+fn radius(v: &mut f64) -> egui::Slider<'_> {
+    egui::Slider::new(v, 1.0..=200_000.0).logarithmic(true)
 }
 
-fn height<'a>(v: &'a mut f64, label: &str) -> egui::Slider<'a> {
-    egui::Slider::new(v, -5000.0..=5000.0).text(label.to_owned())
+fn height(v: &mut f64) -> egui::Slider<'_> {
+    egui::Slider::new(v, -5000.0..=5000.0)
 }
 
 fn degrees(v: &mut f64) -> egui::DragValue<'_> {

@@ -93,10 +93,21 @@ pub struct LayerEdit<'a> {
     pub body: &'a str,
 }
 
-/// Each side panel's width, in points: both together leave the view three
-/// fifths of a 1280-pixel window (two 300-point panels that grew with their
-/// text took 55%).
+/// Each side panel's width, in points, in a wide window: both together
+/// leave the view three fifths of a 1280-pixel window (two 300-point panels
+/// that grew with their text took 55%).
 pub const PANEL_WIDTH: f32 = 240.0;
+
+/// Each side panel's width in a window `window_width` points wide:
+/// [`PANEL_WIDTH`], at most a quarter of the window, so the two leave the
+/// view at least half of any window (their contents wrap to fit).
+pub fn side_panel_width(window_width: f32) -> f32 {
+    PANEL_WIDTH.min(0.25 * window_width)
+}
+
+/// The list of keys' width, in points: inside the strip the panels leave
+/// in a 1280-point window, and wide enough that few descriptions wrap.
+const KEY_LIST_WIDTH: f32 = 600.0;
 
 /// CPU and GPU milliseconds of the frames the graph shows.
 const HISTORY: usize = 120;
@@ -217,18 +228,7 @@ impl Panels {
         let screen = input.screen_rect;
         let mut build = |ui: &mut egui::Ui| {
             if *help_shown && interactive {
-                // The keys, the same list `--help` prints, over the view.
-                let mut open = true;
-                let window = egui::Window::new("Keys (F1)")
-                    .open(&mut open)
-                    .collapsible(false)
-                    .resizable(false)
-                    .anchor(egui::Align2::CENTER_CENTER, egui::vec2(0.0, 0.0))
-                    .show(ui.ctx(), |ui| ui.label(egui::RichText::new(crate::cli::KEYS).monospace()));
-                if let Some(window) = window {
-                    rects.insert("help", window.response.rect);
-                }
-                *help_shown = open;
+                *help_shown = key_list(ui.ctx(), &mut rects);
             }
             if !shown {
                 return;
@@ -250,11 +250,12 @@ impl Panels {
             }
             // The layers on the right, the rest on the left, the frame between:
             // each of a fixed width (a longer clock line wraps, the view does
-            // not jump), together under two fifths of a 1280-pixel window.
+            // not jump), each at most a quarter of the window.
+            let width = side_panel_width(ui.ctx().content_rect().width());
             if layers_shown {
-                let right = egui::Panel::right("layers").resizable(false).exact_size(PANEL_WIDTH).show(ui, |ui| {
+                let right = egui::Panel::right("layers").resizable(false).exact_size(width).show(ui, |ui| {
                     egui::ScrollArea::vertical().id_salt("layers").show(ui, |ui| {
-                        ui.horizontal(|ui| {
+                        ui.horizontal_wrapped(|ui| {
                             ui.heading("Layers");
                             let hide = ui.small_button("hide (L)").on_hover_text("Hide the layers panel; L shows it");
                             rects.insert("layers.hide", hide.rect);
@@ -265,7 +266,7 @@ impl Panels {
                 });
                 rects.insert("panel.right", right.response.rect);
             }
-            let left = egui::Panel::left("panels").resizable(false).exact_size(PANEL_WIDTH).show(ui, |ui| {
+            let left = egui::Panel::left("panels").resizable(false).exact_size(width).show(ui, |ui| {
                 egui::ScrollArea::vertical().id_salt("panels").show(ui, |ui| {
                     egui::CollapsingHeader::new("Camera")
                         .default_open(true)
@@ -310,6 +311,56 @@ impl Panels {
     }
 }
 
+/// What a slider's value box and the space before it take, in points.
+const SLIDER_VALUE_WIDTH: f32 = 64.0;
+
+/// A slider with its name on the line above, as wide as the panel leaves
+/// it: a name beside the slider ran past the edge of a narrow panel.
+fn named_slider(ui: &mut egui::Ui, name: &str, slider: egui::Slider<'_>) -> egui::Response {
+    ui.add(egui::Label::new(name).wrap());
+    ui.spacing_mut().slider_width = (ui.available_width() - SLIDER_VALUE_WIDTH).max(40.0);
+    ui.add(slider)
+}
+
+/// The list of keys (F1) over the view, the lines `--help` prints
+/// ([`crate::keys::help_rows`]) in two columns: the keys, and what they do
+/// (a long description wraps in its own column). Scrolls in a window too
+/// short for it. Returns whether it stays open (its close button).
+fn key_list(ctx: &egui::Context, rects: &mut HashMap<&'static str, egui::Rect>) -> bool {
+    let mut open = true;
+    let screen = ctx.content_rect();
+    // As wide as the list reads best, less in a narrow window.
+    let width = KEY_LIST_WIDTH.min(screen.width() - 32.0);
+    let (mut keys, mut descriptions) = (egui::Rect::NOTHING, egui::Rect::NOTHING);
+    let window = egui::Window::new("Keys (F1)")
+        .open(&mut open)
+        .collapsible(false)
+        .resizable(false)
+        .anchor(egui::Align2::CENTER_CENTER, egui::vec2(0.0, 0.0))
+        .min_width(width)
+        .max_width(width)
+        // egui's 420-point default would scroll a list the window has room for.
+        .default_height(screen.height() - 40.0)
+        .show(ctx, |ui| {
+            egui::ScrollArea::vertical().id_salt("keys").max_height(screen.height() - 96.0).show(ui, |ui| {
+                egui::Grid::new("keys").num_columns(2).striped(true).show(ui, |ui| {
+                    for (label, description) in crate::keys::help_rows() {
+                        let label = egui::RichText::new(label).monospace().strong();
+                        keys = keys.union(ui.add(egui::Label::new(label).extend()).rect);
+                        descriptions = descriptions.union(ui.add(egui::Label::new(description).wrap()).rect);
+                        ui.end_row();
+                    }
+                });
+            });
+        });
+    if let Some(window) = window {
+        rects.insert("help", window.response.rect);
+        rects.insert("help.keys", keys);
+        rects.insert("help.descriptions", descriptions);
+    }
+    open
+}
+
 /// Places whose name holds `filter` (any case), with their index.
 pub fn matching_places(places: &[Place], filter: &str) -> Vec<usize> {
     let needle = filter.trim().to_uppercase();
@@ -325,7 +376,8 @@ fn places_list(
 ) {
     ui.horizontal(|ui| {
         ui.label("Filter");
-        let field = ui.add(egui::TextEdit::singleline(filter).desired_width(160.0));
+        // The field takes what the label leaves of the panel's width.
+        let field = ui.add(egui::TextEdit::singleline(filter).desired_width(ui.available_width()));
         rects.insert("places.filter", field.rect);
     });
     let shown = matching_places(places, filter);

@@ -89,17 +89,16 @@ fn graph(ui: &mut egui::Ui, history: &VecDeque<(f64, Option<f64>)>) {
 }
 
 pub(super) fn view(ui: &mut egui::Ui, v: &mut ViewControls, rects: &mut HashMap<&'static str, egui::Rect>) {
-    // Sliders, their value boxes and names within the panel's width.
-    ui.spacing_mut().slider_width = 70.0;
-    let error = ui.add(egui::Slider::new(&mut v.error_px, 0.25..=16.0).logarithmic(true).text("error target, px"));
+    let error = egui::Slider::new(&mut v.error_px, 0.25..=16.0).logarithmic(true);
+    let error = super::named_slider(ui, "error target, px", error);
     rects.insert("view.error", error.rect);
     let max = v.max_budget.max(6);
-    let budget = ui.add(egui::Slider::new(&mut v.budget, 6..=max).logarithmic(true).text("node budget"));
+    let budget = super::named_slider(ui, "node budget", egui::Slider::new(&mut v.budget, 6..=max).logarithmic(true));
     rects.insert("view.budget", budget.rect);
     ui.add_enabled(v.wireframe_supported, egui::Checkbox::new(&mut v.wireframe, "wireframe [T]"));
     let freeze = ui.checkbox(&mut v.frozen, "freeze the cut [C]");
     rects.insert("view.freeze", freeze.rect);
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("time");
         let labels = v.rate_labels.clone();
         egui::ComboBox::from_id_salt("rate")

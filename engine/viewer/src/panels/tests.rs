@@ -9,6 +9,8 @@ use super::*;
 use crate::authoring::bare::{Stack, snapshot, stack};
 
 struct Rig {
+    /// The window, in points.
+    screen: egui::Vec2,
     panels: Panels,
     readout: Readout,
     view: ViewControls,
@@ -17,7 +19,12 @@ struct Rig {
 }
 
 impl Rig {
+    /// A tall screen, so every panel lays out open.
     fn new() -> Rig {
+        Rig::sized(1024.0, 2000.0)
+    }
+
+    fn sized(width: f32, height: f32) -> Rig {
         let view = ViewControls {
             error_px: 2.0,
             budget: 2048,
@@ -30,16 +37,14 @@ impl Rig {
             time_paused: false,
         };
         let readout = Readout { lat: 46.0, lon: 8.0, mode: "orbit".into(), ..Readout::default() };
-        Rig { panels: Panels::new(true), readout, view, authoring: Authoring::default(), stack: stack() }
+        let screen = egui::vec2(width, height);
+        Rig { screen, panels: Panels::new(true), readout, view, authoring: Authoring::default(), stack: stack() }
     }
 
-    /// One frame with `events`; a tall screen so every panel lays out open.
+    /// One frame with `events`.
     fn frame(&mut self, events: Vec<Event>) -> PanelOutput {
-        let input = RawInput {
-            screen_rect: Some(Rect::from_min_size(Pos2::ZERO, egui::vec2(1024.0, 2000.0))),
-            events,
-            ..RawInput::default()
-        };
+        let input =
+            RawInput { screen_rect: Some(Rect::from_min_size(Pos2::ZERO, self.screen)), events, ..RawInput::default() };
         let edit = LayerEdit { authoring: &mut self.authoring, editor: &mut self.stack, body: "earth" };
         self.panels.run(input, &self.readout, &mut self.view, edit)
     }
@@ -219,7 +224,81 @@ fn the_help_panel_lists_the_keys_help_prints() {
     let (left, right) =
         (rig.panels.rect_of("panel.left").expect("left"), rig.panels.rect_of("panel.right").expect("right"));
     assert!(help.center().x > left.right() && help.center().x < right.left(), "over the view, between the panels");
-    assert!(crate::cli::KEYS.contains("F1"), "the list names its own key");
+    assert!(crate::keys::help_rows().iter().any(|(keys, _)| *keys == "F1"), "the list names its own key");
+}
+
+/// The list of keys reads in two columns at the default window size
+/// (1280x720) and a narrow one: every key left of every description (none
+/// wraps under the keys), the whole list inside the window.
+#[test]
+fn the_key_list_reads_in_two_columns() {
+    for (width, height) in [(1280.0, 720.0), (800.0, 600.0)] {
+        let mut rig = Rig::sized(width, height);
+        rig.panels.help_shown = true;
+        let output = rig.frame(vec![]);
+        let rect = |name: &str| rig.panels.rect_of(name).unwrap_or_else(|| panic!("{name} at {width}x{height}"));
+        let (keys, descriptions, window) = (rect("help.keys"), rect("help.descriptions"), rect("help"));
+        assert!(keys.right() < descriptions.left(), "two columns at {width}x{height}: {keys:?} {descriptions:?}");
+        let screen = Rect::from_min_size(Pos2::ZERO, rig.screen);
+        assert!(screen.contains_rect(window), "the list inside {width}x{height}: {window:?}");
+        assert!(window.contains_rect(keys.union(descriptions)), "every line shows at {width}x{height}, unscrolled");
+        assert_eq!(clipped_sideways(&output), Vec::<String>::new(), "at {width}x{height}");
+    }
+}
+
+/// Text cut off sideways: glyphs (the textured vertices; fills and lines
+/// use the font atlas's white texel) past the left or right of their clip
+/// rectangle. A vertical scroll area clips legitimately, sideways nothing
+/// should; a panel's own fill runs past its edge by design, so fills are
+/// left to the widgets' rectangles.
+fn clipped_sideways(output: &PanelOutput) -> Vec<String> {
+    let mut clipped = Vec::new();
+    for primitive in &output.ui.primitives {
+        let egui::epaint::Primitive::Mesh(mesh) = &primitive.primitive else { continue };
+        let clip = primitive.clip_rect;
+        let glyphs = mesh.vertices.iter().filter(|v| v.uv != egui::epaint::WHITE_UV);
+        for v in glyphs.filter(|v| v.pos.x < clip.left() - 0.5 || v.pos.x > clip.right() + 0.5) {
+            clipped.push(format!("a glyph at {:?}, clipped to {clip:?}", v.pos));
+        }
+    }
+    clipped
+}
+
+/// Issue #55: each side panel takes at most a quarter of the window, the
+/// two leave the view at least half, and nothing in them is cut off at
+/// their edges (labels wrap, fields fit), at the default window size and a
+/// narrow one, with a layer selected so its parameters show.
+#[test]
+fn each_panel_takes_at_most_a_quarter_of_the_window_and_clips_nothing() {
+    for (width, height) in [(1280.0, 720.0), (800.0, 600.0)] {
+        let mut rig = Rig::sized(width, height);
+        rig.frame(vec![]);
+        rig.click("layers.add");
+        rig.click("layers.row0");
+        let output = rig.frame(vec![]);
+        let rect = |name: &str| rig.panels.rect_of(name).unwrap_or_else(|| panic!("{name} at {width}x{height}"));
+        let (left, right) = (rect("panel.left"), rect("panel.right"));
+        for panel in [left, right] {
+            assert!(panel.width() <= 0.25 * width + 0.5, "{} of {width} points", panel.width());
+        }
+        assert!(right.left() - left.right() >= 0.5 * width, "the view keeps half of {width}: {left:?} {right:?}");
+        let left_controls = ["view.error", "view.budget", "view.freeze", "places.filter", "places.first"];
+        let right_controls = ["layers.hide", "layers.add", "layers.undo", "layers.row0", "layers.row0.delete"];
+        let more_right = ["layers.radius", "layers.path", "layers.save", "layers.load"];
+        for (panel, control) in left_controls
+            .map(|c| (left, c))
+            .into_iter()
+            .chain(right_controls.map(|c| (right, c)))
+            .chain(more_right.map(|c| (right, c)))
+        {
+            let at = rect(control);
+            assert!(
+                at.left() >= panel.left() && at.right() <= panel.right(),
+                "{control} {at:?} inside its panel {panel:?} at {width}x{height}"
+            );
+        }
+        assert_eq!(clipped_sideways(&output), Vec::<String>::new(), "at {width}x{height}");
+    }
 }
 
 /// Regression (#32): the globe was centred on the whole window, not on the

@@ -9,7 +9,9 @@
 //! (`,` slower, `.` faster, `/` pause), or by the path's fixed step.
 //! The panels (panels.rs) see every event first; the controls get what the
 //! panels do not hold (the pointer over them, keys while a text field has
-//! the focus).
+//! the focus). A key does what its action in the one table of keys
+//! (`crate::keys`) says (actions.rs); F12 writes the next frame as a PNG
+//! (screenshot.rs).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -29,10 +31,14 @@ use winit::window::{Window, WindowId};
 
 use crate::authoring::Authoring;
 use crate::flight::{Controls, Flight, Mode, fly_to};
-use crate::session::{Session, frame_path, read_back_for};
+use crate::session::Session;
 
+mod actions;
 mod clock;
 mod panels;
+mod screenshot;
+
+pub use actions::body_kind;
 
 use clock::Clock;
 
@@ -101,6 +107,10 @@ struct App {
     egui: Option<egui_winit::State>,
     /// The camera's body-fixed position at the last redraw (for its speed).
     last_position: Option<glam::DVec3>,
+    /// Where the next frame is written as a PNG (F12 asked for it).
+    screenshot: Option<PathBuf>,
+    /// Esc was pressed: the event loop ends after this event.
+    quit: bool,
 }
 
 /// One scripted input: at `frame`, move the cursor to `at` and act.
@@ -108,20 +118,13 @@ struct App {
 pub struct Scripted {
     pub frame: usize,
     pub at: Option<(f64, f64)>,
-    /// The key pressed (with Ctrl for undo, redo and save); `None` clicks.
+    /// The key pressed, and whether with Ctrl; `None` clicks.
     pub key: Option<(KeyCode, bool)>,
 }
 
-/// What B and V drop (nothing with Ctrl held).
-pub fn body_kind(code: KeyCode, ctrl: bool) -> Option<crate::bodies::Kind> {
-    match (ctrl, code) {
-        (false, KeyCode::KeyB) => Some(crate::bodies::Kind::Ball),
-        (false, KeyCode::KeyV) => Some(crate::bodies::Kind::Crate),
-        _ => None,
-    }
-}
-
-/// Parses `FRAME:ACTION[@X,Y];...` (the hidden `--script` test hook).
+/// Parses `FRAME:ACTION[@X,Y];...` (the hidden `--script` test hook): an
+/// ACTION is `CLICK` or a key or action the table of keys knows
+/// ([`crate::keys::scripted_key`]).
 pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
     text.split(';')
         .filter(|item| !item.trim().is_empty())
@@ -135,19 +138,9 @@ pub fn parse_script(text: &str) -> Result<Vec<Scripted>> {
                 }
                 None => (rest, None),
             };
-            let key = match action {
-                "K" => Some((KeyCode::KeyK, false)),
-                "P" => Some((KeyCode::KeyP, false)),
-                "N" => Some((KeyCode::KeyN, false)),
-                "M" => Some((KeyCode::KeyM, false)),
-                "DELETE" => Some((KeyCode::Delete, false)),
-                "UNDO" => Some((KeyCode::KeyZ, true)),
-                "REDO" => Some((KeyCode::KeyY, true)),
-                "SAVE" => Some((KeyCode::KeyS, true)),
-                "BALL" => Some((KeyCode::KeyB, false)),
-                "CRATE" => Some((KeyCode::KeyV, false)),
+            let key = match action.trim() {
                 "CLICK" => None,
-                _ => return Err(bad()),
+                name => Some(crate::keys::scripted_key(name).ok_or_else(bad)?),
             };
             Ok(Scripted { frame: frame.parse().map_err(|_| bad())?, at, key })
         })
@@ -184,6 +177,8 @@ pub fn run(mut run: WindowRun) -> Result<Session> {
         panels,
         egui: None,
         last_position: None,
+        screenshot: None,
+        quit: false,
     };
     event_loop.run_app(&mut app).context("running the window")?;
     if let Some(error) = app.error.take() {
@@ -220,7 +215,8 @@ impl App {
 
     fn say(&mut self, message: String) {
         planet_cli::report::message(&format!("planet-view: {message}"));
-        self.status = Some((message.to_uppercase(), Instant::now()));
+        // As written: a path in it (a screenshot's, a save's) must stay true.
+        self.status = Some((message, Instant::now()));
     }
 
     /// The ground under the cursor, for placing and moving edits.
@@ -242,67 +238,6 @@ impl App {
         let (lat, lon, alt) = (self.run.flight.lat, self.run.flight.lon, self.run.flight.alt);
         let above = self.live.as_mut().map_or(1000.0, |l| alt - l.session.ground_height(lat, lon));
         (0.25 * above).clamp(20.0, 50_000.0)
-    }
-
-    /// Authoring keys; true when the key was one.
-    fn author(&mut self, code: KeyCode) -> bool {
-        let ctrl = self.ctrl;
-        let at =
-            if matches!(code, KeyCode::KeyK | KeyCode::KeyP | KeyCode::KeyM) { self.cursor_ground() } else { None };
-        let radius = self.edit_radius();
-        let Some(live) = &mut self.live else { return false };
-        let scene = &mut live.session.scene;
-        let authoring = &mut self.run.authoring;
-        let result: Result<Option<String>, planet_terrain::layers::LayerError> = match (ctrl, code) {
-            (true, KeyCode::KeyZ) => authoring.undo(scene).map(|done| done.then(|| "undone".to_string())),
-            (true, KeyCode::KeyY) => authoring.redo(scene).map(|done| done.then(|| "redone".to_string())),
-            (true, KeyCode::KeyS) => {
-                let body = scene.body().name().to_string();
-                let message = match authoring.save(scene, &body) {
-                    Ok(path) => format!("saved {}", path.display()),
-                    Err(e) => format!("not saved: {e:#}"),
-                };
-                Ok(Some(message))
-            }
-            (false, KeyCode::KeyK) => match at {
-                Some((lat, lon)) => {
-                    authoring.place_crater(scene, lat, lon, radius).map(|o| Some(format!("crater {o}")))
-                }
-                None => Ok(Some("no ground under the cursor".into())),
-            },
-            (false, KeyCode::KeyP) => match at {
-                Some((lat, lon)) => authoring.place_pad(scene, lat, lon, radius).map(|o| Some(format!("pad {o}"))),
-                None => Ok(Some("no ground under the cursor".into())),
-            },
-            (false, KeyCode::KeyM) => match at {
-                Some((lat, lon)) => authoring.move_selected(scene, lat, lon).map(|_| None),
-                None => Ok(Some("no ground under the cursor".into())),
-            },
-            (false, KeyCode::BracketRight) => authoring.resize_selected(scene, 1.25).map(|_| None),
-            (false, KeyCode::BracketLeft) => authoring.resize_selected(scene, 0.8).map(|_| None),
-            (false, KeyCode::KeyN) => Ok(authoring.select_next(scene).map(|o| format!("layer {o} selected"))),
-            (false, KeyCode::Delete | KeyCode::Backspace) => authoring.delete_selected(scene).map(|_| None),
-            _ => return false,
-        };
-        match result {
-            Ok(Some(message)) => self.say(message),
-            Ok(None) => {}
-            Err(e) => self.say(format!("edit refused: {e}")),
-        }
-        true
-    }
-
-    /// B drops a ball and V a crate where the cursor meets the ground; true
-    /// when the key was one of them.
-    fn drop_body(&mut self, code: KeyCode) -> bool {
-        let Some(kind) = body_kind(code, self.ctrl) else { return false };
-        let Some(live) = &mut self.live else { return true };
-        let message = match live.session.drop_at_pixel(&self.run.flight, kind, self.cursor.0, self.cursor.1) {
-            Ok(message) => message,
-            Err(e) => format!("nothing dropped: {e:#}"),
-        };
-        self.say(message);
-        true
     }
 
     fn click(&mut self) {
@@ -344,11 +279,7 @@ impl App {
                 self.cursor = at;
             }
             match input.key {
-                Some((code, ctrl)) => {
-                    self.ctrl = ctrl;
-                    let _ = self.drop_body(code) || self.author(code);
-                    self.ctrl = false;
-                }
+                Some((code, ctrl)) => self.scripted_key(code, ctrl),
                 None => self.click(),
             }
         }
@@ -396,66 +327,13 @@ impl App {
             (self.cursor_ground, self.aim) = grounds(session, &self.run.flight, self.cursor);
         }
         let ui = self.panel_frame(dt);
+        let read_back = self.read_back();
         let Some(live) = &mut self.live else { return Ok(()) };
-        let session = &mut live.session;
-        let options = FrameOptions {
-            read_back: read_back_for(self.run.frames.as_deref()),
-            wireframe: self.wireframe,
-            ui: ui.as_ref(),
-            present: true,
-        };
-        session.draw(&self.run.flight, t, options)?;
-        if let Some(dir) = &self.run.frames {
-            session.save_last_frame(&frame_path(dir, self.frame))?;
-        }
+        let options = FrameOptions { read_back, wireframe: self.wireframe, ui: ui.as_ref(), present: true };
+        live.session.draw(&self.run.flight, t, options)?;
+        self.save_frame()?;
         self.frame += 1;
         Ok(())
-    }
-
-    fn key(&mut self, code: KeyCode, pressed: bool) {
-        if pressed && (self.drop_body(code) || self.author(code)) {
-            return;
-        }
-        if self.ctrl {
-            return;
-        }
-        let c = &mut self.controls;
-        match code {
-            KeyCode::KeyW | KeyCode::ArrowUp => c.forward = pressed,
-            KeyCode::KeyS | KeyCode::ArrowDown => c.back = pressed,
-            KeyCode::KeyA | KeyCode::ArrowLeft => c.left = pressed,
-            KeyCode::KeyD | KeyCode::ArrowRight => c.right = pressed,
-            KeyCode::KeyE | KeyCode::PageUp => c.up = pressed,
-            KeyCode::KeyQ | KeyCode::PageDown => c.down = pressed,
-            KeyCode::ShiftLeft | KeyCode::ShiftRight => c.fast = pressed,
-            _ if !pressed => {}
-            KeyCode::Tab => self.run.flight.toggle_mode(),
-            KeyCode::KeyH => self.panels.shown = !self.panels.shown,
-            KeyCode::KeyL => self.panels.layers_shown = !self.panels.layers_shown,
-            KeyCode::F1 => self.panels.help_shown = !self.panels.help_shown,
-            KeyCode::KeyT => {
-                let supported = self.live.as_ref().is_some_and(|l| l.session.renderer.supports_wireframe());
-                if supported {
-                    self.wireframe = !self.wireframe;
-                } else {
-                    self.say("wireframe needs the device's fillModeNonSolid, which it lacks".into());
-                }
-            }
-            KeyCode::KeyC => {
-                if let Some(live) = &mut self.live {
-                    let frozen = live.session.scene.is_frozen();
-                    live.session.scene.set_frozen(!frozen);
-                }
-            }
-            KeyCode::KeyG => self.go_to_next_place(),
-            KeyCode::KeyF => self.frame_body(),
-            KeyCode::Comma => self.clock.slower(),
-            KeyCode::Period => self.clock.faster(),
-            KeyCode::Slash => self.clock.paused = !self.clock.paused,
-            KeyCode::Equal | KeyCode::NumpadAdd => self.controls.wheel += 1.0,
-            KeyCode::Minus | KeyCode::NumpadSubtract => self.controls.wheel -= 1.0,
-            _ => {}
-        }
     }
 
     fn go_to_next_place(&mut self) {
@@ -549,9 +427,6 @@ impl ApplicationHandler for App {
             }
             WindowEvent::KeyboardInput { event, .. } => {
                 if let PhysicalKey::Code(code) = event.physical_key {
-                    if code == KeyCode::Escape {
-                        event_loop.exit();
-                    }
                     self.key(code, event.state == ElementState::Pressed);
                 }
                 Ok(())
@@ -598,6 +473,9 @@ impl ApplicationHandler for App {
             self.error = Some(e);
             event_loop.exit();
         }
+        if self.quit {
+            event_loop.exit();
+        }
     }
 
     fn device_event(&mut self, _event_loop: &ActiveEventLoop, _id: DeviceId, event: DeviceEvent) {
@@ -633,5 +511,46 @@ mod tests {
         assert!(egui_takes_key(tab, true), "Tab leaves a focused text field");
         assert!(egui_takes_key(Some(PhysicalKey::Code(KeyCode::KeyW)), false));
         assert!(egui_takes_key(None, false), "pointer and window events always reach egui");
+    }
+
+    /// The scripts the window and flight tests run press the keys they
+    /// pressed before the table of keys; SCREENSHOT and F12 are new.
+    #[test]
+    fn scripts_name_keys_and_actions_through_the_table() {
+        let scripted = |frame, at, key| Scripted { frame, at, key };
+        let expected = [
+            (
+                "8:K@64,44;11:UNDO;13:REDO;15:SAVE",
+                vec![
+                    scripted(8, Some((64.0, 44.0)), Some((KeyCode::KeyK, false))),
+                    scripted(11, None, Some((KeyCode::KeyZ, true))),
+                    scripted(13, None, Some((KeyCode::KeyY, true))),
+                    scripted(15, None, Some((KeyCode::KeyS, true))),
+                ],
+            ),
+            (
+                "2:BALL;4:CRATE@90,70",
+                vec![
+                    scripted(2, None, Some((KeyCode::KeyB, false))),
+                    scripted(4, Some((90.0, 70.0)), Some((KeyCode::KeyV, false))),
+                ],
+            ),
+            ("0:N", vec![scripted(0, None, Some((KeyCode::KeyN, false)))]),
+            ("5:CLICK@3,4;", vec![scripted(5, Some((3.0, 4.0)), None)]),
+            (
+                "6:SCREENSHOT;7:F12;9:DELETE",
+                vec![
+                    scripted(6, None, Some((KeyCode::F12, false))),
+                    scripted(7, None, Some((KeyCode::F12, false))),
+                    scripted(9, None, Some((KeyCode::Delete, false))),
+                ],
+            ),
+        ];
+        for (text, inputs) in expected {
+            assert_eq!(parse_script(text).expect(text), inputs, "{text}");
+        }
+        for bad in ["1:X", "1:K@5", "K", "x:K", "1:CTRL+K"] {
+            assert!(parse_script(bad).is_err(), "{bad} is refused");
+        }
     }
 }

@@ -339,6 +339,36 @@ fn authoring_in_the_window_is_on_screen_the_next_frame_and_undoes() {
     assert_eq!(parsed.layers.len(), 1, "one crater: {saved}");
 }
 
+/// F12 (the script's SCREENSHOT, named through the key table) writes the
+/// next frame beside the scene file: exactly one `planet-view-*.png`, the
+/// frame `--frames` wrote for it, byte for byte.
+#[test]
+fn the_screenshot_key_writes_the_frame_beside_the_scene() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_hover_path(dir.path(), 2);
+    let frames = dir.path().join("frames");
+    let scenes = dir.path().join("scenes");
+    std::fs::create_dir_all(&scenes).expect("scene folder");
+    let x = Xvfb::start();
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--frames").arg(&frames).arg("--scene").arg(scenes.join("scene.json"));
+    command.args(["--fps", "6", "--size", "128x80", "--validation", "--no-hud", "--time-rate", "0"]);
+    command.args(["--script", "4:SCREENSHOT"]);
+    run(command);
+    let shots: Vec<PathBuf> = std::fs::read_dir(&scenes)
+        .expect("scene folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("planet-view-")))
+        .collect();
+    assert_eq!(shots.len(), 1, "one screenshot beside the scene: {shots:?}");
+    assert_eq!(
+        std::fs::read(&shots[0]).expect("the screenshot"),
+        std::fs::read(frames.join("frame_00004.png")).expect("frame 4"),
+        "the screenshot is the frame"
+    );
+}
+
 /// A path that holds still over the mountains for `seconds`, looking down
 /// at them: where the authoring tests dig.
 fn write_hover_path(dir: &Path, seconds: u32) -> PathBuf {
