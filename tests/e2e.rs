@@ -121,7 +121,7 @@ fn a_geotiff_bakes_patches_verifies_and_draws() {
     // far from it nothing moves.
     run_ok(
         "planet-bake",
-        &["--dem", &p(&better), "--radii", RADII, "--name", NAME, "--out", &p(&pack), "--region", "10,10,20,20"],
+        &["patch", "--dem", &p(&better), "--radii", RADII, "--name", NAME, "--out", &p(&pack), "--region", "10,10,20,20"],
     );
     for (k, &(lat, lon)) in PLACES.iter().enumerate() {
         let got = sample(&pack, lat, lon);

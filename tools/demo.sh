@@ -59,7 +59,7 @@ $bin/planet-pack cut packs/sierra.planetpack --lat 37.0 --lon -118.4 --alt 12000
 # patch's base: outside the box (and in the DEM's voids) it keeps its
 # ground and, since the raster is heights only, its colour and classes.
 cp packs/earth.planetpack packs/earth-patched.planetpack
-$bin/planet-bake --dem "$sierra_dem" --body earth --tier demo \
+$bin/planet-bake patch --dem "$sierra_dem" --body earth --tier demo \
     --out packs/earth-patched.planetpack --region 37.0,-118.8,37.4,-118.5 --report packs/earth-patched.report.json
 echo "Patched 37.0..37.4 N, 118.8..118.5 W: inside the box, at the border, and outside it:"
 for place in "Palisade:37.0942:-118.5142" "Box edge:37.4:-118.6" "Outside:37.8:-118.6"; do

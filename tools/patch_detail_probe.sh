@@ -25,7 +25,7 @@ bake() { "$bin/planet-bake" "$@" >"$work/bake.log" 2>&1 || { cat "$work/bake.log
 bake --dem "$dem" --body earth --tier test --out "$work/p.planetpack" --jobs 2
 cp "$work/p.planetpack" "$work/before.planetpack"
 box=(37.0 -118.75 37.2 -118.55) # south west north east
-bake --dem "$work/plateau.tif" --body earth --tier test --out "$work/p.planetpack" --jobs 2 \
+bake patch --dem "$work/plateau.tif" --body earth --tier test --out "$work/p.planetpack" --jobs 2 \
     --region "${box[0]},${box[1]},${box[2]},${box[3]}"
 # The patched pack as the reader before version 3 read it: no law recorded.
 cp "$work/p.planetpack" "$work/remeasured.planetpack"

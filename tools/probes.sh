@@ -39,7 +39,7 @@ B=$PWD/$bin
 probe "bake --out over --dem" "$B/planet-bake" --dem dem.tif --body earth --out dem.tif
 probe "bake --report over --out" "$B/planet-bake" --dem dem.tif --body earth --out x.planetpack --report ./x.planetpack
 probe "bake --report over --dem" "$B/planet-bake" --dem dem.tif --body earth --out x.planetpack --report dem.tif
-probe "bake --digest-inputs --out over --dem" "$B/planet-bake" --dem dem.tif --body earth --digest-inputs --out dem.tif
+probe "bake digest --out over --dem" "$B/planet-bake" digest --dem dem.tif --body earth --out dem.tif
 probe "bake --report where nothing can be written" "$B/planet-bake" --dem dem.tif --body earth --out x.planetpack --report /proc/self/r.json
 probe "pack map P --png P" "$B/planet-pack" map o.planetpack --png o.planetpack
 probe "pack tile --png through a link to P" "$B/planet-pack" tile o.planetpack 0/0/0/0 --png link.planetpack

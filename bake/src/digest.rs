@@ -5,7 +5,7 @@
 //! SHA-256 of each 64 MiB chunk in order (a two-level tree). Chunks hash in
 //! parallel, so one process hashes at the speed of its storage rather than
 //! of one core, and the chunk digests can be written down once
-//! (`planet-bake --digest-inputs MANIFEST`) and checked by sampling: a shard
+//! (`planet-bake digest ... --out MANIFEST`) and checked by sampling: a shard
 //! given `--inputs-digest MANIFEST` checks every file's length and re-hashes
 //! a few chunks chosen by its shard index, then takes the manifest's digest,
 //! so N shards read the inputs once in all (the manifest job) plus a few
@@ -163,7 +163,7 @@ pub(crate) fn checked_digest(path: &Path, digest: &FileDigest, salt: u32) -> Res
     let mismatch = |what: String| BakeError::Manifest {
         path: path.to_owned(),
         reason: format!(
-            "does not match the --inputs-digest manifest ({what}); the file changed since the manifest was made, or the manifest is of another file: make it again with --digest-inputs"
+            "does not match the --inputs-digest manifest ({what}); the file changed since the manifest was made, or the manifest is of another file: make it again with planet-bake digest"
         ),
     };
     if length != digest.length || digest.chunks.len() as u64 != chunk_count(length) {
@@ -260,7 +260,7 @@ mod tests {
         // A byte changed in the last chunk is always found.
         file.write_all_at(b"x", 3 * CHUNK_BYTES + 5).unwrap();
         let e = checked_digest(&path, &digest, 3).unwrap_err().to_string();
-        assert!(e.contains("chunk 3 at byte") && e.contains("--digest-inputs"), "{e}");
+        assert!(e.contains("chunk 3 at byte") && e.contains("planet-bake digest"), "{e}");
         // A length that differs is found before any chunk is read.
         file.set_len(3 * CHUNK_BYTES).unwrap();
         let e = checked_digest(&path, &digest, 0).unwrap_err().to_string();

@@ -59,13 +59,19 @@ fn dataset_files(path: &Path) -> Vec<PathBuf> {
 /// Every input file of a bake in the fingerprint's order: its role, its tag
 /// ("file", or the sidecar's suffix: by role, never by path) and its path.
 pub(crate) fn input_files(options: &BakeOptions) -> Vec<(&'static str, String, PathBuf)> {
+    // A colour- or class-only patch has no DEM (an empty path).
+    let dem = Some(options.dem.as_path()).filter(|_| options.has_dem());
+    raster_files(dem, options.imagery.as_deref(), options.classes.as_deref())
+}
+
+/// [`input_files`] of these rasters.
+fn raster_files(
+    dem: Option<&Path>,
+    imagery: Option<&Path>,
+    classes: Option<&Path>,
+) -> Vec<(&'static str, String, PathBuf)> {
     let mut files = Vec::new();
-    for (role, input) in [
-        // A colour- or class-only patch has no DEM (an empty path).
-        ("dem", Some(&options.dem).filter(|_| options.has_dem())),
-        ("imagery", options.imagery.as_ref()),
-        ("classes", options.classes.as_ref()),
-    ] {
+    for (role, input) in [("dem", dem), ("imagery", imagery), ("classes", classes)] {
         let Some(dataset) = input else { continue };
         for (k, file) in dataset_files(dataset).into_iter().enumerate() {
             let tag = if k == 0 { "file".to_owned() } else { format!("sidecar {}", sidecar_suffix(dataset, &file)) };
@@ -117,7 +123,7 @@ pub(crate) fn input_digests(options: &BakeOptions, stop: &AtomicBool) -> Result<
                 let d = m.find(role, &tag).ok_or_else(|| BakeError::Manifest {
                     path: path.clone(),
                     reason: format!(
-                        "the --inputs-digest manifest {} has no {role} {tag}; make it again with --digest-inputs",
+                        "the --inputs-digest manifest {} has no {role} {tag}; make it again with planet-bake digest",
                         manifest_path.display()
                     ),
                 })?;
@@ -176,11 +182,16 @@ pub(crate) fn fingerprint_of(options: &BakeOptions, digests: &InputDigests, dept
 }
 
 /// Reads every input whole and writes the digest manifest a sharded bake's
-/// tasks take with `--inputs-digest` (`planet-bake --digest-inputs OUT`);
+/// tasks take with `--inputs-digest` (`planet-bake digest ... --out OUT`);
 /// returns how many files it lists.
-pub fn write_inputs_manifest(options: &BakeOptions, out: &Path) -> Result<usize, BakeError> {
+pub fn write_inputs_manifest(
+    dem: &Path,
+    imagery: Option<&Path>,
+    classes: Option<&Path>,
+    out: &Path,
+) -> Result<usize, BakeError> {
     let mut files = Vec::new();
-    for (role, tag, path) in input_files(options) {
+    for (role, tag, path) in raster_files(Some(dem), imagery, classes) {
         let digest = file_digest(&path)?;
         files.push(ManifestFile { role: role.to_owned(), tag, name: path.display().to_string(), digest });
     }

@@ -54,6 +54,7 @@ pub use bake::{
 };
 pub use fingerprint::write_inputs_manifest;
 pub use merge::{MergeOptions, MergeStage, merge};
+pub use report::Outcome;
 #[doc(hidden)]
 pub use shard::{global_plan_for_bench, regional_plan_for_bench};
 pub use wave::{WaveOptions, bake_wave, wave_tasks};

@@ -13,143 +13,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use planet_bake::landmarks::Landmark;
-use planet_bake::{BakeOptions, MergeOptions, MergeStage, Progress, WaveOptions, bake, bake_wave, merge};
+use planet_bake::{BakeOptions, MergeOptions, MergeStage, Outcome, Progress, WaveOptions, bake, bake_wave, merge};
 use planet_cli::map;
 use planet_cli::progress::JobProgress;
-use planet_cli::shard::{ShardArg, shard_from_scheduler};
-use planet_terrain::Body;
 use planet_terrain::pack::lock::{Contention, Sharing, WriterLock};
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "planet-bake",
-    version,
-    about = "Bake a GDAL raster into a .planetpack, with landmark and accuracy audits"
-)]
-struct Cli {
-    /// The elevation raster (anything GDAL opens: GeoTIFF, netCDF, VRT, COG, ...).
-    /// A --region patch may leave it out to patch --imagery or --classes alone.
-    #[arg(long, required_unless_present_any = ["imagery", "classes", "merge", "wave_plan"])]
-    dem: Option<PathBuf>,
-    /// An RGB raster to colour the ground with (makes a codec 2 pack).
-    #[arg(long)]
-    imagery: Option<PathBuf>,
-    /// A surface-class raster, e.g. a land/sea mask (makes codec 1, or 2 with imagery).
-    #[arg(long)]
-    classes: Option<PathBuf>,
-    /// The body: earth, moon or mars.
-    #[arg(long, conflicts_with = "radii")]
-    body: Option<String>,
-    /// Ellipsoid radii A,B,C in metres, for any other body.
-    #[arg(long, value_parser = planet_cli::args::radii)]
-    radii: Option<[f64; 3]>,
-    /// Name for a body given by --radii.
-    #[arg(long, default_value = "body")]
-    name: String,
-    /// Output pack (or shard file, wave file, digest manifest).
-    #[arg(long, required_unless_present = "wave_plan")]
-    out: Option<PathBuf>,
-    /// Deepest depth to bake (default: the depth the data supports).
-    #[arg(long)]
-    depth: Option<u8>,
-    /// Quality tier name written into the pack.
-    #[arg(long, default_value = "standard")]
-    tier: String,
-    /// Worker threads (default: one per core; at most 4 per core).
-    #[arg(long)]
-    jobs: Option<usize>,
-    /// Continue a killed bake of the same inputs and parameters.
-    #[arg(long)]
-    resume: bool,
-    /// Re-bake only the tiles this box touches, in place in an existing --out: S,W,N,E degrees.
-    #[arg(long, allow_hyphen_values = true)]
-    region: Option<String>,
-    /// Write a JSON report of the bake here.
-    #[arg(long)]
-    report: Option<PathBuf>,
-    /// An extra landmark LAT,LON,MIN,MAX (degrees, metres); repeatable.
-    #[arg(long = "landmark", allow_hyphen_values = true)]
-    landmarks: Vec<String>,
-    /// Memory budget for the whole bake, e.g. 512M, 2G (default: half the machine's memory).
-    /// It sizes the source caches and bounds --depth; the pack's bytes never depend on it.
-    #[arg(long, value_name = "SIZE", value_parser = planet_cli::args::bytes)]
-    memory: Option<u64>,
-    /// The elevation of every void (nodata) sample, e.g. 0 for the oceans of a
-    /// land-only DEM; without it voids are filled from surrounding samples.
-    #[arg(long, allow_hyphen_values = true, value_parser = planet_cli::args::finite)]
-    void_value: Option<f64>,
-    /// A scene file whose layers (craters, pads, ...) are baked into the ground.
-    #[arg(long)]
-    scene: Option<PathBuf>,
-    /// Keep an existing --out baked from the same inputs and parameters.
-    #[arg(long)]
-    if_unchanged: bool,
-    /// When another command is writing --out (a bake, a patch, an
-    /// upgrade), wait for it to finish instead of refusing.
-    #[arg(long)]
-    wait: bool,
-    /// Bake only part I of N of a sharded bake (0 <= I < N) into a shard file at --out,
-    /// or `auto`: the part from a Slurm array task or a Kubernetes Indexed Job.
-    /// `{i}` and `{count}` in --out become I and N (so does n in braces). Merge the shards
-    /// with --merge.
-    #[arg(long, value_name = "I/N|auto", value_parser = planet_cli::shard::shard)]
-    shard: Option<planet_cli::shard::ShardArg>,
-    /// The shard count for `--shard auto` under a Kubernetes Indexed Job (its completions);
-    /// or set PLANET_SHARD_COUNT. Under Slurm the array gives it.
-    #[arg(long, value_name = "N", requires = "shard")]
-    shard_count: Option<u32>,
-    /// Merge these parts of one sharded bake (its shard files, and its wave files when the
-    /// waves were baked: then the merge only lays out) into the pack at --out, the bytes a
-    /// single-process bake writes. Reads no raster: give only --out (and --jobs, --memory,
-    /// --resume). With --wave, the parts a wave task reads.
-    #[arg(long, value_name = "PART", num_args = 1.., conflicts_with_all = ["dem", "imagery", "classes", "shard", "shard_count", "region", "scene", "body", "radii", "name", "depth", "tier", "level", "void_value", "landmarks", "if_unchanged", "inputs_digest", "digest_inputs", "base"])]
-    merge: Vec<PathBuf>,
-    /// With --merge: bake wave W of the levels above the shards (task --task J of it) into a
-    /// wave file at --out instead of merging, from the shard files and every earlier wave's
-    /// files given to --merge. The merge then lays out shards and waves without filtering.
-    #[arg(long, value_name = "W", requires_all = ["merge", "task"])]
-    wave: Option<u32>,
-    /// The task of --wave to bake, counted from 0 (a Slurm array index, a Kubernetes
-    /// completion index). `{j}` in --out becomes it.
-    #[arg(long, value_name = "J", requires = "wave")]
-    task: Option<u32>,
-    /// With --merge: lay the pack out for M copy tasks instead of merging whole (the first
-    /// stage of a merge on many nodes): its index in PACK.tmp, the tasks' ranges in PACK.layout.
-    /// Then --copy K for each K below M, anywhere, then --commit.
-    #[arg(long, value_name = "M", requires = "merge", conflicts_with_all = ["wave", "copy", "commit", "resume", "memory"], value_parser = clap::value_parser!(u32).range(1..=65536))]
-    copy_tasks: Option<u32>,
-    /// With --merge: copy range K of a pack laid out with --copy-tasks (a Slurm array index, a
-    /// Kubernetes completion index), read it back and mark it done. Run again alone if killed.
-    #[arg(long, value_name = "K", requires = "merge", conflicts_with_all = ["wave", "commit", "resume", "memory"])]
-    copy: Option<u32>,
-    /// With --merge: once every copy task is done, check the laid-out pack's every rule, record
-    /// its detail law and rename it to --out.
-    #[arg(long, requires = "merge", conflicts_with_all = ["wave", "resume", "memory"])]
-    commit: bool,
-    /// Print the tasks of each wave of a bake cut into N shards, first wave first, space
-    /// separated (what a scheduler submits), and exit.
-    #[arg(long, value_name = "N", exclusive = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(planet_cli::shard::MAX_SHARDS)))]
-    wave_plan: Option<u32>,
-    /// Read the inputs whole once and write their digest manifest to --out instead of baking:
-    /// the first step of a cluster bake, whose shards take it with --inputs-digest.
-    #[arg(long, conflicts_with_all = ["shard", "merge", "region", "resume", "inputs_digest"])]
-    digest_inputs: bool,
-    /// Take the inputs' digests from this manifest (made by --digest-inputs), checking each
-    /// file's length and a sample of its chunks instead of reading it whole. Same pack bytes.
-    #[arg(long, value_name = "MANIFEST")]
-    inputs_digest: Option<PathBuf>,
-    /// A pack of the ground under the raster (a global pack under a regional DEM): the raster
-    /// is compared with its shape at its resolution before anything is written, and refused
-    /// when it reads better flipped, rotated, with axes swapped or shifted, or in feet.
-    #[arg(long, value_name = "PACK")]
-    base: Option<PathBuf>,
-    /// zstd level for tile payloads. 4 by measurement (PERFORMANCE.md, "Bake throughput"):
-    /// on ETOPO5 and an 8192 x 4096 raster, 1.0-1.2% larger packs than level 9 at a
-    /// quarter of its encode time.
-    #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
-    level: i8,
-}
+mod args;
+use args::{BakeArgs, Cli, Mode, Resources, Surface};
 
 /// The bake's progress through planet-cli's (a bar on a terminal, log
 /// lines otherwise).
@@ -165,130 +35,91 @@ impl Progress for Reporter {
     }
 }
 
-/// `--out`, which clap requires of every run but `--wave-plan`'s.
-fn out(cli: &Cli) -> &Path {
-    cli.out.as_deref().expect("clap requires --out unless --wave-plan")
-}
-
-fn options(cli: &Cli) -> Result<BakeOptions> {
-    let body = match (&cli.body, &cli.radii) {
-        (Some(name), None) => Body::named(name)?,
-        (None, Some(r)) => Body::custom(&cli.name, *r)?,
-        (None, None) => bail!("give --body earth|moon|mars or --radii A,B,C"),
-        (Some(_), Some(_)) => unreachable!("clap refuses both"),
-    };
-    let landmarks =
-        cli.landmarks.iter().map(|l| Landmark::parse(l).map_err(anyhow::Error::msg)).collect::<Result<_>>()?;
-    let region = cli.region.as_deref().map(planet_bake::parse_region).transpose().map_err(anyhow::Error::msg)?;
-    if cli.dem.is_none() && region.is_none() {
-        bail!("--dem is required unless --region patches --imagery or --classes alone");
-    }
-    if region.is_some() && !out(cli).exists() {
-        bail!("--region patches an existing pack, and {} does not exist", out(cli).display());
-    }
-    if region.is_some() && cli.resume {
-        bail!("--region and --resume do not combine: a patch is re-run, not resumed");
-    }
-    if cli.jobs == Some(0) {
-        bail!("--jobs must be at least 1");
-    }
-    let shard = match cli.shard {
-        None => None,
-        Some(ShardArg::Given(s)) => Some(s),
-        Some(ShardArg::Auto) => {
-            Some(shard_from_scheduler(cli.shard_count, |name| std::env::var(name).ok()).map_err(anyhow::Error::msg)?)
-        }
-    };
-    let out = match shard {
-        Some(s) => PathBuf::from(
-            out(cli)
-                .to_string_lossy()
-                .replace("{i}", &s.index.to_string())
-                .replace("{count}", &s.count.to_string())
-                .replace("{n}", &s.count.to_string()),
-        ),
-        None => out(cli).to_owned(),
-    };
-    let scene = match &cli.scene {
-        Some(path) => Some(planet_cli::scene::load_layer_stack(path, &body)?),
-        None => None,
-    };
-    Ok(BakeOptions {
-        // An empty path is "no DEM" (BakeOptions::has_dem): a colour- or class-only patch.
-        dem: cli.dem.clone().unwrap_or_default(),
-        imagery: cli.imagery.clone(),
-        classes: cli.classes.clone(),
-        body,
-        out,
-        depth: cli.depth,
-        tier: cli.tier.clone(),
-        jobs: cli.jobs,
-        resume: cli.resume,
-        region,
-        landmarks,
-        memory: cli.memory,
-        compression_level: cli.level,
-        if_unchanged: cli.if_unchanged,
-        scene,
-        void_value: cli.void_value,
-        shard,
-        inputs_digest: cli.inputs_digest.clone(),
-        base: cli.base.clone(),
-    })
-}
-
 fn run(cli: Cli) -> Result<()> {
     let reporter = Reporter(JobProgress::new("tiles"));
-    // The report is written last: a bad path found then would fail a bake
-    // whose pack is already in place.
-    if let Some(problem) = cli.report.as_deref().and_then(|p| planet_cli::fs::unwritable_destination("--report", p)) {
-        anyhow::bail!(problem);
+    let mode = cli.into_mode();
+    // The report is written last: a bad path found then would fail a run
+    // whose output is already in place.
+    if let Some(problem) = report_path(&mode).and_then(|p| planet_cli::fs::unwritable_destination("--report", p)) {
+        bail!(problem);
     }
-    if let Some(shards) = cli.wave_plan {
-        let tasks: Vec<String> = planet_bake::wave_tasks(shards).iter().map(u32::to_string).collect();
-        println!("{}", tasks.join(" "));
-        return Ok(());
+    match &mode {
+        Mode::Bake(args) => {
+            let options = args.options()?;
+            run_bake(&options, args.dem.as_deref(), &args.surface, &args.resources, &reporter)
+        }
+        Mode::Shard(args) => {
+            let options = args.options()?;
+            run_bake(&options, args.bake.dem.as_deref(), &args.bake.surface, &args.bake.resources, &reporter)
+        }
+        Mode::Patch(args) => {
+            let options = args.options()?;
+            run_bake(&options, args.dem.as_deref(), &args.surface, &args.resources, &reporter)
+        }
+        Mode::Digest(args) => run_digest(args, &reporter),
+        Mode::Wave(args) => {
+            let options = args.options();
+            check_paths(&Inputs::parts(&args.parts.parts), &options.out, args.parts.report.as_deref())?;
+            let _lock = writer_lock(&options.out, Sharing::Exclusive, args.parts.wait, &reporter)?;
+            run_wave(&options, args.parts.report.as_deref(), &reporter)
+        }
+        Mode::Merge(args) => {
+            let (options, parts) = (args.options(), args.parts());
+            check_paths(&Inputs::parts(&parts.parts), &options.out, parts.report.as_deref())?;
+            // Copy tasks write disjoint ranges of one file at once: they share it.
+            let sharing =
+                if matches!(options.stage, MergeStage::Copy { .. }) { Sharing::Shared } else { Sharing::Exclusive };
+            let _lock = writer_lock(&options.out, sharing, parts.wait, &reporter)?;
+            run_merge(&options, parts.report.as_deref(), &reporter)
+        }
+        Mode::WavePlan(args) => {
+            let tasks: Vec<String> = planet_bake::wave_tasks(args.shards).iter().map(u32::to_string).collect();
+            println!("{}", tasks.join(" "));
+            Ok(())
+        }
     }
-    if let (Some(wave), Some(task)) = (cli.wave, cli.task) {
-        let out = PathBuf::from(out(&cli).to_string_lossy().replace("{j}", &task.to_string()));
-        check_paths(&cli, &out)?;
-        let _lock = writer_lock(&cli, &out, &reporter)?;
-        return run_wave(&cli, WaveOptions { wave, task, out, ..merge_options(&cli).into() }, &reporter);
+}
+
+/// Where the run writes its JSON report, if anywhere.
+fn report_path(mode: &Mode) -> Option<&Path> {
+    match mode {
+        Mode::Bake(a) => a.resources.report.as_deref(),
+        Mode::Shard(a) => a.bake.resources.report.as_deref(),
+        Mode::Patch(a) => a.resources.report.as_deref(),
+        Mode::Wave(a) => a.parts.report.as_deref(),
+        Mode::Merge(a) => a.parts().report.as_deref(),
+        Mode::Digest(_) | Mode::WavePlan(_) => None,
     }
-    if !cli.merge.is_empty() {
-        check_paths(&cli, out(&cli))?;
-        // Copy tasks write disjoint ranges of one file at once: they share it.
-        let sharing = if cli.copy.is_some() { Sharing::Shared } else { Sharing::Exclusive };
-        let _lock = writer_lock_as(&cli, out(&cli), sharing, &reporter)?;
-        return run_merge(&cli, &reporter);
-    }
-    let options = options(&cli)?;
-    check_paths(&cli, &options.out)?;
-    // Held from here to the end: planning, baking or patching, the audit,
-    // the commit and the report (#50: two patches at once lost the first).
-    let _lock = (!cli.digest_inputs).then(|| writer_lock(&cli, &options.out, &reporter)).transpose()?;
-    if cli.digest_inputs {
-        reporter.stage("reading every input to digest it");
-        let files = planet_bake::write_inputs_manifest(&options, &options.out)?;
-        reporter.stage(&format!(
-            "done: {} lists {files} files; give it to each shard with --inputs-digest",
-            options.out.display()
-        ));
-        return Ok(());
-    }
-    let mut report = bake(&options, &reporter)?;
-    if options.shard.is_some() {
-        if let Some(path) = &cli.report {
+}
+
+/// A bake, a shard or a patch (`options` says which): the paths checked,
+/// the writers' lock held from here to the end (planning, baking or
+/// patching, the audit, the commit and the report: #50, two patches at
+/// once lost the first), then the run and its summary line.
+fn run_bake(
+    options: &BakeOptions,
+    dem: Option<&Path>,
+    surface: &Surface,
+    resources: &Resources,
+    reporter: &Reporter,
+) -> Result<()> {
+    let inputs = Inputs::of_bake(dem, surface, options.inputs_digest.as_deref());
+    check_paths(&inputs, &options.out, resources.report.as_deref())?;
+    let _lock = writer_lock(&options.out, Sharing::Exclusive, resources.wait, reporter)?;
+    let mut report = bake(options, reporter)?;
+    let report_path = resources.report.as_deref();
+    if let Some(shard) = options.shard {
+        if let Some(path) = report_path {
             planet_cli::fs::write_json(path, &report).context("writing the report")?;
         }
         reporter.stage(&format!(
-            "done: shard {} ({} tiles); accuracy audit passed; merge the shards with planet-bake --merge",
+            "done: shard {shard} in {} ({} tiles); accuracy audit passed; merge the shards with planet-bake merge",
             options.out.display(),
             report.tiles()
         ));
         return Ok(());
     }
-    if let Some(path) = &cli.report {
+    if let Some(path) = report_path {
         // The picture first: a report never names a file that is not there.
         let picture = path.with_extension("provenance.png");
         provenance_picture(&options.out, &picture)
@@ -297,9 +128,9 @@ fn run(cli: Cli) -> Result<()> {
         planet_cli::fs::write_json(path, &report).context("writing the report")?;
     }
     let rate = report.output_samples_per_second().map(|r| format!(", {:.2} M samples/s", r / 1e6)).unwrap_or_default();
-    let audit = match report.mode() {
-        "up to date" => "up to date; its accuracy audit passed before it was put in place",
-        "patch already applied" => "this patch was applied already; nothing changed",
+    let audit = match report.outcome() {
+        Outcome::UpToDate => "up to date; its accuracy audit passed before it was put in place",
+        Outcome::PatchAlreadyApplied => "this patch was applied already; nothing changed",
         _ => "accuracy audit passed",
     };
     if let Some(line) = report.voids_line() {
@@ -309,62 +140,75 @@ fn run(cli: Cli) -> Result<()> {
         "done: {} ({} tiles{rate}); {audit}{}",
         options.out.display(),
         report.tiles(),
-        cli.report.as_ref().map(|p| format!("; report in {}", p.display())).unwrap_or_default()
+        report_path.map(|p| format!("; report in {}", p.display())).unwrap_or_default()
     ));
+    Ok(())
+}
+
+/// `digest --dem ... --out MANIFEST` (and the bake's other flags).
+fn run_digest(args: &BakeArgs, reporter: &Reporter) -> Result<()> {
+    let (dem, out) = (args.dem.as_deref().expect("clap requires --dem"), args.out());
+    let inputs = Inputs::of_bake(Some(dem), &args.surface, None);
+    check_paths(&inputs, out, None)?;
+    reporter.stage("reading every input to digest it");
+    let (imagery, classes) = (args.surface.imagery.as_deref(), args.surface.classes.as_deref());
+    let files = planet_bake::write_inputs_manifest(dem, imagery, classes, out)?;
+    reporter.stage(&format!("done: {} lists {files} files; give it to each shard with --inputs-digest", out.display()));
     Ok(())
 }
 
 /// The writers' lock of `out` (`planet_terrain::pack::lock`), held while
 /// this command writes it: refused while another holds it, or waited for
 /// with `--wait`.
-fn writer_lock(cli: &Cli, out: &Path, reporter: &Reporter) -> Result<WriterLock> {
-    writer_lock_as(cli, out, Sharing::Exclusive, reporter)
-}
-
-fn writer_lock_as(cli: &Cli, out: &Path, sharing: Sharing, reporter: &Reporter) -> Result<WriterLock> {
-    let contention = if cli.wait { Contention::Wait } else { Contention::Refuse };
+fn writer_lock(out: &Path, sharing: Sharing, wait: bool, reporter: &Reporter) -> Result<WriterLock> {
+    let contention = if wait { Contention::Wait } else { Contention::Refuse };
     let waiting = |holder: &str| reporter.stage(&format!("waiting for {holder}, which is writing {}", out.display()));
     Ok(WriterLock::acquire_as(out, "planet-bake", sharing, contention, waiting)?)
 }
 
-/// Refuses, before any work, a bake whose outputs (`out`: the pack, shard
-/// or digest manifest; the report and its picture) name one of its inputs
-/// or each other. A patch's --out is read and written in place: that is
-/// what a patch is.
-fn check_paths(cli: &Cli, out: &Path) -> Result<()> {
-    use planet_cli::paths::{named, pack_output, raster};
-    let rasters = [("--dem", &cli.dem), ("--imagery", &cli.imagery), ("--classes", &cli.classes)];
-    let files = [("--scene", &cli.scene), ("--inputs-digest", &cli.inputs_digest), ("--base", &cli.base)];
-    let mut inputs: Vec<_> = rasters.iter().filter_map(|(flag, p)| p.as_deref().map(|p| raster(flag, p))).collect();
-    inputs.extend(files.iter().filter_map(|(flag, p)| p.as_deref().map(|p| named(flag, p))));
-    inputs.extend(cli.merge.iter().map(|shard| named("--merge", shard)));
-    let picture = cli.report.as_ref().map(|r| r.with_extension("provenance.png"));
-    let mut outputs = vec![pack_output("--out", out)];
-    outputs.extend(cli.report.as_deref().map(|r| named("--report", r)));
-    outputs.extend(picture.as_deref().map(|p| named("--report's provenance picture", p)));
-    planet_cli::paths::check_paths(&inputs, &outputs).map_err(anyhow::Error::msg)
+/// The files a run reads, by the flag that names each: what its outputs
+/// must not name.
+struct Inputs<'a> {
+    rasters: Vec<(&'static str, &'a Path)>,
+    files: Vec<(&'static str, &'a Path)>,
 }
 
-fn merge_options(cli: &Cli) -> MergeOptions {
-    MergeOptions {
-        shards: cli.merge.clone(),
-        out: out(cli).to_owned(),
-        jobs: cli.jobs,
-        memory: cli.memory,
-        resume: cli.resume,
-        stage: match (cli.copy_tasks, cli.copy, cli.commit) {
-            (Some(copy_tasks), _, _) => MergeStage::LayOut { copy_tasks },
-            (_, Some(task), _) => MergeStage::Copy { task },
-            (_, _, true) => MergeStage::Commit,
-            _ => MergeStage::Whole,
-        },
+impl<'a> Inputs<'a> {
+    fn of_bake(dem: Option<&'a Path>, surface: &'a Surface, digest: Option<&'a Path>) -> Inputs<'a> {
+        let rasters =
+            [("--dem", dem), ("--imagery", surface.imagery.as_deref()), ("--classes", surface.classes.as_deref())];
+        let files =
+            [("--scene", surface.scene.as_deref()), ("--inputs-digest", digest), ("--base", surface.base.as_deref())];
+        Inputs {
+            rasters: rasters.into_iter().filter_map(|(f, p)| Some((f, p?))).collect(),
+            files: files.into_iter().filter_map(|(f, p)| Some((f, p?))).collect(),
+        }
+    }
+
+    fn parts(parts: &'a [PathBuf]) -> Inputs<'a> {
+        Inputs { rasters: Vec::new(), files: parts.iter().map(|p| ("PART", p.as_path())).collect() }
     }
 }
 
-/// `--wave W --task J --merge PART... --out WAVE_FILE`.
-fn run_wave(cli: &Cli, options: WaveOptions, reporter: &Reporter) -> Result<()> {
-    let report = bake_wave(&options, reporter)?;
-    if let Some(path) = &cli.report {
+/// Refuses, before any work, a run whose outputs (`out`: the pack, shard,
+/// wave file or digest manifest; the report and its picture) name one of
+/// its inputs or each other. A patch's --out is read and written in place:
+/// that is what a patch is.
+fn check_paths(inputs: &Inputs, out: &Path, report: Option<&Path>) -> Result<()> {
+    use planet_cli::paths::{named, pack_output, raster};
+    let mut checked: Vec<_> = inputs.rasters.iter().map(|&(flag, p)| raster(flag, p)).collect();
+    checked.extend(inputs.files.iter().map(|&(flag, p)| named(flag, p)));
+    let picture = report.map(|r| r.with_extension("provenance.png"));
+    let mut outputs = vec![pack_output("--out", out)];
+    outputs.extend(report.map(|r| named("--report", r)));
+    outputs.extend(picture.as_deref().map(|p| named("--report's provenance picture", p)));
+    planet_cli::paths::check_paths(&checked, &outputs).map_err(anyhow::Error::msg)
+}
+
+/// `wave W --task J PART... --out WAVE_FILE`.
+fn run_wave(options: &WaveOptions, report_path: Option<&Path>, reporter: &Reporter) -> Result<()> {
+    let report = bake_wave(options, reporter)?;
+    if let Some(path) = report_path {
         planet_cli::fs::write_json(path, &report).context("writing the report")?;
     }
     let (wave, task) = (options.wave, options.task);
@@ -375,17 +219,16 @@ fn run_wave(cli: &Cli, options: WaveOptions, reporter: &Reporter) -> Result<()> 
     Ok(())
 }
 
-/// `--merge PART... --out PACK`.
-fn run_merge(cli: &Cli, reporter: &Reporter) -> Result<()> {
-    let options = merge_options(cli);
-    let report = merge(&options, reporter)?;
-    if let Some(path) = &cli.report {
+/// `merge [layout --copy-tasks M | copy K | commit] PART... --out PACK`.
+fn run_merge(options: &MergeOptions, report_path: Option<&Path>, reporter: &Reporter) -> Result<()> {
+    let report = merge(options, reporter)?;
+    if let Some(path) = report_path {
         planet_cli::fs::write_json(path, &report).context("writing the report")?;
     }
     let out = options.out.display();
     reporter.stage(&match options.stage {
         MergeStage::LayOut { copy_tasks } => format!(
-            "done: {out} laid out ({} tiles) for {copy_tasks} copy tasks; run --copy K for K in 0..{copy_tasks}, then --commit",
+            "done: {out} laid out ({} tiles) for {copy_tasks} copy tasks; run `merge copy K` for K in 0..{copy_tasks}, then `merge commit`",
             report.tiles()
         ),
         MergeStage::Copy { task } => format!("done: copy task {task} of {out} ({} tiles); read back", report.tiles()),
@@ -409,6 +252,34 @@ fn provenance_picture(pack: &Path, out: &Path) -> Result<()> {
 
 fn main() -> ExitCode {
     planet_cli::exit_code(run(Cli::parse()))
+}
+
+/// Every mode parses as its documented command line, and the plain form is
+/// the full bake.
+#[cfg(test)]
+#[test]
+fn each_mode_is_its_own_subcommand() {
+    let parse = |line: &str| Cli::try_parse_from(line.split_whitespace()).map(Cli::into_mode);
+    assert!(matches!(parse("planet-bake --dem d.tif --out p.planetpack --body earth"), Ok(Mode::Bake(_))));
+    assert!(matches!(parse("planet-bake bake --dem d.tif --out p.planetpack --body earth"), Ok(Mode::Bake(_))));
+    assert!(matches!(parse("planet-bake shard 1/4 --dem d.tif --out s --body earth"), Ok(Mode::Shard(_))));
+    assert!(matches!(
+        parse("planet-bake patch --region 1,2,3,4 --out p --classes c.tif --body earth"),
+        Ok(Mode::Patch(_))
+    ));
+    assert!(matches!(parse("planet-bake digest --dem d.tif --out m.json --body earth"), Ok(Mode::Digest(_))));
+    assert!(matches!(parse("planet-bake wave 0 --task 1 a b --out w"), Ok(Mode::Wave(_))));
+    assert!(matches!(parse("planet-bake merge a b --out p"), Ok(Mode::Merge(_))));
+    let Ok(Mode::Merge(m)) = parse("planet-bake merge layout --copy-tasks 3 a b --out p") else { panic!("layout") };
+    assert_eq!(m.options().stage, MergeStage::LayOut { copy_tasks: 3 });
+    let Ok(Mode::Merge(m)) = parse("planet-bake merge copy 2 a b --out p") else { panic!("copy") };
+    assert_eq!((m.options().stage, m.options().shards.len()), (MergeStage::Copy { task: 2 }, 2));
+    assert!(matches!(parse("planet-bake wave-plan 16"), Ok(Mode::WavePlan(_))));
+    // A mode's flags are its own: a patch has no --resume, a merge no --dem.
+    assert!(parse("planet-bake patch --region 1,2,3,4 --out p --dem d.tif --body earth --resume").is_err());
+    assert!(parse("planet-bake merge a b --out p --dem d.tif").is_err());
+    assert!(parse("planet-bake merge copy 2 a b --out p --resume").is_err());
+    assert!(parse("planet-bake --out p.planetpack --body earth").is_err(), "the full bake needs --dem");
 }
 
 /// Every flag and argument `planet-bake --help` lists says what it does.

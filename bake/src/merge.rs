@@ -1,4 +1,4 @@
-//! The merge of a sharded bake (`planet-bake --merge PART... --out PACK`):
+//! The merge of a sharded bake (`planet-bake merge PART... --out PACK`):
 //! the bytes a single-process bake of the same inputs writes.
 //!
 //! The key decision: the merge lays out. Given the shard files and every

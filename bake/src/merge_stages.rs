@@ -1,6 +1,6 @@
-//! The merge in three stages, for a cluster: `--copy-tasks M` lays the pack
-//! out, `--copy K` (M tasks, on any nodes) copies one range of its
-//! payloads each, `--commit` checks and renames it into place. The bytes
+//! The merge in three stages, for a cluster: `merge layout --copy-tasks M`
+//! lays the pack out, `merge copy K` (M tasks, on any nodes) copies one
+//! range of its payloads each, `merge commit` checks and renames it into place. The bytes
 //! are the one-process merge's.
 //!
 //! The key decision: the layout is the single-node part, and it walks only
@@ -119,7 +119,7 @@ fn read_layout(out: &Path) -> Result<Layout, BakeError> {
     let path = layout_path(out);
     let bytes = std::fs::read(&path).map_err(|e| BakeError::Io {
         path: path.clone(),
-        doing: "reading the merge's layout (lay the pack out first with --copy-tasks M)",
+        doing: "reading the merge's layout (lay the pack out first with planet-bake merge layout --copy-tasks M)",
         cause: e.to_string(),
     })?;
     let layout: Layout = serde_json::from_slice(&bytes).map_err(|e| BakeError::Io {
@@ -175,14 +175,14 @@ fn open_parts(options: &MergeOptions, progress: &dyn Progress) -> Result<Parts, 
     let parts = Parts::open(&options.shards)?;
     if !parts.waves_given() {
         return Err(BakeError::ShardSet(
-            "a merge in stages lays out finished tiles only: bake the waves first (--wave W --task J) and give their files too".into(),
+            "a merge in stages lays out finished tiles only: bake the waves first (planet-bake wave W --task J) and give their files too".into(),
         ));
     }
     parts.require_waves_before(parts.waves_plan.count())?;
     Ok(parts)
 }
 
-/// `--copy-tasks M`: the header and index in `PACK.tmp`, the ranges in
+/// `merge layout --copy-tasks M`: the header and index in `PACK.tmp`, the ranges in
 /// `PACK.layout`.
 pub(crate) fn lay_out(
     options: &MergeOptions,
@@ -267,7 +267,7 @@ fn remove_if_there(path: &Path, doing: &'static str) -> Result<(), BakeError> {
     }
 }
 
-/// `--copy K`: task K's range of `PACK.tmp`, then its marker.
+/// `merge copy K`: task K's range of `PACK.tmp`, then its marker.
 pub(crate) fn copy(options: &MergeOptions, task: u32, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
     let out = &options.out;
@@ -277,7 +277,7 @@ pub(crate) fn copy(options: &MergeOptions, task: u32, progress: &dyn Progress) -
     let layout = read_layout(out)?;
     let Some(range) = layout.ranges.get(task as usize) else {
         return Err(BakeError::Options(format!(
-            "--copy {task}: {} was laid out for {} copy tasks (0 to {})",
+            "merge copy {task}: {} was laid out for {} copy tasks (0 to {})",
             out.display(),
             layout.ranges.len(),
             layout.ranges.len().saturating_sub(1)
@@ -314,7 +314,7 @@ fn unfinished_tasks(out: &Path, layout: &Layout) -> Vec<u32> {
         .collect()
 }
 
-/// `--commit`: every copy done, every rule of `PACK.tmp` checked, the
+/// `merge commit`: every copy done, every rule of `PACK.tmp` checked, the
 /// detail law recorded, renamed into place.
 pub(crate) fn commit(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let started = Instant::now();
@@ -379,7 +379,7 @@ fn require_layout(out: &Path) -> Result<(), BakeError> {
     match missing {
         None => Ok(()),
         Some(path) => Err(BakeError::Options(format!(
-            "{}: nothing is laid out here ({} is missing); lay the pack out first with --merge PARTS... --copy-tasks M",
+            "{}: nothing is laid out here ({} is missing); lay the pack out first with planet-bake merge layout --copy-tasks M PARTS...",
             out.display(),
             path.display()
         ))),
@@ -395,7 +395,7 @@ fn check_copies_done(out: &Path, layout: &Layout) -> Result<(), BakeError> {
     }
     let list: Vec<String> = unfinished.iter().map(u32::to_string).collect();
     Err(BakeError::ShardSet(format!(
-        "{}: copy tasks {} of {} have not finished (no marker {} of this layout); run them with --copy K, then commit",
+        "{}: copy tasks {} of {} have not finished (no marker {} of this layout); run them with planet-bake merge copy K, then merge commit",
         out.display(),
         list.join(", "),
         layout.ranges.len(),

@@ -54,10 +54,10 @@ pub struct BakeOptions {
     /// are not marked measured.
     pub void_value: Option<f64>,
     /// Bake only this part of a sharded bake, into a shard file at `out`
-    /// (`--shard`); the merge makes the pack.
+    /// (`planet-bake shard`); the merge makes the pack.
     pub shard: Option<planet_cli::shard::Shard>,
     /// A digest manifest of the inputs (`--inputs-digest`, made once by
-    /// `--digest-inputs`): each input is checked against it by its length
+    /// `planet-bake digest`): each input is checked against it by its length
     /// and a sample of its chunks instead of being read whole.
     pub inputs_digest: Option<PathBuf>,
     /// A pack of the ground under the raster (`--base`): a raster the

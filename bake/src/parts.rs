@@ -1,5 +1,5 @@
 //! The files a sharded bake hands on between its stages, opened and checked
-//! as one set: the shard files (`--shard`) and the wave files (`--wave`).
+//! as one set: the shard files (`planet-bake shard`) and the wave files (`planet-bake wave`).
 //!
 //! The key decision: a part is trusted for what it holds only after the
 //! whole set has been checked against itself. Every part names its bake
@@ -61,7 +61,7 @@ impl Parts {
     /// task at most once.
     pub(crate) fn open(paths: &[PathBuf]) -> Result<Parts, BakeError> {
         if paths.is_empty() {
-            return Err(BakeError::Options("--merge needs the shard files of a sharded bake".into()));
+            return Err(BakeError::Options("a merge needs the shard files of a sharded bake".into()));
         }
         let build = build_id()?;
         allow_open_files(paths.len());
@@ -204,7 +204,7 @@ impl Parts {
             return Ok(());
         }
         Err(BakeError::ShardSet(format!(
-            "the wave files of wave:task {} are missing; bake them with --wave W --task J and give them too",
+            "the wave files of wave:task {} are missing; bake them with planet-bake wave W --task J and give them too",
             missing.join(", ")
         )))
     }
@@ -536,7 +536,7 @@ fn check_same_bake(first: &OpenPart, s: &OpenPart) -> Result<(), BakeError> {
     Err(part_error(
         &s.section.path,
         format!(
-            "a part of a different bake than {} (fingerprint {} of {} shards, against {} of {}): all shards and wave files must come from the same inputs, flags and --shard count (a wave file left by an earlier bake in the same directory: delete it, or bake that task again)",
+            "a part of a different bake than {} (fingerprint {} of {} shards, against {} of {}): all shards and wave files must come from the same inputs, flags and shard count (a wave file left by an earlier bake in the same directory: delete it, or bake that task again)",
             first.section.path.display(),
             &m.fingerprint[..16],
             m.shards,
@@ -567,7 +567,7 @@ fn check_shards_complete(shards: &mut [OpenPart], count: u32) -> Result<(), Bake
         return Ok(());
     }
     Err(BakeError::ShardSet(format!(
-        "shards {} of this bake are missing (given: {}); bake them with --shard I/{count} and merge again",
+        "shards {} of this bake are missing (given: {}); bake them with planet-bake shard I/{count} and merge again",
         missing.join(", "),
         shards.iter().map(|s| s.section.path.display().to_string()).collect::<Vec<_>>().join(", ")
     )))

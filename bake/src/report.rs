@@ -37,25 +37,63 @@ fn thousands(n: usize) -> String {
     out
 }
 
+/// What a run came to, one per kind of report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Baked,
+    UpToDate,
+    Patched,
+    InterruptedPatchCompleted,
+    PatchAlreadyApplied,
+    Shard,
+    Merged,
+    Wave,
+    MergeLaidOut,
+    MergeCopied,
+}
+
+impl Outcome {
+    /// Its name in a report's `mode` key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Baked => "bake",
+            Outcome::UpToDate => "up to date",
+            Outcome::Patched => "region patch",
+            Outcome::InterruptedPatchCompleted => "interrupted patch completed",
+            Outcome::PatchAlreadyApplied => "patch already applied",
+            Outcome::Shard => "shard",
+            Outcome::Merged => "merge",
+            Outcome::Wave => "wave",
+            Outcome::MergeLaidOut => "merge layout",
+            Outcome::MergeCopied => "merge copy",
+        }
+    }
+}
+
 impl BakeReport {
     pub(crate) fn new(report: Report) -> BakeReport {
         BakeReport { report, provenance_png: None }
     }
 
+    /// What the run came to: the report's kind, for a caller to match on.
+    pub fn outcome(&self) -> Outcome {
+        match self.report {
+            Report::Bake(_) => Outcome::Baked,
+            Report::UpToDate(_) => Outcome::UpToDate,
+            Report::Patch(_) => Outcome::Patched,
+            Report::PatchCompleted(_) => Outcome::InterruptedPatchCompleted,
+            Report::PatchAlreadyApplied(_) => Outcome::PatchAlreadyApplied,
+            Report::Shard(_) => Outcome::Shard,
+            Report::Merge(_) => Outcome::Merged,
+            Report::Wave(_) => Outcome::Wave,
+            Report::MergeLayout(_) => Outcome::MergeLaidOut,
+            Report::MergeCopy(_) => Outcome::MergeCopied,
+        }
+    }
+
     /// The report's `mode` key.
     pub fn mode(&self) -> &'static str {
-        match self.report {
-            Report::Bake(_) => "bake",
-            Report::UpToDate(_) => "up to date",
-            Report::Patch(_) => "region patch",
-            Report::PatchCompleted(_) => "interrupted patch completed",
-            Report::PatchAlreadyApplied(_) => "patch already applied",
-            Report::Shard(_) => "shard",
-            Report::Merge(_) => "merge",
-            Report::Wave(_) => "wave",
-            Report::MergeLayout(_) => "merge layout",
-            Report::MergeCopy(_) => "merge copy",
-        }
+        self.outcome().name()
     }
 
     /// Tiles the run wrote, kept or patched (a patch: the tiles its box

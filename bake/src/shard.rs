@@ -304,7 +304,7 @@ impl ShardPlan {
     ) -> Result<ShardPlan, BakeError> {
         if root_depth == 0 {
             return Err(BakeError::Options(
-                "--shard: this bake's data depth is 0 (its six face tiles are the whole bake); bake it in one process"
+                "shard: this bake's data depth is 0 (its six face tiles are the whole bake); bake it in one process"
                     .into(),
             ));
         }
@@ -318,7 +318,7 @@ impl ShardPlan {
         };
         if roots < u64::from(count) {
             return Err(BakeError::Options(format!(
-                "--shard .../{count}: this bake has only {roots} subtrees at its data depth {root_depth}, and each shard bakes whole subtrees; use at most {roots} shards"
+                "shard .../{count}: this bake has only {roots} subtrees at its data depth {root_depth}, and each shard bakes whole subtrees; use at most {roots} shards"
             )));
         }
         let (starts, work) = cut(&units, count);

@@ -1,4 +1,4 @@
-//! One shard of a sharded bake (`--shard I/N`): the same stages as a full
+//! One shard of a sharded bake (`planet-bake shard I/N`): the same stages as a full
 //! bake (landmark audit, tiles through `PackWriter`, accuracy audit of the
 //! assembled file, rename), restricted to the part of the tile set the plan
 //! (`shard`) gives this shard, plus the surfaces of the coarse tiles the

@@ -225,7 +225,7 @@ impl ShardSection {
     pub(crate) fn read(path: &Path) -> Result<ShardSection, BakeError> {
         let file = File::open(path).map_err(|e| broken(path, format!("opening it: {e}")))?;
         let length = file.metadata().map_err(|e| broken(path, e))?.len();
-        let not_a_shard = "not a shard file: it has no shard section after its pack (a pack baked without --shard, or a shard cut short)";
+        let not_a_shard = "not a shard file: it has no shard section after its pack (a pack baked whole, not by planet-bake shard, or a shard cut short)";
         if length < FOOTER {
             return Err(broken(path, not_a_shard));
         }

@@ -1,5 +1,5 @@
 //! The levels above the shards, baked by the cluster in waves
-//! (`planet-bake --wave W --task J --merge PART... --out WAVE_FILE`), so the
+//! (`planet-bake wave W --task J PART... --out WAVE_FILE`), so the
 //! merge only lays out.
 //!
 //! The key decision: the waves are a pure function of the shard count `N`
@@ -135,7 +135,7 @@ pub(crate) struct WaveReport {
 }
 
 /// The number of tasks of each wave of a bake cut into `shards` shards,
-/// first to last: what a scheduler submits (`planet-bake --wave-plan N`).
+/// first to last: what a scheduler submits (`planet-bake wave-plan N`).
 pub fn wave_tasks(shards: u32) -> Vec<u32> {
     WavePlan::new(shards).tasks()
 }
@@ -247,7 +247,7 @@ fn check_task(parts: &Parts, wave: u32, task: u32) -> Result<u32, BakeError> {
     let (waves, shards) = (parts.waves_plan, parts.plan.count);
     let tasks = waves.tasks_of(wave).ok_or_else(|| {
         BakeError::Options(format!(
-            "--wave {wave}: a bake of {shards} shards has waves 0 to {} (planet-bake --wave-plan {shards} lists them)",
+            "wave {wave}: a bake of {shards} shards has waves 0 to {} (planet-bake wave-plan {shards} lists them)",
             waves.count() - 1,
         ))
     })?;

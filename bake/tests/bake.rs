@@ -727,8 +727,22 @@ fn bad_flags_and_bad_files_fail_clearly_and_leave_no_pack() {
         (vec!["--dem", path_str(&garbage), "--body", "vulcan", "--out", path_str(&out)], "unknown body 'vulcan'"),
         (vec!["--dem", path_str(&garbage), "--out", path_str(&out)], "--body"),
         (
-            vec!["--dem", path_str(&garbage), "--body", "earth", "--out", path_str(&out), "--region", "1,2,3,4"],
+            vec![
+                "patch",
+                "--region",
+                "1,2,3,4",
+                "--dem",
+                path_str(&garbage),
+                "--body",
+                "earth",
+                "--out",
+                path_str(&out),
+            ],
             "does not exist",
+        ),
+        (
+            vec!["--dem", path_str(&garbage), "--body", "earth", "--out", path_str(&out), "--region", "1,2,3,4"],
+            "--region",
         ),
         (vec!["--dem", path_str(&garbage), "--body", "earth", "--out", path_str(&out), "--jobs", "0"], "--jobs"),
         (
@@ -765,7 +779,7 @@ fn an_out_path_no_pack_can_be_put_at_is_refused_before_the_bake() {
 
 /// Regression (#31): `--out` over the DEM replaced it with the pack,
 /// `--report` over `--out` replaced the pack with JSON, and `--report` or
-/// `--digest-inputs --out` over the DEM overwrote it, each with exit 0.
+/// the digest's `--out` over the DEM overwrote it, each with exit 0.
 /// Refused before any work by file identity, however the path is spelt.
 #[test]
 fn no_output_is_written_over_an_input_or_another_output() {
@@ -782,10 +796,15 @@ fn no_output_is_written_over_an_input_or_another_output() {
         (&["--out", path_str(&linked)], "is the same file as --dem"),
         (&["--out", path_str(&out), "--report", path_str(&dotted)], "are one file"),
         (&["--out", path_str(&out), "--report", path_str(&dem)], "is the same file as --dem"),
-        (&["--digest-inputs", "--out", path_str(&dem)], "is the same file as --dem"),
+        (&["digest", "--out", path_str(&dem)], "is the same file as --dem"),
     ];
     for (extra, needle) in cases {
-        let o = planet_bake(&[&base[..], extra].concat());
+        // A subcommand comes before the bake's flags.
+        let args = match extra {
+            ["digest", rest @ ..] => [&["digest"][..], &base[..], rest].concat(),
+            _ => [&base[..], extra].concat(),
+        };
+        let o = planet_bake(&args);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && stderr.contains(needle), "{extra:?}: {stderr}");
         assert!(!out.exists(), "{extra:?}: nothing is baked");
@@ -816,9 +835,9 @@ fn the_accuracy_audit_counts_its_tiles_in_a_log() {
 /// shard placeholders (clap turns `{n}` into a newline).
 #[test]
 fn help_prints_the_shard_placeholders_whole() {
-    let o = planet_bake(&["--help"]);
+    let o = planet_bake(&["shard", "--help"]);
     let help = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success() && help.contains("`{i}` and `{count}` in --out become I and N"), "{help}");
+    assert!(o.status.success() && help.contains("`{i}` and `{count}` become I and N"), "{help}");
     assert!(!help.lines().any(|l| l.trim_start().starts_with('`')), "a line broken at a placeholder:\n{help}");
 }
 

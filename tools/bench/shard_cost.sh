@@ -6,7 +6,7 @@
 # shard's, for comparing against the single process
 # (tools/bench/shard_scaling.sh runs the whole chain) or two builds.
 # FLAGS adds bake flags to every shard (FLAGS="--depth 5"). DIGEST=once
-# hashes the inputs once (--digest-inputs) and hands the manifest to every
+# hashes the inputs once (planet-bake digest) and hands the manifest to every
 # shard (--inputs-digest), as tools/cluster's jobs do, instead of each shard
 # hashing them again; the digest's CPU is then printed and counted in.
 #
@@ -23,15 +23,15 @@ mkdir -p "$dir"
 rm -f "$dir"/shard-*-of-"$n".planetshard*
 total=0 smallest= largest= digest_cpu=
 if [[ ${DIGEST:-} == once ]]; then
-    "/usr/bin/time" -f '%e %U %S %M' -o "$dir/digest.time" "$bake" --dem "$raster" --body earth --tier bench \
-        --memory 1G "${flags[@]}" --digest-inputs --out "$dir/inputs.digest.json" 2>"$dir/digest.log" >/dev/null ||
+    "/usr/bin/time" -f '%e %U %S %M' -o "$dir/digest.time" "$bake" digest --dem "$raster" --body earth --tier bench \
+        --memory 1G "${flags[@]}" --out "$dir/inputs.digest.json" 2>"$dir/digest.log" >/dev/null ||
         { echo "shard_cost: the digest failed; see $dir/digest.log" >&2; exit 1; }
     digest_cpu=$(awk '{printf "%.2f", $2 + $3}' "$dir/digest.time")
     flags+=(--inputs-digest "$dir/inputs.digest.json")
 fi
 for ((i = 0; i < n; i++)); do
-    "/usr/bin/time" -f '%e %U %S %M' -o "$dir/shard-$i.time" "$bake" --dem "$raster" --body earth --tier bench \
-        --memory 1G "${flags[@]}" --jobs 1 --shard "$i/$n" --out "$dir/shard-$i-of-$n.planetshard" \
+    "/usr/bin/time" -f '%e %U %S %M' -o "$dir/shard-$i.time" "$bake" shard "$i/$n" --dem "$raster" --body earth --tier bench \
+        --memory 1G "${flags[@]}" --jobs 1 --out "$dir/shard-$i-of-$n.planetshard" \
         2>"$dir/shard-$i.log" >/dev/null || { echo "shard_cost: shard $i/$n failed; see $dir/shard-$i.log" >&2; exit 1; }
     cpu=$(awk '{printf "%.2f", $2 + $3}' "$dir/shard-$i.time")
     total=$(awk -v a="$total" -v b="$cpu" 'BEGIN {printf "%.2f", a + b}')

@@ -63,11 +63,11 @@ for n in "${counts[@]}"; do
     dir=$out/n$n
     rm -rf "$dir"
     mkdir -p "$dir"
-    /usr/bin/time -f '%e %U %S %M' -o "$dir/digest.time" "$bake" "${common[@]}" --digest-inputs \
+    /usr/bin/time -f '%e %U %S %M' -o "$dir/digest.time" "$bake" digest "${common[@]}" \
         --out "$dir/inputs.digest.json" 2>"$dir/digest.log"
     start=$(date +%s.%N)
     seq 0 $((n - 1)) | xargs -P "$parallel" -I{} /usr/bin/time -f '%e %U %S %M' -o "$dir/shard-{}.time" \
-        "$bake" "${common[@]}" --jobs 1 --shard "{}/$n" --inputs-digest "$dir/inputs.digest.json" \
+        "$bake" shard "{}/$n" "${common[@]}" --jobs 1 --inputs-digest "$dir/inputs.digest.json" \
         --out "$dir/shard-{}-of-$n.planetshard" 2>>"$dir/shards.log"
     shards_wall=$(echo "$(date +%s.%N) - $start" | bc)
     shards_cpu=$(cat "$dir"/shard-*.time | awk '{s += $2 + $3} END {printf "%.1f", s}')
@@ -93,7 +93,7 @@ for n in "${counts[@]}"; do
         "$share" "$same"
     sed -n 1p "$dir/waves.out"
     # The same shards and waves merged in one process (it lays out and copies).
-    /usr/bin/time -f '%e %U %S %M' -o "$dir/whole.time" "$bake" --merge "$dir"/shard-*-of-"$n".planetshard \
+    /usr/bin/time -f '%e %U %S %M' -o "$dir/whole.time" "$bake" merge "$dir"/shard-*-of-"$n".planetshard \
         "$dir"/wave-*-of-"$n".planetwave --jobs 1 --out "$dir/merged-whole.planetpack" 2>"$dir/whole.log"
     whole_cpu=$(cpu "$dir/whole.time")
     echo "     merged in one process: $whole_cpu s CPU," \
@@ -101,7 +101,7 @@ for n in "${counts[@]}"; do
         "identical: $(cmp -s "$out/single.planetpack" "$dir/merged-whole.planetpack" && echo yes || echo NO)"
     # Before the waves: the same shards merged alone, the merge filtering
     # and auditing every level above them itself.
-    /usr/bin/time -f '%e %U %S %M' -o "$dir/merge-alone.time" "$bake" --merge "$dir"/shard-*-of-"$n".planetshard \
+    /usr/bin/time -f '%e %U %S %M' -o "$dir/merge-alone.time" "$bake" merge "$dir"/shard-*-of-"$n".planetshard \
         --jobs 1 --out "$dir/merged-alone.planetpack" 2>"$dir/merge-alone.log"
     alone_cpu=$(cpu "$dir/merge-alone.time")
     alone_total=$(echo "$digest_cpu + $shards_cpu + $alone_cpu" | bc)

@@ -3,7 +3,7 @@
 # machine: for the tests, and for users without a scheduler. Given the N
 # shard files already baked in DIR (shard-I-of-N.planetshard, as
 # slurm/bake-shard.sbatch names them), it runs every task of every wave of
-# the levels above the shards (planet-bake --wave-plan N; a wave's tasks in
+# the levels above the shards (planet-bake wave-plan N; a wave's tasks in
 # parallel, PLANET_PARALLEL at a time, default one per core), then the merge
 # in stages: the layout, PLANET_COPY_TASKS copy tasks (default 4, in
 # parallel as the waves' tasks) and the commit; PLANET_COPY_TASKS=0 merges
@@ -31,9 +31,9 @@ export PLANET_BAKE=$bake PLANET_SHARDS=$3 PLANET_SHARD_DIR=$dir PLANET_OUT=$out 
 # The task index comes from JOB_COMPLETION_INDEX here, even inside a Slurm job.
 unset SLURM_ARRAY_TASK_ID
 command -v /usr/bin/time >/dev/null || { echo "local-waves: GNU time is missing; run tools/deps.sh" >&2; exit 1; }
-plan=$("$bake" --wave-plan "$PLANET_SHARDS")
+plan=$("$bake" wave-plan "$PLANET_SHARDS")
 read -r -a tasks <<< "$plan"
-((${#tasks[@]})) || { echo "local-waves: planet-bake --wave-plan $PLANET_SHARDS printed no waves" >&2; exit 1; }
+((${#tasks[@]})) || { echo "local-waves: planet-bake wave-plan $PLANET_SHARDS printed no waves" >&2; exit 1; }
 times=$(mktemp -d)
 trap 'rm -rf "$times"' EXIT
 # sum FILE...: user + system seconds of GNU time's '%U %S' lines.

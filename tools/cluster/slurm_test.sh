@@ -182,7 +182,7 @@ export PLANET_INPUTS_DIGEST=$work/inputs.digest.json
 rm -f "$PLANET_INPUTS_DIGEST"
 export PLANET_COPY_TASKS=3
 read -r -a jobs < <("$here/slurm/submit.sh" 4 "$shards" "$work/merged.planetpack" "$dem" "${flags[@]}")
-wave_count=$("$bake" --wave-plan 4 | wc -w)
+wave_count=$("$bake" wave-plan 4 | wc -w)
 array=${jobs[0]} merge=${jobs[-1]} waves=("${jobs[@]:1:wave_count}") merges=("${jobs[@]:1+wave_count}")
 echo "slurm_test: array job $array (4 shards), wave jobs ${waves[*]}, merge jobs ${merges[*]} (layout, copy, commit)"
 ((${#jobs[@]} == 1 + wave_count + 3)) || { echo "slurm_test: not one array per wave and three merge stages: ${jobs[*]}" >&2; exit 1; }

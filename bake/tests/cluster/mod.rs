@@ -46,18 +46,20 @@ fn local_waves_runs_every_stage_after_the_shards_to_the_single_process_bytes_and
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
     let bake = env!("CARGO_BIN_EXE_planet-bake");
     let flags = ["--body", "earth", "--depth", "3", "--tier", "test", "--level", "3", "--jobs", "1"];
-    let run = |extra: &[&str]| {
-        let out = Command::new(bake).args(["--dem", path_str(&dem)]).args(flags).args(extra).output().unwrap();
+    // A mode's subcommand (shard I/N) comes first; the flags after it.
+    let run = |mode: &[&str], extra: &[&str]| {
+        let out =
+            Command::new(bake).args(mode).args(["--dem", path_str(&dem)]).args(flags).args(extra).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     };
     let single = dir.path().join("single.planetpack");
-    run(&["--out", path_str(&single)]);
+    run(&[], &["--out", path_str(&single)]);
     let shards = dir.path().join("shards");
     std::fs::create_dir(&shards).unwrap();
     // 8 shards: three waves (8, 2 and 1 tasks).
     for i in 0..8 {
         let out = shards.join(format!("shard-{i}-of-8.planetshard"));
-        run(&["--shard", &format!("{i}/8"), "--out", path_str(&out)]);
+        run(&["shard", &format!("{i}/8")], &["--out", path_str(&out)]);
     }
     // The merge in stages (3 copy tasks), then in one process: the same bytes.
     for (copies, merged, stages) in [("3", "merged.planetpack", "copy (3 tasks)"), ("0", "whole.planetpack", "whole ")]
@@ -196,7 +198,7 @@ fn the_kubernetes_manifest_is_indexed_jobs_for_shards_each_wave_and_the_merge_co
     assert_eq!(var(&merge_env, "PLANET_SHARDS"), var(&shard_env, "PLANET_SHARDS"));
     // One Indexed Job per wave, each of the task count the wave plan gives.
     let plan = Command::new(env!("CARGO_BIN_EXE_planet-bake"))
-        .args(["--wave-plan", var(&shard_env, "PLANET_SHARDS")])
+        .args(["wave-plan", var(&shard_env, "PLANET_SHARDS")])
         .output()
         .unwrap();
     let plan: Vec<i64> = String::from_utf8_lossy(&plan.stdout).split_whitespace().map(|t| t.parse().unwrap()).collect();
@@ -345,11 +347,11 @@ fn inputs_over_http_through_vsicurl_bake_the_bytes_of_the_same_files_on_disk() {
     let remote_dem = format!("/vsicurl/{}", nginx.url("earth.tif"));
     let remote_imagery = format!("/vsicurl/{}", nginx.url("rgb.tif"));
     let bake = env!("CARGO_BIN_EXE_planet-bake");
-    let run = |dem: &str, imagery: &str, out: &Path, extra: &[&str]| {
+    let run = |dem: &str, imagery: &str, out: &Path, mode: &[&str]| {
         let o = Command::new(bake)
+            .args(mode)
             .args(["--dem", dem, "--imagery", imagery, "--out", path_str(out)])
             .args(["--body", "earth", "--depth", "2", "--tier", "test", "--level", "3"])
-            .args(extra)
             .env("GDAL_HTTP_MAX_RETRY", "0")
             .output()
             .unwrap();
@@ -363,11 +365,11 @@ fn inputs_over_http_through_vsicurl_bake_the_bytes_of_the_same_files_on_disk() {
     assert_eq!(std::fs::read(&local).unwrap(), std::fs::read(&remote).unwrap(), "the same bytes from disk and HTTP");
 
     let shards: Vec<PathBuf> = (0..2).map(|i| dir.path().join(format!("s{i}.planetshard"))).collect();
-    run(&remote_dem, &remote_imagery, &shards[0], &["--shard", "0/2"]);
-    run(path_str(&dem), path_str(&imagery), &shards[1], &["--shard", "1/2"]);
+    run(&remote_dem, &remote_imagery, &shards[0], &["shard", "0/2"]);
+    run(path_str(&dem), path_str(&imagery), &shards[1], &["shard", "1/2"]);
     let merged = dir.path().join("merged.planetpack");
     let o = Command::new(bake)
-        .args(["--merge", path_str(&shards[0]), path_str(&shards[1]), "--out", path_str(&merged)])
+        .args(["merge", path_str(&shards[0]), path_str(&shards[1]), "--out", path_str(&merged)])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -389,26 +391,27 @@ fn shards_given_a_digest_manifest_make_the_same_pack_and_refuse_a_changed_input(
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
     let bake = env!("CARGO_BIN_EXE_planet-bake");
     let common = ["--body", "earth", "--depth", "2", "--tier", "test", "--level", "3"];
-    let run = |out: &Path, extra: &[&str]| {
+    // `mode` is the subcommand and what follows it; `common` is the bake's flags.
+    let run = |out: &Path, mode: &[&str]| {
         Command::new(bake)
+            .args(mode)
             .args(["--dem", path_str(&dem), "--out", path_str(out)])
             .args(common)
-            .args(extra)
             .output()
             .unwrap()
     };
     let ok = |o: std::process::Output| assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let manifest = dir.path().join("inputs.digest.json");
-    ok(run(&manifest, &["--digest-inputs"]));
+    ok(run(&manifest, &["digest"]));
     let single = dir.path().join("single.planetpack");
     ok(run(&single, &[]));
     let shards: Vec<PathBuf> = (0..2).map(|i| dir.path().join(format!("s{i}.planetshard"))).collect();
     for (i, shard) in shards.iter().enumerate() {
-        ok(run(shard, &["--shard", &format!("{i}/2"), "--inputs-digest", path_str(&manifest)]));
+        ok(run(shard, &["shard", &format!("{i}/2"), "--inputs-digest", path_str(&manifest)]));
     }
     let merged = dir.path().join("merged.planetpack");
     ok(Command::new(bake)
-        .args(["--merge", path_str(&shards[0]), path_str(&shards[1]), "--out", path_str(&merged)])
+        .args(["merge", path_str(&shards[0]), path_str(&shards[1]), "--out", path_str(&merged)])
         .output()
         .unwrap());
     assert_eq!(std::fs::read(&single).unwrap(), std::fs::read(&merged).unwrap(), "same fingerprint, same bytes");
@@ -416,7 +419,7 @@ fn shards_given_a_digest_manifest_make_the_same_pack_and_refuse_a_changed_input(
     // The DEM re-written with other heights: its digest no longer matches.
     let other: Vec<f32> = nodes().iter().map(|v| v + 1.0).collect();
     earth_tiff(dir.path(), "earth.tif", &other, GEO);
-    let o = run(&dir.path().join("x.planetshard"), &["--shard", "0/2", "--inputs-digest", path_str(&manifest)]);
+    let o = run(&dir.path().join("x.planetshard"), &["shard", "0/2", "--inputs-digest", path_str(&manifest)]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && stderr.contains("does not match the --inputs-digest manifest"), "{stderr}");
     assert!(stderr.contains("earth.tif"), "{stderr}");

@@ -32,6 +32,15 @@ fn bake_args<'a>(dem: &'a Path, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str
     args
 }
 
+/// `planet-bake patch` of `region` in `out` from `dem`, with the bake's
+/// flags a patch takes (the pack's level is its own).
+fn patch_args<'a>(dem: &'a Path, out: &'a Path, region: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["patch", "--region", region, "--dem", path_str(dem), "--out", path_str(out)];
+    args.extend(COMMON.chunks(2).filter(|flag| flag[0] != "--level").flatten());
+    args.extend_from_slice(extra);
+    args
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -129,7 +138,7 @@ fn every_crash_window_of_a_patch_recovers_to_identical_bytes() {
     let base_bytes = std::fs::read(&base).unwrap();
     let reference = dir.path().join("reference.planetpack");
     std::fs::copy(&base, &reference).unwrap();
-    assert_ok(&planet_bake(&[], &bake_args(&dem_after, &reference, &["--region", REGION])), "reference patch");
+    assert_ok(&planet_bake(&[], &patch_args(&dem_after, &reference, REGION, &[])), "reference patch");
     let expected = std::fs::read(&reference).unwrap();
     assert_ne!(expected, base_bytes);
 
@@ -137,7 +146,7 @@ fn every_crash_window_of_a_patch_recovers_to_identical_bytes() {
     for window in windows {
         let out = dir.path().join(format!("{window}.planetpack"));
         std::fs::copy(&base, &out).unwrap();
-        let args = bake_args(&dem_after, &out, &["--region", REGION]);
+        let args = patch_args(&dem_after, &out, REGION, &[]);
         assert_aborted(&planet_bake(&[("PLANET_ABORT_AT", window)], &args), window);
         let journal = journal_path(&out);
         match window {
@@ -267,21 +276,21 @@ fn a_second_writer_refuses_or_waits_and_nothing_is_lost() {
     assert_ok(&planet_bake(&[], &bake_args(&dem, &out, &[])), "base bake");
     let reference = dir.path().join("reference.planetpack");
     std::fs::copy(&out, &reference).unwrap();
-    assert_ok(&planet_bake(&[], &bake_args(&first, &reference, &["--region", REGION])), "first patch");
-    assert_ok(&planet_bake(&[], &bake_args(&second, &reference, &["--region", "-25,40,-20,50"])), "second patch");
+    assert_ok(&planet_bake(&[], &patch_args(&first, &reference, REGION, &[])), "first patch");
+    assert_ok(&planet_bake(&[], &patch_args(&second, &reference, "-25,40,-20,50", &[])), "second patch");
     let expected = std::fs::read(&reference).unwrap();
 
     let pause = dir.path().join("paused");
     let pause_env = [("PLANET_PAUSE_AT", "patch-compute"), ("PLANET_PAUSE_FILE", path_str(&pause))];
     let mut a = Command::new(env!("CARGO_BIN_EXE_planet-bake"))
         .envs(pause_env)
-        .args(bake_args(&first, &out, &["--region", REGION]))
+        .args(patch_args(&first, &out, REGION, &[]))
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     until_paused(&pause, &mut a);
     let before = std::fs::read(&out).unwrap();
-    let refused = planet_bake(&[], &bake_args(&second, &out, &["--region", "-25,40,-20,50"]));
+    let refused = planet_bake(&[], &patch_args(&second, &out, "-25,40,-20,50", &[]));
     assert!(!refused.status.success(), "a second patch ran beside the first");
     assert!(stderr(&refused).contains("is being written by pid"), "{}", stderr(&refused));
     assert_eq!(std::fs::read(&out).unwrap(), before, "the refused patch touched the pack");
@@ -289,7 +298,7 @@ fn a_second_writer_refuses_or_waits_and_nothing_is_lost() {
     assert!(!full.status.success() && stderr(&full).contains("is being written by pid"), "{}", stderr(&full));
     // The waiting patch says whom it waits for; the first goes on only then.
     let mut b = Command::new(env!("CARGO_BIN_EXE_planet-bake"))
-        .args(bake_args(&second, &out, &["--region", "-25,40,-20,50", "--wait"]))
+        .args(patch_args(&second, &out, "-25,40,-20,50", &["--wait"]))
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();

@@ -129,7 +129,7 @@ fn a_patch_of_over_a_thousand_tiles_stays_within_the_smallest_budget() {
         let rss = dir.path().join("rss.txt");
         let output = std::process::Command::new("/usr/bin/time")
             .args(["-f", "%M", "-o", path_str(&rss), env!("CARGO_BIN_EXE_planet-bake")])
-            .args(["--dem", path_str(&survey), "--out", path_str(&out), "--body", "earth", "--tier", "test"])
+            .args(["patch", "--dem", path_str(&survey), "--out", path_str(&out), "--body", "earth", "--tier", "test"])
             .args(["--depth", "7", "--region", "42,92,68,118", "--jobs", "2", "--memory", memory])
             .args(["--report", path_str(report)])
             .output()

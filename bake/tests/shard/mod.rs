@@ -493,8 +493,8 @@ fn a_killed_shard_resumes_alone_to_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
     let run = |out: &Path, env: &[(&str, &str)], extra: &[&str]| {
-        let mut args = vec!["--dem", path_str(&dem), "--out", path_str(out), "--body", "earth", "--depth", "2"];
-        args.extend_from_slice(&["--tier", "test", "--level", "3", "--jobs", "2", "--shard", "1/2"]);
+        let mut args = vec!["shard", "1/2", "--dem", path_str(&dem), "--out", path_str(out), "--body", "earth"];
+        args.extend_from_slice(&["--depth", "2", "--tier", "test", "--level", "3", "--jobs", "2"]);
         args.extend_from_slice(extra);
         std::process::Command::new(env!("CARGO_BIN_EXE_planet-bake"))
             .envs(env.iter().copied())
@@ -623,7 +623,7 @@ fn a_merge_in_stages_names_unfinished_copies_foreign_parts_and_stale_markers() {
     let elsewhere = dir.path().join("elsewhere.planetpack");
     for stage in [MergeStage::Copy { task: 0 }, MergeStage::Commit] {
         let e = format!("{:#}", merge_stage(&parts, &elsewhere, stage).unwrap_err());
-        assert!(e.contains("nothing is laid out here") && e.contains("--copy-tasks M"), "{e}");
+        assert!(e.contains("nothing is laid out here") && e.contains("merge layout --copy-tasks M"), "{e}");
     }
     merge_stage(&parts, &elsewhere, MergeStage::LayOut { copy_tasks: 2 }).unwrap();
     std::fs::write(dir.path().join("elsewhere.planetpack.layout"), b"{ not json").unwrap();
@@ -650,8 +650,10 @@ fn a_merge_in_stages_names_unfinished_copies_foreign_parts_and_stale_markers() {
 fn a_bake_coarser_than_its_raster_shards_to_the_single_process_bytes_and_leaves_no_scratch() {
     let dir = tempfile::tempdir().unwrap();
     let dem = earth_tiff(dir.path(), "earth.tif", nodes(), GEO);
-    let run = |out: &Path, env: &[(&str, &str)], extra: &[&str]| {
-        let mut args = vec!["--dem", path_str(&dem), "--out", path_str(out), "--body", "earth", "--depth", "1"];
+    // `mode`: the subcommand and its part (none: the full bake).
+    let run = |out: &Path, env: &[(&str, &str)], mode: &[&str], extra: &[&str]| {
+        let mut args = mode.to_vec();
+        args.extend_from_slice(&["--dem", path_str(&dem), "--out", path_str(out), "--body", "earth", "--depth", "1"]);
         args.extend_from_slice(&["--tier", "test", "--level", "3", "--jobs", "2"]);
         args.extend_from_slice(extra);
         std::process::Command::new(env!("CARGO_BIN_EXE_planet-bake"))
@@ -661,7 +663,7 @@ fn a_bake_coarser_than_its_raster_shards_to_the_single_process_bytes_and_leaves_
             .unwrap()
     };
     let single = dir.path().join("single.planetpack");
-    let baked = run(&single, &[], &[]);
+    let baked = run(&single, &[], &[], &[]);
     assert!(baked.status.success(), "{}", String::from_utf8_lossy(&baked.stderr));
     assert!(
         String::from_utf8_lossy(&baked.stderr).contains("mean over its 1.4 x 1.4 pixel footprint"),
@@ -672,7 +674,7 @@ fn a_bake_coarser_than_its_raster_shards_to_the_single_process_bytes_and_leaves_
         .map(|i| {
             let out = dir.path().join(format!("part-{i}-of-3.planetshard"));
             let shard = format!("{i}/3");
-            let o = run(&out, &[], &["--shard", &shard]);
+            let o = run(&out, &[], &["shard", &shard], &[]);
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             out
         })
@@ -680,7 +682,7 @@ fn a_bake_coarser_than_its_raster_shards_to_the_single_process_bytes_and_leaves_
     // The merge by the same build as the shards (the binary), as a merge must be.
     let merged = dir.path().join("merged.planetpack");
     let merge = std::process::Command::new(env!("CARGO_BIN_EXE_planet-bake"))
-        .arg("--merge")
+        .arg("merge")
         .args(&shards)
         .args(["--out", path_str(&merged)])
         .output()
@@ -689,7 +691,7 @@ fn a_bake_coarser_than_its_raster_shards_to_the_single_process_bytes_and_leaves_
     assert_same_bytes(&std::fs::read(&single).unwrap(), &merged, "3 shards of a bake coarser than its raster");
 
     let killed = dir.path().join("killed.planetshard");
-    let died = run(&killed, &[("PLANET_ABORT_AFTER_TILES", "3")], &["--shard", "1/3"]);
+    let died = run(&killed, &[("PLANET_ABORT_AFTER_TILES", "3")], &["shard", "1/3"], &[]);
     assert!(!died.status.success() && !killed.exists(), "the shard died before its file appeared");
     let mut left: Vec<String> =
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -701,7 +703,7 @@ fn a_bake_coarser_than_its_raster_shards_to_the_single_process_bytes_and_leaves_
     let journal =
         [name(planet_terrain::pack::lock::lock_path(&killed)), name(planet_terrain::pack::partial_path(&killed))];
     assert_eq!(left, journal, "the killed shard leaves its journal (and the writers' lock file) alone");
-    let resumed = run(&killed, &[], &["--shard", "1/3", "--resume"]);
+    let resumed = run(&killed, &[], &["shard", "1/3"], &["--resume"]);
     assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
     assert_eq!(std::fs::read(&shards[1]).unwrap(), std::fs::read(&killed).unwrap(), "resumed shard, byte for byte");
 }

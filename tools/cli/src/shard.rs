@@ -1,10 +1,10 @@
-//! `--shard I/N|auto`: which part of a sharded bake this process bakes.
+//! `planet-bake shard I/N|auto`: which part of a sharded bake this process bakes.
 //!
 //! The key decision: `auto` reads only the variables the schedulers
 //! themselves set for a task of an array (Slurm's `SLURM_ARRAY_TASK_*`,
 //! Kubernetes' `JOB_COMPLETION_INDEX` of an Indexed Job), so one command
 //! line serves every task. The cluster scripts also pass the count
-//! (`--shard-count`), which makes a Slurm task's array index its shard
+//! (`--count`), which makes a Slurm task's array index its shard
 //! index: re-submitting one failed task (`sbatch --array=2`) bakes shard 2
 //! of the same plan, where the array's own count would say 1.
 
@@ -18,7 +18,7 @@ pub struct Shard {
 /// The most shards a bake may be cut into.
 pub const MAX_SHARDS: u32 = 1 << 16;
 
-/// What `--shard` was given.
+/// What `planet-bake shard` was given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShardArg {
     Given(Shard),
@@ -63,7 +63,7 @@ pub fn shard(text: &str) -> Result<ShardArg, String> {
 /// a Slurm job array (`SLURM_ARRAY_TASK_ID`, with the count from
 /// `SLURM_ARRAY_TASK_COUNT` or `..._MIN`/`..._MAX`), or a Kubernetes
 /// Indexed Job (`JOB_COMPLETION_INDEX`, with the count from `count` (the
-/// `--shard-count` flag) or `PLANET_SHARD_COUNT`). With `count` given, a
+/// `--count` flag) or `PLANET_SHARD_COUNT`). With `count` given, a
 /// Slurm task's array index is its shard index, so re-submitting one task
 /// of an array (`--array=2`) bakes the same shard.
 pub fn shard_from_scheduler(count: Option<u32>, var: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
@@ -71,16 +71,15 @@ pub fn shard_from_scheduler(count: Option<u32>, var: impl Fn(&str) -> Option<Str
     if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
         if number("SLURM_ARRAY_TASK_STEP")?.is_some_and(|s| s != 1) {
             return Err(
-                "--shard auto: this Slurm array has a step other than 1 (--array=A-B:S); give --shard I/N explicitly"
-                    .into(),
+                "shard auto: this Slurm array has a step other than 1 (--array=A-B:S); give I/N explicitly".into()
             );
         }
         if let Some(count) = count {
             // The array's indices are the shards' own: a re-submitted
             // subset (`sbatch --array=2`) bakes shard 2 of the same count.
-            let count = count_in_range(count, "--shard-count")?;
+            let count = count_in_range(count, "--count")?;
             if id >= count {
-                return Err(format!("--shard auto: SLURM_ARRAY_TASK_ID {id} is not below --shard-count {count}"));
+                return Err(format!("shard auto: SLURM_ARRAY_TASK_ID {id} is not below --count {count}"));
             }
             return Ok(Shard { index: id, count });
         }
@@ -89,12 +88,12 @@ pub fn shard_from_scheduler(count: Option<u32>, var: impl Fn(&str) -> Option<Str
             (Some(n), _) => n,
             (None, Some(max)) if max >= min => max - min + 1,
             _ => return Err(
-                "--shard auto: SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_COUNT nor SLURM_ARRAY_TASK_MAX is; is this an array job (sbatch --array)?".into(),
+                "shard auto: SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_COUNT nor SLURM_ARRAY_TASK_MAX is; is this an array job (sbatch --array)?".into(),
             ),
         };
         let slurm_count = count_in_range(slurm_count, "the Slurm array's task count")?;
         let index = id.checked_sub(min).filter(|&i| i < slurm_count).ok_or_else(|| {
-            format!("--shard auto: SLURM_ARRAY_TASK_ID {id} lies outside the array ({min} and {slurm_count} tasks on)")
+            format!("shard auto: SLURM_ARRAY_TASK_ID {id} lies outside the array ({min} and {slurm_count} tasks on)")
         })?;
         return Ok(Shard { index, count: slurm_count });
     }
@@ -102,15 +101,15 @@ pub fn shard_from_scheduler(count: Option<u32>, var: impl Fn(&str) -> Option<Str
         let count = match (count, number("PLANET_SHARD_COUNT")?) {
             (Some(c), _) | (None, Some(c)) => count_in_range(c, "the shard count")?,
             (None, None) => return Err(
-                "--shard auto: a Kubernetes Indexed Job gives JOB_COMPLETION_INDEX but not the count; pass --shard-count N (the Job's completions) or set PLANET_SHARD_COUNT".into(),
+                "shard auto: a Kubernetes Indexed Job gives JOB_COMPLETION_INDEX but not the count; pass --count N (the Job's completions) or set PLANET_SHARD_COUNT".into(),
             ),
         };
         if index >= count {
-            return Err(format!("--shard auto: JOB_COMPLETION_INDEX {index} is not below the shard count {count}"));
+            return Err(format!("shard auto: JOB_COMPLETION_INDEX {index} is not below the shard count {count}"));
         }
         return Ok(Shard { index, count });
     }
-    Err("--shard auto: neither a Slurm array task (SLURM_ARRAY_TASK_ID) nor a Kubernetes Indexed Job (JOB_COMPLETION_INDEX) is in the environment; give --shard I/N".into())
+    Err("shard auto: neither a Slurm array task (SLURM_ARRAY_TASK_ID) nor a Kubernetes Indexed Job (JOB_COMPLETION_INDEX) is in the environment; give I/N".into())
 }
 
 #[cfg(test)]
@@ -156,7 +155,7 @@ mod tests {
             (&[("SLURM_ARRAY_TASK_ID", "4"), ("SLURM_ARRAY_TASK_COUNT", "5")], Some(4), Err("not below")),
             (&[("JOB_COMPLETION_INDEX", "7")], Some(8), Ok((7, 8))),
             (&[("JOB_COMPLETION_INDEX", "0"), ("PLANET_SHARD_COUNT", "2")], None, Ok((0, 2))),
-            (&[("JOB_COMPLETION_INDEX", "2")], None, Err("--shard-count")),
+            (&[("JOB_COMPLETION_INDEX", "2")], None, Err("--count")),
             (&[], None, Err("neither")),
         ];
         for (vars, count, want) in cases {

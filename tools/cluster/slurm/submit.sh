@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Submits a sharded bake to Slurm: an array of N shard tasks, then one array
-# per wave of the levels above the shards (planet-bake --wave-plan N gives
+# per wave of the levels above the shards (planet-bake wave-plan N gives
 # their task counts), each waiting for the one before (afterok), then the
 # merge in stages: a layout job, an array of PLANET_COPY_TASKS copy tasks
 # (default 8) and a commit job, each after the one before. With
 # PLANET_COPY_TASKS=0 the merge is one job instead.
 # Prints "ARRAY_JOB_ID WAVE_JOB_ID... MERGE_JOB_ID..." (layout, copy, commit;
 # or the one merge job). It runs
-# `planet-bake --wave-plan N` ($PLANET_BAKE) here first, so planet-bake must run on this host.
+# `planet-bake wave-plan N` ($PLANET_BAKE) here first, so planet-bake must run on this host.
 #
 # usage: submit.sh N SHARD_DIR OUT DEM [BAKE FLAGS...]
 #   e.g. submit.sh 64 /shared/shards /shared/earth.planetpack /shared/srtm.vrt --body earth --depth 11
@@ -37,9 +37,9 @@ export PLANET_BAKE_ARGS="$*"
 export PLANET_COPY_TASKS=${PLANET_COPY_TASKS:-8}
 [[ $PLANET_COPY_TASKS =~ ^[0-9]+$ ]] || { echo "submit: PLANET_COPY_TASKS must be a whole number, not $PLANET_COPY_TASKS" >&2; exit 2; }
 # The waves' task counts, before anything is submitted (planet-bake must run here).
-plan=$("${PLANET_BAKE:-planet-bake}" --wave-plan "$PLANET_SHARDS")
+plan=$("${PLANET_BAKE:-planet-bake}" wave-plan "$PLANET_SHARDS")
 read -r -a wave_tasks <<< "$plan"
-((${#wave_tasks[@]})) || { echo "submit: planet-bake --wave-plan $PLANET_SHARDS printed no waves" >&2; exit 1; }
+((${#wave_tasks[@]})) || { echo "submit: planet-bake wave-plan $PLANET_SHARDS printed no waves" >&2; exit 1; }
 read -r -a sbatch_args <<< "${SBATCH_ARGS:-}"
 read -r -a merge_args <<< "${MERGE_SBATCH_ARGS:-}"
 # ${a[@]+"${a[@]}"}: an empty array under `set -u` on bash older than 4.4 too.
@@ -51,7 +51,7 @@ trap '[[ $BASHPID == "$$" ]] && ((${#submitted[@]})) && scancel "${submitted[@]}
 if [[ -n ${PLANET_INPUTS_DIGEST:-} ]]; then
     rm -f "$PLANET_INPUTS_DIGEST"
     digest=$(sbatch --parsable --export=ALL --job-name=planet-digest ${merge_args[@]+"${merge_args[@]}"} \
-        --wrap 'set -f; exec "${PLANET_BAKE:-planet-bake}" --dem "$PLANET_DEM" $PLANET_BAKE_ARGS --digest-inputs --out "$PLANET_INPUTS_DIGEST"')
+        --wrap 'set -f; exec "${PLANET_BAKE:-planet-bake}" digest --dem "$PLANET_DEM" $PLANET_BAKE_ARGS --out "$PLANET_INPUTS_DIGEST"')
     submitted+=("${digest%%;*}")
     after=(--dependency="afterok:${digest%%;*}" --kill-on-invalid-dep=yes)
 fi
