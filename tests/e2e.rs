@@ -119,10 +119,9 @@ fn a_geotiff_bakes_patches_verifies_and_draws() {
 
     // A better DEM for one box: inside it the pack takes the new ground,
     // far from it nothing moves.
-    run_ok(
-        "planet-bake",
-        &["patch", "--dem", &p(&better), "--radii", RADII, "--name", NAME, "--out", &p(&pack), "--region", "10,10,20,20"],
-    );
+    let (better, pack_path) = (p(&better), p(&pack));
+    let patch = ["patch", "--dem", &better, "--radii", RADII, "--name", NAME, "--out", &pack_path];
+    run_ok("planet-bake", &[&patch[..], &["--region", "10,10,20,20"]].concat());
     for (k, &(lat, lon)) in PLACES.iter().enumerate() {
         let got = sample(&pack, lat, lon);
         if IN_PATCH[k] {

@@ -15,9 +15,9 @@
 //!   -> terrain, bake -> terrain), and only planet-physics links Rapier:
 //!   what each crate links, transitively, as `cargo tree` resolves it
 //!   ([`graph`]), and the bake no HTTP client in any build a script runs;
-//! - no source file grows past the size where it starts mixing concerns,
-//!   and no function past the length where reading gets hard (the long few
-//!   listed with their reasons, [`functions`] measures them);
+//! - no source file grows past the size where it starts mixing concerns
+//!   (a function's length is clippy's `too_many_lines`, at 80 lines, each
+//!   longer one carrying an `#[expect]` with its reason);
 //! - each crate has at most one integration-test binary (from `cargo
 //!   metadata`, the targets cargo resolves, not the files' names);
 //! - the generated GLSL ABI header matches `planet_terrain::abi`.
@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 
 use planet_system_tests::workspace;
 
-mod functions;
 mod graph;
 
 /// Every Rust source of the workspace (not build output), relative paths.
@@ -328,126 +327,6 @@ fn no_source_file_grows_past_the_size_where_it_mixes_concerns() {
         })
         .collect();
     check(&format!("source files stay under {MAX_SOURCE_LINES} lines"), offences);
-}
-
-/// Functions past this many lines are where reading gets hard.
-const MAX_FUNCTION_LINES: usize = 80;
-
-/// The functions allowed past [`MAX_FUNCTION_LINES`]: file, name, the
-/// length it may not pass, and why it reads as one piece (or, for known
-/// debt, what splitting it waits for). An entry whose function shrank
-/// under the limit fails too, so the list only ever shortens.
-const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
-    (
-        "bake/src/filter.rs",
-        "filter_tile",
-        98,
-        "one pass over a parent's stored samples: core taps from a gathered window, apron and cube corners through Level::filtered; the two paths must give the same bits and are checked side by side",
-    ),
-    (
-        "bake/src/full.rs",
-        "bake_full",
-        104,
-        "the full bake's stages in order (tile set, pipeline, assembly, audit, report), each one call; debt: shares stage functions with bake_shard and merge_in_pool",
-    ),
-    (
-        "bake/src/patch.rs",
-        "patch_region",
-        107,
-        "a patch's steps in crash-window order (replay, already applied, sources, re-bake by depth, audit, journal, read-back): the order is the safety argument",
-    ),
-    ("bake/src/shard_bake.rs", "bake_shard", 90, "a shard's stages in order, mirroring bake_full; debt: as bake_full"),
-    (
-        "engine/render/src/vk/device.rs",
-        "new",
-        160,
-        "instance, device, queues, allocator and messenger created in the one order Vulkan requires, each failure unwinding what came before",
-    ),
-    (
-        "engine/render/src/vk/encode.rs",
-        "record",
-        145,
-        "one command buffer in submission order (uploads, depth, shaded, sky, UI, present); the barriers between passes read only in sequence",
-    ),
-    (
-        "engine/render/src/vk/frames.rs",
-        "build_frame",
-        166,
-        "one frame's GPU resources created together, so their lifetimes and destroy order match",
-    ),
-    (
-        "engine/render/src/vk/pipelines.rs",
-        "build_pipeline",
-        95,
-        "one graphics pipeline's create-info chain, which Vulkan takes as one nested struct",
-    ),
-    (
-        "engine/terrain/src/layers/scene.rs",
-        "from_json",
-        117,
-        "one match over the scene's layer kinds, a field check a line, each error naming its place; reads as the format's table",
-    ),
-    (
-        "engine/terrain/src/lod/refine.rs",
-        "split",
-        105,
-        "debt: the 5x5 patch split and its neighbour fix-ups, to be cut into the split grid and the fix-up pass",
-    ),
-    (
-        "engine/terrain/src/lod/residency.rs",
-        "plan_streaming",
-        120,
-        "one frame's residency plan: binds, ancestor stand-ins and budgeted uploads must see one slot table in one pass",
-    ),
-    (
-        "engine/terrain/src/pack/format.rs",
-        "decode_header_as",
-        162,
-        "one validation per header field in layout order, line for line with docs/planetpack.md's header table",
-    ),
-    (
-        "tools/planet-pack/src/main.rs",
-        "info",
-        137,
-        "debt: the text form prints each PackInfo field by hand; to be derived from the typed PackInfo",
-    ),
-];
-
-#[test]
-fn no_function_grows_past_the_length_where_reading_gets_hard() {
-    let mut offences = Vec::new();
-    let mut listed_and_long = BTreeSet::new();
-    let sources = rust_files().into_iter().filter(|path| {
-        path.components().any(|c| c.as_os_str() == "src") && !path.to_string_lossy().ends_with("_tests.rs")
-    });
-    for path in sources {
-        let file = path.to_string_lossy().into_owned();
-        for f in functions::functions(&read(&path)).into_iter().filter(|f| f.lines > MAX_FUNCTION_LINES) {
-            let listed = LONG_FUNCTIONS.iter().find(|(p, name, ..)| *p == file && *name == f.name);
-            if listed.is_some() {
-                listed_and_long.insert((file.clone(), f.name.clone()));
-            }
-            match listed {
-                Some((_, _, most, _)) if f.lines <= *most => {}
-                Some((_, _, most, _)) => offences.push(format!(
-                    "{file}:{} fn {}: {} lines, past the {most} its LONG_FUNCTIONS entry allows",
-                    f.line, f.name, f.lines
-                )),
-                None => offences.push(format!(
-                    "{file}:{} fn {}: {} lines (at most {MAX_FUNCTION_LINES}: split it into named steps, or list it in LONG_FUNCTIONS saying why it reads as one piece)",
-                    f.line, f.name, f.lines
-                )),
-            }
-        }
-    }
-    for (file, name, ..) in LONG_FUNCTIONS {
-        if !listed_and_long.contains(&(file.to_string(), name.to_string())) {
-            offences.push(format!(
-                "{file}: fn {name} is in LONG_FUNCTIONS but is gone or within {MAX_FUNCTION_LINES} lines: remove its entry"
-            ));
-        }
-    }
-    check(&format!("functions stay within {MAX_FUNCTION_LINES} lines"), offences);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use planet_terrain::TileAddress;
 use planet_terrain::pack::PackError;
 
-use crate::raster::RasterError;
+use crate::stages::raster::RasterError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BakeError {

@@ -16,78 +16,24 @@ use std::time::Instant;
 use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
 use planet_terrain::pack::crash::abort_point;
 use planet_terrain::pack::writer::scratch_dir;
-use planet_terrain::pack::{Pack, PackSpec, PackWriter, partial_path, tmp_path};
-use planet_terrain::{MAX_DEPTH, TileAddress};
+use planet_terrain::pack::{Pack, PackSpec, partial_path, tmp_path};
 
-use crate::audit::accuracy_audit;
-use crate::bake::{Prepared, Run};
 use crate::error::BakeError;
-use crate::fingerprint::{InputDigests, fingerprint_of};
-use crate::geometry::coverage_of;
-use crate::limits::check_depth;
-use crate::pipeline::TileBake;
 use crate::report::{
     AccuracyReport, BakeReport, BytesReport, CoverageReport, FullReport, InputsReport, LandmarkReport, MemoryReport,
     Report, Timings, UpToDateReport,
 };
-use crate::sampling::{MAX_SPACING_IN_PIXELS, supported_depth};
-use crate::tile_set::{TileSet, tile_set, until_error};
+use crate::run::{Prepared, Run, open_writer, record_detail_law, settle_spec};
+use crate::stages::audit::accuracy_audit;
+use crate::stages::pipeline::TileBake;
+use crate::stages::tile_set::{TileSet, tile_set, until_error};
 use planet_terrain::ground::LawSummary;
 
-/// The pack a bake of `prepared` makes: its header settled before any tile
-/// is chosen, the depth, and the estimated state its tiles hold.
-pub(crate) fn settle_spec(
-    run: &Run,
-    prepared: &Prepared,
-    digests: &InputDigests,
-) -> Result<(PackSpec, u8, f64), BakeError> {
-    let options = run.options;
-    let Prepared { inputs, data_depth, extent, pixel_spacing, .. } = prepared;
-    let data_depth = *data_depth;
-    let depth = options.depth.unwrap_or(data_depth);
-    let spacing = |d: u8| options.body.sample_spacing_m(d);
-    run.progress.stage(&format!(
-        "the DEM's pixels lie {:.1} m apart along its rows and {:.1} m along its columns; depth {data_depth} samples every {:.1} m, the shallowest at {MAX_SPACING_IN_PIXELS} pixel or finer, which keeps them as GDAL reads them",
-        pixel_spacing.along_row_m,
-        pixel_spacing.along_column_m,
-        spacing(data_depth)
-    ));
-    if depth < data_depth {
-        run.progress.stage(&format!(
-            "warning: --depth {depth} samples every {:.1} m, {:.1}x coarser than the DEM's {:.1} m pixels: it drops resolution the data has (the default, depth {data_depth}, keeps it)",
-            spacing(depth),
-            spacing(depth) / pixel_spacing.finest_m(),
-            pixel_spacing.finest_m()
-        ));
-    }
-    if depth > MAX_DEPTH {
-        return Err(BakeError::Options(format!(
-            "--depth {depth} is deeper than the deepest addressable level {MAX_DEPTH}"
-        )));
-    }
-    let codec = options.codec();
-    let coverage = coverage_of(extent);
-    let tile_state = check_depth(&coverage, depth, codec, &run.memory, data_depth)?;
-    let spec = PackSpec {
-        body: options.body.clone(),
-        tier: options.tier.clone(),
-        codec,
-        height_data_depth: data_depth.min(depth),
-        colour_data_depth: match &inputs.imagery {
-            Some(i) => {
-                supported_depth(&options.body, i.pixel_spacing_m(options.body.ellipsoid().max_radius())?.finest_m())
-                    .min(depth)
-            }
-            None => 0,
-        },
-        coverage,
-        fingerprint: fingerprint_of(options, digests, depth, codec),
-        compression_level: options.compression_level,
-    };
-    Ok((spec, depth, tile_state))
-}
-
 /// Bakes the whole pack `run.options` describe.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the full bake's stages in order (tile set, pipeline, assembly, audit, report), each one call; debt: shares stage functions with bake_shard and merge_in_pool"
+)]
 pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
     let (prepared, digests) = run.prepare_and_digest()?;
@@ -245,44 +191,6 @@ fn provenance_counts(path: &std::path::Path) -> Result<(usize, usize), BakeError
         voids += usize::from(entry.voids);
     }
     Ok((measured, voids))
-}
-
-/// Measures the law the assembled pack's own data continues past its
-/// height data depth and records it in the header (docs/planetpack.md,
-/// "Detail law"): fixed at the bake, so a region patch, which keeps it,
-/// changes no synthesized ground beyond the tiles it rewrites. A function
-/// of the pack's tiles alone, so a resumed or sharded bake records the
-/// same bits.
-pub(crate) fn record_detail_law(
-    assembled: &planet_terrain::pack::Assembled,
-    progress: &dyn crate::Progress,
-) -> Result<planet_terrain::pack::DetailLaw, BakeError> {
-    let path = assembled.path();
-    progress.stage(&format!("measuring the detail law of {}", path.display()));
-    let law = planet_terrain::ground::PackSource::measure_detail_law_at(path)?;
-    assembled.record_detail_law(law)?;
-    Ok(law)
-}
-
-/// The writer of `tiles` at `--out`, continuing its journal with
-/// `--resume`; with how many tiles were resumed (the rest it hands out as
-/// pending, `pipeline::PendingTiles`).
-pub(crate) fn open_writer(
-    run: &Run,
-    spec: &PackSpec,
-    tiles: impl IntoIterator<Item = TileAddress>,
-) -> Result<(PackWriter, usize), BakeError> {
-    let out = &run.options.out;
-    let writer = if run.options.resume {
-        PackWriter::resume(out, spec.clone(), tiles)?
-    } else {
-        PackWriter::create(out, spec.clone(), tiles)?
-    };
-    let resumed = (writer.tile_count() - writer.pending_count()) as usize;
-    if resumed > 0 {
-        run.progress.stage(&format!("resuming: {resumed} of {} tiles already baked", writer.tile_count()));
-    }
-    Ok((writer, resumed))
 }
 
 /// With `OUT` up to date, an assembled file beside it is stale, and so is a

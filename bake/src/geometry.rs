@@ -11,8 +11,8 @@ use planet_terrain::ground::locate;
 use planet_terrain::pack::Coverage;
 use planet_terrain::{Body, Geodetic, TileAddress};
 
-use crate::raster::Extent;
-use crate::sampling::lat_lon_of;
+use crate::stages::raster::Extent;
+use crate::stages::sampling::lat_lon_of;
 
 /// A tile's latitude/longitude box from its border and centre samples:
 /// (south, north, and longitude intervals). A tile holding a pole spans all

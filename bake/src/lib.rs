@@ -1,60 +1,43 @@
 //! planet-bake: GDAL rasters to `.planetpack` files. The only crate that
 //! links GDAL.
 //!
-//! Map, by stage: [`raster`] (a GDAL raster sampled at latitude/longitude),
-//! [`landmarks`] (the grid-convention audit), [`bake`](mod@bake) (the entry point and
-//! the shared first stage), then `options` (what a bake is told), `error`,
-//! `fingerprint` (input identity), `sampling` (tile samples from the
-//! rasters, voids), `filter` (coarse levels from the level below), `geometry` (tile boxes), `tile_set` (the
-//! tiles a pack declares, streamed in key order), `pipeline`
-//! (baking tiles in parallel), `audit` (landmark and accuracy audits),
-//! `limits` (what `--depth` and `--jobs` may ask), `full` (the full bake),
-//! `patch` (region patches), `composite` (what a patch stores: the pack as
-//! base, the patch where it measured), `recovery` (finishing a patch, and an
-//! interrupted one), `report` (the typed report); for sharded bakes `shard`
-//! (the plan), `shard_bake` (one part), `shard_file` (what a part hands on),
-//! `wave` (the levels above the shards, by the cluster), `parts` (the shard
-//! and wave files opened and checked as one set) and `merge` (the parts laid
-//! out as the pack).
+//! Map, by layer (ARCHITECTURE.md has the files): the foundation
+//! (`options`, what a bake is told; `error`; `report`, the typed report;
+//! `limits`, what `--depth` and `--jobs` may ask; `fingerprint` and `digest`,
+//! input identity; [`landmarks`], the grid-convention audit; `geometry`,
+//! tile boxes), then `stages` (the steps every mode is made of: the
+//! [`raster`], sampling, filtering, the tile set, the pipeline, the audits),
+//! then `run` (the shared run and prepared inputs), then the modes: `full`
+//! (the full bake), `patch` (region patches) and `cluster` (a shard, waves,
+//! the merge), and [`bake`](mod@bake), the entry point that picks one. Each
+//! layer imports only the layers before it, so no file imports a file that
+//! imports it.
 
-mod audit;
 pub mod bake;
-mod base_audit;
-mod composite;
+mod cluster;
 mod digest;
 mod error;
-mod filter;
 mod fingerprint;
 mod full;
 mod geometry;
 pub mod landmarks;
 mod limits;
-mod merge;
-mod merge_stages;
 mod options;
-mod parts;
 mod patch;
-mod patch_tiles;
-mod pipeline;
-pub mod raster;
-mod recovery;
 mod report;
-mod sampling;
-mod shard;
-mod shard_bake;
-mod shard_file;
-mod shard_tiles;
-mod tile_set;
-mod void_fill;
+mod run;
+mod stages;
 mod vsi;
-mod wave;
+
+pub use stages::raster;
 
 pub use bake::{
     BakeError, BakeOptions, BakeReport, MAX_SPACING_IN_PIXELS, Progress, Region, bake, parse_region, supported_depth,
 };
-pub use fingerprint::write_inputs_manifest;
-pub use merge::{MergeOptions, MergeStage, merge};
-pub use report::Outcome;
+pub use cluster::merge::merge;
 #[doc(hidden)]
-pub use shard::{global_plan_for_bench, regional_plan_for_bench};
-pub use wave::{WaveOptions, bake_wave, wave_tasks};
+pub use cluster::plan::{global_plan_for_bench, regional_plan_for_bench};
+pub use cluster::wave::{WaveOptions, bake_wave, wave_tasks};
+pub use fingerprint::write_inputs_manifest;
+pub use options::{MergeOptions, MergeStage};
+pub use report::Outcome;

@@ -29,7 +29,7 @@ use planet_cli::memory::{DEFAULT_FRACTION, budget_or_default, human_bytes as byt
 use planet_terrain::pack::{Codec, Coverage};
 
 use crate::error::BakeError;
-use crate::raster::{CHUNK_BYTES, CHUNKS_IN_FLIGHT, MIN_CACHED_CHUNKS};
+use crate::stages::raster::{CHUNK_BYTES, CHUNKS_IN_FLIGHT, MIN_CACHED_CHUNKS};
 
 /// Bytes the bake keeps in memory per tile of the pack: the writer's one
 /// key per 512 declared tiles (`pack::staged`), with a quarter for the

@@ -62,7 +62,7 @@ pub struct BakeOptions {
     pub inputs_digest: Option<PathBuf>,
     /// A pack of the ground under the raster (`--base`): a raster the
     /// landmark audit cannot check (no landmark inside) is compared with its
-    /// shape before anything is written ([`crate::base_audit`]).
+    /// shape before anything is written (`stages::base_audit`).
     pub base: Option<PathBuf>,
 }
 
@@ -91,6 +91,33 @@ impl BakeOptions {
             (None, None) => Codec::Heights,
         }
     }
+}
+
+/// What a merge is told.
+#[derive(Clone, Debug)]
+pub struct MergeOptions {
+    pub shards: Vec<PathBuf>,
+    pub out: PathBuf,
+    pub jobs: Option<usize>,
+    pub memory: Option<u64>,
+    /// Continue a killed merge's journal.
+    pub resume: bool,
+    /// The whole merge here, or one stage of a merge in stages.
+    pub stage: MergeStage,
+}
+
+/// A merge in one process, or one of the three stages of a merge whose
+/// payloads are copied by many tasks (`merge_stages`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MergeStage {
+    #[default]
+    Whole,
+    /// Lay the pack out for this many copy tasks.
+    LayOut { copy_tasks: u32 },
+    /// Copy one task's range of the laid-out pack.
+    Copy { task: u32 },
+    /// Check the copied pack and rename it into place.
+    Commit,
 }
 
 /// Progress callbacks (the binary draws a bar or prints lines).

@@ -20,6 +20,8 @@ pub mod args;
 pub mod font;
 pub mod fs;
 pub mod map;
+mod map_colours;
+mod map_overlays;
 pub mod memory;
 pub mod paths;
 pub mod picture;

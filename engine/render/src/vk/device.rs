@@ -109,6 +109,10 @@ unsafe extern "system" fn on_message(
 impl Gpu {
     /// Creates the instance and the device; with `window`, also the
     /// window's surface, and the device is one that can present to it.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "instance, device, queues, allocator and messenger created in the one order Vulkan requires, each failure unwinding what came before"
+    )]
     pub fn new(settings: GpuSettings, window: Option<WindowHandles>) -> Result<Gpu> {
         // SAFETY: loading the system Vulkan loader runs its initialisers;
         // it is the documented way to use a dynamically loaded loader.

@@ -6,12 +6,18 @@
 //! Decoding is split from validating on purpose: `decode_*` only reads
 //! fields, `validate_*` applies the rules, so a rule is one `if` with one
 //! error and can be tested with one crafted file.
+//!
+//! The parts live beside this file, which re-exports them so every path
+//! stays `pack::format::*`: the decoded header and its encoding in
+//! `header`, its decoding and rules in `header_decode`, one index entry in
+//! `entry`. Here: the constants, the field offsets (`at`), the byte
+//! helpers, and the two field types the rest share ([`Codec`], [`Coverage`]).
 
-use crate::geo::address::{MAX_DEPTH, TILE_APRON, TILE_CORE_SAMPLES, TILE_STORED_SAMPLE_COUNT, TileAddress, TileKey};
-use crate::geo::body::{Body, Ellipsoid};
-use crate::pack::error::PackError;
+use crate::geo::address::TILE_STORED_SAMPLE_COUNT;
+pub use crate::pack::entry::{IndexEntry, decode_entry, encode_entry, entry_flags};
+pub use crate::pack::header::{LastPatch, PackHeader, PatchHistory, encode_header};
+pub use crate::pack::header_decode::{decode_header, decode_header_as};
 pub use crate::pack::law::DetailLaw;
-use crate::pack::law::{bf16_bits, bf16_value};
 
 pub const MAGIC: [u8; 8] = *b"PLNTPACK";
 /// The version a pack is written as: version 4 plus provenance per sample
@@ -180,110 +186,16 @@ impl Coverage {
     }
 }
 
-/// The decoded header.
-#[derive(Clone, PartialEq, Debug)]
-pub struct PackHeader {
-    pub codec: Codec,
-    pub height_data_depth: u8,
-    pub colour_data_depth: u8,
-    pub max_depth: u8,
-    /// The zstd level the payloads were compressed at, so a region patch
-    /// writes the bytes a full bake would.
-    pub compression_level: i8,
-    pub body: Body,
-    pub tier: String,
-    pub tile_count: u64,
-    pub index_offset: u64,
-    pub payload_offset: u64,
-    pub file_length: u64,
-    pub fingerprint: [u8; FINGERPRINT_LENGTH],
-    pub coverage: Coverage,
-    /// CRC-32 of the root directory (version 1: of the whole flat index).
-    pub index_checksum: u32,
-    /// Region patches applied since the bake, and the last one.
-    pub patches: PatchHistory,
-    /// The law the pack's synthesized detail follows, recorded at the bake
-    /// (version 4); `None` in a version 2 pack and a version 3 one (whose
-    /// law was for the detail before #49), whose law its reader measures.
-    pub detail: Option<DetailLaw>,
-    /// Provenance per sample (version 5): a tile's `measured` flag leaves
-    /// its voids aside and its void mask names them. False in versions 2
-    /// to 4, whose tiles with voids are not measured and carry no mask.
-    pub sample_voids: bool,
-}
-
-impl PackHeader {
-    /// The version this header is written as: 5 with void masks (its law
-    /// bytes zero until the bake records the law), 4 with a detail law but
-    /// no masks, 2 with neither.
-    pub fn version(&self) -> u16 {
-        match (self.sample_voids, self.detail.is_some()) {
-            (true, _) => VERSION,
-            (false, true) => VERSION_TILE_PROVENANCE,
-            (false, false) => VERSION_WITHOUT_DETAIL_LAW,
-        }
-    }
-}
-
-/// What a pack says of the region patches it has had: how many, and where
-/// and from which inputs the last one came. The fingerprint (chained by
-/// each patch) is the authority on identity; this is the part a person can
-/// read.
-#[derive(Clone, Copy, PartialEq, Debug, Default)]
-pub struct PatchHistory {
-    /// Patches applied since the bake (0: as baked).
-    pub count: u32,
-    /// The last patch, when there was one.
-    pub last: Option<LastPatch>,
-}
-
-/// The last region patch of a pack.
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub struct LastPatch {
-    /// The `--region` box, degrees (stored as f32: about a metre).
-    pub region: Coverage,
-    /// The first 16 bytes of the SHA-256 digest of the patch's inputs (the
-    /// rasters' bytes and the flags that shape them).
-    pub inputs: [u8; 16],
-}
-
-/// One decoded index entry.
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub struct IndexEntry {
-    pub key: TileKey,
-    pub payload_offset: u64,
-    pub payload_length: u32,
-    pub payload_checksum: u32,
-    /// Elevation range of the tile's samples, apron included (metres).
-    pub min_elevation: f32,
-    pub max_elevation: f32,
-    /// How far the surface this tile draws departs from the finest data it
-    /// stands for (metres).
-    pub geometric_error: f32,
-    /// Every sample measured at this depth (not resampled or invented),
-    /// voids aside where the pack keeps them per sample (version 5).
-    pub measured: bool,
-    /// The payload ends with a void mask (version 5): some samples were
-    /// voids the bake filled.
-    pub voids: bool,
-}
-
-impl IndexEntry {
-    pub fn tile(&self) -> TileAddress {
-        self.key.address()
-    }
-}
-
-fn put_u16(b: &mut [u8], at: usize, v: u16) {
+pub(super) fn put_u16(b: &mut [u8], at: usize, v: u16) {
     b[at..at + 2].copy_from_slice(&v.to_le_bytes());
 }
-fn put_u32(b: &mut [u8], at: usize, v: u32) {
+pub(super) fn put_u32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
-fn put_u64(b: &mut [u8], at: usize, v: u64) {
+pub(super) fn put_u64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
-fn put_f64(b: &mut [u8], at: usize, v: f64) {
+pub(super) fn put_f64(b: &mut [u8], at: usize, v: f64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 pub(crate) fn get_u16(b: &[u8], at: usize) -> u16 {
@@ -295,15 +207,11 @@ pub(crate) fn get_u32(b: &[u8], at: usize) -> u32 {
 pub(crate) fn get_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("eight bytes"))
 }
-fn get_f64(b: &[u8], at: usize) -> f64 {
+pub(super) fn get_f64(b: &[u8], at: usize) -> f64 {
     f64::from_le_bytes(b[at..at + 8].try_into().expect("eight bytes"))
 }
-fn get_f32(b: &[u8], at: usize) -> f32 {
+pub(super) fn get_f32(b: &[u8], at: usize) -> f32 {
     f32::from_le_bytes(b[at..at + 4].try_into().expect("four bytes"))
-}
-
-fn put_name(b: &mut [u8], at: usize, name: &str) {
-    b[at..at + name.len()].copy_from_slice(name.as_bytes());
 }
 
 /// Checks a name fits the 32-byte NUL-padded field: 1..=32 bytes of UTF-8
@@ -313,20 +221,6 @@ pub fn validate_name(what: &str, name: &str) -> Result<(), String> {
         return Err(format!("{what} '{name}' must be 1..=32 bytes of UTF-8 without NUL"));
     }
     Ok(())
-}
-
-fn get_name(b: &[u8], at: usize, field: &'static str) -> Result<String, PackError> {
-    let raw = &b[at..at + NAME_LENGTH];
-    let end = raw.iter().position(|&c| c == 0).unwrap_or(NAME_LENGTH);
-    let bad = |reason: String| PackError::HeaderField { field, offset: at as u64, reason };
-    if raw[end..].iter().any(|&c| c != 0) {
-        return Err(bad("bytes after the terminating NUL are not zero".into()));
-    }
-    let name = std::str::from_utf8(&raw[..end]).map_err(|e| bad(format!("not UTF-8: {e}")))?;
-    if name.is_empty() {
-        return Err(bad("empty".into()));
-    }
-    Ok(name.to_owned())
 }
 
 /// Header field offsets (see docs/planetpack.md, "Header").
@@ -361,379 +255,6 @@ pub(crate) mod at {
     /// Version 2: bytes 248..252 reserved (zero).
     pub const RESERVED: usize = 248;
     pub const DETAIL_FIRST_OCTAVE: usize = 248;
-}
-
-/// Encodes a header, computing its checksum.
-pub fn encode_header(h: &PackHeader) -> [u8; HEADER_LENGTH] {
-    let mut b = [0u8; HEADER_LENGTH];
-    b[..8].copy_from_slice(&MAGIC);
-    put_u16(&mut b, at::VERSION, h.version());
-    put_u16(&mut b, at::HEADER_LENGTH, HEADER_LENGTH as u16);
-    put_u16(&mut b, at::CORE_SAMPLES, TILE_CORE_SAMPLES as u16);
-    b[at::APRON] = TILE_APRON as u8;
-    b[at::CODEC] = h.codec.code();
-    b[at::COMPRESSION] = COMPRESSION_ZSTD;
-    b[at::HEIGHT_DEPTH] = h.height_data_depth;
-    b[at::COLOUR_DEPTH] = h.colour_data_depth;
-    b[at::MAX_DEPTH] = h.max_depth;
-    b[at::COMPRESSION_LEVEL] = h.compression_level as u8;
-    let radii = h.body.ellipsoid().radii();
-    for (k, r) in radii.to_array().into_iter().enumerate() {
-        put_f64(&mut b, at::RADII + 8 * k, r);
-    }
-    put_name(&mut b, at::BODY, h.body.name());
-    put_name(&mut b, at::TIER, &h.tier);
-    put_u64(&mut b, at::TILE_COUNT, h.tile_count);
-    put_u64(&mut b, at::INDEX_OFFSET, h.index_offset);
-    put_u64(&mut b, at::PAYLOAD_OFFSET, h.payload_offset);
-    put_u64(&mut b, at::FILE_LENGTH, h.file_length);
-    b[at::FINGERPRINT..at::FINGERPRINT + FINGERPRINT_LENGTH].copy_from_slice(&h.fingerprint);
-    let c = h.coverage;
-    for (k, v) in [c.south, c.west, c.north, c.east].into_iter().enumerate() {
-        put_f64(&mut b, at::COVERAGE + 8 * k, v);
-    }
-    put_u32(&mut b, at::INDEX_CHECKSUM, h.index_checksum);
-    put_u32(&mut b, at::PATCH_COUNT, h.patches.count);
-    if let Some(last) = h.patches.last {
-        let r = last.region;
-        for (k, v) in [r.south, r.west, r.north, r.east].into_iter().enumerate() {
-            b[at::LAST_PATCH_REGION + 4 * k..at::LAST_PATCH_REGION + 4 * k + 4]
-                .copy_from_slice(&(v as f32).to_le_bytes());
-        }
-        b[at::LAST_PATCH_INPUTS..at::LAST_PATCH_INPUTS + 16].copy_from_slice(&last.inputs);
-    }
-    if let Some(law) = h.detail {
-        b[at::DETAIL_EXPONENT] = law.exponent_64ths.unwrap_or(DETAIL_EXPONENT_DEFAULT);
-        put_u16(&mut b, at::DETAIL_TWIST_CAP, bf16_bits(law.twist_cap));
-        b[at::DETAIL_FIRST_OCTAVE..at::DETAIL_FIRST_OCTAVE + 4].copy_from_slice(&law.first_octave.to_le_bytes());
-    }
-    let checksum = crc32fast::hash(&b[..HEADER_CHECKSUM_OFFSET]);
-    put_u32(&mut b, HEADER_CHECKSUM_OFFSET, checksum);
-    b
-}
-
-/// Decodes and validates a header (version 5, version 4 without void masks,
-/// version 3 with its law set aside, or version 2 without a detail law)
-/// against the length of the file it came from. Checks run in the order
-/// docs/planetpack.md lists them.
-pub fn decode_header(bytes: &[u8], file_length: u64) -> Result<PackHeader, PackError> {
-    let found = bytes.get(at::VERSION..at::VERSION + 2).map(|v| get_u16(v, 0));
-    let version = match found {
-        Some(v @ (VERSION_WITHOUT_DETAIL_LAW | VERSION_TWIST_LAW | VERSION_TILE_PROVENANCE)) => v,
-        _ => VERSION,
-    };
-    decode_header_as(bytes, file_length, version)
-}
-
-/// Decodes a header of `version` (5 to 2, or the flat-index version 1 that
-/// `planet-pack upgrade` reads); the index's length and the detail law are
-/// the rules that differ between them.
-pub fn decode_header_as(bytes: &[u8], file_length: u64, version: u16) -> Result<PackHeader, PackError> {
-    if bytes.len() < HEADER_LENGTH {
-        return Err(PackError::Truncated { section: "header", start: 0, end: HEADER_LENGTH as u64, file_length });
-    }
-    let b = &bytes[..HEADER_LENGTH];
-    if b[..8] != MAGIC {
-        return Err(PackError::BadMagic { found: b[..8].try_into().expect("eight bytes") });
-    }
-    let found = get_u16(b, at::VERSION);
-    if found != version {
-        return Err(PackError::UnsupportedVersion { found, supported: version });
-    }
-    let stored = get_u32(b, HEADER_CHECKSUM_OFFSET);
-    let computed = crc32fast::hash(&b[..HEADER_CHECKSUM_OFFSET]);
-    if stored != computed {
-        return Err(PackError::HeaderChecksum { offset: HEADER_CHECKSUM_OFFSET as u64, stored, computed });
-    }
-    let field = |field: &'static str, offset: usize, reason: String| PackError::HeaderField {
-        field,
-        offset: offset as u64,
-        reason,
-    };
-    let header_length = get_u16(b, at::HEADER_LENGTH);
-    if usize::from(header_length) != HEADER_LENGTH {
-        return Err(field("header_length", at::HEADER_LENGTH, format!("{header_length}, must be {HEADER_LENGTH}")));
-    }
-    let (core_samples, apron) = (get_u16(b, at::CORE_SAMPLES), b[at::APRON]);
-    if u32::from(core_samples) != TILE_CORE_SAMPLES || u32::from(apron) != TILE_APRON {
-        return Err(PackError::GeometryMismatch { offset: at::CORE_SAMPLES as u64, core_samples, apron });
-    }
-    let codec = Codec::from_code(b[at::CODEC])
-        .ok_or_else(|| field("codec", at::CODEC, format!("{} is not a known codec (0, 1, 2)", b[at::CODEC])))?;
-    if b[at::COMPRESSION] != COMPRESSION_ZSTD {
-        return Err(field(
-            "compression",
-            at::COMPRESSION,
-            format!("{} is not a known compression (1 = zstd)", b[at::COMPRESSION]),
-        ));
-    }
-    let (height_data_depth, colour_data_depth, max_depth) =
-        (b[at::HEIGHT_DEPTH], b[at::COLOUR_DEPTH], b[at::MAX_DEPTH]);
-    if max_depth > MAX_DEPTH {
-        return Err(field(
-            "max_depth",
-            at::MAX_DEPTH,
-            format!("{max_depth} exceeds the deepest addressable level {MAX_DEPTH}"),
-        ));
-    }
-    if height_data_depth > max_depth {
-        return Err(field(
-            "height_data_depth",
-            at::HEIGHT_DEPTH,
-            format!("{height_data_depth} exceeds max_depth {max_depth}"),
-        ));
-    }
-    if colour_data_depth > max_depth || (!codec.has_colour() && colour_data_depth != 0) {
-        return Err(field(
-            "colour_data_depth",
-            at::COLOUR_DEPTH,
-            format!(
-                "{colour_data_depth} with codec {} and max_depth {max_depth} (must be 0 without colour)",
-                codec.code()
-            ),
-        ));
-    }
-    let compression_level = b[at::COMPRESSION_LEVEL] as i8;
-    if !(MIN_COMPRESSION_LEVEL..=MAX_COMPRESSION_LEVEL).contains(&compression_level) {
-        return Err(field(
-            "compression_level",
-            at::COMPRESSION_LEVEL,
-            format!("{compression_level} is outside zstd's {MIN_COMPRESSION_LEVEL}..={MAX_COMPRESSION_LEVEL}"),
-        ));
-    }
-    let radii = [get_f64(b, at::RADII), get_f64(b, at::RADII + 8), get_f64(b, at::RADII + 16)];
-    let ellipsoid_ok =
-        Ellipsoid::new(radii[0], radii[1], radii[2]).map_err(|e| field("radii", at::RADII, e.to_string()));
-    ellipsoid_ok?;
-    let name = get_name(b, at::BODY, "body")?;
-    let body = Body::custom(&name, radii).map_err(|e| field("radii", at::RADII, e.to_string()))?;
-    let tier = get_name(b, at::TIER, "tier")?;
-    let tile_count = get_u64(b, at::TILE_COUNT);
-    if tile_count == 0 {
-        return Err(field("tile_count", at::TILE_COUNT, "a pack holds at least one tile".into()));
-    }
-    let index_offset = get_u64(b, at::INDEX_OFFSET);
-    if index_offset != HEADER_LENGTH as u64 {
-        return Err(field("index_offset", at::INDEX_OFFSET, format!("{index_offset}, must be {HEADER_LENGTH}")));
-    }
-    let (expected_payload, rule) = match version {
-        VERSION_FLAT_INDEX => (
-            tile_count.checked_mul(ENTRY_LENGTH as u64).and_then(|n| n.checked_add(index_offset)).ok_or_else(|| {
-                field("tile_count", at::TILE_COUNT, format!("{tile_count} tiles overflow the index size"))
-            })?,
-            "index_offset + 40 x tile_count",
-        ),
-        _ => {
-            let layout = crate::pack::index::IndexLayout::for_tiles(tile_count)
-                .map_err(|reason| field("tile_count", at::TILE_COUNT, reason))?;
-            (layout.end(), "the end of the paged index for tile_count")
-        }
-    };
-    let payload_offset = get_u64(b, at::PAYLOAD_OFFSET);
-    if payload_offset != expected_payload {
-        return Err(field(
-            "payload_offset",
-            at::PAYLOAD_OFFSET,
-            format!("{payload_offset}, must be {rule} = {expected_payload}"),
-        ));
-    }
-    let declared_length = get_u64(b, at::FILE_LENGTH);
-    if declared_length < payload_offset {
-        return Err(field(
-            "file_length",
-            at::FILE_LENGTH,
-            format!("{declared_length} is before the payload region at {payload_offset}"),
-        ));
-    }
-    if file_length < payload_offset {
-        return Err(PackError::Truncated { section: "index", start: index_offset, end: payload_offset, file_length });
-    }
-    if file_length < declared_length {
-        return Err(PackError::Truncated {
-            section: "payload region",
-            start: payload_offset,
-            end: declared_length,
-            file_length,
-        });
-    }
-    let mut fingerprint = [0u8; FINGERPRINT_LENGTH];
-    fingerprint.copy_from_slice(&b[at::FINGERPRINT..at::FINGERPRINT + FINGERPRINT_LENGTH]);
-    let coverage = Coverage {
-        south: get_f64(b, at::COVERAGE),
-        west: get_f64(b, at::COVERAGE + 8),
-        north: get_f64(b, at::COVERAGE + 16),
-        east: get_f64(b, at::COVERAGE + 24),
-    };
-    coverage.validate().map_err(|reason| field("coverage", at::COVERAGE, reason))?;
-    let patches = decode_patch_history(b)?;
-    let detail = decode_detail_law(b, version)?;
-    Ok(PackHeader {
-        codec,
-        height_data_depth,
-        colour_data_depth,
-        max_depth,
-        compression_level,
-        body,
-        tier,
-        tile_count,
-        index_offset,
-        payload_offset,
-        file_length: declared_length,
-        fingerprint,
-        coverage,
-        index_checksum: get_u32(b, at::INDEX_CHECKSUM),
-        patches,
-        detail,
-        sample_voids: version == VERSION,
-    })
-}
-
-/// Version 4's detail law; versions 1 and 2 hold zero bytes in its place,
-/// and version 3's law (checked by the same rules) is set aside.
-fn decode_detail_law(b: &[u8], version: u16) -> Result<Option<DetailLaw>, PackError> {
-    let field = |field: &'static str, offset: usize, reason: String| PackError::HeaderField {
-        field,
-        offset: offset as u64,
-        reason,
-    };
-    let law_bytes_zero =
-        b[at::RESERVED_A..at::RADII].iter().chain(&b[at::RESERVED..HEADER_CHECKSUM_OFFSET]).all(|&c| c == 0);
-    if version == VERSION && law_bytes_zero {
-        // A version 5 pack between its assembly and the bake recording its
-        // law (read as a version 2 pack's: the law measured at open).
-        return Ok(None);
-    }
-    if version < VERSION_TWIST_LAW {
-        if b[at::RESERVED_A..at::RADII].iter().any(|&c| c != 0) {
-            return Err(field("reserved", at::RESERVED_A, "reserved bytes must be zero".into()));
-        }
-        if b[at::RESERVED..HEADER_CHECKSUM_OFFSET].iter().any(|&c| c != 0) {
-            return Err(field("reserved", at::RESERVED, "reserved bytes must be zero".into()));
-        }
-        return Ok(None);
-    }
-    let code = b[at::DETAIL_EXPONENT];
-    let first_octave = get_f32(b, at::DETAIL_FIRST_OCTAVE);
-    let twist_cap = bf16_value(get_u16(b, at::DETAIL_TWIST_CAP));
-    let law = DetailLaw { exponent_64ths: (code != DETAIL_EXPONENT_DEFAULT).then_some(code), first_octave, twist_cap };
-    law.check().map_err(|(name, offset, reason)| field(name, offset, reason))?;
-    Ok((version != VERSION_TWIST_LAW).then_some(law))
-}
-
-/// The patch count and the last patch: all zero for a pack as baked; a
-/// valid box otherwise.
-fn decode_patch_history(b: &[u8]) -> Result<PatchHistory, PackError> {
-    let field = |field: &'static str, offset: usize, reason: String| PackError::HeaderField {
-        field,
-        offset: offset as u64,
-        reason,
-    };
-    let count = get_u32(b, at::PATCH_COUNT);
-    let record = &b[at::LAST_PATCH_REGION..at::RESERVED];
-    if count == 0 {
-        if record.iter().any(|&c| c != 0) {
-            return Err(field(
-                "last_patch",
-                at::LAST_PATCH_REGION,
-                "a pack with no patches records no last patch".into(),
-            ));
-        }
-        return Ok(PatchHistory::default());
-    }
-    let v = |k: usize| f64::from(get_f32(b, at::LAST_PATCH_REGION + 4 * k));
-    let region = Coverage { south: v(0), west: v(1), north: v(2), east: v(3) };
-    region.validate().map_err(|reason| field("last_patch_region", at::LAST_PATCH_REGION, reason))?;
-    let inputs = b[at::LAST_PATCH_INPUTS..at::LAST_PATCH_INPUTS + 16].try_into().expect("16 bytes");
-    Ok(PatchHistory { count, last: Some(LastPatch { region, inputs }) })
-}
-
-pub fn encode_entry(e: &IndexEntry) -> [u8; ENTRY_LENGTH] {
-    let mut b = [0u8; ENTRY_LENGTH];
-    put_u64(&mut b, 0, e.key.raw());
-    put_u64(&mut b, 8, e.payload_offset);
-    put_u32(&mut b, 16, e.payload_length);
-    put_u32(&mut b, 20, e.payload_checksum);
-    b[24..28].copy_from_slice(&e.min_elevation.to_le_bytes());
-    b[28..32].copy_from_slice(&e.max_elevation.to_le_bytes());
-    b[32..36].copy_from_slice(&e.geometric_error.to_le_bytes());
-    b[36] = entry_flags(e.measured, e.voids);
-    b
-}
-
-/// An entry's flags byte (also a staged tile record's).
-pub fn entry_flags(measured: bool, voids: bool) -> u8 {
-    (if measured { FLAG_MEASURED } else { 0 }) | (if voids { FLAG_VOIDS } else { 0 })
-}
-
-/// Decodes and validates one entry in isolation (order, overlap and
-/// placement are checked by the caller, which sees all entries).
-pub fn decode_entry(b: &[u8], entry: u64, offset: u64, header: &PackHeader) -> Result<IndexEntry, PackError> {
-    let raw = get_u64(b, 0);
-    let key = TileKey::from_raw(raw).map_err(|_| PackError::InvalidKey { entry, offset, raw })?;
-    let tile = key.address();
-    let bad = |field: &'static str, reason: String| PackError::EntryField { entry, offset, tile, field, reason };
-    if tile.depth() > header.max_depth {
-        return Err(bad(
-            "key",
-            format!("depth {} is deeper than the header's max_depth {}", tile.depth(), header.max_depth),
-        ));
-    }
-    let e = IndexEntry {
-        key,
-        payload_offset: get_u64(b, 8),
-        payload_length: get_u32(b, 16),
-        payload_checksum: get_u32(b, 20),
-        min_elevation: get_f32(b, 24),
-        max_elevation: get_f32(b, 28),
-        geometric_error: get_f32(b, 32),
-        measured: b[36] & FLAG_MEASURED != 0,
-        voids: b[36] & FLAG_VOIDS != 0,
-    };
-    if !(e.min_elevation.is_finite() && e.max_elevation.is_finite()) || e.min_elevation > e.max_elevation {
-        return Err(bad(
-            "min/max elevation",
-            format!("{} .. {} must be finite with min <= max", e.min_elevation, e.max_elevation),
-        ));
-    }
-    if !(e.geometric_error.is_finite() && e.geometric_error >= 0.0) {
-        return Err(bad("geometric_error", format!("{} must be finite and >= 0", e.geometric_error)));
-    }
-    let defined = if header.sample_voids { FLAG_MEASURED | FLAG_VOIDS } else { FLAG_MEASURED };
-    if b[36] & !defined != 0 || b[37..40].iter().any(|&c| c != 0) {
-        return Err(bad(
-            "flags",
-            format!(
-                "{:#04x} sets undefined bits for version {} or reserved bytes are not zero",
-                b[36],
-                header.version()
-            ),
-        ));
-    }
-    let (min, max) = header.codec.payload_length_range_with(e.voids);
-    if !(min..=max).contains(&e.payload_length) {
-        return Err(PackError::PayloadLength {
-            entry,
-            offset,
-            tile,
-            length: e.payload_length,
-            codec: header.codec.code(),
-            min,
-            max,
-        });
-    }
-    let end = e.payload_offset.saturating_add(u64::from(e.payload_length));
-    if e.payload_offset < header.payload_offset || end > header.file_length {
-        return Err(PackError::PayloadOutOfBounds {
-            entry,
-            offset,
-            tile,
-            payload_offset: e.payload_offset,
-            payload_end: end,
-            region_start: header.payload_offset,
-            region_end: header.file_length,
-        });
-    }
-    Ok(e)
 }
 
 #[cfg(test)]

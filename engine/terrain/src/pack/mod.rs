@@ -9,9 +9,14 @@
 
 mod assemble;
 pub mod codec;
+mod commit;
 pub mod crash;
+mod entry;
 pub mod error;
+mod finish;
 pub mod format;
+mod header;
+mod header_decode;
 pub mod index;
 pub mod journal;
 mod law;
@@ -21,6 +26,7 @@ pub mod patch;
 pub mod ranged;
 pub mod reader;
 mod record;
+mod spec;
 mod staged;
 pub mod upgrade;
 pub mod writer;

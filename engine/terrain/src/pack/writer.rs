@@ -15,6 +15,11 @@
 //! partial file is also the resume journal: `resume` streams it record by
 //! record (holding one record, not the file), keeps every record whose
 //! checksum holds, drops a torn tail, and refuses a different bake.
+//!
+//! The parts beside this file: the spec in `spec`, finishing (assembly
+//! and lay-out) in `finish`, the assembled pack and its commit in
+//! `commit`. This file stages: creating and resuming the journal, `put`,
+//! what is pending; and it names the files a writer keeps beside `OUT`.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
@@ -23,109 +28,33 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::geo::address::TileAddress;
-use crate::geo::body::Body;
-use crate::pack::assemble::{PayloadSources, Payloads, index_pass};
-use crate::pack::codec::{EncodedTile, TileContent, encode_tile};
-use crate::pack::crash::{abort_point, after_tiles};
+use crate::pack::codec::{EncodedTile, TileContent};
+pub use crate::pack::commit::{Assembled, WriteSummary};
+use crate::pack::crash::after_tiles;
 use crate::pack::error::PackError;
-use crate::pack::format::{
-    Codec, Coverage, FINGERPRINT_LENGTH, HEADER_LENGTH, IndexEntry, MAX_COMPRESSION_LEVEL, MIN_COMPRESSION_LEVEL,
-    PackHeader, PatchHistory, encode_header, validate_name,
-};
-use crate::pack::index::IndexLayout;
-use crate::pack::parts::{TileParts, merged};
-use crate::pack::ranged::{CopyRange, LaidOut, cut_ranges, range_step};
+use crate::pack::format::{FINGERPRINT_LENGTH, HEADER_LENGTH, IndexEntry, encode_header};
 use crate::pack::record::{RECORD_HEAD, RECORD_MAGIC, parse_record, read_record};
+pub use crate::pack::spec::PackSpec;
 use crate::pack::staged::{Staged, StagedSet};
-
-/// Everything about a pack that is fixed before its first tile.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PackSpec {
-    pub body: Body,
-    pub tier: String,
-    pub codec: Codec,
-    pub height_data_depth: u8,
-    pub colour_data_depth: u8,
-    pub coverage: Coverage,
-    /// A digest of the bake's inputs and parameters (opaque to the format).
-    pub fingerprint: [u8; FINGERPRINT_LENGTH],
-    pub compression_level: i8,
-}
-
-impl PackSpec {
-    fn validate(&self) -> Result<(), PackError> {
-        validate_name("body name", self.body.name()).map_err(PackError::BadSpec)?;
-        validate_name("tier name", &self.tier).map_err(PackError::BadSpec)?;
-        self.coverage.validate().map_err(PackError::BadSpec)?;
-        if !(MIN_COMPRESSION_LEVEL..=MAX_COMPRESSION_LEVEL).contains(&self.compression_level) {
-            return Err(PackError::BadSpec(format!(
-                "compression level {} outside zstd's range",
-                self.compression_level
-            )));
-        }
-        if !self.codec.has_colour() && self.colour_data_depth != 0 {
-            return Err(PackError::BadSpec("a colour data depth needs codec 2".into()));
-        }
-        Ok(())
-    }
-
-    /// Encodes one tile as this pack would store it.
-    pub fn encode(&self, tile: TileAddress, content: &TileContent<'_>) -> Result<EncodedTile, PackError> {
-        encode_tile(tile, self.codec, content, i32::from(self.compression_level))
-    }
-
-    fn header_of(&self, tile_count: u64, max_depth: u8) -> Result<PackHeader, PackError> {
-        let layout = IndexLayout::for_tiles(tile_count).map_err(PackError::BadSpec)?;
-        Ok(PackHeader {
-            codec: self.codec,
-            height_data_depth: self.height_data_depth,
-            colour_data_depth: self.colour_data_depth,
-            max_depth,
-            compression_level: self.compression_level,
-            body: self.body.clone(),
-            tier: self.tier.clone(),
-            tile_count,
-            index_offset: HEADER_LENGTH as u64,
-            payload_offset: layout.end(),
-            file_length: 0,
-            fingerprint: self.fingerprint,
-            coverage: self.coverage,
-            index_checksum: 0,
-            patches: PatchHistory::default(),
-            // Measured from the assembled tiles, then recorded
-            // (`Assembled::record_detail_law`).
-            detail: None,
-            sample_voids: true,
-        })
-    }
-}
 
 const PARTIAL_MAGIC: [u8; 8] = *b"PLNTPART";
 
 /// A pack being written.
 #[derive(Debug)]
 pub struct PackWriter {
-    out: PathBuf,
-    partial_path: PathBuf,
-    spec: PackSpec,
-    state: Mutex<WriterState>,
+    pub(super) out: PathBuf,
+    pub(super) partial_path: PathBuf,
+    pub(super) spec: PackSpec,
+    pub(super) state: Mutex<WriterState>,
 }
 
 #[derive(Debug)]
-struct WriterState {
-    partial: File,
+pub(super) struct WriterState {
+    pub(super) partial: File,
     end: u64,
-    tiles: StagedSet,
+    pub(super) tiles: StagedSet,
     /// Tiles staged by this process (for the crash test hook).
     staged_here: usize,
-}
-
-/// What a finished pack holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WriteSummary {
-    pub tiles: u64,
-    pub file_length: u64,
-    pub payload_bytes: u64,
 }
 
 /// `path` with `suffix` added to its file name: where a pack's journal,
@@ -161,20 +90,6 @@ pub fn partial_fingerprint(out: &Path) -> Option<[u8; FINGERPRINT_LENGTH]> {
     let at = PARTIAL_MAGIC.len() + 144;
     (preamble[..PARTIAL_MAGIC.len()] == PARTIAL_MAGIC)
         .then(|| preamble[at..at + FINGERPRINT_LENGTH].try_into().expect("32 bytes"))
-}
-
-/// A finished pack assembled and synced beside its destination, not yet in
-/// place: the caller checks it at [`Assembled::path`], then commits it.
-#[derive(Debug)]
-#[must_use = "an assembled pack is only in place once committed"]
-pub struct Assembled {
-    out: PathBuf,
-    tmp: PathBuf,
-    partial_path: PathBuf,
-    summary: WriteSummary,
-    /// The journal, still open and locked until the pack is committed, so
-    /// no second writer starts over `OUT.tmp` while this one is checked.
-    _journal: File,
 }
 
 /// Takes the journal's lock, exclusive or `shared` (advisory, released
@@ -489,221 +404,5 @@ impl PackWriter {
         state.staged_here += 1;
         after_tiles(state.staged_here);
         Ok(())
-    }
-
-    /// Lays the pack out in key order, writes it beside `out`, and renames
-    /// it into place. Refuses while any declared tile is missing.
-    pub fn finish(self) -> Result<WriteSummary, PackError> {
-        self.assemble()?.commit()
-    }
-
-    /// Lays the pack out in key order in `OUT.tmp` and syncs it; `OUT` is
-    /// untouched. Refuses while any declared tile is missing.
-    pub fn assemble(self) -> Result<Assembled, PackError> {
-        self.assemble_with(&[])
-    }
-
-    /// As [`PackWriter::assemble`], with the finished tiles of `others`
-    /// (a sharded bake's shard files) laid out among this writer's own, in
-    /// one key order: the bytes a single writer of all of them would write.
-    /// A tile in two places, or a payload whose CRC fails, is an error.
-    pub fn assemble_with(self, others: &[&dyn TileParts]) -> Result<Assembled, PackError> {
-        self.assemble_reporting(others, &mut |_, _| {})
-    }
-
-    /// [`PackWriter::assemble_with`], telling `progress` (done, total tiles)
-    /// how the payload pass, the bulk of the work, goes: every 4,096 tiles
-    /// and at the end.
-    pub fn assemble_reporting(
-        self,
-        others: &[&dyn TileParts],
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<Assembled, PackError> {
-        let out = self.out.clone();
-        self.assemble_inner(others, Payloads::Copy(progress)).map(|(a, _)| a).map_err(|e| e.in_file(&out))
-    }
-
-    /// The first stage of a merge whose payloads separate tasks copy
-    /// (`pack::ranged`): the header and index of the pack `others` make,
-    /// written in `OUT.tmp` at its full length with the payloads left to
-    /// copy, and the file's payloads cut into `tasks` ranges of about equal
-    /// bytes. This writer stages no tiles of its own (they lie in its
-    /// journal, which copy tasks on other nodes do not read).
-    pub fn lay_out(self, others: &[&dyn TileParts], tasks: u32) -> Result<LaidOut, PackError> {
-        let out = self.out.clone();
-        if self.tile_count() > 0 || tasks == 0 {
-            return Err(PackError::BadSpec(
-                "a pack laid out for copy tasks takes every tile from its parts, and at least one task".into(),
-            ));
-        }
-        let (assembled, ranges) =
-            self.assemble_inner(others, Payloads::Leave { tasks }).map_err(|e| e.in_file(&out))?;
-        Ok(LaidOut { summary: assembled.summary, ranges, _journal: assembled._journal })
-    }
-
-    fn assemble_inner(
-        self,
-        others: &[&dyn TileParts],
-        payloads: Payloads<'_>,
-    ) -> Result<(Assembled, Vec<CopyRange>), PackError> {
-        let state = self.state.into_inner().expect("writer lock");
-        let missing = state.tiles.pending_count();
-        if missing > 0 {
-            let (first, _) =
-                state.tiles.pending_in(0..state.tiles.len(), 1).map_err(PackError::io("reading the staged set"))?;
-            return Err(PackError::Incomplete { missing: missing as usize, first: first[0] });
-        }
-        state.partial.sync_all().map_err(PackError::io("syncing the partial file"))?;
-        let tile_count = state.tiles.len() + others.iter().map(|p| p.part_tile_count()).sum::<u64>();
-        let max_depth = assembled_max_depth(&self.spec, state.tiles.max_depth(), others);
-        let mut header = self.spec.header_of(tile_count, max_depth)?;
-        let layout = IndexLayout::for_tiles(header.tile_count).map_err(PackError::BadSpec)?;
-        // Every source is walked in key order where it lies, never copied:
-        // finishing holds one index page and one payload beyond it. This
-        // writer's own staged tiles are source 0, their entries carrying
-        // where the payload lies in the partial file.
-        let walk = || {
-            let own = state.tiles.iter().map(|item| {
-                let (_, s) = item.map_err(PackError::io("reading the staged set"))?;
-                let s = s.expect("checked complete");
-                Ok(IndexEntry { payload_offset: s.payload_at, ..s.entry })
-            });
-            let mut cursors: Vec<Box<dyn Iterator<Item = Result<IndexEntry, PackError>> + '_>> = vec![Box::new(own)];
-            cursors.extend(others.iter().map(|p| p.part_entries()));
-            let mut names = vec![self.partial_path.display().to_string()];
-            names.extend(others.iter().map(|p| p.part_name()));
-            merged(cursors, names)
-        };
-
-        // Leaf pages are written where the layout puts them as they fill,
-        // then the directory pages, the root and the header, then the
-        // payloads in key order.
-        let tmp = tmp_path(&self.out);
-        let file = File::create(&tmp).map_err(PackError::io("creating the pack's temporary file"))?;
-        let result = (|| -> Result<Vec<CopyRange>, PackError> {
-            let step = match payloads {
-                Payloads::Leave { tasks } => range_step(tile_count, tasks),
-                Payloads::Copy(_) => u64::MAX,
-            };
-            let marks = index_pass(&file, &mut header, layout, walk(), step)?;
-            match payloads {
-                Payloads::Copy(progress) => {
-                    let sources = PayloadSources { partial: &state.partial, others };
-                    sources.copy(&file, header.payload_offset, walk(), tile_count, progress)?;
-                    Ok(Vec::new())
-                }
-                Payloads::Leave { tasks } => {
-                    let write_error = PackError::io("writing the pack");
-                    file.set_len(header.file_length).and_then(|()| file.sync_all()).map_err(write_error)?;
-                    Ok(cut_ranges(&marks, (tile_count, header.file_length), tasks))
-                }
-            }
-        })();
-        let ranges = match result {
-            Ok(ranges) => ranges,
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e);
-            }
-        };
-        let assembled = Assembled {
-            out: self.out,
-            tmp,
-            _journal: state.partial,
-            partial_path: self.partial_path,
-            summary: WriteSummary {
-                tiles: tile_count,
-                file_length: header.file_length,
-                payload_bytes: header.file_length - header.payload_offset,
-            },
-        };
-        Ok((assembled, ranges))
-    }
-}
-
-/// The assembled pack's max_depth: its deepest tile's. A part of a
-/// sharded bake that holds only levels above the data depths (a wave
-/// file) still declares them, since a header's data depths never pass
-/// its max_depth; a pack that holds its data depths has them already.
-fn assembled_max_depth(spec: &PackSpec, own: u8, others: &[&dyn TileParts]) -> u8 {
-    let declared = spec.height_data_depth.max(spec.colour_data_depth);
-    others.iter().map(|p| p.part_max_depth()).fold(own.max(declared), std::cmp::Ord::max)
-}
-
-impl Assembled {
-    /// A pack laid out and copied by separate tasks (`pack::ranged`), taken
-    /// up by its commit: the journal locked exclusively first, so no copy
-    /// task still writes and no layout starts over it, then `OUT.tmp`'s
-    /// figures read from its header.
-    pub(crate) fn take_up(out: &Path) -> Result<Assembled, PackError> {
-        let partial_path = partial_path(out);
-        let journal = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&partial_path)
-            .map_err(PackError::io("opening the layout's journal"))
-            .map_err(|e| e.in_file(&partial_path))?;
-        lock_journal(&journal, &partial_path, false)?;
-        let tmp = tmp_path(out);
-        let header = crate::pack::reader::Pack::open_unmapped(&tmp)?.header().clone();
-        let summary = WriteSummary {
-            tiles: header.tile_count,
-            file_length: header.file_length,
-            payload_bytes: header.file_length - header.payload_offset,
-        };
-        Ok(Assembled { out: out.to_owned(), tmp, partial_path, summary, _journal: journal })
-    }
-
-    /// The assembled file, complete and synced, not yet at `OUT`.
-    pub fn path(&self) -> &Path {
-        &self.tmp
-    }
-
-    pub fn summary(&self) -> WriteSummary {
-        self.summary
-    }
-
-    /// Records the detail law the caller measured from the assembled tiles
-    /// (the law changes no tile) in the header, before the pack is
-    /// committed: a bake always records one ([`PackWriter::finish`], which
-    /// records none, writes version 2 for tests and tools that write packs
-    /// without a bake).
-    pub fn record_detail_law(&self, law: crate::pack::DetailLaw) -> Result<(), PackError> {
-        crate::pack::upgrade::record_detail_law_in_new_file(&self.tmp, law)
-    }
-
-    /// Renames the assembled file over `OUT`, then removes the partial
-    /// file. A patch journal left beside an older pack at `OUT` is removed
-    /// first: it describes bytes this pack does not have.
-    pub fn commit(self) -> Result<WriteSummary, PackError> {
-        self.commit_then(|| Ok::<(), PackError>(()))
-    }
-
-    /// [`Assembled::commit`], running `then` after the rename and before
-    /// the journal goes, while its lock is still held: a merge in stages
-    /// removes its records there, so no layout can start before they are
-    /// gone.
-    pub fn commit_then<E: From<PackError>>(self, then: impl FnOnce() -> Result<(), E>) -> Result<WriteSummary, E> {
-        let summary = self.rename_into_place().map_err(|e| e.in_file(&self.out))?;
-        then()?;
-        abort_point("bake-cleanup");
-        std::fs::remove_file(&self.partial_path)
-            .map_err(PackError::io("removing the partial file"))
-            .map_err(|e| e.in_file(&self.out))?;
-        Ok(summary)
-    }
-
-    /// Renames the assembled file over `OUT` (and syncs the directory);
-    /// the journal and its lock stay while `self` lives.
-    fn rename_into_place(&self) -> Result<WriteSummary, PackError> {
-        let journal = crate::pack::journal::journal_path(&self.out);
-        if journal.exists() {
-            std::fs::remove_file(&journal).map_err(PackError::io("removing an older pack's patch journal"))?;
-        }
-        std::fs::rename(&self.tmp, &self.out).map_err(PackError::io("renaming the finished pack into place"))?;
-        if let Some(dir) = self.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = File::open(dir).and_then(|d| d.sync_all());
-        }
-        Ok(self.summary)
     }
 }

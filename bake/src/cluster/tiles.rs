@@ -26,10 +26,10 @@ use planet_terrain::pack::Coverage;
 use planet_terrain::{Body, TileAddress};
 use rayon::prelude::*;
 
+use crate::cluster::plan::{ShardPlan, first_root};
 use crate::error::BakeError;
 use crate::geometry::tile_touches;
-use crate::shard::{ShardPlan, first_root};
-use crate::tile_set::{DataTest, TileSet, subtree_set};
+use crate::stages::tile_set::{DataTest, TileSet, subtree_set};
 
 /// What a shard holds and declares.
 #[derive(Debug)]

@@ -21,14 +21,14 @@ use std::path::Path;
 use planet_terrain::TileAddress;
 use planet_terrain::pack::{IndexEntry, Pack, PatchJournal, Pending, finish_patch, journal_path, replay_pending};
 
-use crate::audit::reject;
-use crate::bake::Run;
 use crate::error::BakeError;
 use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::options::Region;
 use crate::report::{
     AlreadyAppliedReport, BakeReport, CompletedPatchReport, LandmarkReport, PatchTarget, PatchedTiles, Report,
 };
+use crate::run::Run;
+use crate::stages::audit::reject;
 
 /// After a pack that failed its read-back was moved aside, its journal
 /// patches a pack no longer there: remove it.
@@ -112,7 +112,7 @@ pub(crate) fn complete_interrupted_patch(run: &Run, region: Region) -> Result<Op
          were journaled, read back byte for byte); not baking them again",
         tiles.len()
     ));
-    let (_, landmarks, _) = crate::patch::open_sources(run)?;
+    let (_, landmarks, _) = crate::patch::composite::open_sources(run)?;
     let summary = journal.summary();
     Ok(Some(BakeReport::new(Report::PatchCompleted(CompletedPatchReport {
         target: PatchTarget::of(options, region),
@@ -149,7 +149,7 @@ pub(crate) fn patch_already_applied(
     run.progress.stage(
         "this patch (the same inputs and --region) is the pack's last one: it is applied already; nothing was changed",
     );
-    let (_, landmarks, _) = crate::patch::open_sources(run)?;
+    let (_, landmarks, _) = crate::patch::composite::open_sources(run)?;
     Ok(Some(BakeReport::new(Report::PatchAlreadyApplied(AlreadyAppliedReport {
         target: PatchTarget::of(options, region),
         tiles_patched: 0,

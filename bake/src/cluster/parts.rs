@@ -18,13 +18,13 @@ use planet_terrain::pack::{
 };
 use planet_terrain::{Body, TileAddress};
 
-use crate::audit::FileBytes;
+use crate::cluster::file::{ShardMeta, ShardSection, build_id, hex};
+use crate::cluster::plan::ShardPlan;
+use crate::cluster::plan::WavePlan;
 use crate::error::BakeError;
-use crate::pipeline::{TileSink, TileSource};
-use crate::sampling::{Sampled, SurfaceSamples, settle_voids};
-use crate::shard::ShardPlan;
-use crate::shard_file::{ShardMeta, ShardSection, build_id, hex};
-use crate::wave::WavePlan;
+use crate::stages::audit::FileBytes;
+use crate::stages::pipeline::{TileSink, TileSource};
+use crate::stages::sampling::{Sampled, SurfaceSamples, settle_voids};
 
 /// One shard or wave file, opened and checked on its own.
 pub(crate) struct OpenPart {
@@ -111,7 +111,7 @@ impl Parts {
         let coarse = match set {
             // Every tile above the roots: nothing to declare, nothing read
             // (8.4 M keys of every shard's section at the 30 m depth 11).
-            SetName::Global(_) => crate::tile_set::TileSet::Global { depth: meta.root_depth - 1 }
+            SetName::Global(_) => crate::stages::tile_set::TileSet::Global { depth: meta.root_depth - 1 }
                 .iter()
                 .collect::<Result<Vec<TileAddress>, BakeError>>()?,
             SetName::Declared(_) => {
@@ -343,7 +343,7 @@ impl Parts {
             self.check_declared(held_below)?;
         }
         let whole = match name {
-            SetName::Global(depth) => deepest <= depth && count == crate::shard::global_set_len(depth),
+            SetName::Global(depth) => deepest <= depth && count == crate::cluster::plan::global_set_len(depth),
             SetName::Declared(depth) => deepest <= depth,
         };
         if !whole || plan.total_tiles.is_some_and(|total| total != count) {
@@ -447,7 +447,7 @@ enum SetName {
 }
 
 fn set_name(meta: &ShardMeta) -> Result<SetName, BakeError> {
-    use crate::shard::{declared_set_digest, global_set_digest};
+    use crate::cluster::plan::{declared_set_digest, global_set_digest};
     (0..=planet_terrain::geo::address::MAX_DEPTH)
         .find_map(|d| {
             let named = |digest: [u8; 32]| hex(&digest) == meta.tile_set_digest;
@@ -598,7 +598,7 @@ impl TileSource for PartsSource<'_> {
     }
 
     fn void_fill(&self) -> planet_terrain::pack::codec::VoidFill {
-        crate::pipeline::void_fill(self.0.meta().void_value)
+        crate::stages::pipeline::void_fill(self.0.meta().void_value)
     }
 }
 

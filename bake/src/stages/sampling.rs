@@ -26,8 +26,8 @@ use planet_terrain::{Body, MAX_DEPTH, TileAddress};
 use crate::error::BakeError;
 use crate::limits::MemoryPlan;
 use crate::options::BakeOptions;
-use crate::raster::Raster;
-use crate::raster::RasterError;
+use crate::stages::raster::Raster;
+use crate::stages::raster::RasterError;
 
 /// The open rasters and the layers applied on top of them.
 pub(crate) struct Inputs {

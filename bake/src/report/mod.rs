@@ -6,10 +6,16 @@
 //! whole key set. Callers keep the typed report ([`BakeReport`]) and read
 //! what they print through its methods; only a writer serialises it.
 
+pub(crate) mod bake;
+pub(crate) mod cluster;
+pub(crate) mod parts;
+pub(crate) mod patch;
+
 use serde::Serialize;
 
-use crate::audit::DepthAudit;
-use crate::landmarks::{LandmarkAudit, Verdict};
+pub(crate) use bake::{BytesReport, FullReport, InputsReport, UpToDateReport};
+pub(crate) use parts::{AccuracyReport, CoverageReport, LandmarkReport, MemoryReport, Timings};
+pub(crate) use patch::{AlreadyAppliedReport, CompletedPatchReport, PatchReport, PatchTarget, PatchedTiles};
 
 /// What a bake did: the report of its mode, and the provenance picture the
 /// binary draws beside `--report`. Serialises to the report's JSON.
@@ -185,281 +191,22 @@ pub(crate) enum Report {
     #[serde(rename = "patch already applied")]
     PatchAlreadyApplied(AlreadyAppliedReport),
     #[serde(rename = "shard")]
-    Shard(Box<crate::shard_bake::ShardReport>),
+    Shard(Box<cluster::ShardReport>),
     #[serde(rename = "merge")]
-    Merge(Box<crate::merge::MergeReport>),
+    Merge(Box<cluster::MergeReport>),
     #[serde(rename = "wave")]
-    Wave(Box<crate::wave::WaveReport>),
+    Wave(Box<cluster::WaveReport>),
     #[serde(rename = "merge layout")]
-    MergeLayout(crate::merge_stages::LayoutReport),
+    MergeLayout(cluster::LayoutReport),
     #[serde(rename = "merge copy")]
-    MergeCopy(crate::merge_stages::CopyReport),
-}
-
-/// A full bake (or a resumed one).
-#[derive(Debug, Serialize)]
-pub(crate) struct FullReport {
-    pub(crate) inputs: InputsReport,
-    pub(crate) out: String,
-    pub(crate) body: String,
-    pub(crate) radii_m: [f64; 3],
-    pub(crate) tier: String,
-    pub(crate) codec: u8,
-    pub(crate) coverage: CoverageReport,
-    pub(crate) depth: u8,
-    pub(crate) data_depth: u8,
-    /// Metres between samples at `data_depth`.
-    pub(crate) data_depth_spacing_m: f64,
-    pub(crate) height_data_depth: u8,
-    pub(crate) colour_data_depth: u8,
-    pub(crate) tiles: usize,
-    pub(crate) tiles_per_depth: Vec<usize>,
-    pub(crate) tiles_resumed: usize,
-    pub(crate) samples: usize,
-    pub(crate) nodata_policy: String,
-    /// `--void-value`, for the terminal's line (`nodata_policy` says it in the report).
-    #[serde(skip)]
-    pub(crate) void_value: Option<f64>,
-    /// Samples of every depth that were voids (at and below the data
-    /// depth: of the DEM; above it, filtered from them), filled by the
-    /// policy.
-    pub(crate) samples_filled: usize,
-    /// Tiles marked measured: their samples on the DEM's footprint were,
-    /// voids aside.
-    pub(crate) tiles_measured: usize,
-    /// Tiles whose void mask names filled samples (`planet-pack sample`
-    /// and the provenance map read them as filled).
-    pub(crate) tiles_with_filled_voids: usize,
-    pub(crate) bytes: BytesReport,
-    pub(crate) landmarks: LandmarkReport,
-    /// The raster against `--base`'s pack, when one was given.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) base_audit: Option<crate::base_audit::BaseAudit>,
-    pub(crate) accuracy_audit: AccuracyReport,
-    pub(crate) timings_s: Timings,
-    pub(crate) output_samples_per_second: f64,
-    pub(crate) jobs: usize,
-    pub(crate) memory: MemoryReport,
-    /// The detail law measured from the finished pack and recorded in its
-    /// header (docs/planetpack.md, "Detail law").
-    pub(crate) detail_law: planet_terrain::ground::LawSummary,
-}
-
-/// The memory budget and how it was shared out, bytes (`limits`).
-#[derive(Debug, Serialize)]
-pub(crate) struct MemoryReport {
-    pub(crate) budget: u64,
-    /// "--memory", or the default's rule.
-    pub(crate) budget_from: String,
-    pub(crate) chunk_cache: u64,
-    pub(crate) gdal_cache: u64,
-    /// The process, workers and caches: held whatever the bake's size.
-    pub(crate) fixed: u64,
-    /// The estimate of what grows with the pack (per-tile state), checked
-    /// against what the budget leaves; null for a patch (its state grows
-    /// with the region, not the pack, and is not estimated).
-    pub(crate) tile_state_estimate: Option<u64>,
-}
-
-impl MemoryReport {
-    pub(crate) fn new(plan: &crate::limits::MemoryPlan, tile_state_estimate: Option<f64>) -> MemoryReport {
-        MemoryReport {
-            budget: plan.budget as u64,
-            budget_from: if plan.given {
-                "--memory".into()
-            } else {
-                format!("default: {} of MemTotal", planet_cli::memory::DEFAULT_FRACTION)
-            },
-            chunk_cache: plan.chunk_cache as u64,
-            gdal_cache: plan.gdal_cache as u64,
-            fixed: plan.fixed as u64,
-            tile_state_estimate: tile_state_estimate.map(|b| b as u64),
-        }
-    }
-}
-
-/// An existing pack with the same fingerprint, kept (`--if-unchanged`).
-#[derive(Debug, Serialize)]
-pub(crate) struct UpToDateReport {
-    pub(crate) out: String,
-    pub(crate) tiles: usize,
-    pub(crate) landmarks: LandmarkReport,
-}
-
-/// The pack a patch is of, its box and its body: what every patch report
-/// names first.
-#[derive(Debug, Serialize)]
-pub(crate) struct PatchTarget {
-    pub(crate) out: String,
-    pub(crate) region: crate::options::Region,
-    pub(crate) body: String,
-}
-
-impl PatchTarget {
-    pub(crate) fn of(options: &crate::options::BakeOptions, region: crate::options::Region) -> PatchTarget {
-        PatchTarget { out: options.out.display().to_string(), region, body: options.body.name().to_owned() }
-    }
-}
-
-/// A region patch of an existing pack.
-#[derive(Debug, Serialize)]
-pub(crate) struct PatchReport {
-    #[serde(flatten)]
-    pub(crate) target: PatchTarget,
-    #[serde(flatten)]
-    pub(crate) tiles: PatchedTiles,
-    /// Degrees inside the box across which the patch blends into the pack.
-    pub(crate) blend_border_deg: f64,
-    /// Samples whose height took (some of) the patch DEM's.
-    pub(crate) samples_from_dem: usize,
-    /// Samples whose height kept (some of) the pack's.
-    pub(crate) samples_kept: usize,
-    pub(crate) landmarks: LandmarkReport,
-    pub(crate) accuracy_audit: AccuracyReport,
-    pub(crate) timings_s: Timings,
-    pub(crate) memory: MemoryReport,
-}
-
-/// Which tiles a patch rewrote and where their payloads went.
-#[derive(Debug, Serialize)]
-pub(crate) struct PatchedTiles {
-    pub(crate) tiles_patched: u64,
-    pub(crate) patched: Vec<String>,
-    pub(crate) rewritten_in_place: u64,
-    pub(crate) appended: u64,
-}
-
-impl PatchedTiles {
-    pub(crate) fn new(summary: &planet_terrain::pack::PatchSummary, tiles: &[planet_terrain::TileAddress]) -> Self {
-        PatchedTiles {
-            tiles_patched: summary.tiles,
-            patched: tiles.iter().map(|t| t.to_string()).collect(),
-            rewritten_in_place: summary.rewritten_in_place,
-            appended: summary.appended,
-        }
-    }
-}
-
-/// A re-run that found its own patch interrupted and completed it from the
-/// redo journal. Its tiles passed the composite audit before the journal was
-/// written (the pack they were composed over is gone now, so the audit
-/// cannot run again); what is checked here is that the pack holds them
-/// byte for byte.
-#[derive(Debug, Serialize)]
-pub(crate) struct CompletedPatchReport {
-    #[serde(flatten)]
-    pub(crate) target: PatchTarget,
-    #[serde(flatten)]
-    pub(crate) tiles: PatchedTiles,
-    /// Every patched tile read back equal to the journal's bytes.
-    pub(crate) read_back_as_journaled: bool,
-    pub(crate) landmarks: LandmarkReport,
-}
-
-/// A patch that is the pack's last one already: nothing was done.
-#[derive(Debug, Serialize)]
-pub(crate) struct AlreadyAppliedReport {
-    #[serde(flatten)]
-    pub(crate) target: PatchTarget,
-    pub(crate) tiles_patched: usize,
-    pub(crate) landmarks: LandmarkReport,
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct InputsReport {
-    pub(crate) dem: String,
-    pub(crate) imagery: Option<String>,
-    pub(crate) classes: Option<String>,
-    pub(crate) dem_size: (usize, usize),
-    pub(crate) dem_projected: bool,
-    /// Ground metres between the DEM's pixels: along a row (column to
-    /// column), along a column (row to row).
-    pub(crate) dem_pixel_spacing_m: [f64; 2],
-}
-
-/// A pack's coverage box, and whether it is the whole body.
-#[derive(Debug, Serialize)]
-pub(crate) struct CoverageReport {
-    #[serde(flatten)]
-    pub(crate) bounds: planet_terrain::pack::Coverage,
-    pub(crate) global: bool,
-}
-
-impl From<planet_terrain::pack::Coverage> for CoverageReport {
-    fn from(bounds: planet_terrain::pack::Coverage) -> Self {
-        CoverageReport { bounds, global: bounds.is_global() }
-    }
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct BytesReport {
-    pub(crate) file: u64,
-    pub(crate) payload: u64,
-}
-
-/// The accuracy audit: only a passing audit is reported (a failing one
-/// fails the bake), with the depths it audited.
-#[derive(Debug, Serialize)]
-pub(crate) struct AccuracyReport {
-    pub(crate) passed: bool,
-    pub(crate) per_depth: Vec<DepthAudit>,
-}
-
-/// Seconds per phase; a patch has no separate audit time.
-#[derive(Debug, Serialize)]
-pub(crate) struct Timings {
-    pub(crate) bake: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) audit: Option<f64>,
-    pub(crate) total: f64,
-}
-
-/// The landmark audit's verdict and every check it made.
-#[derive(Debug, Serialize)]
-pub(crate) struct LandmarkReport {
-    verdict: &'static str,
-    checks: Vec<LandmarkCheckReport>,
-}
-
-#[derive(Debug, Serialize)]
-struct LandmarkCheckReport {
-    name: String,
-    lat: f64,
-    lon: f64,
-    min_m: f64,
-    max_m: f64,
-    value_m: Option<f64>,
-    ok: bool,
-}
-
-impl From<&LandmarkAudit> for LandmarkReport {
-    fn from(audit: &LandmarkAudit) -> LandmarkReport {
-        LandmarkReport {
-            verdict: match audit.verdict {
-                Verdict::Accepted => "accepted",
-                Verdict::NothingToCheck => "no landmark inside the coverage",
-                _ => "refused",
-            },
-            checks: audit
-                .checks
-                .iter()
-                .map(|c| LandmarkCheckReport {
-                    name: c.landmark.name.clone(),
-                    lat: c.landmark.lat,
-                    lon: c.landmark.lon,
-                    min_m: c.landmark.min_m,
-                    max_m: c.landmark.max_m,
-                    value_m: c.value,
-                    ok: c.ok,
-                })
-                .collect(),
-        }
-    }
+    MergeCopy(cluster::CopyReport),
 }
 
 #[cfg(test)]
 mod tests {
+    use super::parts::LandmarkCheckReport;
     use super::*;
+    use crate::stages::audit::DepthAudit;
 
     /// Every key of `value`, as dotted paths (`[]` for array elements).
     fn keys(value: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
@@ -569,6 +316,7 @@ mod tests {
     }
 
     #[test]
+    #[expect(clippy::too_many_lines, reason = "the pinned key list of every report kind, read as one table")]
     fn the_report_keys_are_pinned() {
         let full = Report::Bake(Box::new(FullReport {
             inputs: InputsReport {

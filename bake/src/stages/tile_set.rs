@@ -28,8 +28,8 @@ use rayon::prelude::*;
 
 use crate::error::BakeError;
 use crate::geometry::tile_touches;
-use crate::raster::RasterError;
-use crate::sampling::{Inputs, lat_lon_of};
+use crate::stages::raster::RasterError;
+use crate::stages::sampling::{Inputs, lat_lon_of};
 
 /// Tiles examined at once while a regional set is found: 64 Ki.
 const CHUNK: usize = 1 << 16;

@@ -17,51 +17,24 @@
 
 use planet_cli::shard::Shard;
 use rayon::prelude::*;
-use serde::Serialize;
 
-use crate::audit::accuracy_audit;
-use crate::bake::{Prepared, Run};
+use crate::cluster::file::{ShardMeta, append_section, hex};
+use crate::cluster::plan::{SetShape, ShardPlan, WorkModel};
+use crate::cluster::tiles::{ShardTiles, shard_tiles};
 use crate::error::BakeError;
-use crate::full::{open_writer, settle_spec};
-use crate::pipeline::TileBake;
+use crate::report::cluster::ShardReport;
 use crate::report::{AccuracyReport, BakeReport, CoverageReport, LandmarkReport, MemoryReport, Report};
-use crate::shard::{SetShape, ShardPlan, WorkModel};
-use crate::shard_file::{ShardMeta, append_section, hex};
-use crate::shard_tiles::{ShardTiles, shard_tiles};
-use crate::tile_set::{DataTest, until_error};
+use crate::run::{Prepared, Run};
+use crate::run::{open_writer, settle_spec};
+use crate::stages::audit::accuracy_audit;
+use crate::stages::pipeline::TileBake;
+use crate::stages::tile_set::{DataTest, until_error};
 use planet_terrain::pack::partial_path;
 use planet_terrain::pack::writer::scratch_dir;
 use std::path::Path;
 
-/// What a shard did, for the report.
-#[derive(Debug, Serialize)]
-pub(crate) struct ShardReport {
-    pub(crate) out: String,
-    pub(crate) shard: u32,
-    pub(crate) shards: u32,
-    pub(crate) root_depth: u8,
-    pub(crate) depth: u8,
-    pub(crate) coverage: CoverageReport,
-    /// Tiles of the whole bake (where the plan knows them: a global
-    /// set's), of this shard, and resumed from its journal.
-    pub(crate) bake_tiles: Option<u64>,
-    pub(crate) tiles: usize,
-    pub(crate) tiles_resumed: usize,
-    /// Coarse tiles whose surface this shard sampled for the merge.
-    pub(crate) coarse_surfaces: usize,
-    /// Coarse tiles this shard's own tiles put in the set.
-    pub(crate) coarse_declared: usize,
-    /// This shard's estimated work, and the whole bake's (`shard` module).
-    pub(crate) estimated_work: u64,
-    pub(crate) bake_estimated_work: u64,
-    pub(crate) landmarks: LandmarkReport,
-    pub(crate) accuracy_audit: AccuracyReport,
-    pub(crate) seconds: f64,
-    pub(crate) memory: MemoryReport,
-}
-
 /// What a tile costs to bake from these rasters, for the plan.
-fn work_model(inputs: &crate::sampling::Inputs, body: &planet_terrain::Body) -> Result<WorkModel, BakeError> {
+fn work_model(inputs: &crate::stages::sampling::Inputs, body: &planet_terrain::Body) -> Result<WorkModel, BakeError> {
     let radius = body.ellipsoid().max_radius();
     let mut model = WorkModel { rasters: [(0.0, false); 2], raster_count: 0 };
     for raster in std::iter::once(&inputs.dem).chain(inputs.imagery.as_ref()) {
@@ -93,6 +66,7 @@ fn open_part_writer(
 
 /// Bakes part `shard` of the pack `run.options` describe into the shard
 /// file at `--out`.
+#[expect(clippy::too_many_lines, reason = "a shard's stages in order, mirroring bake_full; debt: as bake_full")]
 pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
     let (prepared, digests) = run.prepare_and_digest()?;
@@ -140,7 +114,7 @@ pub(crate) fn bake_shard(run: &Run, shard: Shard) -> Result<BakeReport, BakeErro
         tile_set_digest: hex(&plan.tile_set_digest),
         void_value: options.void_value,
         dem: options.dem.display().to_string(),
-        build: crate::shard_file::build_id()?,
+        build: crate::cluster::file::build_id()?,
         wave: None,
     };
     let (resumed, per_depth) = match baked {
@@ -184,7 +158,7 @@ struct Baked {
     assembled: planet_terrain::pack::Assembled,
     resumed: usize,
     /// The accuracy audit, per depth.
-    per_depth: Vec<crate::audit::DepthAudit>,
+    per_depth: Vec<crate::stages::audit::DepthAudit>,
 }
 
 /// Bakes `shard`'s own tiles (`tiles.0`, of `tiles.1`'s plan) from
@@ -192,7 +166,7 @@ struct Baked {
 fn bake_own_tiles(
     run: &Run,
     spec: &planet_terrain::pack::PackSpec,
-    source: (&crate::sampling::Inputs, u8),
+    source: (&crate::stages::sampling::Inputs, u8),
     tiles: (&ShardTiles, &ShardPlan),
     shard: Shard,
 ) -> Result<Baked, BakeError> {

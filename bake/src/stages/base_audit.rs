@@ -24,7 +24,7 @@ use planet_terrain::{Body, Geodetic};
 use serde::Serialize;
 
 use crate::error::BakeError;
-use crate::sampling::Inputs;
+use crate::stages::sampling::Inputs;
 
 /// The most cells along a side of the grid compared.
 const MAX_CELLS: usize = 48;

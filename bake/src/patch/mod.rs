@@ -17,6 +17,10 @@
 //! a failed audit leaves the pack as it was; after writing, the pack is
 //! re-read and must hold exactly the audited tiles.
 
+pub(crate) mod composite;
+pub(crate) mod recovery;
+pub(crate) mod tiles;
+
 use std::path::Path;
 use std::time::Instant;
 
@@ -29,21 +33,20 @@ use planet_terrain::pack::{
 };
 use rayon::prelude::*;
 
-use crate::audit::{AccuracyAudit, DepthAudit, reject};
-use crate::bake::{Prepared, Run};
-use crate::composite::{BORDER_PIXELS, Blend, Sources, audit_tile, composite, refilter};
 use crate::error::BakeError;
-use crate::filter::{Level, for_each_window};
 use crate::fingerprint::{patch_fingerprint, patch_inputs_digest};
 use crate::geometry::tile_touches;
-use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::options::{BakeOptions, Progress, Region};
-use crate::patch_tiles::SpilledTiles;
-use crate::raster::{Extent, Raster, RasterError};
-use crate::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
+use crate::patch::composite::{BORDER_PIXELS, Blend, Sources, audit_tile, composite, refilter};
+use crate::patch::recovery::{complete_interrupted_patch, drop_journal_of_rejected};
+use crate::patch::tiles::SpilledTiles;
 use crate::report::{
     AccuracyReport, BakeReport, LandmarkReport, MemoryReport, PatchReport, PatchTarget, PatchedTiles, Report, Timings,
 };
+use crate::run::Run;
+use crate::stages::audit::{AccuracyAudit, DepthAudit, reject};
+use crate::stages::filter::{Level, for_each_window};
+use crate::stages::raster::{Extent, Raster, RasterError};
 
 /// Refuses a patch whose inputs would not fit the pack it patches.
 fn check_compatible(options: &BakeOptions, header: &PackHeader) -> Result<(), BakeError> {
@@ -160,32 +163,6 @@ fn uncovered(region: &Region, e: &Extent) -> Vec<String> {
         }
     }
     missing
-}
-
-/// Opens the patch rasters (and runs the landmark audit on a DEM); returns
-/// them, the audit and the depth the DEM's pixels support.
-pub(crate) fn open_sources(run: &Run) -> Result<(Sources, LandmarkAudit, u8), BakeError> {
-    let options = run.options;
-    if options.has_dem() {
-        let Prepared { mut inputs, data_depth, landmarks, .. } = run.prepare()?;
-        let (imagery, classes) = (inputs.imagery.take(), inputs.classes.take());
-        return Ok((Sources { dem: Some(inputs), imagery, classes }, landmarks, data_depth));
-    }
-    let (_, imagery_weight, classes_weight) = options.raster_weights();
-    let (total, memory) = (imagery_weight + classes_weight, &run.memory);
-    let imagery =
-        options.imagery.as_deref().map(|p| Raster::open(p, memory.raster_cache(imagery_weight, total))).transpose()?;
-    if let Some(i) = imagery.as_ref().filter(|i| i.bands() < 3) {
-        return Err(RasterError::Unusable {
-            path: i.path().to_owned(),
-            reason: format!("imagery needs 3 bands (R, G, B), it has {}", i.bands()),
-        }
-        .into());
-    }
-    let classes =
-        options.classes.as_deref().map(|p| Raster::open(p, memory.raster_cache(classes_weight, total))).transpose()?;
-    let nothing = LandmarkAudit { checks: Vec::new(), verdict: Verdict::NothingToCheck };
-    Ok((Sources { dem: None, imagery, classes }, nothing, 0))
 }
 
 /// Counts over the whole patch.
@@ -363,6 +340,10 @@ impl Rebake<'_> {
 }
 
 /// Re-bakes the tiles of the pack at `run.options.out` that `region` touches.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a patch's steps in crash-window order (replay, already applied, sources, re-bake by depth, audit, journal, read-back): the order is the safety argument"
+)]
 pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, BakeError> {
     let (options, progress) = (run.options, run.progress);
     if let Some(completed) = complete_interrupted_patch(run, region)? {
@@ -371,13 +352,13 @@ pub(crate) fn patch_region(run: &Run, region: Region) -> Result<BakeReport, Bake
     // Read whole once: it names the patch in the header and tells whether
     // the header's last patch is this one.
     let inputs = patch_inputs_digest(options)?;
-    if let Some(applied) = crate::recovery::patch_already_applied(run, region, &inputs)? {
+    if let Some(applied) = crate::patch::recovery::patch_already_applied(run, region, &inputs)? {
         return Ok(applied);
     }
     let existing = Pack::open_unmapped(&options.out)?;
     let header = existing.header().clone();
     check_compatible(options, &header)?;
-    let (sources, landmarks, dem_depth) = open_sources(run)?;
+    let (sources, landmarks, dem_depth) = composite::open_sources(run)?;
     let body = &header.body;
     let radius = body.ellipsoid().max_radius();
     let mut pixel: f64 = 0.0;
@@ -492,7 +473,7 @@ fn reread(out: &Path, audited: &SpilledTiles) -> Result<(), BakeError> {
     let pack = Pack::open_unmapped(out)?;
     for tile in audited.tiles() {
         let want = audited.entry_of(tile);
-        let holds = crate::recovery::reads_back(&pack, out, tile, &audited.payload_of(tile)?)?
+        let holds = crate::patch::recovery::reads_back(&pack, out, tile, &audited.payload_of(tile)?)?
             .is_some_and(|entry| IndexEntry { payload_offset: want.payload_offset, ..entry } == want);
         if !holds {
             drop(pack);

@@ -10,7 +10,7 @@ use planet_terrain::pack::{Codec, Coverage, EncodedTile, IndexEntry, PackError, 
 use planet_terrain::{Body, TileAddress};
 
 use super::*;
-use crate::pipeline::{TileBake, TileSink};
+use crate::stages::pipeline::{TileBake, TileSink};
 
 struct Quiet;
 impl crate::Progress for Quiet {

@@ -385,6 +385,10 @@ impl Level {
     /// level gathered once (straight from the tile for samples inside one
     /// tile, through the owner rule on tile boundaries); the apron and cube
     /// corners go through [`Level::filtered`], which gives the same bits.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one pass over a parent's stored samples: core taps from a gathered window, apron and cube corners through Level::filtered; the two paths must give the same bits and are checked side by side"
+    )]
     pub(crate) fn filter_tile(&self, parent: TileAddress) -> Vec<Option<Tap>> {
         debug_assert_eq!(parent.depth() + 1, self.depth);
         let face = parent.face();

@@ -25,83 +25,22 @@
 //! below, and only then renames the file into place. A killed task resumes
 //! alone.
 
-use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use planet_terrain::TileAddress;
 use planet_terrain::pack::{DecodedTile, PackWriter};
-use serde::Serialize;
 
-use crate::audit::accuracy_audit_over;
+use crate::cluster::file::{WaveMeta, append_section};
+use crate::cluster::parts::{LevelsAboveSink, Parts, PartsSource};
+use crate::cluster::plan::WavePlan;
 use crate::error::BakeError;
 use crate::limits::MemoryPlan;
 use crate::options::Progress;
-use crate::parts::{LevelsAboveSink, Parts, PartsSource};
-use crate::pipeline::TileBake;
+use crate::report::cluster::WaveReport;
 use crate::report::{AccuracyReport, BakeReport, MemoryReport, Report};
-use crate::shard_file::{WaveMeta, append_section};
-
-/// The waves of a sharded bake of some number of shards.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct WavePlan {
-    shards: u32,
-}
-
-impl WavePlan {
-    pub(crate) fn new(shards: u32) -> WavePlan {
-        WavePlan { shards: shards.max(1) }
-    }
-
-    /// Tasks of each wave, first to last: `N`, `N/4`, ... down to 1.
-    pub(crate) fn tasks(&self) -> Vec<u32> {
-        let mut tasks = vec![self.shards];
-        while let Some(&last) = tasks.last().filter(|&&n| n > 1) {
-            tasks.push((last / 4).max(1));
-        }
-        tasks
-    }
-
-    /// How many waves there are.
-    pub(crate) fn count(&self) -> u32 {
-        self.tasks().len() as u32
-    }
-
-    /// Tasks of wave `wave`; `None` past the last wave.
-    pub(crate) fn tasks_of(&self, wave: u32) -> Option<u32> {
-        self.tasks().get(wave as usize).copied()
-    }
-
-    /// The depths wave `wave` bakes, above shards rooted at `root_depth`:
-    /// one level, or for the last wave every level left (empty where the
-    /// levels ran out before it).
-    pub(crate) fn depths(&self, wave: u32, root_depth: u8) -> Range<u8> {
-        let top = i64::from(root_depth) - 1 - i64::from(wave);
-        if top < 0 {
-            return 0..0;
-        }
-        let top = top as u8;
-        if wave + 1 == self.count() { 0..top + 1 } else { top..top + 1 }
-    }
-
-    /// The wave that bakes coarse `depth` (below `root_depth`).
-    pub(crate) fn wave_of(&self, depth: u8, root_depth: u8) -> u32 {
-        u32::from(root_depth - 1 - depth).min(self.count() - 1)
-    }
-
-    /// The task of wave `wave` that bakes the coarse tiles of plan part
-    /// `part`.
-    pub(crate) fn task_of(&self, wave: u32, part: u32) -> u32 {
-        let tasks = self.tasks_of(wave).expect("a wave of the plan");
-        (u64::from(part) * u64::from(tasks) / u64::from(self.shards)) as u32
-    }
-
-    /// The first plan part whose coarse tiles task `task` of `wave` bakes.
-    fn first_part(&self, wave: u32, task: u32) -> u32 {
-        let tasks = u64::from(self.tasks_of(wave).expect("a wave of the plan"));
-        (u64::from(task) * u64::from(self.shards)).div_ceil(tasks) as u32
-    }
-}
+use crate::stages::audit::accuracy_audit_over;
+use crate::stages::pipeline::TileBake;
 
 /// What a wave task is told.
 #[derive(Clone, Debug)]
@@ -117,33 +56,16 @@ pub struct WaveOptions {
     pub resume: bool,
 }
 
-/// What a wave task did, for the report.
-#[derive(Debug, Serialize)]
-pub(crate) struct WaveReport {
-    pub(crate) out: String,
-    pub(crate) wave: u32,
-    pub(crate) task: u32,
-    pub(crate) tasks: u32,
-    /// The depths this wave bakes, shallowest first (empty where the
-    /// levels ran out before this wave).
-    pub(crate) depths: Vec<u8>,
-    pub(crate) tiles: usize,
-    pub(crate) tiles_resumed: usize,
-    pub(crate) accuracy_audit: AccuracyReport,
-    pub(crate) seconds: f64,
-    pub(crate) memory: MemoryReport,
-}
-
 /// The number of tasks of each wave of a bake cut into `shards` shards,
 /// first to last: what a scheduler submits (`planet-bake wave-plan N`).
 pub fn wave_tasks(shards: u32) -> Vec<u32> {
     WavePlan::new(shards).tasks()
 }
 
-impl From<crate::merge::MergeOptions> for WaveOptions {
+impl From<crate::options::MergeOptions> for WaveOptions {
     /// A wave task of the parts, output, workers, memory and resumption a
     /// merge was told (wave and task 0 until set).
-    fn from(m: crate::merge::MergeOptions) -> WaveOptions {
+    fn from(m: crate::options::MergeOptions) -> WaveOptions {
         WaveOptions { parts: m.shards, out: m.out, wave: 0, task: 0, jobs: m.jobs, memory: m.memory, resume: m.resume }
     }
 }

@@ -23,11 +23,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::BakeError;
-use crate::filter::for_each_window;
 use crate::landmarks::{LandmarkAudit, Verdict, table};
 use crate::options::BakeOptions;
-use crate::pipeline::TileSource;
-use crate::sampling::Inputs;
+use crate::stages::filter::for_each_window;
+use crate::stages::pipeline::TileSource;
+use crate::stages::sampling::Inputs;
 
 /// Checks the source against the body's landmark table plus the caller's
 /// landmarks; refuses a raster they show to be misread.
@@ -124,7 +124,7 @@ impl AccuracyAudit {
 /// what it should hold: tiles at and below the pack's height data depth
 /// with the source at the sample's own latitude/longitude; shallower tiles
 /// with the stated filter of the level below as the pack stores it,
-/// evaluated by [`crate::filter::Level::filtered_separable`] (not the bake's window),
+/// evaluated by [`crate::stages::filter::Level::filtered_separable`] (not the bake's window),
 /// so the chain from the source to depth 0 is checked link by link without
 /// reading the source for coarse heights. Returns per-depth results and the
 /// first violation.
@@ -300,7 +300,7 @@ pub(crate) fn accuracy_audit_over(
 /// continuation, which is neither), and says the first such sample.
 fn check_void_mask(
     decoded: &DecodedTile,
-    source: &crate::sampling::Sampled,
+    source: &crate::stages::sampling::Sampled,
     audit: &mut DepthAudit,
     first: &mut Option<String>,
 ) {

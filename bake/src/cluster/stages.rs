@@ -27,12 +27,13 @@ use planet_terrain::pack::writer::sibling;
 use planet_terrain::pack::{CopyRange, Pack, PackWriter, TileParts};
 use serde::{Deserialize, Serialize};
 
-use crate::audit::FileBytes;
+use crate::cluster::parts::Parts;
 use crate::error::BakeError;
-use crate::merge::{MergeOptions, MergeReport};
+use crate::options::MergeOptions;
 use crate::options::Progress;
-use crate::parts::Parts;
+use crate::report::cluster::{CopyReport, LayoutReport, MergeReport};
 use crate::report::{AccuracyReport, BakeReport, Report};
+use crate::stages::audit::FileBytes;
 
 /// What `PACK.layout` records: which layout, of what, from which parts,
 /// and every copy task's range.
@@ -68,28 +69,6 @@ struct CopyMarker {
 }
 
 const LAYOUT_FORMAT: &str = "planet-merge-layout 1";
-
-/// A merge's layout for copy tasks, for the report.
-#[derive(Debug, Serialize)]
-pub(crate) struct LayoutReport {
-    pub(crate) out: String,
-    pub(crate) tiles: u64,
-    pub(crate) file_bytes: u64,
-    pub(crate) copy_tasks: u32,
-    /// Each task's payload bytes, in task order.
-    pub(crate) range_bytes: Vec<u64>,
-    pub(crate) seconds: f64,
-}
-
-/// One copy task, for the report.
-#[derive(Debug, Serialize)]
-pub(crate) struct CopyReport {
-    pub(crate) out: String,
-    pub(crate) task: u32,
-    pub(crate) tiles: u64,
-    pub(crate) bytes: u64,
-    pub(crate) seconds: f64,
-}
 
 fn layout_path(out: &Path) -> PathBuf {
     sibling(out, ".layout")
@@ -357,7 +336,7 @@ pub(crate) fn commit(options: &MergeOptions, progress: &dyn Progress) -> Result<
     // in the header: measured from these very bytes, so it stands.
     let detail_law = match Pack::open_unmapped(&path)?.header().detail {
         Some(law) => law,
-        None => crate::full::record_detail_law(&assembled, progress)?,
+        None => crate::run::record_detail_law(&assembled, progress)?,
     };
     let verify_seconds = verify_started.elapsed().as_secs_f64();
     planet_terrain::pack::crash::abort_point("bake-rename");
@@ -447,7 +426,7 @@ fn committed_and_cleaned(
         return Ok(None);
     }
     let Ok(pack) = Pack::open(out) else { return Ok(None) };
-    let ours = crate::shard_file::hex(&pack.header().fingerprint) == parts.meta().fingerprint;
+    let ours = crate::cluster::file::hex(&pack.header().fingerprint) == parts.meta().fingerprint;
     let Some(law) = pack.header().detail.filter(|_| ours) else { return Ok(None) };
     let verify_started = Instant::now();
     progress.stage(&format!("{} is committed already: verifying it is whole", out.display()));

@@ -41,10 +41,11 @@ use planet_terrain::geo::address::TILE_STORED_SAMPLE_COUNT;
 use planet_terrain::geo::cube::cube_point;
 use planet_terrain::{Body, TileAddress};
 use sha2::{Digest, Sha256};
+use std::ops::Range;
 
 use crate::error::BakeError;
 use crate::geometry::{Placement, tile_placement};
-use crate::tile_set::TileSet;
+use crate::stages::tile_set::TileSet;
 use planet_terrain::pack::Coverage;
 
 /// How a bake's tile set is cut into parts.
@@ -401,6 +402,67 @@ pub fn regional_plan_for_bench(coverage: [f64; 4], depth: u8, shards: u32) -> Re
     let model = WorkModel { rasters: [(30.0, true), (0.0, false)], raster_count: 1 };
     let shape = SetShape::Regional { depth, coverage: &coverage };
     Ok(ShardPlan::new(&Body::earth(), shape, depth, shards, &model)?.work)
+}
+
+/// The waves of a sharded bake of some number of shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WavePlan {
+    shards: u32,
+}
+
+impl WavePlan {
+    pub(crate) fn new(shards: u32) -> WavePlan {
+        WavePlan { shards: shards.max(1) }
+    }
+
+    /// Tasks of each wave, first to last: `N`, `N/4`, ... down to 1.
+    pub(crate) fn tasks(&self) -> Vec<u32> {
+        let mut tasks = vec![self.shards];
+        while let Some(&last) = tasks.last().filter(|&&n| n > 1) {
+            tasks.push((last / 4).max(1));
+        }
+        tasks
+    }
+
+    /// How many waves there are.
+    pub(crate) fn count(&self) -> u32 {
+        self.tasks().len() as u32
+    }
+
+    /// Tasks of wave `wave`; `None` past the last wave.
+    pub(crate) fn tasks_of(&self, wave: u32) -> Option<u32> {
+        self.tasks().get(wave as usize).copied()
+    }
+
+    /// The depths wave `wave` bakes, above shards rooted at `root_depth`:
+    /// one level, or for the last wave every level left (empty where the
+    /// levels ran out before it).
+    pub(crate) fn depths(&self, wave: u32, root_depth: u8) -> Range<u8> {
+        let top = i64::from(root_depth) - 1 - i64::from(wave);
+        if top < 0 {
+            return 0..0;
+        }
+        let top = top as u8;
+        if wave + 1 == self.count() { 0..top + 1 } else { top..top + 1 }
+    }
+
+    /// The wave that bakes coarse `depth` (below `root_depth`).
+    pub(crate) fn wave_of(&self, depth: u8, root_depth: u8) -> u32 {
+        u32::from(root_depth - 1 - depth).min(self.count() - 1)
+    }
+
+    /// The task of wave `wave` that bakes the coarse tiles of plan part
+    /// `part`.
+    pub(crate) fn task_of(&self, wave: u32, part: u32) -> u32 {
+        let tasks = self.tasks_of(wave).expect("a wave of the plan");
+        (u64::from(part) * u64::from(tasks) / u64::from(self.shards)) as u32
+    }
+
+    /// The first plan part whose coarse tiles task `task` of `wave` bakes.
+    pub(crate) fn first_part(&self, wave: u32, task: u32) -> u32 {
+        let tasks = u64::from(self.tasks_of(wave).expect("a wave of the plan"));
+        (u64::from(task) * u64::from(self.shards)).div_ceil(tasks) as u32
+    }
 }
 
 #[cfg(test)]

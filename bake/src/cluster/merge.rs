@@ -14,73 +14,25 @@
 //! opens no raster either way, and renames the pack into place only once
 //! it is verified.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use planet_terrain::ground::LawSummary;
 use planet_terrain::pack::{Pack, PackSpec, PackWriter, TileParts};
 use rayon::prelude::*;
-use serde::Serialize;
 
-use crate::audit::{FileBytes, accuracy_audit};
+use crate::cluster::parts::{LevelsAboveSink, Parts, PartsSource};
 use crate::error::BakeError;
 use crate::limits::MemoryPlan;
-use crate::options::Progress;
-use crate::parts::{LevelsAboveSink, Parts, PartsSource};
-use crate::pipeline::TileBake;
+use crate::options::{MergeOptions, MergeStage, Progress};
+use crate::report::cluster::MergeReport;
 use crate::report::{AccuracyReport, BakeReport, Report};
-
-/// What a merge is told.
-#[derive(Clone, Debug)]
-pub struct MergeOptions {
-    pub shards: Vec<PathBuf>,
-    pub out: PathBuf,
-    pub jobs: Option<usize>,
-    pub memory: Option<u64>,
-    /// Continue a killed merge's journal.
-    pub resume: bool,
-    /// The whole merge here, or one stage of a merge in stages.
-    pub stage: MergeStage,
-}
-
-/// A merge in one process, or one of the three stages of a merge whose
-/// payloads are copied by many tasks (`merge_stages`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MergeStage {
-    #[default]
-    Whole,
-    /// Lay the pack out for this many copy tasks.
-    LayOut { copy_tasks: u32 },
-    /// Copy one task's range of the laid-out pack.
-    Copy { task: u32 },
-    /// Check the copied pack and rename it into place.
-    Commit,
-}
-
-/// What a merge did, for the report.
-#[derive(Debug, Serialize)]
-pub(crate) struct MergeReport {
-    pub(crate) out: String,
-    pub(crate) shards: Vec<String>,
-    pub(crate) tiles: u64,
-    pub(crate) tiles_from_shards: u64,
-    pub(crate) tiles_filtered: usize,
-    /// Wave files laid out (their tiles baked and audited by the waves).
-    pub(crate) wave_files: usize,
-    /// The copy tasks of a merge in stages (none: one process).
-    pub(crate) copy_tasks: Option<u32>,
-    pub(crate) file_bytes: u64,
-    pub(crate) accuracy_audit: AccuracyReport,
-    pub(crate) seconds: f64,
-    pub(crate) filter_seconds: f64,
-    pub(crate) assemble_seconds: f64,
-    pub(crate) verify_seconds: f64,
-    pub(crate) detail_law: planet_terrain::ground::LawSummary,
-}
+use crate::stages::audit::{FileBytes, accuracy_audit};
+use crate::stages::pipeline::TileBake;
 
 /// Merges `options.shards` into `options.out`.
 pub fn merge(options: &MergeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
-    use crate::merge_stages::{commit, copy, lay_out};
+    use crate::cluster::stages::{commit, copy, lay_out};
     crate::limits::check_jobs(options.jobs)?;
     refuse_writing_over_a_shard(options)?;
     if options.resume && options.stage != MergeStage::Whole {
@@ -143,7 +95,7 @@ fn merge_in_pool(options: &MergeOptions, progress: &dyn Progress) -> Result<Bake
     let sources: Vec<&dyn TileParts> = parts.sources();
     let assembled =
         writer.assemble_reporting(&sources, &mut |done, total| progress.tiles(done as usize, total as usize))?;
-    let detail_law = crate::full::record_detail_law(&assembled, progress)?;
+    let detail_law = crate::run::record_detail_law(&assembled, progress)?;
     let assemble_seconds = assemble_started.elapsed().as_secs_f64();
     let verify_started = Instant::now();
     let merged = verify(&parts, assembled.path(), layout_only, progress)?;

@@ -20,9 +20,9 @@ use planet_terrain::{Body, TileAddress};
 use rayon::prelude::*;
 
 use crate::error::BakeError;
-use crate::filter::{Level, for_each_window};
 use crate::options::Progress;
-use crate::sampling::{Inputs, Sampled, SurfaceSamples};
+use crate::stages::filter::{Level, for_each_window};
+use crate::stages::sampling::{Inputs, Sampled, SurfaceSamples};
 
 /// Where baked tiles go.
 pub(crate) trait TileSink: Sync {
@@ -158,8 +158,9 @@ pub(crate) fn filtered_tile(
     let taps = level.filter_tile(tile);
     // A sample not filtered from measured taps alone: inside the box a
     // void, past it off the footprint (the stored level ends past the edge).
-    let measured = |t: &Option<crate::filter::Tap>| t.is_some_and(|t| t.measured);
-    let places = (!taps.iter().all(measured)).then(|| crate::sampling::Places::of_tile(&spec.body, tile).pairs());
+    let measured = |t: &Option<crate::stages::filter::Tap>| t.is_some_and(|t| t.measured);
+    let places =
+        (!taps.iter().all(measured)).then(|| crate::stages::sampling::Places::of_tile(&spec.body, tile).pairs());
     let footing = taps
         .iter()
         .enumerate()

@@ -25,12 +25,15 @@ use planet_terrain::pack::DecodedTile;
 use planet_terrain::pack::codec::{VoidFill, Voids};
 use planet_terrain::{Body, TileAddress};
 
-use crate::audit::DepthAudit;
 use crate::error::BakeError;
-use crate::filter::Tap;
+use crate::landmarks::{LandmarkAudit, Verdict};
 use crate::options::Region;
-use crate::raster::Raster;
-use crate::sampling::{Inputs, Places, classes_at, colour_at};
+use crate::run::{Prepared, Run};
+use crate::stages::audit::DepthAudit;
+use crate::stages::filter::Tap;
+use crate::stages::raster::Raster;
+use crate::stages::raster::RasterError;
+use crate::stages::sampling::{Inputs, Places, classes_at, colour_at};
 
 /// The blend border, in pixels of the coarsest patch raster.
 pub(crate) const BORDER_PIXELS: f64 = 2.0;
@@ -263,6 +266,32 @@ pub(crate) fn audit_tile(
         }
     }
     (a, first)
+}
+
+/// Opens the patch rasters (and runs the landmark audit on a DEM); returns
+/// them, the audit and the depth the DEM's pixels support.
+pub(crate) fn open_sources(run: &Run) -> Result<(Sources, LandmarkAudit, u8), BakeError> {
+    let options = run.options;
+    if options.has_dem() {
+        let Prepared { mut inputs, data_depth, landmarks, .. } = run.prepare()?;
+        let (imagery, classes) = (inputs.imagery.take(), inputs.classes.take());
+        return Ok((Sources { dem: Some(inputs), imagery, classes }, landmarks, data_depth));
+    }
+    let (_, imagery_weight, classes_weight) = options.raster_weights();
+    let (total, memory) = (imagery_weight + classes_weight, &run.memory);
+    let imagery =
+        options.imagery.as_deref().map(|p| Raster::open(p, memory.raster_cache(imagery_weight, total))).transpose()?;
+    if let Some(i) = imagery.as_ref().filter(|i| i.bands() < 3) {
+        return Err(RasterError::Unusable {
+            path: i.path().to_owned(),
+            reason: format!("imagery needs 3 bands (R, G, B), it has {}", i.bands()),
+        }
+        .into());
+    }
+    let classes =
+        options.classes.as_deref().map(|p| Raster::open(p, memory.raster_cache(classes_weight, total))).transpose()?;
+    let nothing = LandmarkAudit { checks: Vec::new(), verdict: Verdict::NothingToCheck };
+    Ok((Sources { dem: None, imagery, classes }, nothing, 0))
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use planet_terrain::geo::cube;
 use planet_terrain::{Body, TileAddress};
 
 use crate::error::BakeError;
-use crate::sampling::Inputs;
+use crate::stages::sampling::Inputs;
 
 /// The farthest a probe looks, in samples: a tile's width.
 const REACH: i64 = 128;

@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::BakeError;
-use crate::sampling::SurfaceSamples;
+use crate::stages::sampling::SurfaceSamples;
 
 const MAGIC: [u8; 8] = *b"PLSHARD\x01";
 const VERSION: u32 = 3;
@@ -120,7 +120,7 @@ impl ShardMeta {
         rule(self.starts.windows(2).all(|w| w[0] < w[1]), "the plan's starts must ascend")?;
         rule((1..=planet_terrain::MAX_DEPTH).contains(&self.root_depth), "the root depth is out of range")?;
         if let Some(w) = self.wave {
-            let tasks = crate::wave::WavePlan::new(self.shards).tasks_of(w.wave);
+            let tasks = crate::cluster::plan::WavePlan::new(self.shards).tasks_of(w.wave);
             rule(tasks == Some(w.tasks), "a wave's task count must be the wave plan's for this shard count")?;
             rule(w.task < w.tasks, "a wave's task index must be below its task count")?;
         }
