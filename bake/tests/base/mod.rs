@@ -3,7 +3,10 @@
 //! real Sierra Nevada SRTM (90 m) as given agrees with a base made from it
 //! averaged to about 1.3 km (what a global pack holds there); flipped
 //! either way, with its axes swapped, shifted by 4.4 km or in feet, it is
-//! refused, naming the misreading, and nothing is left at `--out`.
+//! refused, naming the misreading, and nothing is left at `--out`. Against
+//! ETOPO5's own ground (9 km pixels), the Sierra and a 66 x 67 km window of
+//! it agree (a first rule refused such windows for their relief), and a
+//! flip is still refused.
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +17,9 @@ use super::{Quiet, options};
 use crate::support::write_tiff;
 
 const SIERRA: &str = "/usr/local/share/planet/dems/sierra-nevada-srtmgl3.tif";
-/// The base's pixels, in the Sierra's.
+/// The base's pixels, in the Sierra's: about 1.3 km.
 const AVERAGED: usize = 15;
+const ETOPO5: &str = "/usr/share/ferret-vis/data/etopo5.cdf";
 
 /// A raster in memory: values row by row from the north, size (columns,
 /// rows), its geotransform and nodata.
@@ -53,6 +57,15 @@ impl Dem {
             self.at(c, r)
         });
         Dem { values: values.collect(), size, ..self.clone() }
+    }
+
+    /// The columns and rows `west..east`, `north..south` (pixels) alone.
+    fn window(&self, (west, east): (usize, usize), (north, south): (usize, usize)) -> Dem {
+        let size = (east - west, south - north);
+        let mut geo = self.geo;
+        geo[0] += west as f64 * geo[1];
+        geo[3] += north as f64 * geo[5];
+        Dem { geo, ..self.remapped(size, |c, r| (west + c, north + r)) }
     }
 
     /// Means over `n` x `n` pixels, voids left out.
@@ -122,4 +135,45 @@ fn a_regional_dem_misread_is_named_and_refused_against_the_ground_under_it() {
         assert!(error.contains(name) && error.contains("--base") && error.contains(named), "{name}: {error}");
         assert!(!out.exists() && !partial_path(&out).exists(), "{name}: nothing written");
     }
+}
+
+/// ETOPO5 (Debian's ferret-datasets, installed by tools/deps.sh) around the
+/// Sierra, 35..40 N, 123..115 W, as a GeoTIFF: the ground the demo Earth
+/// holds under the Sierra, from a dataset of its own.
+fn etopo5_around_the_sierra(dir: &Path) -> PathBuf {
+    let etopo5 = Dem::read(ETOPO5);
+    let column = |lon: f64| ((lon + 360.0 - etopo5.geo[0]) / etopo5.geo[1]).round() as usize;
+    let row = |lat: f64| ((lat - etopo5.geo[3]) / etopo5.geo[5]).round() as usize;
+    let mut window = etopo5.window((column(-123.0), column(-115.0)), (row(40.0), row(35.0)));
+    window.geo[0] -= 360.0;
+    window.write(dir, "etopo5-sierra.tif")
+}
+
+/// ETOPO5 holds less relief than the Sierra's cell means (its 9 km pixels,
+/// sampled every 4.9 km) and sits a sample or two off SRTM: the Sierra as
+/// given, whole or a 66 x 67 km window of it, agrees (the first rule
+/// refused that window: relief 1.73 times the base's); flipped, it is
+/// still refused.
+#[test]
+fn a_regional_dem_agrees_with_etopo5_under_it_and_a_flip_is_still_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sierra = Dem::read(SIERRA);
+    let base = dir.path().join("etopo5.planetpack");
+    bake(&BakeOptions { depth: None, ..options(&etopo5_around_the_sierra(dir.path()), &base) }, &Quiet).unwrap();
+    let with_base =
+        |dem: &Path, out: &Path| BakeOptions { depth: Some(5), base: Some(base.clone()), ..options(dem, out) };
+    // The whole Sierra, and 119.6..118.85 W, 37.0..37.6 N.
+    let (x0, y0) = ((-119.6 - sierra.geo[0]) / sierra.geo[1], (37.6 - sierra.geo[3]) / sierra.geo[5]);
+    let window = sierra.window((x0 as usize, x0 as usize + 900), (y0 as usize, y0 as usize + 720));
+    for (name, dem) in [("whole.tif", sierra.clone()), ("window.tif", window)] {
+        let path = dem.write(dir.path(), name);
+        let out = dir.path().join(format!("{name}.planetpack"));
+        let report = bake(&with_base(&path, &out), &Quiet).unwrap_or_else(|e| panic!("{name}: {e}")).to_json();
+        assert_eq!(report["base_audit"]["verdict"], "agrees", "{name}: {}", report["base_audit"]);
+    }
+    let h = sierra.size.1;
+    let flipped = sierra.remapped(sierra.size, |c, r| (c, h - 1 - r)).write(dir.path(), "flipped.tif");
+    let out = dir.path().join("flipped.planetpack");
+    let error = bake(&with_base(&flipped, &out), &Quiet).expect_err("flipped").to_string();
+    assert!(error.contains("better flipped north-south"), "{error}");
 }

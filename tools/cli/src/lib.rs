@@ -12,7 +12,7 @@
 //! loading, [`stack`] opening `PACK...` as one ground, [`font`] the built-in
 //! bitmap font, [`picture`] rasters, palettes, legends and PNGs, [`map`] the
 //! maps of a stack that `planet-pack map` and the bake's report draw, [`shard`]
-//! which part of a sharded bake a process bakes (`--shard I/N|auto`),
+//! which part of a sharded bake a process bakes (`planet-bake shard I/N|auto`),
 //! [`progress`] a long job's progress (a bar on a terminal, log lines otherwise),
 //! [`memory`] the machine's memory and byte counts for people.
 
