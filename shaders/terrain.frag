@@ -1,9 +1,11 @@
 #version 450
 // Shaded terrain, per fragment from the node's record: the height normal
 // from the bound slot's samples (the same fetches the vertex shader uses),
-// tilted by a procedural micro-relief near the camera; a material by class,
-// slope, latitude and elevation (surface.glsl) that takes over from the
-// pack's colour as the colour texel grows beyond a few pixels; a sun whose
+// tilted by a procedural micro-relief near the camera; the pack's imagery,
+// filtered by a cubic B-spline, as the colour at every scale, with a
+// material by class, slope, latitude and elevation (surface.glsl) carrying
+// the structure finer than its texel (the material alone only where a
+// texel spans hundreds of pixels, a person's view of the ground); a sun whose
 // light and sky fill go out below the horizon; water that reflects the sky
 // and the sun's glint, inside coasts drawn as the contour of the class
 // samples (surface.glsl), at the sea's level over the floor the samples
@@ -71,6 +73,31 @@ vec4 bspline(float f) {
     return vec4(g * g * g, 3.0 * f * f * f - 6.0 * f * f + 4.0, 3.0 * g * g * g - 6.0 * g * g + 4.0, f * f * f) / 6.0;
 }
 
+// The imagery at stored-texel coordinate `t` (texel i's centre at t = i)
+// of the slot at `origin`: a cubic B-spline of its colour texels, from
+// four bilinear taps placed so the sampler's blend gives the spline's
+// weights. Smooth in value and slope across texels and, since the slot's
+// apron holds the neighbours' texels and a resampled slot holds the
+// ancestor's spline (planet_terrain's PackSource), across tiles: a
+// bilinear blend drew a 4 km texel as a diamond, an isolated dark one as
+// a star. For t in 1..129 the taps stay within the slot's texels 0..130.
+vec3 imagery_at(ivec3 origin, vec2 t) {
+    vec4 wx = bspline(fract(t.x));
+    vec4 wy = bspline(fract(t.y));
+    vec2 cell = floor(t);
+    vec2 lo = vec2(wx.x + wx.y, wy.x + wy.y);
+    vec2 hi = vec2(wx.z + wx.w, wy.z + wy.w);
+    vec2 at_lo = cell - 1.0 + vec2(wx.y, wy.y) / lo;
+    vec2 at_hi = cell + 1.0 + vec2(wx.w, wy.w) / hi;
+    vec2 size = vec2(textureSize(slot_colour, 0).xy);
+    vec2 base = vec2(origin.xy) + 0.5;
+    vec3 a = texture(slot_colour, vec3((base + at_lo) / size, float(origin.z))).rgb;
+    vec3 b = texture(slot_colour, vec3((base + vec2(at_hi.x, at_lo.y)) / size, float(origin.z))).rgb;
+    vec3 c = texture(slot_colour, vec3((base + vec2(at_lo.x, at_hi.y)) / size, float(origin.z))).rgb;
+    vec3 d = texture(slot_colour, vec3((base + at_hi) / size, float(origin.z))).rgb;
+    return lo.y * (lo.x * a + hi.x * b) + hi.y * (lo.x * c + hi.x * d);
+}
+
 // The sea's share around `t`: the water flags of the 4 x 4 class samples
 // around it blended by a cubic B-spline, so the 0.5 contour (the coast)
 // runs as a curve where the samples say so, instead of their texel
@@ -101,11 +128,11 @@ float water_cover(NodeRecord r, vec2 t, bool has_classes) {
     return cover;
 }
 
-// The land's colour, lit: its height normal, a material by palette (for
-// the earth's, by class, slope, elevation and imagery, with beaches at the
-// coast's contour `cover`), the imagery where its texel is small, micro-
-// relief near the camera and the horizon map's openness at the fragment's
-// own scale. Derivatives are taken by the caller (this runs where some
+// The land's colour, lit: its height normal, the imagery with a material
+// by palette (for the earth's, by class, slope, elevation and imagery,
+// with beaches at the coast's contour `cover`) carrying what is finer than
+// its texel, micro-relief near the camera and the horizon map's openness
+// at the fragment's own scale. Derivatives are taken by the caller (this runs where some
 // land is in the pixel, not everywhere).
 vec3 shade_land(NodeRecord r, vec2 t, vec3 up, float height_m, float floor_m, uint surface_class, bool has_classes,
     vec3 imagery, bool has_imagery, float texel_px, float cover, float footprint, float distance_m, vec2 shade) {
@@ -113,17 +140,20 @@ vec3 shade_land(NodeRecord r, vec2 t, vec3 up, float height_m, float floor_m, ui
     float slope = 1.0 - clamp(dot(ground, up), 0.0, 1.0);
     uint which = (pc.flags >> PALETTE_SHIFT) & 255u;
     Material m;
+    // Land's material even where the nearest sample is water: the coast's
+    // contour blends it with the water's.
+    bool nearest_wet = water_sample(surface_class, floor_m);
+    float land_m = nearest_wet ? max(height_m, 0.5) : height_m;
+    uint land_class = nearest_wet ? 2u : surface_class;
+    float imagery_snow = -1.0;
     if (surface_class == NO_DATA_CLASS) {
         return light_ground(no_data_albedo(up, footprint), ground, up, shade);
     } else if (which == 0u) {
         // Snow in the imagery: bright and nearly grey (linear reflectance).
         float lightest = max(imagery.r, max(imagery.g, imagery.b));
         float grey = 1.0 - (lightest - min(imagery.r, min(imagery.g, imagery.b))) / max(lightest, 1e-3);
-        float imagery_snow = has_imagery ? smoothstep(0.35, 0.6, lightest) * smoothstep(0.6, 0.85, grey) : -1.0;
-        // Land's material even where the nearest sample is water: the
-        // coast's contour blends it with the water's.
-        bool nearest_wet = water_sample(surface_class, floor_m);
-        m = earth_material(nearest_wet ? max(height_m, 0.5) : height_m, nearest_wet ? 2u : surface_class, ground, slope, up, in_detail, footprint, imagery_snow);
+        if (has_imagery) imagery_snow = smoothstep(0.35, 0.6, lightest) * smoothstep(0.6, 0.85, grey);
+        m = earth_material(land_m, land_class, ground, slope, up, in_detail, footprint, imagery_snow);
     } else {
         // Airless palettes: their colour by elevation, varied by noise,
         // darker and rougher on steep slopes.
@@ -131,6 +161,37 @@ vec3 shade_land(NodeRecord r, vec2 t, vec3 up, float height_m, float floor_m, ui
         vec3 base = palette(height_m, surface_class, ground, up) * (1.0 + 0.3 * grain);
         float rocky = smoothstep(0.134, 0.293, slope);
         m = Material(base * (1.0 - 0.25 * rocky), mix(0.12, 0.22, rocky), vec3(1.0), vec3(0.0));
+    }
+    vec3 albedo = m.albedo;
+    if (has_imagery && which == 0u) {
+        // The imagery is the colour; the material adds what is finer than
+        // its texel: the material here over the material as a third of a
+        // texel sees it, or 600 m (noise of cells down to about a texel,
+        // and the 2 to 8 km field of lush and dry grass the imagery stands
+        // for, in both, so it cancels: texel-sized blotches of the
+        // material's own were the blobs, its 2 km lattice a grid), its
+        // luminance whole and half its hue, so the imagery's mean over a
+        // texel stays about its own. Once a texel spans
+        // hundreds of pixels the material, tinted by the imagery, takes
+        // over: rock on a slope, grass on a flat a 4 km texel cannot say.
+        // The material's colour at 150 km turned the Netherlands and the
+        // Nile delta into blotches of its own (#55).
+        float near = smoothstep(128.0, 1024.0, texel_px);
+        vec3 finer = vec3(1.0);
+        // (A texel of a few pixels or less has nothing finer to add.)
+        if (texel_px > 3.0 && near < 1.0) {
+            Material seen = earth_material(land_m, land_class, ground, slope, up, in_detail,
+                max(footprint, min(0.3 * footprint * texel_px, 600.0)), imagery_snow);
+            const vec3 LUMA = vec3(0.2126, 0.7152, 0.0722);
+            vec3 ratio = (m.albedo + 0.01) / (seen.albedo + 0.01);
+            float brighter = (dot(m.albedo, LUMA) + 0.01) / (dot(seen.albedo, LUMA) + 0.01);
+            finer = clamp(mix(vec3(brighter), ratio, 0.5), 0.4, 2.5);
+        }
+        albedo = mix(imagery * finer, mix(m.albedo, imagery, 0.35), near);
+    } else if (has_imagery) {
+        // The imagery where its texel is about a pixel or smaller; the
+        // material (still tinted by the imagery) once a texel spans several.
+        albedo = mix(imagery, mix(m.albedo, imagery, 0.35), smoothstep(1.5, 8.0, texel_px));
     }
     // Beaches: sand in a narrow band on the land side of the coast's
     // contour, within about 10 m of sea level and, where there is imagery,
@@ -140,14 +201,7 @@ vec3 shade_land(NodeRecord r, vec2 t, vec3 up, float height_m, float floor_m, ui
         float shore = smoothstep(0.1, 0.35, cover) * (1.0 - smoothstep(0.4, 0.5, cover));
         float low = 1.0 - smoothstep(4.0, 16.0, height_m);
         float pale = has_imagery ? smoothstep(0.2, 0.35, dot(imagery, vec3(0.2126, 0.7152, 0.0722))) : 1.0;
-        m.albedo = mix(m.albedo, srgb_to_linear(vec3(0.76, 0.68, 0.50)), shore * low * pale);
-    }
-    vec3 albedo = m.albedo;
-    if (has_imagery) {
-        // The imagery where its texel is about a pixel or smaller; the
-        // material (still tinted by the imagery) once a texel spans several.
-        vec3 tinted = mix(m.albedo, imagery, 0.35);
-        albedo = mix(imagery, tinted, smoothstep(1.5, 8.0, texel_px));
+        albedo = mix(albedo, srgb_to_linear(vec3(0.76, 0.68, 0.50)), shore * low * pale);
     }
     albedo *= m.structure;
     // Micro-relief fades with distance as well as with the footprint.
@@ -175,10 +229,7 @@ void main() {
     // the imagery spans 2^levels of the slot's.
     float imagery_levels = float((r.slot_flags >> SLOT_COLOUR_LEVELS_SHIFT) & 31u);
     float texel_px = exp2(imagery_levels) / max(max(texels_per_pixel.x, texels_per_pixel.y), 1e-6);
-    // t stays within texel centres 1.5..STORED_SAMPLES - 0.5 of the slot's
-    // square, so the filter never reaches a neighbouring slot's.
     ivec3 origin = slot_origin(r.slot);
-    vec3 colour_uvw = vec3((vec2(origin.xy) + t + 0.5) / vec2(textureSize(slot_colour, 0).xy), float(origin.z));
     uint surface_class = 0u;
     bool has_classes = (r.slot_flags & SLOT_HAS_CLASSES) != 0u;
     if (has_classes) {
@@ -187,7 +238,7 @@ void main() {
     // The share of the picture no pack measured (--stats, the panel).
     if (surface_class == NO_DATA_CLASS) atomicAdd(no_data_pixels, 1u);
     bool has_imagery = (r.slot_flags & SLOT_HAS_COLOUR) != 0u;
-    vec3 imagery = has_imagery ? srgb_to_linear(texture(slot_colour, colour_uvw).rgb) : vec3(0.0);
+    vec3 imagery = has_imagery ? srgb_to_linear(imagery_at(origin, t)) : vec3(0.0);
     uint which = (pc.flags >> PALETTE_SHIFT) & 255u;
     // Water where the class samples' contour says so (earth palette), over
     // a pixel's width of the contour: the cover changes by at most about

@@ -240,26 +240,35 @@ fn imagery_share(view: &View, colour_depth: Option<u8>, name: &str) -> f64 {
     difference / (magenta.len() as f64 * 3.0 * 255.0)
 }
 
-/// The pack's colour where its texel is about a pixel or smaller, the
-/// material (tinted by it) as the texel grows past a few pixels, judged by
-/// the imagery's own texel (depth 5 here). Judged by the texel grid of the
-/// tile a node is drawn from, as before, the texel always looked about a
-/// pixel wide (the cut keeps tiles so), and 2 km above the plain the
-/// imagery still covered the ground.
+/// The pack's colour at every scale, the material carrying only what is
+/// finer than its texel, until the texel spans hundreds of pixels (a
+/// person's view of the ground) and the material, tinted by it, takes
+/// over; judged by the imagery's own texel (depth 5 here, 2.4 km). From
+/// 150 km (a texel of about a pixel) and 2 km up (about 100 px) the
+/// imagery is drawn; 100 m up (thousands) the material. Judged by the
+/// texel grid of the tile a node is drawn from, the texel always looks
+/// about a pixel wide (the cut keeps tiles so) and the imagery covered the
+/// ground 100 m up as well. The material took over from about 8 px before
+/// #55, where its own colours turned the Netherlands and the Nile delta
+/// into blotches at 150 km.
 #[test]
-fn the_imagery_hands_over_to_materials_as_its_texel_grows_past_a_pixel() {
+fn the_imagery_holds_until_its_texel_spans_hundreds_of_pixels() {
     let (lat, lon) = (10.0, 20.0);
     let far = view_at(&Body::earth(), lat, lon, 300.0 + 150_000.0, 0.0, -90.0, SIZE);
-    let near = view_at(&Body::earth(), lat, lon, 300.0 + 2000.0, 0.0, -30.0, SIZE);
+    let middle = view_at(&Body::earth(), lat, lon, 300.0 + 2000.0, 0.0, -30.0, SIZE);
+    let near = view_at(&Body::earth(), lat, lon, 300.0 + 100.0, 0.0, -30.0, SIZE);
     let far_share = imagery_share(&far, Some(IMAGERY_DEPTH), "imagery-far");
-    let near_share = imagery_share(&near, Some(IMAGERY_DEPTH), "imagery-near");
-    let near_by_slot_grid = imagery_share(&near, None, "imagery-near-slot-grid");
+    let middle_share = imagery_share(&middle, Some(IMAGERY_DEPTH), "imagery-2km");
+    let near_share = imagery_share(&near, Some(IMAGERY_DEPTH), "imagery-100m");
+    let near_by_slot_grid = imagery_share(&near, None, "imagery-100m-slot-grid");
     eprintln!(
-        "imagery share: far {far_share:.3}, near {near_share:.3}, near judged by the slot's grid {near_by_slot_grid:.3}"
+        "imagery share: 150 km {far_share:.3}, 2 km {middle_share:.3}, 100 m {near_share:.3}, \
+         100 m judged by the slot's grid {near_by_slot_grid:.3}"
     );
     // A 35 % tint (linear) still reads as about 0.45 of the full difference in sRGB.
     assert!(far_share > 0.6, "from 150 km (a texel ~1 px) the imagery is drawn: {far_share:.3}");
-    assert!(near_share < far_share - 0.15, "2 km up (a texel ~100 px) the material takes over: {near_share:.3}");
+    assert!(middle_share > 0.6, "2 km up (a texel ~100 px) the imagery is still drawn: {middle_share:.3}");
+    assert!(near_share < middle_share - 0.15, "100 m up the material takes over: {near_share:.3}");
     assert!(
         near_by_slot_grid > near_share + 0.2,
         "the slot's own grid misses the texel's growth: {near_by_slot_grid:.3}"

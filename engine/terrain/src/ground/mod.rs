@@ -244,6 +244,31 @@ pub(crate) fn bilinear<T: Copy + Into<f64>>(grid: &[T], u: f64, v: f64) -> f64 {
     bottom * (1.0 - fv) + top * fv
 }
 
+/// Where the uniform cubic B-spline over a stored axis takes its four
+/// samples at core coordinate `u` (0..=128; past it, on the apron, it
+/// extrapolates the end cell): the stored index of the first and their
+/// weights, which are positive inside and sum to one.
+pub(crate) fn bspline_taps(u: f64) -> (usize, [f64; 4]) {
+    let cell = u.floor().clamp(0.0, TILE_CELLS as f64 - 1.0);
+    let (f, g) = (u - cell, 1.0 - (u - cell));
+    let k = [g * g * g, 3.0 * f * f * f - 6.0 * f * f + 4.0, 3.0 * g * g * g - 6.0 * g * g + 4.0, f * f * f];
+    // The first tap, core sample `cell - 1`, is stored at index `cell`.
+    (cell as usize, k.map(|x| x / 6.0))
+}
+
+/// The uniform cubic B-spline through a 131x131 stored grid at core
+/// coordinates `u, v`: the 4 x 4 samples around, the apron supplying those
+/// past the core's edge, so tiles that share those samples (neighbours,
+/// across face edges too) meet with the same value and slope. Smooth where
+/// a bilinear blend is faceted; it does not pass through the samples.
+pub(crate) fn bspline(grid: &[f32], u: f64, v: f64) -> f64 {
+    debug_assert_eq!(grid.len(), TILE_STORED_SAMPLE_COUNT);
+    let ((x0, wx), (y0, wy)) = (bspline_taps(u), bspline_taps(v));
+    let n = crate::geo::address::TILE_STORED_SAMPLES as usize;
+    let row = |j: usize| (0..4).map(|i| wx[i] * f64::from(grid[(y0 + j) * n + x0 + i])).sum::<f64>();
+    (0..4).map(|j| wy[j] * row(j)).sum()
+}
+
 /// An elevation where a person would stand.
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub struct GroundSample {

@@ -6,6 +6,11 @@
 //! makes resampled ground continuous: along a shared edge both sides
 //! interpolate the same edge samples with the same weights, on one face or
 //! across two, since the apron holds the neighbour face's own samples.
+//! Colour is resampled through a cubic B-spline of the same samples
+//! instead (`ground::bspline`): imagery magnified by bilinear blends showed
+//! its texels as diamonds and blobs, kilometres wide; the renderer filters
+//! a stored tile's colour with the same spline, so a resampled tile shows
+//! what its ancestor showed.
 
 use std::sync::Arc;
 
@@ -89,20 +94,31 @@ struct Axis {
     lower: Vec<usize>,
     fraction: Vec<f64>,
     nearest: Vec<usize>,
+    /// The first of the four samples the cubic B-spline takes, and their weights.
+    spline: Vec<(usize, [f64; 4])>,
 }
 
 impl Axis {
     fn new(origin: f64, scale: f64) -> Axis {
         let last = TILE_CELLS as f64;
-        let (mut lower, mut fraction, mut nearest) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut lower, mut fraction, mut nearest, mut spline) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for i in -1..TILE_STORED_SAMPLES as i32 - 1 {
             let u = origin + f64::from(i) * scale;
             let u0 = u.floor().clamp(-1.0, last);
             lower.push((u0 + 1.0) as usize);
             fraction.push(u - u0);
             nearest.push((u.round() as i32 + 1) as usize);
+            spline.push(crate::ground::bspline_taps(u));
         }
-        Axis { lower, fraction, nearest }
+        Axis { lower, fraction, nearest, spline }
+    }
+
+    /// `ground::bspline` at column `c` of `self` and row `r` of `rows`.
+    fn smooth(&self, rows: &Axis, grid: &[f32], c: usize, r: usize) -> f64 {
+        let n = TILE_STORED_SAMPLES as usize;
+        let ((x0, wx), (y0, wy)) = (self.spline[c], rows.spline[r]);
+        let row = |j: usize| (0..4).map(|i| wx[i] * f64::from(grid[(y0 + j) * n + x0 + i])).sum::<f64>();
+        (0..4).map(|j| wy[j] * row(j)).sum()
     }
 
     /// `ground::bilinear` at column `c` of `self` and row `r` of `rows`.
@@ -187,7 +203,7 @@ impl HeightSource for PackSource {
                     dst.push(src[rows.nearest[r] * n + columns.nearest[c]]);
                 }
                 if let (Some(dst), Some(planes)) = (colour.as_mut(), planes.as_ref()) {
-                    dst.push(planes.each_ref().map(|p| columns.blend(&rows, p, c, r).round().clamp(0.0, 255.0) as u8));
+                    dst.push(planes.each_ref().map(|p| columns.smooth(&rows, p, c, r).round().clamp(0.0, 255.0) as u8));
                 }
             }
         }
