@@ -9,8 +9,9 @@
 //! - every Rust file opens with a `//!` comment saying its key decision;
 //! - every `unsafe` block, fn or impl carries a `// SAFETY:` comment, and
 //!   unsafe code lives only where ARCHITECTURE.md allows it;
-//! - the terrain core's modules form the stated layers (no cycle, no
-//!   reaching up), and its dependencies stay GPU-, GDAL- and window-free;
+//! - the terrain core's crates form the stated layers (no reaching up; a
+//!   reader such as the renderer builds without the pack writer), and
+//!   their dependencies stay GPU-, GDAL- and window-free;
 //! - crates depend one way (viewer -> render -> terrain, viewer -> physics
 //!   -> terrain, bake -> terrain), and only planet-physics links Rapier:
 //!   what each crate links, transitively, as `cargo tree` resolves it
@@ -20,9 +21,9 @@
 //!   longer one carrying an `#[expect]` with its reason);
 //! - each crate has at most one integration-test binary (from `cargo
 //!   metadata`, the targets cargo resolves, not the files' names);
-//! - the generated GLSL ABI header matches `planet_terrain::abi`.
+//! - the generated GLSL ABI header matches `planet_geo::abi`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use planet_system_tests::workspace;
@@ -159,66 +160,51 @@ fn unsafe_code_says_why_it_is_sound_and_stays_where_it_is_allowed() {
     check("unsafe code", offences);
 }
 
-/// The terrain core's layers and what each may use (ARCHITECTURE.md and
-/// engine/terrain/src/lib.rs state the same order).
-const TERRAIN_LAYERS: &[(&str, &[&str])] = &[
-    ("layout", &[]),
-    ("geo", &["layout"]),
-    ("abi", &["layout", "geo"]),
-    ("pack", &["layout", "geo"]),
-    ("files", &["pack"]),
-    ("layers", &["geo"]),
-    ("ground", &["geo", "pack", "layers"]),
-    ("camera", &["geo"]),
-    ("lod", &["layout", "geo", "abi", "ground", "camera", "layers", "pack"]),
-    ("testing", &["layout", "geo", "abi", "pack", "layers", "ground", "camera", "lod"]),
+/// The terrain core's crates, each a layer, and the core crates it may
+/// depend on. Cargo forbids a cycle; this holds the direction (nothing
+/// reaches up a layer) and that `planet-terrain` is only the facade.
+const CORE_LAYERS: &[(&str, &[&str])] = &[
+    ("planet-geo", &[]),
+    ("planet-packfile", &["planet-geo"]),
+    ("planet-ground", &["planet-geo", "planet-packfile"]),
+    ("planet-lod", &["planet-geo", "planet-ground"]),
+    ("planet-terrain", &["planet-geo", "planet-packfile", "planet-ground", "planet-lod"]),
 ];
 
-/// The top-level modules a terrain source file names as `crate::X`.
-fn crate_modules_used(text: &str) -> BTreeSet<String> {
-    let mut used = BTreeSet::new();
-    for line in text.lines() {
-        let mut rest = code_of(line);
-        while let Some(at) = rest.find("crate::") {
-            rest = &rest[at + "crate::".len()..];
-            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-            if !name.is_empty() {
-                used.insert(name);
-            }
+#[test]
+fn the_core_crates_depend_one_way_down_their_layers() {
+    let core: BTreeSet<&str> = CORE_LAYERS.iter().map(|(name, _)| *name).collect();
+    let mut offences = Vec::new();
+    for (package, allowed) in CORE_LAYERS {
+        let used = graph::direct_dependencies(package);
+        for dependency in used.iter().filter(|d| core.contains(d.as_str()) && !allowed.contains(&d.as_str())) {
+            offences.push(format!("{package} depends on {dependency}, which is not below it"));
+        }
+        if *package == "planet-terrain" && used.iter().any(|d| !core.contains(d.as_str())) {
+            offences.push(format!("planet-terrain, the facade, depends on more than the core's crates: {used:?}"));
         }
     }
-    used
+    check("the core's layers (geo -> packfile -> ground -> lod; terrain re-exports them)", offences);
 }
 
+/// A reader builds without the pack writer (staging, assembly, journals,
+/// patching, upgrades): the renderer, the viewer and the physics crate
+/// built alone leave `planet-packfile`'s `write` feature off; the bake and
+/// planet-pack turn it on (so this can fail).
 #[test]
-fn the_terrain_core_is_layered_without_cycles() {
-    let layers: BTreeMap<&str, &[&str]> = TERRAIN_LAYERS.iter().copied().collect();
+fn the_renderer_compiles_no_pack_writer() {
+    let selection = |package: &str| ["-p".to_owned(), package.to_owned(), "-e".to_owned(), "normal".to_owned()];
     let mut offences = Vec::new();
-    for path in rust_files() {
-        let Ok(inside) = path.strip_prefix("engine/terrain/src") else { continue };
-        let module = inside.components().next().expect("a file").as_os_str().to_string_lossy();
-        let module = module.trim_end_matches(".rs");
-        if module == "lib" {
-            continue;
-        }
-        let Some(allowed) = layers.get(module) else {
-            offences.push(format!("{}: module `{module}` is not in the layer table", path.display()));
-            continue;
-        };
-        // A unit-test file (`*_tests.rs`, compiled only under `cfg(test)`)
-        // may use the test fixtures, which sit above every layer; the
-        // code it tests may not.
-        let test_only = path.file_stem().is_some_and(|s| s.to_string_lossy().ends_with("_tests"));
-        for used in crate_modules_used(&read(&path)) {
-            // `crate::gpu_struct!` is the layout module's macro.
-            let used = if used == "gpu_struct" { "layout".to_owned() } else { used };
-            let fixture = test_only && used == "testing";
-            if used != module && !fixture && !allowed.contains(&used.as_str()) {
-                offences.push(format!("{}: `{module}` uses `crate::{used}`, which is not below it", path.display()));
-            }
+    for package in ["planet-render", "planet-view", "planet-physics", "planet-remote"] {
+        let features = graph::features_of("planet-packfile", &selection(package));
+        if features.contains("write") {
+            offences.push(format!("{package} built alone compiles the pack writer ({features:?})"));
         }
     }
-    check("terrain core layers (geo -> abi, pack -> layers -> ground -> lod; camera beside)", offences);
+    for package in ["planet-bake", "planet-pack"] {
+        assert!(graph::features_of("planet-packfile", &selection(package)).contains("write"), "{package} writes packs");
+    }
+    check("readers without the writer", offences);
 }
 
 /// What no crate may link, whatever links it: the GPU and window stacks,
@@ -240,14 +226,22 @@ fn is(name: &str, pattern: &str) -> bool {
 
 #[test]
 fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_window_or_physics_engine() {
-    let core = graph::direct_dependencies("planet-terrain");
     let allowed: BTreeSet<String> =
         ["glam", "bytemuck", "thiserror", "zstd", "crc32fast", "serde", "serde_json", "rayon"].map(String::from).into();
-    let mut offences: Vec<String> =
-        core.difference(&allowed).map(|d| format!("planet-terrain depends on `{d}`, outside its stated set")).collect();
+    let mut offences = Vec::new();
+    for (package, _) in CORE_LAYERS {
+        let outside = graph::direct_dependencies(package).into_iter().filter(|d| !d.starts_with("planet-"));
+        for d in outside.filter(|d| !allowed.contains(d)) {
+            offences.push(format!("{package} depends on `{d}`, outside the core's stated set"));
+        }
+    }
     // Each crate built alone (`cargo build -p NAME`, the features it asks
     // for), everything it links transitively.
     for (package, forbidden) in [
+        ("planet-geo", all(&[&GPU, &UI, &HTTP, &PHYSICS, &["gdal"]])),
+        ("planet-packfile", all(&[&GPU, &UI, &HTTP, &PHYSICS, &["gdal"]])),
+        ("planet-ground", all(&[&GPU, &UI, &HTTP, &PHYSICS, &["gdal"]])),
+        ("planet-lod", all(&[&GPU, &UI, &HTTP, &PHYSICS, &["gdal"]])),
         ("planet-terrain", all(&[&GPU, &UI, &HTTP, &PHYSICS, &["gdal"]])),
         // egui's paint pass (egui-ash-renderer) lives in the renderer, its
         // winit glue (egui-winit) in the viewer: the renderer stays window-free.
@@ -262,13 +256,24 @@ fn crates_depend_one_way_and_the_core_links_no_gpu_gdal_window_or_physics_engine
         ("planet-physics", all(&[&GPU, &UI, &HTTP, &["gdal", "planet-render", "planet-view"]])),
     ] {
         let linked = graph::linked_alone(package);
-        assert!(linked.contains("planet-terrain") || package == "planet-terrain", "{package} links the core");
+        assert!(linked.contains("planet-geo") || package == "planet-geo", "{package} links the core");
         for name in linked.iter().filter(|name| forbidden.iter().any(|f| is(name, f))) {
             offences.push(format!("{package} links `{name}`"));
         }
     }
     // The physics engine stays behind planet-physics: no other crate names it.
-    for package in ["planet-terrain", "planet-render", "planet-view", "planet-bake", "planet-pack", "planet-cli"] {
+    for package in [
+        "planet-geo",
+        "planet-packfile",
+        "planet-ground",
+        "planet-lod",
+        "planet-terrain",
+        "planet-render",
+        "planet-view",
+        "planet-bake",
+        "planet-pack",
+        "planet-cli",
+    ] {
         if graph::direct_dependencies(package).iter().any(|d| PHYSICS.iter().any(|f| is(d, f))) {
             offences.push(format!("{package} depends on a physics engine (only planet-physics may)"));
         }
@@ -384,7 +389,8 @@ fn test_fixtures_stay_out_of_production_builds() {
     for package in packages.iter().filter(|p| p["name"] != "planet-fuzz") {
         for dependency in package["dependencies"].as_array().expect("dependencies") {
             let testing = dependency["features"].as_array().is_some_and(|f| f.iter().any(|f| f == "testing"));
-            if dependency["name"] != "planet-terrain" || !testing {
+            let core = matches!(dependency["name"].as_str(), Some("planet-terrain" | "planet-packfile"));
+            if !core || !testing {
                 continue;
             }
             if dependency["kind"] == "dev" {
@@ -440,21 +446,6 @@ fn modules_are_folders_not_path_attributes() {
         },
     );
     check("no #[path] modules outside split-out tests", offences);
-}
-
-/// `HeightSource::tile_bounds` and `tile_bounds_unread` are `bounds` at
-/// one cost each: a source that overrode one could answer differently at
-/// the two, which is the forwarding the one `bounds(tile, reads)` removed.
-#[test]
-fn height_sources_bound_through_one_method() {
-    let offences = offending_lines(
-        |path| !path.ends_with("engine/terrain/src/ground/mod.rs"),
-        |code| {
-            let overrides = code.starts_with("fn tile_bounds(&self") || code.starts_with("fn tile_bounds_unread(&self");
-            overrides.then(|| format!(": {code}"))
-        },
-    );
-    check("every HeightSource bounds through bounds(tile, reads) alone", offences);
 }
 
 /// `path:line` (and what `offence` says of it) for every line of code, in

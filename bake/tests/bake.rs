@@ -12,6 +12,7 @@ mod patch;
 mod shard;
 mod support;
 
+use planet_terrain::ground::BoundsAt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

@@ -1,5 +1,5 @@
-// GENERATED from planet_terrain::abi (engine/terrain/src/abi.rs); do not edit.
-// Regenerate: PLANET_UPDATE_ABI=1 cargo test -p planet-terrain --lib abi_header
+// GENERATED from planet_geo::abi (engine/geo/src/abi.rs); do not edit.
+// Regenerate: PLANET_UPDATE_ABI=1 cargo test -p planet-geo --lib abi_header
 
 const uint LATTICE_CELLS = 32u;
 const uint LATTICE_SIDE = 33u;

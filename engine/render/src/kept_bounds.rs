@@ -12,6 +12,7 @@
 //! without a read ([`HeightSource::tile_bounds_unread`], the workers read
 //! what they wanted); loading on the frame it takes exact ones.
 
+use planet_terrain::ground::BoundsAt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -7,33 +7,32 @@
 //! Vulkan, GDAL or windowing crate, and no part of it forms a planet-scale
 //! position in f32.
 //!
-//! The modules are layers; each uses only those before it (a tidy test
-//! holds this):
+//! It is a facade over the crates the core is built from, each a layer
+//! that depends only on those before it (cargo holds the order):
 //!
-//! 1. [`layout`]: how GPU-shared structs declare their layout;
-//! 2. [`geo`]: faces, tiles and keys, the cube-sphere projection, geodesy,
-//!    bounds, the node lattice and the f32 vertex path;
-//! 3. [`abi`]: the GPU ABI (records, push constants, flags, bindings);
-//! 4. [`pack`]: the `.planetpack` format;
-//! 5. [`layers`]: editable ground, the ordered layer stack and scenes;
-//! 6. [`ground`]: height sources, the authoritative `HeightFunction`, and
-//!    ground queries;
-//! 7. [`camera`]: views, the frame crossing, scripted paths (beside the
-//!    ground: it knows geometry only);
-//! 8. [`lod`]: cut selection, GPU records, residency;
-//! 9. `testing` (feature `testing`, for tests, benches and fuzzers only):
+//! 1. `planet-geo` ([`geo`], with [`layout`] and [`abi`]): faces, tiles and
+//!    keys, the cube-sphere projection, geodesy, bounds, the node lattice,
+//!    the f32 vertex path, the GPU ABI, time and the sun;
+//! 2. `planet-packfile` ([`pack`], with [`files`]): the `.planetpack`
+//!    format; the writer behind its `write` feature;
+//! 3. `planet-ground` ([`ground`], with [`layers`]): height sources, the
+//!    authoritative `HeightFunction`, editable layers and ground queries;
+//! 4. `planet-lod` ([`lod`], with [`camera`]): views and scripted paths,
+//!    cut selection, GPU records, residency;
+//! 5. `testing` (feature `testing`, for tests, benches and fuzzers only):
 //!    helpers that craft packs; not in a production build.
+//!
+//! The facade keeps every `planet_terrain::...` path of the one-crate core
+//! for a release; new code names the layer's own crate.
 
-pub mod layout;
-
-pub mod abi;
-pub mod camera;
-pub mod files;
-pub mod geo;
-pub mod ground;
-pub mod layers;
-pub mod lod;
-pub mod pack;
+pub use planet_geo as geo;
+pub use planet_geo::{abi, layout};
+pub use planet_ground as ground;
+pub use planet_ground::layers;
+pub use planet_lod as lod;
+pub use planet_lod::camera;
+pub use planet_packfile as pack;
+pub use planet_packfile::files;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 

@@ -6,6 +6,7 @@
 //! recorded (host figures) and completed when the GPU reports it (GPU time
 //! and the hole count), so the log is exact even with frames in flight.
 
+use planet_terrain::ground::BoundsAt;
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -27,7 +27,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// so a long run does not fail at its last write (a pack's rename, a
 /// report) with its product half in place.
 pub fn unwritable_destination(flag: &str, path: &Path) -> Option<String> {
-    let dir = planet_terrain::pack::writer::scratch_dir(path);
+    let dir = planet_terrain::pack::names::scratch_dir(path);
     if path.is_dir() {
         return Some(format!("{flag} {} is a directory; give a file path", path.display()));
     }

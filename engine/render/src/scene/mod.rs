@@ -10,6 +10,7 @@
 //! keep their ancestor's coarser ground, and the failure is kept once for
 //! the caller to report ([`TerrainScene::take_failures`]).
 
+use planet_terrain::ground::BoundsAt;
 use std::collections::HashSet;
 use std::sync::Arc;
 

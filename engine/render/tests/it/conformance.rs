@@ -4,6 +4,7 @@
 //! variant, at depths 0 to 24, with every edge relation and a mid-morph band;
 //! and the horizon map's shadow mask against CPU ray casts toward the sun.
 
+use planet_terrain::ground::BoundsAt;
 use std::sync::Arc;
 
 use crate::support::*;

@@ -1,6 +1,7 @@
 //! Detail synthesis past the data depth: measured tiles untouched, seams,
 //! a child refining its parent, bounds, determinism, water, provenance.
 
+use planet_terrain::ground::BoundsAt;
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -1,6 +1,7 @@
 //! Editable ground: layer shapes, order independence, the journal, scenes,
 //! and ground queries against analytic bodies.
 
+use planet_terrain::ground::BoundsAt;
 use std::sync::Arc;
 
 use planet_terrain::ground::query::{

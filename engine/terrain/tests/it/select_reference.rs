@@ -15,6 +15,7 @@
 //! a full node per slot, every edge relation looked up by key.
 #![allow(dead_code)]
 
+use planet_terrain::ground::BoundsAt;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 

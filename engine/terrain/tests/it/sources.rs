@@ -1,6 +1,7 @@
 //! Height sources: seams of the procedural source, continuity of a pack
 //! source past its data depth, bounds from the index, the regional inset.
 
+use planet_terrain::ground::BoundsAt;
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -3,6 +3,7 @@
 //! an inset wins inside its box and leaves the ground below untouched
 //! outside it, and packs of two bodies are refused naming both.
 
+use planet_terrain::ground::BoundsAt;
 use std::sync::Arc;
 
 use crate::support::{OwnedContent, spec, tiles_to_depth, write_pack};
