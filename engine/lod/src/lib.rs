@@ -12,12 +12,14 @@ pub mod camera;
 mod cull;
 pub mod cut;
 mod heap;
+mod kept;
 mod outcome;
 pub mod record;
 mod refine;
 pub mod residency;
 
 pub use cut::{Culled, Cut, EdgeRelation, SelectedNode, SelectionSettings, SelectionStatistics, select};
+pub use kept::FrameSelector;
 pub use record::{build_records, centre_height_within, node_record, reference_vertex};
 pub use refine::{FreshSplitLimit, Selector};
 pub use residency::{Binding, Residency, ResidencySettings, UvRect, min_slots};

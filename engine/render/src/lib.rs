@@ -15,7 +15,6 @@ mod conv;
 mod error;
 mod frame;
 mod image;
-mod kept_bounds;
 mod limits;
 mod loader;
 mod look;

@@ -16,7 +16,7 @@
 //! took go back to the workers to be freed too: they were allocated on a
 //! worker's heap, and handing 32 of them back to the allocator from the
 //! frame thread cost it a millisecond of page unmapping. Selection's bounds
-//! are kept across frames by the scene (`crate::kept_bounds`).
+//! are kept across frames by the selector (`planet_lod::FrameSelector`).
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasherDefault;

@@ -23,10 +23,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use planet_terrain::camera::View;
-use planet_terrain::ground::{HeightSource, SourceError};
-use planet_terrain::lod::{Cut, SelectionSettings, Selector};
-
-use crate::kept_bounds::{Ask, KeptBounds};
+use planet_terrain::ground::{HeightSource, Reads, SourceError};
+use planet_terrain::lod::{Cut, FrameSelector, SelectionSettings};
 
 /// A cut for a frame.
 pub(crate) struct Selected {
@@ -43,25 +41,18 @@ pub(crate) struct Selected {
 /// See the module documentation.
 #[derive(Debug)]
 pub(crate) enum CutSelection {
-    OnFrame { selector: Selector, kept: KeptBounds },
+    /// Tiles load on the frame: bounds are asked with reads allowed.
+    OnFrame(FrameSelector),
     Thread(SelectionThread),
 }
 
 impl CutSelection {
     pub(crate) fn on_frame() -> CutSelection {
-        CutSelection::OnFrame { selector: Selector::default(), kept: KeptBounds::default() }
+        CutSelection::OnFrame(FrameSelector::new(Reads::Allowed))
     }
 
     pub(crate) fn on_thread() -> CutSelection {
         CutSelection::Thread(SelectionThread::start())
-    }
-
-    /// The ground changed (an edit): no bounds kept from before hold.
-    pub(crate) fn ground_changed(&mut self) {
-        match self {
-            CutSelection::OnFrame { kept, .. } => kept.clear(),
-            CutSelection::Thread(thread) => thread.lock().clear_bounds = true,
-        }
     }
 
     /// The cut to draw `view` with. On the frame: selected now, with exact
@@ -74,9 +65,10 @@ impl CutSelection {
         settings: &SelectionSettings,
     ) -> Result<Selected, SourceError> {
         match self {
-            CutSelection::OnFrame { selector, kept } => {
-                let cut = selector.select(&kept.view(&**source, Ask::Exact), view, settings)?;
-                Ok(Selected { cut, bounds_from_source: kept.asked_of_source(), lagging: false, wait_ms: 0.0 })
+            CutSelection::OnFrame(selector) => {
+                let cut = selector.select(source, view, settings)?;
+                let bounds_from_source = selector.bounds_asked_of_ground();
+                Ok(Selected { cut, bounds_from_source, lagging: false, wait_ms: 0.0 })
             }
             CutSelection::Thread(thread) => thread.select(source, view, settings),
         }
@@ -117,8 +109,6 @@ struct Finished {
 #[derive(Default)]
 struct State {
     request: Option<Request>,
-    /// Kept bounds to drop before the next selection (the ground changed).
-    clear_bounds: bool,
     finished: Option<Finished>,
     stop: bool,
 }
@@ -255,8 +245,7 @@ impl Drop for SelectionThread {
 /// The thread's loop: the newest request, selected with bounds taken
 /// without a read (the tile workers read what they want), until stopped.
 fn select_requests(shared: &Shared) {
-    let mut selector = Selector::default();
-    let kept = KeptBounds::default();
+    let mut selector = FrameSelector::new(Reads::Never);
     loop {
         let mut state = shared.lock();
         while state.request.is_none() && !state.stop {
@@ -266,17 +255,14 @@ fn select_requests(shared: &Shared) {
             return;
         }
         let request = state.request.take().expect("waited for one");
-        if std::mem::take(&mut state.clear_bounds) {
-            kept.clear();
-        }
         drop(state);
-        let cut = selector.select(&kept.view(&*request.source, Ask::Unread), &request.view, &request.settings);
+        let cut = selector.select(&request.source, &request.view, &request.settings);
         let finished = Finished {
             number: request.number,
             cut,
             view: request.view,
             settings: request.settings,
-            bounds_from_source: kept.asked_of_source(),
+            bounds_from_source: selector.bounds_asked_of_ground(),
         };
         let mut state = shared.lock();
         state.finished = Some(finished);

@@ -320,7 +320,6 @@ impl TerrainScene {
         if let Some(loader) = &mut self.loader {
             loader.reset(self.source.clone());
         }
-        self.selection.ground_changed();
         self.edits += 1;
         // A held cut was bound to the old ground; let it go.
         self.frozen = None;

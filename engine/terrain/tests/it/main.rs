@@ -9,6 +9,7 @@ mod addressing;
 mod detail;
 mod geodesy;
 mod journal;
+mod kept_bounds;
 mod layers;
 mod pack;
 mod precision;
