@@ -81,8 +81,8 @@ float height_and_floor(NodeRecord r, vec2 t, out float floor_m) {
 vec2 texel_metres(NodeRecord r, vec3 up) {
     // 2^-(depth + 6) / uv_scale, built from its bits: exp2 may be approximate.
     float texel_grid = uintBitsToFloat(uint(127 - int(r.depth) - 6) << 23) / r.uv_scale;
-    vec3 tangent_u = r.frame.w_u - up * dot(up, r.frame.w_u);
-    vec3 tangent_v = r.frame.w_v - up * dot(up, r.frame.w_v);
+    vec3 tangent_u = r.basis.w_u - up * dot(up, r.basis.w_u);
+    vec3 tangent_v = r.basis.w_v - up * dot(up, r.basis.w_v);
     return vec2(length(tangent_u), length(tangent_v)) * texel_grid;
 }
 
@@ -93,8 +93,8 @@ vec2 texel_metres(NodeRecord r, vec3 up) {
 vec3 height_normal(NodeRecord r, vec2 t, vec3 up) {
     float hu = bilinear_height(r, t + vec2(1.0, 0.0), TILE_CELLS + 1.0) - bilinear_height(r, t - vec2(1.0, 0.0), TILE_CELLS + 1.0);
     float hv = bilinear_height(r, t + vec2(0.0, 1.0), TILE_CELLS + 1.0) - bilinear_height(r, t - vec2(0.0, 1.0), TILE_CELLS + 1.0);
-    vec3 tangent_u = r.frame.w_u - up * dot(up, r.frame.w_u);
-    vec3 tangent_v = r.frame.w_v - up * dot(up, r.frame.w_v);
+    vec3 tangent_u = r.basis.w_u - up * dot(up, r.basis.w_u);
+    vec3 tangent_v = r.basis.w_v - up * dot(up, r.basis.w_v);
     vec2 metres = texel_metres(r, up);
     vec3 n = up - normalize(tangent_u) * (hu / (2.0 * metres.x)) - normalize(tangent_v) * (hv / (2.0 * metres.y));
     return normalize(n);

@@ -48,7 +48,7 @@ precise vec3 fma3(vec3 a, float b, vec3 c) {
 }
 
 // The surface delta of (ds, dt) from the centre, as main + tail.
-void surface_delta(NodeFrame f, float ds, float dt, out vec3 main_part, out vec3 tail) {
+void surface_delta(NodeBasis f, float ds, float dt, out vec3 main_part, out vec3 tail) {
     precise float c_u = warp_step(ds, f.tan_u_pi4);
     precise float c_v = warp_step(dt, f.tan_v_pi4);
     precise float alpha = f.sec2_pi4.x * (ds + c_u);
@@ -80,7 +80,7 @@ precise float dot_exact(vec3 a, vec3 b) {
 
 // planet_terrain::precision::vertex_offset; also returns the ellipsoid
 // normal at the sample (the centre's normal plus its change).
-vec3 vertex_offset(NodeFrame f, float ds, float dt, float height_above_centre, float height, out vec3 local_normal) {
+vec3 vertex_offset(NodeBasis f, float ds, float dt, float height_above_centre, float height, out vec3 local_normal) {
     vec3 main_part;
     vec3 tail;
     surface_delta(f, ds, dt, main_part, tail);
@@ -101,7 +101,7 @@ vec3 position(NodeRecord r, float u, float v, out vec3 local_normal) {
     precise float dt = (v - 16.0) * cell;
     float h = bilinear_height(r, texel_of(r, u, v), TILE_CELLS);
     precise float above = h - r.centre_height;
-    precise vec3 offset = vertex_offset(r.frame, ds, dt, above, h, local_normal);
+    precise vec3 offset = vertex_offset(r.basis, ds, dt, above, h, local_normal);
     precise vec3 p = r.centre_from_camera + offset;
     return p;
 }

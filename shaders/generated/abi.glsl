@@ -36,9 +36,9 @@ const uint BODY_BOX_VERTICES = 36u;
 #define BINDING_CAPTURED 4
 #define BINDING_COUNTERS 5
 #define BINDING_HORIZON 6
-#define BINDING_HORIZON_FRAME 7
+#define BINDING_HORIZON_BASIS 7
 
-struct NodeFrame {
+struct NodeBasis {
     vec3 w_u; // offset 0
     float tan_u; // offset 12
     vec3 w_v; // offset 16
@@ -57,7 +57,7 @@ struct NodeFrame {
 };
 
 struct NodeRecord {
-    NodeFrame frame; // offset 0
+    NodeBasis basis; // offset 0
     vec3 centre_from_camera; // offset 128
     uint depth; // offset 140
     vec2 uv_offset; // offset 144
@@ -74,7 +74,7 @@ struct NodeRecord {
     vec3 detail_origin; // offset 192
 };
 
-struct HorizonFrame {
+struct HorizonBasis {
     vec4 camera_in_map; // offset 0
     vec4 east; // offset 16
     vec4 north; // offset 32
@@ -83,7 +83,7 @@ struct HorizonFrame {
 
 layout(scalar, set = 0, binding = BINDING_RECORDS) readonly buffer Records { NodeRecord records[]; };
 
-layout(scalar, set = 0, binding = BINDING_HORIZON_FRAME) readonly buffer Horizon { HorizonFrame horizon; };
+layout(scalar, set = 0, binding = BINDING_HORIZON_BASIS) readonly buffer Horizon { HorizonBasis horizon; };
 
 #ifdef BODY_PASS
 layout(push_constant, std430) uniform Body {

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use crate::address::{TILE_CELLS, TILE_STORED_SAMPLES};
 pub use crate::lattice::{LATTICE_CELLS, LATTICE_SIDE, LATTICE_VERTICES, NODE_VERTICES, SKIRT_VERTICES};
 use crate::layout::{GpuField, GpuStruct};
-pub use crate::precision::NodeFrame;
+pub use crate::precision::NodeBasis;
 
 /// Edge relation codes in [`NodeRecord::edges`], two bits per edge in
 /// `Edge::ALL` order.
@@ -90,8 +90,8 @@ pub mod binding {
     /// The horizon map (`ground::horizon`): `R16G16_SFLOAT` array image, one
     /// layer per level, with a linear sampler.
     pub const HORIZON: u32 = 6;
-    /// Where the horizon map lies ([`super::HorizonFrame`]), a storage buffer.
-    pub const HORIZON_FRAME: u32 = 7;
+    /// Where the horizon map lies ([`super::HorizonBasis`]), a storage buffer.
+    pub const HORIZON_BASIS: u32 = 7;
     /// Every binding, in order.
     pub const ALL: [(&str, u32); 8] = [
         ("RECORDS", RECORDS),
@@ -101,7 +101,7 @@ pub mod binding {
         ("CAPTURED", CAPTURED),
         ("COUNTERS", COUNTERS),
         ("HORIZON", HORIZON),
-        ("HORIZON_FRAME", HORIZON_FRAME),
+        ("HORIZON_BASIS", HORIZON_BASIS),
     ];
 }
 
@@ -123,7 +123,7 @@ pub mod timestamp {
 crate::gpu_struct! {
 /// One selected node as the GPU reads it (storage buffer, scalar layout).
 pub struct NodeRecord [size = 204] {
-    pub frame: NodeFrame,
+    pub basis: NodeBasis,
     /// Node centre minus camera, metres (computed in f64, narrowed last).
     pub centre_from_camera: [f32; 3],
     pub depth: u32,
@@ -229,7 +229,7 @@ crate::gpu_struct! {
 /// fragment's map position is `dot(from_camera, east) + camera_in_map.x`,
 /// `dot(from_camera, north) + camera_in_map.y` (the camera's offset formed
 /// in f64, narrowed last), and level `k` spans `finest * ratio^k` metres.
-pub struct HorizonFrame [size = 64] {
+pub struct HorizonBasis [size = 64] {
     /// The camera minus the map's centre along east, north and up (m);
     /// w = the finest level's side (m).
     pub camera_in_map: [f32; 4],
@@ -318,16 +318,16 @@ pub fn glsl_header() -> String {
         let _ = writeln!(out, "#define BINDING_{name} {value}");
     }
     out.push('\n');
-    glsl_struct(&mut out, NodeFrame::NAME, &NodeFrame::fields());
+    glsl_struct(&mut out, NodeBasis::NAME, &NodeBasis::fields());
     glsl_struct(&mut out, NodeRecord::NAME, &NodeRecord::fields());
-    glsl_struct(&mut out, HorizonFrame::NAME, &HorizonFrame::fields());
+    glsl_struct(&mut out, HorizonBasis::NAME, &HorizonBasis::fields());
     let _ = writeln!(
         out,
         "layout(scalar, set = 0, binding = BINDING_RECORDS) readonly buffer Records {{ NodeRecord records[]; }};\n"
     );
     let _ = writeln!(
         out,
-        "layout(scalar, set = 0, binding = BINDING_HORIZON_FRAME) readonly buffer Horizon {{ HorizonFrame horizon; }};\n"
+        "layout(scalar, set = 0, binding = BINDING_HORIZON_BASIS) readonly buffer Horizon {{ HorizonBasis horizon; }};\n"
     );
     // One push-constant block per pipeline layout: the bodies pass has its own.
     out.push_str("#ifdef BODY_PASS\nlayout(push_constant, std430) uniform Body {\n");
@@ -364,7 +364,7 @@ mod tests {
         assert_eq!(offset(NodeRecord::fields(), "slot"), 156);
         assert_eq!(offset(NodeRecord::fields(), "slot_flags"), 188);
         assert_eq!(offset(NodeRecord::fields(), "detail_origin"), 192);
-        assert_eq!(offset(NodeFrame::fields(), "w_v_lo"), 116);
+        assert_eq!(offset(NodeBasis::fields(), "w_v_lo"), 116);
         assert_eq!(offset(PushConstants::fields(), "flags"), 112);
         assert_eq!(offset(PushConstants::fields(), "exposure"), 124);
     }
@@ -383,10 +383,10 @@ mod tests {
         let header = glsl_header();
         for f in NodeRecord::fields()
             .iter()
-            .chain(&NodeFrame::fields())
+            .chain(&NodeBasis::fields())
             .chain(&PushConstants::fields())
             .chain(&BodyConstants::fields())
-            .chain(&HorizonFrame::fields())
+            .chain(&HorizonBasis::fields())
         {
             assert!(header.contains(&format!(" {}; // offset {}", f.name, f.offset)), "{}", f.name);
         }

@@ -61,7 +61,7 @@ pub enum AddressError {
 /// stores them (the test vectors of docs/design/conventions.md):
 ///
 /// ```
-/// use planet_terrain::TileAddress;
+/// use planet_geo::TileAddress;
 ///
 /// let tile: TileAddress = "3/7/45/102".parse().unwrap();
 /// assert_eq!(tile.key().raw(), 0x3b00_0000_0000_186d);

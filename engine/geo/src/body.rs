@@ -47,7 +47,7 @@ pub const LONGITUDE_DEGREES: std::ops::RangeInclusive<f64> = -360.0..=360.0;
 /// The one rule for a latitude given in degrees (NaN and infinities fail).
 ///
 /// ```
-/// use planet_terrain::geo::body::{check_latitude_degrees, check_longitude_degrees};
+/// use planet_geo::body::{check_latitude_degrees, check_longitude_degrees};
 ///
 /// assert_eq!(check_latitude_degrees(27.99).unwrap(), 27.99);
 /// assert!(check_latitude_degrees(f64::NAN).is_err());
@@ -160,7 +160,7 @@ impl Ellipsoid {
     /// Body-fixed position (metres) of a geodetic position.
     ///
     /// ```
-    /// use planet_terrain::{Body, Geodetic};
+    /// use planet_geo::{Body, Geodetic};
     ///
     /// let earth = Body::earth();
     /// let everest = Geodetic::from_degrees(27.988, 86.925, 8849.0);

@@ -38,4 +38,4 @@ pub use address::{
 pub use body::{Body, BodyError, Ellipsoid, Geodetic, east_north_up};
 pub use bounds::{BoundingSphere, SurfacePoint, TangentBox};
 pub use face::{Edge, Face};
-pub use precision::{NodeCentre, NodeFrame};
+pub use precision::{NodeBasis, NodeCentre};

@@ -5,7 +5,7 @@
 //! relative precision, so a position built in f32 planet space is already
 //! ~0.4-0.8 m off before anything subtracts the camera. Here the host holds
 //! the node centre in f64 and hands the GPU per-node constants of order one
-//! ([`NodeFrame`]); the vertex path then works only with *differences*, each
+//! ([`NodeBasis`]); the vertex path then works only with *differences*, each
 //! rearranged so that no two nearly equal numbers are subtracted:
 //!
 //! * the warp difference `tan(a + x) - tan(a) = sec^2(a) sin x / (cos x - tan a sin x)`,
@@ -37,7 +37,7 @@ crate::gpu_struct! {
 /// Per-node constants for the f32 vertex path, computed on the host in f64
 /// and narrowed once. Every field is of order one, a small offset, or a
 /// per-body scale: none is a planet-scale position.
-pub struct NodeFrame [size = 128] {
+pub struct NodeBasis [size = 128] {
     /// `sec^2(theta_c) * pi/4 * radii * P(u) / |g_c|`: surface metres per unit
     /// of grid `s`, the tangent part of the face `u` axis at the centre.
     pub w_u: [f32; 3],
@@ -73,14 +73,14 @@ pub struct NodeFrame [size = 128] {
 }
 }
 
-/// The host half: a node's centre point in f64 and its [`NodeFrame`].
+/// The host half: a node's centre point in f64 and its [`NodeBasis`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NodeCentre {
     /// Body-fixed centre: the surface point of the tile's centre direction,
     /// raised `height` metres along its normal.
     pub point: DVec3,
     pub height: f64,
-    pub frame: NodeFrame,
+    pub basis: NodeBasis,
 }
 
 fn axis(a: IntAxis) -> DVec3 {
@@ -120,7 +120,7 @@ impl NodeCentre {
         NodeCentre {
             point,
             height,
-            frame: NodeFrame {
+            basis: NodeBasis {
                 w_u: narrow(w_u),
                 tan_u: tan_u as f32,
                 w_v: narrow(w_v),
@@ -175,7 +175,7 @@ fn fma3(a: Vec3, b: f32, c: Vec3) -> Vec3 {
     Vec3::new(a.x.mul_add(b, c.x), a.y.mul_add(b, c.y), a.z.mul_add(b, c.z))
 }
 
-fn surface_delta(f: &NodeFrame, ds: f32, dt: f32) -> SurfaceDelta {
+fn surface_delta(f: &NodeBasis, ds: f32, dt: f32) -> SurfaceDelta {
     let (w_u, w_v, w_d) = (v3(f.w_u), v3(f.w_v), v3(f.w_d));
     let c_u = warp_step(ds, f.tan_u_pi4);
     let c_v = warp_step(dt, f.tan_v_pi4);
@@ -201,8 +201,8 @@ fn surface_delta(f: &NodeFrame, ds: f32, dt: f32) -> SurfaceDelta {
 /// The surface-point delta `radii * (d - d_c)` (metres, body-fixed axes) of
 /// the sample `(ds, dt)` grid units from the node centre: the
 /// normalized-difference path with elevation left out.
-pub fn ellipsoid_point_delta(frame: &NodeFrame, ds: f32, dt: f32) -> Vec3 {
-    let d = surface_delta(frame, ds, dt);
+pub fn ellipsoid_point_delta(basis: &NodeBasis, ds: f32, dt: f32) -> Vec3 {
+    let d = surface_delta(basis, ds, dt);
     d.main + d.tail
 }
 
@@ -212,12 +212,12 @@ pub fn ellipsoid_point_delta(frame: &NodeFrame, ds: f32, dt: f32) -> Vec3 {
 /// metres above the centre's own elevation. `height_above_centre` carries
 /// the precision (the host forms it as a small difference); `height` only
 /// scales the tilt of the normal.
-pub fn vertex_offset(frame: &NodeFrame, ds: f32, dt: f32, height_above_centre: f32, height: f32) -> Vec3 {
-    let SurfaceDelta { main, tail } = surface_delta(frame, ds, dt);
-    let (m_c, n_c) = (v3(frame.m), v3(frame.normal));
-    let dm = (main + tail) * v3(frame.kappa);
+pub fn vertex_offset(basis: &NodeBasis, ds: f32, dt: f32, height_above_centre: f32, height: f32) -> Vec3 {
+    let SurfaceDelta { main, tail } = surface_delta(basis, ds, dt);
+    let (m_c, n_c) = (v3(basis.m), v3(basis.normal));
+    let dm = (main + tail) * v3(basis.kappa);
     let m_length = (m_c + dm).length();
-    let m_length_change = (2.0 * m_c.dot(dm) + dm.length_squared()) / (m_length + frame.m_length);
+    let m_length_change = (2.0 * m_c.dot(dm) + dm.length_squared()) / (m_length + basis.m_length);
     let normal_change = (dm - n_c * m_length_change) / m_length;
     let elevation = fma3(n_c, height_above_centre, normal_change * height);
     main + (tail + elevation)

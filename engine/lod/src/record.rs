@@ -79,7 +79,7 @@ pub fn node_record(
     let centre = NodeCentre::new(ellipsoid, node.tile, centre_height);
     let from_camera: DVec3 = centre.point - view.position;
     NodeRecord {
-        frame: centre.frame,
+        basis: centre.basis,
         centre_from_camera: [from_camera.x as f32, from_camera.y as f32, from_camera.z as f32],
         depth: u32::from(node.tile.depth()),
         uv_offset: [binding.uv.offset[0] as f32, binding.uv.offset[1] as f32],
@@ -257,7 +257,7 @@ fn position(record: &NodeRecord, heights: &[f32], u: f32, v: f32) -> Vec3 {
     let cell = 2.0f32.powi(-(record.depth as i32 + 4));
     let (ds, dt) = ((u - 16.0) * cell, (v - 16.0) * cell);
     let h = lattice_height(record, heights, u, v);
-    let offset = vertex_offset(&record.frame, ds, dt, h - record.centre_height, h);
+    let offset = vertex_offset(&record.basis, ds, dt, h - record.centre_height, h);
     Vec3::from_array(record.centre_from_camera) + offset
 }
 

@@ -6,7 +6,7 @@
 //! A procedural Earth with a crater, ground read at 1 m spacing (depth 17,
 //! lattice 0.6 m, cells of 16 m with 8 m margins: 55 x 55 vertices a
 //! patch). "Cold" pays for the ground tiles the patch needs; "warm" reads
-//! them from the world's cache (a re-centred frame's patches). Steps are
+//! them from the world's cache (a re-centred basis's patches). Steps are
 //! timed while the bodies fall, land and roll (the first 2 s), each body in
 //! its own cell or sharing with neighbours as they drift.
 
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use glam::DVec3;
-use planet_physics::{GroundWorld, LocalFrame, Settings, Shape};
+use planet_physics::{GroundWorld, LocalBasis, Settings, Shape};
 use planet_terrain::ground::query::GroundReader;
 use planet_terrain::ground::{HeightFunction, ProceduralSource};
 use planet_terrain::layers::{Layer, LayerKind, LayerStack};
@@ -38,13 +38,13 @@ fn main() {
     stack.insert(&e, Layer { order: 1, kind: crater }).unwrap();
     let ground = HeightFunction::new(Arc::new(ProceduralSource::new(body.clone(), 2026)), stack);
     let at = Geodetic::from_degrees(lat, lon, 0.0);
-    let frame = LocalFrame::at(&e, at);
+    let basis = LocalBasis::at(&e, at);
     let settings = Settings::for_body(&body);
 
     let mut world = GroundWorld::new(&ground, settings, at).unwrap();
     let start = Instant::now();
     world
-        .add(&ground, Shape::Sphere { radius_m: 0.5 }, frame.to_body_fixed(DVec3::new(0.0, 0.0, 10.0)), DVec3::ZERO)
+        .add(&ground, Shape::Sphere { radius_m: 0.5 }, basis.to_body_fixed(DVec3::new(0.0, 0.0, 10.0)), DVec3::ZERO)
         .unwrap();
     let cold = ms(start);
     let warm = median(
@@ -52,7 +52,7 @@ fn main() {
             .map(|k| {
                 let start = Instant::now();
                 let shift = DVec3::new(0.01 * f64::from(k + 1), 0.0, 0.0);
-                world.recentre(&ground, frame.to_body_fixed(shift)).unwrap();
+                world.recentre(&ground, basis.to_body_fixed(shift)).unwrap();
                 ms(start)
             })
             .collect(),
@@ -66,7 +66,7 @@ fn main() {
         let side = (count as f64).sqrt().ceil() as usize;
         for k in 0..count {
             let local = DVec3::new((k % side) as f64 * 4.0 - 14.0, (k / side) as f64 * 4.0 - 14.0, 0.0);
-            let surface = e.point_to_geodetic(frame.to_body_fixed(local));
+            let surface = e.point_to_geodetic(basis.to_body_fixed(local));
             let h = reader.height(Geodetic { height: 0.0, ..surface }).unwrap();
             let start = e.geodetic_to_point(Geodetic { height: h + 2.0, ..surface });
             let shape = if k % 2 == 0 {

@@ -3,7 +3,7 @@
 //! The key decision: the ground reaches the physics engine only as
 //! collision patches read from the height function (the ground every other
 //! consumer reads) at one fixed physical resolution, around each body, in
-//! a floating east-north-up frame; edits reach it through the layer
+//! a floating east-north-up basis; edits reach it through the layer
 //! stack's journal of touched footprints. Nothing here guesses where the
 //! ground is.
 //!
@@ -17,17 +17,17 @@
 //! cross into Rapier's types in one place (`convert`), so a future version
 //! split touches one module.
 //!
-//! Layers: `frame` (the floating tangent frame) -> `patch` (the collision
+//! Layers: `basis` (the floating tangent basis) -> `patch` (the collision
 //! lattice) -> `world` (the Rapier world, bodies, refreshes, edits);
 //! `edits` recovers an edit's footprints from two stacks.
 
+pub mod basis;
 pub mod edits;
-pub mod frame;
 pub mod patch;
 mod world;
 
+pub use basis::LocalBasis;
 pub use edits::changed_footprints;
-pub use frame::LocalFrame;
 pub use patch::{CellKey, PatchGrid, PatchMesh};
 pub use world::{BodyId, BodyState, GroundWorld, MAX_STEPS_PER_ADVANCE, PatchStatistics, Settings, Shape};
 

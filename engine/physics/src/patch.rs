@@ -1,4 +1,4 @@
-//! Collision patches on one lattice: square cells of the frame's tangent
+//! Collision patches on one lattice: square cells of the basis's tangent
 //! plane, each patch its cell plus a margin, vertices on the ground.
 //!
 //! The key decision: every patch samples the *same* lattice (points of the
@@ -22,9 +22,9 @@ use planet_terrain::ground::query::GroundReader;
 use planet_terrain::layers::Footprint;
 
 use crate::PhysicsError;
-use crate::frame::LocalFrame;
+use crate::basis::LocalBasis;
 
-/// A cell of the lattice, in cells east and north of the frame's origin.
+/// A cell of the lattice, in cells east and north of the basis's origin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CellKey {
     pub east: i64,
@@ -43,7 +43,7 @@ pub struct PatchGrid {
     pub margin_steps: i64,
 }
 
-/// A patch's triangles in the local frame.
+/// A patch's triangles in the local basis.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PatchMesh {
     pub vertices: Vec<DVec3>,
@@ -86,12 +86,12 @@ impl PatchGrid {
         (cell * self.cell_steps - self.margin_steps, (cell + 1) * self.cell_steps + self.margin_steps)
     }
 
-    /// The patch of `cell`: its lattice vertices on the ground (local frame)
+    /// The patch of `cell`: its lattice vertices on the ground (local basis)
     /// and two triangles per lattice square, wound counter-clockwise seen
     /// from above (their normals point up, out of the ground).
     pub fn build(
         &self,
-        frame: &LocalFrame,
+        basis: &LocalBasis,
         ellipsoid: &Ellipsoid,
         reader: &mut GroundReader,
         cell: CellKey,
@@ -102,14 +102,14 @@ impl PatchGrid {
         let mut vertices = Vec::with_capacity((side * side) as usize);
         for j in n0..=n1 {
             for i in e0..=e1 {
-                let plane = frame.to_body_fixed(DVec3::new(i as f64 * self.spacing_m, j as f64 * self.spacing_m, 0.0));
+                let plane = basis.to_body_fixed(DVec3::new(i as f64 * self.spacing_m, j as f64 * self.spacing_m, 0.0));
                 let g = Geodetic { height: 0.0, ..ellipsoid.point_to_geodetic(plane) };
                 let h = reader.top(g).map_err(|source| PhysicsError::Ground {
                     lat: g.latitude.to_degrees(),
                     lon: g.longitude.to_degrees(),
                     source,
                 })?;
-                vertices.push(frame.to_local(ellipsoid.geodetic_to_point(Geodetic { height: h, ..g })));
+                vertices.push(basis.to_local(ellipsoid.geodetic_to_point(Geodetic { height: h, ..g })));
             }
         }
         Ok(PatchMesh { vertices, triangles: planet_terrain::ground::query::grid_triangles(side) })
@@ -118,7 +118,7 @@ impl PatchGrid {
     /// Whether an edit's footprint can reach the patch of `cell`: the
     /// footprint's sphere against a sphere around the patch's square,
     /// padded by the square's sag below its tangent plane.
-    pub fn touched_by(&self, frame: &LocalFrame, ellipsoid: &Ellipsoid, cell: CellKey, footprint: &Footprint) -> bool {
+    pub fn touched_by(&self, basis: &LocalBasis, ellipsoid: &Ellipsoid, cell: CellKey, footprint: &Footprint) -> bool {
         let (e0, e1) = self.span(cell.east);
         let (n0, n1) = self.span(cell.north);
         let s = self.spacing_m;
@@ -126,6 +126,6 @@ impl PatchGrid {
         let half_diagonal = 0.5 * ((e1 - e0) as f64 * s) * std::f64::consts::SQRT_2;
         let far = centre.truncate().length() + half_diagonal;
         let sag = far * far / ellipsoid.radii().min_element() + 1.0;
-        (frame.to_body_fixed(centre) - footprint.centre).length() <= footprint.radius + half_diagonal + sag
+        (basis.to_body_fixed(centre) - footprint.centre).length() <= footprint.radius + half_diagonal + sag
     }
 }

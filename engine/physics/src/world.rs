@@ -6,8 +6,8 @@
 //! a cell no patch holds yet gets one read from the ground, and a patch no
 //! body stands in is let go. Gravity is not Rapier's one world vector but a
 //! force per body along the ellipsoid normal under it, so "down" stays true
-//! however far a body is from the frame's origin. When the awake bodies'
-//! centre strays `recentre_m` from the origin, the frame moves there: every
+//! however far a body is from the basis's origin. When the awake bodies'
+//! centre strays `recentre_m` from the origin, the basis moves there: every
 //! body is carried over as an exact rigid motion and the patches are read
 //! again on the new lattice. An edit's journaled footprints rebuild the
 //! patches they reach; a body the edit buried is lifted onto the new
@@ -26,8 +26,8 @@ use rapier3d_f64::prelude::{
 };
 
 use crate::PhysicsError;
+use crate::basis::LocalBasis;
 use crate::convert::{from_rapier, rotation_from_rapier, rotation_to_rapier, to_rapier};
-use crate::frame::LocalFrame;
 use crate::patch::{CellKey, PatchGrid};
 
 /// How far above the new ground a buried body is set down, metres (clear
@@ -216,7 +216,7 @@ pub struct GroundWorld {
     settings: Settings,
     depth: u8,
     grid: PatchGrid,
-    frame: LocalFrame,
+    basis: LocalBasis,
     rapier: PhysicsWorld,
     patches: BTreeMap<CellKey, ColliderHandle>,
     bodies: BTreeMap<BodyId, Tracked>,
@@ -231,7 +231,7 @@ impl std::fmt::Debug for GroundWorld {
         f.debug_struct("GroundWorld")
             .field("body", &self.body.name())
             .field("depth", &self.depth)
-            .field("frame", &self.frame)
+            .field("basis", &self.basis)
             .field("bodies", &self.bodies.len())
             .field("statistics", &self.statistics)
             .finish_non_exhaustive()
@@ -249,7 +249,7 @@ impl GroundWorld {
         rapier.gravity = to_rapier(DVec3::ZERO);
         rapier.integration_parameters.dt = settings.step_s;
         Ok(GroundWorld {
-            frame: LocalFrame::at(body.ellipsoid(), near),
+            basis: LocalBasis::at(body.ellipsoid(), near),
             body,
             settings,
             depth,
@@ -277,8 +277,8 @@ impl GroundWorld {
         &self.grid
     }
 
-    pub fn frame(&self) -> &LocalFrame {
-        &self.frame
+    pub fn basis(&self) -> &LocalBasis {
+        &self.basis
     }
 
     pub fn statistics(&self) -> PatchStatistics {
@@ -315,8 +315,8 @@ impl GroundWorld {
         }
         let s = &self.settings;
         let rigid = RigidBodyBuilder::dynamic()
-            .translation(to_rapier(self.frame.to_local(at)))
-            .linvel(to_rapier(self.frame.direction_to_local(velocity)))
+            .translation(to_rapier(self.basis.to_local(at)))
+            .linvel(to_rapier(self.basis.direction_to_local(velocity)))
             .linear_damping(s.linear_damping)
             .angular_damping(s.angular_damping)
             .ccd_enabled(true)
@@ -325,7 +325,7 @@ impl GroundWorld {
         let (handle, _) = self.rapier.insert(rigid, collider);
         let id = BodyId(self.next_id);
         self.next_id += 1;
-        let cell = self.grid.cell_of(self.frame.to_local(at));
+        let cell = self.grid.cell_of(self.basis.to_local(at));
         self.bodies.insert(id, Tracked { handle, shape, cell, held: None });
         self.refresh_patches(ground)?;
         Ok(id)
@@ -345,9 +345,9 @@ impl GroundWorld {
         Some(BodyState {
             id,
             shape: t.shape,
-            position: self.frame.to_body_fixed(from_rapier(rigid.translation())),
-            orientation: self.frame.rotation() * rotation_from_rapier(*rigid.rotation()),
-            velocity: self.frame.direction_to_body_fixed(from_rapier(rigid.linvel())),
+            position: self.basis.to_body_fixed(from_rapier(rigid.translation())),
+            orientation: self.basis.rotation() * rotation_from_rapier(*rigid.rotation()),
+            velocity: self.basis.direction_to_body_fixed(from_rapier(rigid.linvel())),
             sleeping: rigid.is_sleeping(),
         })
     }
@@ -403,7 +403,7 @@ impl GroundWorld {
             .patches
             .keys()
             .copied()
-            .filter(|&cell| footprints.iter().any(|f| self.grid.touched_by(&self.frame, &ellipsoid, cell, f)))
+            .filter(|&cell| footprints.iter().any(|f| self.grid.touched_by(&self.basis, &ellipsoid, cell, f)))
             .collect();
         for cell in &touched {
             if let Some(handle) = self.patches.remove(cell) {
@@ -417,7 +417,7 @@ impl GroundWorld {
             self.bodies.values().filter(|t| touched.contains(&t.cell) || t.held.is_some_and(|h| touched.contains(&h)))
         {
             let rigid = &mut self.rapier.bodies[t.handle];
-            let centre = self.frame.to_body_fixed(from_rapier(rigid.translation()));
+            let centre = self.basis.to_body_fixed(from_rapier(rigid.translation()));
             let g = ellipsoid.point_to_geodetic(centre);
             let foot = Geodetic { height: 0.0, ..g };
             let ground_m = reader.top(foot).map_err(|source| PhysicsError::Ground {
@@ -425,24 +425,24 @@ impl GroundWorld {
                 lon: g.longitude.to_degrees(),
                 source,
             })?;
-            let up = self.frame.direction_to_local(g.normal());
+            let up = self.basis.direction_to_local(g.normal());
             let extent = t.shape.extent_along(rotation_from_rapier(*rigid.rotation()), up);
             if g.height - extent < ground_m {
                 let lifted =
                     ellipsoid.geodetic_to_point(Geodetic { height: ground_m + extent + LIFT_CLEARANCE_M, ..g });
-                rigid.set_translation(to_rapier(self.frame.to_local(lifted)), true);
+                rigid.set_translation(to_rapier(self.basis.to_local(lifted)), true);
             }
             rigid.wake_up(true);
         }
         Ok(touched.len())
     }
 
-    /// Moves the frame's origin under body-fixed `point`, carrying every
+    /// Moves the basis's origin under body-fixed `point`, carrying every
     /// body over unchanged in body-fixed terms, and reads the patches again
     /// on the new lattice.
     pub fn recentre(&mut self, ground: &dyn HeightSource, point: DVec3) -> Result<(), PhysicsError> {
-        let new = LocalFrame::under(self.body.ellipsoid(), point);
-        let old = self.frame;
+        let new = LocalBasis::under(self.body.ellipsoid(), point);
+        let old = self.basis;
         let turn = new.rotation().inverse() * old.rotation();
         for t in self.bodies.values() {
             let rigid = &mut self.rapier.bodies[t.handle];
@@ -464,7 +464,7 @@ impl GroundWorld {
         for t in self.bodies.values_mut() {
             t.held = None;
         }
-        self.frame = new;
+        self.basis = new;
         if !self.bodies.is_empty() {
             self.statistics.recentres += 1;
         }
@@ -486,7 +486,7 @@ impl GroundWorld {
         }
         let centre = awake.iter().copied().sum::<DVec3>() / awake.len() as f64;
         if centre.length() > self.settings.recentre_m {
-            self.recentre(ground, self.frame.to_body_fixed(centre))?;
+            self.recentre(ground, self.basis.to_body_fixed(centre))?;
         }
         Ok(())
     }
@@ -524,7 +524,7 @@ impl GroundWorld {
         let ellipsoid = *self.body.ellipsoid();
         let mut result = Ok(());
         for cell in missing {
-            match self.grid.build(&self.frame, &ellipsoid, &mut reader, cell) {
+            match self.grid.build(&self.basis, &ellipsoid, &mut reader, cell) {
                 Ok(mesh) => {
                     let vertices = mesh.vertices.into_iter().map(to_rapier).collect();
                     let collider =
@@ -555,8 +555,8 @@ impl GroundWorld {
         let ellipsoid = *self.body.ellipsoid();
         for t in self.bodies.values() {
             let rigid = &mut self.rapier.bodies[t.handle];
-            let centre = self.frame.to_body_fixed(from_rapier(rigid.translation()));
-            let down = -self.frame.direction_to_local(ellipsoid.point_to_geodetic(centre).normal());
+            let centre = self.basis.to_body_fixed(from_rapier(rigid.translation()));
+            let down = -self.basis.direction_to_local(ellipsoid.point_to_geodetic(centre).normal());
             let weight = down * (self.settings.gravity_m_s2 * rigid.mass());
             rigid.reset_forces(false);
             rigid.add_force(to_rapier(weight), false);

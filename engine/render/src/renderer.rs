@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use planet_terrain::abi::{HorizonFrame, LATTICE_SIDE, NodeRecord, PushConstants, RECORD_BYTES};
+use planet_terrain::abi::{HorizonBasis, LATTICE_SIDE, NodeRecord, PushConstants, RECORD_BYTES};
 use planet_terrain::ground::SourceTile;
 
 use crate::conv::{self, SlotContent, TILE_UPLOAD_BYTES};
@@ -170,7 +170,7 @@ pub struct FrameInput<'a> {
 /// The horizon map a frame shades with (`planet_terrain::ground::horizon`).
 #[derive(Clone, Copy, Debug)]
 pub struct HorizonInput<'a> {
-    pub frame: HorizonFrame,
+    pub basis: HorizonBasis,
     /// A new map's texels (`HorizonMap::texel_bytes`), written before the
     /// frame draws; `None` when the image holds the map already.
     pub texels: Option<&'a [u8]>,
@@ -405,7 +405,7 @@ impl Renderer {
         let staging_ms = (crate::clock::thread_cpu_time() - staging_started).as_secs_f64() * 1e3;
         self.write_records(&frame, input.records);
         let (horizon_frame, horizon_staging) = self.backend.horizon_mut(&frame);
-        let horizon = input.horizon.map_or(HorizonFrame::default(), |h| h.frame);
+        let horizon = input.horizon.map_or(HorizonBasis::default(), |h| h.basis);
         horizon_frame.copy_from_slice(bytemuck::bytes_of(&horizon));
         if let Some(texels) = input.horizon.and_then(|h| h.texels) {
             assert!(

@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use glam::DVec3;
-use planet_terrain::abi::HorizonFrame;
+use planet_terrain::abi::HorizonBasis;
 use planet_terrain::ground::HeightSource;
 use planet_terrain::ground::horizon::{HorizonMap, HorizonPlan, LEVEL_RATIO};
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
@@ -178,16 +178,16 @@ impl Shadows {
     /// What a frame from `camera` shades with: where the map lies relative
     /// to the camera (differences formed in f64) and, the first time, its
     /// texels. `None` without a map (or with shadows off).
-    pub(crate) fn frame_input(&mut self, camera: DVec3) -> Option<(HorizonFrame, Option<Vec<u8>>)> {
+    pub(crate) fn frame_input(&mut self, camera: DVec3) -> Option<(HorizonBasis, Option<Vec<u8>>)> {
         let map = self.map()?;
         let d = camera - map.centre;
         let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
-        let frame = HorizonFrame {
+        let basis = HorizonBasis {
             camera_in_map: f(DVec3::new(d.dot(map.east), d.dot(map.north), d.dot(map.up)), map.plan.finest_extent_m),
             east: f(map.east, map.levels.len() as f64),
             north: f(map.north, LEVEL_RATIO),
             up: [map.up.x as f32, map.up.y as f32, map.up.z as f32, PENUMBRA_HALF_ANGLE],
         };
-        Some((frame, self.unsent.take()))
+        Some((basis, self.unsent.take()))
     }
 }

@@ -49,7 +49,7 @@ fn measure(body: &Body, depth: u8, samples: usize, within_a_metre: bool, rng: &m
         let centre = NodeCentre::new(ellipsoid, tile, centre_height);
         let (ds, dt) = (lattice_step(depth, rng.below(33) as u32), lattice_step(depth, rng.below(33) as u32));
         let dh = (height - centre_height) as f32;
-        let computed = vertex_offset(&centre.frame, ds, dt, dh, height as f32);
+        let computed = vertex_offset(&centre.basis, ds, dt, dh, height as f32);
         // The reference sees the f32-rounded height difference the GPU sees.
         let reference = reference_vertex_offset(
             ellipsoid,

@@ -40,7 +40,7 @@ pub use abi::NodeRecord;
 pub use camera::View;
 pub use geo::{
     AddressError, Body, BodyError, BoundingSphere, Edge, Ellipsoid, Face, FaceSample, Geodetic, MAX_DEPTH, Neighbour,
-    NodeCentre, NodeFrame, TILE_APRON, TILE_CELLS, TILE_CORE_SAMPLES, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES,
+    NodeBasis, NodeCentre, TILE_APRON, TILE_CELLS, TILE_CORE_SAMPLES, TILE_STORED_SAMPLE_COUNT, TILE_STORED_SAMPLES,
     TileAddress, TileKey,
 };
 pub use ground::{HeightFunction, HeightSource};

@@ -164,7 +164,7 @@ impl Plane {
 
 impl View {
     /// A camera placed in the inertial frame, expressed in body-fixed axes.
-    pub fn in_body_frame(
+    pub fn in_body_axes(
         rotation: &BodyRotation,
         time: f64,
         inertial_position: DVec3,

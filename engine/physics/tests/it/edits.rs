@@ -62,7 +62,7 @@ fn bodies_follow_the_ground_up_and_down_when_it_is_edited_under_them() {
     let rebuilt = edit(&mut world, &mut ground, |layers, body| {
         layers.insert(body.ellipsoid(), pad(lat, lon, 3.0)).expect("pad");
     });
-    // The frame starts under the first body, so the ball and the box share
+    // The basis starts under the first body, so the ball and the box share
     // the origin's cell; the far ball's cell lies beyond the pad's reach.
     assert_eq!(rebuilt, 1, "the edit rebuilt the one patch under the ball and the box");
     assert!(world.state(far).expect("far").sleeping, "a body the edit does not reach sleeps on");

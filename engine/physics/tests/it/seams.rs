@@ -67,7 +67,7 @@ fn bodies_thrown_across_tile_face_and_patch_seams_never_go_through_the_ground() 
         let north = -5.0 + 2.0 * f64::from(k);
         thrown.push((DVec3::new(-25.0, north, 0.0), DVec3::new(5.0, 0.3 * north, 0.0)));
     }
-    let frame = planet_physics::LocalFrame::at(&e, corner);
+    let basis = planet_physics::LocalBasis::at(&e, corner);
     let (mut faces, mut tiles) = (BTreeSet::new(), BTreeSet::new());
     let (mut lowest, mut final_lowest, mut crossings, mut built) = (f64::INFINITY, f64::INFINITY, 0usize, 0usize);
     for (k, (local, velocity)) in thrown.iter().enumerate() {
@@ -81,9 +81,9 @@ fn bodies_thrown_across_tile_face_and_patch_seams_never_go_through_the_ground() 
         let g = e.point_to_geodetic(surface);
         let start = e.geodetic_to_point(Geodetic { height: h + 1.5, ..g });
         let mut world = GroundWorld::new(&ground, earth_settings(), corner).expect("world");
-        let id = world.add(&ground, shape, start, frame.direction_to_body_fixed(*velocity)).expect("body");
+        let id = world.add(&ground, shape, start, basis.direction_to_body_fixed(*velocity)).expect("body");
         let steps = (SECONDS / world.settings().step_s).round() as usize;
-        let mut cell = world.grid().cell_of(world.frame().to_local(start));
+        let mut cell = world.grid().cell_of(world.basis().to_local(start));
         for step in 0..steps {
             world.step(&ground).expect("step");
             let state = world.state(id).expect("body");
@@ -95,7 +95,7 @@ fn bodies_thrown_across_tile_face_and_patch_seams_never_go_through_the_ground() 
                 "body {k} ({shape:?}), step {step}: {clearance} m below its surface at {:?}",
                 e.point_to_geodetic(state.position)
             );
-            let now = world.grid().cell_of(world.frame().to_local(state.position));
+            let now = world.grid().cell_of(world.basis().to_local(state.position));
             crossings += usize::from(now != cell);
             cell = now;
             let (tile, _, _) = locate(&body, e.point_to_geodetic(state.position), depth);

@@ -5,7 +5,7 @@
 //! seconds; the tolerance is 0.2 % of theory.
 
 use glam::DVec3;
-use planet_physics::{GroundWorld, LocalFrame, Settings, Shape};
+use planet_physics::{GroundWorld, LocalBasis, Settings, Shape};
 use planet_terrain::geo::body::{Body, Geodetic};
 
 use crate::support::{earth_settings, uniform_slope};
@@ -50,16 +50,16 @@ fn release(settings: Settings) -> (f64, f64, f64) {
     let theta = GRADE.atan();
     let normal = DVec3::new(-theta.sin(), 0.0, theta.cos());
     let downhill = DVec3::new(-theta.cos(), 0.0, -theta.sin());
-    let frame = LocalFrame::at(body.ellipsoid(), at);
+    let basis = LocalBasis::at(body.ellipsoid(), at);
     let start = normal * RADIUS_M;
     let id = world
-        .add(&ground, Shape::Sphere { radius_m: RADIUS_M }, frame.to_body_fixed(start), DVec3::ZERO)
+        .add(&ground, Shape::Sphere { radius_m: RADIUS_M }, basis.to_body_fixed(start), DVec3::ZERO)
         .expect("ball");
     let mut samples = Vec::new();
     let mut off_surface = 0.0f64;
     let steps = (2.0 / settings.step_s).round() as usize;
     for k in 0..=steps {
-        let local = frame.to_local(world.state(id).expect("ball").position);
+        let local = basis.to_local(world.state(id).expect("ball").position);
         samples.push((k as f64 * settings.step_s, (local - start).dot(downhill)));
         off_surface = off_surface.max(((local - start).dot(normal)).abs());
         world.step(&ground).expect("step");

@@ -15,8 +15,8 @@ use planet_terrain::layers::LayerStack;
 /// the chord in the tangent plane there), flat beyond 500 m up or down: a
 /// uniform slope as far as any test rolls.
 pub fn uniform_slope(body: Body, at: Geodetic, grade: f64) -> AnalyticSource {
-    let frame = planet_physics::LocalFrame::at(body.ellipsoid(), at);
-    let (origin, east, limit_m) = (frame.origin(), frame.basis().col(0), 500.0);
+    let basis = planet_physics::LocalBasis::at(body.ellipsoid(), at);
+    let (origin, east, limit_m) = (basis.origin(), basis.basis().col(0), 500.0);
     let ellipsoid = *body.ellipsoid();
     let height = move |d: DVec3| {
         (grade * (ellipsoid.surface_point_from_direction(d) - origin).dot(east)).clamp(-limit_m, limit_m)
@@ -60,5 +60,5 @@ pub fn earth_settings() -> Settings {
 /// The body-fixed point `local` (east, north, up metres) from the frame
 /// at `at`.
 pub fn from_frame_at(body: &Body, at: Geodetic, local: DVec3) -> DVec3 {
-    planet_physics::LocalFrame::at(body.ellipsoid(), at).to_body_fixed(local)
+    planet_physics::LocalBasis::at(body.ellipsoid(), at).to_body_fixed(local)
 }

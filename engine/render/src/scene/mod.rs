@@ -394,7 +394,7 @@ impl TerrainScene {
         self.shadows.update(&source, view.position, sun, wait);
         let shading = self.shadows.frame_input(view.position);
         let outcome = renderer.render(&FrameInput {
-            horizon: shading.as_ref().map(|(frame, texels)| HorizonInput { frame: *frame, texels: texels.as_deref() }),
+            horizon: shading.as_ref().map(|(basis, texels)| HorizonInput { basis: *basis, texels: texels.as_deref() }),
             constants,
             records: &records,
             uploads: &uploads.source,
@@ -451,7 +451,7 @@ impl TerrainScene {
         let constants = self.constants(view, sun, analytic_body);
         let shading = self.shadows.frame_input(view.position);
         let outcome = renderer.render(&FrameInput {
-            horizon: shading.as_ref().map(|(frame, texels)| HorizonInput { frame: *frame, texels: texels.as_deref() }),
+            horizon: shading.as_ref().map(|(basis, texels)| HorizonInput { basis: *basis, texels: texels.as_deref() }),
             constants,
             records,
             uploads: &[],

@@ -10,7 +10,7 @@
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use planet_terrain::abi::{HorizonFrame, RECORD_BYTES, binding, timestamp};
+use planet_terrain::abi::{HorizonBasis, RECORD_BYTES, binding, timestamp};
 
 use super::Backend;
 use super::barrier::ImageUse;
@@ -30,7 +30,7 @@ pub(crate) struct FrameResources {
     pub(crate) queries: vk::QueryPool,
     pub(crate) counts: CountQueries,
     pub(crate) counters: Buffer,
-    /// Where the horizon map lies this frame (`abi::HorizonFrame`).
+    /// Where the horizon map lies this frame (`abi::HorizonBasis`).
     pub(crate) horizon_frame: Buffer,
     /// A whole horizon map, staged when the frame carries a new one.
     pub(crate) horizon_staging: Buffer,
@@ -182,7 +182,7 @@ impl Backend {
             )?;
             frame.horizon_frame = Buffer::new(
                 gpu,
-                std::mem::size_of::<HorizonFrame>() as u64,
+                std::mem::size_of::<HorizonBasis>() as u64,
                 vk::BufferUsageFlags::STORAGE_BUFFER,
                 MemoryLocation::CpuToGpu,
                 "horizon frame",
@@ -273,7 +273,7 @@ impl Backend {
                     .image_info(&horizon),
                 vk::WriteDescriptorSet::default()
                     .dst_set(frame.set)
-                    .dst_binding(binding::HORIZON_FRAME)
+                    .dst_binding(binding::HORIZON_BASIS)
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                     .buffer_info(&horizon_frame),
             ];

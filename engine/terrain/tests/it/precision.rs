@@ -52,7 +52,7 @@ fn check(body: &Body, c: &Case) -> (f64, f64) {
     let centre = NodeCentre::new(e, c.tile, c.centre_height);
     let (ds, dt) = (lattice_step(c.tile.depth(), c.i), lattice_step(c.tile.depth(), c.j));
     let dh = (c.height - c.centre_height) as f32;
-    let computed = vertex_offset(&centre.frame, ds, dt, dh, c.height as f32);
+    let computed = vertex_offset(&centre.basis, ds, dt, dh, c.height as f32);
     let reference = reference_vertex_offset(
         e,
         c.tile,
@@ -100,7 +100,7 @@ fn naive_f32_fails_the_same_bound() {
         let naive = naive_f32_vertex_offset(e, tile, centre_height, ds, dt, (centre_height + 0.5) as f32);
         worst = worst.max((naive.as_dvec3() - reference).length());
         let centre = NodeCentre::new(e, tile, centre_height);
-        let good = vertex_offset(&centre.frame, ds, dt, 0.5, (centre_height + 0.5) as f32);
+        let good = vertex_offset(&centre.basis, ds, dt, 0.5, (centre_height + 0.5) as f32);
         assert!(offset_error(good, reference).1 <= DEEP_BOUND_M);
     }
     assert!(worst > 0.1, "naive f32 worst error only {worst} m: the reference cannot tell");
@@ -117,6 +117,6 @@ fn centre_point_is_the_geodesy_of_the_tile_centre() {
     let expected = e.point_from_direction(d, 812.5);
     assert!((centre.point - expected).length() < 1e-8);
     // A sample at the centre itself is no offset at all.
-    let zero = vertex_offset(&centre.frame, 0.0, 0.0, 0.0, 812.5);
+    let zero = vertex_offset(&centre.basis, 0.0, 0.0, 0.0, 812.5);
     assert_eq!(zero.to_array(), [0.0; 3]);
 }

@@ -1,4 +1,4 @@
-//! Cut selection, culling, the frame crossing and residency, without a GPU.
+//! Cut selection, culling, the crossing from inertial to body-fixed axes and residency, without a GPU.
 
 use crate::support;
 
@@ -290,7 +290,7 @@ fn the_body_turns_east_under_an_inertial_camera() {
     let above_zero = earth.ellipsoid().geodetic_to_point(Geodetic::from_degrees(0.0, 0.0, 1_000_000.0));
     let down = glam::DQuat::from_rotation_arc(glam::DVec3::NEG_Z, -above_zero.normalize());
     let at = |t: f64| {
-        let view = View::in_body_frame(&rotation, t, above_zero, down, 1.0, (100, 100));
+        let view = View::in_body_axes(&rotation, t, above_zero, down, 1.0, (100, 100));
         earth.ellipsoid().point_to_geodetic(view.position)
     };
     assert!(at(0.0).longitude.abs() < 1e-12, "longitude 0 faces inertial +X at the epoch");
