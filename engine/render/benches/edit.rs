@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use planet_render::scene::{ReadBack, SceneSettings, TerrainScene, sun_for};
+use planet_render::scene::{FrameRequest, ReadBack, SceneSettings, TerrainScene, sun_for};
 use planet_render::{GpuSettings, Renderer, RendererSettings};
 use planet_terrain::camera::View;
 use planet_terrain::geo::body::Geodetic;
@@ -84,7 +84,7 @@ fn main() {
         let mut frame_ms = 0.0;
         while frames < 10 {
             let started = Instant::now();
-            scene.frame(&mut renderer, &view, sun, ReadBack::Always).expect("frame");
+            scene.frame(&mut renderer, &FrameRequest::headless(view, sun, ReadBack::Always)).expect("frame");
             let image = renderer.take_image().expect("image").expect("read back");
             frame_ms += started.elapsed().as_secs_f64() * 1e3;
             frames += 1;

@@ -1,9 +1,13 @@
 //! What a scene frame is asked to do and what it reports.
 //!
-//! The key decision: a frame's report carries everything a caller logs
-//! (statistics, GPU times, host time split by phase), so the viewer's
-//! stats and the tests read one value, not the scene's internals.
+//! The key decision: a frame is asked with one value ([`FrameRequest`]:
+//! the view, the sun, how it is delivered) and reports one
+//! ([`FrameReport`]: statistics, GPU times, host time split by phase), so
+//! the viewer's stats and the tests read one value, not the scene's
+//! internals.
 
+use glam::DVec3;
+use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::lod::FrameStatistics;
 
@@ -43,9 +47,26 @@ pub struct TileFailure {
     pub message: String,
 }
 
+/// One frame asked of a scene.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameRequest<'a> {
+    /// The camera, body-fixed.
+    pub view: View,
+    /// The direction toward the sun, body-fixed.
+    pub sun: DVec3,
+    pub delivery: Delivery<'a>,
+}
+
+impl FrameRequest<'_> {
+    /// A frame of `view` lit from `sun`, not presented, read back as `read_back` says.
+    pub fn headless(view: View, sun: DVec3, read_back: ReadBack) -> FrameRequest<'static> {
+        FrameRequest { view, sun, delivery: Delivery::headless(read_back) }
+    }
+}
+
 /// How one frame is drawn and delivered.
 #[derive(Clone, Copy, Debug)]
-pub struct FrameOptions<'a> {
+pub struct Delivery<'a> {
     pub read_back: ReadBack,
     pub wireframe: bool,
     /// egui's panels over the frame, if shown.
@@ -54,9 +75,9 @@ pub struct FrameOptions<'a> {
     pub present: bool,
 }
 
-impl FrameOptions<'_> {
-    pub fn headless(read_back: ReadBack) -> FrameOptions<'static> {
-        FrameOptions { read_back, wireframe: false, ui: None, present: false }
+impl Delivery<'_> {
+    pub fn headless(read_back: ReadBack) -> Delivery<'static> {
+        Delivery { read_back, wireframe: false, ui: None, present: false }
     }
 }
 

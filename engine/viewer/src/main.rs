@@ -34,7 +34,7 @@ use flight::Framing;
 use planet_cli::args;
 use planet_cli::stack::PackOpener;
 use planet_remote::{HttpPacks, RemoteOptions};
-use planet_render::scene::{FrameOptions, Loading, SceneSettings, ShadowMode, TerrainScene, Unreachable, sun_at};
+use planet_render::scene::{Delivery, Loading, SceneSettings, ShadowMode, TerrainScene, Unreachable, sun_at};
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, View};
 use planet_terrain::geo::body::{Body, Geodetic};
@@ -412,8 +412,8 @@ fn path_mode(
                 if k == 0 { 0.0 } else { (at(path.pose(t)) - at(path.pose(t - 1.0 / cli.fps))).length() * cli.fps };
             headless_panels(p, &mut session, &flight, size, speed)
         });
-        let options = FrameOptions { read_back, wireframe: false, ui: ui.as_ref(), present: false };
-        session.draw(&flight, t, options)?;
+        let delivery = Delivery { read_back, wireframe: false, ui: ui.as_ref(), present: false };
+        session.draw(&flight, t, delivery)?;
         if let Some(dir) = &cli.frames {
             session.save_last_frame(&session::frame_path(dir, k))?;
         }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use planet_render::scene::{FrameOptions, FrameReport, ReadBack, TerrainScene, sun_at};
+use planet_render::scene::{Delivery, FrameReport, FrameRequest, ReadBack, TerrainScene, sun_at};
 use planet_render::{PassTimes, Renderer, WorkCounts};
 use planet_terrain::camera::{Instant, View};
 use planet_terrain::geo::address::TileAddress;
@@ -250,7 +250,7 @@ impl Session {
     }
 
     /// Draws the camera's view and logs it (`t`: the path time, if any).
-    pub fn draw(&mut self, flight: &Flight, t: f64, options: FrameOptions<'_>) -> Result<FrameReport> {
+    pub fn draw(&mut self, flight: &Flight, t: f64, delivery: Delivery<'_>) -> Result<FrameReport> {
         let started = std::time::Instant::now();
         let cpu_started = planet_render::clock::thread_cpu_time();
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
@@ -259,7 +259,8 @@ impl Session {
         self.ground_spacing_m = (above_ground / 1000.0).clamp(GROUND_SPACING_M, 10_000.0);
         let (view, sun) = self.aim(flight, above_ground);
         self.renderer.set_bodies(&self.bodies.draws(view.position));
-        let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
+        let request = FrameRequest { view, sun, delivery };
+        let report = self.scene.frame(&mut self.renderer, &request).context("drawing a frame")?;
         self.source_notices.extend(report_failures(&mut self.scene));
         let at = crate::stats::FrameTiming {
             frame: self.log.len() as u64,
@@ -292,8 +293,8 @@ impl Session {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         let (view, sun) = self.aim(flight, above_ground);
         for k in 1..=max_frames {
-            let options = FrameOptions::headless(planet_render::scene::ReadBack::Never);
-            let report = self.scene.frame_with(&mut self.renderer, &view, sun, options).context("drawing a frame")?;
+            let request = FrameRequest::headless(view, sun, ReadBack::Never);
+            let report = self.scene.frame(&mut self.renderer, &request).context("drawing a frame")?;
             if !report.analytic_body {
                 return Ok(k);
             }

@@ -14,7 +14,7 @@ use glam::DVec3;
 use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
 
-use planet_terrain::abi::{FLAG_ANALYTIC_BODY, FLAG_ATMOSPHERE, FLAG_SEA, FLAG_SEASON, PushConstants};
+use planet_terrain::abi::PushConstants;
 
 use super::{FrameReport, ReadBack};
 use crate::error::Result;
@@ -22,58 +22,10 @@ use crate::renderer::Renderer;
 
 impl super::TerrainScene {
     /// The push constants of a view: the camera-relative clip rows (from
-    /// the f64 camera, narrowed last), the sun, and the body.
+    /// the f64 camera, narrowed last), the sun, and the body, as the last
+    /// frame's cut left them.
     pub fn constants(&self, view: &View, sun: DVec3, analytic_body: bool) -> PushConstants {
-        let near = self.settings.selection.near_m;
-        let focal = 1.0 / (0.5 * view.vertical_fov).tan();
-        // The lens shift adds to clip x a multiple of clip w (the forward
-        // distance): NDC x moves by the shift everywhere.
-        let x = view.right() * (focal / view.aspect()) + view.forward() * view.axis_shift_ndc();
-        let y = -view.up() * focal;
-        let w = view.forward();
-        let radii = self.body.ellipsoid().radii();
-        let scaled = view.position / radii;
-        let c_term = scaled.length_squared() - 1.0;
-        // The deepest ground a source can hold, lowered by how far the
-        // coarsest drawn lattice's flat cells sag inside the surface through
-        // their vertices, as a scale of the radii: a ray that meets the body
-        // below it must meet drawn terrain. (Six roots alone sag 9 km: a
-        // pixel at the limb from orbit is their resolution, not a hole; a
-        // ray down through a hole near the camera meets the floor anyway.)
-        let mean = (radii.x + radii.y + radii.z) / 3.0;
-        let sag =
-            self.coarsest_drawn.map_or(0.0, |depth| planet_terrain::geo::lattice::lattice_sag_m(&self.body, depth));
-        let floor_scale = 1.0 + (self.deepest_ground_m - sag) / mean;
-        let floor_c_term = (view.position / (radii * floor_scale)).length_squared() - 1.0;
-        let sun = sun.normalize();
-        let mut flags = self.appearance.palette << 8 | self.shadows.flags();
-        if analytic_body {
-            flags |= FLAG_ANALYTIC_BODY;
-        }
-        if planet_terrain::ground::water::has_sea(&self.body) {
-            flags |= FLAG_SEA;
-        }
-        if let Some(year_fraction) = self.season {
-            flags |= FLAG_SEASON | planet_terrain::abi::season_bits(year_fraction);
-        }
-        let (scale_height, density) = self.appearance.atmosphere.unwrap_or((8000.0, 0.0));
-        if self.appearance.atmosphere.is_some() {
-            flags |= FLAG_ATMOSPHERE;
-        }
-        let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
-        PushConstants {
-            x_row: f(x, near),
-            y_row: f(y, floor_scale),
-            w_row: f(w, self.sky_turn),
-            sun: f(sun, 0.12),
-            camera: f(view.position, floor_c_term),
-            radii: f(radii, c_term),
-            inverse_radii: f(DVec3::ONE / radii, (radii.x + radii.y + radii.z) / 3.0),
-            flags,
-            atmosphere_height: scale_height,
-            atmosphere_density: density,
-            exposure: self.appearance.exposure,
-        }
+        self.look.constants(&self.ground.body, view, sun, &self.drawn(analytic_body))
     }
 
     /// The depths whose ground (bilinear between their samples) a frame
@@ -86,11 +38,15 @@ impl super::TerrainScene {
     /// lie above it.
     pub fn drawn_ground_depths_at(&self, at: planet_terrain::Geodetic) -> [Option<u8>; 2] {
         use planet_terrain::geo::address::MAX_DEPTH;
-        let (finest, _, _) = planet_terrain::ground::locate(&self.body, at, MAX_DEPTH);
+        let (finest, _, _) = planet_terrain::ground::locate(&self.ground.body, at, MAX_DEPTH);
         let resident_at = |tile: TileAddress| {
-            (0..=tile.depth()).rev().filter_map(|d| tile.ancestor_at(d)).find(|&t| self.residency.slot_of(t).is_some())
+            (0..=tile.depth())
+                .rev()
+                .filter_map(|d| tile.ancestor_at(d))
+                .find(|&t| self.streaming.residency().slot_of(t).is_some())
         };
-        let node = (0..=MAX_DEPTH).filter_map(|d| finest.ancestor_at(d)).find(|t| self.last_cut.contains_key(t));
+        let node =
+            (0..=MAX_DEPTH).filter_map(|d| finest.ancestor_at(d)).find(|t| self.selection.last_cut().contains_key(t));
         let last_cut = node.map(|n| n.depth().saturating_sub(2).min(resident_at(n).map_or(0, |t| t.depth())));
         [last_cut, resident_at(finest).map(|t| t.depth())]
     }
@@ -124,7 +80,7 @@ impl super::TerrainScene {
             frames += 1;
             let last = frames >= max_frames;
             let mode = if last { ReadBack::Always } else { ReadBack::WhenComplete };
-            let mut report = self.frame(renderer, view, sun, mode)?;
+            let mut report = self.frame(renderer, &super::FrameRequest::headless(*view, sun, mode))?;
             if report.complete || last {
                 report.gpu = renderer.finish()?;
                 let image = renderer.take_image()?.expect("the frame was read back");
@@ -132,8 +88,8 @@ impl super::TerrainScene {
             }
             each_frame(frames, &report);
             // Nothing new to draw until a worker finishes a tile.
-            if let (0, Some(loader)) = (report.statistics.uploads, &self.loader) {
-                loader.wait(std::time::Duration::from_millis(250));
+            if report.statistics.uploads == 0 {
+                self.streaming.wait_for_a_tile();
             }
         }
     }

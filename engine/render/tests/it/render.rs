@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::support::*;
-use planet_render::scene::{Appearance, Loading, ReadBack, SceneSettings, TerrainScene, sun_for};
+use planet_render::scene::{Appearance, FrameRequest, Loading, ReadBack, SceneSettings, TerrainScene, sun_for};
 use planet_terrain::geo::body::Body;
 use planet_terrain::ground::{HeightSource, ProceduralSource};
 
@@ -101,7 +101,7 @@ fn assert_no_holes(
     scene.set_appearance(Appearance { atmosphere: None, palette: 0, exposure: 1.4 });
     let sun = sun_for(&body, view);
     for frame in 0..frames {
-        let report = scene.frame(renderer, view, sun, ReadBack::Always).expect("frame");
+        let report = scene.frame(renderer, &FrameRequest::headless(*view, sun, ReadBack::Always)).expect("frame");
         let image = renderer.take_image().expect("image").expect("read back");
         // take_image waited for the frame: the GPU's own count agrees.
         let counted = renderer.take_completed().last().expect("the frame completed").hole_pixels;
@@ -148,7 +148,7 @@ fn a_streaming_state_where_ancestors_stand_in() {
     let mut last = None;
     for frame in 0..3 {
         let mode = if frame == 2 { ReadBack::Always } else { ReadBack::Never };
-        last = Some(scene.frame(&mut renderer, &view, sun, mode).expect("frame"));
+        last = Some(scene.frame(&mut renderer, &FrameRequest::headless(view, sun, mode)).expect("frame"));
     }
     let report = last.expect("three frames");
     assert!(report.nodes_on_ancestors > 0, "some nodes still draw from an ancestor's tile");
@@ -329,7 +329,7 @@ fn an_edit_is_drawn_the_next_frame_and_removing_it_restores_the_picture() {
     let restaged = dig_crater_and_pad(&mut scene, lat, lon);
     assert!(restaged > 0, "resident tiles under the edit are queued");
     // The very next frame draws the edit.
-    let report = scene.frame(&mut renderer, &view, sun, ReadBack::Always).expect("frame");
+    let report = scene.frame(&mut renderer, &FrameRequest::headless(view, sun, ReadBack::Always)).expect("frame");
     let next = renderer.take_image().expect("image").expect("read back");
     assert!(report.statistics.uploads >= restaged, "the re-stage went out in this frame");
     let changed = differing_pixels(&before, &next);
@@ -412,7 +412,7 @@ fn a_flight_over_a_coarse_pack_with_a_small_slot_budget_reports_no_validation_me
         let height = 8_000_000.0 * (1.0 - t) + 60_000.0 * t;
         let view = view_at(&body, -30.0 + 20.0 * t, 140.0 + 15.0 * t, height, 30.0, -60.0, SIZE);
         let mode = if step % 4 == 3 { ReadBack::Always } else { ReadBack::Never };
-        scene.frame(&mut renderer, &view, sun_for(&body, &view), mode).expect("frame");
+        scene.frame(&mut renderer, &FrameRequest::headless(view, sun_for(&body, &view), mode)).expect("frame");
     }
     renderer.finish().expect("finish");
     assert_no_validation_messages(&renderer);
@@ -432,7 +432,7 @@ fn background_loading_settles_on_the_same_picture_and_edits_show_the_next_frame(
     let mut scene = TerrainScene::new(body.clone(), Some(source.clone()), &renderer, on_frame);
     let (_, expected, _) = scene.render_until_resident(&mut renderer, &view, sun, 40).expect("resident");
     let mut scene = TerrainScene::new(body.clone(), Some(source), &renderer, background);
-    let first = scene.frame(&mut renderer, &view, sun, ReadBack::Never).expect("frame");
+    let first = scene.frame(&mut renderer, &FrameRequest::headless(view, sun, ReadBack::Never)).expect("frame");
     assert_eq!(first.statistics.uploads, 0, "the first frame waits for no tile");
     assert!(first.statistics.pending_requests > 0, "it asks for them: {:?}", first.statistics);
     let (report, settled, _) = scene.render_until_resident(&mut renderer, &view, sun, 200).expect("resident");
@@ -441,7 +441,7 @@ fn background_loading_settles_on_the_same_picture_and_edits_show_the_next_frame(
 
     let restaged = dig_crater_and_pad(&mut scene, lat, lon);
     assert!(restaged > 0);
-    let report = scene.frame(&mut renderer, &view, sun, ReadBack::Always).expect("frame");
+    let report = scene.frame(&mut renderer, &FrameRequest::headless(view, sun, ReadBack::Always)).expect("frame");
     let next = renderer.take_image().expect("image").expect("read back");
     assert!(report.statistics.uploads >= restaged, "re-staged on the frame, not queued behind the workers");
     assert!(differing_pixels(&settled, &next) > 200, "the edit shows in the next frame");

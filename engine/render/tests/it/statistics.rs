@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::support::*;
-use planet_render::scene::{ReadBack, TerrainScene, sun_for};
+use planet_render::scene::{FrameRequest, ReadBack, TerrainScene, sun_for};
 use planet_render::{
     CompletedFrame, GpuSettings, NODE_VERTICES, Renderer, RendererSettings, WorkCounts, lattice_indices_len,
 };
@@ -170,7 +170,9 @@ fn without_counting_queries_a_frame_reports_its_counts_unavailable() {
     let mut scene =
         TerrainScene::new(body.clone(), Some(source as Arc<dyn HeightSource>), &renderer, settings(256, 2.0, 1.0));
     for _ in 0..3 {
-        scene.frame(&mut renderer, &view, sun_for(&body, &view), ReadBack::Never).expect("frame");
+        scene
+            .frame(&mut renderer, &FrameRequest::headless(view, sun_for(&body, &view), ReadBack::Never))
+            .expect("frame");
     }
     renderer.finish().expect("finish");
     let completed = renderer.take_completed();

@@ -6,7 +6,7 @@
 //! upload), and judged against the same frame drawn without it.
 
 use planet_render::egui;
-use planet_render::scene::{FrameOptions, ReadBack, TerrainScene, sun_for};
+use planet_render::scene::{Delivery, FrameRequest, ReadBack, TerrainScene, sun_for};
 use planet_render::{RgbaImage, UiFrame};
 use planet_terrain::geo::body::Body;
 
@@ -38,8 +38,8 @@ fn panels_land_over_the_frame_and_nowhere_else() {
     let sun = sun_for(&body, &view);
     let context = egui::Context::default();
     let mut draw = |ui: Option<&UiFrame>| -> (RgbaImage, u32) {
-        let options = FrameOptions { ui, ..FrameOptions::headless(ReadBack::Always) };
-        let report = scene.frame_with(&mut renderer, &view, sun, options).expect("a frame");
+        let delivery = Delivery { ui, ..Delivery::headless(ReadBack::Always) };
+        let report = scene.frame(&mut renderer, &FrameRequest { view, sun, delivery }).expect("a frame");
         renderer.finish().expect("finish");
         (renderer.take_image().expect("read back").expect("an image"), report.draw_calls.ui)
     };

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow};
 use planet_render::egui;
-use planet_render::scene::FrameOptions;
+use planet_render::scene::Delivery;
 use planet_render::{Renderer, RendererSettings, WindowHandles};
 use planet_terrain::camera::{CameraPath, Instant as UtcInstant};
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
@@ -329,8 +329,8 @@ impl App {
         let ui = self.panel_frame(dt);
         let read_back = self.read_back();
         let Some(live) = &mut self.live else { return Ok(()) };
-        let options = FrameOptions { read_back, wireframe: self.wireframe, ui: ui.as_ref(), present: true };
-        live.session.draw(&self.run.flight, t, options)?;
+        let delivery = Delivery { read_back, wireframe: self.wireframe, ui: ui.as_ref(), present: true };
+        live.session.draw(&self.run.flight, t, delivery)?;
         self.save_frame()?;
         self.frame += 1;
         Ok(())

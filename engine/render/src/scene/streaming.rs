@@ -1,33 +1,31 @@
-//! The phases of one frame of a [`TerrainScene`], each a function that
-//! returns a small struct: select the cut, stream its tiles (plan the
-//! slots, take what the loader produced or produce it here), sort the
-//! uploads (marking tiles that failed), bind the nodes, judge whether the
-//! frame is complete, and, after the renderer, hand back what it could not
-//! stage. `TerrainScene::frame_with` calls them in that order and times
-//! each into `FramePhases`.
+//! Streaming, a scene's second part: the tiles of the drawn nodes into
+//! GPU slots. It plans the slots (residency), takes what the loader
+//! produced or produces it here, sorts the uploads (marking tiles that
+//! failed, backing off a source that cannot be reached), judges whether a
+//! frame is complete, and, after the renderer, hands back what it could
+//! not stage.
 //!
-//! The key decision: the phases share no state but what they return and
-//! the scene's own fields, so what each one decides (and what a frame's
-//! `--stats` phases measure) can be read, and changed, one at a time.
+//! The key decision: streaming owns every piece of state about tiles in
+//! flight (residency, the loader and its pacer, failures and retries), so
+//! what a frame's `--stats` residency phase measures is this part alone.
 
-use std::sync::Arc;
-
-use planet_terrain::abi::NodeRecord;
-use planet_terrain::camera::View;
 use planet_terrain::geo::address::TileAddress;
-use planet_terrain::ground::{HeightSource, SourceError, SourceTile};
+use planet_terrain::geo::body::Ellipsoid;
+use planet_terrain::ground::{BoundsAt, HeightFunction, HeightSource, SourceError, SourceTile};
+use planet_terrain::layers::Footprint;
 use planet_terrain::lod::residency::FramePlan;
-use planet_terrain::lod::{Binding, Cut, FrameStatistics};
+use planet_terrain::lod::{Binding, Cut, FrameStatistics, Residency, ResidencySettings};
 
-use super::source_error;
-use super::{TerrainScene, Unreachable};
+use super::{BACKGROUND_UPLOADS_PER_FRAME, Loading, SceneSettings, Unreachable};
 use crate::conv::{EncodedUpload, TILE_UPLOAD_BYTES};
 use crate::error::{RenderError, Result};
 use crate::frame::TileFailure;
 use crate::loader::TileLoader;
-use crate::pacing::{FRAME_CPU_TARGET_MS, FramePhases, MIN_UPLOAD_MS, PhaseClock};
+use crate::pacing::{FRAME_CPU_TARGET_MS, FramePhases, MIN_UPLOAD_MS, PhaseClock, UploadPacer};
 use crate::renderer::Renderer;
-use crate::tiles::{Ready, is_transient, produce_tiles, unreadable_tile, was_asked};
+use crate::tiles::{Ready, SourceTrouble, is_transient, produce_tiles, unreadable_tile, was_asked};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// The slots planned for a cut and the tiles produced for its uploads, one
 /// outcome per upload in the plan's order.
@@ -53,25 +51,126 @@ pub(super) struct Completeness {
     pub(super) analytic_body: bool,
 }
 
-impl TerrainScene {
-    /// Selects the cut for `view` (on the frame or from the selection
-    /// thread), recording its figures in `phases`.
-    pub(super) fn select_cut(
-        &mut self,
-        source: &Arc<dyn HeightSource>,
-        view: &View,
-        phases: &mut FramePhases,
-    ) -> Result<crate::selection::Selected> {
-        let mut selection = self.settings.selection;
-        selection.near_m = selection.near_m.max(1e-3);
-        let selected = self.selection.select(source, view, &selection).map_err(source_error(None))?;
-        if selected.bounds_from_source > 0 {
-            // Have the workers read what these bounds were taken without.
-            self.loader.iter().for_each(TileLoader::warm_bounds);
+/// See the module documentation.
+#[derive(Debug)]
+pub(super) struct Streaming {
+    residency: Residency,
+    /// The workers of `Loading::Background`.
+    loader: Option<TileLoader>,
+    /// The upload budget of `Loading::Background` frames.
+    pacer: UploadPacer,
+    unreachable_policy: Unreachable,
+    /// Stored tiles found unreadable so far (each reported once).
+    unreadable: HashSet<TileAddress>,
+    /// Failures not yet taken by the caller.
+    failures: Vec<TileFailure>,
+    /// Transient failures per tile, for the backoff.
+    retries: HashMap<planet_terrain::geo::address::TileKey, u32>,
+    /// Tiles given up because their source could not be reached
+    /// ([`Unreachable::GiveUp`]).
+    unreachable: HashSet<TileAddress>,
+    /// What the scene says about its source failing for now.
+    trouble: SourceTrouble,
+}
+
+impl Streaming {
+    /// Streaming for `renderer`'s slots as `settings` say; with background
+    /// loading, workers producing from `source`.
+    pub(super) fn new(
+        settings: &SceneSettings,
+        renderer: &Renderer,
+        source: Option<Arc<dyn HeightSource>>,
+    ) -> Streaming {
+        let mut uploads = settings.uploads_per_frame.min(renderer.settings().uploads_per_frame);
+        if let Loading::Background { .. } = settings.loading {
+            uploads = uploads.min(BACKGROUND_UPLOADS_PER_FRAME);
         }
-        (phases.bounds_from_source, phases.selection_lagging) = (selected.bounds_from_source, selected.lagging);
-        phases.selection_wait_ms = selected.wait_ms;
-        Ok(selected)
+        let residency = Residency::new(ResidencySettings {
+            slots: renderer.settings().slots as usize,
+            frames_in_flight: renderer.settings().frames_in_flight as u64,
+            upload_budget_bytes: uploads * TILE_UPLOAD_BYTES,
+            tile_bytes: TILE_UPLOAD_BYTES,
+        });
+        let loader = match settings.loading {
+            Loading::OnFrame => None,
+            Loading::Background { threads } => Some(TileLoader::new(source, threads)),
+        };
+        Streaming {
+            residency,
+            loader,
+            pacer: UploadPacer::new(uploads),
+            unreachable_policy: settings.unreachable,
+            unreadable: HashSet::new(),
+            failures: Vec::new(),
+            retries: HashMap::new(),
+            unreachable: HashSet::new(),
+            trouble: SourceTrouble::default(),
+        }
+    }
+
+    /// Whether tiles are produced by workers (a frame never waits for one).
+    pub(super) fn in_background(&self) -> bool {
+        self.loader.is_some()
+    }
+
+    pub(super) fn residency(&self) -> &Residency {
+        &self.residency
+    }
+
+    /// Tiles found unreadable since the last call, each stored tile once.
+    pub(super) fn take_failures(&mut self) -> Vec<TileFailure> {
+        std::mem::take(&mut self.failures)
+    }
+
+    /// What happened to the source since the last call (once per change).
+    pub(super) fn take_source_notices(&mut self) -> Vec<String> {
+        self.trouble.take_notices()
+    }
+
+    /// Has the workers read what a selection's bounds were taken without.
+    pub(super) fn warm_bounds(&self) {
+        self.loader.iter().for_each(TileLoader::warm_bounds);
+    }
+
+    /// The ground changed to `function` where `footprints` reach: every
+    /// resident tile they touch is re-staged (ahead of streaming misses,
+    /// into the slot it holds) and the workers produce from `drawn` from
+    /// now on. Returns how many tiles were queued.
+    pub(super) fn ground_edited(
+        &mut self,
+        function: &HeightFunction,
+        footprints: &[Footprint],
+        ellipsoid: &Ellipsoid,
+        drawn: Option<Arc<dyn HeightSource>>,
+    ) -> usize {
+        let touched: Vec<TileAddress> = self
+            .residency
+            .resident_tiles()
+            .filter(|&tile| {
+                let (lo, hi) = function.tile_bounds(tile).map_or((0.0, 0.0), |b| (b.min_elevation, b.max_elevation));
+                footprints.iter().any(|f| f.touches(ellipsoid, tile, lo, hi))
+            })
+            .collect();
+        for &tile in &touched {
+            self.residency.request_restage(tile);
+        }
+        if let Some(loader) = &mut self.loader {
+            loader.reset(drawn);
+        }
+        touched.len()
+    }
+
+    /// After a frame that uploaded nothing: waits (a while) for a worker to
+    /// finish a tile, so the next frame has something new to draw.
+    pub(super) fn wait_for_a_tile(&self) {
+        if let Some(loader) = &self.loader {
+            loader.wait(std::time::Duration::from_millis(250));
+        }
+    }
+
+    /// Adapts the background upload budget to what staging cost this frame.
+    pub(super) fn observe_staging(&mut self, staged: usize, staging_ms: f64, rest_ms: f64) {
+        self.pacer.observe(staged, staging_ms, rest_ms);
     }
 
     /// Plans the slots of the drawn nodes (`drawn`: tile and projected
@@ -82,18 +181,19 @@ impl TerrainScene {
         &mut self,
         source: &dyn HeightSource,
         drawn: &[(TileAddress, f64)],
+        frame: u64,
         phases: &mut FramePhases,
     ) -> Streamed {
         let Some(loader) = &mut self.loader else {
             phases.upload_budget = self.residency.settings().upload_budget_bytes / TILE_UPLOAD_BYTES;
-            let plan = self.residency.plan(self.frame, drawn);
+            let plan = self.residency.plan(frame, drawn);
             let produced = produce_tiles(source, plan.uploads.iter().map(|u| u.tile).collect());
             return Streamed { plan, produced: produced.into_iter().map(|r| r.map(Ready::Source)).collect() };
         };
         loader.collect();
         phases.upload_budget = self.pacer.budget(phases.selection_ms);
         self.residency.set_upload_budget_bytes(phases.upload_budget * TILE_UPLOAD_BYTES);
-        let plan = self.residency.plan_streaming(self.frame, drawn, &|tile| loader.is_ready(tile));
+        let plan = self.residency.plan_streaming(frame, drawn, &|tile| loader.is_ready(tile));
         let restaged: Vec<TileAddress> = plan.uploads.iter().filter(|u| u.restage).map(|u| u.tile).collect();
         let mut restaged = produce_tiles(source, restaged).into_iter();
         let produced = plan
@@ -113,7 +213,7 @@ impl TerrainScene {
     /// read for a transient cause (network, disk) is asked for again after
     /// a backoff; one whose data is bad keeps its ancestor for good and is
     /// reported once; any other error ends the frame.
-    pub(super) fn sort_uploads<'a>(&mut self, streamed: &'a Streamed) -> Result<Uploads<'a>> {
+    pub(super) fn sort_uploads<'a>(&mut self, streamed: &'a Streamed, frame: u64) -> Result<Uploads<'a>> {
         let mut uploads = Uploads { source: Vec::new(), encoded: Vec::new() };
         let mut failed_for_now = false;
         for (upload, result) in streamed.plan.uploads.iter().zip(&streamed.produced) {
@@ -122,7 +222,7 @@ impl TerrainScene {
                 Ok(Ready::Encoded(tile)) => uploads.encoded.push((upload.slot as u32, tile)),
                 Err(error) if is_transient(error) => {
                     failed_for_now = true;
-                    self.unreachable_for_now(upload.tile, error);
+                    self.unreachable_for_now(upload.tile, error, frame);
                 }
                 Err(error) => {
                     let Some(stored) = unreadable_tile(error) else {
@@ -140,7 +240,7 @@ impl TerrainScene {
         if read_some && !failed_for_now {
             self.trouble.read_again();
         }
-        if self.settings.unreachable == Unreachable::RetryLater {
+        if self.unreachable_policy == Unreachable::RetryLater {
             self.trouble.settle(self.residency.retrying());
         }
         Ok(uploads)
@@ -149,8 +249,8 @@ impl TerrainScene {
     /// A tile its source could not be reached for: its ancestor stands in,
     /// and it is asked for again after a backoff that doubles with each
     /// failure the source was asked (8 frames to 512), or given up (a shot).
-    fn unreachable_for_now(&mut self, tile: TileAddress, error: &SourceError) {
-        match self.settings.unreachable {
+    fn unreachable_for_now(&mut self, tile: TileAddress, error: &SourceError, frame: u64) {
+        match self.unreachable_policy {
             Unreachable::RetryLater => {
                 self.trouble.failed(error, "tiles that could not be read draw their ancestors and are asked for again");
                 // A read refused while the source waits a failure out was
@@ -158,7 +258,7 @@ impl TerrainScene {
                 let attempts = self.retries.entry(tile.key()).or_insert(0);
                 *attempts += u32::from(was_asked(error));
                 let wait = 8u64 << attempts.saturating_sub(1).min(6);
-                self.residency.mark_unavailable(tile, self.frame + wait);
+                self.residency.mark_unavailable(tile, frame + wait);
             }
             Unreachable::GiveUp => {
                 self.trouble.failed(error, "tiles that could not be read are given up, their ancestors drawn instead");
@@ -211,21 +311,6 @@ impl TerrainScene {
         }
         loader.free(staged);
         streamed.plan
-    }
-
-    /// The drawn nodes' records, remembering the cut (the selection thread
-    /// follows it, the horizon map reads its coarsest depth).
-    pub(super) fn record_cut(
-        &mut self,
-        renderer: &Renderer,
-        view: &View,
-        cut: &Cut,
-        bindings: &[Option<Binding>],
-    ) -> Vec<NodeRecord> {
-        self.last_cut.clear();
-        self.last_cut.extend(cut.nodes.iter().map(|n| (n.tile, ())));
-        self.coarsest_drawn = cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| n.tile.depth()).min();
-        self.records(renderer, view, cut, bindings)
     }
 
     /// Until when the renderer may copy the loader's tiles into staging:
