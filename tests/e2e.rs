@@ -197,7 +197,7 @@ fn a_corrupt_header_is_refused_by_every_tool_naming_the_file() {
     let (pack, shot) = (p(&pack), p(&dir.path().join("x.png")));
     for (tool, args) in [
         ("planet-pack", vec!["verify", pack.as_str()]),
-        ("planet-view", vec![pack.as_str(), "--headless", "--shot", shot.as_str()]),
+        ("planet-view", vec![pack.as_str(), "--strict", "--headless", "--shot", shot.as_str()]),
     ] {
         let output = run(tool, &args);
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -205,6 +205,13 @@ fn a_corrupt_header_is_refused_by_every_tool_naming_the_file() {
         assert!(stderr.contains("w.planetpack") && stderr.contains("checksum"), "{tool}:\n{stderr}");
     }
     assert!(!dir.path().join("x.png").exists(), "nothing drawn from a corrupt pack");
+    // Without --strict the viewer names the pack and the cause, and draws
+    // the body without it (#54 item 4).
+    let output = run("planet-view", &[pack.as_str(), "--headless", "--size", "64x48", "--shot", shot.as_str()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "planet-view without --strict:\n{stderr}");
+    assert!(stderr.contains("drawing without pack") && stderr.contains("w.planetpack") && stderr.contains("checksum"));
+    assert!(dir.path().join("x.png").exists(), "the body is drawn without the pack");
 }
 
 #[test]

@@ -34,6 +34,12 @@ pub(crate) struct Cli {
     /// Body when there is no pack: earth, moon or mars.
     #[arg(long, default_value = "earth")]
     pub(crate) body: String,
+    /// Exit with an error when a pack cannot be opened (missing, corrupt,
+    /// unreachable). Without it the viewer says which pack and why and
+    /// draws its body without that pack (the other packs, or the analytic
+    /// ground: the ellipsoid, or --procedural).
+    #[arg(long)]
+    pub(crate) strict: bool,
     /// Draw a pack-less body from the procedural height source with this seed.
     #[arg(long)]
     pub(crate) procedural: Option<u64>,

@@ -80,7 +80,7 @@ struct Opened {
 /// The packs' ground over the ellipsoid (or `--procedural`), and the
 /// framing of the top pack where every pack is regional.
 fn open_source(cli: &Cli, opener: &PackOpener) -> Result<Opened> {
-    let packs = opener.open_packs(&cli.packs)?;
+    let packs = open_packs(cli, opener)?;
     let all_regional = !packs.is_empty() && packs.iter().all(|p| !p.source.pack().header().coverage.is_global());
     let body = match packs.first() {
         Some(pack) => pack.source.body().clone(),
@@ -100,6 +100,31 @@ fn open_source(cli: &Cli, opener: &PackOpener) -> Result<Opened> {
     let packs = stack.packs();
     let source: Arc<dyn HeightSource> = Arc::new(stack.with_detail(cli.detail.on));
     Ok(Opened { body, source: Some(source), framing, packs })
+}
+
+/// The packs that open. One that fails at open (missing, a corrupt header,
+/// an unreachable URL) ends the run with `--strict`; without it the run
+/// goes on without that pack, its body on the other packs or on analytic
+/// ground, and says so once, naming the pack and the cause.
+fn open_packs(cli: &Cli, opener: &PackOpener) -> Result<Vec<planet_terrain::ground::StackedPack>> {
+    let mut packs = Vec::with_capacity(cli.packs.len());
+    for path in &cli.packs {
+        match opener.open_packs(std::slice::from_ref(path)) {
+            Ok(opened) => packs.extend(opened),
+            Err(error) if cli.strict => return Err(error.context("--strict: every pack must open")),
+            Err(error) => eprintln!("{}", without_pack_notice(path, &error)),
+        }
+    }
+    Ok(packs)
+}
+
+/// What the viewer says of a pack it goes on without.
+fn without_pack_notice(path: &std::path::Path, error: &anyhow::Error) -> String {
+    format!(
+        "warning: drawing without pack {}: {error:#}; its ground falls back to the packs below it or the analytic \
+         ground (--strict exits instead)",
+        path.display()
+    )
 }
 
 /// The camera's height above the ellipsoid (given, or the ground plus

@@ -1,7 +1,8 @@
 //! planet-view headless under the Vulkan validation layers, as a user runs
 //! it: scripted flights from orbit to the ground over a coarse pack (with
 //! plenty of slots and with nearly the fewest), a pack with one corrupt
-//! tile, the sun at a given time (the night side dark from orbit), and
+//! tile, packs that fail at open, the sun at a given time (the night side
+//! dark from orbit), and
 //! every bound on the command line, and `--agl` over the sea.
 //!
 //! The key decision: each test runs the real binary over a pack it wrote
@@ -456,4 +457,61 @@ fn agl_over_the_sea_is_above_the_water() {
     let altitude = stats(&shot_stats)["camera_alt_m"].as_f64().expect("camera_alt_m");
     eprintln!("--agl 100 over the sea at {lat}, {lon} (floor {floor:.0} m): camera at {altitude:.2} m");
     assert!((altitude - 100.0).abs() < 0.5, "the camera stands 100 m above the water, not at {altitude} m");
+}
+
+/// #54 item 4: a pack that fails at open (missing, a corrupt header, an
+/// unreachable URL) is named with its cause, and the body is drawn without
+/// it: on the packs that opened, or on analytic ground when none did.
+/// `--strict` keeps the exit for scripts, and writes no picture.
+#[test]
+fn a_pack_failing_at_open_leaves_its_body_on_the_rest_or_on_analytic_ground() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let good = pack(dir.path());
+    let corrupt = dir.path().join("corrupt.planetpack");
+    let mut bytes = std::fs::read(&good).expect("the pack");
+    bytes[81] ^= 0x01; // the header checksum no longer holds
+    std::fs::write(&corrupt, bytes).expect("write");
+    let missing = dir.path().join("missing.planetpack");
+    // Nothing listens on the discard port: the connection is refused at once.
+    let unreachable = "http://127.0.0.1:9/earth.planetpack";
+    let shot = dir.path().join("shot.png");
+    let stats_path = dir.path().join("shot.json");
+    let shoot = |packs: &[&str], extra: &[&str]| {
+        let _ = std::fs::remove_file(&shot);
+        viewer()
+            .args(packs)
+            .args(["--headless", "--validation", "--size", "96x64", "--lat", "-47", "--lon", "39", "--alt", "3000000"])
+            .arg("--shot")
+            .arg(&shot)
+            .arg("--stats")
+            .arg(&stats_path)
+            .args(["--request-timeout", "2", "--read-deadline", "3"])
+            .args(extra)
+            .output()
+            .expect("run planet-view")
+    };
+    let (good, corrupt, missing) = (good.to_str().unwrap(), corrupt.to_str().unwrap(), missing.to_str().unwrap());
+    // The good pack with three that fail: drawn from the good one.
+    let output = shoot(&[good, corrupt, missing, unreachable], &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    for (pack, cause) in [(corrupt, "checksum"), (missing, "No such file"), (unreachable, "127.0.0.1:9")] {
+        let line = stderr.lines().find(|l| l.contains("drawing without pack") && l.contains(pack));
+        assert!(line.is_some_and(|l| l.contains(cause)), "{pack}: expected its cause '{cause}' in:\n{stderr}");
+    }
+    assert!(shot.exists(), "drawn without the packs that failed");
+    let shot_stats = stats(&stats_path);
+    assert_eq!(shot_stats["covers_body"], true, "the good pack covers the body: {shot_stats:#}");
+    // Every pack fails: the body on analytic ground (the ellipsoid).
+    let output = shoot(&[missing], &[]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(shot.exists(), "the ellipsoid is drawn");
+    let shot_stats = stats(&stats_path);
+    assert_eq!(shot_stats["analytic_body_drawn"], true, "analytic ground: {shot_stats:#}");
+    // --strict: today's exit, and no picture.
+    let output = shoot(&[good, missing], &["--strict"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "--strict exits");
+    assert!(stderr.contains(missing) && stderr.contains("--strict"), "{stderr}");
+    assert!(!shot.exists(), "no picture with --strict");
 }

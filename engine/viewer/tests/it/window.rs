@@ -257,7 +257,7 @@ fn bad_input_gets_a_clear_error() {
         (vec!["--headless", "--shot", "x.png", "--pitch", "120"], "invalid value '120' for '--pitch"),
         (vec!["--headless", "--shot", "x.png", "--heading", "nan"], "invalid value 'nan' for '--heading"),
         (vec!["--headless", "--shot", "x.png", "--alt", "inf"], "not a finite number"),
-        (vec!["--headless", "/nonexistent.planetpack", "--shot", "x.png"], "/nonexistent.planetpack"),
+        (vec!["--headless", "/nonexistent.planetpack", "--strict", "--shot", "x.png"], "/nonexistent.planetpack"),
         (vec!["--headless"], "--path FILE.json --frames DIR"),
     ] {
         let output = viewer().current_dir(dir.path()).env_remove("DISPLAY").args(&args).output().expect("run");
