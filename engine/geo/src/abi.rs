@@ -359,7 +359,7 @@ mod tests {
     #[test]
     fn record_offsets_are_the_documented_ones() {
         let offset = |fields: Vec<GpuField>, name: &str| fields.iter().find(|f| f.name == name).unwrap().offset;
-        assert_eq!(offset(NodeRecord::fields(), "frame"), 0);
+        assert_eq!(offset(NodeRecord::fields(), "basis"), 0);
         assert_eq!(offset(NodeRecord::fields(), "centre_from_camera"), 128);
         assert_eq!(offset(NodeRecord::fields(), "slot"), 156);
         assert_eq!(offset(NodeRecord::fields(), "slot_flags"), 188);
