@@ -34,6 +34,10 @@ pub struct FrameReport {
     pub presented: bool,
     /// The frame's thread CPU time inside the scene, phase by phase.
     pub phases: FramePhases,
+    /// The device was lost during this (what it was doing) and made again
+    /// before the frame was drawn: the frame uploads what its cut needs
+    /// afresh.
+    pub device_lost: Option<&'static str>,
 }
 
 /// A tile the source could not produce, reported once.

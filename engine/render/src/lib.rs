@@ -19,6 +19,7 @@ mod limits;
 mod loader;
 mod look;
 mod pacing;
+mod recovery;
 mod renderer;
 pub mod scene;
 mod selection;
@@ -38,6 +39,7 @@ pub use egui;
 pub use error::{RenderError, Result};
 pub use image::RgbaImage;
 pub use limits::{DeviceLimits, SLOT_BYTES};
+pub use recovery::DEVICE_LOST_AT;
 pub use renderer::{
     CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HorizonInput, NODE_VERTICES, PassCounts, PassTimes, Renderer,
     RendererSettings, UiFrame, WorkCounts, lattice_indices, lattice_indices_len,

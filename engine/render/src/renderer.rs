@@ -16,6 +16,7 @@ use planet_terrain::ground::SourceTile;
 use crate::conv::{self, SlotContent, TILE_UPLOAD_BYTES};
 use crate::error::{RenderError, Result};
 use crate::image::RgbaImage;
+use crate::recovery::LiveBackend;
 use crate::vk::Backend;
 use crate::vk::device::{GpuSettings, WindowHandles};
 use crate::vk::frames::{Retired, SlotWrite};
@@ -278,9 +279,18 @@ pub fn lattice_indices() -> Vec<u16> {
 /// The Vulkan terrain renderer: one instanced draw of the shared lattice
 /// per terrain pass, tiles in array-image slots.
 pub struct Renderer {
-    backend: Backend,
+    backend: LiveBackend,
     /// How each slot decodes: what the last write into it put there.
     slot_contents: Vec<SlotContent>,
+    /// How it was made, to make it again after a lost device.
+    window: Option<WindowHandles>,
+    vsync: bool,
+    /// Frames submitted on devices lost before this one: numbers go on.
+    frames_before: u64,
+    /// Validation messages of devices lost before this one.
+    earlier_messages: Vec<String>,
+    /// The frame to fail as a lost device does (a test hook, once).
+    lose_device_at: Option<u64>,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -303,18 +313,51 @@ impl Renderer {
 
     fn create(settings: RendererSettings, window: Option<WindowHandles>, vsync: bool) -> Result<Renderer> {
         assert!(settings.frames_in_flight >= 1 && settings.slots >= 1 && settings.size.0 > 0 && settings.size.1 > 0);
-        let backend = Backend::new(settings, window, vsync)?;
-        Ok(Renderer { backend, slot_contents: vec![SlotContent::default(); settings.slots as usize] })
+        let backend = LiveBackend(Some(Backend::new(settings, window, vsync)?));
+        Ok(Renderer {
+            backend,
+            slot_contents: vec![SlotContent::default(); settings.slots as usize],
+            window,
+            vsync,
+            frames_before: 0,
+            earlier_messages: Vec::new(),
+            lose_device_at: crate::recovery::device_lost_at_from_env(),
+        })
+    }
+
+    /// Makes the device again after it was lost (`RenderError::DeviceLost`):
+    /// every GPU object is dropped and made anew with the same settings,
+    /// the slots hold nothing, and frame numbers and validation messages
+    /// go on (`recovery.rs`). The caller re-uploads what it draws
+    /// (`TerrainScene::frame` does).
+    pub fn recover(&mut self) -> Result<()> {
+        let settings = *self.backend.settings();
+        self.earlier_messages.extend(self.backend.validation_messages());
+        self.frames_before += self.backend.frames_submitted();
+        // The old backend goes first: a window takes one swapchain at a time.
+        drop(self.backend.0.take());
+        self.backend.0 = Some(Backend::new(settings, self.window, self.vsync)?);
+        self.slot_contents = vec![SlotContent::default(); settings.slots as usize];
+        Ok(())
+    }
+
+    /// Frame `frame` (a number of [`Renderer::frames_submitted`]) fails as
+    /// a lost device does, once: a test hook (`PLANET_DEVICE_LOST_AT`).
+    pub fn lose_device_at(&mut self, frame: u64) {
+        self.lose_device_at = Some(frame);
     }
 
     /// Frames submitted so far (the next frame's number).
     pub fn frames_submitted(&self) -> u64 {
-        self.backend.frames_submitted()
+        self.frames_before + self.backend.frames_submitted()
     }
 
     /// The frames the GPU finished since the last call, oldest first.
     pub fn take_completed(&mut self) -> Vec<CompletedFrame> {
-        self.backend.take_completed()
+        let before = self.frames_before;
+        let mut completed = self.backend.take_completed();
+        completed.iter_mut().for_each(|c| c.frame += before);
+        completed
     }
 
     /// Whether the device can draw lines (the wireframe toggle).
@@ -354,9 +397,12 @@ impl Renderer {
         self.backend.settings()
     }
 
-    /// Validation messages reported so far (empty without validation).
+    /// Validation messages reported so far (empty without validation),
+    /// lost devices' included.
     pub fn validation_messages(&self) -> Vec<String> {
-        self.backend.validation_messages()
+        let mut messages = self.earlier_messages.clone();
+        messages.extend(self.backend.validation_messages());
+        messages
     }
 
     /// How slot `slot` decodes (what the last upload into it put there).
@@ -367,6 +413,10 @@ impl Renderer {
     /// Records and submits one frame (and presents it, for a windowed
     /// renderer asked to).
     pub fn render(&mut self, input: &FrameInput<'_>) -> Result<FrameOutcome> {
+        if self.lose_device_at.is_some_and(|at| at == self.frames_submitted()) {
+            self.lose_device_at = None;
+            return Err(RenderError::DeviceLost { during: "a frame (PLANET_DEVICE_LOST_AT, a test hook)" });
+        }
         let settings = *self.backend.settings();
         if input.records.len() > settings.max_nodes {
             return Err(RenderError::TooManyNodes { records: input.records.len(), capacity: settings.max_nodes });

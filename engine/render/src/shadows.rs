@@ -166,6 +166,11 @@ impl Shadows {
         at.height - ground
     }
 
+    /// The device was made again: the current map's texels go up again.
+    pub(crate) fn device_lost(&mut self) {
+        self.unsent = self.current.as_ref().map(HorizonMap::texel_bytes);
+    }
+
     fn install(&mut self, map: HorizonMap, source: usize, ms: f64) {
         self.unsent = Some(map.texel_bytes());
         self.current = Some(map);

@@ -267,6 +267,7 @@ fn shot_mode(
     // A shot waiting on many tiles says how it is coming along, every 2 s.
     let mut said = std::time::Instant::now();
     let mut tell = |frame: u32, report: &planet_render::scene::FrameReport| {
+        session::report_lost_device(report);
         if said.elapsed() >= std::time::Duration::from_secs(2) {
             said = std::time::Instant::now();
             let s = &report.statistics;
@@ -278,6 +279,7 @@ fn shot_mode(
     };
     let (report, image, frames) =
         scene.render_until_resident_with(&mut renderer, &view, sun, cli.max_frames as u32, &mut tell)?;
+    session::report_lost_device(&report);
     session::report_failures(&mut scene);
     let unfinished = stats::unfinished(&report);
     // Every frame completed: the newest is the one shot.

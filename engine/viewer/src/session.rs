@@ -261,6 +261,7 @@ impl Session {
         self.renderer.set_bodies(&self.bodies.draws(view.position));
         let request = FrameRequest { view, sun, delivery };
         let report = self.scene.frame(&mut self.renderer, &request).context("drawing a frame")?;
+        report_lost_device(&report);
         self.source_notices.extend(report_failures(&mut self.scene));
         let at = crate::stats::FrameTiming {
             frame: self.log.len() as u64,
@@ -295,6 +296,7 @@ impl Session {
         for k in 1..=max_frames {
             let request = FrameRequest::headless(view, sun, ReadBack::Never);
             let report = self.scene.frame(&mut self.renderer, &request).context("drawing a frame")?;
+            report_lost_device(&report);
             if !report.analytic_body {
                 return Ok(k);
             }
@@ -404,6 +406,16 @@ impl Session {
             frames: self.log.iter().map(crate::stats::FrameStats::from).collect(),
             bodies: self.bodies.log(&self.scene),
         }
+    }
+}
+
+/// One line on stderr when a frame's device was lost and made again.
+pub fn report_lost_device(report: &FrameReport) {
+    if let Some(during) = report.device_lost {
+        planet_cli::report::message(&format!(
+            "planet-view: the GPU device was lost during {during}; made it again and re-uploading the tiles the \
+             cut needs (the cut, caches, layers, physics and the flight go on)"
+        ));
     }
 }
 

@@ -297,6 +297,9 @@ pub struct FrameStats {
     pub source_failing: bool,
     pub analytic_body_drawn: bool,
     pub presented: bool,
+    /// The GPU device was lost during this (what it was doing) and made
+    /// again before the frame was drawn; `None` on a frame that kept it.
+    pub device_lost: Option<&'static str>,
     pub draw_calls: FrameDrawCalls,
 }
 
@@ -355,6 +358,7 @@ impl From<&FrameLog> for FrameStats {
             source_failing: s.source_failing,
             analytic_body_drawn: l.report.analytic_body,
             presented: l.report.presented,
+            device_lost: l.report.device_lost,
             draw_calls: FrameDrawCalls {
                 terrain_depth: d.terrain_depth,
                 terrain_shaded: d.terrain_shaded,

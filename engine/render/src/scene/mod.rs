@@ -236,8 +236,32 @@ impl TerrainScene {
     }
 
     /// Draws the frame `request` asks for: selection, streaming, the
-    /// records, the look, and the render.
+    /// records, the look, and the render. A device lost on the way is made
+    /// again and the frame drawn on the new one from empty slots
+    /// ([`FrameReport::device_lost`]); the cut, caches and layers survive.
     pub fn frame(&mut self, renderer: &mut Renderer, request: &FrameRequest<'_>) -> Result<FrameReport> {
+        match self.frame_on_device(renderer, request) {
+            Err(RenderError::DeviceLost { during }) => {
+                renderer.recover()?;
+                self.device_lost();
+                let report = self.frame_on_device(renderer, request)?;
+                Ok(FrameReport { device_lost: Some(during), ..report })
+            }
+            drawn => drawn,
+        }
+    }
+
+    /// What the GPU held is gone (a lost device, made again): the slots
+    /// are empty, the horizon map's texels unsent, a held cut's bindings
+    /// void.
+    fn device_lost(&mut self) {
+        self.streaming.device_lost();
+        self.look.shadows.device_lost();
+        self.selection.release();
+    }
+
+    /// [`TerrainScene::frame`] on the device as it is.
+    fn frame_on_device(&mut self, renderer: &mut Renderer, request: &FrameRequest<'_>) -> Result<FrameReport> {
         let started = std::time::Instant::now();
         let mut clock = PhaseClock::start();
         let (view, sun, read_back) = (&request.view, request.sun, request.delivery.read_back);
@@ -275,7 +299,7 @@ impl TerrainScene {
         let wait = !self.streaming.in_background() || read_back == ReadBack::WhenComplete;
         self.look.update_shadows(&source, view, sun, wait);
         let shading = self.look.horizon(view);
-        let outcome = renderer.render(&FrameInput {
+        let rendered = renderer.render(&FrameInput {
             horizon: look::horizon_input(&shading),
             constants,
             records: &records,
@@ -287,7 +311,16 @@ impl TerrainScene {
             wireframe: request.delivery.wireframe,
             ui: request.delivery.ui,
             present: request.delivery.present,
-        })?;
+        });
+        let outcome = match rendered {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                // The loader's tiles taken for this frame wait for a later one.
+                drop(uploads);
+                self.streaming.return_unstaged(streamed, 0);
+                return Err(error);
+            }
+        };
         let uploaded = uploads.source.len() + outcome.staged_encoded;
         drop(uploads);
         let plan = self.streaming.return_unstaged(streamed, outcome.staged_encoded);
@@ -310,6 +343,7 @@ impl TerrainScene {
             host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
             waited_ms: outcome.waited_ms,
             phases,
+            device_lost: None,
         })
     }
 

@@ -108,6 +108,13 @@ impl Streaming {
         }
     }
 
+    /// The device was made again: no slot holds a tile, so residency plans
+    /// from empty (the loader keeps what it produced; what it freed is
+    /// asked for again).
+    pub(super) fn device_lost(&mut self) {
+        self.residency = Residency::new(*self.residency.settings());
+    }
+
     /// Whether tiles are produced by workers (a frame never waits for one).
     pub(super) fn in_background(&self) -> bool {
         self.loader.is_some()

@@ -1,7 +1,7 @@
 //! planet-render's integration tests, one binary, on lavapipe with the
 //! validation layers on: the vertex shader held to its CPU reference
 //! ([`conformance`]), and pictures, holes, draws and validation
-//! ([`render`]), the sea at sea level ([`sea`]), the imagery as the
+//! ([`render`]), a lost device survived ([`device_loss`]), the sea at sea level ([`sea`]), the imagery as the
 //! ground's colour ([`imagery`]) and where an inset meets the ground below
 //! ([`inset_edge`]), over packs written from formulas ([`box_packs`]),
 //! sharing the fixtures and golden check in [`support`].
@@ -11,6 +11,7 @@
 mod bodies;
 mod box_packs;
 mod conformance;
+mod device_loss;
 mod imagery;
 mod inset_edge;
 mod render;

@@ -314,10 +314,6 @@ fn dig_crater_and_pad(scene: &mut TerrainScene, lat: f64, lon: f64) -> usize {
     restaged
 }
 
-fn differing_pixels(a: &planet_render::RgbaImage, b: &planet_render::RgbaImage) -> usize {
-    a.pixels.chunks_exact(4).zip(b.pixels.chunks_exact(4)).filter(|(p, q)| p != q).count()
-}
-
 #[test]
 fn an_edit_is_drawn_the_next_frame_and_removing_it_restores_the_picture() {
     let (source, body, (lat, lon), view) = crater_site();

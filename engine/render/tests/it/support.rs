@@ -162,6 +162,11 @@ pub struct Shot {
     pub frames: u32,
 }
 
+/// Pixels that differ at all between two pictures of one size.
+pub fn differing_pixels(a: &RgbaImage, b: &RgbaImage) -> usize {
+    a.pixels.chunks_exact(4).zip(b.pixels.chunks_exact(4)).filter(|(p, q)| p != q).count()
+}
+
 /// Renders `view` until resident (or `max_frames`), checks validation.
 pub fn shoot(
     renderer: &mut Renderer,

@@ -515,3 +515,47 @@ fn a_pack_failing_at_open_leaves_its_body_on_the_rest_or_on_analytic_ground() {
     assert!(stderr.contains(missing) && stderr.contains("--strict"), "{stderr}");
     assert!(!shot.exists(), "no picture with --strict");
 }
+
+/// #54 item 3: a device lost mid-flight (`PLANET_DEVICE_LOST_AT`) is made
+/// again; the flight goes on, says so once, marks the frame in `--stats`,
+/// and its frames after the loss settle to the same pictures as a flight
+/// that kept its device, with the validation layers on throughout.
+#[test]
+fn a_device_lost_mid_flight_is_made_again_and_the_flight_goes_on() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = pack(dir.path());
+    let path = descent(dir.path(), 4.0, 3000.0);
+    let flight = |name: &str, lose_at: Option<u32>| {
+        let frames = dir.path().join(name);
+        let stats_path = dir.path().join(format!("{name}.json"));
+        let mut command = viewer();
+        command.arg(&pack).arg("--path").arg(&path).arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
+        command.args(["--fps", "3", "--size", "128x96", "--validation"]);
+        if let Some(frame) = lose_at {
+            command.env(planet_render::DEVICE_LOST_AT, frame.to_string());
+        }
+        let output = run_ok(&mut command);
+        (frames, stats(&stats_path), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (kept, kept_log, _) = flight("kept", None);
+    let (lost, lost_log, stderr) = flight("lost", Some(8));
+    assert_eq!(stderr.matches("GPU device was lost").count(), 1, "said once:\n{stderr}");
+    let marked: Vec<usize> = lost_log["frames"]
+        .as_array()
+        .expect("frames")
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f["device_lost"].is_null())
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(marked.len(), 1, "one frame marked: {marked:?}");
+    assert!(kept_log["frames"].as_array().expect("frames").iter().all(|f| f["device_lost"].is_null()));
+    let count = kept_log["frames"].as_array().expect("frames").len();
+    assert_eq!(lost_log["frames"].as_array().expect("frames").len(), count, "every frame drawn");
+    let picture = |dir: &Path, k: usize| std::fs::read(dir.join(format!("frame_{k:05}.png"))).expect("a frame");
+    // Before the loss, and from two frames after it (the new device's
+    // slots filled), the same pictures.
+    for k in (0..marked[0]).chain(marked[0] + 2..count) {
+        assert!(picture(&kept, k) == picture(&lost, k), "frame {k} differs from the flight that kept its device");
+    }
+}
