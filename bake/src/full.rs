@@ -55,7 +55,7 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
     }
     progress.stage(&format!("baking {} tiles", writer.pending_count()));
     let bake_start = Instant::now();
-    let filled = TileBake {
+    let voids = TileBake {
         source: &inputs,
         spec: &spec,
         data_depth,
@@ -109,7 +109,8 @@ pub(crate) fn bake_full(run: &Run) -> Result<BakeReport, BakeError> {
         samples,
         nodata_policy: nodata_policy(options.void_value),
         void_value: options.void_value,
-        samples_filled: filled,
+        samples_read: voids.read,
+        samples_filled: voids.voids,
         tiles_measured,
         tiles_with_filled_voids,
         bytes: BytesReport { file: summary.file_length, payload: summary.payload_bytes },

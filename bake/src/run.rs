@@ -79,8 +79,11 @@ impl Run<'_> {
         let data_depth = supported_depth(&options.body, pixel_spacing.finest_m());
         progress.stage("auditing the grid convention against landmarks");
         let landmarks = run_landmark_audit(options, &inputs)?;
-        if landmarks.verdict == Verdict::NothingToCheck {
-            progress.stage("no landmark lies inside this raster; pass --landmark LAT,LON,MIN,MAX to have it checked");
+        if landmarks.verdict == Verdict::NothingToCheck && options.base.is_none() {
+            progress.stage(
+                "no landmark lies inside this raster; pass --base PACK (a global pack of the ground under it) or \
+                 --landmark LAT,LON,MIN,MAX to have it checked",
+            );
         }
         let extent = inputs.dem.extent()?;
         let base = match &options.base {

@@ -291,8 +291,11 @@ fn nodata_is_filled_reported_and_kept_per_sample() {
     let report = baked.to_json();
     let filled = report["samples_filled"].as_u64().unwrap();
     assert!(filled > 0);
-    let samples = report["samples"].as_u64().unwrap();
-    assert!(line.replace(',', "").contains(&format!("{filled} of {samples} samples (")), "{line}");
+    let read = report["samples_read"].as_u64().unwrap();
+    assert!(line.replace(',', "").contains(&format!("{filled} of {read} samples read from the DEM (")), "{line}");
+    // What the DEM lacked, not more: the void's pixels resampled at the
+    // data depth, a few samples each.
+    assert!(filled < 40 * holes as u64, "{filled} samples filled for {holes} void pixels");
     assert!(report["nodata_policy"].as_str().unwrap().contains("fill"));
     assert!(report["tiles_with_filled_voids"].as_u64().unwrap() > 0, "{report}");
     assert_eq!(report["tiles_measured"], report["tiles"], "every tile holds measured samples: {report}");
@@ -409,7 +412,13 @@ fn a_projected_regional_raster_bakes_its_coverage() {
     o.depth = None;
     // The raster's centre (E 420 km, N 5130 km) is near 46.32 N, 7.96 E.
     o.landmarks = vec![planet_bake::landmarks::Landmark::parse("46.32,7.96,1000,2500").unwrap()];
-    let report = bake(&o, &Quiet).unwrap().to_json();
+    let baked = bake(&o, &Quiet).unwrap();
+    // Regression (#55 item 4): a raster without a void reports none. The
+    // coarse levels' samples past the box were counted as nodata (a
+    // void-free SRTM window read "15.3% nodata" and warned).
+    assert_eq!(baked.voids_line(), None, "no voids, no line");
+    let report = baked.to_json();
+    assert_eq!(report["samples_filled"], 0, "{report}");
     assert_eq!(report["coverage"]["global"], false);
     assert_eq!(report["inputs"]["dem_projected"], true);
     assert_eq!(report["landmarks"]["verdict"], "accepted");

@@ -29,9 +29,13 @@ pub(crate) struct FullReport {
     /// `--void-value`, for the terminal's line (`nodata_policy` says it in the report).
     #[serde(skip)]
     pub(crate) void_value: Option<f64>,
-    /// Samples of every depth that were voids (at and below the data
-    /// depth: of the DEM; above it, filtered from them), filled by the
-    /// policy.
+    /// Samples read from the DEM on its footprint (the tiles at and below
+    /// the height data depth this run baked; not their samples past a
+    /// regional raster's edge).
+    pub(crate) samples_read: usize,
+    /// Of `samples_read`, those that were voids on the DEM's footprint,
+    /// filled by the policy. The levels filtered from them hold derived
+    /// fill (void masks say where), not counted here.
     pub(crate) samples_filled: usize,
     /// Tiles marked measured: their samples on the DEM's footprint were,
     /// voids aside.

@@ -143,15 +143,15 @@ impl BakeReport {
         if r.samples_filled == 0 {
             return None;
         }
-        let share = r.samples_filled as f64 / r.samples.max(1) as f64;
+        let share = r.samples_filled as f64 / r.samples_read.max(1) as f64;
         let how = match r.void_value {
             Some(v) => format!("set to {v} m (--void-value)"),
             None => "filled from the measured samples around them".to_owned(),
         };
         let line = format!(
-            "{} of {} samples ({:.1}%) were nodata in the DEM, {how}; each tile's void mask keeps them apart from measured ground",
+            "{} of {} samples read from the DEM ({:.1}%) were nodata, {how}; each tile's void mask keeps them apart from measured ground",
             thousands(r.samples_filled),
-            thousands(r.samples),
+            thousands(r.samples_read),
             100.0 * share
         );
         Some(if share > VOIDS_WARNING_SHARE {
@@ -344,6 +344,7 @@ mod tests {
             samples: 126 * 131 * 131,
             nodata_policy: "fill".into(),
             void_value: None,
+            samples_read: 96 * 131 * 131,
             samples_filled: 0,
             tiles_measured: 126,
             tiles_with_filled_voids: 0,
@@ -399,6 +400,7 @@ mod tests {
             "radii_m",
             "samples",
             "samples_filled",
+            "samples_read",
             "tier",
             "tiles",
             "tiles_measured",
