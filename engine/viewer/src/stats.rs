@@ -390,6 +390,7 @@ mod tests {
                 "bounds_from_source",
                 "covers_body",
                 "cpu_ms",
+                "device_lost",
                 "draw_calls",
                 "effective_screen_error_pixels",
                 "failed_tiles",
