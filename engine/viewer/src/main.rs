@@ -440,7 +440,10 @@ fn path_mode(
             headless_panels(p, &mut session, &flight, size, speed)
         });
         let delivery = Delivery { read_back, wireframe: false, ui: ui.as_ref(), present: false };
-        session.draw(&flight, t, delivery)?;
+        let report = session.draw(&flight, t, delivery)?;
+        if let (Some(panels), Some(_)) = (&panels, report.device_lost) {
+            panels.textures_lost();
+        }
         if let Some(dir) = &cli.frames {
             session.save_last_frame(&session::frame_path(dir, k))?;
         }

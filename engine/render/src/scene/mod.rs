@@ -238,13 +238,18 @@ impl TerrainScene {
     /// Draws the frame `request` asks for: selection, streaming, the
     /// records, the look, and the render. A device lost on the way is made
     /// again and the frame drawn on the new one from empty slots
-    /// ([`FrameReport::device_lost`]); the cut, caches and layers survive.
+    /// ([`FrameReport::device_lost`]; without the panels, whose textures the
+    /// caller sends again); the cut, caches and layers survive.
     pub fn frame(&mut self, renderer: &mut Renderer, request: &FrameRequest<'_>) -> Result<FrameReport> {
         match self.frame_on_device(renderer, request) {
             Err(RenderError::DeviceLost { during }) => {
                 renderer.recover()?;
                 self.device_lost();
-                let report = self.frame_on_device(renderer, request)?;
+                // The UI's textures went with the device: this frame goes
+                // without the panels, and the caller sends them whole again
+                // for the next (`device_lost` tells it to).
+                let retry = FrameRequest { delivery: Delivery { ui: None, ..request.delivery }, ..*request };
+                let report = self.frame_on_device(renderer, &retry)?;
                 Ok(FrameReport { device_lost: Some(during), ..report })
             }
             drawn => drawn,

@@ -187,6 +187,16 @@ impl Panels {
         &self.ctx
     }
 
+    /// The renderer's copies of the panels' textures went with a lost
+    /// device (the frame reported `device_lost`): the next frame sends the
+    /// font atlas whole again, as egui did for the first frame, instead of
+    /// the patches it sends once the atlas is up.
+    pub fn textures_lost(&self) {
+        let atlas = self.ctx.fonts(|fonts| fonts.image());
+        let options = egui::epaint::textures::TextureOptions::LINEAR;
+        self.ctx.tex_manager().write().set(egui::TextureId::default(), egui::epaint::ImageDelta::full(atlas, options));
+    }
+
     /// Where the widget named `name` was laid out in the last run.
     #[cfg(test)]
     pub fn rect_of(&self, name: &str) -> Option<egui::Rect> {

@@ -330,7 +330,10 @@ impl App {
         let read_back = self.read_back();
         let Some(live) = &mut self.live else { return Ok(()) };
         let delivery = Delivery { read_back, wireframe: self.wireframe, ui: ui.as_ref(), present: true };
-        live.session.draw(&self.run.flight, t, delivery)?;
+        let report = live.session.draw(&self.run.flight, t, delivery)?;
+        if report.device_lost.is_some() {
+            self.panels.textures_lost();
+        }
         self.save_frame()?;
         self.frame += 1;
         Ok(())

@@ -205,6 +205,35 @@ fn a_window_flies_from_orbit_to_two_metres_and_survives_a_resize() {
     assert_eq!(png_size(&frames.join("frame_00030.png")), (200, 120), "rendering went on at the new size");
 }
 
+/// #54 item 3 in a window: a device lost mid-flight (after a resize) is
+/// made again on the same window, with a new surface and swapchain at the
+/// window's size, and the flight goes on presenting, validation on.
+#[test]
+fn a_window_survives_a_lost_device() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = test_pack();
+    let path = write_path(dir.path(), &pack);
+    let frames = dir.path().join("frames");
+    let stats_path = dir.path().join("stats.json");
+    let x = Xvfb::start();
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
+    command.args(["--fps", "6", "--size", "160x100", "--validation", "--resize-at", "6:200x120"]);
+    command.env(planet_render::DEVICE_LOST_AT, "14");
+    let output = command.output().expect("run planet-view");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "planet-view failed:\n{stderr}");
+    assert_eq!(stderr.matches("GPU device was lost").count(), 1, "said once:\n{stderr}");
+    let log = stats(&stats_path);
+    check_frames(&log, 31);
+    let frames_log = log["frames"].as_array().expect("frames");
+    let lost: Vec<usize> = (0..frames_log.len()).filter(|&k| !frames_log[k]["device_lost"].is_null()).collect();
+    assert_eq!(lost.len(), 1, "one frame marked: {lost:?}");
+    let presented_after = frames_log[lost[0]..].iter().filter(|f| f["presented"] == true).count();
+    assert!(presented_after + 2 >= frames_log.len() - lost[0], "the new swapchain presents: {presented_after}");
+    assert_eq!(png_size(&frames.join("frame_00030.png")), (200, 120), "the new device draws at the window's size");
+}
+
 #[test]
 fn a_headless_fly_through_writes_every_frame() {
     let dir = tempfile::tempdir().expect("temp dir");
