@@ -31,9 +31,10 @@ pub(crate) struct Cli {
     pub(crate) packs: Vec<PathBuf>,
     #[command(flatten)]
     pub(crate) remote: args::Remote,
-    /// Body when there is no pack: earth, moon or mars.
-    #[arg(long, default_value = "earth")]
-    pub(crate) body: String,
+    /// Body when there is no pack: earth, moon or mars [default: earth].
+    /// With packs it must be theirs: a session draws one body.
+    #[arg(long)]
+    pub(crate) body: Option<String>,
     /// Exit with an error when a pack cannot be opened (missing, corrupt,
     /// unreachable). Without it the viewer says which pack and why and
     /// draws its body without that pack (the other packs, or the analytic

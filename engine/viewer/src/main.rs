@@ -82,9 +82,20 @@ struct Opened {
 fn open_source(cli: &Cli, opener: &PackOpener) -> Result<Opened> {
     let packs = open_packs(cli, opener)?;
     let all_regional = !packs.is_empty() && packs.iter().all(|p| !p.source.pack().header().coverage.is_global());
-    let body = match packs.first() {
-        Some(pack) => pack.source.body().clone(),
-        None => Body::named(&cli.body).with_context(|| format!("--body '{}'", cli.body))?,
+    let named = match &cli.body {
+        Some(name) => Some(Body::named(name).with_context(|| format!("--body '{name}'"))?),
+        None => None,
+    };
+    let body = match (packs.first(), named) {
+        (Some(pack), Some(named)) if named.name() != pack.source.body().name() => bail!(
+            "--body {} but the packs are of {} (first: {}): a session draws one body; give packs of {} or none",
+            named.name(),
+            pack.source.body().name(),
+            pack.name,
+            named.name()
+        ),
+        (Some(pack), _) => pack.source.body().clone(),
+        (None, named) => named.unwrap_or_else(Body::earth),
     };
     let procedural: Option<Arc<dyn HeightSource>> = match cli.procedural {
         Some(seed) => Some(Arc::new(ProceduralSource::new(body.clone(), seed))),

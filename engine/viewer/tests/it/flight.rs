@@ -559,3 +559,21 @@ fn a_device_lost_mid_flight_is_made_again_and_the_flight_goes_on() {
         assert!(picture(&kept, k) == picture(&lost, k), "frame {k} differs from the flight that kept its device");
     }
 }
+
+/// #54: `--body moon` beside an Earth pack was silently ignored (the Earth
+/// drawn, the camera over it). Until a session draws several bodies it is
+/// refused, naming both bodies and the pack; the packs' own body is fine.
+#[test]
+fn a_body_other_than_the_packs_is_refused_not_ignored() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = pack(dir.path());
+    let (pack, shot) = (pack.to_str().unwrap(), dir.path().join("x.png"));
+    let shot = shot.to_str().unwrap();
+    refused(
+        &[pack, "--body", "moon", "--headless", "--shot", shot, "--size", "32x24"],
+        &["--body moon but the packs are of earth", "earth-2.planetpack"],
+    );
+    assert!(!Path::new(shot).exists(), "nothing drawn");
+    run_ok(viewer().args([pack, "--body", "earth", "--headless", "--shot", shot, "--size", "32x24", "--validation"]));
+    assert!(Path::new(shot).exists(), "the packs' own body is drawn");
+}
