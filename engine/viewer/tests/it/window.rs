@@ -149,10 +149,31 @@ fn fly(pack: &Path, path: &Path, display: Option<&str>) -> Command {
     command
 }
 
-fn run(mut command: Command) {
+/// Runs `command`, which must succeed; its stderr.
+fn run(mut command: Command) -> String {
     let output = command.output().expect("run planet-view");
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "planet-view failed:\n{stderr}");
+    stderr
+}
+
+/// The test path flown in a window under Xvfb with validation, 31 frames
+/// at 6 fps from 160x100, resized at `resize_at` (FRAME:WxH), with `env`
+/// set: the frames' directory (in `dir`), the `--stats` log, the stderr.
+fn fly_in_a_window(dir: &Path, resize_at: &str, env: &[(&str, &str)]) -> (PathBuf, serde_json::Value, String) {
+    let pack = test_pack();
+    let path = write_path(dir, &pack);
+    let frames = dir.join("frames");
+    let stats_path = dir.join("stats.json");
+    let x = Xvfb::start();
+    let mut command = fly(&pack, &path, Some(&x.display));
+    command.arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
+    command.args(["--fps", "6", "--size", "160x100", "--validation", "--resize-at", resize_at]);
+    command.envs(env.iter().copied());
+    let stderr = run(command);
+    let log = stats(&stats_path);
+    check_frames(&log, 31);
+    (frames, log, stderr)
 }
 
 fn stats(path: &Path) -> serde_json::Value {
@@ -188,17 +209,7 @@ fn check_frames(log: &serde_json::Value, expected: usize) {
 #[test]
 fn a_window_flies_from_orbit_to_two_metres_and_survives_a_resize() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let pack = test_pack();
-    let path = write_path(dir.path(), &pack);
-    let frames = dir.path().join("frames");
-    let stats_path = dir.path().join("stats.json");
-    let x = Xvfb::start();
-    let mut command = fly(&pack, &path, Some(&x.display));
-    command.arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
-    command.args(["--fps", "6", "--size", "160x100", "--validation", "--resize-at", "12:200x120"]);
-    run(command);
-    let log = stats(&stats_path);
-    check_frames(&log, 31);
+    let (frames, log, _) = fly_in_a_window(dir.path(), "12:200x120", &[]);
     let presented = log["frames"].as_array().expect("frames").iter().filter(|f| f["presented"] == true).count();
     assert!(presented >= 29, "frames reached the window: {presented} of 31");
     assert_eq!(png_size(&frames.join("frame_00000.png")), (160, 100));
@@ -211,21 +222,8 @@ fn a_window_flies_from_orbit_to_two_metres_and_survives_a_resize() {
 #[test]
 fn a_window_survives_a_lost_device() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let pack = test_pack();
-    let path = write_path(dir.path(), &pack);
-    let frames = dir.path().join("frames");
-    let stats_path = dir.path().join("stats.json");
-    let x = Xvfb::start();
-    let mut command = fly(&pack, &path, Some(&x.display));
-    command.arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
-    command.args(["--fps", "6", "--size", "160x100", "--validation", "--resize-at", "6:200x120"]);
-    command.env(planet_render::DEVICE_LOST_AT, "14");
-    let output = command.output().expect("run planet-view");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "planet-view failed:\n{stderr}");
+    let (frames, log, stderr) = fly_in_a_window(dir.path(), "6:200x120", &[(planet_render::DEVICE_LOST_AT, "14")]);
     assert_eq!(stderr.matches("GPU device was lost").count(), 1, "said once:\n{stderr}");
-    let log = stats(&stats_path);
-    check_frames(&log, 31);
     let frames_log = log["frames"].as_array().expect("frames");
     let lost: Vec<usize> = (0..frames_log.len()).filter(|&k| !frames_log[k]["device_lost"].is_null()).collect();
     assert_eq!(lost.len(), 1, "one frame marked: {lost:?}");
