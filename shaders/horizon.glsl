@@ -10,6 +10,12 @@
 
 layout(set = 0, binding = BINDING_HORIZON) uniform sampler2DArray horizon_map;
 
+// The horizon map's basis from the view this draw is of (camera-relative,
+// so each view has its own).
+HorizonBasis view_horizon() {
+    return horizon_of_view[(pc.flags >> VIEW_SHIFT) % MAX_VIEWS];
+}
+
 // (horizon angle in radians, openness) of level `level` at map position `p`
 // (metres) where the level spans `extent` metres.
 vec2 horizon_texel(uint level, vec2 p, float extent) {
@@ -19,6 +25,7 @@ vec2 horizon_texel(uint level, vec2 p, float extent) {
 // (share of the sun's disc seen, openness of the sky) at a fragment
 // `from_camera` metres from the camera, with ellipsoid normal `up`.
 vec2 horizon_light(vec3 from_camera, vec3 up) {
+    HorizonBasis horizon = view_horizon();
     uint levels = uint(horizon.east.w);
     if (levels == 0u) return vec2(1.0);
     vec2 p = vec2(dot(from_camera, horizon.east.xyz), dot(from_camera, horizon.north.xyz)) + horizon.camera_in_map.xy;

@@ -210,7 +210,7 @@ vec3 shade_land(NodeRecord r, vec2 t, vec3 up, float height_m, float floor_m, ui
     float structured = length(m.bump) > 0.0 ? 1.0 - smoothstep(0.05, 0.5, footprint) : 0.0;
     float roughness = m.roughness * (1.0 - smoothstep(150.0, 600.0, distance_m)) * (1.0 - 0.4 * structured);
     vec3 normal = perturb_normal(ground, in_detail, footprint, roughness, m.bump);
-    if (horizon.east.w > 0.0) shade.y *= fine_openness(r, t, up, height_m);
+    if (view_horizon().east.w > 0.0) shade.y *= fine_openness(r, t, up, height_m);
     return light_ground(albedo, normal, up, shade);
 }
 

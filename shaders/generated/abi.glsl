@@ -24,6 +24,8 @@ const uint PALETTE_SHIFT = 8u;
 const uint FLAG_SEASON = 8u;
 const uint FLAG_SEA = 16u;
 const uint SEASON_SHIFT = 16u;
+const uint VIEW_SHIFT = 24u;
+const uint MAX_VIEWS = 2u;
 const uint BODY_SPHERE = 0u;
 const uint BODY_BOX = 1u;
 const uint BODY_SPHERE_VERTICES = 768u;
@@ -83,7 +85,7 @@ struct HorizonBasis {
 
 layout(scalar, set = 0, binding = BINDING_RECORDS) readonly buffer Records { NodeRecord records[]; };
 
-layout(scalar, set = 0, binding = BINDING_HORIZON_BASIS) readonly buffer Horizon { HorizonBasis horizon; };
+layout(scalar, set = 0, binding = BINDING_HORIZON_BASIS) readonly buffer Horizon { HorizonBasis horizon_of_view[MAX_VIEWS]; };
 
 #ifdef BODY_PASS
 layout(push_constant, std430) uniform Body {

@@ -66,6 +66,13 @@ pub const FLAG_SEA: u32 = 16;
 /// [`PushConstants::flags`]: bits 16..23 hold the season, the fraction of
 /// the tropical year since the March equinox in 256ths ([`season_bits`]).
 pub const SEASON_SHIFT: u32 = 16;
+/// [`PushConstants::flags`]: bit 24 holds which of the frame's views this
+/// draw is (0 the main view, 1 the second), so the shaders read that
+/// view's [`HorizonBasis`] (camera-relative, so one per view).
+pub const VIEW_SHIFT: u32 = 24;
+/// Views one frame draws at most: the main view and a second
+/// (`--view2`), each with its own camera, cut and horizon basis.
+pub const MAX_VIEWS: u32 = 2;
 
 /// The [`SEASON_SHIFT`] bits of `year_fraction` (0..1 from the March
 /// equinox, wrapped): the nearest 256th, about a day and a half.
@@ -116,8 +123,11 @@ pub mod timestamp {
     pub const SHADED_DONE: u32 = 2;
     /// After the sky.
     pub const SKY_DONE: u32 = 3;
+    /// After the second view's passes (written right after [`SKY_DONE`]
+    /// when the frame has one view).
+    pub const VIEWS_DONE: u32 = 4;
     /// Query slots per frame.
-    pub const COUNT: u32 = 4;
+    pub const COUNT: u32 = 5;
 }
 
 crate::gpu_struct! {
@@ -225,7 +235,8 @@ pub struct BodyConstants [size = 128] {
 }
 
 crate::gpu_struct! {
-/// Where the frame's horizon map lies (storage buffer, scalar layout): the
+/// Where the frame's horizon map lies from one view (storage buffer, scalar
+/// layout, one per view: [`MAX_VIEWS`], indexed by [`VIEW_SHIFT`]): the
 /// fragment's map position is `dot(from_camera, east) + camera_in_map.x`,
 /// `dot(from_camera, north) + camera_in_map.y` (the camera's offset formed
 /// in f64, narrowed last), and level `k` spans `finest * ratio^k` metres.
@@ -306,6 +317,8 @@ pub fn glsl_header() -> String {
         ("FLAG_SEASON", FLAG_SEASON),
         ("FLAG_SEA", FLAG_SEA),
         ("SEASON_SHIFT", SEASON_SHIFT),
+        ("VIEW_SHIFT", VIEW_SHIFT),
+        ("MAX_VIEWS", MAX_VIEWS),
         ("BODY_SPHERE", BODY_SPHERE),
         ("BODY_BOX", BODY_BOX),
         ("BODY_SPHERE_VERTICES", BODY_SPHERE_VERTICES),
@@ -327,7 +340,7 @@ pub fn glsl_header() -> String {
     );
     let _ = writeln!(
         out,
-        "layout(scalar, set = 0, binding = BINDING_HORIZON_BASIS) readonly buffer Horizon {{ HorizonBasis horizon; }};\n"
+        "layout(scalar, set = 0, binding = BINDING_HORIZON_BASIS) readonly buffer Horizon {{ HorizonBasis horizon_of_view[MAX_VIEWS]; }};\n"
     );
     // One push-constant block per pipeline layout: the bodies pass has its own.
     out.push_str("#ifdef BODY_PASS\nlayout(push_constant, std430) uniform Body {\n");

@@ -12,7 +12,7 @@ use planet_terrain::geo::address::TileAddress;
 use planet_terrain::lod::FrameStatistics;
 
 use crate::pacing::FramePhases;
-use crate::renderer::{DrawCalls, PassTimes};
+use crate::renderer::{DrawCalls, PassTimes, PixelRect};
 
 /// Everything one frame reports: the host statistics, the passes, the GPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -38,6 +38,40 @@ pub struct FrameReport {
     /// before the frame was drawn: the frame uploads what its cut needs
     /// afresh.
     pub device_lost: Option<&'static str>,
+    /// The second view's own figures, when the frame had one. The main
+    /// view's `statistics` are its own cut's; the residency figures
+    /// (resident slots, uploads, pending) are the frame's, shared by both.
+    pub second: Option<SecondViewReport>,
+}
+
+/// What a frame's second view reached: its cut (nodes, the error it
+/// reached against its own target) and its share of the shared residency.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SecondViewReport {
+    /// Its cut's figures; residency figures as in [`FrameReport::statistics`].
+    pub statistics: FrameStatistics,
+    /// Its nodes drawn from an ancestor's tile.
+    pub nodes_on_ancestors: usize,
+}
+
+/// A second view asked of a frame: its own camera, error target and near
+/// plane, drawn over `area` of the target. Its cut shares the scene's node
+/// budget setting and the renderer's slots: residency holds the union of
+/// both cuts, most wanted first, and either view draws an ancestor where
+/// its own tile did not fit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SecondView {
+    /// Its camera, body-fixed; its viewport is `area`'s size.
+    pub view: View,
+    /// Its screen-space error target (pixels).
+    pub target_error_px: f64,
+    /// Its near plane (m).
+    pub near_m: f64,
+    /// Where it is drawn.
+    pub area: PixelRect,
+    /// Where the main view is drawn (`None`: the whole target, the second
+    /// view an inset over it).
+    pub main_area: Option<PixelRect>,
 }
 
 /// A tile the source could not produce, reported once.
@@ -59,12 +93,14 @@ pub struct FrameRequest<'a> {
     /// The direction toward the sun, body-fixed.
     pub sun: DVec3,
     pub delivery: Delivery<'a>,
+    /// A second view drawn in the same frame, if any.
+    pub second: Option<SecondView>,
 }
 
 impl FrameRequest<'_> {
     /// A frame of `view` lit from `sun`, not presented, read back as `read_back` says.
     pub fn headless(view: View, sun: DVec3, read_back: ReadBack) -> FrameRequest<'static> {
-        FrameRequest { view, sun, delivery: Delivery::headless(read_back) }
+        FrameRequest { view, sun, delivery: Delivery::headless(read_back), second: None }
     }
 }
 

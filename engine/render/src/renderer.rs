@@ -70,13 +70,60 @@ pub struct PassTimes {
     pub terrain_depth_ms: f64,
     pub terrain_shaded_ms: f64,
     pub sky_ms: f64,
+    /// Every pass of the second view (0 without one).
+    pub second_view_ms: f64,
 }
 
 impl PassTimes {
     /// The frame's GPU time: every pass timed.
     pub fn total_ms(&self) -> f64 {
-        self.terrain_depth_ms + self.terrain_shaded_ms + self.sky_ms
+        self.terrain_depth_ms + self.terrain_shaded_ms + self.sky_ms + self.second_view_ms
     }
+}
+
+/// A rectangle of the frame's target, pixels from its top-left corner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PixelRect {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl PixelRect {
+    /// The whole of a target of `size`.
+    pub fn whole(size: (u32, u32)) -> PixelRect {
+        PixelRect { x: 0, y: 0, width: size.0, height: size.1 }
+    }
+
+    /// Whether `self` lies inside a target of `size`, with a pixel at least.
+    pub fn fits(&self, size: (u32, u32)) -> bool {
+        self.width > 0
+            && self.height > 0
+            && u64::from(self.x) + u64::from(self.width) <= u64::from(size.0)
+            && u64::from(self.y) + u64::from(self.height) <= u64::from(size.1)
+    }
+
+    pub(crate) fn to_vk(self) -> ash::vk::Rect2D {
+        ash::vk::Rect2D {
+            offset: ash::vk::Offset2D { x: self.x as i32, y: self.y as i32 },
+            extent: ash::vk::Extent2D { width: self.width, height: self.height },
+        }
+    }
+}
+
+/// A frame's second view: its own constants (camera, clip rows), the
+/// records from `first_record` on, its horizon basis, drawn over `area`
+/// after the main view (beside it, or an inset over it).
+#[derive(Clone, Copy, Debug)]
+pub struct SecondViewInput {
+    pub constants: PushConstants,
+    /// Records before this index are the main view's, the rest this view's.
+    pub first_record: usize,
+    /// The horizon map from this view's camera (the map is the main
+    /// view's; `HorizonBasis::default()`: no map, lit and open).
+    pub horizon: HorizonBasis,
+    pub area: PixelRect,
 }
 
 /// What one pass's pipeline statistics query counted.
@@ -166,6 +213,10 @@ pub struct FrameInput<'a> {
     /// The horizon map to shade with; `None`: no cast shadows and open sky
     /// everywhere.
     pub horizon: Option<HorizonInput<'a>>,
+    /// Where the main view is drawn (`None`: the whole target).
+    pub main_area: Option<PixelRect>,
+    /// A second view, drawn after the main one.
+    pub second: Option<SecondViewInput>,
 }
 
 /// The horizon map a frame shades with (`planet_terrain::ground::horizon`).
@@ -421,6 +472,14 @@ impl Renderer {
         if input.records.len() > settings.max_nodes {
             return Err(RenderError::TooManyNodes { records: input.records.len(), capacity: settings.max_nodes });
         }
+        let areas = input.main_area.into_iter().chain(input.second.map(|s| s.area));
+        for area in areas {
+            assert!(area.fits(settings.size), "a view's area {area:?} outside the {:?} target", settings.size);
+        }
+        assert!(
+            input.second.is_none_or(|s| s.first_record <= input.records.len()),
+            "a second view's records start past the frame's"
+        );
         assert!(
             input.uploads.len() + input.encoded.len() <= settings.uploads_per_frame,
             "uploads beyond the staging ring"
@@ -456,7 +515,11 @@ impl Renderer {
         self.write_records(&frame, input.records);
         let (horizon_frame, horizon_staging) = self.backend.horizon_mut(&frame);
         let horizon = input.horizon.map_or(HorizonBasis::default(), |h| h.basis);
-        horizon_frame.copy_from_slice(bytemuck::bytes_of(&horizon));
+        let second_horizon = input.second.map_or(HorizonBasis::default(), |s| s.horizon);
+        for (k, basis) in [horizon, second_horizon].iter().enumerate() {
+            let bytes = bytemuck::bytes_of(basis);
+            horizon_frame[k * bytes.len()..(k + 1) * bytes.len()].copy_from_slice(bytes);
+        }
         if let Some(texels) = input.horizon.and_then(|h| h.texels) {
             assert!(
                 texels.len() <= horizon_staging.len() && texels.len().is_multiple_of(conv::HORIZON_LAYER_BYTES),
@@ -524,6 +587,8 @@ impl Renderer {
             ui: None,
             present: false,
             horizon: None,
+            main_area: None,
+            second: None,
         })?;
         self.finish()?;
         let (frame, _) = self.backend.begin_frame()?;

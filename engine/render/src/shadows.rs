@@ -184,15 +184,21 @@ impl Shadows {
     /// to the camera (differences formed in f64) and, the first time, its
     /// texels. `None` without a map (or with shadows off).
     pub(crate) fn frame_input(&mut self, camera: DVec3) -> Option<(HorizonBasis, Option<Vec<u8>>)> {
+        let basis = self.basis_from(camera)?;
+        Some((basis, self.unsent.take()))
+    }
+
+    /// Where the map lies relative to `camera` (a frame's second view
+    /// shades with the main view's map from its own camera).
+    pub(crate) fn basis_from(&self, camera: DVec3) -> Option<HorizonBasis> {
         let map = self.map()?;
         let d = camera - map.centre;
         let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
-        let basis = HorizonBasis {
+        Some(HorizonBasis {
             camera_in_map: f(DVec3::new(d.dot(map.east), d.dot(map.north), d.dot(map.up)), map.plan.finest_extent_m),
             east: f(map.east, map.levels.len() as f64),
             north: f(map.north, LEVEL_RATIO),
             up: [map.up.x as f32, map.up.y as f32, map.up.z as f32, PENUMBRA_HALF_ANGLE],
-        };
-        Some((basis, self.unsent.take()))
+        })
     }
 }

@@ -119,6 +119,15 @@ pub(crate) struct Cli {
     /// Target screen-space error, pixels.
     #[arg(long, default_value_t = 2.0, value_parser = args::screen_error)]
     pub(crate) sse: f64,
+    /// A second view, LAT,LON,ALT,HEADING,PITCH (degrees; metres above the
+    /// ellipsoid), drawn in every frame with the first: beside it in --shot
+    /// and --frames pictures (twice --size wide), as an inset in a window.
+    /// It has its own cut and error target; both share the tile slots.
+    #[arg(long, value_parser = crate::views::SecondCamera::parse, allow_hyphen_values = true)]
+    pub(crate) view2: Option<crate::views::SecondCamera>,
+    /// The second view's target screen-space error, pixels [default: --sse].
+    #[arg(long, requires = "view2", value_parser = args::screen_error)]
+    pub(crate) sse2: Option<f64>,
     /// Write per-frame statistics as JSON here.
     #[arg(long)]
     pub(crate) stats: Option<PathBuf>,
@@ -136,8 +145,9 @@ pub(crate) struct Cli {
     pub(crate) uploads: u64,
     /// Resident tile slots on the GPU: at least the six roots plus four per
     /// frame in flight (14); at most what half the device's memory holds
-    /// (checked at start). Default: the viewport's node budget and the six
-    /// roots, at most 8,192 (about 1 GB of slot images).
+    /// (checked at start). Default: the viewport's node budget (each view's,
+    /// with --view2) and the six roots, at most 8,192 (about 1 GB of slot
+    /// images).
     #[arg(long, value_parser = |t: &str| count(t, MIN_SLOTS..=u64::from(u32::MAX), "tile slots"))]
     pub(crate) slots: Option<u64>,
     /// Where tiles are produced: `background` (worker threads; a frame
@@ -183,15 +193,22 @@ pub(crate) const FRAMES_IN_FLIGHT: u64 = 2;
 /// viewport's budget is held to what they keep resident.
 pub(crate) const DEFAULT_MAX_SLOTS: u64 = 8192;
 
-/// The slots: `--slots`, or the viewport's budget and the roots, at most 8,192.
-pub(crate) fn slots(cli: &Cli, size: (u32, u32)) -> u64 {
-    cli.slots.unwrap_or_else(|| (viewport_budget(size) + ROOTS as u64).min(DEFAULT_MAX_SLOTS))
+/// Views each frame draws: 1, or 2 with `--view2`.
+pub(crate) fn views(cli: &Cli) -> u64 {
+    1 + u64::from(cli.view2.is_some())
 }
 
-/// The node budget: `--budget`, or by default the viewport's held to what
-/// the slots can keep resident beside the six pinned roots.
+/// The slots: `--slots`, or the budget of each view of `size` and the
+/// roots, at most 8,192.
+pub(crate) fn slots(cli: &Cli, size: (u32, u32)) -> u64 {
+    cli.slots.unwrap_or_else(|| (views(cli) * viewport_budget(size) + ROOTS as u64).min(DEFAULT_MAX_SLOTS))
+}
+
+/// Each view's node budget: `--budget`, or by default the viewport's held
+/// to what the slots can keep resident for every view beside the six
+/// pinned roots.
 pub(crate) fn node_budget(cli: &Cli, size: (u32, u32)) -> u64 {
-    cli.budget.unwrap_or_else(|| viewport_budget(size).min(slots(cli, size) - ROOTS as u64))
+    cli.budget.unwrap_or_else(|| viewport_budget(size).min((slots(cli, size) - ROOTS as u64) / views(cli)).max(1))
 }
 
 /// The fewest slots streaming needs (`planet_terrain::lod::min_slots`).

@@ -20,6 +20,7 @@ mod keys;
 mod panels;
 mod session;
 mod stats;
+mod views;
 mod window;
 
 use std::path::Path;
@@ -34,7 +35,9 @@ use flight::Framing;
 use planet_cli::args;
 use planet_cli::stack::PackOpener;
 use planet_remote::{HttpPacks, RemoteOptions};
-use planet_render::scene::{Delivery, Loading, SceneSettings, ShadowMode, TerrainScene, Unreachable, sun_at};
+use planet_render::scene::{
+    Delivery, FrameRequest, Loading, ReadBack, SceneSettings, ShadowMode, TerrainScene, Unreachable, sun_at,
+};
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
 use planet_terrain::camera::{CameraPath, CameraPose, View};
 use planet_terrain::geo::body::{Body, Geodetic};
@@ -205,11 +208,14 @@ fn run(mut cli: Cli, placed: bool) -> Result<()> {
     }
 }
 
-fn renderer_settings(cli: &Cli, size: (u32, u32)) -> RendererSettings {
+/// The renderer for main views of `size`: a target that holds the second
+/// view too where it is drawn beside (`layout`), and records for every view.
+fn renderer_settings(cli: &Cli, size: (u32, u32), layout: views::Layout) -> RendererSettings {
+    let target = if cli.view2.is_some() { views::SecondViewer::target_size(layout, size) } else { size };
     RendererSettings {
-        size,
+        size: target,
         slots: slots(cli, size) as u32,
-        max_nodes: (node_budget(cli, size) as usize).max(64),
+        max_nodes: (cli::views(cli) as usize * node_budget(cli, size) as usize).max(64),
         frames_in_flight: FRAMES_IN_FLIGHT as usize,
         uploads_per_frame: cli.uploads as usize,
         gpu: GpuSettings { validation: cli.validation, skip_work_counts: cli.no_gpu_counts },
@@ -268,7 +274,7 @@ fn shot_mode(
     let at = Geodetic::from_degrees(cli.lat, cli.lon, height);
     let view =
         View::looking_from(&body, at, cli.orientation.heading, cli.orientation.pitch, cli.fov.to_radians(), size);
-    let mut renderer = Renderer::new(renderer_settings(cli, size)).map_err(renderer_error)?;
+    let mut renderer = Renderer::new(renderer_settings(cli, size, views::Layout::Beside)).map_err(renderer_error)?;
     let settings = scene_settings(cli, size, session::near_plane(above_ground));
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
     let start = start_time(cli, &body, cli.lon);
@@ -288,8 +294,14 @@ fn shot_mode(
             ));
         }
     };
+    let mut second = second_viewer(cli, views::Layout::Beside);
+    let target = renderer.settings().size;
+    let second_view = second
+        .as_mut()
+        .map(|s| s.request(&body, scene.source().map(|s| s.as_ref()), scene.edits(), cli.fov.to_radians(), target));
+    let request = FrameRequest { second: second_view, ..FrameRequest::headless(view, sun, ReadBack::Never) };
     let (report, image, frames) =
-        scene.render_until_resident_with(&mut renderer, &view, sun, cli.max_frames as u32, &mut tell)?;
+        scene.render_until_resident_with(&mut renderer, &request, cli.max_frames as u32, &mut tell)?;
     session::report_lost_device(&report);
     session::report_failures(&mut scene);
     let unfinished = stats::unfinished(&report);
@@ -300,7 +312,7 @@ fn shot_mode(
         let (builds, last_build_ms) = scene.horizon_map().1;
         let context = stats::ShotContext {
             renderer: &renderer,
-            size,
+            size: target,
             camera: (cli.lat, cli.lon, height),
             unfinished: &unfinished,
             frames,
@@ -308,7 +320,9 @@ fn shot_mode(
             remote: http.transfers(),
             no_data_pixels,
         };
-        planet_cli::fs::write_json(path, &stats::ShotStats::new(context, &report, counts.as_ref()))?;
+        let mut shot_stats = stats::ShotStats::new(context, &report, counts.as_ref());
+        shot_stats.view2 = second.as_ref().zip(report.second.as_ref()).map(|(s, r)| stats::SecondViewStats::new(s, r));
+        planet_cli::fs::write_json(path, &shot_stats)?;
     }
     check_validation(&renderer)?;
     if !unfinished.is_empty() && !cli.accept_incomplete {
@@ -319,8 +333,36 @@ fn shot_mode(
         );
     }
     image.save_png(shot).with_context(|| format!("writing {}", shot.display()))?;
+    let said = ShotSaid { unfinished: &unfinished, no_data_pixels, counts: counts.as_ref() };
+    say_shot(&body, &renderer, &report, frames, target, &said, shot);
+    Ok(())
+}
+
+/// What the shot's line says beside the frame's report.
+struct ShotSaid<'a> {
+    unfinished: &'a [String],
+    no_data_pixels: Option<u32>,
+    counts: Option<&'a planet_render::WorkCounts>,
+}
+
+/// The shot's one line: the body, the device, each view's cut and error,
+/// the frames, and what is missing from the picture.
+fn say_shot(
+    body: &Body,
+    renderer: &Renderer,
+    report: &planet_render::scene::FrameReport,
+    frames: u32,
+    size: (u32, u32),
+    said: &ShotSaid<'_>,
+    shot: &Path,
+) {
+    let (unfinished, no_data_pixels) = (said.unfinished, said.no_data_pixels);
+    let second_said = report.second.map_or(String::new(), |s| {
+        let s = &s.statistics;
+        format!(" (second view: {} nodes, {:.2} px error)", s.nodes_drawn, s.effective_screen_error_pixels)
+    });
     planet_cli::report::message(&format!(
-        "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error, {} frames{}{}, {}, wrote {}",
+        "planet-view: {} on {}: {} nodes ({} drawn), {:.2} px error{second_said}, {} frames{}{}, {}, wrote {}",
         body.name(),
         renderer.device_name(),
         report.statistics.nodes_selected,
@@ -329,10 +371,9 @@ fn shot_mode(
         frames,
         if unfinished.is_empty() { String::new() } else { format!(" (incomplete: {})", unfinished.join("; ")) },
         no_data_said(no_data_pixels, size),
-        gpu_counts::summary(counts.as_ref()),
+        gpu_counts::summary(said.counts),
         shot.display()
     ));
-    Ok(())
 }
 
 /// ", 23% of the picture no data" where some of it was ground no pack
@@ -391,6 +432,11 @@ fn new_session(
     Ok(session)
 }
 
+/// `--view2`'s viewer, drawn as `layout` says, if asked for.
+fn second_viewer(cli: &Cli, layout: views::Layout) -> Option<views::SecondViewer> {
+    cli.view2.map(|camera| views::SecondViewer::new(camera, cli.sse2.unwrap_or(cli.sse), layout))
+}
+
 /// A scripted path flown headless: every frame drawn (and written with
 /// --frames), at fixed steps of 1/fps seconds of path time.
 fn path_mode(
@@ -401,9 +447,10 @@ fn path_mode(
     size: (u32, u32),
     path: &CameraPath,
 ) -> Result<()> {
-    let renderer = Renderer::new(renderer_settings(cli, size)).map_err(renderer_error)?;
+    let renderer = Renderer::new(renderer_settings(cli, size, views::Layout::Beside)).map_err(renderer_error)?;
     let fov = cli.fov.to_radians();
     let mut session = new_session(scene_settings(cli, size, 1.0), fov, &body, source, renderer, cli.scene.as_deref())?;
+    session.second = second_viewer(cli, views::Layout::Beside);
     let mut flight = flight::Flight::new(path.pose(path.start()), flight::Mode::Free);
     let frames = path_frames(path.duration(), cli.fps)?;
     let read_back = session::read_back_for(cli.frames.as_deref());
@@ -523,8 +570,9 @@ fn window_mode(
     let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
     let (settings, fov, factory_body) = (scene_settings(cli, size, 1.0), cli.fov.to_radians(), body.clone());
     let scene_file = cli.scene.clone();
+    let second = second_viewer(cli, views::Layout::Inset);
     let run = window::WindowRun {
-        settings: renderer_settings(cli, size),
+        settings: renderer_settings(cli, size, views::Layout::Inset),
         vsync: !cli.no_vsync,
         flight: flight::Flight::new(
             start,
@@ -543,7 +591,9 @@ fn window_mode(
         // In a window the scene file is also where Ctrl+S saves: it may not exist yet.
         make_session: Box::new(move |renderer| {
             let file = scene_file.as_deref().filter(|f| f.exists());
-            new_session(settings, fov, &factory_body, source.clone(), renderer, file)
+            let mut session = new_session(settings, fov, &factory_body, source.clone(), renderer, file)?;
+            session.second.clone_from(&second);
+            Ok(session)
         }),
         authoring: authoring::Authoring::for_file(
             cli.scene.clone(),

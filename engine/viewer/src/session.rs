@@ -111,6 +111,8 @@ pub struct Session {
     began: std::time::Instant,
     /// Balls and crates dropped on the ground (B and V in a window).
     pub bodies: crate::bodies::Bodies,
+    /// The second view (`--view2`), drawn in every frame with the main one.
+    pub second: Option<crate::views::SecondViewer>,
     // Declared last, so dropped last here; the window that owns the surface
     // is dropped after the whole session.
     pub renderer: Renderer,
@@ -134,6 +136,7 @@ impl Session {
             logged: HashMap::new(),
             began: std::time::Instant::now(),
             bodies: crate::bodies::Bodies::default(),
+            second: None,
             renderer,
         }
     }
@@ -246,7 +249,22 @@ impl Session {
     }
 
     pub fn view(&self, flight: &Flight) -> View {
-        flight.view(self.body(), self.vertical_fov, self.renderer.settings().size).with_axis_offset(self.axis_offset_px)
+        flight.view(self.body(), self.vertical_fov, self.main_size()).with_axis_offset(self.axis_offset_px)
+    }
+
+    /// The main view's viewport: the target, or its half beside a second view.
+    pub fn main_size(&self) -> (u32, u32) {
+        let size = self.renderer.settings().size;
+        self.second.as_ref().map_or(size, |second| second.main_size(size))
+    }
+
+    /// The second view of the next frame, if the session has one.
+    fn second_view(&mut self) -> Option<planet_render::scene::SecondView> {
+        let size = self.renderer.settings().size;
+        let source = self.scene.source().cloned();
+        let (body, edits) = (self.scene.body().clone(), self.scene.edits());
+        let second = self.second.as_mut()?;
+        Some(second.request(&body, source.as_deref(), edits, self.vertical_fov, size))
     }
 
     /// Draws the camera's view and logs it (`t`: the path time, if any).
@@ -259,7 +277,7 @@ impl Session {
         self.ground_spacing_m = (above_ground / 1000.0).clamp(GROUND_SPACING_M, 10_000.0);
         let (view, sun) = self.aim(flight, above_ground);
         self.renderer.set_bodies(&self.bodies.draws(view.position));
-        let request = FrameRequest { view, sun, delivery };
+        let request = FrameRequest { view, sun, delivery, second: self.second_view() };
         let report = self.scene.frame(&mut self.renderer, &request).context("drawing a frame")?;
         report_lost_device(&report);
         self.source_notices.extend(report_failures(&mut self.scene));
@@ -294,7 +312,8 @@ impl Session {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         let (view, sun) = self.aim(flight, above_ground);
         for k in 1..=max_frames {
-            let request = FrameRequest::headless(view, sun, ReadBack::Never);
+            let request =
+                FrameRequest { second: self.second_view(), ..FrameRequest::headless(view, sun, ReadBack::Never) };
             let report = self.scene.frame(&mut self.renderer, &request).context("drawing a frame")?;
             report_lost_device(&report);
             if !report.analytic_body {

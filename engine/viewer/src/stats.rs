@@ -8,13 +8,14 @@
 //! summary line the run prints reads the same fields, not keys of a map.
 
 use planet_remote::Transfers;
-use planet_render::scene::FrameReport;
+use planet_render::scene::{FrameReport, SecondViewReport};
 use planet_render::{PassTimes, Renderer, WorkCounts};
 use serde::Serialize;
 
 use crate::bodies::BodyLog;
 use crate::gpu_counts::GpuCounts;
 use crate::session::{FrameLog, percentile};
+use crate::views::SecondViewer;
 
 /// `--stats` of a `--shot`: the last frame's figures.
 #[derive(Debug, Serialize)]
@@ -64,6 +65,43 @@ pub struct ShotStats {
     pub remote: Option<Transfers>,
     pub gpu_counts_available: bool,
     pub gpu_counts: Option<GpuCounts>,
+    /// The second view (`--view2`), `null` without one. The figures above
+    /// are the main view's cut; residency figures (slots, uploads, pending)
+    /// and the pixel counts are the frame's, both views together.
+    pub view2: Option<SecondViewStats>,
+}
+
+/// What the second view's cut reached.
+#[derive(Clone, Debug, Serialize)]
+pub struct SecondViewStats {
+    pub lat: f64,
+    pub lon: f64,
+    pub alt_m: f64,
+    pub above_ground_m: Option<f64>,
+    pub target_error_px: f64,
+    pub effective_screen_error_pixels: f64,
+    pub nodes_selected: usize,
+    pub nodes_drawn: usize,
+    pub nodes_dropped: usize,
+    pub nodes_on_ancestors: usize,
+}
+
+impl SecondViewStats {
+    pub fn new(viewer: &SecondViewer, report: &SecondViewReport) -> SecondViewStats {
+        let s = &report.statistics;
+        SecondViewStats {
+            lat: viewer.camera.lat,
+            lon: viewer.camera.lon,
+            alt_m: viewer.camera.alt,
+            above_ground_m: viewer.above_ground_m(),
+            target_error_px: viewer.target_error_px,
+            effective_screen_error_pixels: s.effective_screen_error_pixels,
+            nodes_selected: s.nodes_selected,
+            nodes_drawn: s.nodes_drawn,
+            nodes_dropped: s.nodes_dropped,
+            nodes_on_ancestors: report.nodes_on_ancestors,
+        }
+    }
 }
 
 /// What the shot's frame drew, per pass.
@@ -82,6 +120,8 @@ pub struct GpuMs {
     pub terrain_depth: f64,
     pub terrain_shaded: f64,
     pub sky: f64,
+    /// Every pass of the second view (0 without one).
+    pub second_view: f64,
     pub total: f64,
 }
 
@@ -91,6 +131,7 @@ impl From<PassTimes> for GpuMs {
             terrain_depth: g.terrain_depth_ms,
             terrain_shaded: g.terrain_shaded_ms,
             sky: g.sky_ms,
+            second_view: g.second_view_ms,
             total: g.total_ms(),
         }
     }
@@ -168,6 +209,7 @@ impl ShotStats {
             remote: context.remote,
             gpu_counts_available: context.renderer.counts_work(),
             gpu_counts: GpuCounts::of(counts, crate::gpu_counts::instances(report)),
+            view2: None,
         }
     }
 }
@@ -178,10 +220,10 @@ pub fn unfinished(report: &FrameReport) -> Vec<String> {
     let s = &report.statistics;
     let mut why = Vec::new();
     if !report.complete {
+        let on_ancestors = report.nodes_on_ancestors + report.second.map_or(0, |s| s.nodes_on_ancestors);
         why.push(format!(
-            "the frame cap was reached with {} tiles still to stream and {} nodes on ancestors",
+            "the frame cap was reached with {} tiles still to stream and {on_ancestors} nodes on ancestors",
             s.pending_requests + s.retrying_tiles,
-            report.nodes_on_ancestors
         ));
     }
     if s.unreachable_tiles > 0 {
@@ -301,6 +343,19 @@ pub struct FrameStats {
     /// again before the frame was drawn; `None` on a frame that kept it.
     pub device_lost: Option<&'static str>,
     pub draw_calls: FrameDrawCalls,
+    /// The second view's cut (`--view2`), `null` without one; the figures
+    /// above are the main view's, residency and pixel counts the frame's.
+    pub view2: Option<SecondViewFrame>,
+}
+
+/// What a logged frame's second view reached.
+#[derive(Debug, Serialize)]
+pub struct SecondViewFrame {
+    pub nodes_selected: usize,
+    pub nodes_drawn: usize,
+    pub nodes_dropped: usize,
+    pub nodes_on_ancestors: usize,
+    pub effective_screen_error_pixels: f64,
 }
 
 /// The frame thread's CPU time by phase.
@@ -364,6 +419,13 @@ impl From<&FrameLog> for FrameStats {
                 terrain_shaded: d.terrain_shaded,
                 bodies: d.bodies,
             },
+            view2: l.report.second.map(|v| SecondViewFrame {
+                nodes_selected: v.statistics.nodes_selected,
+                nodes_drawn: v.statistics.nodes_drawn,
+                nodes_dropped: v.statistics.nodes_dropped,
+                nodes_on_ancestors: v.nodes_on_ancestors,
+                effective_screen_error_pixels: v.statistics.effective_screen_error_pixels,
+            }),
         }
     }
 }
@@ -416,6 +478,7 @@ mod tests {
                 "unreachable_tiles",
                 "upload_budget",
                 "uploads",
+                "view2",
                 "wall_s",
             ]
         );

@@ -52,8 +52,9 @@ impl super::TerrainScene {
     }
 
     /// Renders `view` until a frame is complete (every node on its own tile,
-    /// nothing pending) or `max_frames` have been drawn; returns the last
-    /// frame's report (with its GPU times) and image.
+    /// nothing pending, both views' when there are two) or `max_frames`
+    /// have been drawn; returns the last frame's report (with its GPU
+    /// times) and image.
     pub fn render_until_resident(
         &mut self,
         renderer: &mut Renderer,
@@ -61,17 +62,18 @@ impl super::TerrainScene {
         sun: DVec3,
         max_frames: u32,
     ) -> Result<(FrameReport, crate::image::RgbaImage, u32)> {
-        self.render_until_resident_with(renderer, view, sun, max_frames, &mut |_, _| {})
+        let request = super::FrameRequest::headless(*view, sun, ReadBack::Never);
+        self.render_until_resident_with(renderer, &request, max_frames, &mut |_, _| {})
     }
 
-    /// [`Self::render_until_resident`], telling `each_frame` of
-    /// every frame drawn (its number from 1 and its report) before the last,
-    /// so a caller can say how a slow shot is coming along.
+    /// [`Self::render_until_resident`] of `request` (its views and sun; the
+    /// read-back is this function's), telling `each_frame` of every frame
+    /// drawn (its number from 1 and its report) before the last, so a
+    /// caller can say how a slow shot is coming along.
     pub fn render_until_resident_with(
         &mut self,
         renderer: &mut Renderer,
-        view: &View,
-        sun: DVec3,
+        request: &super::FrameRequest<'_>,
         max_frames: u32,
         each_frame: &mut dyn FnMut(u32, &FrameReport),
     ) -> Result<(FrameReport, crate::image::RgbaImage, u32)> {
@@ -80,7 +82,8 @@ impl super::TerrainScene {
             frames += 1;
             let last = frames >= max_frames;
             let mode = if last { ReadBack::Always } else { ReadBack::WhenComplete };
-            let mut report = self.frame(renderer, &super::FrameRequest::headless(*view, sun, mode))?;
+            let delivery = super::Delivery { read_back: mode, ..request.delivery };
+            let mut report = self.frame(renderer, &super::FrameRequest { delivery, ..*request })?;
             if report.complete || last {
                 report.gpu = renderer.finish()?;
                 let image = renderer.take_image()?.expect("the frame was read back");

@@ -18,15 +18,15 @@
 
 use std::sync::Arc;
 
-use planet_terrain::abi::NodeRecord;
+use planet_terrain::abi::{NodeRecord, PushConstants};
 use planet_terrain::geo::address::TileAddress;
 use planet_terrain::geo::body::Body;
 use planet_terrain::ground::HeightSource;
 use planet_terrain::layers::{LayerError, LayerStack};
-use planet_terrain::lod::{FrameStatistics, SelectionSettings};
+use planet_terrain::lod::{Binding, Cut, FrameStatistics, SelectionSettings};
 
 use crate::error::{RenderError, Result};
-pub use crate::frame::{Delivery, FrameReport, FrameRequest, ReadBack, TileFailure};
+pub use crate::frame::{Delivery, FrameReport, FrameRequest, ReadBack, SecondView, SecondViewReport, TileFailure};
 pub use crate::pacing::FramePhases;
 use crate::pacing::PhaseClock;
 use crate::renderer::{FrameInput, Renderer};
@@ -100,6 +100,8 @@ pub struct TerrainScene {
     selection: selection::Selection,
     streaming: streaming::Streaming,
     look: look::Look,
+    /// The second view's selection, while frames have one.
+    second: Option<selection::Selection>,
     /// Frames drawn.
     frame: u64,
 }
@@ -117,6 +119,7 @@ impl TerrainScene {
             streaming,
             look: look::Look::new(&body, settings.shadows),
             ground: ground::Ground::new(body, source),
+            second: None,
             frame: 0,
         }
     }
@@ -266,44 +269,58 @@ impl TerrainScene {
     }
 
     /// [`TerrainScene::frame`] on the device as it is.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "a frame's four phases in order: the uploads borrow the streamed tiles until the render returns them"
+    )]
     fn frame_on_device(&mut self, renderer: &mut Renderer, request: &FrameRequest<'_>) -> Result<FrameReport> {
         let started = std::time::Instant::now();
         let mut clock = PhaseClock::start();
         let (view, sun, read_back) = (&request.view, request.sun, request.delivery.read_back);
         let ellipsoid = *self.ground.body.ellipsoid();
+        if request.second.is_none() {
+            // Its cut and bounds go; a second view later starts afresh.
+            self.second = None;
+        }
         let Some(source) = self.ground.drawn().cloned() else {
             // No ground: the ellipsoid alone.
-            return self.draw_held(renderer, request, &[], None, read_back != ReadBack::Never, started);
+            let views = HeldViews::default();
+            return self.draw_held(renderer, request, views, None, read_back != ReadBack::Never, started);
         };
-        if let Some((records, statistics)) = self.selection.held(renderer, &ellipsoid, view) {
-            let read_back = read_back == ReadBack::Always;
-            return self.draw_held(renderer, request, &records, Some(statistics), read_back, started);
+        if let Some(held) = self.draw_frozen(renderer, request, started) {
+            return held;
         }
         let mut phases = FramePhases::default();
-        // 1. Selection: the cut.
-        let selected = self.selection.select(&source, view, &mut phases)?;
-        if selected.bounds_from_source > 0 {
-            // Have the workers read what these bounds were taken without.
-            self.streaming.warm_bounds();
-        }
+        // 1. Selection: the cut of each view.
+        let (selected, second) = self.select_views(&source, request, &mut phases)?;
         phases.selection_ms = clock.lap();
         let cut = selected.cut;
-        // 2. Streaming: the drawn nodes' tiles into slots.
-        let drawn: Vec<(TileAddress, f64)> =
-            cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect();
+        // 2. Streaming: the drawn nodes' tiles into slots, both views' in
+        // one plan (the union, most wanted first, in one slot budget).
+        let mut drawn = drawn_tiles(&cut);
+        drawn.extend(second.iter().flat_map(|(_, s)| drawn_tiles(&s.cut)));
         let streamed = self.streaming.stream(source.as_ref(), &drawn, self.frame, &mut phases);
         let uploads = self.streaming.sort_uploads(&streamed, self.frame)?;
-        let bindings = streaming::bind(&cut, &streamed.plan);
+        let [bindings, second_bindings] =
+            streaming::bind([Some(&cut), second.as_ref().map(|(_, s)| &s.cut)], &streamed.plan);
         phases.residency_ms = clock.lap();
-        // 3. The records of the cut.
-        let records = self.selection.record(renderer, &ellipsoid, view, &cut, &bindings);
+        // 3. The records of the cuts, the main view's first.
+        let mut records = self.selection.record(renderer, &ellipsoid, view, &cut, &bindings);
+        let first_second_record = records.len();
+        if let (Some((asked, s)), Some(selection)) = (&second, self.second.as_mut()) {
+            records.extend(selection.record(renderer, &ellipsoid, &asked.view, &s.cut, &second_bindings));
+        }
         phases.records_ms = clock.lap();
-        let judged = self.streaming.completeness(&cut, selected.lagging, &streamed.plan, &uploads);
+        let lagging = selected.lagging || second.as_ref().is_some_and(|(_, s)| s.lagging);
+        let judged = self.streaming.completeness(&cut, lagging, &streamed.plan, &uploads);
+        let complete = judged.complete && second.as_ref().is_none_or(|(_, s)| !s.cut.deferred);
         // 4. The look: light, shadows and the constants.
         let constants = self.constants(view, sun, judged.analytic_body);
         let wait = !self.streaming.in_background() || read_back == ReadBack::WhenComplete;
         self.look.update_shadows(&source, view, sun, wait);
         let shading = self.look.horizon(view);
+        let second_input =
+            second.as_ref().map(|(asked, _)| self.second_input(asked, sun, judged.analytic_body, first_second_record));
         let rendered = renderer.render(&FrameInput {
             horizon: look::horizon_input(&shading),
             constants,
@@ -312,10 +329,12 @@ impl TerrainScene {
             encoded: &uploads.encoded,
             staging_limit: self.streaming.staging_limit(&clock),
             data_depths: crate::conv::DataDepths::of(&*source),
-            read_back: read_back.wants(judged.complete),
+            read_back: read_back.wants(complete),
             wireframe: request.delivery.wireframe,
             ui: request.delivery.ui,
             present: request.delivery.present,
+            main_area: request.second.and_then(|s| s.main_area),
+            second: second_input,
         });
         let outcome = match rendered {
             Ok(outcome) => outcome,
@@ -334,31 +353,140 @@ impl TerrainScene {
         let rest_ms = phases.residency_ms + phases.records_ms + phases.render_ms - phases.staging_ms;
         self.streaming.observe_staging(outcome.staged_encoded, phases.staging_ms, rest_ms);
         self.frame += 1;
-        let statistics = self.streaming.statistics(&cut, &plan, uploaded);
-        self.selection.hold_if_asked(cut, bindings, statistics);
+        let statistics = self.view_statistics(&cut, &bindings, &plan, uploaded);
+        let second_report = second.as_ref().map(|(_, s)| SecondViewReport {
+            statistics: self.view_statistics(&s.cut, &second_bindings, &plan, uploaded),
+            nodes_on_ancestors: on_ancestors(&second_bindings),
+        });
+        self.selection.hold_if_asked(cut, bindings.clone(), statistics);
         Ok(FrameReport {
             presented: outcome.presented,
             statistics,
             draw_calls: outcome.draw_calls,
             triangles: outcome.triangles,
-            nodes_on_ancestors: judged.nodes_on_ancestors,
+            nodes_on_ancestors: on_ancestors(&bindings),
             analytic_body: judged.analytic_body,
-            complete: judged.complete,
+            complete,
             gpu: outcome.previous_gpu_times,
             host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
             waited_ms: outcome.waited_ms,
             phases,
             device_lost: None,
+            second: second_report,
         })
     }
 
+    /// Selects the cut of the main view and of the second, if asked.
+    fn select_views(
+        &mut self,
+        source: &Arc<dyn HeightSource>,
+        request: &FrameRequest<'_>,
+        phases: &mut FramePhases,
+    ) -> Result<(selection::Selected, Option<(SecondView, selection::Selected)>)> {
+        let selected = self.selection.select(source, &request.view, phases)?;
+        let second = match request.second {
+            Some(asked) => Some((asked, self.select_second(source, &asked, phases)?)),
+            None => None,
+        };
+        if phases.bounds_from_source > 0 {
+            // Have the workers read what these bounds were taken without.
+            self.streaming.warm_bounds();
+        }
+        Ok((selected, second))
+    }
+
+    /// A view's statistics: its cut's, with the frame's residency figures
+    /// and its own dropped nodes.
+    fn view_statistics(
+        &self,
+        cut: &Cut,
+        bindings: &[Option<Binding>],
+        plan: &planet_terrain::lod::residency::FramePlan,
+        uploaded: usize,
+    ) -> FrameStatistics {
+        let mut statistics = self.streaming.statistics(cut, plan, uploaded);
+        statistics.nodes_dropped = dropped_nodes(cut, bindings);
+        statistics
+    }
+
+    /// Selects the second view's cut, with its own selection (made at its
+    /// first frame): the main view's settings with its own error target
+    /// and near plane. Its figures add to `phases`.
+    fn select_second(
+        &mut self,
+        source: &Arc<dyn HeightSource>,
+        asked: &SecondView,
+        phases: &mut FramePhases,
+    ) -> Result<selection::Selected> {
+        let settings = SelectionSettings {
+            target_error_px: asked.target_error_px,
+            near_m: asked.near_m,
+            ..self.selection.settings
+        };
+        let in_background = self.streaming.in_background();
+        let selection = self.second.get_or_insert_with(|| selection::Selection::new(settings, in_background));
+        selection.settings = settings;
+        let mut own = FramePhases::default();
+        let selected = selection.select(source, &asked.view, &mut own)?;
+        phases.bounds_from_source += own.bounds_from_source;
+        phases.selection_lagging |= own.selection_lagging;
+        phases.selection_wait_ms += own.selection_wait_ms;
+        Ok(selected)
+    }
+
+    /// A held cut (`freeze`) drawn from the request's cameras, if one is held.
+    fn draw_frozen(
+        &mut self,
+        renderer: &mut Renderer,
+        request: &FrameRequest<'_>,
+        started: std::time::Instant,
+    ) -> Option<Result<FrameReport>> {
+        let ellipsoid = *self.ground.body.ellipsoid();
+        let (records, statistics) = self.selection.held(renderer, &ellipsoid, &request.view)?;
+        let second = request.second.and_then(|s| self.selection.held(renderer, &ellipsoid, &s.view));
+        let views = HeldViews { main: records, second: second.map(|(records, _)| records).unwrap_or_default() };
+        let read_back = request.delivery.read_back == ReadBack::Always;
+        Some(self.draw_held(renderer, request, views, Some(statistics), read_back, started))
+    }
+
+    /// What the renderer needs of the second view: its constants, its
+    /// records (from `first_record`), its horizon basis and its area.
+    fn second_input(
+        &self,
+        asked: &SecondView,
+        sun: glam::DVec3,
+        analytic_body: bool,
+        first_record: usize,
+    ) -> crate::renderer::SecondViewInput {
+        crate::renderer::SecondViewInput {
+            constants: self.second_constants(asked, sun, analytic_body),
+            first_record,
+            horizon: self.look.shadows.basis_from(asked.view.position).unwrap_or_default(),
+            area: asked.area,
+        }
+    }
+
+    /// The second view's push constants: its camera, its cut's sag, its
+    /// near plane, and the view index its horizon basis is read by.
+    fn second_constants(&self, asked: &SecondView, sun: glam::DVec3, analytic_body: bool) -> PushConstants {
+        let drawn = look::Drawn {
+            analytic_body,
+            deepest_m: self.ground.deepest_m,
+            coarsest_depth: self.second.as_ref().and_then(selection::Selection::coarsest_drawn),
+            near_m: asked.near_m,
+        };
+        let mut constants = self.look.constants(&self.ground.body, &asked.view, sun, &drawn);
+        constants.flags |= 1 << planet_terrain::abi::VIEW_SHIFT;
+        constants
+    }
+
     /// Draws records without selecting or streaming: the ellipsoid alone
-    /// (`statistics` None), or a frozen cut from a moving camera.
+    /// (`statistics` None), or a frozen cut from moving cameras.
     fn draw_held(
         &mut self,
         renderer: &mut Renderer,
         request: &FrameRequest<'_>,
-        records: &[NodeRecord],
+        views: HeldViews,
         statistics: Option<FrameStatistics>,
         read_back: bool,
         started: std::time::Instant,
@@ -366,10 +494,14 @@ impl TerrainScene {
         let analytic_body = statistics.is_none_or(|s| !s.covers_body);
         let constants = self.constants(&request.view, request.sun, analytic_body);
         let shading = self.look.horizon(&request.view);
+        let first_record = views.main.len();
+        let mut records = views.main;
+        records.extend(views.second);
+        let second = request.second.map(|asked| self.second_input(&asked, request.sun, analytic_body, first_record));
         let outcome = renderer.render(&FrameInput {
             horizon: look::horizon_input(&shading),
             constants,
-            records,
+            records: &records,
             uploads: &[],
             encoded: &[],
             staging_limit: None,
@@ -378,6 +510,8 @@ impl TerrainScene {
             wireframe: request.delivery.wireframe,
             ui: request.delivery.ui,
             present: request.delivery.present,
+            main_area: request.second.and_then(|s| s.main_area),
+            second,
         })?;
         self.frame += 1;
         Ok(FrameReport {
@@ -390,6 +524,7 @@ impl TerrainScene {
             host_ms: started.elapsed().as_secs_f64() * 1e3 - outcome.waited_ms,
             waited_ms: outcome.waited_ms,
             presented: outcome.presented,
+            second: request.second.map(|_| SecondViewReport::default()),
             ..FrameReport::default()
         })
     }
@@ -404,6 +539,29 @@ impl TerrainScene {
             near_m: self.selection.settings.near_m,
         }
     }
+}
+
+/// The records of a frame drawn without selecting, per view.
+#[derive(Default)]
+struct HeldViews {
+    main: Vec<NodeRecord>,
+    second: Vec<NodeRecord>,
+}
+
+/// A cut's drawn nodes (tile and projected error), as streaming asks for them.
+fn drawn_tiles(cut: &Cut) -> Vec<(TileAddress, f64)> {
+    cut.nodes.iter().filter(|n| n.culled.is_none()).map(|n| (n.tile, n.projected_error_px)).collect()
+}
+
+/// Nodes bound to an ancestor's tile (theirs is not resident yet).
+fn on_ancestors(bindings: &[Option<Binding>]) -> usize {
+    bindings.iter().flatten().filter(|b| b.source != b.tile).count()
+}
+
+/// Drawn nodes with nothing resident to draw: neither their tile nor any
+/// ancestor's.
+fn dropped_nodes(cut: &Cut, bindings: &[Option<Binding>]) -> usize {
+    cut.nodes.iter().zip(bindings).filter(|(n, b)| n.culled.is_none() && b.is_none()).count()
 }
 
 fn source_error(tile: Option<TileAddress>) -> impl Fn(planet_terrain::ground::SourceError) -> RenderError {

@@ -22,7 +22,8 @@ use super::source_error;
 use crate::error::Result;
 use crate::pacing::FramePhases;
 use crate::renderer::Renderer;
-use crate::selection::{CutSelection, Selected};
+use crate::selection::CutSelection;
+pub(super) use crate::selection::Selected;
 
 /// See the module documentation.
 #[derive(Debug)]

@@ -46,7 +46,6 @@ pub(super) struct Completeness {
     /// Every node drew its own tile, nothing waits and the cut is the
     /// frame's own: the image is final.
     pub(super) complete: bool,
-    pub(super) nodes_on_ancestors: usize,
     /// Some node has nothing to draw: the ellipsoid is drawn under the cut.
     pub(super) analytic_body: bool,
 }
@@ -278,7 +277,6 @@ impl Streaming {
     /// Whether the frame drawn from `cut` and `plan` is final.
     pub(super) fn completeness(&self, cut: &Cut, lagging: bool, plan: &FramePlan, uploads: &Uploads) -> Completeness {
         let on_ancestor = |b: &&Binding| b.source != b.tile;
-        let nodes_on_ancestors = plan.bindings.iter().filter(on_ancestor).count();
         // A node whose own tile failed has its ancestor for good: it waits
         // for nothing. One whose tile failed for now waits for its retry.
         let waiting_on_ancestors =
@@ -290,7 +288,7 @@ impl Streaming {
             && plan.pending == 0
             && waiting_on_ancestors == 0
             && (plan.covers_body || self.a_root_is_given_up());
-        Completeness { complete, nodes_on_ancestors, analytic_body: !plan.covers_body }
+        Completeness { complete, analytic_body: !plan.covers_body }
     }
 
     /// Whether a root tile was given up for good: the ground will not cover
@@ -345,16 +343,22 @@ impl Streaming {
     }
 }
 
-/// Pairs the cut's nodes with the plan's bindings: the plan binds the
-/// drawn nodes in the order given, skipping only those with nothing to
-/// bind, so one walk does it; a culled node binds nothing.
-pub(super) fn bind(cut: &Cut, plan: &FramePlan) -> Vec<Option<Binding>> {
+/// Pairs each cut's nodes with the plan's bindings, the cuts in the order
+/// their drawn nodes were given to the plan: the plan binds the drawn nodes
+/// in that order, skipping only those with nothing to bind, so one walk
+/// does it; a culled node binds nothing. (A tile drawn by two cuts binds
+/// alike in both, so a skipped node never takes the next cut's binding.)
+pub(super) fn bind<const N: usize>(cuts: [Option<&Cut>; N], plan: &FramePlan) -> [Vec<Option<Binding>>; N] {
     let mut planned = plan.bindings.iter().peekable();
-    cut.nodes
-        .iter()
-        .map(|n| match n.culled {
-            Some(_) => None,
-            None => planned.next_if(|b| b.tile == n.tile).copied(),
+    cuts.map(|cut| {
+        cut.map_or_else(Vec::new, |cut| {
+            cut.nodes
+                .iter()
+                .map(|n| match n.culled {
+                    Some(_) => None,
+                    None => planned.next_if(|b| b.tile == n.tile).copied(),
+                })
+                .collect()
         })
-        .collect()
+    })
 }

@@ -83,13 +83,14 @@ impl Backend {
             let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
             device.begin_command_buffer(frame.commands, &begin).during("recording")?;
         }
-        self.begin_depth_only(frame.commands);
+        let area = crate::renderer::PixelRect::whole(self.settings.size);
+        self.begin_depth_only(frame.commands, area);
         let to_host = [memory_barrier(MemoryUse::VertexStorage, MemoryUse::HostRead)];
         // SAFETY: recording inside the depth-only rendering begun above;
         // the barrier makes the vertex stores visible to the host.
         unsafe {
             device.cmd_bind_pipeline(frame.commands, vk::PipelineBindPoint::GRAPHICS, capture);
-            self.bind_common(frame.commands, frame.set, &constants);
+            self.bind_common(frame.commands, frame.set, &constants, area);
             if count > 0 {
                 device.cmd_draw(frame.commands, NODE_VERTICES, count as u32, 0, 0);
             }

@@ -19,8 +19,18 @@ use super::frames::SlotWrite;
 use super::resources::Image;
 use crate::conv::{CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, HORIZON_LAYER_BYTES, SIDE, TILE_UPLOAD_BYTES};
 use crate::error::{Context, Result};
-use crate::renderer::{DrawCalls, FrameInput, lattice_indices_len};
+use crate::renderer::{DrawCalls, FrameInput, PixelRect, lattice_indices_len};
 use planet_terrain::ground::horizon::HORIZON_TEXELS;
+
+/// One view's share of a frame's recording.
+struct ViewPass<'a> {
+    constants: &'a PushConstants,
+    /// The records it draws (instances, indices into the frame's records).
+    records: std::ops::Range<u32>,
+    area: PixelRect,
+    /// The main view: drawn first, timed, counted, with the rigid bodies.
+    main: bool,
+}
 
 /// The handles of one frame's resources that recording uses (copied, so
 /// the images' use tracking can be updated while recording).
@@ -53,10 +63,6 @@ impl Backend {
 
     /// Records frame resources `index`: `writes` are the staged tiles (one
     /// per slot), `present` the acquired swapchain image, if any.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one command buffer in submission order (uploads, depth, shaded, sky, UI, present); the barriers between passes read only in sequence"
-    )]
     pub(super) fn record(
         &mut self,
         index: usize,
@@ -67,8 +73,6 @@ impl Backend {
         let frame = self.frame_handles(index);
         let commands = frame.commands;
         let mut draws = DrawCalls::default();
-        let terrain = !input.records.is_empty();
-        let analytic_body = input.constants.flags & FLAG_ANALYTIC_BODY != 0;
         if let Some(ui) = input.ui {
             self.prepare_ui(ui)?;
         }
@@ -99,97 +103,29 @@ impl Backend {
                 timestamp::FRAME_START,
             );
         }
-        self.begin_depth_only(commands);
-        // SAFETY: recording inside the depth-only rendering begun above;
-        // the pipeline, set and index buffer are this renderer's.
-        unsafe {
-            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.depth);
-            self.bind_common(commands, frame.set, &input.constants);
-            self.begin_counting(commands, frame.counts, CountedPass::Depth);
-            if terrain {
-                device.cmd_draw_indexed(commands, lattice_indices_len(), input.records.len() as u32, 0, 0, 0);
-                draws.terrain_depth += 1;
-            }
-            self.end_counting(commands, frame.counts, CountedPass::Depth);
-            device.cmd_end_rendering(commands);
-            device.cmd_write_timestamp2(
-                commands,
-                vk::PipelineStageFlags2::ALL_GRAPHICS,
-                frame.queries,
-                timestamp::DEPTH_DONE,
-            );
-        }
-
-        let (width, height) = self.settings.size;
-        // The target's contents are redrawn whole; the depth pass's writes
-        // must land before the shaded pass tests against them.
-        let mut barriers = self.target.discard_to(ImageUse::ColorTarget);
-        barriers.extend(self.depth.transition(0..1, ImageUse::DepthTarget));
-        let colour = [vk::RenderingAttachmentInfo::default()
-            .image_view(self.target.view)
-            .image_layout(ImageUse::ColorTarget.layout())
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0, 0.0, 0.0, 1.0] } })];
-        let depth = vk::RenderingAttachmentInfo::default()
-            .image_view(self.depth.view)
-            .image_layout(ImageUse::DepthTarget.layout())
-            .load_op(vk::AttachmentLoadOp::LOAD)
-            .store_op(vk::AttachmentStoreOp::DONT_CARE);
-        let rendering = vk::RenderingInfo::default()
-            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width, height } })
-            .layer_count(1)
-            .color_attachments(&colour)
-            .depth_attachment(&depth);
-        // SAFETY: recording; the barriers put the target and the depth
-        // buffer in the layouts the attachments name; every handle is this
-        // renderer's.
-        unsafe {
-            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&barriers));
-            device.cmd_begin_rendering(commands, &rendering);
-            let shaded = match (input.wireframe, self.pipelines.wire) {
-                (true, Some(wire)) => wire,
-                _ => self.pipelines.shaded,
+        let main = ViewPass {
+            constants: &input.constants,
+            records: 0..input.second.map_or(input.records.len(), |second| second.first_record) as u32,
+            area: input.main_area.unwrap_or_else(|| PixelRect::whole(self.settings.size)),
+            main: true,
+        };
+        self.record_view(commands, frame, &main, input.wireframe, &mut draws);
+        if let Some(second) = &input.second {
+            let view = ViewPass {
+                constants: &second.constants,
+                records: second.first_record as u32..input.records.len() as u32,
+                area: second.area,
+                main: false,
             };
-            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, shaded);
-            self.bind_common(commands, frame.set, &input.constants);
-            self.begin_counting(commands, frame.counts, CountedPass::Shaded);
-            if terrain {
-                device.cmd_draw_indexed(commands, lattice_indices_len(), input.records.len() as u32, 0, 0, 0);
-                draws.terrain_shaded += 1;
-            }
-            self.end_counting(commands, frame.counts, CountedPass::Shaded);
+            self.record_view(commands, frame, &view, input.wireframe, &mut draws);
+        }
+        // SAFETY: recording, outside any rendering; the slot was reset above.
+        unsafe {
             device.cmd_write_timestamp2(
                 commands,
                 vk::PipelineStageFlags2::ALL_GRAPHICS,
                 frame.queries,
-                timestamp::SHADED_DONE,
-            );
-            let bodies = self.record_bodies(commands, &input.constants);
-            if bodies > 0 {
-                // The bodies' layout pushes other constants: the frame's
-                // are undefined after it (layouts with different push
-                // ranges are not compatible), so the analytic body and the
-                // sky get them, and the common set, again.
-                self.bind_common(commands, frame.set, &input.constants);
-            }
-            draws.bodies += bodies;
-            if analytic_body {
-                device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.body);
-                device.cmd_draw(commands, 3, 1, 0, 0);
-                draws.body += 1;
-            }
-            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.sky);
-            self.begin_sky_count(commands, frame.counts);
-            device.cmd_draw(commands, 3, 1, 0, 0);
-            self.end_sky_count(commands, frame.counts);
-            draws.sky += 1;
-            device.cmd_end_rendering(commands);
-            device.cmd_write_timestamp2(
-                commands,
-                vk::PipelineStageFlags2::ALL_GRAPHICS,
-                frame.queries,
-                timestamp::SKY_DONE,
+                timestamp::VIEWS_DONE,
             );
         }
         if let Some(ui) = input.ui.filter(|ui| !ui.primitives.is_empty()) {
@@ -201,6 +137,126 @@ impl Backend {
         // SAFETY: the command buffer is recording.
         unsafe { device.end_command_buffer(commands) }.during("recording")?;
         Ok(draws)
+    }
+
+    /// Records one view's depth pass and shaded pass (terrain, the rigid
+    /// bodies on the main view, the analytic body, the sky) over its area.
+    /// The main view is drawn first, into a target it clears, and is the
+    /// one timed and counted; a second view then clears the depth of its
+    /// own area only and draws over the target (beside the main view, or
+    /// an inset over it). `commands` is recording, outside any rendering.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one view's two passes in submission order; the barrier between them reads only in sequence"
+    )]
+    fn record_view(
+        &mut self,
+        commands: vk::CommandBuffer,
+        frame: FrameHandles,
+        view: &ViewPass<'_>,
+        wireframe: bool,
+        draws: &mut DrawCalls,
+    ) {
+        let device = self.gpu.device.clone();
+        let instances = view.records.end - view.records.start;
+        let analytic_body = view.constants.flags & FLAG_ANALYTIC_BODY != 0;
+        let counts = if view.main { Some(frame.counts) } else { None };
+        let stamp = |slot: u32| {
+            if view.main {
+                // SAFETY: recording outside rendering; each slot is written
+                // once per frame (only the main view stamps), after the reset.
+                unsafe {
+                    device.cmd_write_timestamp2(commands, vk::PipelineStageFlags2::ALL_GRAPHICS, frame.queries, slot);
+                }
+            }
+        };
+        self.begin_depth_only(commands, view.area);
+        // SAFETY: recording inside the depth-only rendering begun above;
+        // the pipeline, set and index buffer are this renderer's, and the
+        // instances name records written this frame.
+        unsafe {
+            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.depth);
+            self.bind_common(commands, frame.set, view.constants, view.area);
+            counts.inspect(|&c| self.begin_counting(commands, c, CountedPass::Depth));
+            if instances > 0 {
+                device.cmd_draw_indexed(commands, lattice_indices_len(), instances, 0, 0, view.records.start);
+                draws.terrain_depth += 1;
+            }
+            counts.inspect(|&c| self.end_counting(commands, c, CountedPass::Depth));
+            device.cmd_end_rendering(commands);
+        }
+        stamp(timestamp::DEPTH_DONE);
+
+        // The main view redraws the target whole; a second view keeps what
+        // the main view drew outside its area. The depth pass's writes must
+        // land before the shaded pass tests against them.
+        let mut barriers = match view.main {
+            true => self.target.discard_to(ImageUse::ColorTarget),
+            false => self.target.transition(0..1, ImageUse::ColorTarget),
+        };
+        barriers.extend(self.depth.transition(0..1, ImageUse::DepthTarget));
+        let load = if view.main { vk::AttachmentLoadOp::CLEAR } else { vk::AttachmentLoadOp::LOAD };
+        let colour = [vk::RenderingAttachmentInfo::default()
+            .image_view(self.target.view)
+            .image_layout(ImageUse::ColorTarget.layout())
+            .load_op(load)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0, 0.0, 0.0, 1.0] } })];
+        let depth = vk::RenderingAttachmentInfo::default()
+            .image_view(self.depth.view)
+            .image_layout(ImageUse::DepthTarget.layout())
+            .load_op(vk::AttachmentLoadOp::LOAD)
+            .store_op(vk::AttachmentStoreOp::DONT_CARE);
+        let rendering = vk::RenderingInfo::default()
+            .render_area(view.area.to_vk())
+            .layer_count(1)
+            .color_attachments(&colour)
+            .depth_attachment(&depth);
+        // SAFETY: recording; the barriers put the target and the depth
+        // buffer in the layouts the attachments name; every handle is this
+        // renderer's.
+        unsafe {
+            device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&barriers));
+            device.cmd_begin_rendering(commands, &rendering);
+            let shaded = match (wireframe, self.pipelines.wire) {
+                (true, Some(wire)) => wire,
+                _ => self.pipelines.shaded,
+            };
+            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, shaded);
+            self.bind_common(commands, frame.set, view.constants, view.area);
+            counts.inspect(|&c| self.begin_counting(commands, c, CountedPass::Shaded));
+            if instances > 0 {
+                device.cmd_draw_indexed(commands, lattice_indices_len(), instances, 0, 0, view.records.start);
+                draws.terrain_shaded += 1;
+            }
+            counts.inspect(|&c| self.end_counting(commands, c, CountedPass::Shaded));
+        }
+        stamp(timestamp::SHADED_DONE);
+        // The rigid bodies are camera-relative to the main view's camera.
+        let bodies = if view.main { self.record_bodies(commands, view.constants) } else { 0 };
+        if bodies > 0 {
+            // The bodies' layout pushes other constants: the frame's are
+            // undefined after it (layouts with different push ranges are
+            // not compatible), so the analytic body and the sky get them,
+            // and the common set, again.
+            self.bind_common(commands, frame.set, view.constants, view.area);
+        }
+        draws.bodies += bodies;
+        // SAFETY: recording inside the shaded rendering begun above.
+        unsafe {
+            if analytic_body {
+                device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.body);
+                device.cmd_draw(commands, 3, 1, 0, 0);
+                draws.body += 1;
+            }
+            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.sky);
+            counts.inspect(|&c| self.begin_sky_count(commands, c));
+            device.cmd_draw(commands, 3, 1, 0, 0);
+            counts.inspect(|&c| self.end_sky_count(commands, c));
+            draws.sky += 1;
+            device.cmd_end_rendering(commands);
+        }
+        stamp(timestamp::SKY_DONE);
     }
 
     /// Copies staged tiles into their slots' squares.
@@ -370,18 +426,23 @@ impl Backend {
 
     /// Sets the viewport and scissor and binds the set, the push constants
     /// and the lattice's index buffer. `commands` is recording.
-    pub(super) fn bind_common(&self, commands: vk::CommandBuffer, set: vk::DescriptorSet, constants: &PushConstants) {
+    pub(super) fn bind_common(
+        &self,
+        commands: vk::CommandBuffer,
+        set: vk::DescriptorSet,
+        constants: &PushConstants,
+        area: PixelRect,
+    ) {
         let device = &self.gpu.device;
-        let (width, height) = self.settings.size;
         let viewport = [vk::Viewport {
-            x: 0.0,
-            y: 0.0,
-            width: width as f32,
-            height: height as f32,
+            x: area.x as f32,
+            y: area.y as f32,
+            width: area.width as f32,
+            height: area.height as f32,
             min_depth: 0.0,
             max_depth: 1.0,
         }];
-        let scissor = [vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width, height } }];
+        let scissor = [area.to_vk()];
         // SAFETY: recording state; the set and layout are compatible.
         unsafe {
             device.cmd_set_viewport(commands, 0, &viewport);
@@ -405,21 +466,19 @@ impl Backend {
         }
     }
 
-    /// Begins depth-only rendering into the cleared depth buffer (the
-    /// depth pass, and the capture pass). `commands` is recording.
-    pub(super) fn begin_depth_only(&mut self, commands: vk::CommandBuffer) {
-        let (width, height) = self.settings.size;
+    /// Begins depth-only rendering into the depth buffer, cleared over
+    /// `area` (the depth pass of a view, and the capture pass). `commands`
+    /// is recording.
+    pub(super) fn begin_depth_only(&mut self, commands: vk::CommandBuffer, area: PixelRect) {
         let depth = vk::RenderingAttachmentInfo::default()
             .image_view(self.depth.view)
             .image_layout(ImageUse::DepthTarget.layout())
             .load_op(vk::AttachmentLoadOp::CLEAR)
             .store_op(vk::AttachmentStoreOp::STORE)
             .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 0.0, stencil: 0 } });
-        let rendering = vk::RenderingInfo::default()
-            .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent: vk::Extent2D { width, height } })
-            .layer_count(1)
-            .depth_attachment(&depth);
-        // Cleared: the last frame's depth is not kept, only waited for.
+        let rendering = vk::RenderingInfo::default().render_area(area.to_vk()).layer_count(1).depth_attachment(&depth);
+        // Cleared: the last frame's (or view's) depth is not kept, only
+        // waited for.
         let barrier = self.depth.discard_to(ImageUse::DepthTarget);
         let device = &self.gpu.device;
         // SAFETY: recording state; the depth image is this renderer's and

@@ -10,7 +10,7 @@
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use planet_terrain::abi::{HorizonBasis, RECORD_BYTES, binding, timestamp};
+use planet_terrain::abi::{HorizonBasis, MAX_VIEWS, RECORD_BYTES, binding, timestamp};
 
 use super::Backend;
 use super::barrier::ImageUse;
@@ -182,7 +182,7 @@ impl Backend {
             )?;
             frame.horizon_frame = Buffer::new(
                 gpu,
-                std::mem::size_of::<HorizonBasis>() as u64,
+                (std::mem::size_of::<HorizonBasis>() * MAX_VIEWS as usize) as u64,
                 vk::BufferUsageFlags::STORAGE_BUFFER,
                 MemoryLocation::CpuToGpu,
                 "horizon frame",
@@ -328,7 +328,9 @@ impl Backend {
         let draw_calls = self.record(index, input, writes, target)?;
         let frame = &mut self.frames[index];
         frame.read_back = input.read_back;
-        frame.counted = true;
+        // A second view's passes are not counted: the counts are the main
+        // view's, and its covered pixels are reckoned over the whole target.
+        frame.counted = input.second.is_none();
         frame.frame = self.frame_number;
         let commands = [frame.commands];
         let wait = [frame.acquired];
@@ -395,6 +397,7 @@ impl Backend {
                 terrain_depth_ms: ms(timestamp::FRAME_START, timestamp::DEPTH_DONE),
                 terrain_shaded_ms: ms(timestamp::DEPTH_DONE, timestamp::SHADED_DONE),
                 sky_ms: ms(timestamp::SHADED_DONE, timestamp::SKY_DONE),
+                second_view_ms: ms(timestamp::SKY_DONE, timestamp::VIEWS_DONE),
             })
         });
         // A resize waits for every frame first, so this is the frame's size.

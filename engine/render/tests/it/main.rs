@@ -3,7 +3,7 @@
 //! ([`conformance`]), and pictures, holes, draws and validation
 //! ([`render`]), a lost device survived ([`device_loss`]), the sea at sea level ([`sea`]), the imagery as the
 //! ground's colour ([`imagery`]) and where an inset meets the ground below
-//! ([`inset_edge`]), over packs written from formulas ([`box_packs`]),
+//! ([`inset_edge`]), a second view in the same frame ([`views`]), over packs written from formulas ([`box_packs`]),
 //! sharing the fixtures and golden check in [`support`].
 //!
 //! One binary links the renderer once instead of once per area.
@@ -20,3 +20,4 @@ mod statistics;
 mod support;
 mod surface;
 mod ui;
+mod views;

@@ -258,6 +258,8 @@ fn the_hole_counter_counts_ground_left_undrawn() {
         ui: None,
         horizon: None,
         present: false,
+        main_area: None,
+        second: None,
     };
     renderer.render(&input).expect("frame");
     renderer.finish().expect("finish");
@@ -378,6 +380,8 @@ fn a_slot_written_twice_in_one_frame_keeps_the_last_write_without_validation_mes
         ui: None,
         horizon: None,
         present: false,
+        main_area: None,
+        second: None,
     };
     // Twice: the second frame writes the same layers again, from SHADER_READ.
     for _ in 0..2 {

@@ -39,7 +39,7 @@ fn panels_land_over_the_frame_and_nowhere_else() {
     let context = egui::Context::default();
     let mut draw = |ui: Option<&UiFrame>| -> (RgbaImage, u32) {
         let delivery = Delivery { ui, ..Delivery::headless(ReadBack::Always) };
-        let report = scene.frame(&mut renderer, &FrameRequest { view, sun, delivery }).expect("a frame");
+        let report = scene.frame(&mut renderer, &FrameRequest { view, sun, delivery, second: None }).expect("a frame");
         renderer.finish().expect("finish");
         (renderer.take_image().expect("read back").expect("an image"), report.draw_calls.ui)
     };

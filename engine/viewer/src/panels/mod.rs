@@ -174,13 +174,20 @@ impl Panels {
     /// them out (0 with the panels hidden): where the 3D view's axis, and so
     /// a "Go to" target, belongs.
     pub fn free_strip_offset_px(&self, window_width_px: f64) -> f64 {
+        match self.free_strip_px(window_width_px) {
+            Some((left, right)) => 0.5 * (left + right) - 0.5 * window_width_px,
+            None => 0.0,
+        }
+    }
+
+    /// The strip (left and right edges, pixels) the side panels leave free
+    /// in a window `window_width_px` wide, as the last run laid them out:
+    /// the whole width with the panels hidden, `None` when they cover it.
+    pub fn free_strip_px(&self, window_width_px: f64) -> Option<(f64, f64)> {
         let ppp = f64::from(self.pixels_per_point);
         let left = self.rects.get("panel.left").map_or(0.0, |r| f64::from(r.max.x) * ppp);
         let right = self.rects.get("panel.right").map_or(window_width_px, |r| f64::from(r.min.x) * ppp);
-        if right <= left {
-            return 0.0;
-        }
-        0.5 * (left + right) - 0.5 * window_width_px
+        (right > left).then_some((left, right))
     }
 
     pub fn context(&self) -> &egui::Context {

@@ -50,7 +50,8 @@ impl App {
         let mut view = ViewControls {
             error_px,
             budget,
-            max_budget: session.renderer.settings().max_nodes,
+            // The records hold every view's cut: each view's budget is a share.
+            max_budget: session.renderer.settings().max_nodes / (1 + usize::from(session.second.is_some())),
             wireframe: self.wireframe,
             wireframe_supported: session.renderer.supports_wireframe(),
             frozen: session.scene.is_frozen(),
@@ -61,7 +62,12 @@ impl App {
         let body = session.body().name().to_string();
         let edit = LayerEdit { authoring: &mut self.run.authoring, editor: &mut session.scene, body: &body };
         let output = self.panels.run(input, &readout, &mut view, edit);
-        session.axis_offset_px = self.panels.free_strip_offset_px(f64::from(session.renderer.settings().size.0));
+        let width = f64::from(session.renderer.settings().size.0);
+        session.axis_offset_px = self.panels.free_strip_offset_px(width);
+        if let Some(second) = &mut session.second {
+            // The inset sits in the strip the panels leave free.
+            second.free_strip_px = self.panels.free_strip_px(width);
+        }
         if let Some(state) = &mut self.egui {
             state.handle_platform_output(&live.window, output.platform);
         }

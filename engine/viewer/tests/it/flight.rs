@@ -577,3 +577,73 @@ fn a_body_other_than_the_packs_is_refused_not_ignored() {
     run_ok(viewer().args([pack, "--body", "earth", "--headless", "--shot", shot, "--size", "32x24", "--validation"]));
     assert!(Path::new(shot).exists(), "the packs' own body is drawn");
 }
+
+/// #54 item 2: `--view2` draws a second camera beside the first in every
+/// frame written, each with its own cut and error, both in one slot
+/// budget. With sixteen slots, four uploads a frame and a budget far past
+/// them (cuts far larger than what can be resident) neither view shows a
+/// hole: both draw ancestors. A shot with room to spare meets each view's
+/// own target; a malformed `--view2` is refused naming the part at fault.
+#[test]
+fn a_second_view_flies_beside_the_first_within_one_slot_budget() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = pack(dir.path());
+    let path = descent(dir.path(), 4.0, GROUND);
+    let (frames, stats_path) = (dir.path().join("frames"), dir.path().join("flight.json"));
+    let view2 = "-46.9,38.9,9000,45,-15";
+    run_ok(
+        viewer()
+            .arg(&pack)
+            .arg("--path")
+            .arg(&path)
+            .arg("--frames")
+            .arg(&frames)
+            .arg("--stats")
+            .arg(&stats_path)
+            .args(["--fps", "3", "--size", "128x96", "--slots", "16", "--uploads", "4", "--budget", "2048"])
+            .args(["--view2", view2, "--validation"]),
+    );
+    let log = stats(&stats_path);
+    let logged = log["frames"].as_array().expect("frames");
+    assert!(logged.len() >= 12, "{}", logged.len());
+    for (k, frame) in logged.iter().enumerate() {
+        assert_eq!(frame["hole_pixels"], 0, "frame {k}: {frame:#}");
+        let second = &frame["view2"];
+        assert_eq!(second["nodes_dropped"], 0, "frame {k}: {second:#}");
+        let error = second["effective_screen_error_pixels"].as_f64().expect("the second view's error");
+        assert!(error.is_finite() && error > 0.0, "frame {k}: {error}");
+        let picture = std::fs::read(frames.join(format!("frame_{k:05}.png"))).expect("a frame");
+        let image = png::Decoder::new(std::io::Cursor::new(picture)).read_info().expect("a PNG");
+        assert_eq!((image.info().width, image.info().height), (256, 96), "frame {k}: both views, side by side");
+    }
+    let on_ancestors: u64 = logged.iter().map(|f| f["view2"]["nodes_on_ancestors"].as_u64().unwrap_or(0)).sum();
+    assert!(on_ancestors > 0, "sixteen slots leave the second view on ancestors somewhere");
+
+    // A shot with room: each view meets its own target.
+    let (shot, shot_stats) = (dir.path().join("two.png"), dir.path().join("two.json"));
+    run_ok(
+        viewer()
+            .arg(&pack)
+            .arg("--shot")
+            .arg(&shot)
+            .arg("--stats")
+            .arg(&shot_stats)
+            .args(["--lat", "-46", "--lon", "38", "--alt", "400000", "--size", "128x96", "--sse2", "4"])
+            .args(["--view2", view2, "--validation"]),
+    );
+    let shot_log = stats(&shot_stats);
+    assert_eq!(shot_log["complete"], true, "{shot_log:#}");
+    assert_eq!(shot_log["width"], 256, "{shot_log:#}");
+    let second = &shot_log["view2"];
+    assert_eq!(second["target_error_px"], 4.0, "{second:#}");
+    assert!(second["effective_screen_error_pixels"].as_f64().expect("its error") <= 4.0, "{second:#}");
+    assert!(shot_log["effective_screen_error_pixels"].as_f64().expect("the main error") <= 2.0, "{shot_log:#}");
+
+    // Malformed: named, nothing drawn.
+    let pack = pack.to_str().unwrap();
+    let bad = dir.path().join("bad.png");
+    let bad = bad.to_str().unwrap();
+    refused(&[pack, "--headless", "--shot", bad, "--view2", "-46,38,9000,45"], &["--view2", "five numbers"]);
+    refused(&[pack, "--headless", "--shot", bad, "--view2", "-46,38,9000,45,-95"], &["--view2", "the pitch"]);
+    assert!(!Path::new(bad).exists(), "nothing drawn");
+}

@@ -160,7 +160,12 @@ fn run(mut command: Command) -> String {
 /// The test path flown in a window under Xvfb with validation, 31 frames
 /// at 6 fps from 160x100, resized at `resize_at` (FRAME:WxH), with `env`
 /// set: the frames' directory (in `dir`), the `--stats` log, the stderr.
-fn fly_in_a_window(dir: &Path, resize_at: &str, env: &[(&str, &str)]) -> (PathBuf, serde_json::Value, String) {
+fn fly_in_a_window(
+    dir: &Path,
+    resize_at: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> (PathBuf, serde_json::Value, String) {
     let pack = test_pack();
     let path = write_path(dir, &pack);
     let frames = dir.join("frames");
@@ -169,7 +174,7 @@ fn fly_in_a_window(dir: &Path, resize_at: &str, env: &[(&str, &str)]) -> (PathBu
     let mut command = fly(&pack, &path, Some(&x.display));
     command.arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
     command.args(["--fps", "6", "--size", "160x100", "--validation", "--resize-at", resize_at]);
-    command.envs(env.iter().copied());
+    command.args(extra).envs(env.iter().copied());
     let stderr = run(command);
     let log = stats(&stats_path);
     check_frames(&log, 31);
@@ -199,7 +204,11 @@ fn check_frames(log: &serde_json::Value, expected: usize) {
         assert!(holes == 0 || analytic, "frame {k}: {holes} pixels show through the ground");
         let above = f["above_ground_m"].as_f64().expect("height");
         assert!(above >= 1.5 - 1e-6, "frame {k}: camera {above} m above the ground");
-        assert!(f["draw_calls"]["terrain_depth"].as_u64().expect("draws") <= 1, "one terrain draw per pass");
+        let views = 1 + u64::from(!f["view2"].is_null());
+        assert!(
+            f["draw_calls"]["terrain_depth"].as_u64().expect("draws") <= views,
+            "one terrain draw per pass and view"
+        );
     }
     let last = frames.last().expect("a last frame");
     let above = last["above_ground_m"].as_f64().expect("height");
@@ -209,7 +218,7 @@ fn check_frames(log: &serde_json::Value, expected: usize) {
 #[test]
 fn a_window_flies_from_orbit_to_two_metres_and_survives_a_resize() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (frames, log, _) = fly_in_a_window(dir.path(), "12:200x120", &[]);
+    let (frames, log, _) = fly_in_a_window(dir.path(), "12:200x120", &[], &[]);
     let presented = log["frames"].as_array().expect("frames").iter().filter(|f| f["presented"] == true).count();
     assert!(presented >= 29, "frames reached the window: {presented} of 31");
     assert_eq!(png_size(&frames.join("frame_00000.png")), (160, 100));
@@ -222,7 +231,7 @@ fn a_window_flies_from_orbit_to_two_metres_and_survives_a_resize() {
 #[test]
 fn a_window_survives_a_lost_device() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (frames, log, stderr) = fly_in_a_window(dir.path(), "6:200x120", &[(planet_render::DEVICE_LOST_AT, "14")]);
+    let (frames, log, stderr) = fly_in_a_window(dir.path(), "6:200x120", &[(planet_render::DEVICE_LOST_AT, "14")], &[]);
     assert_eq!(stderr.matches("GPU device was lost").count(), 1, "said once:\n{stderr}");
     let frames_log = log["frames"].as_array().expect("frames");
     let lost: Vec<usize> = (0..frames_log.len()).filter(|&k| !frames_log[k]["device_lost"].is_null()).collect();
@@ -230,6 +239,21 @@ fn a_window_survives_a_lost_device() {
     let presented_after = frames_log[lost[0]..].iter().filter(|f| f["presented"] == true).count();
     assert!(presented_after + 2 >= frames_log.len() - lost[0], "the new swapchain presents: {presented_after}");
     assert_eq!(png_size(&frames.join("frame_00030.png")), (200, 120), "the new device draws at the window's size");
+}
+
+/// #54 item 2 in a window: `--view2` is an inset over the main view's
+/// lower right corner (the frame keeps the window's size), drawn in every
+/// frame with its own cut, and it follows a resize.
+#[test]
+fn a_second_view_is_an_inset_in_a_window() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (frames, log, _) = fly_in_a_window(dir.path(), "12:200x120", &[], &["--view2", "10,20,30000,90,-20"]);
+    assert_eq!(png_size(&frames.join("frame_00000.png")), (160, 100), "an inset, not a second picture beside");
+    assert_eq!(png_size(&frames.join("frame_00030.png")), (200, 120));
+    for frame in log["frames"].as_array().expect("frames") {
+        let error = frame["view2"]["effective_screen_error_pixels"].as_f64();
+        assert!(error.is_some_and(|e| e.is_finite() && e > 0.0), "every frame draws the inset: {frame:#}");
+    }
 }
 
 #[test]
