@@ -7,7 +7,8 @@
 //! bounding sphere), [`precision`] (the f32 vertex path and its reference),
 //! [`layout`] and [`abi`] (what the GPU shares with the host, declared
 //! once), [`time`] and [`sun`] (the instant and the sun's direction, a pure
-//! function of it).
+//! function of it), [`system`] (where the preset bodies stand and how
+//! they are turned: the frame several bodies share).
 //!
 //! The key decision: everything here is a pure function of integers and
 //! radii, so two callers that ask about the same sample get the same bits.
@@ -29,6 +30,7 @@ pub mod orbits;
 pub mod precision;
 pub mod rotation;
 pub mod sun;
+pub mod system;
 pub mod time;
 
 pub use address::{
