@@ -12,7 +12,7 @@ use planet_terrain::geo::address::TileAddress;
 use planet_terrain::lod::FrameStatistics;
 
 use crate::pacing::FramePhases;
-use crate::renderer::{DrawCalls, PassTimes, PixelRect};
+use crate::renderer::{Compose, DrawCalls, PassTimes, PixelRect};
 
 /// Everything one frame reports: the host statistics, the passes, the GPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -113,11 +113,14 @@ pub struct Delivery<'a> {
     pub ui: Option<&'a crate::UiFrame>,
     /// Present to the window (windowed renderers).
     pub present: bool,
+    /// Over the previous frame's picture or cleared, with the sky or not
+    /// (several bodies: the far ones first, the camera's last).
+    pub compose: Compose,
 }
 
 impl Delivery<'_> {
     pub fn headless(read_back: ReadBack) -> Delivery<'static> {
-        Delivery { read_back, wireframe: false, ui: None, present: false }
+        Delivery { read_back, wireframe: false, ui: None, present: false, compose: Compose::default() }
     }
 }
 

@@ -41,7 +41,7 @@ pub use image::RgbaImage;
 pub use limits::{DeviceLimits, SLOT_BYTES};
 pub use recovery::DEVICE_LOST_AT;
 pub use renderer::{
-    CompletedFrame, DrawCalls, FrameInput, FrameOutcome, HorizonInput, NODE_VERTICES, PassCounts, PassTimes, PixelRect,
-    Renderer, RendererSettings, SecondViewInput, UiFrame, WorkCounts, lattice_indices, lattice_indices_len,
+    CompletedFrame, Compose, DrawCalls, FrameInput, FrameOutcome, HorizonInput, NODE_VERTICES, PassCounts, PassTimes,
+    PixelRect, Renderer, RendererSettings, SecondViewInput, UiFrame, WorkCounts, lattice_indices, lattice_indices_len,
 };
 pub use vk::device::{GpuSettings, WindowHandles};

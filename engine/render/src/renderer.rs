@@ -112,6 +112,26 @@ impl PixelRect {
     }
 }
 
+/// How a frame's picture is composed with the previous frame's: a session
+/// with several bodies draws the far ones first, each a frame of its own
+/// without the sky, then the body the camera is at over them with its sky.
+/// Their depths compare (one camera, one near plane, reversed Z), so the
+/// nearer ground hides the farther, and the sky lands only where no body did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compose {
+    /// Keep the previous frame's colour and depth (else clear them).
+    pub over_previous: bool,
+    /// Draw the sky (stars, the body's air) where nothing else landed.
+    pub sky: bool,
+}
+
+impl Default for Compose {
+    /// A frame of its own: cleared, with its sky.
+    fn default() -> Compose {
+        Compose { over_previous: false, sky: true }
+    }
+}
+
 /// A frame's second view: its own constants (camera, clip rows), the
 /// records from `first_record` on, its horizon basis, drawn over `area`
 /// after the main view (beside it, or an inset over it).
@@ -215,6 +235,8 @@ pub struct FrameInput<'a> {
     pub horizon: Option<HorizonInput<'a>>,
     /// Where the main view is drawn (`None`: the whole target).
     pub main_area: Option<PixelRect>,
+    /// Whether the frame draws over the last one's picture, and its sky.
+    pub compose: Compose,
     /// A second view, drawn after the main one.
     pub second: Option<SecondViewInput>,
 }
@@ -588,6 +610,7 @@ impl Renderer {
             present: false,
             horizon: None,
             main_area: None,
+            compose: Compose::default(),
             second: None,
         })?;
         self.finish()?;

@@ -234,6 +234,7 @@ fn scene_settings(cli: &Cli, size: (u32, u32), near_m: f64) -> SceneSettings {
         },
         // A shot does not wait on a source that failed: it ends and says so.
         unreachable: if cli.shot.is_some() { Unreachable::GiveUp } else { Unreachable::RetryLater },
+        slots: None,
     }
 }
 
@@ -497,7 +498,7 @@ fn path_mode(
                 if k == 0 { 0.0 } else { (at(path.pose(t)) - at(path.pose(t - 1.0 / cli.fps))).length() * cli.fps };
             headless_panels(p, &mut session, &flight, size, speed)
         });
-        let delivery = Delivery { read_back, wireframe: false, ui: ui.as_ref(), present: false };
+        let delivery = Delivery { ui: ui.as_ref(), ..Delivery::headless(read_back) };
         let report = session.draw(&flight, t, delivery)?;
         if let (Some(panels), Some(_)) = (&panels, report.device_lost) {
             panels.textures_lost();

@@ -181,6 +181,26 @@ impl View {
             axis_offset_px: 0.0,
         }
     }
+
+    /// This view, whose position and orientation are in the inertial frame
+    /// of [`planet_geo::system`], as the body placed by `placement` sees
+    /// it: its position and axes in that body's fixed frame, formed in f64.
+    pub fn in_placed_body(&self, placement: &planet_geo::system::Placement) -> View {
+        View {
+            position: placement.point_to_body(self.position),
+            orientation: (placement.to_body * self.orientation).normalize(),
+            ..*self
+        }
+    }
+
+    /// This view, in a body's fixed frame, in the inertial frame.
+    pub fn from_placed_body(&self, placement: &planet_geo::system::Placement) -> View {
+        View {
+            position: placement.point_from_body(self.position),
+            orientation: (placement.rotation_from_body() * self.orientation).normalize(),
+            ..*self
+        }
+    }
 }
 
 #[cfg(test)]

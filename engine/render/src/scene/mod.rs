@@ -46,6 +46,23 @@ pub struct SceneSettings {
     pub shadows: ShadowMode,
     /// What becomes of a tile its source could not be reached for.
     pub unreachable: Unreachable,
+    /// The renderer's slots this scene keeps its tiles in (`None`: all of
+    /// them); scenes of several bodies on one renderer hold disjoint ranges.
+    pub slots: Option<SlotRange>,
+}
+
+/// A range of the renderer's tile slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotRange {
+    pub first: u32,
+    pub count: u32,
+}
+
+impl SlotRange {
+    /// Whether the range holds a slot and lies within a renderer's `slots`.
+    pub fn fits(&self, slots: u32) -> bool {
+        self.count > 0 && u64::from(self.first) + u64::from(self.count) <= u64::from(slots)
+    }
 }
 
 /// What becomes of a tile whose source could not be reached for now (a
@@ -70,6 +87,7 @@ impl Default for SceneSettings {
             loading: Loading::OnFrame,
             shadows: ShadowMode::On,
             unreachable: Unreachable::RetryLater,
+            slots: None,
         }
     }
 }
@@ -227,6 +245,21 @@ impl TerrainScene {
         Ok((edited.result, touched))
     }
 
+    /// Keeps this scene's tiles in the renderer's slots `slots` from now
+    /// on (the bodies of a session share them out anew when the camera
+    /// moves to another): residency starts from empty there, a held cut
+    /// is let go.
+    pub fn set_slots(&mut self, slots: SlotRange) {
+        assert!(slots.count > 0, "a scene needs a slot");
+        self.streaming.set_slots(slots);
+        self.selection.release();
+    }
+
+    /// The renderer's slots this scene keeps its tiles in.
+    pub fn slots(&self) -> SlotRange {
+        self.streaming.slots()
+    }
+
     /// Holds the current cut (and what it is bound to) still, or lets it go.
     /// While frozen, nothing is selected or streamed; the held cut is drawn
     /// from the moving camera, to inspect it from elsewhere.
@@ -301,8 +334,8 @@ impl TerrainScene {
         drawn.extend(second.iter().flat_map(|(_, s)| drawn_tiles(&s.cut)));
         let streamed = self.streaming.stream(source.as_ref(), &drawn, self.frame, &mut phases);
         let uploads = self.streaming.sort_uploads(&streamed, self.frame)?;
-        let [bindings, second_bindings] =
-            streaming::bind([Some(&cut), second.as_ref().map(|(_, s)| &s.cut)], &streamed.plan);
+        let cuts = [Some(&cut), second.as_ref().map(|(_, s)| &s.cut)];
+        let [bindings, second_bindings] = streaming::bind(cuts, &streamed.plan, self.streaming.slots().first);
         phases.residency_ms = clock.lap();
         // 3. The records of the cuts, the main view's first.
         let mut records = self.selection.record(renderer, &ellipsoid, view, &cut, &bindings);
@@ -334,6 +367,7 @@ impl TerrainScene {
             ui: request.delivery.ui,
             present: request.delivery.present,
             main_area: request.second.and_then(|s| s.main_area),
+            compose: request.delivery.compose,
             second: second_input,
         });
         let outcome = match rendered {
@@ -511,6 +545,7 @@ impl TerrainScene {
             ui: request.delivery.ui,
             present: request.delivery.present,
             main_area: request.second.and_then(|s| s.main_area),
+            compose: request.delivery.compose,
             second,
         })?;
         self.frame += 1;

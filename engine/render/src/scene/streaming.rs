@@ -16,7 +16,7 @@ use planet_terrain::layers::Footprint;
 use planet_terrain::lod::residency::FramePlan;
 use planet_terrain::lod::{Binding, Cut, FrameStatistics, Residency, ResidencySettings};
 
-use super::{BACKGROUND_UPLOADS_PER_FRAME, Loading, SceneSettings, Unreachable};
+use super::{BACKGROUND_UPLOADS_PER_FRAME, Loading, SceneSettings, SlotRange, Unreachable};
 use crate::conv::{EncodedUpload, TILE_UPLOAD_BYTES};
 use crate::error::{RenderError, Result};
 use crate::frame::TileFailure;
@@ -54,6 +54,9 @@ pub(super) struct Completeness {
 #[derive(Debug)]
 pub(super) struct Streaming {
     residency: Residency,
+    /// The renderer's slot residency's slot 0 is (a scene may hold a range
+    /// of them: several bodies share the renderer's slots).
+    first_slot: u32,
     /// The workers of `Loading::Background`.
     loader: Option<TileLoader>,
     /// The upload budget of `Loading::Background` frames.
@@ -84,8 +87,10 @@ impl Streaming {
         if let Loading::Background { .. } = settings.loading {
             uploads = uploads.min(BACKGROUND_UPLOADS_PER_FRAME);
         }
+        let slots = settings.slots.unwrap_or(SlotRange { first: 0, count: renderer.settings().slots });
+        assert!(slots.fits(renderer.settings().slots), "{slots:?} outside the renderer's slots");
         let residency = Residency::new(ResidencySettings {
-            slots: renderer.settings().slots as usize,
+            slots: slots.count as usize,
             frames_in_flight: renderer.settings().frames_in_flight as u64,
             upload_budget_bytes: uploads * TILE_UPLOAD_BYTES,
             tile_bytes: TILE_UPLOAD_BYTES,
@@ -96,6 +101,7 @@ impl Streaming {
         };
         Streaming {
             residency,
+            first_slot: slots.first,
             loader,
             pacer: UploadPacer::new(uploads),
             unreachable_policy: settings.unreachable,
@@ -112,6 +118,19 @@ impl Streaming {
     /// asked for again).
     pub(super) fn device_lost(&mut self) {
         self.residency = Residency::new(*self.residency.settings());
+    }
+
+    /// Residency over the renderer's slots `slots` from now on, planned
+    /// from empty (what they held is uploaded again as needed).
+    pub(super) fn set_slots(&mut self, slots: SlotRange) {
+        let settings = ResidencySettings { slots: slots.count as usize, ..*self.residency.settings() };
+        self.residency = Residency::new(settings);
+        self.first_slot = slots.first;
+    }
+
+    /// The renderer's slots this scene's residency holds.
+    pub(super) fn slots(&self) -> SlotRange {
+        SlotRange { first: self.first_slot, count: self.residency.settings().slots as u32 }
     }
 
     /// Whether tiles are produced by workers (a frame never waits for one).
@@ -224,8 +243,8 @@ impl Streaming {
         let mut failed_for_now = false;
         for (upload, result) in streamed.plan.uploads.iter().zip(&streamed.produced) {
             match result {
-                Ok(Ready::Source(tile)) => uploads.source.push((upload.slot as u32, tile)),
-                Ok(Ready::Encoded(tile)) => uploads.encoded.push((upload.slot as u32, tile)),
+                Ok(Ready::Source(tile)) => uploads.source.push((self.first_slot + upload.slot as u32, tile)),
+                Ok(Ready::Encoded(tile)) => uploads.encoded.push((self.first_slot + upload.slot as u32, tile)),
                 Err(error) if is_transient(error) => {
                     failed_for_now = true;
                     self.unreachable_for_now(upload.tile, error, frame);
@@ -348,15 +367,20 @@ impl Streaming {
 /// in that order, skipping only those with nothing to bind, so one walk
 /// does it; a culled node binds nothing. (A tile drawn by two cuts binds
 /// alike in both, so a skipped node never takes the next cut's binding.)
-pub(super) fn bind<const N: usize>(cuts: [Option<&Cut>; N], plan: &FramePlan) -> [Vec<Option<Binding>>; N] {
-    let mut planned = plan.bindings.iter().peekable();
+/// Bindings name the renderer's slots: residency's, from `first_slot`.
+pub(super) fn bind<const N: usize>(
+    cuts: [Option<&Cut>; N],
+    plan: &FramePlan,
+    first_slot: u32,
+) -> [Vec<Option<Binding>>; N] {
+    let mut planned = plan.bindings.iter().map(|b| Binding { slot: b.slot + first_slot as usize, ..*b }).peekable();
     cuts.map(|cut| {
         cut.map_or_else(Vec::new, |cut| {
             cut.nodes
                 .iter()
                 .map(|n| match n.culled {
                     Some(_) => None,
-                    None => planned.next_if(|b| b.tile == n.tile).copied(),
+                    None => planned.next_if(|b| b.tile == n.tile),
                 })
                 .collect()
         })

@@ -84,7 +84,7 @@ impl Backend {
             device.begin_command_buffer(frame.commands, &begin).during("recording")?;
         }
         let area = crate::renderer::PixelRect::whole(self.settings.size);
-        self.begin_depth_only(frame.commands, area);
+        self.begin_depth_only(frame.commands, area, true);
         let to_host = [memory_barrier(MemoryUse::VertexStorage, MemoryUse::HostRead)];
         // SAFETY: recording inside the depth-only rendering begun above;
         // the barrier makes the vertex stores visible to the host.

@@ -19,7 +19,7 @@ use super::frames::SlotWrite;
 use super::resources::Image;
 use crate::conv::{CLASS_OFFSET, COLOUR_OFFSET, HEIGHT_OFFSET, HORIZON_LAYER_BYTES, SIDE, TILE_UPLOAD_BYTES};
 use crate::error::{Context, Result};
-use crate::renderer::{DrawCalls, FrameInput, PixelRect, lattice_indices_len};
+use crate::renderer::{Compose, DrawCalls, FrameInput, PixelRect, lattice_indices_len};
 use planet_terrain::ground::horizon::HORIZON_TEXELS;
 
 /// One view's share of a frame's recording.
@@ -30,6 +30,9 @@ struct ViewPass<'a> {
     area: PixelRect,
     /// The main view: drawn first, timed, counted, with the rigid bodies.
     main: bool,
+    /// Over what the target holds (a second view, a nearer body), and
+    /// whether with the sky.
+    compose: Compose,
 }
 
 /// The handles of one frame's resources that recording uses (copied, so
@@ -108,6 +111,7 @@ impl Backend {
             records: 0..input.second.map_or(input.records.len(), |second| second.first_record) as u32,
             area: input.main_area.unwrap_or_else(|| PixelRect::whole(self.settings.size)),
             main: true,
+            compose: input.compose,
         };
         self.record_view(commands, frame, &main, input.wireframe, &mut draws);
         if let Some(second) = &input.second {
@@ -116,6 +120,7 @@ impl Backend {
                 records: second.first_record as u32..input.records.len() as u32,
                 area: second.area,
                 main: false,
+                compose: Compose { over_previous: true, sky: input.compose.sky },
             };
             self.record_view(commands, frame, &view, input.wireframe, &mut draws);
         }
@@ -170,7 +175,9 @@ impl Backend {
                 }
             }
         };
-        self.begin_depth_only(commands, view.area);
+        // A second view clears the depth of its own area: beneath it lies
+        // the main view's, from another camera.
+        self.begin_depth_only(commands, view.area, !view.compose.over_previous || !view.main);
         // SAFETY: recording inside the depth-only rendering begun above;
         // the pipeline, set and index buffer are this renderer's, and the
         // instances name records written this frame.
@@ -190,12 +197,12 @@ impl Backend {
         // The main view redraws the target whole; a second view keeps what
         // the main view drew outside its area. The depth pass's writes must
         // land before the shaded pass tests against them.
-        let mut barriers = match view.main {
-            true => self.target.discard_to(ImageUse::ColorTarget),
-            false => self.target.transition(0..1, ImageUse::ColorTarget),
+        let mut barriers = match view.compose.over_previous {
+            false => self.target.discard_to(ImageUse::ColorTarget),
+            true => self.target.transition(0..1, ImageUse::ColorTarget),
         };
         barriers.extend(self.depth.transition(0..1, ImageUse::DepthTarget));
-        let load = if view.main { vk::AttachmentLoadOp::CLEAR } else { vk::AttachmentLoadOp::LOAD };
+        let load = if view.compose.over_previous { vk::AttachmentLoadOp::LOAD } else { vk::AttachmentLoadOp::CLEAR };
         let colour = [vk::RenderingAttachmentInfo::default()
             .image_view(self.target.view)
             .image_layout(ImageUse::ColorTarget.layout())
@@ -249,11 +256,13 @@ impl Backend {
                 device.cmd_draw(commands, 3, 1, 0, 0);
                 draws.body += 1;
             }
-            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.sky);
-            counts.inspect(|&c| self.begin_sky_count(commands, c));
-            device.cmd_draw(commands, 3, 1, 0, 0);
-            counts.inspect(|&c| self.end_sky_count(commands, c));
-            draws.sky += 1;
+            if view.compose.sky {
+                device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.sky);
+                counts.inspect(|&c| self.begin_sky_count(commands, c));
+                device.cmd_draw(commands, 3, 1, 0, 0);
+                counts.inspect(|&c| self.end_sky_count(commands, c));
+                draws.sky += 1;
+            }
             device.cmd_end_rendering(commands);
         }
         stamp(timestamp::SKY_DONE);
@@ -466,20 +475,25 @@ impl Backend {
         }
     }
 
-    /// Begins depth-only rendering into the depth buffer, cleared over
-    /// `area` (the depth pass of a view, and the capture pass). `commands`
-    /// is recording.
-    pub(super) fn begin_depth_only(&mut self, commands: vk::CommandBuffer, area: PixelRect) {
+    /// Begins depth-only rendering into the depth buffer over `area`,
+    /// cleared there (the depth pass of a view, and the capture pass) or
+    /// kept (a nearer body drawn over a farther one). `commands` is
+    /// recording.
+    pub(super) fn begin_depth_only(&mut self, commands: vk::CommandBuffer, area: PixelRect, clear: bool) {
+        let load = if clear { vk::AttachmentLoadOp::CLEAR } else { vk::AttachmentLoadOp::LOAD };
         let depth = vk::RenderingAttachmentInfo::default()
             .image_view(self.depth.view)
             .image_layout(ImageUse::DepthTarget.layout())
-            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .load_op(load)
             .store_op(vk::AttachmentStoreOp::STORE)
             .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 0.0, stencil: 0 } });
         let rendering = vk::RenderingInfo::default().render_area(area.to_vk()).layer_count(1).depth_attachment(&depth);
-        // Cleared: the last frame's (or view's) depth is not kept, only
-        // waited for.
-        let barrier = self.depth.discard_to(ImageUse::DepthTarget);
+        // Cleared, the last frame's (or view's) depth is not kept, only
+        // waited for; kept, the last frame's writes land first.
+        let barrier = match clear {
+            true => self.depth.discard_to(ImageUse::DepthTarget),
+            false => self.depth.transition(0..1, ImageUse::DepthTarget),
+        };
         let device = &self.gpu.device;
         // SAFETY: recording state; the depth image is this renderer's and
         // the barrier puts it in the layout the attachment names.

@@ -259,6 +259,7 @@ fn the_hole_counter_counts_ground_left_undrawn() {
         horizon: None,
         present: false,
         main_area: None,
+        compose: Default::default(),
         second: None,
     };
     renderer.render(&input).expect("frame");
@@ -381,6 +382,7 @@ fn a_slot_written_twice_in_one_frame_keeps_the_last_write_without_validation_mes
         horizon: None,
         present: false,
         main_area: None,
+        compose: Default::default(),
         second: None,
     };
     // Twice: the second frame writes the same layers again, from SHADER_READ.

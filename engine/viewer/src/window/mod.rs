@@ -329,7 +329,8 @@ impl App {
         let ui = self.panel_frame(dt);
         let read_back = self.read_back();
         let Some(live) = &mut self.live else { return Ok(()) };
-        let delivery = Delivery { read_back, wireframe: self.wireframe, ui: ui.as_ref(), present: true };
+        let delivery =
+            Delivery { wireframe: self.wireframe, ui: ui.as_ref(), present: true, ..Delivery::headless(read_back) };
         let report = live.session.draw(&self.run.flight, t, delivery)?;
         if report.device_lost.is_some() {
             self.panels.textures_lost();
