@@ -244,6 +244,27 @@ pub struct Place {
     pub above: f64,
     pub heading: f64,
     pub pitch: f64,
+    /// The body it is on, when not the camera's (a session of several).
+    pub body: Option<Body>,
+}
+
+impl Place {
+    /// Another body of the session, seen whole from above its near side.
+    pub fn over_body(body: &Body) -> Place {
+        let name = body.name();
+        let mut title = name[..1].to_uppercase();
+        title.push_str(&name[1..]);
+        let radius = body.ellipsoid().radii().max_element();
+        Place {
+            name: title,
+            lat: 0.0,
+            lon: 0.0,
+            above: 2.5 * radius,
+            heading: 0.0,
+            pitch: -90.0,
+            body: Some(body.clone()),
+        }
+    }
 }
 
 /// The places the go-to key cycles through and the places panel lists:
@@ -258,11 +279,20 @@ pub fn places(packs: &[(String, planet_terrain::pack::Coverage)], body: &Body) -
         above,
         heading,
         pitch,
+        body: None,
     });
     let regional = packs.iter().filter_map(|(name, coverage)| {
         let framing = Framing::of(*coverage, body)?;
         let above = framing.alt - FRAMING_CLEARANCE_M;
-        Some(Place { name: name.to_uppercase(), lat: framing.lat, lon: framing.lon, above, heading: 0.0, pitch: -90.0 })
+        Some(Place {
+            name: name.to_uppercase(),
+            lat: framing.lat,
+            lon: framing.lon,
+            above,
+            heading: 0.0,
+            pitch: -90.0,
+            body: None,
+        })
     });
     builtin.chain(regional).collect()
 }

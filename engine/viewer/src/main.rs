@@ -16,10 +16,12 @@ mod flight;
 mod gpu_counts;
 mod ground_ahead;
 mod hud;
+mod journey;
 mod keys;
 mod panels;
 mod session;
 mod stats;
+mod system;
 mod views;
 mod window;
 
@@ -39,7 +41,7 @@ use planet_render::scene::{
     Delivery, FrameRequest, Loading, ReadBack, SceneSettings, ShadowMode, TerrainScene, Unreachable, sun_at,
 };
 use planet_render::{GpuSettings, RenderError, Renderer, RendererSettings};
-use planet_terrain::camera::{CameraPath, CameraPose, View};
+use planet_terrain::camera::{CameraPose, View};
 use planet_terrain::geo::body::{Body, Geodetic};
 use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
 use planet_terrain::ground::{EllipsoidSource, GroundStack, HeightSource, ProceduralSource};
@@ -70,50 +72,109 @@ fn renderer_error(error: RenderError) -> anyhow::Error {
     }
 }
 
-/// What the command line opens: the body, its ground, and where a camera
-/// given no place frames it.
+/// What the command line opens: the body the camera starts at, its
+/// ground, where a camera given no place frames it, and the session's other
+/// bodies with theirs.
 struct Opened {
     body: Body,
     source: Option<Arc<dyn HeightSource>>,
     framing: Option<Framing>,
-    /// The packs by name, bottom first, with their boxes.
+    /// The camera body's packs by name, bottom first, with their boxes.
     packs: Vec<(String, planet_terrain::pack::Coverage)>,
+    /// The other bodies: those the packs, `--body` or the path's keyframes
+    /// name besides the camera's, each on its packs or analytic ground.
+    others: Vec<(Body, Option<Arc<dyn HeightSource>>)>,
+    /// `--path`, its keyframes' bodies resolved.
+    journey: Option<journey::Journey>,
 }
 
-/// The packs' ground over the ellipsoid (or `--procedural`), and the
-/// framing of the top pack where every pack is regional.
+/// The packs' ground over the ellipsoid (or `--procedural`) for each body
+/// the command line names: the packs' bodies (packs of one body stack), the
+/// `--body` the camera starts at, and the bodies of the path's keyframes.
+/// The camera starts at the path's first keyframe's body, else `--body`,
+/// else the first pack's; with one body, and a regional pack alone, the
+/// camera frames the pack.
 fn open_source(cli: &Cli, opener: &PackOpener) -> Result<Opened> {
-    let packs = open_packs(cli, opener)?;
-    let all_regional = !packs.is_empty() && packs.iter().all(|p| !p.source.pack().header().coverage.is_global());
+    let mut by_body: Vec<(Body, Vec<planet_terrain::ground::StackedPack>)> = Vec::new();
+    for pack in open_packs(cli, opener)? {
+        match by_body.iter_mut().find(|(body, _)| body.name() == pack.source.body().name()) {
+            Some((_, packs)) => packs.push(pack),
+            None => by_body.push((pack.source.body().clone(), vec![pack])),
+        }
+    }
     let named = match &cli.body {
         Some(name) => Some(Body::named(name).with_context(|| format!("--body '{name}'"))?),
         None => None,
     };
-    let body = match (packs.first(), named) {
-        (Some(pack), Some(named)) if named.name() != pack.source.body().name() => bail!(
-            "--body {} but the packs are of {} (first: {}): a session draws one body; give packs of {} or none",
-            named.name(),
-            pack.source.body().name(),
-            pack.name,
-            named.name()
-        ),
-        (Some(pack), _) => pack.source.body().clone(),
-        (None, named) => named.unwrap_or_else(Body::earth),
+    let start = named.clone().or_else(|| by_body.first().map(|(b, _)| b.clone())).unwrap_or_else(Body::earth);
+    let journey = match &cli.path {
+        Some(file) => {
+            let text = std::fs::read_to_string(file).with_context(|| format!("reading path {}", file.display()))?;
+            Some(journey::Journey::from_json(&text, &start).with_context(|| format!("path {}", file.display()))?)
+        }
+        None => None,
     };
+    let camera_body = journey.as_ref().map_or(start.clone(), |j| j.first().0.clone());
+    let mut bodies: Vec<Body> = by_body.iter().map(|(b, _)| b.clone()).collect();
+    let named_bodies = [Some(start), Some(camera_body.clone())].into_iter().flatten();
+    for body in named_bodies.chain(journey.iter().flat_map(|j| j.bodies().into_iter().cloned())) {
+        if !bodies.iter().any(|b| b.name() == body.name()) {
+            bodies.push(body);
+        }
+    }
+    if bodies.len() > 1 {
+        let time = cli.time.unwrap_or(planet_terrain::camera::Instant::J2000);
+        if let Some(unplaced) = bodies.iter().find(|b| planet_terrain::geo::system::placement(b, time).is_none()) {
+            bail!(
+                "a session of several bodies places each by its ephemeris, and {} has none (bodies: {}); \
+                 give the packs of one body, or of earth, moon and mars",
+                unplaced.name(),
+                bodies.iter().map(|b| b.name().to_string()).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    let mut others = Vec::new();
+    let mut camera = None;
+    for body in bodies {
+        let packs = by_body.iter().position(|(b, _)| b.name() == body.name()).map(|k| by_body.remove(k).1);
+        let ground = body_ground(cli, &body, packs.unwrap_or_default())?;
+        if body.name() == camera_body.name() {
+            camera = Some((body, ground));
+        } else {
+            others.push((body, ground.source));
+        }
+    }
+    let (body, ground) = camera.expect("the camera's body is among the bodies");
+    // A regional pack alone is framed; not in a session of several bodies.
+    let framing = ground.framing.filter(|_| others.is_empty());
+    Ok(Opened { body, source: ground.source, framing, packs: ground.packs, others, journey })
+}
+
+/// One body's ground, as [`open_source`] opens it.
+struct BodyGround {
+    source: Option<Arc<dyn HeightSource>>,
+    framing: Option<Framing>,
+    packs: Vec<(String, planet_terrain::pack::Coverage)>,
+}
+
+/// `packs` (of `body`) stacked over the ellipsoid or `--procedural`, with
+/// the framing of the top pack where every pack is regional.
+fn body_ground(cli: &Cli, body: &Body, packs: Vec<planet_terrain::ground::StackedPack>) -> Result<BodyGround> {
     let procedural: Option<Arc<dyn HeightSource>> = match cli.procedural {
         Some(seed) => Some(Arc::new(ProceduralSource::new(body.clone(), seed))),
         None => None,
     };
     if packs.is_empty() {
-        return Ok(Opened { body, source: procedural, framing: None, packs: Vec::new() });
+        return Ok(BodyGround { source: procedural, framing: None, packs: Vec::new() });
     }
+    let all_regional = packs.iter().all(|p| !p.source.pack().header().coverage.is_global());
     let framing =
-        packs.last().filter(|_| all_regional).and_then(|p| Framing::of(p.source.pack().header().coverage, &body));
+        packs.last().filter(|_| all_regional).and_then(|p| Framing::of(p.source.pack().header().coverage, body));
     let base = procedural.unwrap_or_else(|| Arc::new(EllipsoidSource::new(body.clone())));
     let stack = GroundStack::new(base, packs)?;
     let packs = stack.packs();
     let source: Arc<dyn HeightSource> = Arc::new(stack.with_detail(cli.detail.on));
-    Ok(Opened { body, source: Some(source), framing, packs })
+    Ok(BodyGround { source: Some(source), framing, packs })
 }
 
 /// The packs that open. One that fails at open (missing, a corrupt header,
@@ -174,33 +235,27 @@ fn run(mut cli: Cli, placed: bool) -> Result<()> {
     ));
     let opener = PackOpener::reading_urls(http.opener());
     cli.check_paths()?;
-    let Opened { body, source, framing, packs } = open_source(&cli, &opener)?;
+    let Opened { body, source, framing, packs, others, journey } = open_source(&cli, &opener)?;
     if let Some(framing) = framing.filter(|_| !placed) {
         (cli.lat, cli.lon) = (framing.lat, framing.lon);
         if cli.alt.is_none() && cli.agl.is_none() {
             cli.alt = Some(framing.alt);
         }
     }
-    let path = match &cli.path {
-        Some(file) => {
-            let text = std::fs::read_to_string(file).with_context(|| format!("reading path {}", file.display()))?;
-            Some(CameraPath::from_json(&text).with_context(|| format!("path {}", file.display()))?)
-        }
-        None => None,
-    };
     if let Some(dir) = &cli.frames {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     if let Some(shot) = cli.shot.clone() {
-        return shot_mode(&cli, &http, body, source, size, &shot);
+        return shot_mode(&cli, &http, (body, source, others), size, &shot);
     }
     let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
     if display && !cli.headless {
-        let places = flight::places(&packs, &body);
-        return window_mode(&cli, &http, (body, source, places), size, path);
+        let mut places = flight::places(&packs, &body);
+        places.extend(others.iter().map(|(other, _)| flight::Place::over_body(other)));
+        return window_mode(&cli, &http, (body, source, places), others, size, journey);
     }
-    match path {
-        Some(path) => path_mode(&cli, &http, body, source, size, &path),
+    match journey {
+        Some(journey) => path_mode(&cli, &http, (body, source, others), size, &journey),
         None => bail!(
             "no display to open a window on (DISPLAY is not set); pass --shot OUT.png for one frame, \
              or --path FILE.json --frames DIR for a headless fly-through"
@@ -259,14 +314,11 @@ fn check_validation(renderer: &Renderer) -> Result<()> {
     Ok(())
 }
 
-fn shot_mode(
-    cli: &Cli,
-    http: &HttpPacks,
-    body: Body,
-    source: Option<Arc<dyn HeightSource>>,
-    size: (u32, u32),
-    shot: &Path,
-) -> Result<()> {
+/// The camera's body and ground, and the session's other bodies with theirs.
+type Grounds = (Body, Option<Arc<dyn HeightSource>>, Vec<(Body, Option<Arc<dyn HeightSource>>)>);
+
+fn shot_mode(cli: &Cli, http: &HttpPacks, grounds: Grounds, size: (u32, u32), shot: &Path) -> Result<()> {
+    let (body, source, others) = grounds;
     let at = Geodetic::from_degrees(cli.lat, cli.lon, 0.0);
     let (height, above_ground) = camera_height(cli, source.as_deref(), at)?;
     if !height.is_finite() || height < -20_000.0 {
@@ -278,31 +330,30 @@ fn shot_mode(
     let mut renderer = Renderer::new(renderer_settings(cli, size, views::Layout::Beside)).map_err(renderer_error)?;
     let settings = scene_settings(cli, size, session::near_plane(above_ground));
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
+    let mut others = other_scenes(others, settings, &renderer);
+    share_slots(&renderer, &mut scene, &mut others);
     let start = start_time(cli, &body, cli.lon);
     scene.set_sky_turn(planet_render::scene::sky_turn_at(&body, start));
     scene.set_season(Some(planet_render::scene::season_at(start)));
     let sun = sun_at(&body, start);
-    // A shot waiting on many tiles says how it is coming along, every 2 s.
-    let mut said = std::time::Instant::now();
-    let mut tell = |frame: u32, report: &planet_render::scene::FrameReport| {
-        session::report_lost_device(report);
-        if said.elapsed() >= std::time::Duration::from_secs(2) {
-            said = std::time::Instant::now();
-            let s = &report.statistics;
-            planet_cli::report::message(&format!(
-                "planet-view: shot: frame {frame}, {} tiles pending, {} uploaded, {:.2} px error so far",
-                s.pending_requests, s.uploads, s.effective_screen_error_pixels
-            ));
-        }
-    };
+    let mut tell = shot_progress();
     let mut second = second_viewer(cli, views::Layout::Beside);
     let target = renderer.settings().size;
     let second_view = second
         .as_mut()
         .map(|s| s.request(&body, scene.source().map(|s| s.as_ref()), scene.edits(), cli.fov.to_radians(), target));
     let request = FrameRequest { second: second_view, ..FrameRequest::headless(view, sun, ReadBack::Never) };
-    let (report, image, frames) =
-        scene.render_until_resident_with(&mut renderer, &request, cli.max_frames as u32, &mut tell)?;
+    let near = session::near_plane(above_ground);
+    let (report, image, frames, other_bodies) = system::render_until_resident(
+        &mut renderer,
+        &mut scene,
+        &mut others,
+        &request,
+        near,
+        start,
+        cli.max_frames as u32,
+        &mut tell,
+    )?;
     session::report_lost_device(&report);
     session::report_failures(&mut scene);
     let unfinished = stats::unfinished(&report);
@@ -323,6 +374,7 @@ fn shot_mode(
         };
         let mut shot_stats = stats::ShotStats::new(context, &report, counts.as_ref());
         shot_stats.view2 = second.as_ref().zip(report.second.as_ref()).map(|(s, r)| stats::SecondViewStats::new(s, r));
+        (shot_stats.body, shot_stats.other_bodies) = (body.name().to_string(), other_bodies);
         planet_cli::fs::write_json(path, &shot_stats)?;
     }
     check_validation(&renderer)?;
@@ -337,6 +389,22 @@ fn shot_mode(
     let said = ShotSaid { unfinished: &unfinished, no_data_pixels, counts: counts.as_ref() };
     say_shot(&body, &renderer, &report, frames, target, &said, shot);
     Ok(())
+}
+
+/// A shot waiting on many tiles says how it is coming along, every 2 s.
+fn shot_progress() -> impl FnMut(u32, &planet_render::scene::FrameReport) {
+    let mut said = std::time::Instant::now();
+    move |frame, report| {
+        session::report_lost_device(report);
+        if said.elapsed() >= std::time::Duration::from_secs(2) {
+            said = std::time::Instant::now();
+            let s = &report.statistics;
+            planet_cli::report::message(&format!(
+                "planet-view: shot: frame {frame}, {} tiles pending, {} uploaded, {:.2} px error so far",
+                s.pending_requests, s.uploads, s.effective_screen_error_pixels
+            ));
+        }
+    }
 }
 
 /// What the shot's line says beside the frame's report.
@@ -389,9 +457,9 @@ fn no_data_said(pixels: Option<u32>, size: (u32, u32)) -> String {
     }
 }
 
-fn start_pose(cli: &Cli, source: Option<&dyn HeightSource>, path: Option<&CameraPath>) -> Result<CameraPose> {
-    if let Some(path) = path {
-        return Ok(path.pose(path.start()));
+fn start_pose(cli: &Cli, source: Option<&dyn HeightSource>, journey: Option<&journey::Journey>) -> Result<CameraPose> {
+    if let Some(journey) = journey {
+        return Ok(journey.first().1);
     }
     let at = Geodetic::from_degrees(cli.lat, cli.lon, 0.0);
     let (height, _) = camera_height(cli, source, at)?;
@@ -433,29 +501,59 @@ fn new_session(
     Ok(session)
 }
 
+/// The scenes of the session's other bodies (their slots shared out by
+/// the session or [`share_slots`]).
+fn other_scenes(
+    others: Vec<(Body, Option<Arc<dyn HeightSource>>)>,
+    settings: SceneSettings,
+    renderer: &Renderer,
+) -> Vec<TerrainScene> {
+    let settings = SceneSettings { shadows: ShadowMode::Off, ..settings };
+    others.into_iter().map(|(body, source)| TerrainScene::new(body, source, renderer, settings)).collect()
+}
+
+/// Shares the renderer's slots out between the camera's scene and the others.
+fn share_slots(renderer: &Renderer, scene: &mut TerrainScene, others: &mut [TerrainScene]) {
+    if others.is_empty() {
+        return;
+    }
+    let ranges = system::share_slots(renderer.settings().slots, others.len());
+    scene.set_slots(ranges[0]);
+    for (other, range) in others.iter_mut().zip(&ranges[1..]) {
+        other.set_slots(*range);
+    }
+}
+
+/// Says that the camera crossed to another body, if it did.
+fn say_crossing(crossing: Option<String>) {
+    if let Some(crossing) = crossing {
+        planet_cli::report::message(&format!("planet-view: {crossing}"));
+    }
+}
+
 /// `--view2`'s viewer, drawn as `layout` says, if asked for.
 fn second_viewer(cli: &Cli, layout: views::Layout) -> Option<views::SecondViewer> {
     cli.view2.map(|camera| views::SecondViewer::new(camera, cli.sse2.unwrap_or(cli.sse), layout))
 }
 
 /// A scripted path flown headless: every frame drawn (and written with
-/// --frames), at fixed steps of 1/fps seconds of path time.
-fn path_mode(
-    cli: &Cli,
-    http: &HttpPacks,
-    body: Body,
-    source: Option<Arc<dyn HeightSource>>,
-    size: (u32, u32),
-    path: &CameraPath,
-) -> Result<()> {
+/// --frames), at fixed steps of 1/fps seconds of path time; across bodies
+/// when its keyframes name several (the camera at the nearest).
+fn path_mode(cli: &Cli, http: &HttpPacks, grounds: Grounds, size: (u32, u32), path: &journey::Journey) -> Result<()> {
+    let (body, source, others) = grounds;
     let renderer = Renderer::new(renderer_settings(cli, size, views::Layout::Beside)).map_err(renderer_error)?;
     let fov = cli.fov.to_radians();
-    let mut session = new_session(scene_settings(cli, size, 1.0), fov, &body, source, renderer, cli.scene.as_deref())?;
+    let settings = scene_settings(cli, size, 1.0);
+    let mut session = new_session(settings, fov, &body, source, renderer, cli.scene.as_deref())?;
+    let others = other_scenes(others, settings, &session.renderer);
+    session.set_other_bodies(others);
+    session.shadows = settings.shadows;
     session.second = second_viewer(cli, views::Layout::Beside);
-    let mut flight = flight::Flight::new(path.pose(path.start()), flight::Mode::Free);
+    let first = path.first().1;
+    let mut flight = flight::Flight::new(first, flight::Mode::Free);
     let frames = path_frames(path.duration(), cli.fps)?;
     let read_back = session::read_back_for(cli.frames.as_deref());
-    let start = start_time(cli, &body, path.pose(path.start()).lon);
+    let start = start_time(cli, &body, first.lon);
     let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
     let centre = (f64::from(size.0) / 2.0, f64::from(size.1) / 2.0);
     // Recorded frames carry the readouts (camera, frame), not the controls.
@@ -464,20 +562,26 @@ fn path_mode(
         panels.interactive = false;
         panels
     });
+    // Where a body stands at a path time.
+    let place = |body: &Body, t: f64| {
+        planet_terrain::geo::system::placement(body, start.plus_seconds(t * cli.time_rate))
+            .expect("a session of several bodies holds preset bodies only")
+    };
     // Frames written, on a terminal as a bar, in a log as a line every ten
     // seconds with the tiles still pending (a long --frames run said
     // nothing until its end).
     if cli.frames.is_some() {
-        flight.set_pose(path.pose(path.start()));
         session.clock = start.plus_seconds(path.start() * cli.time_rate);
+        say_crossing(session.place_camera(&mut flight, path.at(path.start(), &place)));
         session.settle_roots(&flight, 200)?;
     }
     let progress = planet_cli::progress::JobProgress::new("frames");
     let mut said_pending = std::time::Instant::now();
     for k in 0..frames {
         let t = path.start() + k as f64 / cli.fps;
-        flight.set_pose(path.pose(t));
         session.clock = start.plus_seconds(t * cli.time_rate);
+        let before = (session.body().name().to_string(), flight.pose());
+        say_crossing(session.place_camera(&mut flight, path.at(t, &place)));
         let ground = session.ground_height(flight.lat, flight.lon);
         flight.keep_above(ground);
         // Headless, the script drops bodies (BALL, CRATE) and nothing else.
@@ -490,12 +594,14 @@ fn path_mode(
         }
         session.bodies.advance(&session.scene, 1.0 / cli.fps)?;
         let ui = panels.as_mut().map(|p| {
-            // The path's speed over the last step (body-fixed metres per second).
+            // The speed over the last step (body-fixed metres per second;
+            // 0 on the step that crossed to another body).
+            let camera = session.body().clone();
             let at = |pose: CameraPose| {
-                body.ellipsoid().geodetic_to_point(Geodetic::from_degrees(pose.lat, pose.lon, pose.alt))
+                camera.ellipsoid().geodetic_to_point(Geodetic::from_degrees(pose.lat, pose.lon, pose.alt))
             };
-            let speed =
-                if k == 0 { 0.0 } else { (at(path.pose(t)) - at(path.pose(t - 1.0 / cli.fps))).length() * cli.fps };
+            let crossed = before.0 != camera.name();
+            let speed = if k == 0 || crossed { 0.0 } else { (at(flight.pose()) - at(before.1)).length() * cli.fps };
             headless_panels(p, &mut session, &flight, size, speed)
         });
         let delivery = Delivery { ui: ui.as_ref(), ..Delivery::headless(read_back) };
@@ -562,8 +668,9 @@ fn window_mode(
     cli: &Cli,
     http: &HttpPacks,
     ground: (Body, Option<Arc<dyn HeightSource>>, Vec<flight::Place>),
+    others: Vec<(Body, Option<Arc<dyn HeightSource>>)>,
     size: (u32, u32),
-    path: Option<CameraPath>,
+    path: Option<journey::Journey>,
 ) -> Result<()> {
     let (body, source, places) = ground;
     let start = start_pose(cli, source.as_deref(), path.as_ref())?;
@@ -594,6 +701,9 @@ fn window_mode(
             let file = scene_file.as_deref().filter(|f| f.exists());
             let mut session = new_session(settings, fov, &factory_body, source.clone(), renderer, file)?;
             session.second.clone_from(&second);
+            session.shadows = settings.shadows;
+            let others = other_scenes(others.clone(), settings, &session.renderer);
+            session.set_other_bodies(others);
             Ok(session)
         }),
         authoring: authoring::Authoring::for_file(

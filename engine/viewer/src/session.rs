@@ -64,7 +64,7 @@ fn evict_far(cache: &mut GroundCache, body: &Body, at: Geodetic, depth: u8) -> V
 }
 
 /// One frame, as the log keeps it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct FrameLog {
     pub at: crate::stats::FrameTiming,
     /// Of `at.thread_cpu_ms`, reading the ground under the camera.
@@ -105,7 +105,7 @@ pub struct Session {
     last_ground_at: Option<(f64, f64)>,
     pub log: Vec<FrameLog>,
     /// What was said about the ground's source failing and answering again.
-    source_notices: Vec<String>,
+    pub(crate) source_notices: Vec<String>,
     logged: HashMap<u64, usize>,
     /// When the session began ([`crate::stats::FrameTiming::wall_s`]).
     began: std::time::Instant,
@@ -113,6 +113,11 @@ pub struct Session {
     pub bodies: crate::bodies::Bodies,
     /// The second view (`--view2`), drawn in every frame with the main one.
     pub second: Option<crate::views::SecondViewer>,
+    /// The session's other bodies, drawn before the camera's
+    /// (`crate::system`); empty with one body.
+    pub others: Vec<TerrainScene>,
+    /// The shadows the camera's body is drawn with (others go without).
+    pub shadows: planet_render::scene::ShadowMode,
     // Declared last, so dropped last here; the window that owns the surface
     // is dropped after the whole session.
     pub renderer: Renderer,
@@ -137,12 +142,23 @@ impl Session {
             began: std::time::Instant::now(),
             bodies: crate::bodies::Bodies::default(),
             second: None,
+            others: Vec::new(),
+            shadows: planet_render::scene::ShadowMode::On,
             renderer,
         }
     }
 
     pub fn body(&self) -> &Body {
         self.scene.body()
+    }
+
+    /// Drops what was read of the ground (a new body under the camera).
+    pub(crate) fn forget_the_ground(&mut self) {
+        self.ground_cache = GroundCache::default();
+        self.drawn_ground_cache = GroundCache::default();
+        self.ground_generation = usize::MAX;
+        self.ground_ahead = crate::ground_ahead::GroundAhead::default();
+        self.last_ground_at = None;
     }
 
     /// The top of the surface (metres) under a latitude/longitude
@@ -276,13 +292,21 @@ impl Session {
         // Within a kilometre of the ground this is the fixed 1 m.
         self.ground_spacing_m = (above_ground / 1000.0).clamp(GROUND_SPACING_M, 10_000.0);
         let (view, sun) = self.aim(flight, above_ground);
+        let others = self.draw_other_bodies(&view, near_plane(above_ground)).context("drawing the other bodies")?;
         self.renderer.set_bodies(&self.bodies.draws(view.position));
-        let request = FrameRequest { view, sun, delivery, second: self.second_view() };
+        let compose = planet_render::Compose { over_previous: !others.is_empty(), sky: true };
+        let request =
+            FrameRequest { view, sun, delivery: Delivery { compose, ..delivery }, second: self.second_view() };
         let report = self.scene.frame(&mut self.renderer, &request).context("drawing a frame")?;
         report_lost_device(&report);
+        if report.device_lost.is_some() {
+            self.gpu_lost_except(None);
+        }
         self.source_notices.extend(report_failures(&mut self.scene));
         let at = crate::stats::FrameTiming {
             frame: self.log.len() as u64,
+            body: self.body().name().to_string(),
+            other_bodies: others,
             t,
             lat: flight.lat,
             lon: flight.lon,
@@ -380,7 +404,7 @@ impl Session {
     /// What the panels show for the latest frame (`speed` is the window's).
     pub fn readout(&mut self, flight: &Flight, mode: &str, cursor: Option<&str>) -> crate::panels::Readout {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
-        let last = self.log.last().copied().unwrap_or_default();
+        let last = self.log.last().cloned().unwrap_or_default();
         let gpu_ms = self.log.iter().rev().find_map(|l| l.gpu).map(|g| g.total_ms());
         let (w, h) = self.renderer.settings().size;
         let no_data_share = self
@@ -391,6 +415,7 @@ impl Session {
             .map(|p| f64::from(p) / (f64::from(w) * f64::from(h)).max(1.0));
         let s = last.report.statistics;
         crate::panels::Readout {
+            body: self.body().name().to_string(),
             lat: flight.lat,
             lon: flight.lon,
             alt: flight.alt,

@@ -23,6 +23,9 @@ pub struct ShotStats {
     pub device: String,
     pub width: u32,
     pub height: u32,
+    /// The body the camera is at, and the others the picture shows.
+    pub body: String,
+    pub other_bodies: Vec<String>,
     /// Where the camera stood (degrees; metres above the ellipsoid): given,
     /// or framing a regional pack when no place was.
     pub camera_lat: f64,
@@ -167,6 +170,8 @@ impl ShotStats {
             device: context.renderer.device_name().to_owned(),
             width: context.size.0,
             height: context.size.1,
+            body: String::new(),
+            other_bodies: Vec::new(),
             camera_lat: context.camera.0,
             camera_lon: context.camera.1,
             camera_alt_m: context.camera.2,
@@ -296,9 +301,14 @@ impl FlightSummary {
 
 /// Where and when a logged frame was, and what it cost the host: kept in
 /// the session's log and written flat into each frame's `--stats` entry.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct FrameTiming {
     pub frame: u64,
+    /// The body the camera is at (nearest), whose ground `lat`, `lon`,
+    /// `alt` and `above_ground_m` are on.
+    pub body: String,
+    /// The other bodies drawn in the frame (in view), far ones first.
+    pub other_bodies: Vec<String>,
     pub t: f64,
     pub lat: f64,
     pub lon: f64,
@@ -383,7 +393,7 @@ impl From<&FrameLog> for FrameStats {
         let p = &l.report.phases;
         let d = &l.report.draw_calls;
         FrameStats {
-            at: l.at,
+            at: l.at.clone(),
             thread_cpu_phases_ms: PhasesMs {
                 ground: l.ground_ms,
                 selection: p.selection_ms,
@@ -449,6 +459,7 @@ mod tests {
                 "above_ground_m",
                 "alt",
                 "analytic_body_drawn",
+                "body",
                 "bounds_from_source",
                 "covers_body",
                 "cpu_ms",
@@ -465,6 +476,7 @@ mod tests {
                 "no_data_pixels",
                 "nodes_drawn",
                 "nodes_selected",
+                "other_bodies",
                 "pending_requests",
                 "presented",
                 "retrying_tiles",

@@ -135,6 +135,12 @@ impl CameraPath {
         CameraPath::new(keys)
     }
 
+    /// Keyframe `k`, as the path holds it (longitude and heading unwrapped
+    /// toward the keyframe before).
+    pub fn keyframe(&self, k: usize) -> Keyframe {
+        self.keys[k]
+    }
+
     pub fn duration(&self) -> f64 {
         self.keys.last().map_or(0.0, |k| k.t) - self.keys[0].t
     }

@@ -292,6 +292,13 @@ impl TerrainScene {
         }
     }
 
+    /// The renderer's device was lost and made again during another
+    /// scene's frame (scenes of several bodies share a renderer): this
+    /// scene's slots are empty too, and it uploads what it draws afresh.
+    pub fn device_was_lost(&mut self) {
+        self.device_lost();
+    }
+
     /// What the GPU held is gone (a lost device, made again): the slots
     /// are empty, the horizon map's texels unsent, a held cut's bindings
     /// void.

@@ -29,6 +29,8 @@ use crate::flight::Place;
 /// What the panels show about the latest frame and the camera.
 #[derive(Clone, Debug, Default)]
 pub struct Readout {
+    /// The body below the camera (its nearest): what the place is on.
+    pub body: String,
     pub lat: f64,
     pub lon: f64,
     /// Height above the ellipsoid and above the ground, metres.

@@ -22,6 +22,7 @@ fn hemisphere(v: f64, pos: char, neg: char) -> String {
 pub(super) fn camera(ui: &mut egui::Ui, r: &Readout) {
     egui::Grid::new("camera").num_columns(2).show(ui, |ui| {
         let rows = [
+            ("Body", r.body.clone()),
             ("Latitude", hemisphere(r.lat, 'N', 'S')),
             ("Longitude", hemisphere(r.lon, 'E', 'W')),
             ("Above ellipsoid", metres(r.alt)),

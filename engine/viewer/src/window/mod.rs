@@ -20,7 +20,8 @@ use anyhow::{Context, Result, anyhow};
 use planet_render::egui;
 use planet_render::scene::Delivery;
 use planet_render::{Renderer, RendererSettings, WindowHandles};
-use planet_terrain::camera::{CameraPath, Instant as UtcInstant};
+use planet_terrain::camera::Instant as UtcInstant;
+use planet_terrain::geo::body::Body;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
@@ -31,6 +32,7 @@ use winit::window::{Window, WindowId};
 
 use crate::authoring::Authoring;
 use crate::flight::{Controls, Flight, Mode, fly_to};
+use crate::journey::Journey;
 use crate::session::Session;
 
 mod actions;
@@ -48,7 +50,7 @@ pub struct WindowRun {
     pub vsync: bool,
     pub flight: Flight,
     /// A scripted path flown at `fps` (fixed steps), then exit if `exit_at_end`.
-    pub path: Option<(CameraPath, f64)>,
+    pub path: Option<(Journey, f64)>,
     /// The instant of the first frame; a path's time (times `time_rate`)
     /// adds to it.
     pub start_time: UtcInstant,
@@ -95,7 +97,7 @@ struct App {
     last: Option<Instant>,
     frame: usize,
     place: usize,
-    travel: Option<(CameraPath, f64)>,
+    travel: Option<(Journey, f64)>,
     ctrl: bool,
     /// Where the left button went down (a click selects, a drag turns).
     pressed_at: Option<(f64, f64)>,
@@ -262,6 +264,20 @@ impl App {
         }
     }
 
+    /// The scripted input due at this frame (`--script`).
+    fn run_script(&mut self) {
+        let due: Vec<Scripted> = self.run.script.iter().filter(|s| s.frame == self.frame).copied().collect();
+        for input in due {
+            if let Some(at) = input.at {
+                self.cursor = at;
+            }
+            match input.key {
+                Some((code, ctrl)) => self.scripted_key(code, ctrl),
+                None => self.click(),
+            }
+        }
+    }
+
     fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
         let Some(live) = &mut self.live else { return Ok(()) };
         let size = live.window.inner_size();
@@ -273,36 +289,30 @@ impl App {
         {
             let _ = live.window.request_inner_size(PhysicalSize::new(w, h));
         }
-        let due: Vec<Scripted> = self.run.script.iter().filter(|s| s.frame == self.frame).copied().collect();
-        for input in due {
-            if let Some(at) = input.at {
-                self.cursor = at;
-            }
-            match input.key {
-                Some((code, ctrl)) => self.scripted_key(code, ctrl),
-                None => self.click(),
-            }
-        }
+        self.run_script();
         let Some(live) = &mut self.live else { return Ok(()) };
         let now = Instant::now();
         let (wall_dt, dt) = clock::redraw_times(self.last, now);
         self.last = Some(now);
         let session = &mut live.session;
         let mut t = 0.0;
+        let mut crossing = None;
         if let Some((path, fps)) = &self.run.path {
             t = path.start() + self.frame as f64 / fps;
+            self.clock.now = self.run.start_time.plus_seconds(t * self.run.time_rate);
+            session.clock = self.clock.now;
             if t > path.start() + path.duration() + 0.5 / fps {
                 if self.run.exit_at_end {
                     event_loop.exit();
                     return Ok(());
                 }
             } else {
-                self.run.flight.set_pose(path.pose(t));
+                crossing = session.place_camera(&mut self.run.flight, path.at(t, &placed_at(session.clock)));
             }
-            self.clock.now = self.run.start_time.plus_seconds(t * self.run.time_rate);
         } else if let Some((path, elapsed)) = &mut self.travel {
             *elapsed += dt;
-            self.run.flight.set_pose(path.pose(*elapsed));
+            let stop = path.at(path.start() + *elapsed, &placed_at(session.clock));
+            crossing = session.place_camera(&mut self.run.flight, stop);
             if *elapsed >= path.duration() {
                 self.travel = None;
             }
@@ -313,6 +323,10 @@ impl App {
             let height = f64::from(size.height);
             let body = session.body().clone();
             self.run.flight.step(&body, &controls, dt, height, fov, |lat, lon| session.ground_height(lat, lon));
+            crossing = session.follow_nearest(&mut self.run.flight);
+        }
+        if let Some(crossing) = crossing {
+            planet_cli::report::message(&format!("planet-view: {crossing}"));
         }
         if self.run.path.is_none() {
             self.clock.advance(wall_dt);
@@ -352,6 +366,16 @@ impl App {
         let Some(place) = self.panels.places.get(k) else { return };
         let (name, lat, lon, above, heading, pitch) =
             (place.name.clone(), place.lat, place.lon, place.above, place.heading, place.pitch);
+        live.window.set_title(&format!("planet-view: {}", name.to_lowercase()));
+        let here = live.session.body().clone();
+        if let Some(there) = place.body.clone().filter(|b| b.name() != here.name()) {
+            // Another body: through space, to above its ellipsoid (its
+            // ground is read once the camera is at it).
+            let to = planet_terrain::camera::CameraPose { lat, lon, alt: above, heading, pitch };
+            let journey = Journey::transfer((&here, self.run.flight.pose()), (&there, to), 8.0);
+            self.travel = Some((journey, 0.0));
+            return;
+        }
         let ground = live.session.ground_height(lat, lon);
         let to = planet_terrain::camera::CameraPose { lat, lon, alt: ground + above, heading, pitch };
         if !self.run.time_fixed {
@@ -359,8 +383,7 @@ impl App {
             self.clock.now = clock::keeping_local_time(live.session.body(), self.clock.now, from_lon, lon);
         }
         let path = fly_to(self.run.flight.pose(), to, live.session.body(), 6.0);
-        live.window.set_title(&format!("planet-view: {}", name.to_lowercase()));
-        self.travel = Some((path, 0.0));
+        self.travel = Some((Journey::on_one_body(&here, path), 0.0));
     }
 
     fn frame_body(&mut self) {
@@ -368,7 +391,17 @@ impl App {
         let radius = live.session.body().ellipsoid().radii().x;
         let from = self.run.flight.pose();
         let to = planet_terrain::camera::CameraPose { alt: 2.5 * radius, heading: 0.0, pitch: -90.0, ..from };
-        self.travel = Some((fly_to(from, to, live.session.body(), 3.0), 0.0));
+        let path = fly_to(from, to, live.session.body(), 3.0);
+        self.travel = Some((Journey::on_one_body(live.session.body(), path), 0.0));
+    }
+}
+
+/// Where each body stands at `clock` (a journey's places; every body of a
+/// session of several is a preset one).
+fn placed_at(clock: planet_terrain::camera::Instant) -> impl Fn(&Body, f64) -> planet_terrain::geo::system::Placement {
+    move |body, _| {
+        planet_terrain::geo::system::placement(body, clock)
+            .expect("a session of several bodies holds preset bodies only")
     }
 }
 

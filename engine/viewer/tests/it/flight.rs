@@ -560,22 +560,124 @@ fn a_device_lost_mid_flight_is_made_again_and_the_flight_goes_on() {
     }
 }
 
-/// #54: `--body moon` beside an Earth pack was silently ignored (the Earth
-/// drawn, the camera over it). Until a session draws several bodies it is
-/// refused, naming both bodies and the pack; the packs' own body is fine.
+/// The instant the Earth-Moon tests draw: the day before the full Moon of
+/// 2026-04-02, its near side lit.
+const NEAR_FULL_MOON: &str = "2026-04-01T12:00:00Z";
+
+/// Where the Moon stands over the Earth at `NEAR_FULL_MOON` (the sub-lunar
+/// point, degrees), from the system the viewer places bodies with.
+fn sub_lunar_point() -> (f64, f64) {
+    use planet_terrain::camera::Instant;
+    use planet_terrain::geo::system::placement;
+    let at = Instant::parse_rfc3339(NEAR_FULL_MOON).expect("a time");
+    let earth = placement(&Body::earth(), at).expect("the Earth");
+    let moon = placement(&Body::moon(), at).expect("the Moon");
+    let d = earth.direction_to_body(moon.centre.normalize());
+    (d.z.asin().to_degrees(), d.y.atan2(d.x).to_degrees())
+}
+
+/// #54 item 1: `--body moon` beside an Earth pack was silently ignored,
+/// then refused. Now the camera starts at the Moon, on analytic ground,
+/// with the Earth (drawn from its pack) in the Moon's sky.
 #[test]
-fn a_body_other_than_the_packs_is_refused_not_ignored() {
+fn body_moon_beside_an_earth_pack_starts_at_the_moon_with_the_earth_in_its_sky() {
     let dir = tempfile::tempdir().expect("temp dir");
     let pack = pack(dir.path());
-    let (pack, shot) = (pack.to_str().unwrap(), dir.path().join("x.png"));
-    let shot = shot.to_str().unwrap();
-    refused(
-        &[pack, "--body", "moon", "--headless", "--shot", shot, "--size", "32x24"],
-        &["--body moon but the packs are of earth", "earth-2.planetpack"],
+    let (shot, stats_path) = (dir.path().join("moon.png"), dir.path().join("moon.json"));
+    // Over the Moon's near side, looking up: the Earth stands within the
+    // libration (8 degrees) of the zenith there.
+    run_ok(
+        viewer()
+            .arg(&pack)
+            .arg("--shot")
+            .arg(&shot)
+            .arg("--stats")
+            .arg(&stats_path)
+            .args(["--body", "moon", "--lat", "0", "--lon", "0", "--alt", "100000", "--pitch", "89", "--fov", "30"])
+            .args(["--size", "160x100", "--time", NEAR_FULL_MOON, "--validation"]),
     );
-    assert!(!Path::new(shot).exists(), "nothing drawn");
-    run_ok(viewer().args([pack, "--body", "earth", "--headless", "--shot", shot, "--size", "32x24", "--validation"]));
-    assert!(Path::new(shot).exists(), "the packs' own body is drawn");
+    let shot_stats = stats(&stats_path);
+    assert_eq!(shot_stats["body"], "moon", "{shot_stats:#}");
+    assert_eq!(shot_stats["other_bodies"], serde_json::json!(["earth"]), "{shot_stats:#}");
+    assert_eq!(shot_stats["complete"], true, "{shot_stats:#}");
+    // The Earth, about 6 pixels across at this field of view, drawn in
+    // colour over the black sky; the Moon's ground is not in view.
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).expect("the shot")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
+    reader.next_frame(&mut pixels).expect("pixels");
+    let lit = pixels.chunks_exact(4).filter(|p| p[..3].iter().map(|&c| u32::from(c)).sum::<u32>() > 150).count();
+    assert!((4..400).contains(&lit), "{lit} lit pixels: the Earth's disc, a few stars");
+}
+
+/// #54 item 1: a scripted flight from low Earth orbit to 2 m above the
+/// Moon, headless with validation: the camera's frame follows the nearest
+/// body (one crossing, said once), the Moon is drawn as a disc from the
+/// Earth's side, every frame has no hole, and it ends 2 m above the
+/// Moon's ground, which it reads at its own scale there.
+#[test]
+fn a_flight_from_low_earth_orbit_lands_two_metres_above_the_moon() {
+    use planet_terrain::ground::query::{GroundReader, depth_for_spacing};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pack = pack(dir.path());
+    let (lat, lon) = sub_lunar_point();
+    // The Moon's ground under the landing: procedural (seed 7), read at
+    // the metre the camera reads it at; a keyframe's altitude is above the
+    // ellipsoid and positive, so the landing is where the ground is above it.
+    let moon = planet_terrain::ground::ProceduralSource::new(Body::moon(), 7);
+    let mut reader = GroundReader::new(&moon, depth_for_spacing(&moon, 1.0));
+    let ((landing_lat, landing_lon), ground) = (0..64)
+        .map(|k| (0.5 + 0.25 * f64::from(k % 8), 0.5 + 0.25 * f64::from(k / 8)))
+        .map(|(lat, lon)| ((lat, lon), reader.top(Geodetic::from_degrees(lat, lon, 0.0)).expect("the Moon's ground")))
+        .find(|&(_, ground)| ground > 10.0)
+        .expect("ground above the ellipsoid near the landing");
+    let path = dir.path().join("earth-to-moon.json");
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"keyframes": [
+                {{"t": 0, "lat": {lat}, "lon": {lon}, "alt": 400000, "heading": 0, "pitch": -60}},
+                {{"t": 2, "lat": {lat}, "lon": {lon}, "alt": 600000, "heading": 0, "pitch": 80}},
+                {{"t": 8, "body": "moon", "lat": 0, "lon": 0, "alt": 200000, "heading": 0, "pitch": -90}},
+                {{"t": 11, "body": "moon", "lat": {landing_lat}, "lon": {landing_lon}, "alt": {end}, "heading": 90, "pitch": 5}}
+            ]}}"#,
+            end = ground + 2.0
+        ),
+    )
+    .expect("write the path");
+    let (frames, stats_path) = (dir.path().join("frames"), dir.path().join("flight.json"));
+    // The Earth on its pack over procedural ground (seed 7), the Moon on
+    // procedural ground alone.
+    let output = run_ok(
+        viewer()
+            .arg(&pack)
+            .arg("--path")
+            .arg(&path)
+            .arg("--frames")
+            .arg(&frames)
+            .arg("--stats")
+            .arg(&stats_path)
+            .args(["--procedural", "7", "--fps", "3", "--size", "160x100", "--time", NEAR_FULL_MOON, "--validation"]),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("the camera left the earth for the moon").count(), 1, "{stderr}");
+    let log = stats(&stats_path);
+    let logged = log["frames"].as_array().expect("frames");
+    assert_eq!(logged.len(), 34, "every frame of 11 s at 3 per second");
+    let bodies: Vec<&str> = logged.iter().map(|f| f["body"].as_str().expect("a body")).collect();
+    let crossing = bodies.iter().position(|&b| b == "moon").expect("the camera reaches the Moon");
+    assert!(crossing > 6 && bodies[..crossing].iter().all(|&b| b == "earth"), "{bodies:?}");
+    assert!(bodies[crossing..].iter().all(|&b| b == "moon"), "one crossing: {bodies:?}");
+    let moon_seen = logged[..crossing].iter().filter(|f| f["other_bodies"] == serde_json::json!(["moon"])).count();
+    assert!(moon_seen >= 3, "the Moon drawn from the Earth's side in {moon_seen} frames");
+    for (k, frame) in logged.iter().enumerate() {
+        assert!(frame["hole_pixels"] == 0 || frame["analytic_body_drawn"] == true, "frame {k}: {frame:#}");
+        assert!(frames.join(format!("frame_{k:05}.png")).exists(), "frame {k} written");
+    }
+    let last = logged.last().expect("a frame");
+    let above = last["above_ground_m"].as_f64().expect("height");
+    assert!((above - 2.0).abs() < 0.05, "the flight ends 2 m above the Moon's ground, not {above} m");
+    assert!(last["nodes_drawn"].as_u64() > Some(20), "the Moon's ground drawn at the end: {last:#}");
 }
 
 /// #54 item 2: `--view2` draws a second camera beside the first in every
