@@ -268,18 +268,26 @@ impl Place {
 }
 
 /// The places the go-to key cycles through and the places panel lists:
-/// the built-in ones ([`PLACES`]), then each regional pack by its name,
-/// over its box's middle, high enough to see the box whole (a new user's
-/// own DEM was not among them: "sier" found nothing).
-pub fn places(packs: &[(String, planet_terrain::pack::Coverage)], body: &Body) -> Vec<Place> {
-    let builtin = PLACES.iter().map(|&(name, lat, lon, above, heading, pitch)| Place {
-        name: name.to_owned(),
-        lat,
-        lon,
-        above,
-        heading,
-        pitch,
-        body: None,
+/// the built-in ones ([`PLACES`], on the Earth: where the session has it),
+/// then each regional pack of the camera's `body` by its name, over its
+/// box's middle, high enough to see the box whole (a new user's own DEM was
+/// not among them: "sier" found nothing), then each of the session's
+/// `others` bodies, whole.
+pub fn places(packs: &[(String, planet_terrain::pack::Coverage)], body: &Body, others: &[Body]) -> Vec<Place> {
+    let earth = match body.name() {
+        "earth" => Some(None),
+        _ => others.iter().find(|b| b.name() == "earth").map(|b| Some(b.clone())),
+    };
+    let builtin = earth.into_iter().flat_map(|on| {
+        PLACES.iter().map(move |&(name, lat, lon, above, heading, pitch)| Place {
+            name: name.to_owned(),
+            lat,
+            lon,
+            above,
+            heading,
+            pitch,
+            body: on.clone(),
+        })
     });
     let regional = packs.iter().filter_map(|(name, coverage)| {
         let framing = Framing::of(*coverage, body)?;
@@ -294,12 +302,12 @@ pub fn places(packs: &[(String, planet_terrain::pack::Coverage)], body: &Body) -
             body: None,
         })
     });
-    builtin.chain(regional).collect()
+    builtin.chain(regional).chain(others.iter().map(Place::over_body)).collect()
 }
 
 /// Above the highest ground a range may hold: what a framing adds to the
 /// height that fits a box in the default view.
-const FRAMING_CLEARANCE_M: f64 = 9_000.0;
+pub(crate) const FRAMING_CLEARANCE_M: f64 = 9_000.0;
 
 /// Where a camera frames a regional pack: over its box's middle, high
 /// enough (above the ellipsoid) that the box fills the default view.
@@ -344,6 +352,22 @@ pub const PLACES: &[(&str, f64, f64, f64, f64, f64)] = &[
 mod tests {
     use super::*;
 
+    /// #54: the built-in places are on the Earth. From the Moon they are
+    /// reached through space, and a session without the Earth lists none;
+    /// each other body of the session is a place of its own, last.
+    #[test]
+    fn the_places_name_the_body_they_are_on() {
+        let (earth, moon) = (Body::earth(), Body::moon());
+        let at_earth = places(&[], &earth, std::slice::from_ref(&moon));
+        assert_eq!(at_earth.len(), PLACES.len() + 1);
+        assert!(at_earth[..PLACES.len()].iter().all(|p| p.body.is_none()), "on the camera's body");
+        assert_eq!((at_earth[PLACES.len()].name.as_str(), at_earth[PLACES.len()].body.as_ref()), ("Moon", Some(&moon)));
+        let at_moon = places(&[], &moon, std::slice::from_ref(&earth));
+        assert!(at_moon[..PLACES.len()].iter().all(|p| p.body.as_ref() == Some(&earth)), "{at_moon:?}");
+        assert_eq!(at_moon.last().map(|p| p.name.as_str()), Some("Earth"));
+        assert!(places(&[], &moon, &[]).is_empty(), "the Moon alone: no Earth places");
+    }
+
     /// Regression (#55 item 3): the demo's own Sierra was not among the
     /// places ("sier" found nothing). Every regional pack is, by its name,
     /// over its box's middle looking down; a global pack adds none.
@@ -351,7 +375,7 @@ mod tests {
     fn each_regional_pack_is_a_place_by_its_name() {
         let sierra = planet_terrain::pack::Coverage { south: 36.0, west: -120.0, north: 38.0, east: -118.0 };
         let packs = [("earth".to_owned(), planet_terrain::pack::Coverage::GLOBAL), ("sierra".to_owned(), sierra)];
-        let places = places(&packs, &Body::earth());
+        let places = places(&packs, &Body::earth(), &[]);
         assert_eq!(places.len(), PLACES.len() + 1, "{places:?}");
         let last = places.last().expect("a place");
         assert_eq!((last.name.as_str(), last.lat, last.lon, last.pitch), ("SIERRA", 37.0, -119.0, -90.0));

@@ -264,6 +264,22 @@ mod tests {
     }
 
     #[test]
+    fn a_go_to_another_body_starts_where_the_camera_is_and_ends_at_the_place() {
+        let (earth, moon) = (Body::earth(), Body::moon());
+        let from = CameraPose { lat: 10.0, lon: 20.0, alt: -30.0, heading: 0.0, pitch: -90.0 };
+        let to = CameraPose { lat: 0.0, lon: 0.0, alt: 4_000_000.0, heading: 0.0, pitch: -90.0 };
+        let journey = Journey::transfer((&earth, from), (&moon, to), 8.0);
+        assert_eq!((journey.start(), journey.duration()), (0.0, 8.0));
+        let place = place(Instant::from_civil(2026, 3, 20, 12, 0, 0.0));
+        // A camera below the ellipsoid (the Dead Sea) leaves from a metre above it.
+        assert!(
+            matches!(journey.at(0.0, &place), Stop::On { body, pose } if body.name() == "earth" && pose.alt == 1.0)
+        );
+        assert!(matches!(journey.at(4.0, &place), Stop::Between { .. }));
+        assert!(matches!(journey.at(8.0, &place), Stop::On { body, pose } if body.name() == "moon" && pose == to));
+    }
+
+    #[test]
     fn a_pose_goes_to_the_inertial_frame_and_back() {
         let moon = Body::moon();
         let placed = placement(&moon, Instant::from_civil(2026, 7, 1, 0, 0, 0.0)).expect("placed");

@@ -250,8 +250,8 @@ fn run(mut cli: Cli, placed: bool) -> Result<()> {
     }
     let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
     if display && !cli.headless {
-        let mut places = flight::places(&packs, &body);
-        places.extend(others.iter().map(|(other, _)| flight::Place::over_body(other)));
+        let other_bodies: Vec<Body> = others.iter().map(|(other, _)| other.clone()).collect();
+        let places = flight::places(&packs, &body, &other_bodies);
         return window_mode(&cli, &http, (body, source, places), others, size, journey);
     }
     match journey {

@@ -160,7 +160,7 @@ impl Panels {
             shown,
             interactive: true,
             filter: String::new(),
-            places: crate::flight::places(&[], &planet_terrain::geo::body::Body::earth()),
+            places: crate::flight::places(&[], &planet_terrain::geo::body::Body::earth(), &[]),
             help_shown: false,
             layers_shown: true,
             history: VecDeque::new(),

@@ -369,9 +369,11 @@ impl App {
         live.window.set_title(&format!("planet-view: {}", name.to_lowercase()));
         let here = live.session.body().clone();
         if let Some(there) = place.body.clone().filter(|b| b.name() != here.name()) {
-            // Another body: through space, to above its ellipsoid (its
-            // ground is read once the camera is at it).
-            let to = planet_terrain::camera::CameraPose { lat, lon, alt: above, heading, pitch };
+            // Another body: through space. Its ground is read once the
+            // camera is at it, so the place's height over the ground is
+            // taken over the highest ground a body may hold.
+            let alt = above + crate::flight::FRAMING_CLEARANCE_M;
+            let to = planet_terrain::camera::CameraPose { lat, lon, alt, heading, pitch };
             let journey = Journey::transfer((&here, self.run.flight.pose()), (&there, to), 8.0);
             self.travel = Some((journey, 0.0));
             return;
