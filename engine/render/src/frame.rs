@@ -69,9 +69,6 @@ pub struct SecondView {
     pub near_m: f64,
     /// Where it is drawn.
     pub area: PixelRect,
-    /// Where the main view is drawn (`None`: the whole target, the second
-    /// view an inset over it).
-    pub main_area: Option<PixelRect>,
 }
 
 /// A tile the source could not produce, reported once.
@@ -116,11 +113,14 @@ pub struct Delivery<'a> {
     /// Over the previous frame's picture or cleared, with the sky or not
     /// (several bodies: the far ones first, the camera's last).
     pub compose: Compose,
+    /// Where the main view is drawn (`None`: the whole target): its half
+    /// beside a second view, for every body's frame alike.
+    pub area: Option<PixelRect>,
 }
 
 impl Delivery<'_> {
     pub fn headless(read_back: ReadBack) -> Delivery<'static> {
-        Delivery { read_back, wireframe: false, ui: None, present: false, compose: Compose::default() }
+        Delivery { read_back, wireframe: false, ui: None, present: false, compose: Compose::default(), area: None }
     }
 }
 

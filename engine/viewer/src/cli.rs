@@ -128,6 +128,10 @@ pub(crate) struct Cli {
     /// The second view's target screen-space error, pixels [default: --sse].
     #[arg(long, requires = "view2", value_parser = args::screen_error)]
     pub(crate) sse2: Option<f64>,
+    /// The session's bodies besides the camera's (from the packs, --body
+    /// and the path), once opened: their slots come out of the defaults.
+    #[arg(skip)]
+    pub(crate) other_bodies: u64,
     /// Write per-frame statistics as JSON here.
     #[arg(long)]
     pub(crate) stats: Option<PathBuf>,
@@ -198,17 +202,25 @@ pub(crate) fn views(cli: &Cli) -> u64 {
     1 + u64::from(cli.view2.is_some())
 }
 
-/// The slots: `--slots`, or the budget of each view of `size` and the
-/// roots, at most 8,192.
+/// The slots: `--slots`, or the budget of each view of `size`, the roots
+/// and each other body's share, at most 8,192.
 pub(crate) fn slots(cli: &Cli, size: (u32, u32)) -> u64 {
-    cli.slots.unwrap_or_else(|| (views(cli) * viewport_budget(size) + ROOTS as u64).min(DEFAULT_MAX_SLOTS))
+    cli.slots.unwrap_or_else(|| {
+        let others = cli.other_bodies * u64::from(crate::system::OTHER_BODY_SLOTS);
+        (views(cli) * viewport_budget(size) + ROOTS as u64 + others).min(DEFAULT_MAX_SLOTS)
+    })
 }
 
 /// Each view's node budget: `--budget`, or by default the viewport's held
-/// to what the slots can keep resident for every view beside the six
-/// pinned roots.
+/// to what the camera body's slots can keep resident for every view beside
+/// the six pinned roots.
 pub(crate) fn node_budget(cli: &Cli, size: (u32, u32)) -> u64 {
-    cli.budget.unwrap_or_else(|| viewport_budget(size).min((slots(cli, size) - ROOTS as u64) / views(cli)).max(1))
+    cli.budget.unwrap_or_else(|| {
+        let slots = slots(cli, size);
+        let others = cli.other_bodies * u64::from(crate::system::other_body_slots(slots as u32));
+        let camera = slots.saturating_sub(others).saturating_sub(ROOTS as u64);
+        viewport_budget(size).min(camera / views(cli)).max(1)
+    })
 }
 
 /// The fewest slots streaming needs (`planet_terrain::lod::min_slots`).

@@ -52,6 +52,11 @@ pub struct Flight {
     pub alt: f64,
     pub heading: f64,
     pub pitch: f64,
+    /// Degrees the view is turned about its axis (counter-clockwise as
+    /// seen), 0 for a pose: kept across a crossing to another body, where
+    /// the local up turns (about half a turn between the Earth and the
+    /// Moon), so the picture does not; free flight levels it out.
+    pub roll: f64,
     /// Orbit mode: the height above the ground the zoom is heading for.
     target_above_ground: Option<f64>,
     /// Simulated time not yet stepped (less than one `STEP_S`).
@@ -66,6 +71,8 @@ const ZOOM_TAU_S: f64 = 0.15;
 /// Free flight covers the camera's own height above the ground per second.
 const SPEED_PER_HEIGHT: f64 = 1.0;
 const FAST: f64 = 8.0;
+/// Seconds over which free flight takes 63% of a roll out.
+const ROLL_LEVELLING_S: f64 = 1.0;
 /// Degrees of look per pixel of mouse movement.
 const LOOK_DEG_PER_PX: f64 = 0.12;
 
@@ -78,6 +85,7 @@ impl Flight {
             alt: pose.alt,
             heading: pose.heading,
             pitch: pose.pitch,
+            roll: 0.0,
             target_above_ground: None,
             pending_s: 0.0,
         }
@@ -101,7 +109,8 @@ impl Flight {
 
     pub fn view(&self, body: &Body, vertical_fov: f64, viewport: (u32, u32)) -> View {
         let at = Geodetic::from_degrees(self.lat, self.lon, self.alt);
-        View::looking_from(body, at, self.heading, self.pitch, vertical_fov, viewport)
+        let view = View::looking_from(body, at, self.heading, self.pitch, vertical_fov, viewport);
+        View { orientation: view.orientation * glam::DQuat::from_rotation_z(self.roll.to_radians()), ..view }
     }
 
     /// Advances by `dt` seconds of frame time. `ground` answers the
@@ -115,6 +124,8 @@ impl Flight {
         vertical_fov: f64,
         mut ground: impl FnMut(f64, f64) -> f64,
     ) {
+        // A roll kept from a crossing levels out over a couple of seconds.
+        self.roll *= (-dt / ROLL_LEVELLING_S).exp();
         // Impulses: once per frame, whatever its length.
         let above = (self.alt - ground(self.lat, self.lon)).max(CLEARANCE_M);
         let radius = body.ellipsoid().radii().x;
@@ -274,11 +285,10 @@ impl Place {
 /// not among them: "sier" found nothing), then each of the session's
 /// `others` bodies, whole.
 pub fn places(packs: &[(String, planet_terrain::pack::Coverage)], body: &Body, others: &[Body]) -> Vec<Place> {
-    let earth = match body.name() {
-        "earth" => Some(None),
-        _ => others.iter().find(|b| b.name() == "earth").map(|b| Some(b.clone())),
-    };
-    let builtin = earth.into_iter().flat_map(|on| {
+    // Each place names its body, so it is found after the camera crossed
+    // to another.
+    let earth = std::iter::once(body).chain(others).find(|b| b.name() == "earth").cloned();
+    let builtin = earth.into_iter().flat_map(|earth| {
         PLACES.iter().map(move |&(name, lat, lon, above, heading, pitch)| Place {
             name: name.to_owned(),
             lat,
@@ -286,7 +296,7 @@ pub fn places(packs: &[(String, planet_terrain::pack::Coverage)], body: &Body, o
             above,
             heading,
             pitch,
-            body: on.clone(),
+            body: Some(earth.clone()),
         })
     });
     let regional = packs.iter().filter_map(|(name, coverage)| {
@@ -299,10 +309,14 @@ pub fn places(packs: &[(String, planet_terrain::pack::Coverage)], body: &Body, o
             above,
             heading: 0.0,
             pitch: -90.0,
-            body: None,
+            body: Some(body.clone()),
         })
     });
-    builtin.chain(regional).chain(others.iter().map(Place::over_body)).collect()
+    // With several bodies, each is a place of its own, the camera's first
+    // (to come back to it).
+    let camera = if others.is_empty() { None } else { Some(body) };
+    let whole = camera.into_iter().chain(others);
+    builtin.chain(regional).chain(whole.map(Place::over_body)).collect()
 }
 
 /// Above the highest ground a range may hold: what a framing adds to the
@@ -352,20 +366,24 @@ pub const PLACES: &[(&str, f64, f64, f64, f64, f64)] = &[
 mod tests {
     use super::*;
 
-    /// #54: the built-in places are on the Earth. From the Moon they are
-    /// reached through space, and a session without the Earth lists none;
-    /// each other body of the session is a place of its own, last.
+    /// #54: every place names its body. The built-in ones are on the
+    /// Earth: from the Moon they are reached through space, and a session
+    /// without the Earth lists none; with several bodies each is a place of
+    /// its own, last, the camera's first (to come back to it).
     #[test]
     fn the_places_name_the_body_they_are_on() {
         let (earth, moon) = (Body::earth(), Body::moon());
         let at_earth = places(&[], &earth, std::slice::from_ref(&moon));
-        assert_eq!(at_earth.len(), PLACES.len() + 1);
-        assert!(at_earth[..PLACES.len()].iter().all(|p| p.body.is_none()), "on the camera's body");
-        assert_eq!((at_earth[PLACES.len()].name.as_str(), at_earth[PLACES.len()].body.as_ref()), ("Moon", Some(&moon)));
+        assert_eq!(at_earth.len(), PLACES.len() + 2);
+        assert!(at_earth[..PLACES.len()].iter().all(|p| p.body.as_ref() == Some(&earth)), "{at_earth:?}");
+        let whole: Vec<(&str, Option<&Body>)> =
+            at_earth[PLACES.len()..].iter().map(|p| (p.name.as_str(), p.body.as_ref())).collect();
+        assert_eq!(whole, [("Earth", Some(&earth)), ("Moon", Some(&moon))]);
         let at_moon = places(&[], &moon, std::slice::from_ref(&earth));
         assert!(at_moon[..PLACES.len()].iter().all(|p| p.body.as_ref() == Some(&earth)), "{at_moon:?}");
         assert_eq!(at_moon.last().map(|p| p.name.as_str()), Some("Earth"));
         assert!(places(&[], &moon, &[]).is_empty(), "the Moon alone: no Earth places");
+        assert_eq!(places(&[], &earth, &[]).len(), PLACES.len(), "one body: no body places");
     }
 
     /// Regression (#55 item 3): the demo's own Sierra was not among the

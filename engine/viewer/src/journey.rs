@@ -85,8 +85,10 @@ impl Journey {
             t,
             lat: p.lat,
             lon: p.lon,
-            // A keyframe's altitude is above the ellipsoid and positive.
-            alt: p.alt.max(1.0),
+            // A keyframe's altitude is above the ellipsoid, positive and
+            // within reach (a camera far out, or on a planet seen from
+            // another, may be past it).
+            alt: p.alt.clamp(1.0, planet_terrain::camera::path::MAX_PATH_ALTITUDE),
             heading: p.heading,
             pitch: p.pitch,
         };
@@ -145,37 +147,44 @@ impl Journey {
     }
 }
 
-/// A pose on a body in the inertial frame: the camera's point and its
-/// orientation (camera to inertial axes).
-pub fn inertial_camera(body: &Body, pose: CameraPose, placement: &Placement) -> (DVec3, DQuat) {
+/// A pose on a body, turned `roll_deg` about its axis, in the inertial
+/// frame: the camera's point and its orientation (camera to inertial axes).
+pub fn inertial_camera(body: &Body, pose: CameraPose, roll_deg: f64, placement: &Placement) -> (DVec3, DQuat) {
     let at = Geodetic::from_degrees(pose.lat, pose.lon, pose.alt);
     let view = View::looking_from(body, at, pose.heading, pose.pitch, 1.0, (1, 1));
-    let placed = view.from_placed_body(placement);
+    let rolled = View { orientation: view.orientation * DQuat::from_rotation_z(roll_deg.to_radians()), ..view };
+    let placed = rolled.from_placed_body(placement);
     (placed.position, placed.orientation)
 }
 
 /// A camera in the inertial frame as a pose on `body` (placed by
-/// `placement`): its geodetic point, and its heading and pitch against
-/// the local east, north and up (a roll is not kept: poses have none).
-pub fn pose_on_body(body: &Body, placement: &Placement, position: DVec3, orientation: DQuat) -> CameraPose {
+/// `placement`): its geodetic point, its heading and pitch against the
+/// local east, north and up, and the roll (degrees) that turns the pose's
+/// view to the camera's, which a pose has none of.
+pub fn pose_on_body(body: &Body, placement: &Placement, position: DVec3, orientation: DQuat) -> (CameraPose, f64) {
     let g = body.ellipsoid().point_to_geodetic(placement.point_to_body(position));
-    let forward = placement.direction_to_body(orientation * DVec3::NEG_Z);
+    let camera = placement.to_body * orientation;
+    let forward = camera * DVec3::NEG_Z;
     let enu = east_north_up(g);
     let (east, north, up) = (forward.dot(enu.col(0)), forward.dot(enu.col(1)), forward.dot(enu.col(2)));
-    CameraPose {
+    let pose = CameraPose {
         lat: g.latitude.to_degrees(),
         lon: g.longitude.to_degrees(),
         alt: g.height,
         heading: east.atan2(north).to_degrees().rem_euclid(360.0),
         pitch: up.clamp(-1.0, 1.0).asin().to_degrees(),
-    }
+    };
+    // The camera's up in the unrolled view's axes: its angle from +Y.
+    let unrolled = View::looking_from(body, g, pose.heading, pose.pitch, 1.0, (1, 1)).orientation;
+    let up_seen = unrolled.inverse() * (camera * DVec3::Y);
+    (pose, (-up_seen.x).atan2(up_seen.y).to_degrees())
 }
 
 /// The camera `s` (0 to 1) of the way from a pose on one body to a pose on
 /// another (see the module documentation).
 fn transfer(from: (&Body, CameraPose, Placement), to: (&Body, CameraPose, Placement), s: f64) -> (DVec3, DQuat) {
-    let (a, qa) = inertial_camera(from.0, from.1, &from.2);
-    let (b, qb) = inertial_camera(to.0, to.1, &to.2);
+    let (a, qa) = inertial_camera(from.0, from.1, 0.0, &from.2);
+    let (b, qb) = inertial_camera(to.0, to.1, 0.0, &to.2);
     let d = (b - a).length();
     let along = (b - a) / d.max(f64::MIN_POSITIVE);
     // Heights over each end's ground (at least a metre): the scale each
@@ -243,7 +252,7 @@ mod tests {
         let journey = Journey::from_json(EARTH_TO_MOON, &Body::earth()).expect("a journey");
         let place = place(Instant::from_civil(2026, 3, 20, 12, 0, 0.0));
         let inertial = |t: f64| match journey.at(t, &place) {
-            Stop::On { body, pose } => inertial_camera(body, pose, &place(body, t)).0,
+            Stop::On { body, pose } => inertial_camera(body, pose, 0.0, &place(body, t)).0,
             Stop::Between { position, .. } => position,
         };
         // Continuous at both ends and at the middle, and never faster than
@@ -284,8 +293,9 @@ mod tests {
         let moon = Body::moon();
         let placed = placement(&moon, Instant::from_civil(2026, 7, 1, 0, 0, 0.0)).expect("placed");
         let pose = CameraPose { lat: 12.5, lon: -40.25, alt: 2.0, heading: 75.0, pitch: -12.0 };
-        let (position, orientation) = inertial_camera(&moon, pose, &placed);
-        let back = pose_on_body(&moon, &placed, position, orientation);
+        let (position, orientation) = inertial_camera(&moon, pose, 30.0, &placed);
+        let (back, roll) = pose_on_body(&moon, &placed, position, orientation);
+        assert!((roll - 30.0).abs() < 1e-7, "roll {roll}");
         for (a, b, what) in [
             (pose.lat, back.lat, "lat"),
             (pose.lon, back.lon, "lon"),

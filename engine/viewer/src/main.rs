@@ -236,6 +236,15 @@ fn run(mut cli: Cli, placed: bool) -> Result<()> {
     let opener = PackOpener::reading_urls(http.opener());
     cli.check_paths()?;
     let Opened { body, source, framing, packs, others, journey } = open_source(&cli, &opener)?;
+    cli.other_bodies = others.len() as u64;
+    let fewest = system::fewest_slots(others.len() + 1);
+    if slots(&cli, size) < fewest {
+        bail!(
+            "--slots {}: a session of {} bodies needs at least {fewest} slots ({MIN_SLOTS} for each)",
+            slots(&cli, size),
+            others.len() + 1
+        );
+    }
     if let Some(framing) = framing.filter(|_| !placed) {
         (cli.lat, cli.lon) = (framing.lat, framing.lon);
         if cli.alt.is_none() && cli.agl.is_none() {
@@ -337,12 +346,13 @@ fn shot_mode(cli: &Cli, http: &HttpPacks, grounds: Grounds, size: (u32, u32), sh
     scene.set_season(Some(planet_render::scene::season_at(start)));
     let sun = sun_at(&body, start);
     let mut tell = shot_progress();
-    let mut second = second_viewer(cli, views::Layout::Beside);
+    let mut second = second_viewer(cli, &body, views::Layout::Beside);
     let target = renderer.settings().size;
     let second_view = second
         .as_mut()
         .map(|s| s.request(&body, scene.source().map(|s| s.as_ref()), scene.edits(), cli.fov.to_radians(), target));
-    let request = FrameRequest { second: second_view, ..FrameRequest::headless(view, sun, ReadBack::Never) };
+    let mut request = FrameRequest { second: second_view, ..FrameRequest::headless(view, sun, ReadBack::Never) };
+    request.delivery.area = second.as_ref().and_then(|s| s.areas(target).0);
     let near = session::near_plane(above_ground);
     let (report, image, frames, other_bodies) = system::render_until_resident(
         &mut renderer,
@@ -531,9 +541,9 @@ fn say_crossing(crossing: Option<String>) {
     }
 }
 
-/// `--view2`'s viewer, drawn as `layout` says, if asked for.
-fn second_viewer(cli: &Cli, layout: views::Layout) -> Option<views::SecondViewer> {
-    cli.view2.map(|camera| views::SecondViewer::new(camera, cli.sse2.unwrap_or(cli.sse), layout))
+/// `--view2`'s viewer on `body`, drawn as `layout` says, if asked for.
+fn second_viewer(cli: &Cli, body: &Body, layout: views::Layout) -> Option<views::SecondViewer> {
+    cli.view2.map(|camera| views::SecondViewer::new(camera, body, cli.sse2.unwrap_or(cli.sse), layout))
 }
 
 /// A scripted path flown headless: every frame drawn (and written with
@@ -548,7 +558,7 @@ fn path_mode(cli: &Cli, http: &HttpPacks, grounds: Grounds, size: (u32, u32), pa
     let others = other_scenes(others, settings, &session.renderer);
     session.set_other_bodies(others);
     session.shadows = settings.shadows;
-    session.second = second_viewer(cli, views::Layout::Beside);
+    session.second = second_viewer(cli, &body, views::Layout::Beside);
     let first = path.first().1;
     let mut flight = flight::Flight::new(first, flight::Mode::Free);
     let frames = path_frames(path.duration(), cli.fps)?;
@@ -678,7 +688,7 @@ fn window_mode(
     let script = cli.script.as_deref().map(window::parse_script).transpose()?.unwrap_or_default();
     let (settings, fov, factory_body) = (scene_settings(cli, size, 1.0), cli.fov.to_radians(), body.clone());
     let scene_file = cli.scene.clone();
-    let second = second_viewer(cli, views::Layout::Inset);
+    let second = second_viewer(cli, &body, views::Layout::Inset);
     let run = window::WindowRun {
         settings: renderer_settings(cli, size, views::Layout::Inset),
         vsync: !cli.no_vsync,

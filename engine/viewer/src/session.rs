@@ -63,6 +63,15 @@ fn evict_far(cache: &mut GroundCache, body: &Body, at: Geodetic, depth: u8) -> V
     cache.retain(|t| keep.contains(&t))
 }
 
+/// Which of a logged frame's renderer frames one is: the camera body's
+/// (the picture's own counts), or another body's drawn under it (its GPU
+/// time adds to the frame's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FrameKind {
+    Camera,
+    OtherBody,
+}
+
 /// One frame, as the log keeps it.
 #[derive(Clone, Debug, Default)]
 pub struct FrameLog {
@@ -106,7 +115,8 @@ pub struct Session {
     pub log: Vec<FrameLog>,
     /// What was said about the ground's source failing and answering again.
     pub(crate) source_notices: Vec<String>,
-    logged: HashMap<u64, usize>,
+    /// The log entry each frame in flight belongs to, and which it is.
+    logged: HashMap<u64, (usize, FrameKind)>,
     /// When the session began ([`crate::stats::FrameTiming::wall_s`]).
     began: std::time::Instant,
     /// Balls and crates dropped on the ground (B and V in a window).
@@ -274,12 +284,18 @@ impl Session {
         self.second.as_ref().map_or(size, |second| second.main_size(size))
     }
 
-    /// The second view of the next frame, if the session has one.
+    /// Where the main view is drawn: its half beside a second view.
+    fn main_area(&self) -> Option<planet_render::PixelRect> {
+        self.second.as_ref().and_then(|second| second.areas(self.renderer.settings().size).0)
+    }
+
+    /// The second view of the next frame, if the session has one and the
+    /// camera is at the body it was given on (it shows that body only).
     fn second_view(&mut self) -> Option<planet_render::scene::SecondView> {
         let size = self.renderer.settings().size;
         let source = self.scene.source().cloned();
         let (body, edits) = (self.scene.body().clone(), self.scene.edits());
-        let second = self.second.as_mut()?;
+        let second = self.second.as_mut().filter(|s| s.body == body.name())?;
         Some(second.request(&body, source.as_deref(), edits, self.vertical_fov, size))
     }
 
@@ -292,15 +308,19 @@ impl Session {
         // Within a kilometre of the ground this is the fixed 1 m.
         self.ground_spacing_m = (above_ground / 1000.0).clamp(GROUND_SPACING_M, 10_000.0);
         let (view, sun) = self.aim(flight, above_ground);
-        let others = self.draw_other_bodies(&view, near_plane(above_ground)).context("drawing the other bodies")?;
+        let area = self.main_area();
+        let first_other_frame = self.renderer.frames_submitted();
+        let others =
+            self.draw_other_bodies(&view, near_plane(above_ground), area).context("drawing the other bodies")?;
+        let other_frames = first_other_frame..self.renderer.frames_submitted();
         self.renderer.set_bodies(&self.bodies.draws(view.position));
         let compose = planet_render::Compose { over_previous: !others.is_empty(), sky: true };
-        let request =
-            FrameRequest { view, sun, delivery: Delivery { compose, ..delivery }, second: self.second_view() };
+        let delivery = Delivery { compose, area, ..delivery };
+        let request = FrameRequest { view, sun, delivery, second: self.second_view() };
         let report = self.scene.frame(&mut self.renderer, &request).context("drawing a frame")?;
         report_lost_device(&report);
         if report.device_lost.is_some() {
-            self.gpu_lost_except(None);
+            self.others_lost_the_gpu();
         }
         self.source_notices.extend(report_failures(&mut self.scene));
         let at = crate::stats::FrameTiming {
@@ -321,7 +341,11 @@ impl Session {
         };
         let entry =
             FrameLog { at, ground_ms, report, gpu: None, hole_pixels: None, no_data_pixels: None, counts: None };
-        self.logged.insert(self.renderer_frame_of_last(), self.log.len());
+        // The other bodies' frames add their GPU time to this one's.
+        for frame in other_frames {
+            self.logged.insert(frame, (self.log.len(), FrameKind::OtherBody));
+        }
+        self.logged.insert(self.renderer_frame_of_last(), (self.log.len(), FrameKind::Camera));
         self.log.push(entry);
         self.collect();
         Ok(report)
@@ -336,8 +360,9 @@ impl Session {
         let above_ground = flight.alt - self.ground_height(flight.lat, flight.lon);
         let (view, sun) = self.aim(flight, above_ground);
         for k in 1..=max_frames {
-            let request =
+            let mut request =
                 FrameRequest { second: self.second_view(), ..FrameRequest::headless(view, sun, ReadBack::Never) };
+            request.delivery.area = self.main_area();
             let report = self.scene.frame(&mut self.renderer, &request).context("drawing a frame")?;
             report_lost_device(&report);
             if !report.analytic_body {
@@ -366,12 +391,23 @@ impl Session {
     /// Attaches what the GPU has reported to the frames it belongs to.
     pub fn collect(&mut self) {
         for done in self.renderer.take_completed() {
-            if let Some(&k) = self.logged.get(&done.frame) {
-                self.log[k].gpu = done.gpu;
-                self.log[k].hole_pixels = Some(done.hole_pixels);
-                self.log[k].no_data_pixels = Some(done.no_data_pixels);
-                self.log[k].counts = done.counts;
-                self.logged.remove(&done.frame);
+            let Some((k, kind)) = self.logged.remove(&done.frame) else { continue };
+            let log = &mut self.log[k];
+            log.gpu = match (log.gpu, done.gpu) {
+                (Some(a), Some(b)) => Some(PassTimes {
+                    terrain_depth_ms: a.terrain_depth_ms + b.terrain_depth_ms,
+                    terrain_shaded_ms: a.terrain_shaded_ms + b.terrain_shaded_ms,
+                    sky_ms: a.sky_ms + b.sky_ms,
+                    second_view_ms: a.second_view_ms + b.second_view_ms,
+                }),
+                (a, b) => a.or(b),
+            };
+            if kind == FrameKind::Camera {
+                // The pixel counts and work counts are the camera body's
+                // frame's: the hole count is its sky's.
+                log.hole_pixels = Some(done.hole_pixels);
+                log.no_data_pixels = Some(done.no_data_pixels);
+                log.counts = done.counts;
             }
         }
     }

@@ -31,11 +31,22 @@ pub const OTHER_BODY_SLOTS: u32 = 96;
 /// `others` bodies: the camera's first, then one range per other body.
 pub fn share_slots(slots: u32, others: usize) -> Vec<SlotRange> {
     let others = others as u32;
-    let each = OTHER_BODY_SLOTS.min(slots / 8).max(crate::cli::MIN_SLOTS as u32);
+    let each = other_body_slots(slots);
     let camera = slots.saturating_sub(each * others);
     let mut ranges = vec![SlotRange { first: 0, count: camera }];
     ranges.extend((0..others).map(|k| SlotRange { first: camera + k * each, count: each }));
     ranges
+}
+
+/// The slots each other body keeps of the renderer's `slots`.
+pub fn other_body_slots(slots: u32) -> u32 {
+    OTHER_BODY_SLOTS.min(slots / 8).max(crate::cli::MIN_SLOTS as u32)
+}
+
+/// The fewest slots a session of `bodies` bodies streams with: each body's
+/// share at least the fewest one scene needs.
+pub fn fewest_slots(bodies: usize) -> u64 {
+    crate::cli::MIN_SLOTS * bodies as u64
 }
 
 /// Where `body` stands at the session's clock; a session of several
@@ -73,18 +84,17 @@ impl Session {
     /// as given, or (on another body, or between two) expressed on the
     /// camera's body through the inertial frame; then on the nearest body.
     pub fn place_camera(&mut self, flight: &mut Flight, stop: Stop<'_>) -> Option<String> {
-        match stop {
-            Stop::On { body, pose } if body.name() == self.body().name() => flight.set_pose(pose),
-            Stop::On { body, pose } => {
-                let (position, orientation) = inertial_camera(body, pose, &placed(body, self.clock));
-                let here = placed(self.body(), self.clock);
-                flight.set_pose(pose_on_body(self.body(), &here, position, orientation));
+        let (position, orientation) = match stop {
+            Stop::On { body, pose } if body.name() == self.body().name() => {
+                flight.set_pose(pose);
+                return self.follow_nearest(flight);
             }
-            Stop::Between { position, orientation } => {
-                let here = placed(self.body(), self.clock);
-                flight.set_pose(pose_on_body(self.body(), &here, position, orientation));
-            }
-        }
+            Stop::On { body, pose } => inertial_camera(body, pose, 0.0, &placed(body, self.clock)),
+            Stop::Between { position, orientation } => (position, orientation),
+        };
+        let (pose, roll) = pose_on_body(self.body(), &placed(self.body(), self.clock), position, orientation);
+        flight.set_pose(pose);
+        flight.roll = roll;
         self.follow_nearest(flight)
     }
 
@@ -97,7 +107,7 @@ impl Session {
             return None;
         }
         let here = placed(self.body(), self.clock);
-        let (position, orientation) = inertial_camera(self.body(), flight.pose(), &here);
+        let (position, orientation) = inertial_camera(self.body(), flight.pose(), flight.roll, &here);
         let mut nearest = (height_over(self.body(), &here, position), None);
         for (k, other) in self.others.iter().enumerate() {
             let height = height_over(other.body(), &placed(other.body(), self.clock), position);
@@ -107,7 +117,11 @@ impl Session {
         }
         let k = nearest.1?;
         let there = placed(self.others[k].body(), self.clock);
-        flight.set_pose(pose_on_body(self.others[k].body(), &there, position, orientation));
+        // The roll keeps the picture as it was: the new body's up is not
+        // the old one's.
+        let (pose, roll) = pose_on_body(self.others[k].body(), &there, position, orientation);
+        flight.set_pose(pose);
+        flight.roll = roll;
         std::mem::swap(&mut self.scene, &mut self.others[k]);
         self.others[k].set_shadows(planet_render::scene::ShadowMode::Off);
         self.scene.set_shadows(self.shadows);
@@ -121,12 +135,17 @@ impl Session {
 
     /// Draws every other body the camera's `view` (on its body) sees, each
     /// over the one before, none with its sky; returns the bodies drawn.
-    pub fn draw_other_bodies(&mut self, view: &View, near_m: f64) -> anyhow::Result<Vec<String>> {
+    pub fn draw_other_bodies(
+        &mut self,
+        view: &View,
+        near_m: f64,
+        area: Option<planet_render::PixelRect>,
+    ) -> anyhow::Result<Vec<String>> {
         self.renderer.set_bodies(&[]);
         let body = self.scene.body().clone();
-        let drawn = draw_others(&mut self.renderer, &body, &mut self.others, view, near_m, self.clock)?;
-        if let Some(k) = drawn.lost_at {
-            self.gpu_lost_except(Some(k));
+        let drawn = draw_others(&mut self.renderer, &body, &mut self.others, view, (near_m, area), self.clock)?;
+        if drawn.device_lost {
+            self.scene.device_was_lost();
         }
         for other in &mut self.others {
             self.source_notices.extend(crate::session::report_failures(other));
@@ -134,17 +153,10 @@ impl Session {
         Ok(drawn.names)
     }
 
-    /// A device was lost and made again during one scene's frame: every
-    /// other scene's slots are empty too.
-    pub(crate) fn gpu_lost_except(&mut self, other: Option<usize>) {
-        if other.is_some() {
-            self.scene.device_was_lost();
-        }
-        for (k, scene) in self.others.iter_mut().enumerate() {
-            if Some(k) != other {
-                scene.device_was_lost();
-            }
-        }
+    /// The device was lost and made again during the camera body's frame:
+    /// the other bodies' slots are empty too.
+    pub(crate) fn others_lost_the_gpu(&mut self) {
+        self.others.iter_mut().for_each(TerrainScene::device_was_lost);
     }
 }
 
@@ -154,27 +166,30 @@ pub struct OthersDrawn {
     pub names: Vec<String>,
     /// Every one drawn had its own tiles and nothing waited.
     pub complete: bool,
-    /// The device was lost and made again during other body `k`'s frame.
-    pub lost_at: Option<usize>,
+    /// The device was lost and made again during one of their frames
+    /// (every other body was told at once; the camera's is the caller's).
+    pub device_lost: bool,
 }
 
 /// Draws every body of `others` that the camera's `view` (on `camera_body`)
-/// sees, each over the one before, none with its sky, at `near_m` (the
-/// camera body's near plane, so all their depths compare) and `clock`.
+/// sees, each over the one before, none with its sky, at the camera body's
+/// near plane (so all their depths compare) over its area of the target,
+/// and at `clock`.
 pub fn draw_others(
     renderer: &mut planet_render::Renderer,
     camera_body: &Body,
     others: &mut [TerrainScene],
     view: &View,
-    near_m: f64,
+    (near_m, area): (f64, Option<planet_render::PixelRect>),
     clock: planet_terrain::camera::Instant,
 ) -> anyhow::Result<OthersDrawn> {
-    let mut drawn = OthersDrawn { names: Vec::new(), complete: true, lost_at: None };
+    let mut drawn = OthersDrawn { names: Vec::new(), complete: true, device_lost: false };
     if others.is_empty() {
         return Ok(drawn);
     }
     let inertial = view.from_placed_body(&placed(camera_body, clock));
-    for (k, other) in others.iter_mut().enumerate() {
+    for k in 0..others.len() {
+        let other = &mut others[k];
         let seen = inertial.in_placed_body(&placed(other.body(), clock));
         if !in_view(other.body(), &seen) {
             continue;
@@ -182,15 +197,18 @@ pub fn draw_others(
         other.set_near(near_m);
         other.set_season(Some(planet_render::scene::season_at(clock)));
         let compose = Compose { over_previous: !drawn.names.is_empty(), sky: false };
-        let delivery = Delivery { compose, ..Delivery::headless(ReadBack::Never) };
+        let delivery = Delivery { compose, area, ..Delivery::headless(ReadBack::Never) };
         let sun = sun_at(other.body(), clock);
         let report = other.frame(renderer, &FrameRequest { view: seen, sun, delivery, second: None })?;
         crate::session::report_lost_device(&report);
-        if report.device_lost.is_some() {
-            drawn.lost_at = Some(k);
-        }
         drawn.complete &= report.complete;
         drawn.names.push(other.body().name().to_string());
+        if report.device_lost.is_some() {
+            // The scene that lost it made the device again and drew on it;
+            // every other scene's slots are empty now, before it draws.
+            drawn.device_lost = true;
+            others.iter_mut().enumerate().filter(|&(j, _)| j != k).for_each(|(_, s)| s.device_was_lost());
+        }
     }
     Ok(drawn)
 }
@@ -217,13 +235,15 @@ pub fn render_until_resident(
     }
     let body = scene.body().clone();
     for frames in 1..=max_frames {
-        let drawn = draw_others(renderer, &body, others, &request.view, near_m, clock)?;
+        let drawn = draw_others(renderer, &body, others, &request.view, (near_m, request.delivery.area), clock)?;
+        if drawn.device_lost {
+            scene.device_was_lost();
+        }
         let last = frames == max_frames;
         let compose = Compose { over_previous: !drawn.names.is_empty(), sky: true };
         let delivery = Delivery { compose, read_back: ReadBack::Always, ..request.delivery };
         let report = scene.frame(renderer, &FrameRequest { delivery, ..*request })?;
-        if drawn.lost_at.is_some() || report.device_lost.is_some() {
-            scene.device_was_lost();
+        if report.device_lost.is_some() {
             others.iter_mut().for_each(TerrainScene::device_was_lost);
         }
         if (report.complete && drawn.complete) || last {

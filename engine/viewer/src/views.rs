@@ -68,6 +68,9 @@ impl SecondCamera {
 #[derive(Clone, Debug)]
 pub struct SecondViewer {
     pub camera: SecondCamera,
+    /// The body its camera stands on (the session's starting body): while
+    /// the camera of a session of several is at another, it is not drawn.
+    pub body: String,
     pub target_error_px: f64,
     pub layout: Layout,
     /// The strip of a window the panels leave free (left and right edges,
@@ -78,8 +81,9 @@ pub struct SecondViewer {
 }
 
 impl SecondViewer {
-    pub fn new(camera: SecondCamera, target_error_px: f64, layout: Layout) -> SecondViewer {
-        SecondViewer { camera, target_error_px, layout, free_strip_px: None, above_ground: None }
+    pub fn new(camera: SecondCamera, body: &Body, target_error_px: f64, layout: Layout) -> SecondViewer {
+        let body = body.name().to_string();
+        SecondViewer { camera, body, target_error_px, layout, free_strip_px: None, above_ground: None }
     }
 
     /// The target's size for main views of `main_size`: twice as wide
@@ -130,7 +134,7 @@ impl SecondViewer {
         size: (u32, u32),
     ) -> SecondView {
         let c = self.camera;
-        let (main_area, area) = self.areas(size);
+        let area = self.areas(size).1;
         let at = Geodetic::from_degrees(c.lat, c.lon, c.alt);
         let view = View::looking_from(body, at, c.heading, c.pitch, vertical_fov, (area.width, area.height));
         let above_ground = match self.above_ground {
@@ -145,7 +149,7 @@ impl SecondViewer {
                 above
             }
         };
-        SecondView { view, target_error_px: self.target_error_px, near_m: near_plane(above_ground), area, main_area }
+        SecondView { view, target_error_px: self.target_error_px, near_m: near_plane(above_ground), area }
     }
 
     /// The second camera's height above the ground, once read.
@@ -177,14 +181,14 @@ mod tests {
     #[test]
     fn beside_halves_the_target_and_an_inset_sits_in_the_corner() {
         let camera = SecondCamera::parse("0,0,1000,0,0").expect("a camera");
-        let beside = SecondViewer::new(camera, 2.0, Layout::Beside);
+        let beside = SecondViewer::new(camera, &Body::earth(), 2.0, Layout::Beside);
         let size = SecondViewer::target_size(Layout::Beside, (320, 240));
         assert_eq!(size, (640, 240));
         let (main, second) = beside.areas(size);
         assert_eq!(main, Some(PixelRect { x: 0, y: 0, width: 320, height: 240 }));
         assert_eq!(second, PixelRect { x: 320, y: 0, width: 320, height: 240 });
         assert_eq!(beside.main_size(size), (320, 240));
-        let inset = SecondViewer::new(camera, 2.0, Layout::Inset);
+        let inset = SecondViewer::new(camera, &Body::earth(), 2.0, Layout::Inset);
         let (main, second) = inset.areas((1280, 720));
         assert_eq!(main, None);
         assert_eq!((second.width, second.height), (426, 240));

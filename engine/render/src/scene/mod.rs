@@ -373,7 +373,7 @@ impl TerrainScene {
             wireframe: request.delivery.wireframe,
             ui: request.delivery.ui,
             present: request.delivery.present,
-            main_area: request.second.and_then(|s| s.main_area),
+            main_area: request.delivery.area,
             compose: request.delivery.compose,
             second: second_input,
         });
@@ -551,7 +551,7 @@ impl TerrainScene {
             wireframe: request.delivery.wireframe,
             ui: request.delivery.ui,
             present: request.delivery.present,
-            main_area: request.second.and_then(|s| s.main_area),
+            main_area: request.delivery.area,
             compose: request.delivery.compose,
             second,
         })?;

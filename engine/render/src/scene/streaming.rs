@@ -57,6 +57,8 @@ pub(super) struct Streaming {
     /// The renderer's slot residency's slot 0 is (a scene may hold a range
     /// of them: several bodies share the renderer's slots).
     first_slot: u32,
+    /// The renderer's slots, all of them: a range must lie inside.
+    renderer_slots: u32,
     /// The workers of `Loading::Background`.
     loader: Option<TileLoader>,
     /// The upload budget of `Loading::Background` frames.
@@ -102,6 +104,7 @@ impl Streaming {
         Streaming {
             residency,
             first_slot: slots.first,
+            renderer_slots: renderer.settings().slots,
             loader,
             pacer: UploadPacer::new(uploads),
             unreachable_policy: settings.unreachable,
@@ -123,6 +126,7 @@ impl Streaming {
     /// Residency over the renderer's slots `slots` from now on, planned
     /// from empty (what they held is uploaded again as needed).
     pub(super) fn set_slots(&mut self, slots: SlotRange) {
+        assert!(slots.fits(self.renderer_slots), "{slots:?} outside the renderer's {} slots", self.renderer_slots);
         let settings = ResidencySettings { slots: slots.count as usize, ..*self.residency.settings() };
         self.residency = Residency::new(settings);
         self.first_slot = slots.first;

@@ -209,11 +209,13 @@ impl Backend {
             .load_op(load)
             .store_op(vk::AttachmentStoreOp::STORE)
             .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [0.0, 0.0, 0.0, 1.0] } })];
+        // Stored: a frame composed over this one (a nearer body) tests its
+        // ground and its sky against it, the ellipsoid's depth included.
         let depth = vk::RenderingAttachmentInfo::default()
             .image_view(self.depth.view)
             .image_layout(ImageUse::DepthTarget.layout())
             .load_op(vk::AttachmentLoadOp::LOAD)
-            .store_op(vk::AttachmentStoreOp::DONT_CARE);
+            .store_op(vk::AttachmentStoreOp::STORE);
         let rendering = vk::RenderingInfo::default()
             .render_area(view.area.to_vk())
             .layer_count(1)

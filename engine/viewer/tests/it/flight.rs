@@ -608,6 +608,15 @@ fn body_moon_beside_an_earth_pack_starts_at_the_moon_with_the_earth_in_its_sky()
     reader.next_frame(&mut pixels).expect("pixels");
     let lit = pixels.chunks_exact(4).filter(|p| p[..3].iter().map(|&c| u32::from(c)).sum::<u32>() > 150).count();
     assert!((4..400).contains(&lit), "{lit} lit pixels: the Earth's disc, a few stars");
+    // Each body streams with 14 slots at least: fewer is refused, named.
+    let pack = pack.to_str().unwrap();
+    let few = dir.path().join("few.png");
+    let few = few.to_str().unwrap();
+    refused(
+        &[pack, "--body", "moon", "--slots", "20", "--headless", "--shot", few],
+        &["--slots 20: a session of 2 bodies needs at least 28 slots"],
+    );
+    assert!(!Path::new(few).exists(), "nothing drawn");
 }
 
 /// #54 item 1: a scripted flight from low Earth orbit to 2 m above the
