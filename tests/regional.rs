@@ -150,13 +150,17 @@ fn a_regional_pack_flies_alone_and_as_an_inset_over_a_global_one() {
     let inside = mean_abs_difference(&with_inset[rows(HEIGHT / 2, HEIGHT)], &base_alone[rows(HEIGHT / 2, HEIGHT)]);
     assert!(north < 0.05, "north of the inset's box the picture changed (mean difference {north:.3})");
     assert!(inside > 0.3, "the inset does not show in its box (mean difference {inside:.3})");
-    // Packs of different bodies are refused, naming both.
+    // Packs of a body no ephemeris places (one given by its radii) beside
+    // another body's are refused, naming the bodies and their packs.
     let mars = p("mars.planetpack");
     run_ok("planet-bake", &["--dem", &p("valley.tif"), "--body", "mars", "--out", &mars, "--depth", "2"]);
     let refused = run("planet-view", &[&base, &mars, "--headless", "--shot", &p("never.png")]);
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        !refused.status.success() && stderr.contains("mars.planetpack") && stderr.contains("base.planetpack"),
+        !refused.status.success()
+            && stderr.contains(&format!("and {NAME} has none"))
+            && stderr.contains("mars.planetpack")
+            && stderr.contains("base.planetpack"),
         "{stderr}"
     );
     assert!(!dir.path().join("never.png").exists());

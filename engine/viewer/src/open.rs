@@ -72,11 +72,19 @@ pub(crate) fn open_source(cli: &Cli, opener: &PackOpener) -> Result<Opened> {
     if bodies.len() > 1 {
         let time = cli.time.unwrap_or(planet_terrain::camera::Instant::J2000);
         if let Some(unplaced) = bodies.iter().find(|b| planet_terrain::geo::system::placement(b, time).is_none()) {
+            // Each body with the packs that brought it, so a stray pack is found.
+            let named = |body: &Body| match by_body.iter().find(|(b, _)| b.name() == body.name()) {
+                Some((_, packs)) => {
+                    let names: Vec<&str> = packs.iter().map(|p| p.name.as_str()).collect();
+                    format!("{} ({})", body.name(), names.join(", "))
+                }
+                None => body.name().to_string(),
+            };
             bail!(
                 "a session of several bodies places each by its ephemeris, and {} has none (bodies: {}); \
                  give the packs of one body, or of earth, moon and mars",
                 unplaced.name(),
-                bodies.iter().map(|b| b.name().to_string()).collect::<Vec<_>>().join(", ")
+                bodies.iter().map(named).collect::<Vec<_>>().join(", ")
             );
         }
     }
