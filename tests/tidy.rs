@@ -37,7 +37,10 @@ fn rust_files() -> Vec<PathBuf> {
             let path = entry.expect("readable entry").path();
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             if path.is_dir() {
-                if !matches!(name, "target" | ".git" | ".gl" | "packs") && !name.starts_with('.') {
+                // Build directories (`target`, and the `target-*` a second
+                // build beside it uses: .gitignore's) hold generated sources.
+                let build = name == "target" || name.starts_with("target-");
+                if !build && !matches!(name, ".git" | ".gl" | "packs") && !name.starts_with('.') {
                     walk(root, &path, out);
                 }
             } else if name.ends_with(".rs") {
