@@ -190,7 +190,7 @@ fn shot_mode(cli: &Cli, http: &HttpPacks, grounds: Grounds, size: (u32, u32), sh
     let settings = scene_settings(cli, size, session::near_plane(above_ground));
     let mut scene = new_scene(settings, &body, source, &renderer, cli.scene.as_deref())?;
     let mut others = other_scenes(others, settings, &renderer);
-    share_slots(&renderer, &mut scene, &mut others);
+    system::share_out(renderer.settings().slots, &mut scene, &mut others);
     let start = start_time(cli, &body, cli.lon);
     scene.set_sky_turn(planet_render::scene::sky_turn_at(&body, start));
     scene.set_season(Some(planet_render::scene::season_at(start)));
@@ -362,7 +362,7 @@ fn new_session(
 }
 
 /// The scenes of the session's other bodies (their slots shared out by
-/// the session or [`share_slots`]).
+/// the session or [`system::share_out`]).
 fn other_scenes(
     others: Vec<(Body, Option<Arc<dyn HeightSource>>)>,
     settings: SceneSettings,
@@ -370,18 +370,6 @@ fn other_scenes(
 ) -> Vec<TerrainScene> {
     let settings = SceneSettings { shadows: ShadowMode::Off, ..settings };
     others.into_iter().map(|(body, source)| TerrainScene::new(body, source, renderer, settings)).collect()
-}
-
-/// Shares the renderer's slots out between the camera's scene and the others.
-fn share_slots(renderer: &Renderer, scene: &mut TerrainScene, others: &mut [TerrainScene]) {
-    if others.is_empty() {
-        return;
-    }
-    let ranges = system::share_slots(renderer.settings().slots, others.len());
-    scene.set_slots(ranges[0]);
-    for (other, range) in others.iter_mut().zip(&ranges[1..]) {
-        other.set_slots(*range);
-    }
 }
 
 /// Says that the camera crossed to another body, if it did.
@@ -423,10 +411,7 @@ fn path_mode(cli: &Cli, http: &HttpPacks, grounds: Grounds, size: (u32, u32), pa
         panels
     });
     // Where a body stands at a path time.
-    let place = |body: &Body, t: f64| {
-        planet_terrain::geo::system::placement(body, start.plus_seconds(t * cli.time_rate))
-            .expect("a session of several bodies holds preset bodies only")
-    };
+    let place = |body: &Body, t: f64| system::placed(body, start.plus_seconds(t * cli.time_rate));
     // Frames written, on a terminal as a bar, in a log as a line every ten
     // seconds with the tiles still pending (a long --frames run said
     // nothing until its end).

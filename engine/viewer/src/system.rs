@@ -38,6 +38,19 @@ pub fn share_slots(slots: u32, others: usize) -> Vec<SlotRange> {
     ranges
 }
 
+/// Gives the camera's `scene` and the `others` their ranges of the
+/// renderer's `slots` ([`share_slots`]); one body keeps them all.
+pub fn share_out(slots: u32, scene: &mut TerrainScene, others: &mut [TerrainScene]) {
+    if others.is_empty() {
+        return;
+    }
+    let ranges = share_slots(slots, others.len());
+    scene.set_slots(ranges[0]);
+    for (other, range) in others.iter_mut().zip(&ranges[1..]) {
+        other.set_slots(*range);
+    }
+}
+
 /// The slots each other body keeps of the renderer's `slots`.
 pub fn other_body_slots(slots: u32) -> u32 {
     OTHER_BODY_SLOTS.min(slots / 8).max(crate::cli::MIN_SLOTS as u32)
@@ -51,7 +64,7 @@ pub fn fewest_slots(bodies: usize) -> u64 {
 
 /// Where `body` stands at the session's clock; a session of several
 /// bodies holds only bodies the system places (checked when it starts).
-fn placed(body: &Body, clock: planet_terrain::camera::Instant) -> Placement {
+pub fn placed(body: &Body, clock: planet_terrain::camera::Instant) -> Placement {
     placement(body, clock).expect("a session of several bodies holds preset bodies only")
 }
 
@@ -73,11 +86,7 @@ impl Session {
     }
 
     fn share_out_slots(&mut self) {
-        let ranges = share_slots(self.renderer.settings().slots, self.others.len());
-        self.scene.set_slots(ranges[0]);
-        for (other, range) in self.others.iter_mut().zip(&ranges[1..]) {
-            other.set_slots(*range);
-        }
+        share_out(self.renderer.settings().slots, &mut self.scene, &mut self.others);
     }
 
     /// The camera's pose for a stop of a journey: on the camera's body

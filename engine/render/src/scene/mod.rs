@@ -342,7 +342,7 @@ impl TerrainScene {
         let streamed = self.streaming.stream(source.as_ref(), &drawn, self.frame, &mut phases);
         let uploads = self.streaming.sort_uploads(&streamed, self.frame)?;
         let cuts = [Some(&cut), second.as_ref().map(|(_, s)| &s.cut)];
-        let [bindings, second_bindings] = streaming::bind(cuts, &streamed.plan, self.streaming.slots().first);
+        let [bindings, second_bindings] = self.streaming.bind(cuts, &streamed.plan);
         phases.residency_ms = clock.lap();
         // 3. The records of the cuts, the main view's first.
         let mut records = self.selection.record(renderer, &ellipsoid, view, &cut, &bindings);

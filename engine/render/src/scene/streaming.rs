@@ -120,7 +120,7 @@ impl Streaming {
     /// from empty (the loader keeps what it produced; what it freed is
     /// asked for again).
     pub(super) fn device_lost(&mut self) {
-        self.residency = Residency::new(*self.residency.settings());
+        self.set_slots(self.slots());
     }
 
     /// Residency over the renderer's slots `slots` from now on, planned
@@ -352,6 +352,28 @@ impl Streaming {
         })
     }
 
+    /// Pairs each cut's nodes with the plan's bindings, the cuts in the order
+    /// their drawn nodes were given to the plan: the plan binds the drawn nodes
+    /// in that order, skipping only those with nothing to bind, so one walk
+    /// does it; a culled node binds nothing. (A tile drawn by two cuts binds
+    /// alike in both, so a skipped node never takes the next cut's binding.)
+    /// Bindings name the renderer's slots: residency's, from the scene's first.
+    pub(super) fn bind<const N: usize>(&self, cuts: [Option<&Cut>; N], plan: &FramePlan) -> [Vec<Option<Binding>>; N] {
+        let first_slot = self.first_slot as usize;
+        let mut planned = plan.bindings.iter().map(|b| Binding { slot: b.slot + first_slot, ..*b }).peekable();
+        cuts.map(|cut| {
+            cut.map_or_else(Vec::new, |cut| {
+                cut.nodes
+                    .iter()
+                    .map(|n| match n.culled {
+                        Some(_) => None,
+                        None => planned.next_if(|b| b.tile == n.tile),
+                    })
+                    .collect()
+            })
+        })
+    }
+
     /// The frame's statistics: the cut's and the plan's, with this frame's
     /// uploads and the streaming state.
     pub(super) fn statistics(&self, cut: &Cut, plan: &FramePlan, uploaded: usize) -> FrameStatistics {
@@ -364,29 +386,4 @@ impl Streaming {
         statistics.tiles_in_flight = self.loader.as_ref().map_or(0, TileLoader::in_flight);
         statistics
     }
-}
-
-/// Pairs each cut's nodes with the plan's bindings, the cuts in the order
-/// their drawn nodes were given to the plan: the plan binds the drawn nodes
-/// in that order, skipping only those with nothing to bind, so one walk
-/// does it; a culled node binds nothing. (A tile drawn by two cuts binds
-/// alike in both, so a skipped node never takes the next cut's binding.)
-/// Bindings name the renderer's slots: residency's, from `first_slot`.
-pub(super) fn bind<const N: usize>(
-    cuts: [Option<&Cut>; N],
-    plan: &FramePlan,
-    first_slot: u32,
-) -> [Vec<Option<Binding>>; N] {
-    let mut planned = plan.bindings.iter().map(|b| Binding { slot: b.slot + first_slot as usize, ..*b }).peekable();
-    cuts.map(|cut| {
-        cut.map_or_else(Vec::new, |cut| {
-            cut.nodes
-                .iter()
-                .map(|n| match n.culled {
-                    Some(_) => None,
-                    None => planned.next_if(|b| b.tile == n.tile),
-                })
-                .collect()
-        })
-    })
 }

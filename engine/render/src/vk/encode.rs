@@ -150,10 +150,6 @@ impl Backend {
     /// one timed and counted; a second view then clears the depth of its
     /// own area only and draws over the target (beside the main view, or
     /// an inset over it). `commands` is recording, outside any rendering.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one view's two passes in submission order; the barrier between them reads only in sequence"
-    )]
     fn record_view(
         &mut self,
         commands: vk::CommandBuffer,
@@ -163,13 +159,13 @@ impl Backend {
         draws: &mut DrawCalls,
     ) {
         let device = self.gpu.device.clone();
-        let instances = view.records.end - view.records.start;
         let analytic_body = view.constants.flags & FLAG_ANALYTIC_BODY != 0;
         let counts = if view.main { Some(frame.counts) } else { None };
         let stamp = |slot: u32| {
             if view.main {
-                // SAFETY: recording outside rendering; each slot is written
-                // once per frame (only the main view stamps), after the reset.
+                // SAFETY: recording (a timestamp may be written inside a
+                // rendering or outside); each slot is written once per frame
+                // (only the main view stamps), after the reset.
                 unsafe {
                     device.cmd_write_timestamp2(commands, vk::PipelineStageFlags2::ALL_GRAPHICS, frame.queries, slot);
                 }
@@ -178,20 +174,9 @@ impl Backend {
         // A second view clears the depth of its own area: beneath it lies
         // the main view's, from another camera.
         self.begin_depth_only(commands, view.area, !view.compose.over_previous || !view.main);
-        // SAFETY: recording inside the depth-only rendering begun above;
-        // the pipeline, set and index buffer are this renderer's, and the
-        // instances name records written this frame.
-        unsafe {
-            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, self.pipelines.depth);
-            self.bind_common(commands, frame.set, view.constants, view.area);
-            counts.inspect(|&c| self.begin_counting(commands, c, CountedPass::Depth));
-            if instances > 0 {
-                device.cmd_draw_indexed(commands, lattice_indices_len(), instances, 0, 0, view.records.start);
-                draws.terrain_depth += 1;
-            }
-            counts.inspect(|&c| self.end_counting(commands, c, CountedPass::Depth));
-            device.cmd_end_rendering(commands);
-        }
+        draws.terrain_depth += self.draw_terrain(commands, frame, view, self.pipelines.depth, CountedPass::Depth);
+        // SAFETY: recording inside the depth-only rendering begun above.
+        unsafe { device.cmd_end_rendering(commands) };
         stamp(timestamp::DEPTH_DONE);
 
         // The main view redraws the target whole; a second view keeps what
@@ -227,19 +212,12 @@ impl Backend {
         unsafe {
             device.cmd_pipeline_barrier2(commands, &vk::DependencyInfo::default().image_memory_barriers(&barriers));
             device.cmd_begin_rendering(commands, &rendering);
-            let shaded = match (wireframe, self.pipelines.wire) {
-                (true, Some(wire)) => wire,
-                _ => self.pipelines.shaded,
-            };
-            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, shaded);
-            self.bind_common(commands, frame.set, view.constants, view.area);
-            counts.inspect(|&c| self.begin_counting(commands, c, CountedPass::Shaded));
-            if instances > 0 {
-                device.cmd_draw_indexed(commands, lattice_indices_len(), instances, 0, 0, view.records.start);
-                draws.terrain_shaded += 1;
-            }
-            counts.inspect(|&c| self.end_counting(commands, c, CountedPass::Shaded));
         }
+        let shaded = match (wireframe, self.pipelines.wire) {
+            (true, Some(wire)) => wire,
+            _ => self.pipelines.shaded,
+        };
+        draws.terrain_shaded += self.draw_terrain(commands, frame, view, shaded, CountedPass::Shaded);
         stamp(timestamp::SHADED_DONE);
         // The rigid bodies are camera-relative to the main view's camera.
         let bodies = if view.main { self.record_bodies(commands, view.constants) } else { 0 };
@@ -268,6 +246,36 @@ impl Backend {
             device.cmd_end_rendering(commands);
         }
         stamp(timestamp::SKY_DONE);
+    }
+
+    /// Binds `pipeline` and draws the view's records, one instance each of
+    /// the lattice, counted as `pass` on the main view; returns the draws
+    /// recorded (none without records). `commands` is recording inside the
+    /// pass's rendering.
+    fn draw_terrain(
+        &self,
+        commands: vk::CommandBuffer,
+        frame: FrameHandles,
+        view: &ViewPass<'_>,
+        pipeline: vk::Pipeline,
+        pass: CountedPass,
+    ) -> u32 {
+        let device = &self.gpu.device;
+        let instances = view.records.end - view.records.start;
+        let counts = if view.main { Some(frame.counts) } else { None };
+        // SAFETY: recording inside a rendering whose attachments match the
+        // pipeline's; the pipeline, set and index buffer are this
+        // renderer's, and the instances name records written this frame.
+        unsafe {
+            device.cmd_bind_pipeline(commands, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            self.bind_common(commands, frame.set, view.constants, view.area);
+            counts.inspect(|&c| self.begin_counting(commands, c, pass));
+            if instances > 0 {
+                device.cmd_draw_indexed(commands, lattice_indices_len(), instances, 0, 0, view.records.start);
+            }
+            counts.inspect(|&c| self.end_counting(commands, c, pass));
+        }
+        u32::from(instances > 0)
     }
 
     /// Copies staged tiles into their slots' squares.

@@ -401,10 +401,7 @@ impl App {
 /// Where each body stands at `clock` (a journey's places; every body of a
 /// session of several is a preset one).
 fn placed_at(clock: planet_terrain::camera::Instant) -> impl Fn(&Body, f64) -> planet_terrain::geo::system::Placement {
-    move |body, _| {
-        planet_terrain::geo::system::placement(body, clock)
-            .expect("a session of several bodies holds preset bodies only")
-    }
+    move |body, _| crate::system::placed(body, clock)
 }
 
 /// What lies under the cursor, and where the view's centre meets the

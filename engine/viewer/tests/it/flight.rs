@@ -68,6 +68,25 @@ fn fly(dir: &Path, pack: &Path, end_alt: f64, extra: &[&str]) -> (serde_json::Va
     (stats(&stats_path), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
+/// Flies `path` over `packs` headless, every frame written to `dir/name/`
+/// and the log to `dir/name.json`; returns the frames' directory, the
+/// log and stderr. `args` add flags (--validation among them), `env` the
+/// environment's test hooks.
+fn record(
+    dir: &Path,
+    name: &str,
+    (packs, path): (&[&Path], &Path),
+    args: &[&str],
+    env: &[(&str, String)],
+) -> (PathBuf, serde_json::Value, String) {
+    let (frames, stats_path) = (dir.join(name), dir.join(format!("{name}.json")));
+    let mut command = viewer();
+    command.args(packs).arg("--path").arg(path).arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
+    command.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+    let output = run_ok(&mut command);
+    (frames, stats(&stats_path), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
 /// How tiles were produced in a flight (`--loading`).
 #[derive(Clone, Copy, PartialEq)]
 enum Loading {
@@ -526,16 +545,10 @@ fn a_device_lost_mid_flight_is_made_again_and_the_flight_goes_on() {
     let pack = pack(dir.path());
     let path = descent(dir.path(), 4.0, 3000.0);
     let flight = |name: &str, lose_at: Option<u32>| {
-        let frames = dir.path().join(name);
-        let stats_path = dir.path().join(format!("{name}.json"));
-        let mut command = viewer();
-        command.arg(&pack).arg("--path").arg(&path).arg("--frames").arg(&frames).arg("--stats").arg(&stats_path);
-        command.args(["--fps", "3", "--size", "128x96", "--validation"]);
-        if let Some(frame) = lose_at {
-            command.env(planet_render::DEVICE_LOST_AT, frame.to_string());
-        }
-        let output = run_ok(&mut command);
-        (frames, stats(&stats_path), String::from_utf8_lossy(&output.stderr).into_owned())
+        let env: Vec<(&str, String)> =
+            lose_at.iter().map(|frame| (planet_render::DEVICE_LOST_AT, frame.to_string())).collect();
+        let args = ["--fps", "3", "--size", "128x96", "--validation"];
+        record(dir.path(), name, (&[pack.as_path()], &path), &args, &env)
     };
     let (kept, kept_log, _) = flight("kept", None);
     let (lost, lost_log, stderr) = flight("lost", Some(8));
@@ -654,23 +667,11 @@ fn a_flight_from_low_earth_orbit_lands_two_metres_above_the_moon() {
         ),
     )
     .expect("write the path");
-    let (frames, stats_path) = (dir.path().join("frames"), dir.path().join("flight.json"));
     // The Earth on its pack over procedural ground (seed 7), the Moon on
     // procedural ground alone.
-    let output = run_ok(
-        viewer()
-            .arg(&pack)
-            .arg("--path")
-            .arg(&path)
-            .arg("--frames")
-            .arg(&frames)
-            .arg("--stats")
-            .arg(&stats_path)
-            .args(["--procedural", "7", "--fps", "3", "--size", "160x100", "--time", NEAR_FULL_MOON, "--validation"]),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let args = ["--procedural", "7", "--fps", "3", "--size", "160x100", "--time", NEAR_FULL_MOON, "--validation"];
+    let (frames, log, stderr) = record(dir.path(), "flight", (&[pack.as_path()], &path), &args, &[]);
     assert_eq!(stderr.matches("the camera left the earth for the moon").count(), 1, "{stderr}");
-    let log = stats(&stats_path);
     let logged = log["frames"].as_array().expect("frames");
     assert_eq!(logged.len(), 34, "every frame of 11 s at 3 per second");
     let bodies: Vec<&str> = logged.iter().map(|f| f["body"].as_str().expect("a body")).collect();
@@ -700,21 +701,10 @@ fn a_second_view_flies_beside_the_first_within_one_slot_budget() {
     let dir = tempfile::tempdir().expect("temp dir");
     let pack = pack(dir.path());
     let path = descent(dir.path(), 4.0, GROUND);
-    let (frames, stats_path) = (dir.path().join("frames"), dir.path().join("flight.json"));
     let view2 = "-46.9,38.9,9000,45,-15";
-    run_ok(
-        viewer()
-            .arg(&pack)
-            .arg("--path")
-            .arg(&path)
-            .arg("--frames")
-            .arg(&frames)
-            .arg("--stats")
-            .arg(&stats_path)
-            .args(["--fps", "3", "--size", "128x96", "--slots", "16", "--uploads", "4", "--budget", "2048"])
-            .args(["--view2", view2, "--validation"]),
-    );
-    let log = stats(&stats_path);
+    let args = ["--fps", "3", "--size", "128x96", "--slots", "16", "--uploads", "4", "--budget", "2048"];
+    let args = [&args[..], &["--view2", view2, "--validation"]].concat();
+    let (frames, log, _) = record(dir.path(), "frames", (&[pack.as_path()], &path), &args, &[]);
     let logged = log["frames"].as_array().expect("frames");
     assert!(logged.len() >= 12, "{}", logged.len());
     for (k, frame) in logged.iter().enumerate() {
